@@ -1,0 +1,104 @@
+"""The ``doctordesk`` command: serve, migrate, seed-demo, create-user (and the feature commands)."""
+
+from __future__ import annotations
+
+import asyncio
+import getpass
+from datetime import UTC, datetime
+
+import typer
+
+from doctordesk.config import Settings
+from doctordesk.domain.roles import Role
+
+app = typer.Typer(help="doctordesk: the service behind a doctor-facing app.", no_args_is_help=True)
+
+
+@app.command()
+def serve(
+    host: str = typer.Option(None, help="Address to bind (default: DOCTORDESK_HOST or 127.0.0.1)"),
+    port: int = typer.Option(None, help="Port (default: DOCTORDESK_PORT or 8000)"),
+    workers: int = typer.Option(1, help="Worker processes"),
+) -> None:
+    """Serve the API, the screens, the real-time stream and the web app."""
+    import uvicorn
+
+    settings = Settings()
+    uvicorn.run(
+        "doctordesk.app:create_app",
+        factory=True,
+        host=host or settings.host,
+        port=port or settings.port,
+        workers=workers,
+        log_level="info",
+        proxy_headers=True,
+    )
+
+
+@app.command()
+def migrate() -> None:
+    """Create or upgrade the database schema (every migration head)."""
+    from doctordesk.store.db import Database
+    from doctordesk.store.migrate import upgrade
+
+    async def run() -> None:
+        db = Database(Settings().database_url)
+        try:
+            await upgrade(db.engine)
+        finally:
+            await db.dispose()
+
+    asyncio.run(run())
+    typer.echo("database is up to date")
+
+
+@app.command("seed-demo")
+def seed_demo(if_empty: bool = typer.Option(False, "--if-empty", help="Do nothing when users exist")) -> None:
+    """Fill the database with the demo clinic (accounts with password 'demo')."""
+    from doctordesk.services.passwords import Passwords
+    from doctordesk.store import seed
+    from doctordesk.store.db import Database
+
+    settings = Settings()
+
+    async def run() -> bool:
+        db = Database(settings.database_url)
+        try:
+            async with db.transaction() as session:
+                if not await seed.is_empty(session):
+                    if if_empty:
+                        return False
+                    raise typer.BadParameter("the database already has users; seed an empty database")
+                passwords = Passwords(time_cost=settings.argon2_time_cost, memory_kib=settings.argon2_memory_kib)
+                await seed.seed_demo(session, passwords, datetime.now(UTC))
+            return True
+        finally:
+            await db.dispose()
+
+    typer.echo("demo data created" if asyncio.run(run()) else "database not empty: demo data left alone")
+
+
+@app.command("create-user")
+def create_user(
+    username: str = typer.Argument(..., help="Login name"),
+    role: Role = typer.Option(Role.DOCTOR, help="doctor, support, patient or admin"),
+    name: str = typer.Option(None, help="Display name (default: the username)"),
+    password: str = typer.Option(None, help="Password (asked for when not given)"),
+) -> None:
+    """Create a user account."""
+    from doctordesk.services import users
+    from doctordesk.store.db import Database
+
+    secret = password or getpass.getpass("Password: ")
+    settings = Settings()
+
+    async def run() -> int:
+        db = Database(settings.database_url)
+        try:
+            return await users.create_user(
+                db, settings, username=username, role=role, display_name=name or username, password=secret
+            )
+        finally:
+            await db.dispose()
+
+    typer.echo(f"created user {username} (id {asyncio.run(run())})")

@@ -1,0 +1,70 @@
+"""Configuration: one validated settings class, read from ``DOCTORDESK_*`` environment variables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEFAULT_SECRET = "change-me-in-production"
+
+
+class Settings(BaseSettings):
+    """Everything the service can be told. With nothing set it runs embedded: SQLite under ./var, in-process bus."""
+
+    model_config = SettingsConfigDict(env_prefix="DOCTORDESK_", env_file=None, extra="ignore")
+
+    environment: str = Field("development", description="'production' refuses the default secret")
+    secret_key: str = DEFAULT_SECRET
+    host: str = "127.0.0.1"
+    port: int = 8000
+    data_dir: Path = Path("var")
+    database_url: str = ""  # empty: sqlite+aiosqlite:///<data_dir>/doctordesk.db
+    redis_url: str = ""  # empty: in-process event bus
+
+    # Accounts
+    token_ttl_seconds: int = 12 * 3600
+    auth_cache_seconds: float = 5.0
+    login_max_failures: int = 5
+    login_lockout_seconds: int = 300
+    argon2_time_cost: int = 3
+    argon2_memory_kib: int = 65536
+
+    # Screens: poll intervals (the page's timeout, seconds)
+    poll_list_seconds: int = 30
+    poll_review_seconds: int = 20
+    poll_chat_seconds: int = 5
+    poll_default_seconds: int = 30
+    # A cached "unchanged" answer is trusted at most this long before the screen is re-rendered.
+    screen_max_age_seconds: int = 60
+
+    # Limits
+    max_body_bytes: int = 11 * 1024 * 1024
+    max_upload_bytes: int = 10 * 1024 * 1024
+    max_message_chars: int = 4000
+    chat_page_size: int = 30
+    chat_send_per_minute: int = 30
+
+    # Real-time
+    heartbeat_seconds: float = 20.0
+    sse_retry_ms: int = 3000
+    stream_ticket_seconds: int = 60
+
+    # Push partner
+    push_adapter: str = "gorush"  # gorush | fcm | none
+    push_url: str = ""
+    push_credentials: str = ""
+    push_in_process: bool = True
+
+    @model_validator(mode="after")
+    def _check(self) -> Settings:
+        if self.environment == "production" and self.secret_key == DEFAULT_SECRET:
+            raise ValueError("DOCTORDESK_SECRET_KEY must be set in production")
+        if not self.database_url:
+            self.database_url = f"sqlite+aiosqlite:///{self.data_dir / 'doctordesk.db'}"
+        return self
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.database_url.startswith("sqlite")

@@ -1,0 +1,1 @@
+"""The spec's rules as plain Python: no web, database or pydantic imports."""

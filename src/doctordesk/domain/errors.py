@@ -1,0 +1,99 @@
+"""One error model for the whole service.
+
+    DomainError                       code                            meaning
+    ├── ValidationFailed              FIELDS_VALIDATION_ERROR         input missing or invalid (per-field messages)
+    ├── NotFound                      NOT_FOUND                       unknown, or someone else's (no probing)
+    ├── Unauthorized                  UNAUTHORIZED                    no, expired or revoked access token
+    ├── Forbidden                     FORBIDDEN                       authenticated but not allowed
+    ├── TooManyRequests               TOO_MANY_REQUESTS               rate limit or login throttling
+    ├── PayloadTooLarge               PAYLOAD_TOO_LARGE               body or upload over its limit
+    ├── ChatDisabled                  DOCTOR_COMMUNITY_CHAT_DISABLED  chat is disabled for this appointment
+    ├── AppointmentChanged            APPOINTMENT_CHANGED             stale version: reload before submitting
+    ├── DateNotCovered                APPOINTMENT_DATE_NOT_COVERED    proposed date outside the policy period
+    ├── ForbiddenByPolicy             FORBIDDEN_DUE_TO_POLICY_TERMS   policy terms prevent approval
+    ├── ThirdPartyDataInvalid         THIRD_PARTY_DATA_INVALID        external data missing or malformed
+    └── InvalidTransition             INVALID_TRANSITION              the appointment's status does not allow it
+
+The web edge maps codes to HTTP statuses in one table (``web/errors.py``); services never raise HTTP errors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+
+class DomainError(Exception):
+    code = "ERROR"
+    default_message = "The request could not be completed."
+
+    def __init__(
+        self,
+        message: str | None = None,
+        *,
+        fields: Mapping[str, str] | None = None,
+        retry_after: int | None = None,
+    ) -> None:
+        self.message = message or self.default_message
+        self.fields: dict[str, str] = dict(fields or {})
+        self.retry_after = retry_after
+        super().__init__(self.message)
+
+
+class ValidationFailed(DomainError):
+    code = "FIELDS_VALIDATION_ERROR"
+    default_message = "One or more fields are missing or invalid."
+
+
+class NotFound(DomainError):
+    code = "NOT_FOUND"
+    default_message = "Not found."
+
+
+class Unauthorized(DomainError):
+    code = "UNAUTHORIZED"
+    default_message = "A valid access token is required."
+
+
+class Forbidden(DomainError):
+    code = "FORBIDDEN"
+    default_message = "You are not allowed to do this."
+
+
+class TooManyRequests(DomainError):
+    code = "TOO_MANY_REQUESTS"
+    default_message = "Too many requests. Try again later."
+
+
+class PayloadTooLarge(DomainError):
+    code = "PAYLOAD_TOO_LARGE"
+    default_message = "The request body is too large."
+
+
+class ChatDisabled(DomainError):
+    code = "DOCTOR_COMMUNITY_CHAT_DISABLED"
+    default_message = "Chat is disabled for this appointment."
+
+
+class AppointmentChanged(DomainError):
+    code = "APPOINTMENT_CHANGED"
+    default_message = "The appointment has changed. Reload it before submitting."
+
+
+class DateNotCovered(DomainError):
+    code = "APPOINTMENT_DATE_NOT_COVERED"
+    default_message = "The proposed date is not covered by the patient's policy."
+
+
+class ForbiddenByPolicy(DomainError):
+    code = "FORBIDDEN_DUE_TO_POLICY_TERMS"
+    default_message = "The patient's policy terms do not allow this appointment."
+
+
+class ThirdPartyDataInvalid(DomainError):
+    code = "THIRD_PARTY_DATA_INVALID"
+    default_message = "The patient's insurance data is missing or malformed."
+
+
+class InvalidTransition(DomainError):
+    code = "INVALID_TRANSITION"
+    default_message = "The appointment's status does not allow this action."

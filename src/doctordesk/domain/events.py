@@ -1,0 +1,52 @@
+"""Domain events: what happened, and which topics (screens' data) it touches.
+
+Topics name the data a screen shows, so the real-time router and the poll's change check can tell which screens
+an event concerns without knowing screens:
+
+    doctor:{user_id}        the doctor's appointment list
+    appointment:{id}        one appointment (its Review and Approve screen, the patient's offers)
+    patient:{patient_id}    the patient's own view
+    thread:{appointment_id} the chat thread of one appointment
+    support                 the support agents' thread list
+    appointments            every appointment (lists of support agents and admins)
+    user:{user_id}          anything addressed to one user (token revocation, unread state)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class DomainEvent:
+    kind: str
+    topics: tuple[str, ...]
+    data: dict[str, Any] = field(default_factory=dict)
+    # Users to notify by push (mobile) with this optional text; empty: no push.
+    notify_user_ids: tuple[int, ...] = ()
+    notify_text: str | None = None
+
+
+def doctor_topic(user_id: int) -> str:
+    return f"doctor:{user_id}"
+
+
+def appointment_topic(appointment_id: int) -> str:
+    return f"appointment:{appointment_id}"
+
+
+def patient_topic(patient_id: int) -> str:
+    return f"patient:{patient_id}"
+
+
+def thread_topic(appointment_id: int) -> str:
+    return f"thread:{appointment_id}"
+
+
+def user_topic(user_id: int) -> str:
+    return f"user:{user_id}"
+
+
+SUPPORT_TOPIC = "support"
+ALL_APPOINTMENTS_TOPIC = "appointments"

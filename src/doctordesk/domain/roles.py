@@ -1,0 +1,33 @@
+"""Who uses the service."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Role(StrEnum):
+    DOCTOR = "doctor"
+    SUPPORT = "support"
+    PATIENT = "patient"
+    ADMIN = "admin"
+
+
+@dataclass(frozen=True, slots=True)
+class Actor:
+    """The authenticated user behind a request."""
+
+    user_id: int
+    username: str
+    role: Role
+    display_name: str
+    token_id: int | None = None
+    patient_id: int | None = None
+
+    @property
+    def is_doctor(self) -> bool:
+        return self.role is Role.DOCTOR
+
+    @property
+    def is_admin(self) -> bool:
+        return self.role is Role.ADMIN

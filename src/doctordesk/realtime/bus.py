@@ -1,0 +1,73 @@
+"""The event bus: domain events, published after commit, handed to every subscriber of this process.
+
+``MemoryBus`` serves one process. A Redis-backed bus (``DOCTORDESK_REDIS_URL``) carries the same events between
+instances; both call the local handlers the same way.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import asdict
+from typing import Any, Protocol
+
+from doctordesk.domain.events import DomainEvent
+
+log = logging.getLogger(__name__)
+
+Handler = Callable[[DomainEvent], Awaitable[None]]
+
+
+def event_to_json(event: DomainEvent) -> dict[str, Any]:
+    return asdict(event)
+
+
+def event_from_json(data: dict[str, Any]) -> DomainEvent:
+    return DomainEvent(
+        kind=data["kind"],
+        topics=tuple(data.get("topics", ())),
+        data=dict(data.get("data", {})),
+        notify_user_ids=tuple(data.get("notify_user_ids", ())),
+        notify_text=data.get("notify_text"),
+    )
+
+
+class EventBus(Protocol):
+    async def publish(self, events: Sequence[DomainEvent]) -> None: ...
+
+    def subscribe(self, handler: Handler) -> None: ...
+
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+
+class LocalHandlers:
+    """The handlers of this process, called in subscription order; one failing handler does not stop the rest."""
+
+    def __init__(self) -> None:
+        self._handlers: list[Handler] = []
+
+    def subscribe(self, handler: Handler) -> None:
+        self._handlers.append(handler)
+
+    async def deliver(self, event: DomainEvent) -> None:
+        for handler in self._handlers:
+            try:
+                await handler(event)
+            except Exception:  # a subscriber's bug must not break the publisher
+                log.exception("event handler failed for %s", event.kind)
+
+
+class MemoryBus(LocalHandlers):
+    """One process: publishing delivers to the local handlers directly."""
+
+    async def publish(self, events: Sequence[DomainEvent]) -> None:
+        for event in events:
+            await self.deliver(event)
+
+    async def start(self) -> None:
+        return None
+
+    async def stop(self) -> None:
+        return None

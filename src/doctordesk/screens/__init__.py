@@ -1,0 +1,1 @@
+"""Screens: the protocol (pages, update sets, errors) and one module per screen."""

@@ -1,0 +1,412 @@
+"""The screen protocol: page objects, update sets, patches and the diff that links them.
+
+A page is a tree of elements. Each element has a ``ref`` (the spec's reference, e.g. ``date~1``) and an ``id``
+unique in the page (equal to ``ref`` unless the spec reuses a reference, e.g. ``spacer``). Patches address
+elements by ``id``. ``diff(old, new)`` produces the patches that turn one page into the other, so that applying
+the update set of a PATCH to the old page gives exactly the page a fresh PUT returns. JSON shapes: docs/protocol.md.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+Layout = Literal["desktop", "mobile"]
+LAYOUTS: tuple[Layout, ...] = ("desktop", "mobile")
+
+# Element attributes besides id, ref, type and children, with the defaults that are left out of the JSON.
+ATTRIBUTE_DEFAULTS: dict[str, Any] = {
+    "label": None,
+    "value": None,
+    "name": None,
+    "placeholder": None,
+    "options": None,
+    "enabled": True,
+    "visible": True,
+    "highlighted": False,
+    "error": None,
+    "warning": None,
+    "platform": None,
+    "action": None,
+    "props": None,
+}
+ATTRIBUTES = tuple(ATTRIBUTE_DEFAULTS)
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """What activating an element does: a request the generic client sends.
+
+    ``form`` names the element whose subtree's named inputs are sent (None: the whole page); ``confirm`` is a
+    question the client asks first.
+    """
+
+    method: Literal["PUT", "PATCH", "POST"]
+    endpoint: str
+    form: str | None = None
+    confirm: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"method": self.method, "endpoint": self.endpoint}
+        if self.form is not None:
+            out["form"] = self.form
+        if self.confirm is not None:
+            out["confirm"] = self.confirm
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    value: str
+    label: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"value": self.value, "label": self.label}
+
+
+@dataclass(frozen=True, slots=True)
+class Element:
+    """One node of a screen. Types are the spec's (Spacer, Link, Regular, Scroller, Group, Attachment, Line, Caption,
+    Edit, Upload, Combo, Date, Time, Section, Highlight, Card, Button) plus Heading, Text, Table, Row, Badge,
+    Checkbox, Password, Hidden, Notice, Modal and Timezone (docs/protocol.md)."""
+
+    ref: str
+    type: str
+    label: str | None = None
+    value: Any = None
+    name: str | None = None
+    placeholder: str | None = None
+    options: tuple[Option, ...] | None = None
+    enabled: bool = True
+    visible: bool = True
+    highlighted: bool = False
+    error: str | None = None
+    warning: str | None = None
+    platform: Layout | None = None
+    action: Action | None = None
+    props: dict[str, Any] | None = None
+    children: tuple[Element, ...] = ()
+    id: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.id:
+            object.__setattr__(self, "id", self.ref)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"id": self.id, "ref": self.ref, "type": self.type}
+        for name in ATTRIBUTES:
+            value = getattr(self, name)
+            if value == ATTRIBUTE_DEFAULTS[name]:
+                continue
+            if name == "options":
+                value = [o.to_json() for o in value]
+            elif name == "action":
+                value = value.to_json()
+            out[name] = value
+        if self.children:
+            out["children"] = [c.to_json() for c in self.children]
+        return out
+
+
+def el(ref: str, type: str, *children: Element, **attrs: Any) -> Element:
+    """Shorthand used by the screen modules: ``el("send", "Link", label="Send", action=...)``."""
+    if "options" in attrs and attrs["options"] is not None:
+        attrs["options"] = tuple(attrs["options"])
+    return Element(ref, type, children=tuple(children), **attrs)
+
+
+def for_layout(elements: Iterable[Element], layout: Layout) -> tuple[Element, ...]:
+    """Keep the elements meant for ``layout`` (the spec's D-1 desktop-only and M-1 mobile-only), recursively."""
+    kept = []
+    for e in elements:
+        if e.platform is not None and e.platform != layout:
+            continue
+        kept.append(replace(e, children=for_layout(e.children, layout)) if e.children else e)
+    return tuple(kept)
+
+
+def walk(elements: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """Every element of a JSON tree, depth first."""
+    for e in elements:
+        yield e
+        yield from walk(e.get("children", ()))
+
+
+def check_unique_ids(elements: Iterable[dict[str, Any]]) -> None:
+    seen: set[str] = set()
+    for e in walk(elements):
+        if e["id"] in seen:
+            raise ValueError(f"element id {e['id']!r} appears twice in one page")
+        seen.add(e["id"])
+
+
+def fingerprint(value: Any) -> str:
+    """A short stable hash of a JSON value (used for state tokens and the page cache)."""
+    raw = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str).encode()
+    return hashlib.blake2b(raw, digest_size=12).hexdigest()
+
+
+@dataclass(slots=True)
+class Page:
+    """A whole screen, as PUT returns it."""
+
+    screen: str
+    title: str
+    endpoint: str  # the PUT that produced it (a reload repeats it)
+    poll: str  # the PATCH endpoint of the screen's poll cycle
+    timeout: int  # seconds between polls
+    elements: tuple[Element, ...]
+    layout: Layout = "desktop"
+    state: str = ""
+    _json: list[dict[str, Any]] | None = field(default=None, repr=False)
+
+    def elements_json(self) -> list[dict[str, Any]]:
+        if self._json is None:
+            self._json = [e.to_json() for e in for_layout(self.elements, self.layout)]
+            check_unique_ids(self._json)
+        return self._json
+
+    def content_hash(self) -> str:
+        return fingerprint([self.screen, self.title, self.poll, self.elements_json()])
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": "page",
+            "screen": self.screen,
+            "title": self.title,
+            "endpoint": self.endpoint,
+            "poll": self.poll,
+            "timeout": self.timeout,
+            "layout": self.layout,
+            "state": self.state,
+            "elements": self.elements_json(),
+        }
+
+
+@dataclass(slots=True)
+class UpdateSet:
+    """Changes to the active screen, as PATCH and a successful POST return them.
+
+    ``navigate`` closes the active screen and names the PUT endpoint of the screen to show next; ``reload`` asks
+    the client to PUT the current screen again; ``notice`` is a message to show ({"level", "text"}).
+    """
+
+    screen: str
+    state: str
+    timeout: int
+    patches: list[dict[str, Any]] = field(default_factory=list)
+    navigate: str | None = None
+    reload: bool = False
+    notice: dict[str, str] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "kind": "update",
+            "screen": self.screen,
+            "state": self.state,
+            "timeout": self.timeout,
+            "patches": self.patches,
+        }
+        if self.navigate is not None:
+            out["navigate"] = self.navigate
+        if self.reload:
+            out["reload"] = True
+        if self.notice is not None:
+            out["notice"] = self.notice
+        return out
+
+    @property
+    def is_empty(self) -> bool:
+        return not (self.patches or self.navigate or self.reload or self.notice)
+
+
+def error_body(
+    code: str, message: str, status: int, *, fields: dict[str, str] | None = None, reload: bool = False
+) -> dict[str, Any]:
+    """The one error shape of every 4xx (and the 500 that should never happen)."""
+    body: dict[str, Any] = {
+        "kind": "error",
+        "code": code,
+        "message": message,
+        "status": status,
+        "fields": fields or {},
+    }
+    if reload:
+        body["reload"] = True
+    return body
+
+
+# --- patches --------------------------------------------------------------------------------------------------
+
+
+def p_add(element: dict[str, Any], *, parent: str | None, after: str | None) -> dict[str, Any]:
+    return {"op": "add", "parent": parent, "after": after, "element": element}
+
+
+def p_append(elements: list[dict[str, Any]], *, parent: str | None) -> dict[str, Any]:
+    return {"op": "append", "parent": parent, "elements": elements}
+
+
+def p_prepend(elements: list[dict[str, Any]], *, parent: str | None) -> dict[str, Any]:
+    return {"op": "prepend", "parent": parent, "elements": elements}
+
+
+def p_reset(elements: list[dict[str, Any]]) -> dict[str, Any]:
+    """Replace the whole element tree (used when the client's old page is not known)."""
+    return {"op": "reset", "elements": elements}
+
+
+def p_replace(element: dict[str, Any]) -> dict[str, Any]:
+    return {"op": "replace", "id": element["id"], "element": element}
+
+
+def p_remove(element_id: str) -> dict[str, Any]:
+    return {"op": "remove", "id": element_id}
+
+
+def p_update(element_id: str, **changes: Any) -> dict[str, Any]:
+    return {"op": "update", "id": element_id, "set": changes}
+
+
+def _own(e: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in e.items() if k != "children"}
+
+
+def diff(old: Sequence[dict[str, Any]], new: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Patches that turn the element list ``old`` into ``new`` (both JSON trees with unique ids)."""
+    patches: list[dict[str, Any]] = []
+    _diff_children(None, list(old), list(new), patches)
+    return patches
+
+
+def _diff_children(
+    parent: str | None, old: list[dict[str, Any]], new: list[dict[str, Any]], patches: list[dict[str, Any]]
+) -> None:
+    new_ids = {e["id"] for e in new}
+    old_by_id = {e["id"]: e for e in old}
+    kept_old = [e["id"] for e in old if e["id"] in new_ids]
+    kept_new = [e["id"] for e in new if e["id"] in old_by_id]
+    if kept_old != kept_new:
+        # Order changed: replacing the changed run is simpler and still exact.
+        for e in old:
+            patches.append(p_remove(e["id"]))
+        patches.append(p_append(list(new), parent=parent))
+        return
+    for e in old:
+        if e["id"] not in new_ids:
+            patches.append(p_remove(e["id"]))
+    # Leading new elements become one prepend, trailing ones one append, the rest adds after a sibling.
+    first_kept = next((i for i, e in enumerate(new) if e["id"] in old_by_id), len(new))
+    last_kept = max((i for i, e in enumerate(new) if e["id"] in old_by_id), default=-1)
+    if first_kept == len(new):
+        if new:
+            patches.append(p_append(list(new), parent=parent))
+        return
+    if first_kept > 0:
+        patches.append(p_prepend(new[:first_kept], parent=parent))
+    for i in range(first_kept, last_kept + 1):
+        e = new[i]
+        before = old_by_id.get(e["id"])
+        if before is None:
+            patches.append(p_add(e, parent=parent, after=new[i - 1]["id"]))
+        else:
+            _diff_element(before, e, patches)
+    if last_kept + 1 < len(new):
+        patches.append(p_append(new[last_kept + 1 :], parent=parent))
+
+
+def _diff_element(old: dict[str, Any], new: dict[str, Any], patches: list[dict[str, Any]]) -> None:
+    if old == new:
+        return
+    if old["type"] != new["type"] or old["ref"] != new["ref"]:
+        patches.append(p_replace(new))
+        return
+    old_own, new_own = _own(old), _own(new)
+    if old_own != new_own:
+        changes = {k: new_own.get(k, ATTRIBUTE_DEFAULTS.get(k)) for k in old_own.keys() | new_own.keys()}
+        changes = {k: v for k, v in changes.items() if old_own.get(k, ATTRIBUTE_DEFAULTS.get(k)) != v}
+        if changes:
+            patches.append(p_update(new["id"], **changes))
+    _diff_children(new["id"], old.get("children", []), new.get("children", []), patches)
+
+
+# --- applying patches (used by the Python client and the tests; the web client mirrors it) ---------------------
+
+
+class PatchError(ValueError):
+    """A patch names an element the page does not have."""
+
+
+def apply(elements: list[dict[str, Any]], patches: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Apply ``patches`` to a copy of the element tree and return it."""
+    tree: list[dict[str, Any]] = [copy.deepcopy(e) for e in elements]
+    for patch in patches:
+        _apply_one(tree, patch)
+    return tree
+
+
+def _find(tree: list[dict[str, Any]], element_id: str) -> tuple[list[dict[str, Any]], int]:
+    for i, e in enumerate(tree):
+        if e["id"] == element_id:
+            return tree, i
+        children = e.get("children")
+        if children:
+            try:
+                return _find(children, element_id)
+            except PatchError:
+                pass
+    raise PatchError(f"no element {element_id!r}")
+
+
+def _children_of(tree: list[dict[str, Any]], parent: str | None) -> list[dict[str, Any]]:
+    if parent is None:
+        return tree
+    siblings, i = _find(tree, parent)
+    children: list[dict[str, Any]] = siblings[i].setdefault("children", [])
+    return children
+
+
+def _apply_one(tree: list[dict[str, Any]], patch: dict[str, Any]) -> None:
+    op = patch["op"]
+    if op == "add":
+        children = _children_of(tree, patch.get("parent"))
+        after = patch.get("after")
+        index = 0 if after is None else next(i for i, e in enumerate(children) if e["id"] == after) + 1
+        children.insert(index, patch["element"])
+    elif op == "append":
+        _children_of(tree, patch.get("parent")).extend(patch["elements"])
+    elif op == "prepend":
+        children = _children_of(tree, patch.get("parent"))
+        children[:0] = patch["elements"]
+    elif op == "reset":
+        tree[:] = patch["elements"]
+    elif op == "replace":
+        siblings, i = _find(tree, patch["id"])
+        siblings[i] = patch["element"]
+    elif op == "remove":
+        siblings, i = _find(tree, patch["id"])
+        del siblings[i]
+        _drop_empty_children(tree)
+    elif op == "update":
+        siblings, i = _find(tree, patch["id"])
+        target = siblings[i]
+        for key, value in patch["set"].items():
+            if value == ATTRIBUTE_DEFAULTS.get(key, object()):
+                target.pop(key, None)
+            else:
+                target[key] = value
+    else:
+        raise PatchError(f"unknown patch op {op!r}")
+
+
+def _drop_empty_children(tree: list[dict[str, Any]]) -> None:
+    for e in tree:
+        if "children" in e:
+            if not e["children"]:
+                del e["children"]
+            else:
+                _drop_empty_children(e["children"])

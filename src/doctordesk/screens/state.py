@@ -1,0 +1,129 @@
+"""State tokens, the page cache and the change check that make an unchanged poll cheap.
+
+A state token is ``{epoch}.{stamp}.{issued}.{hash}``: the process epoch, the sum of the revision counters of the
+topics the screen shows, when it was issued (unix seconds) and the page's content hash. A poll whose epoch and
+stamp still match and that is younger than ``max_age`` is answered with an empty update set without touching the
+database. Otherwise the screen is rendered again and diffed against the cached old page (or reset when the old
+page is unknown, e.g. after a restart or on another instance).
+
+Counters are bumped by domain events from the bus after commit. When the bus may have lost events (Redis
+reconnecting), ``invalidate`` starts a new epoch, so every token fails the cheap check once.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
+
+from doctordesk.screens.protocol import Page, UpdateSet, diff, p_reset
+
+Render = Callable[[], Awaitable[Page]]
+
+
+class Revisions:
+    """Per-topic change counters of this process."""
+
+    def __init__(self) -> None:
+        self._counters: dict[str, int] = {}
+        self.epoch = secrets.token_hex(4)
+
+    def bump(self, topics: Iterable[str]) -> None:
+        for t in topics:
+            self._counters[t] = self._counters.get(t, 0) + 1
+
+    def stamp(self, topics: Iterable[str]) -> int:
+        return sum(self._counters.get(t, 0) for t in topics)
+
+    def invalidate(self) -> None:
+        self.epoch = secrets.token_hex(4)
+
+
+class PageCache:
+    """The last pages handed out, by content hash, so a changed poll can be answered with a diff."""
+
+    def __init__(self, size: int = 4096) -> None:
+        self._size = size
+        self._pages: OrderedDict[str, list[dict[str, Any]]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def put(self, key: str, elements: list[dict[str, Any]]) -> None:
+        with self._lock:
+            self._pages[key] = elements
+            self._pages.move_to_end(key)
+            while len(self._pages) > self._size:
+                self._pages.popitem(last=False)
+
+    def get(self, key: str) -> list[dict[str, Any]] | None:
+        with self._lock:
+            page = self._pages.get(key)
+            if page is not None:
+                self._pages.move_to_end(key)
+            return page
+
+
+class ScreenStates:
+    """Issues state tokens and answers polls; one per process, shared by every screen.
+
+    The revision stamp is read *before* the screen is rendered: an event that lands while rendering makes the
+    next poll render again instead of being missed.
+    """
+
+    def __init__(self, revisions: Revisions, *, max_age: int = 60, cache_size: int = 4096) -> None:
+        self.revisions = revisions
+        self.cache = PageCache(cache_size)
+        self.max_age = max_age
+
+    async def page(self, topics: Iterable[str], now: float, render: Render) -> Page:
+        """Render a page (PUT) and give it its state token."""
+        topics = tuple(topics)
+        prefix = f"{self.revisions.epoch}.{self.revisions.stamp(topics)}.{int(now)}"
+        page = await render()
+        content_hash = page.content_hash()
+        self.cache.put(content_hash, page.elements_json())
+        page.state = f"{prefix}.{content_hash}"
+        return page
+
+    def unchanged(self, token: str | None, topics: Iterable[str], now: float) -> bool:
+        """True when nothing the screen shows can have changed since ``token`` was issued (no I/O)."""
+        if not token:
+            return False
+        parts = token.split(".")
+        if len(parts) != 4 or parts[0] != self.revisions.epoch:
+            return False
+        try:
+            stamp, issued = int(parts[1]), int(parts[2])
+        except ValueError:
+            return False
+        return stamp == self.revisions.stamp(topics) and 0 <= now - issued < self.max_age
+
+    async def poll(
+        self,
+        token: str | None,
+        topics: Iterable[str],
+        now: float,
+        render: Render,
+        *,
+        screen: str,
+        timeout: int,
+    ) -> UpdateSet:
+        """The update set that brings the client's page (named by ``token``) up to date; empty and I/O-free when
+        nothing changed."""
+        topics = tuple(topics)
+        if token and self.unchanged(token, topics, now):
+            return UpdateSet(screen=screen, state=token, timeout=timeout)
+        page = await self.page(topics, now, render)
+        return UpdateSet(
+            screen=page.screen, state=page.state, timeout=page.timeout, patches=self.patches_from(token, page)
+        )
+
+    def patches_from(self, token: str | None, page: Page) -> list[dict[str, Any]]:
+        """Patches from the page named by ``token`` to ``page`` (a reset when the old page is not known)."""
+        new_hash = page.state.rsplit(".", 1)[-1]
+        old_hash = token.rsplit(".", 1)[-1] if token else ""
+        if old_hash == new_hash:
+            return []
+        old = self.cache.get(old_hash) if old_hash else None
+        return diff(old, page.elements_json()) if old is not None else [p_reset(page.elements_json())]

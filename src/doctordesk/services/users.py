@@ -1,0 +1,47 @@
+"""Creating accounts (the CLI and tests)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from sqlalchemy import select
+
+from doctordesk.config import Settings
+from doctordesk.domain.errors import ValidationFailed
+from doctordesk.domain.roles import Role
+from doctordesk.services.passwords import Passwords
+from doctordesk.store.db import Database
+from doctordesk.store.tables import DoctorProfile, Patient, User
+
+
+async def create_user(
+    db: Database, settings: Settings, *, username: str, role: Role, display_name: str, password: str
+) -> int:
+    username = username.strip().lower()
+    fields = {}
+    if not username or len(username) > 64:
+        fields["username"] = "1 to 64 characters."
+    if len(password) < 4:
+        fields["password"] = "At least 4 characters."
+    if fields:
+        raise ValidationFailed(fields=fields)
+    hashed = Passwords(time_cost=settings.argon2_time_cost, memory_kib=settings.argon2_memory_kib).hash(password)
+    now = datetime.now(UTC)
+    async with db.transaction() as session:
+        if await session.scalar(select(User.id).where(User.username == username)) is not None:
+            raise ValidationFailed(fields={"username": "Already taken."})
+        user = User(
+            username=username,
+            password_hash=hashed,
+            role=role.value,
+            display_name=display_name,
+            active=True,
+            created_at=now,
+        )
+        session.add(user)
+        await session.flush()
+        if role is Role.DOCTOR:
+            session.add(DoctorProfile(user_id=user.id, specialty="General practice", can_prescribe=True))
+        elif role is Role.PATIENT:
+            session.add(Patient(user_id=user.id, name=display_name))
+        return user.id

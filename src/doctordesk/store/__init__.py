@@ -1,0 +1,1 @@
+"""Storage: SQLAlchemy tables, the database handle, migrations and demo data."""

@@ -1,0 +1,10 @@
+"""The whole schema: importing this module registers every feature's tables on ``Base.metadata``."""
+
+from __future__ import annotations
+
+from doctordesk.store import tables
+from doctordesk.store.tables import Base
+
+metadata = Base.metadata
+
+__all__ = ["Base", "metadata", "tables"]

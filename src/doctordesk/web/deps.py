@@ -1,0 +1,83 @@
+"""FastAPI dependencies: the runtime, the authenticated actor, the client's layout, state token and client id."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Header, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from doctordesk.domain.errors import Forbidden, ValidationFailed
+from doctordesk.domain.roles import Actor, Role
+from doctordesk.runtime import Runtime
+from doctordesk.screens.protocol import LAYOUTS, Layout
+from doctordesk.services import auth
+
+bearer = HTTPBearer(auto_error=False, description="The access token from POST /auth/login")
+
+
+def get_runtime(request: Request) -> Runtime:
+    runtime: Runtime = request.app.state.runtime
+    return runtime
+
+
+RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
+
+
+async def current_actor(
+    rt: RuntimeDep, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
+) -> Actor:
+    token = credentials.credentials if credentials and credentials.scheme.lower() == "bearer" else None
+    return await auth.authenticate(rt, token)
+
+
+ActorDep = Annotated[Actor, Depends(current_actor)]
+
+
+def require_roles(*roles: Role):  # type: ignore[no-untyped-def]
+    """A dependency that admits only the given roles (403 otherwise)."""
+
+    async def check(actor: ActorDep) -> Actor:
+        if actor.role not in roles:
+            raise Forbidden()
+        return actor
+
+    return Depends(check)
+
+
+def layout(
+    x_layout: Annotated[str | None, Header(description="desktop (default) or mobile")] = None,
+) -> Layout:
+    value = (x_layout or "desktop").lower()
+    if value not in LAYOUTS:
+        raise ValidationFailed(fields={"X-Layout": "Use desktop or mobile."})
+    return value  # type: ignore[return-value,unused-ignore]
+
+
+LayoutDep = Annotated[Layout, Depends(layout)]
+
+
+def screen_state(
+    x_screen_state: Annotated[str | None, Header(description="The state token of the client's page")] = None,
+) -> str | None:
+    return x_screen_state[:200] if x_screen_state else None
+
+
+StateDep = Annotated[str | None, Depends(screen_state)]
+
+
+def client_id(
+    x_client_id: Annotated[str | None, Header(description="A stable id of this client (tab or app)")] = None,
+) -> str | None:
+    if x_client_id is None:
+        return None
+    if len(x_client_id) > 64 or not x_client_id.replace("-", "").replace("_", "").isalnum():
+        raise ValidationFailed(fields={"X-Client-Id": "Up to 64 letters, digits, '-' or '_'."})
+    return x_client_id
+
+
+ClientIdDep = Annotated[str | None, Depends(client_id)]
+
+
+# Ids in paths and forms: positive and within what every database stores (no overflow reaches the driver).
+MAX_ID = 2**53

@@ -1,0 +1,93 @@
+"""The one table from error code to HTTP status, and the handlers that answer every error in the one shape."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from doctordesk.domain import errors as e
+from doctordesk.screens.protocol import error_body
+
+log = logging.getLogger(__name__)
+
+STATUS: dict[type[e.DomainError], int] = {
+    e.ValidationFailed: 422,
+    e.NotFound: 404,
+    e.Unauthorized: 401,
+    e.Forbidden: 403,
+    e.TooManyRequests: 429,
+    e.PayloadTooLarge: 413,
+    e.ChatDisabled: 403,
+    e.AppointmentChanged: 409,
+    e.DateNotCovered: 422,
+    e.ForbiddenByPolicy: 422,
+    e.ThirdPartyDataInvalid: 422,
+    e.InvalidTransition: 409,
+}
+
+# Codes for errors raised by the framework itself (routing, methods).
+HTTP_CODES = {
+    401: "UNAUTHORIZED",
+    403: "FORBIDDEN",
+    404: "NOT_FOUND",
+    405: "METHOD_NOT_ALLOWED",
+    413: "PAYLOAD_TOO_LARGE",
+    415: "UNSUPPORTED_MEDIA_TYPE",
+    429: "TOO_MANY_REQUESTS",
+}
+
+
+def status_for(error: e.DomainError) -> int:
+    for cls in type(error).__mro__:
+        if cls in STATUS:
+            return STATUS[cls]
+    return 400
+
+
+def error_response(error: e.DomainError) -> JSONResponse:
+    status = status_for(error)
+    body = error_body(
+        error.code, error.message, status, fields=error.fields, reload=isinstance(error, e.AppointmentChanged)
+    )
+    headers = {"Retry-After": str(error.retry_after)} if error.retry_after else None
+    if status == 401:
+        headers = {**(headers or {}), "WWW-Authenticate": "Bearer"}
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+def _field_name(loc: tuple[Any, ...]) -> str:
+    parts = [str(p) for p in loc if p not in ("body", "query", "path", "header", "form")]
+    return ".".join(parts) or "request"
+
+
+def install(app: FastAPI) -> None:
+    @app.exception_handler(e.DomainError)
+    async def _domain(_request: Request, exc: e.DomainError) -> JSONResponse:
+        return error_response(exc)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation(_request: Request, exc: RequestValidationError) -> JSONResponse:
+        fields: dict[str, str] = {}
+        for err in exc.errors():
+            fields.setdefault(_field_name(tuple(err.get("loc", ()))), str(err.get("msg", "Invalid value.")))
+        return error_response(e.ValidationFailed(fields=fields))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code = HTTP_CODES.get(exc.status_code, "HTTP_ERROR")
+        message = exc.detail if isinstance(exc.detail, str) else "Request failed."
+        return JSONResponse(
+            error_body(code, message, exc.status_code),
+            status_code=exc.status_code,
+            headers=getattr(exc, "headers", None),
+        )
+
+    @app.exception_handler(Exception)
+    async def _unexpected(_request: Request, exc: Exception) -> JSONResponse:
+        log.exception("unexpected error", exc_info=exc)
+        return JSONResponse(error_body("INTERNAL_ERROR", "Something went wrong on our side.", 500), status_code=500)

@@ -1,0 +1,1 @@
+"""Thin routers: parse, call one service, return a screen result."""

@@ -1,0 +1,60 @@
+"""The plain JSON read API for integrations."""
+
+from __future__ import annotations
+
+from datetime import UTC as _UTC
+from datetime import date, datetime, time, timedelta
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Path, Query
+
+from doctordesk.domain.appointments import AppointmentView
+from doctordesk.domain.status import StatusName, codes_for_name
+from doctordesk.services.appointments import get_appointment, list_appointments
+from doctordesk.web.deps import MAX_ID, ActorDep, RuntimeDep
+from doctordesk.web.responses import SCREEN_RESPONSES
+
+router = APIRouter(prefix="/api", tags=["read API"])
+
+StatusFilter = Literal["requested", "approved", "pending-response", "declined", "canceled", "completed"]
+
+
+def appointment_json(v: AppointmentView) -> dict[str, Any]:
+    return {
+        "id": v.id,
+        "status": {"code": int(v.status), "name": v.status.public_name},
+        "start": v.local_start.isoformat(),
+        "duration_minutes": v.duration_minutes,
+        "doctor": {"id": v.doctor.id, "name": v.doctor.name},
+        "location": {"id": v.location.id, "name": v.location.name, "timezone": v.location.timezone},
+        "patient": {"id": v.patient.id, "name": v.patient.name},
+        "service": v.service,
+        "chat_enabled": v.chat_enabled,
+        "version": v.version,
+    }
+
+
+@router.get("/appointments", responses=SCREEN_RESPONSES)
+async def appointments(
+    rt: RuntimeDep,
+    actor: ActorDep,
+    status: Annotated[list[StatusFilter] | None, Query(description="Filter by status name (repeatable)")] = None,
+    date_from: Annotated[date | None, Query(alias="from", description="First day (UTC), inclusive")] = None,
+    date_to: Annotated[date | None, Query(alias="to", description="Last day (UTC), inclusive")] = None,
+) -> dict[str, Any]:
+    """The appointments the caller may see, by start time."""
+    codes = [c for name in status for c in codes_for_name(StatusName(name).value)] if status else None
+    start_from = datetime.combine(date_from, time.min, tzinfo=_UTC) if date_from else None
+    start_to = datetime.combine(date_to + timedelta(days=1), time.min, tzinfo=_UTC) if date_to else None
+    async with rt.db.read() as session:
+        views = await list_appointments(session, actor, statuses=codes, start_from=start_from, start_to=start_to)
+    return {"appointments": [appointment_json(v) for v in views]}
+
+
+@router.get("/appointments/{appointment_id}", responses=SCREEN_RESPONSES)
+async def appointment(
+    rt: RuntimeDep, actor: ActorDep, appointment_id: Annotated[int, Path(ge=1, le=MAX_ID)]
+) -> dict[str, Any]:
+    """One appointment (404 when unknown or not the caller's)."""
+    async with rt.db.read() as session:
+        return appointment_json(await get_appointment(session, actor, appointment_id))

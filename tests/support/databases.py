@@ -1,0 +1,88 @@
+"""Test databases: SQLite files and the PostgreSQL server, migrated once and reset per test.
+
+PostgreSQL: ``DOCTORDESK_TEST_POSTGRES_URL`` (default ``postgresql+asyncpg://root@127.0.0.1:5432/test``).
+When the server is unreachable the PostgreSQL cases skip with the reason, unless
+``DOCTORDESK_REQUIRE_SERVICES=1`` (CI), where they fail.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+
+from doctordesk.store.db import create_engine
+from doctordesk.store.migrate import upgrade
+from doctordesk.store.schema import metadata
+
+POSTGRES_URL = os.environ.get("DOCTORDESK_TEST_POSTGRES_URL", "postgresql+asyncpg://root@127.0.0.1:5432/test")
+REDIS_URL = os.environ.get("DOCTORDESK_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+REQUIRED = os.environ.get("DOCTORDESK_REQUIRE_SERVICES") == "1"
+
+
+def unavailable(what: str, reason: str) -> None:
+    """Skip (or fail, when services are required) a test whose server is missing."""
+    message = f"{what} is not reachable ({reason}); set DOCTORDESK_REQUIRE_SERVICES=1 to make this a failure"
+    if REQUIRED:
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+async def _postgres_ready() -> str | None:
+    engine = create_engine(POSTGRES_URL)
+    try:
+        async with engine.begin() as conn:
+            await conn.execute(text("DROP SCHEMA IF EXISTS public CASCADE"))
+            await conn.execute(text("CREATE SCHEMA public"))
+        await upgrade(engine)
+        return None
+    except Exception as exc:  # any failure to reach or prepare the server
+        return f"{type(exc).__name__}: {exc}"[:300]
+    finally:
+        await engine.dispose()
+
+
+_pg_state: dict[str, str | None] = {}
+
+
+def postgres_url() -> str:
+    """The migrated PostgreSQL database, emptied for this test."""
+    if "error" not in _pg_state:
+        _pg_state["error"] = asyncio.run(_postgres_ready())
+    if _pg_state["error"]:
+        unavailable("PostgreSQL", _pg_state["error"])
+    return POSTGRES_URL
+
+
+async def truncate_postgres(url: str) -> None:
+    engine = create_engine(url)
+    try:
+        names = ", ".join(f'"{t.name}"' for t in metadata.sorted_tables)
+        async with engine.begin() as conn:
+            await conn.execute(text(f"TRUNCATE {names} RESTART IDENTITY CASCADE"))
+    finally:
+        await engine.dispose()
+
+
+_sqlite_template: dict[str, Path] = {}
+
+
+def sqlite_url(directory: Path, template_dir: Path) -> str:
+    """A fresh SQLite file, copied from a template migrated once per run."""
+    if "path" not in _sqlite_template:
+        path = template_dir / "template.db"
+        engine = create_engine(f"sqlite+aiosqlite:///{path}")
+
+        async def run() -> None:
+            await upgrade(engine)
+            await engine.dispose()
+
+        asyncio.run(run())
+        _sqlite_template["path"] = path
+    target = directory / "doctordesk.db"
+    shutil.copy(_sqlite_template["path"], target)
+    return f"sqlite+aiosqlite:///{target}"

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.config import Settings
 from doctordesk.domain.clock import Clock
@@ -13,6 +15,9 @@ from doctordesk.realtime.bus import EventBus
 from doctordesk.screens.state import ScreenStates
 from doctordesk.services.auth_cache import AuthCache
 from doctordesk.store.db import Database
+
+# Runs inside a unit of work's transaction with the events it emitted (e.g. writes the push outbox).
+TransactionHook = Callable[[AsyncSession, Sequence[DomainEvent]], Awaitable[None]]
 
 
 @dataclass
@@ -23,6 +28,7 @@ class Runtime:
     clock: Clock
     screens: ScreenStates
     auth_cache: AuthCache = field(default_factory=AuthCache)
+    transaction_hooks: list[TransactionHook] = field(default_factory=list)
 
     def monotonic(self) -> float:
         return time.monotonic()

@@ -16,6 +16,7 @@ from doctordesk.domain.roles import Actor, Role
 from doctordesk.runtime import Runtime
 from doctordesk.services.audit import audit
 from doctordesk.services.passwords import Passwords
+from doctordesk.services.uow import unit_of_work
 from doctordesk.store.tables import AccessToken, LoginThrottle, Patient, User
 
 TOKEN_REVOKED = "token-revoked"
@@ -124,22 +125,18 @@ async def authenticate(rt: Runtime, token: str | None) -> Actor:
 async def logout(rt: Runtime, actor: Actor) -> None:
     """Revoke the actor's current token; every instance drops it and closes its streams."""
     now = rt.clock.now()
-    async with rt.db.transaction() as session:
+    async with unit_of_work(rt) as uow:
         if actor.token_id is not None:
-            access = await session.get(AccessToken, actor.token_id)
+            access = await uow.session.get(AccessToken, actor.token_id)
             if access is not None and access.revoked_at is None:
                 access.revoked_at = now
-        audit(session, at=now, actor_id=actor.user_id, action="logout", entity="user", entity_id=actor.user_id)
-    rt.auth_cache.drop_token(actor.token_id or -1)
-    await rt.publish(
-        [
+        audit(uow.session, at=now, actor_id=actor.user_id, action="logout", entity="user", entity_id=actor.user_id)
+        uow.emit(
             DomainEvent(
-                TOKEN_REVOKED,
-                (user_topic(actor.user_id),),
-                {"token_id": actor.token_id, "user_id": actor.user_id},
+                TOKEN_REVOKED, (user_topic(actor.user_id),), {"token_id": actor.token_id, "user_id": actor.user_id}
             )
-        ]
-    )
+        )
+    rt.auth_cache.drop_token(actor.token_id or -1)
 
 
 async def on_event(rt: Runtime, event: DomainEvent) -> None:

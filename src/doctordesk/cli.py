@@ -102,3 +102,7 @@ def create_user(
             await db.dispose()
 
     typer.echo(f"created user {username} (id {asyncio.run(run())})")
+
+
+if __name__ == "__main__":
+    app()

@@ -16,11 +16,24 @@ import secrets
 import threading
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from doctordesk.screens.protocol import Page, UpdateSet, diff, p_reset
 
 Render = Callable[[], Awaitable[Page]]
+
+
+@dataclass(frozen=True, slots=True)
+class Viewer:
+    """Who is looking at a screen: the client (tab or app) and its user. Real-time routing keys presence on it."""
+
+    client_id: str | None
+    user_id: int
+
+
+# Called with every page handed out (PUT): the viewer, the page and its topics (presence listens here).
+PageListener = Callable[[Viewer, Page, tuple[str, ...]], None]
 
 
 class Revisions:
@@ -75,15 +88,19 @@ class ScreenStates:
         self.revisions = revisions
         self.cache = PageCache(cache_size)
         self.max_age = max_age
+        self.listeners: list[PageListener] = []
 
-    async def page(self, topics: Iterable[str], now: float, render: Render) -> Page:
-        """Render a page (PUT) and give it its state token."""
+    async def page(self, topics: Iterable[str], now: float, render: Render, *, viewer: Viewer | None = None) -> Page:
+        """Render a page (PUT) and give it its state token; listeners learn which screen the viewer is on."""
         topics = tuple(topics)
         prefix = f"{self.revisions.epoch}.{self.revisions.stamp(topics)}.{int(now)}"
         page = await render()
         content_hash = page.content_hash()
         self.cache.put(content_hash, page.elements_json())
         page.state = f"{prefix}.{content_hash}"
+        if viewer is not None:
+            for listener in self.listeners:
+                listener(viewer, page, topics)
         return page
 
     def unchanged(self, token: str | None, topics: Iterable[str], now: float) -> bool:

@@ -20,6 +20,8 @@ from doctordesk.services.uow import unit_of_work
 from doctordesk.store.tables import AccessToken, LoginThrottle, Patient, User
 
 TOKEN_REVOKED = "token-revoked"
+MAX_USERNAME = 64  # the column's width: longer names cannot exist, and must not reach the database
+MAX_PASSWORD = 1024
 
 
 def token_hash(token: str) -> str:
@@ -50,10 +52,13 @@ async def _actor_for(session: AsyncSession, user: User, token_id: int | None) ->
 async def login(rt: Runtime, passwords: Passwords, username: str, password: str) -> LoginResult:
     """Check the credentials and issue a new access token. Too many failures lock the username for a while."""
     username = username.strip().lower()
-    if not username or not password:
-        raise ValidationFailed(
-            fields={k: "Required." for k, v in (("username", username), ("password", password)) if not v}
-        )
+    fields = {k: "Required." for k, v in (("username", username), ("password", password)) if not v}
+    if len(username) > MAX_USERNAME:
+        fields["username"] = f"At most {MAX_USERNAME} characters."
+    if len(password) > MAX_PASSWORD:
+        fields["password"] = f"At most {MAX_PASSWORD} characters."
+    if fields:
+        raise ValidationFailed(fields=fields)
     now = rt.clock.now()
     settings = rt.settings
     async with rt.db.read() as session:

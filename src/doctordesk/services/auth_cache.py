@@ -1,6 +1,8 @@
 """A short-lived in-process cache of verified access tokens, so a poll does not hit the database to authenticate.
 
 Entries live ``ttl`` seconds at most; a revocation (logout) drops them at once on every instance through the bus.
+A revoked token id is remembered for a while, so a request that read the token from the database just before the
+revocation committed cannot put it back into the cache.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ class AuthCache:
         self.ttl = ttl
         self.size = size
         self._entries: dict[str, tuple[Actor, datetime, float]] = {}
+        self._revoked: dict[int, float] = {}  # token id -> when it was revoked (monotonic)
 
     def get(self, token_hash: str, now: datetime) -> Actor | None:
         entry = self._entries.get(token_hash)
@@ -28,11 +31,18 @@ class AuthCache:
         return actor
 
     def put(self, token_hash: str, actor: Actor, expires_at: datetime) -> None:
+        if actor.token_id is not None and actor.token_id in self._revoked:
+            return
         if len(self._entries) >= self.size:
             self._entries.clear()
         self._entries[token_hash] = (actor, expires_at, time.monotonic())
 
     def drop_token(self, token_id: int) -> None:
+        now = time.monotonic()
+        self._revoked[token_id] = now
+        if len(self._revoked) > 1000:
+            # Older tombstones are past any in-flight request (a read takes far less than a minute).
+            self._revoked = {k: t for k, t in self._revoked.items() if now - t < max(60.0, self.ttl * 2)}
         for key in [k for k, (a, _, _) in self._entries.items() if a.token_id == token_id]:
             self._entries.pop(key, None)
 

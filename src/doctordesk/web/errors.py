@@ -79,8 +79,14 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        code = HTTP_CODES.get(exc.status_code, "HTTP_ERROR")
+        # The framework wraps errors raised while reading the body (e.g. the body limit) in a 400.
+        if isinstance(exc.__cause__, e.DomainError):
+            return error_response(exc.__cause__)
         message = exc.detail if isinstance(exc.detail, str) else "Request failed."
+        if exc.status_code == 400:
+            # A body the form or JSON parser refuses: malformed input, in the one validation shape.
+            return error_response(e.ValidationFailed(message))
+        code = HTTP_CODES.get(exc.status_code, "HTTP_ERROR")
         return JSONResponse(
             error_body(code, message, exc.status_code),
             status_code=exc.status_code,

@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Path, Query
 
 from doctordesk.domain.appointments import AppointmentView
+from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.status import StatusName, codes_for_name
 from doctordesk.services.appointments import get_appointment, list_appointments
 from doctordesk.web.deps import MAX_ID, ActorDep, RuntimeDep
@@ -43,9 +44,13 @@ async def appointments(
     date_to: Annotated[date | None, Query(alias="to", description="Last day (UTC), inclusive")] = None,
 ) -> dict[str, Any]:
     """The appointments the caller may see, by start time."""
+    if date_from and date_to and date_to < date_from:
+        raise ValidationFailed(fields={"to": "Must not be before 'from'."})
     codes = [c for name in status for c in codes_for_name(StatusName(name).value)] if status else None
     start_from = datetime.combine(date_from, time.min, tzinfo=_UTC) if date_from else None
-    start_to = datetime.combine(date_to + timedelta(days=1), time.min, tzinfo=_UTC) if date_to else None
+    start_to = (
+        datetime.combine(date_to + timedelta(days=1), time.min, tzinfo=_UTC) if date_to and date_to < date.max else None
+    )
     async with rt.db.read() as session:
         views = await list_appointments(session, actor, statuses=codes, start_from=start_from, start_to=start_to)
     return {"appointments": [appointment_json(v) for v in views]}

@@ -9,6 +9,7 @@ from fastapi.responses import Response
 
 from doctordesk.services import auth
 from doctordesk.web.deps import ActorDep, RuntimeDep
+from doctordesk.web.responses import INVALID, TOO_LARGE, UNAUTHORIZED, error_doc
 
 router = APIRouter(prefix="/auth", tags=["auth"])
 
@@ -25,8 +26,10 @@ def user_json(actor: Any) -> dict[str, Any]:
 @router.post(
     "/login",
     responses={
-        401: {"description": "Wrong username or password"},
-        429: {"description": "Too many failed logins"},
+        401: error_doc("UNAUTHORIZED: wrong username or password"),
+        413: TOO_LARGE,
+        422: INVALID,
+        429: error_doc("TOO_MANY_REQUESTS: too many failed logins for this username (Retry-After)"),
     },
 )
 async def login(
@@ -42,14 +45,14 @@ async def login(
     }
 
 
-@router.post("/logout", status_code=204, responses={401: {"description": "No valid token"}})
+@router.post("/logout", status_code=204, responses={401: UNAUTHORIZED})
 async def logout(rt: RuntimeDep, actor: ActorDep) -> Response:
     """Revoke the current access token (its open streams close too)."""
     await auth.logout(rt, actor)
     return Response(status_code=204)
 
 
-@router.get("/me")
+@router.get("/me", responses={401: UNAUTHORIZED})
 async def me(actor: ActorDep) -> dict[str, Any]:
     """The user behind the access token."""
     return user_json(actor)

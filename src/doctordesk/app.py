@@ -27,7 +27,7 @@ from doctordesk.store.db import Database
 from doctordesk.web import errors
 from doctordesk.web.limits import BodyLimit
 from doctordesk.web.observability import RequestTimer
-from doctordesk.web.routers import api, appointments, ops, stream
+from doctordesk.web.routers import api, appointments, ops, review, stream
 from doctordesk.web.routers import auth as auth_router
 
 STATIC = Path(__file__).parent / "web" / "static"
@@ -91,6 +91,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
     errors.install(app)
     app.include_router(auth_router.router)
     app.include_router(appointments.router)
+    app.include_router(review.router)
     app.include_router(api.router)
     app.include_router(stream.router)
     app.include_router(ops.router)

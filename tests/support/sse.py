@@ -82,9 +82,7 @@ class Stream:
 
 
 @contextlib.asynccontextmanager
-async def open_stream(
-    client: httpx.AsyncClient, path: str = "/profile/stream", **kwargs: Any
-) -> AsyncIterator[Stream]:
+async def open_stream(client: httpx.AsyncClient, path: str = "/profile/stream", **kwargs: Any) -> AsyncIterator[Stream]:
     """Open the stream; the body is read in the background when the status is 200."""
     request = client.build_request("GET", path, timeout=httpx.Timeout(30.0, read=None), **kwargs)
     response = await client.send(request, stream=True)

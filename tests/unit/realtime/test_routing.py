@@ -6,7 +6,9 @@ from doctordesk.domain.events import appointment_topic, doctor_topic, thread_top
 from doctordesk.realtime.message import RealtimeMessage
 from doctordesk.realtime.routing import Screen, message_for
 
-LIST = Screen(user_id=1, screen="appointment-list", poll="/profile/appointments", topics=(doctor_topic(1), user_topic(1)))
+LIST = Screen(
+    user_id=1, screen="appointment-list", poll="/profile/appointments", topics=(doctor_topic(1), user_topic(1))
+)
 CHAT = Screen(
     user_id=1, screen="chat", poll="/profile/messages/load-more", topics=(thread_topic(7), appointment_topic(7))
 )

@@ -24,7 +24,7 @@ from doctordesk.services import auth
 from doctordesk.services.auth_cache import AuthCache
 from doctordesk.services.passwords import Passwords
 from doctordesk.store.db import Database
-from doctordesk.web import errors
+from doctordesk.web import errors, responses
 from doctordesk.web.limits import BodyLimit
 from doctordesk.web.observability import RequestTimer
 from doctordesk.web.routers import api, appointments, ops, review, stream
@@ -89,6 +89,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
     app.state.runtime = runtime
     app.state.passwords = Passwords(time_cost=settings.argon2_time_cost, memory_kib=settings.argon2_memory_kib)
     errors.install(app)
+    responses.install_openapi(app)
     app.include_router(auth_router.router)
     app.include_router(appointments.router)
     app.include_router(review.router)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from fastapi import FastAPI
 from pydantic import BaseModel, Field
 
 
@@ -22,6 +23,8 @@ def error_doc(description: str) -> dict[str, Any]:
     return {"model": ErrorBody, "description": description}
 
 
+# Any error, described generally (for a status the specific ones below do not cover).
+ERROR = error_doc("Error body (docs/protocol.md#errors)")
 UNAUTHORIZED = error_doc("UNAUTHORIZED: missing, unknown, expired or revoked access token")
 FORBIDDEN = error_doc("FORBIDDEN (or DOCTOR_COMMUNITY_CHAT_DISABLED): not allowed")
 NOT_FOUND = error_doc("NOT_FOUND: unknown, or not yours")
@@ -42,3 +45,34 @@ SUBMIT_RESPONSES: dict[int | str, dict[str, Any]] = {
     422: INVALID,
     429: THROTTLED,
 }
+
+
+def install_openapi(app: FastAPI) -> None:
+    """Describe the framework's automatic 422 with our error body, which is what the service really answers."""
+    default = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is not None:
+            return app.openapi_schema
+        schema = default()
+        error_ref = "#/components/schemas/ErrorBody"
+        schemas = schema.setdefault("components", {}).setdefault("schemas", {})
+        if "ErrorBody" not in schemas:
+            schemas["ErrorBody"] = ErrorBody.model_json_schema(ref_template="#/components/schemas/{model}")
+        for operations in schema.get("paths", {}).values():
+            for operation in operations.values():
+                for status, response in operation.get("responses", {}).items():
+                    if not str(status).startswith("4"):
+                        continue
+                    refs = [c.get("schema", {}).get("$ref", "") for c in response.get("content", {}).values()]
+                    if any(r.endswith(("/HTTPValidationError", "/ErrorBody")) for r in refs):
+                        # Errors are JSON even where the success is a stream or a file.
+                        response["content"] = {"application/json": {"schema": {"$ref": error_ref}}}
+                        if any(r.endswith("/HTTPValidationError") for r in refs):
+                            response["description"] = INVALID["description"]
+        for unused in ("HTTPValidationError", "ValidationError"):
+            schemas.pop(unused, None)
+        app.openapi_schema = schema
+        return schema
+
+    app.openapi = openapi  # type: ignore[method-assign]

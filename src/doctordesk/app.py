@@ -22,7 +22,7 @@ from doctordesk.services.passwords import Passwords
 from doctordesk.store.db import Database
 from doctordesk.web import errors
 from doctordesk.web.limits import BodyLimit
-from doctordesk.web.routers import api, appointments, chat
+from doctordesk.web.routers import api, appointments, chat, review
 from doctordesk.web.routers import auth as auth_router
 
 STATIC = Path(__file__).parent / "web" / "static"
@@ -69,6 +69,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
     errors.install(app)
     app.include_router(auth_router.router)
     app.include_router(appointments.router)
+    app.include_router(review.router)
     app.include_router(api.router)
     app.include_router(chat.router)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)

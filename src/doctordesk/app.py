@@ -24,6 +24,7 @@ from doctordesk.web import errors
 from doctordesk.web.limits import BodyLimit
 from doctordesk.web.routers import api, appointments
 from doctordesk.web.routers import auth as auth_router
+from doctordesk.web.security import SecurityHeaders
 
 STATIC = Path(__file__).parent / "web" / "static"
 
@@ -71,6 +72,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
     app.include_router(appointments.router)
     app.include_router(api.router)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(SecurityHeaders)
     if STATIC.is_dir():
         app.mount("/", StaticFiles(directory=STATIC, html=True), name="web")
     return app

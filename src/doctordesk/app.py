@@ -22,7 +22,7 @@ from doctordesk.services.passwords import Passwords
 from doctordesk.store.db import Database
 from doctordesk.web import errors
 from doctordesk.web.limits import BodyLimit
-from doctordesk.web.routers import api, appointments
+from doctordesk.web.routers import api, appointments, review
 from doctordesk.web.routers import auth as auth_router
 from doctordesk.web.security import SecurityHeaders
 
@@ -70,6 +70,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
     errors.install(app)
     app.include_router(auth_router.router)
     app.include_router(appointments.router)
+    app.include_router(review.router)
     app.include_router(api.router)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(SecurityHeaders)

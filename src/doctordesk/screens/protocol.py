@@ -277,95 +277,147 @@ def _own(e: dict[str, Any]) -> dict[str, Any]:
 
 
 def diff(old: Sequence[dict[str, Any]], new: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Patches that turn the element list ``old`` into ``new`` (both JSON trees with unique ids)."""
+    """Patches that turn the element list ``old`` into ``new`` (both JSON trees with unique ids).
+
+    Two passes keep ids unique at every step, so a client that looks elements up by id never finds a stale twin:
+    first every element that leaves its place is removed (gone, moved to another parent, out of order among its
+    siblings, or its type changed), then the survivors are updated and the newcomers inserted. Among siblings the
+    longest run that kept its relative order stays; the rest move by remove + insert.
+    """
     patches: list[dict[str, Any]] = []
-    _diff_children(None, list(old), list(new), patches)
+    old_list, new_list = list(old), list(new)
+    _removals(old_list, new_list, patches)
+    _insertions(None, old_list, new_list, patches)
     return patches
 
 
-def _diff_children(
+def _stable(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> set[str]:
+    """Ids of the siblings that keep their place: in both lists with the same type and reference, in the longest
+    subsequence of unchanged order. An element whose type or reference changed is removed and inserted anew, so
+    none of its old descendants can linger beside their new copies."""
+    new_pos = {e["id"]: i for i, e in enumerate(new)}
+    positions = [new_pos[e["id"]] for e in old if e["id"] in new_pos and not _replaced(e, new[new_pos[e["id"]]])]
+    if all(a < b for a, b in zip(positions, positions[1:], strict=False)):
+        return {new[p]["id"] for p in positions}
+    # Longest increasing subsequence (patience sorting), keeping back-links to rebuild it.
+    tails: list[int] = []  # index into positions of the smallest tail of each length
+    back: list[int] = [-1] * len(positions)
+    for i, p in enumerate(positions):
+        lo, hi = 0, len(tails)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if positions[tails[mid]] < p:
+                lo = mid + 1
+            else:
+                hi = mid
+        back[i] = tails[lo - 1] if lo else -1
+        if lo == len(tails):
+            tails.append(i)
+        else:
+            tails[lo] = i
+    kept: set[str] = set()
+    i = tails[-1] if tails else -1
+    while i >= 0:
+        kept.add(new[positions[i]]["id"])
+        i = back[i]
+    return kept
+
+
+def _replaced(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    return bool(old["type"] != new["type"] or old["ref"] != new["ref"])
+
+
+def _removals(old: list[dict[str, Any]], new: list[dict[str, Any]], patches: list[dict[str, Any]]) -> None:
+    stable = _stable(old, new)
+    new_by_id = {e["id"]: e for e in new if e["id"] in stable}
+    for e in old:
+        after = new_by_id.get(e["id"])
+        if after is None:
+            patches.append(p_remove(e["id"]))
+        elif "children" in e and e != after:
+            _removals(e["children"], after.get("children", []), patches)
+
+
+def _insertions(
     parent: str | None, old: list[dict[str, Any]], new: list[dict[str, Any]], patches: list[dict[str, Any]]
 ) -> None:
-    new_ids = {e["id"] for e in new}
-    old_by_id = {e["id"]: e for e in old}
-    kept_old = [e["id"] for e in old if e["id"] in new_ids]
-    kept_new = [e["id"] for e in new if e["id"] in old_by_id]
-    if kept_old != kept_new:
-        # Order changed: replacing the changed run is simpler and still exact.
-        for e in old:
-            patches.append(p_remove(e["id"]))
-        patches.append(p_append(list(new), parent=parent))
-        return
-    for e in old:
-        if e["id"] not in new_ids:
-            patches.append(p_remove(e["id"]))
-    # Leading new elements become one prepend, trailing ones one append, the rest adds after a sibling.
-    first_kept = next((i for i, e in enumerate(new) if e["id"] in old_by_id), len(new))
-    last_kept = max((i for i, e in enumerate(new) if e["id"] in old_by_id), default=-1)
-    if first_kept == len(new):
+    stable = _stable(old, new)
+    old_by_id = {e["id"]: e for e in old if e["id"] in stable}
+    kept = [i for i, e in enumerate(new) if e["id"] in old_by_id]
+    if not kept:
         if new:
-            patches.append(p_append(list(new), parent=parent))
+            patches.append(p_append(new, parent=parent))
         return
-    if first_kept > 0:
-        patches.append(p_prepend(new[:first_kept], parent=parent))
-    for i in range(first_kept, last_kept + 1):
+    first, last = kept[0], kept[-1]
+    if first > 0:
+        patches.append(p_prepend(new[:first], parent=parent))
+    for i in range(first, last + 1):
         e = new[i]
         before = old_by_id.get(e["id"])
         if before is None:
             patches.append(p_add(e, parent=parent, after=new[i - 1]["id"]))
         else:
             _diff_element(before, e, patches)
-    if last_kept + 1 < len(new):
-        patches.append(p_append(new[last_kept + 1 :], parent=parent))
+    if last + 1 < len(new):
+        patches.append(p_append(new[last + 1 :], parent=parent))
 
 
 def _diff_element(old: dict[str, Any], new: dict[str, Any], patches: list[dict[str, Any]]) -> None:
     if old == new:
-        return
-    if old["type"] != new["type"] or old["ref"] != new["ref"]:
-        patches.append(p_replace(new))
         return
     old_own, new_own = _own(old), _own(new)
     if old_own != new_own:
         changes = {k: new_own.get(k, ATTRIBUTE_DEFAULTS.get(k)) for k in old_own.keys() | new_own.keys()}
         changes = {k: v for k, v in changes.items() if old_own.get(k, ATTRIBUTE_DEFAULTS.get(k)) != v}
         if changes:
-            patches.append(p_update(new["id"], **changes))
-    _diff_children(new["id"], old.get("children", []), new.get("children", []), patches)
+            patches.append(p_update(new["id"], **dict(sorted(changes.items()))))
+    _insertions(new["id"], old.get("children", []), new.get("children", []), patches)
 
 
 # --- applying patches (used by the Python client and the tests; the web client mirrors it) ---------------------
 
 
 class PatchError(ValueError):
-    """A patch names an element the page does not have."""
+    """A patch names an element the page does not have, or is malformed."""
 
 
 def apply(elements: list[dict[str, Any]], patches: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Apply ``patches`` to a copy of the element tree and return it."""
-    tree: list[dict[str, Any]] = [copy.deepcopy(e) for e in elements]
+    """Apply ``patches`` to a copy of the element tree and return it (neither argument is changed)."""
+    tree: list[dict[str, Any]] = copy.deepcopy(list(elements))
     for patch in patches:
-        _apply_one(tree, patch)
+        try:
+            _apply_one(tree, copy.deepcopy(patch))
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise PatchError(f"malformed patch {patch!r}") from exc
     return tree
 
 
-def _find(tree: list[dict[str, Any]], element_id: str) -> tuple[list[dict[str, Any]], int]:
+def _find(
+    tree: list[dict[str, Any]], element_id: str, parent: dict[str, Any] | None = None
+) -> tuple[dict[str, Any] | None, list[dict[str, Any]], int] | None:
+    """(parent element, its children list, index) of the element ``element_id``, depth first."""
     for i, e in enumerate(tree):
         if e["id"] == element_id:
-            return tree, i
+            return parent, tree, i
         children = e.get("children")
         if children:
-            try:
-                return _find(children, element_id)
-            except PatchError:
-                pass
-    raise PatchError(f"no element {element_id!r}")
+            found = _find(children, element_id, e)
+            if found is not None:
+                return found
+    return None
+
+
+def _locate(tree: list[dict[str, Any]], element_id: str) -> tuple[dict[str, Any] | None, list[dict[str, Any]], int]:
+    found = _find(tree, element_id)
+    if found is None:
+        raise PatchError(f"no element {element_id!r}")
+    return found
 
 
 def _children_of(tree: list[dict[str, Any]], parent: str | None) -> list[dict[str, Any]]:
     if parent is None:
         return tree
-    siblings, i = _find(tree, parent)
+    _, siblings, i = _locate(tree, parent)
     children: list[dict[str, Any]] = siblings[i].setdefault("children", [])
     return children
 
@@ -375,7 +427,12 @@ def _apply_one(tree: list[dict[str, Any]], patch: dict[str, Any]) -> None:
     if op == "add":
         children = _children_of(tree, patch.get("parent"))
         after = patch.get("after")
-        index = 0 if after is None else next(i for i, e in enumerate(children) if e["id"] == after) + 1
+        if after is None:
+            index = 0
+        else:
+            index = next((i + 1 for i, e in enumerate(children) if e["id"] == after), -1)
+            if index < 0:
+                raise PatchError(f"no sibling {after!r} to add after")
         children.insert(index, patch["element"])
     elif op == "append":
         _children_of(tree, patch.get("parent")).extend(patch["elements"])
@@ -385,14 +442,15 @@ def _apply_one(tree: list[dict[str, Any]], patch: dict[str, Any]) -> None:
     elif op == "reset":
         tree[:] = patch["elements"]
     elif op == "replace":
-        siblings, i = _find(tree, patch["id"])
+        _, siblings, i = _locate(tree, patch["id"])
         siblings[i] = patch["element"]
     elif op == "remove":
-        siblings, i = _find(tree, patch["id"])
+        parent, siblings, i = _locate(tree, patch["id"])
         del siblings[i]
-        _drop_empty_children(tree)
+        if parent is not None and not siblings:
+            del parent["children"]  # an element without children has no "children" key
     elif op == "update":
-        siblings, i = _find(tree, patch["id"])
+        _, siblings, i = _locate(tree, patch["id"])
         target = siblings[i]
         for key, value in patch["set"].items():
             if value == ATTRIBUTE_DEFAULTS.get(key, object()):
@@ -401,12 +459,3 @@ def _apply_one(tree: list[dict[str, Any]], patch: dict[str, Any]) -> None:
                 target[key] = value
     else:
         raise PatchError(f"unknown patch op {op!r}")
-
-
-def _drop_empty_children(tree: list[dict[str, Any]]) -> None:
-    for e in tree:
-        if "children" in e:
-            if not e["children"]:
-                del e["children"]
-            else:
-                _drop_empty_children(e["children"])

@@ -1,0 +1,397 @@
+"""One screen held by the SDK: the current page, kept in sync by polling, real-time messages and actions.
+
+A ``Screen`` is like a browser tab showing the service's screens: ``client.open(endpoint)`` PUTs the first page;
+update sets from polls, real-time PATCHes and actions are applied to it with the protocol's own ``apply``; an
+update set that navigates (after a decision, the list) or asks for a reload replaces the page in the same object.
+Every change is announced to ``changes()`` iterators and ``on_change`` callbacks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from doctordesk.client import forms
+from doctordesk.client.errors import ClientError, ProtocolError
+from doctordesk.client.forms import FileUpload
+from doctordesk.client.timers import TimerHandle
+from doctordesk.screens.protocol import PatchError, apply, walk
+
+if TYPE_CHECKING:
+    from doctordesk.client.session import Client
+
+log = logging.getLogger(__name__)
+
+ChangeKind = Literal["page", "update", "error", "closed"]
+Trigger = Literal["open", "reload", "navigate", "poll", "stream", "action", "patch", "close"]
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """What happened to a screen.
+
+    ``kind``: ``page`` (a whole page arrived: open, reload, navigate), ``update`` (a non-empty update set was
+    applied), ``error`` (a background poll or real-time PATCH failed; the cycle goes on) or ``closed``.
+    ``trigger`` says what caused it; ``patches``, ``notice`` and ``navigate`` are the update set's.
+    """
+
+    kind: ChangeKind
+    screen: str
+    trigger: Trigger
+    patches: tuple[dict[str, Any], ...] = ()
+    notice: dict[str, str] | None = None
+    navigate: str | None = None
+    error: ClientError | None = None
+
+
+Callback = Callable[[Change], Awaitable[None] | None]
+Confirm = Callable[[str], bool]
+
+
+class ElementDisabled(ClientError):
+    """The element is disabled (or has no action): the screen does not offer this now."""
+
+
+class ScreenClosed(ClientError):
+    """The screen was closed (by ``close()`` or a logout)."""
+
+
+class Changes:
+    """An async iterator over a screen's changes from the moment it was created; ends after ``closed``."""
+
+    def __init__(self, screen: Screen) -> None:
+        self._screen = screen
+        self._queue: asyncio.Queue[Change] = asyncio.Queue()
+        self._done = screen.closed
+        screen._queues.append(self._queue)
+
+    def __aiter__(self) -> Changes:
+        return self
+
+    async def __anext__(self) -> Change:
+        if self._done and self._queue.empty():
+            raise StopAsyncIteration
+        change = await self._queue.get()
+        if change.kind == "closed":
+            self._done = True
+            self.close()
+        return change
+
+    def close(self) -> None:
+        """Stop receiving changes."""
+        if self._queue in self._screen._queues:
+            self._screen._queues.remove(self._queue)
+
+
+class Screen:
+    """The page a client shows, in sync with the service. Create it with ``await client.open(endpoint)``.
+
+    Page fields: ``name`` (the screen, e.g. ``appointment-list``), ``title``, ``endpoint`` (its PUT), ``poll_endpoint``
+    (its PATCH poll), ``timeout`` (seconds between polls), ``layout``, ``state`` (the token sent back on PATCH) and
+    ``elements`` (the JSON element tree of docs/protocol.md, with the values set locally).
+    """
+
+    def __init__(self, client: Client, page: dict[str, Any]) -> None:
+        self.client = client
+        self.name = ""
+        self.title = ""
+        self.endpoint = ""
+        self.poll_endpoint = ""
+        self.timeout = 30.0
+        self.layout = "desktop"
+        self.state = ""
+        self.elements: list[dict[str, Any]] = []
+        self.notices: list[dict[str, str]] = []
+        self.closed = False
+        self.last_error: ClientError | None = None
+        self.polled_at: float | None = None  # monotonic time of the last completed poll
+        self._files: dict[str, FileUpload] = {}
+        self._queues: list[asyncio.Queue[Change]] = []
+        self._callbacks: list[Callback] = []
+        self._lock = asyncio.Lock()
+        self._timer: TimerHandle | None = None
+        self._load(page)
+
+    def __repr__(self) -> str:
+        return f"<Screen {self.name} {self.endpoint} state={self.state[:16]}>"
+
+    # --- reading the page -------------------------------------------------------------------------------------
+
+    def find(self, element_id: str) -> dict[str, Any] | None:
+        """The element with this id, or None."""
+        return forms.find(self.elements, element_id)
+
+    def element(self, element_id: str) -> dict[str, Any]:
+        """The element with this id (``KeyError`` when the page has none)."""
+        found = self.find(element_id)
+        if found is None:
+            raise KeyError(f"{self.name} has no element {element_id!r}")
+        return found
+
+    def walk(self) -> Iterator[dict[str, Any]]:
+        """Every element of the page, depth first."""
+        return walk(self.elements)
+
+    def value(self, name_or_id: str) -> Any:
+        """The value of the input with this form name (or the element with this id)."""
+        found = forms.find_input(self.elements, name_or_id)
+        if found is None:
+            raise KeyError(f"{self.name} has no input {name_or_id!r}")
+        return found.get("value")
+
+    def set_value(self, name_or_id: str, value: str | int | bool | FileUpload | None) -> None:
+        """Set an input's value as a user would type or choose it; a ``FileUpload`` goes on an Upload element.
+
+        The value is sent with the next action whose form holds the input; a patch from the service that sets the
+        element's value (e.g. the input cleared after a send) replaces it.
+        """
+        target = forms.find_input(self.elements, name_or_id)
+        if target is None:
+            raise KeyError(f"{self.name} has no input {name_or_id!r}")
+        name = target.get("name") or target["id"]
+        if isinstance(value, FileUpload):
+            self._files[name] = value
+            target["value"] = value.filename
+            return
+        if target.get("type") == "Upload":
+            self._files.pop(name, None)
+        if value is None:
+            target.pop("value", None)
+        else:
+            target["value"] = value
+
+    def form_values(self, form: str | None = None) -> dict[str, str]:
+        """The fields an action with this ``form`` would send (files left out)."""
+        return forms.collect(self.elements, form, self._files)[0]
+
+    # --- acting ----------------------------------------------------------------------------------------------
+
+    async def activate(self, element_id: str, *, confirm: Confirm | None = None, force: bool = False) -> Change | None:
+        """Perform the element's action as a click would: collect its form, send it, apply the answer.
+
+        A PUT action replaces the page (use ``client.open`` for a second screen). When the action asks a
+        confirmation, ``confirm(question)`` decides (no callback: confirmed); a refusal sends nothing and returns
+        None. Disabled elements raise ``ElementDisabled`` unless ``force``. Error answers raise ``ApiError``.
+        """
+        target = self.element(element_id)
+        action = target.get("action")
+        if not isinstance(action, dict):
+            raise ElementDisabled(f"{element_id!r} has no action")
+        if not force and not target.get("enabled", True):
+            raise ElementDisabled(f"{element_id!r} is disabled")
+        question = action.get("confirm")
+        if question and confirm is not None and not confirm(str(question)):
+            return None
+        method = str(action["method"]).upper()
+        endpoint = str(action["endpoint"])
+        if method == "PUT":
+            return await self.navigate(endpoint, trigger="action")
+        data, files = forms.collect(self.elements, action.get("form"), self._files)
+        change = await self._exchange(method, endpoint, data=data, files=files, trigger="action")
+        for name in files:
+            self._files.pop(name, None)
+        return change
+
+    async def patch(self, endpoint: str | None = None) -> Change | None:
+        """PATCH ``endpoint`` (default: the poll endpoint) and apply the answer; the poll timer is left alone
+        (spec 6.1 rule 3). Returns the change, or None when nothing changed."""
+        return await self._exchange("PATCH", endpoint or self.poll_endpoint, trigger="patch")
+
+    async def poll(self, *, trigger: Trigger = "poll") -> Change | None:
+        """Poll now: cancel the poll timer, PATCH the poll endpoint, apply, and restart the timer at the timeout
+        the answer carries. Returns the change, or None when nothing changed."""
+        self.cancel_timer()
+        try:
+            return await self._exchange("PATCH", self.poll_endpoint, trigger=trigger)
+        finally:
+            self.polled_at = time.monotonic()
+            self._schedule()
+
+    async def reload(self) -> Change | None:
+        """PUT the screen's endpoint again and replace the page."""
+        return await self.navigate(self.endpoint, trigger="reload")
+
+    async def navigate(self, endpoint: str, *, trigger: Trigger = "navigate") -> Change | None:
+        """Show another screen in this one: PUT ``endpoint`` and replace the page."""
+        return await self._exchange("PUT", endpoint, trigger=trigger)
+
+    async def close(self) -> None:
+        """Stop syncing this screen and end its change iterators."""
+        if self.closed:
+            return
+        self.closed = True
+        self.cancel_timer()
+        self.client._forget(self)
+        self._emit([Change("closed", self.name, "close")])
+
+    # --- observing -------------------------------------------------------------------------------------------
+
+    def changes(self) -> Changes:
+        """``async for change in screen.changes()``: every change from now on, until the screen closes."""
+        return Changes(self)
+
+    def on_change(self, callback: Callback) -> Callable[[], None]:
+        """Call ``callback(change)`` on every change (coroutines run as tasks); returns the unsubscribe function."""
+        self._callbacks.append(callback)
+
+        def unsubscribe() -> None:
+            if callback in self._callbacks:
+                self._callbacks.remove(callback)
+
+        return unsubscribe
+
+    async def wait_for(self, predicate: Callable[[Screen], bool], *, timeout: float = 5.0) -> None:
+        """Wait until ``predicate(screen)`` holds (checked now and after every change); ``TimeoutError`` if it does
+        not within ``timeout`` seconds."""
+        stream = self.changes()
+        try:
+            async with asyncio.timeout(timeout):
+                while not predicate(self):
+                    change = await anext(stream)
+                    if change.kind == "closed":
+                        raise ScreenClosed(f"{self.name} closed while waiting")
+        finally:
+            stream.close()
+
+    # --- the sync engine's side ------------------------------------------------------------------------------
+
+    def cancel_timer(self) -> None:
+        """Cancel the pending poll timer (spec 6.1 rule 1)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _schedule(self) -> None:
+        self.cancel_timer()
+        if not self.closed:
+            delay = max(float(self.timeout), self.client.min_poll_seconds)
+            self._timer = self.client.scheduler.call_later(delay, self._on_timer)
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        self.client._spawn(self.poll_in_background("poll"))
+
+    async def poll_in_background(self, trigger: Trigger) -> None:
+        """Poll, turning a failure into an ``error`` change instead of an exception (the cycle goes on)."""
+        try:
+            await self.poll(trigger=trigger)
+        except ClientError as exc:
+            self._background_error(exc, trigger)
+
+    async def patch_in_background(self, endpoint: str, trigger: Trigger) -> None:
+        """PATCH ``endpoint`` for a real-time message, turning a failure into an ``error`` change."""
+        try:
+            await self._exchange("PATCH", endpoint, trigger=trigger)
+        except ClientError as exc:
+            self._background_error(exc, trigger)
+
+    def _background_error(self, exc: ClientError, trigger: Trigger) -> None:
+        if self.closed:
+            return
+        self.last_error = exc
+        log.info("%s of %s failed: %s", trigger, self.name, exc)
+        self._emit([Change("error", self.name, trigger, error=exc)])
+
+    async def _exchange(
+        self,
+        method: str,
+        endpoint: str,
+        *,
+        trigger: Trigger,
+        data: dict[str, str] | None = None,
+        files: forms.FormFiles | None = None,
+    ) -> Change | None:
+        if self.closed:
+            raise ScreenClosed(f"{self.name} is closed")
+        changes: list[Change] = []
+        async with self._lock:
+            body = await self.client.request(
+                method, endpoint, state=None if method == "PUT" else self.state, data=data, files=files
+            )
+            await self._take(body, trigger, changes)
+        self._emit(changes)
+        return changes[-1] if changes else None
+
+    async def _take(self, body: Any, trigger: Trigger, changes: list[Change]) -> None:
+        """Apply an answer (page or update set); follow ``navigate`` and ``reload``. Runs under the lock."""
+        kind = body.get("kind") if isinstance(body, dict) else None
+        if kind == "page":
+            self._load(body)
+            changes.append(Change("page", self.name, trigger))
+            self._schedule()  # a new page brings its own timeout
+            return
+        if kind != "update":
+            raise ProtocolError(f"expected a page or an update set, got {str(body)[:200]!r}")
+        patches = body.get("patches") or []
+        if patches:
+            try:
+                self.elements = apply(self.elements, patches)
+            except (PatchError, KeyError, StopIteration, IndexError, TypeError) as exc:
+                # The local page and the service disagree: a fresh page is the way back.
+                log.warning("patches did not apply to %s (%s): reloading", self.name, exc)
+                await self._take(await self._put(self.endpoint), "reload", changes)
+                return
+        self.state = str(body.get("state") or self.state)
+        if body.get("timeout") is not None:
+            self.timeout = float(body["timeout"])
+        notice = body.get("notice")
+        if isinstance(notice, dict):
+            self.notices.append(notice)
+        navigate = body.get("navigate")
+        if patches or notice or navigate or body.get("reload"):
+            changes.append(
+                Change(
+                    "update",
+                    str(body.get("screen") or self.name),
+                    trigger,
+                    patches=tuple(patches),
+                    notice=notice if isinstance(notice, dict) else None,
+                    navigate=navigate if isinstance(navigate, str) else None,
+                )
+            )
+        if isinstance(navigate, str):
+            await self._take(await self._put(navigate), "navigate", changes)
+        elif body.get("reload"):
+            await self._take(await self._put(self.endpoint), "reload", changes)
+
+    async def _put(self, endpoint: str) -> Any:
+        return await self.client.request("PUT", endpoint)
+
+    def _load(self, page: dict[str, Any]) -> None:
+        self.name = str(page.get("screen", ""))
+        self.title = str(page.get("title", ""))
+        self.endpoint = str(page.get("endpoint", ""))
+        self.poll_endpoint = str(page.get("poll") or self.endpoint)
+        self.timeout = float(page.get("timeout") or 30)
+        self.layout = str(page.get("layout", self.layout))
+        self.state = str(page.get("state", ""))
+        elements = page.get("elements")
+        if not isinstance(elements, list):
+            raise ProtocolError("a page without an element list")
+        self.elements = elements
+        self._files.clear()
+
+    def _emit(self, changes: list[Change]) -> None:
+        for change in changes:
+            for queue in list(self._queues):
+                queue.put_nowait(change)
+            for callback in list(self._callbacks):
+                try:
+                    result = callback(change)
+                except Exception:  # an integrator's bug must not stop the sync
+                    log.exception("change callback failed")
+                    continue
+                if inspect.isawaitable(result):
+                    self.client._spawn(_await(result))
+
+
+async def _await(result: Awaitable[None]) -> None:
+    try:
+        await result
+    except Exception:
+        log.exception("change callback failed")

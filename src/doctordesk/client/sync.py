@@ -1,0 +1,78 @@
+"""The message rules of spec 6.1, applied to the open screens of a client.
+
+    Timeout <endpoint>   cancel every poll timer, poll every open screen, and PATCH <endpoint>
+    Timeout              cancel every poll timer and poll every open screen (each restarts its timer)
+    <endpoint>           PATCH <endpoint> now and apply it; no poll timer is touched
+    (empty)              nothing
+
+Decisions where the spec speaks of one "current screen": a client may hold several open screens (the list and a
+chat panel), and each of them is current for its own part of the interface, so ``Timeout`` polls them all. An
+endpoint goes to the screens whose poll endpoint has that path (their own query string is kept), or to the most
+recently opened screen when none has; when ``Timeout`` already polls that same endpoint for a screen, the poll
+is the PATCH (one request, not two). Messages are parsed by the one shared parser,
+``doctordesk.realtime.message``; a string that is not a valid message is ignored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Coroutine, Sequence
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from doctordesk.realtime.message import EndpointCheck, InvalidMessage, RealtimeMessage, parse
+
+if TYPE_CHECKING:
+    from doctordesk.client.screen import Screen
+
+log = logging.getLogger(__name__)
+
+
+def path_of(endpoint: str) -> str:
+    """The path of an endpoint, without its query string."""
+    return urlsplit(endpoint).path
+
+
+def patch_templates(api: dict[str, Any]) -> list[str]:
+    """The PATCH path templates an OpenAPI description lists (what a real-time message may name)."""
+    paths = api.get("paths")
+    if not isinstance(paths, dict):
+        return []
+    return sorted(p for p, ops in paths.items() if isinstance(ops, dict) and "patch" in ops)
+
+
+def targets(endpoint: str, screens: Sequence[Screen]) -> list[Screen]:
+    """The screens a message's endpoint is for: those polling it, else the most recently opened one."""
+    polling = [s for s in screens if path_of(s.poll_endpoint) == endpoint]
+    return polling or list(screens[-1:])
+
+
+def plan(message: RealtimeMessage, screens: Sequence[Screen]) -> list[Coroutine[Any, Any, None]]:
+    """Cancel the timers a message cancels (now) and return the requests it calls for (to run)."""
+    open_screens = [s for s in screens if not s.closed]
+    jobs: list[Coroutine[Any, Any, None]] = []
+    if message.timeout:
+        for screen in open_screens:  # rule 1: every timer stops before any request goes out
+            screen.cancel_timer()
+        jobs.extend(screen.poll_in_background("stream") for screen in open_screens)
+    if message.endpoint is not None:
+        for screen in targets(message.endpoint, open_screens):
+            polls_it = path_of(screen.poll_endpoint) == message.endpoint
+            if message.timeout and polls_it:
+                continue
+            endpoint = screen.poll_endpoint if polls_it else message.endpoint
+            jobs.append(screen.patch_in_background(endpoint, "stream"))
+    return jobs
+
+
+async def handle(text: str, screens: Sequence[Screen], *, is_endpoint: EndpointCheck) -> None:
+    """Parse a real-time message and act on it (invalid messages are logged and ignored)."""
+    try:
+        message = parse(text, is_endpoint=is_endpoint)
+    except InvalidMessage as exc:
+        log.info("ignoring real-time message %r: %s", text[:100], exc)
+        return
+    jobs = plan(message, screens)
+    if jobs:
+        await asyncio.gather(*jobs)

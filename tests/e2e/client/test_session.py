@@ -1,0 +1,55 @@
+"""The SDK's session against a real server: login, logout, the headers, errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from doctordesk.client import Client, NotFound, NotLoggedIn, Unauthorized, ValidationError
+
+
+async def test_login_gives_the_user_and_a_token_that_opens_screens(shared_server) -> None:
+    async with Client(shared_server.url, realtime=False) as client:
+        user = await client.login("doctor1", "demo")
+        assert (user.username, user.role) == ("doctor1", "doctor")
+        assert client.token
+        screen = await client.open("/profile/appointments")
+        assert screen.name == "appointment-list"
+
+
+async def test_logout_revokes_the_token_and_closes_the_screens(shared_server) -> None:
+    async with Client(shared_server.url, realtime=False) as client:
+        await client.login("doctor2", "demo")
+        token = client.token
+        screen = await client.open("/profile/appointments")
+        await client.logout()
+        assert client.token is None and client.user is None and screen.closed and client.screens == ()
+        with pytest.raises(NotLoggedIn):
+            await client.open("/profile/appointments")
+        with pytest.raises(Unauthorized) as refused:
+            await client.use_token(token)
+        assert refused.value.status == 401 and refused.value.code == "UNAUTHORIZED"
+
+
+async def test_a_wrong_password_is_unauthorized(shared_server) -> None:
+    async with Client(shared_server.url, realtime=False) as client:
+        with pytest.raises(Unauthorized):
+            await client.login("doctor3", "not-the-password")
+        assert client.token is None
+
+
+async def test_someone_elses_appointment_is_not_found(shared_server) -> None:
+    async with Client(shared_server.url, realtime=False) as doctor1, Client(shared_server.url, realtime=False) as other:
+        await doctor1.login("doctor1", "demo")
+        await other.login("doctor2", "demo")
+        theirs_id = (await other.request("GET", "/api/appointments"))["appointments"][0]["id"]
+        with pytest.raises(NotFound) as missing:
+            await doctor1.request("GET", f"/api/appointments/{theirs_id}")
+        assert missing.value.status == 404
+
+
+async def test_a_malformed_client_id_is_a_validation_error_on_that_header(shared_server) -> None:
+    async with Client(shared_server.url, realtime=False, client_id="not an id!") as client:
+        await client.login("doctor1", "demo")
+        with pytest.raises(ValidationError) as refused:
+            await client.open("/profile/appointments")
+        assert "X-Client-Id" in refused.value.fields

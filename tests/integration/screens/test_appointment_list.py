@@ -1,0 +1,193 @@
+"""The appointment list and its poll: a PATCH's update set applied to the old page equals a fresh PUT, after real
+changes (status changes, new appointments, time passing), on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import random
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from sqlalchemy import select
+
+from doctordesk.domain.events import (
+    ALL_APPOINTMENTS_TOPIC,
+    DomainEvent,
+    appointment_topic,
+    doctor_topic,
+    patient_topic,
+)
+from doctordesk.domain.status import Status
+from doctordesk.screens.protocol import apply
+from doctordesk.screens.state import PageCache
+from doctordesk.services.uow import unit_of_work
+from doctordesk.store.tables import Appointment
+
+
+async def _put(client, headers: dict[str, str]) -> dict[str, Any]:
+    response = await client.put("/profile/appointments", headers=headers)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+async def _poll(client, headers: dict[str, str], state: str) -> dict[str, Any]:
+    response = await client.patch("/profile/appointments", headers={**headers, "X-Screen-State": state})
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def _topics(a: Appointment) -> tuple[str, ...]:
+    return (doctor_topic(a.doctor_id), patient_topic(a.patient_id), appointment_topic(a.id), ALL_APPOINTMENTS_TOPIC)
+
+
+async def change_status(runtime, appointment_id: int, status: Status) -> None:
+    async with unit_of_work(runtime) as uow:
+        a = await uow.session.get(Appointment, appointment_id)
+        assert a is not None
+        a.status = int(status)
+        a.version += 1
+        a.updated_at = runtime.clock.now()
+        uow.emit(DomainEvent("appointment-changed", _topics(a), {"id": a.id}))
+
+
+async def new_appointment(runtime, *, like: int, days: int) -> int:
+    async with unit_of_work(runtime) as uow:
+        model = await uow.session.get(Appointment, like)
+        assert model is not None
+        now = runtime.clock.now()
+        a = Appointment(
+            patient_id=model.patient_id,
+            doctor_id=model.doctor_id,
+            location_id=model.location_id,
+            start_at=now + timedelta(days=days, hours=3),
+            duration_minutes=45,
+            status=int(Status.REQUESTED),
+            version=1,
+            created_at=now,
+            updated_at=now,
+        )
+        uow.session.add(a)
+        await uow.session.flush()
+        uow.emit(DomainEvent("appointment-requested", _topics(a), {"id": a.id}))
+        return a.id
+
+
+def assert_patched_equals_fresh(old: dict[str, Any], update: dict[str, Any], fresh: dict[str, Any]) -> None:
+    assert update["kind"] == "update" and update["screen"] == fresh["screen"]
+    assert apply(old["elements"], update["patches"]) == fresh["elements"]
+    # The new token names the fresh page's content.
+    assert update["state"].rsplit(".", 1)[1] == fresh["state"].rsplit(".", 1)[1]
+
+
+async def test_an_unchanged_poll_returns_an_empty_update_set_with_the_same_state(client, login):
+    doctor = await login("doctor1")
+    page = await _put(client, doctor.headers)
+    update = await _poll(client, doctor.headers, page["state"])
+    assert update == {
+        "kind": "update",
+        "screen": "appointment-list",
+        "state": page["state"],
+        "timeout": page["timeout"],
+        "patches": [],
+    }
+
+
+async def test_the_list_shows_only_the_doctors_own_appointments_with_local_times_and_entry_points(
+    client, login, demo, runtime
+):
+    doctor = await login("doctor3")
+    page = await _put(client, doctor.headers)
+    async with runtime.db.read() as session:
+        own = set(await session.scalars(select(Appointment.id).where(Appointment.doctor_id == demo.users["doctor3"])))
+    rows = [e for section in page["elements"][1:] for e in section.get("children", []) if e["type"] == "Row"]
+    assert {r["props"]["appointment"] for r in rows} == own
+    first = rows[0]
+    ids = {c["id"] for c in first["children"]}
+    a = first["props"]["appointment"]
+    assert {f"time-{a}", f"patient-{a}", f"location-{a}", f"status-{a}", f"review-{a}", f"chat-{a}"} <= ids
+    time_element = next(c for c in first["children"] if c["id"] == f"time-{a}")
+    assert time_element["value"].endswith(("GMT", "BST"))  # London clinic: local time with its zone
+
+
+async def test_a_status_change_by_someone_else_reaches_the_poll_as_patches(client, login, demo, runtime):
+    doctor = await login("doctor1")
+    old = await _put(client, doctor.headers)
+    await change_status(runtime, demo.appointments[0], Status.APPROVED)
+    update = await _poll(client, doctor.headers, old["state"])
+    assert update["patches"] and not any(p["op"] == "reset" for p in update["patches"])
+    assert_patched_equals_fresh(old, update, await _put(client, doctor.headers))
+
+
+async def test_a_new_appointment_appears_in_the_poll(client, login, demo, runtime):
+    doctor = await login("doctor2")
+    old = await _put(client, doctor.headers)
+    new_id = await new_appointment(runtime, like=demo.appointments[14], days=1)
+    update = await _poll(client, doctor.headers, old["state"])
+    assert any(f"appointment-{new_id}" in str(p) for p in update["patches"])
+    assert_patched_equals_fresh(old, update, await _put(client, doctor.headers))
+
+
+async def test_time_passing_beyond_the_max_age_moves_rows_between_sections(client, login, runtime, clock):
+    doctor = await login("doctor1")
+    old = await _put(client, doctor.headers)
+    clock.advance(timedelta(days=2, seconds=runtime.settings.screen_max_age_seconds))
+    headers = (await login("doctor1")).headers  # the old token expired meanwhile
+    update = await _poll(client, headers, old["state"])
+    assert update["patches"]
+    assert_patched_equals_fresh(old, update, await _put(client, headers))
+
+
+async def test_within_the_max_age_and_without_events_the_poll_does_not_render(client, login, runtime, clock):
+    doctor = await login("doctor1")
+    old = await _put(client, doctor.headers)
+    clock.advance(timedelta(seconds=runtime.settings.screen_max_age_seconds - 1))
+    update = await _poll(client, doctor.headers, old["state"])
+    assert update["patches"] == [] and update["state"] == old["state"]
+
+
+async def test_an_old_page_the_server_no_longer_knows_is_answered_with_a_reset(client, login, demo, runtime):
+    doctor = await login("doctor1")
+    old = await _put(client, doctor.headers)
+    await change_status(runtime, demo.appointments[1], Status.DECLINED)
+    runtime.screens.cache = PageCache()  # as after a restart, or on another instance
+    update = await _poll(client, doctor.headers, old["state"])
+    assert [p["op"] for p in update["patches"]] == ["reset"]
+    assert_patched_equals_fresh(old, update, await _put(client, doctor.headers))
+
+
+@pytest.mark.parametrize("token", ["", "garbage", "a.b.c.d", "x" * 500, "1.2.3"])
+async def test_a_missing_or_malformed_state_token_gets_the_whole_page_as_a_reset(client, login, token):
+    doctor = await login("doctor1")
+    fresh = await _put(client, doctor.headers)
+    response = await client.patch("/profile/appointments", headers={**doctor.headers, "X-Screen-State": token})
+    assert response.status_code == 200
+    update = response.json()
+    assert [p["op"] for p in update["patches"]] == ["reset"]
+    assert apply([], update["patches"]) == fresh["elements"]
+
+
+@pytest.mark.parametrize("username", ["doctor1", "support1", "patient1"])
+@pytest.mark.parametrize("layout", ["desktop", "mobile"])
+async def test_patches_applied_to_the_old_page_equal_a_fresh_page_through_random_changes(
+    client, login, demo, runtime, clock, username, layout
+):
+    rng = random.Random(f"{username}-{layout}")
+    headers = {**(await login(username)).headers, "X-Layout": layout}
+    page = await _put(client, headers)
+    ids = list(demo.appointments)
+    for _ in range(6):
+        kind = rng.choice(["status", "status", "new", "time", "cache"])
+        if kind == "status":
+            await change_status(runtime, rng.choice(ids), rng.choice(list(Status)))
+        elif kind == "new":
+            ids.append(await new_appointment(runtime, like=rng.choice(demo.appointments), days=rng.randint(-2, 5)))
+        elif kind == "time":
+            clock.advance(timedelta(hours=rng.randint(1, 30)))
+            headers = {**(await login(username)).headers, "X-Layout": layout}
+        else:
+            runtime.screens.cache = PageCache()
+            await change_status(runtime, rng.choice(ids), Status.REQUESTED)
+        update = await _poll(client, headers, page["state"])
+        fresh = await _put(client, headers)
+        assert_patched_equals_fresh(page, update, fresh)
+        page = {**page, "elements": apply(page["elements"], update["patches"]), "state": update["state"]}

@@ -1,0 +1,67 @@
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import delete, update
+from sqlalchemy.exc import DBAPIError, IntegrityError
+
+from doctordesk.store.chat_tables import Attachment, ChatMessage, ChatThread
+from tests.conftest import NOW
+
+
+async def _message(runtime, demo) -> tuple[int, int]:
+    async with runtime.db.transaction() as session:
+        thread = ChatThread(appointment_id=demo.appointments[0], created_at=NOW, last_activity_at=NOW)
+        session.add(thread)
+        await session.flush()
+        file = Attachment(
+            uploader_id=demo.users["doctor1"],
+            filename="a.pdf",
+            mime="application/pdf",
+            size=1,
+            sha256="0" * 64,
+            data=b"x",
+            created_at=NOW,
+        )
+        session.add(file)
+        await session.flush()
+        message = ChatMessage(
+            thread_id=thread.id,
+            sender_id=demo.users["doctor1"],
+            content="Hello",
+            created_at=NOW,
+            attachment_id=file.id,
+        )
+        session.add(message)
+        await session.flush()
+        return message.id, file.id
+
+
+async def test_messages_cannot_be_edited_or_deleted(runtime, demo):
+    message_id, _ = await _message(runtime, demo)
+    for statement in (
+        update(ChatMessage).where(ChatMessage.id == message_id).values(content="rewritten"),
+        delete(ChatMessage).where(ChatMessage.id == message_id),
+    ):
+        with pytest.raises(DBAPIError, match="append-only"):
+            async with runtime.db.transaction() as session:
+                await session.execute(statement)
+    async with runtime.db.read() as session:
+        assert (await session.get(ChatMessage, message_id)).content == "Hello"
+
+
+async def test_attachments_cannot_be_replaced_or_deleted(runtime, demo):
+    _, file_id = await _message(runtime, demo)
+    for statement in (
+        update(Attachment).where(Attachment.id == file_id).values(data=b"evil"),
+        delete(Attachment).where(Attachment.id == file_id),
+    ):
+        with pytest.raises(DBAPIError, match="append-only"):
+            async with runtime.db.transaction() as session:
+                await session.execute(statement)
+
+
+async def test_one_thread_per_appointment(runtime, demo):
+    await _message(runtime, demo)
+    with pytest.raises(IntegrityError):
+        async with runtime.db.transaction() as session:
+            session.add(ChatThread(appointment_id=demo.appointments[0], created_at=NOW, last_activity_at=NOW))

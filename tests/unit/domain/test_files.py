@@ -1,0 +1,114 @@
+from __future__ import annotations
+
+import pytest
+
+from doctordesk.domain import files
+from doctordesk.domain.errors import ValidationFailed
+from doctordesk.store import sample_files
+
+
+def test_pdf_png_and_jpeg_are_recognised_from_their_bytes():
+    assert files.detect(sample_files.pdf()) is files.PDF
+    assert files.detect(sample_files.png()) is files.PNG
+    assert files.detect(sample_files.jpeg()) is files.JPEG
+
+
+def test_zero_byte_file_is_refused():
+    with pytest.raises(ValidationFailed) as caught:
+        files.detect(b"")
+    assert "empty" in caught.value.fields["file"]
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"MZ\x90\x00\x03\x00\x00\x00" + b"\x00" * 64,  # a Windows executable
+        b"<html><script>alert(1)</script></html>",
+        b"GIF89a\x01\x00\x01\x00",
+        b"PK\x03\x04" + b"\x00" * 40,
+        b"just some text",
+    ],
+)
+def test_wrong_magic_is_refused(data):
+    with pytest.raises(ValidationFailed):
+        files.detect(data)
+
+
+def test_png_with_html_inside_is_refused_as_polyglot():
+    data = sample_files.png()
+    polyglot = data[:33] + b"\x00\x00\x00\x1ftEXt<script>alert(1)</script>xx" + data[33:]
+    with pytest.raises(ValidationFailed) as caught:
+        files.detect(polyglot)
+    assert "web content" in caught.value.fields["file"]
+
+
+def test_png_carrying_a_pdf_header_is_refused_as_polyglot():
+    data = sample_files.png()
+    polyglot = data[:33] + b"\x00\x00\x00\x08tEXt%PDF-1.4" + data[33:]
+    with pytest.raises(ValidationFailed) as caught:
+        files.detect(polyglot)
+    assert "PDF" in caught.value.fields["file"]
+
+
+def test_image_with_data_after_its_end_is_refused():
+    with pytest.raises(ValidationFailed):
+        files.detect(sample_files.png() + b"PK\x03\x04hidden")
+    with pytest.raises(ValidationFailed):
+        files.detect(sample_files.jpeg() + b"<?php echo 1; ?>")
+
+
+def test_pdf_with_a_zip_directory_is_refused_as_polyglot():
+    data = sample_files.pdf()
+    with pytest.raises(ValidationFailed):
+        files.detect(data.replace(b"%%EOF", b"PK\x05\x06" + b"\x00" * 18 + b"\n%%EOF"))
+
+
+def test_pdf_with_javascript_is_refused():
+    data = sample_files.pdf().replace(b"/Type /Catalog", b"/Type /Catalog /OpenAction << /S /JavaScript /JS (x) >>")
+    with pytest.raises(ValidationFailed) as caught:
+        files.detect(data)
+    assert "scripts" in caught.value.fields["file"]
+
+
+def test_truncated_pdf_is_refused():
+    with pytest.raises(ValidationFailed):
+        files.detect(b"%PDF-1.4\n1 0 obj\n")
+
+
+# --- names ----------------------------------------------------------------------------------------------------
+
+
+def test_path_components_are_stripped_from_the_filename():
+    assert files.safe_filename("../../etc/passwd.pdf", files.PDF) == "passwd.pdf"
+    assert files.safe_filename("..\\..\\windows\\system32\\report.pdf", files.PDF) == "report.pdf"
+    assert files.safe_filename("/", files.PDF) == "attachment.pdf"
+    assert files.safe_filename("..", files.PNG) == "attachment.png"
+
+
+def test_control_and_bidi_characters_are_removed_from_the_filename():
+    assert files.safe_filename("re\x00po\r\nrt\x1b[31m.pdf", files.PDF) == "report[31m.pdf"
+    # U+202E RIGHT-TO-LEFT OVERRIDE would show "invoice\u202egpj.exe" as "invoiceexe.jpg"
+    assert files.safe_filename("invoice\u202egnp.exe", files.PNG) == "invoicegnp.exe.png"
+
+
+def test_very_long_filename_is_cut_keeping_the_extension():
+    name = files.safe_filename("a" * 5000 + ".pdf", files.PDF)
+    assert len(name) == files.MAX_FILENAME_CHARS and name.endswith(".pdf")
+
+
+def test_unicode_filename_is_kept():
+    assert files.safe_filename("Befund_Müller_日本.pdf", files.PDF) == "Befund_Müller_日本.pdf"
+
+
+def test_extension_follows_the_detected_type_not_the_declared_one():
+    assert files.safe_filename("scan.pdf", files.PNG) == "scan.png"
+    assert files.safe_filename("photo.JPEG", files.JPEG) == "photo.jpeg"
+    assert files.safe_filename("payload.html", files.PDF) == "payload.html.pdf"
+    assert files.safe_filename(None, files.JPEG) == "attachment.jpg"
+
+
+def test_content_disposition_has_an_ascii_fallback_and_the_utf8_name():
+    header = files.content_disposition('Befund "Müller" 日本.pdf')
+    assert header.startswith('attachment; filename="Befund _Muller_ .pdf"')
+    assert "filename*=UTF-8''Befund%20%22M%C3%BCller%22%20%E6%97%A5%E6%9C%AC.pdf" in header
+    assert "\r" not in header and "\n" not in header

@@ -1,4 +1,4 @@
-"""Browser fixtures: one chromium per test session, a fresh context (cookies, storage) per test, and a live server
+"""Browser fixtures: one chromium per test module, a fresh context (cookies, storage) per test, and a live server
 with the demo clinic shared by the tests of a module (tests that restart the server use ``live_server``)."""
 
 from __future__ import annotations
@@ -15,8 +15,10 @@ DESKTOP = {"width": 1280, "height": 860}
 MOBILE = {"width": 390, "height": 844}
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
+    # Module scope: Playwright's sync API keeps an event loop of its own while it runs, which must be gone
+    # before the asyncio tests of other modules start theirs.
     executable = chromium_executable()
     from playwright.sync_api import sync_playwright
 

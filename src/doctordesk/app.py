@@ -27,8 +27,9 @@ from doctordesk.store.db import Database
 from doctordesk.web import errors, responses
 from doctordesk.web.limits import BodyLimit
 from doctordesk.web.observability import RequestTimer
-from doctordesk.web.routers import api, appointments, ops, review, stream
+from doctordesk.web.routers import api, appointments, chat, ops, review, stream
 from doctordesk.web.routers import auth as auth_router
+from doctordesk.web.security import SecurityHeaders
 
 STATIC = Path(__file__).parent / "web" / "static"
 
@@ -94,10 +95,12 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
     app.include_router(appointments.router)
     app.include_router(review.router)
     app.include_router(api.router)
+    app.include_router(chat.router)
     app.include_router(stream.router)
     app.include_router(ops.router)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(RequestTimer, metrics=runtime.metrics)
+    app.add_middleware(SecurityHeaders)
     if STATIC.is_dir():
         app.mount("/", StaticFiles(directory=STATIC, html=True), name="web")
     return app

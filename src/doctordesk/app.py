@@ -8,7 +8,6 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from fastapi import FastAPI
-from fastapi.staticfiles import StaticFiles
 
 from doctordesk import __version__
 from doctordesk.config import Settings
@@ -30,6 +29,7 @@ from doctordesk.web.observability import RequestTimer
 from doctordesk.web.routers import api, appointments, chat, ops, review, stream
 from doctordesk.web.routers import auth as auth_router
 from doctordesk.web.security import SecurityHeaders
+from doctordesk.web.webapp import web_app_mount
 
 STATIC = Path(__file__).parent / "web" / "static"
 
@@ -102,7 +102,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
     app.add_middleware(RequestTimer, metrics=runtime.metrics)
     app.add_middleware(SecurityHeaders)
     if STATIC.is_dir():
-        app.mount("/", StaticFiles(directory=STATIC, html=True), name="web")
+        app.router.routes.append(web_app_mount(STATIC))
     return app
 
 

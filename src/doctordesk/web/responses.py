@@ -48,7 +48,8 @@ SUBMIT_RESPONSES: dict[int | str, dict[str, Any]] = {
 
 
 def install_openapi(app: FastAPI) -> None:
-    """Describe the framework's automatic 422 with our error body, which is what the service really answers."""
+    """Describe errors as the service really answers them: the framework's automatic 422 with our error body, a 401
+    on every route behind the bearer token, and errors as JSON even where the success is a stream or a file."""
     default = app.openapi
 
     def openapi() -> dict[str, Any]:
@@ -61,6 +62,12 @@ def install_openapi(app: FastAPI) -> None:
             schemas["ErrorBody"] = ErrorBody.model_json_schema(ref_template="#/components/schemas/{model}")
         for operations in schema.get("paths", {}).values():
             for operation in operations.values():
+                if operation.get("security") and "401" not in operation.get("responses", {}):
+                    # Every route behind the bearer token can answer 401.
+                    operation.setdefault("responses", {})["401"] = {
+                        "description": UNAUTHORIZED["description"],
+                        "content": {"application/json": {"schema": {"$ref": error_ref}}},
+                    }
                 for status, response in operation.get("responses", {}).items():
                     if not str(status).startswith("4"):
                         continue

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime
 
 from sqlalchemy import func, select
 
@@ -77,7 +78,12 @@ async def test_two_doctors_sessions_cannot_double_book_one_slot(client, login, d
             assert body["code"] == "FIELDS_VALIDATION_ERROR" and "Overlaps" in body["fields"]["time~1"]
     async with runtime.db.read() as s:
         held = await s.scalar(
-            select(func.count()).select_from(AppointmentOffer).where(AppointmentOffer.doctor_id == chen)
+            select(func.count())
+            .select_from(AppointmentOffer)
+            .where(
+                AppointmentOffer.doctor_id == chen,
+                AppointmentOffer.start_at == datetime(2026, 11, 27, 11, 0, tzinfo=UTC),
+            )
         )
     assert held == 1
 

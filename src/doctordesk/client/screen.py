@@ -165,6 +165,15 @@ class Screen:
         else:
             target["value"] = value
 
+    async def fill(self, name_or_id: str, value: str | int | bool | FileUpload | None) -> Change | None:
+        """Set an input's value and, when the input has an action of its own (the service validates fields as
+        they change, e.g. a Suggested Scheduling card), perform it as a UI does on a change event."""
+        self.set_value(name_or_id, value)
+        target = forms.find_input(self.elements, name_or_id)
+        if target is None or not isinstance(target.get("action"), dict):
+            return None
+        return await self.activate(target["id"])
+
     def form_values(self, form: str | None = None) -> dict[str, str]:
         """The fields an action with this ``form`` would send (files left out)."""
         return forms.collect(self.elements, form, self._files)[0]

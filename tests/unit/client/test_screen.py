@@ -226,3 +226,18 @@ async def test_wait_for_returns_once_the_condition_holds(service) -> None:
         await waiter
         with pytest.raises(TimeoutError):
             await screen.wait_for(lambda s: False, timeout=0.05)
+
+
+async def test_fill_performs_the_inputs_own_action_as_a_change_event_would(service) -> None:
+    service.pages[REVIEW]["elements"][0]["children"][1]["action"] = {
+        "method": "PATCH",
+        "endpoint": REVIEW + "/change",
+        "form": "alternative-1",
+    }
+    async with await client_for(service) as client:
+        screen = await client.open(REVIEW)
+        service.queue("PATCH", REVIEW + "/change", update("review-and-approve", [p_update("time~1", highlighted=True)]))
+        change = await screen.fill("time~1", "11:00")
+        assert change is not None and screen.element("time~1")["highlighted"] is True
+        assert service.seen[-1].form == {"date~1": ["2026-11-25"], "time~1": ["11:00"]}
+        assert await screen.fill("date~1", "2026-11-26") is None  # no action of its own: only set

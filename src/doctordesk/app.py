@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -13,7 +14,10 @@ from doctordesk import __version__
 from doctordesk.config import Settings
 from doctordesk.domain.clock import Clock, SystemClock
 from doctordesk.domain.events import DomainEvent
-from doctordesk.realtime.bus import EventBus, MemoryBus
+from doctordesk.realtime import wiring as realtime
+from doctordesk.realtime.bus import EventBus
+from doctordesk.realtime.hub import Hub
+from doctordesk.realtime.redis_bus import RedisBus
 from doctordesk.runtime import Runtime
 from doctordesk.screens.state import Revisions, ScreenStates
 from doctordesk.services import auth
@@ -22,7 +26,8 @@ from doctordesk.services.passwords import Passwords
 from doctordesk.store.db import Database
 from doctordesk.web import errors
 from doctordesk.web.limits import BodyLimit
-from doctordesk.web.routers import api, appointments
+from doctordesk.web.observability import RequestTimer
+from doctordesk.web.routers import api, appointments, ops, review, stream
 from doctordesk.web.routers import auth as auth_router
 
 STATIC = Path(__file__).parent / "web" / "static"
@@ -30,31 +35,48 @@ STATIC = Path(__file__).parent / "web" / "static"
 
 def build_runtime(settings: Settings, *, clock: Clock | None = None, bus: EventBus | None = None) -> Runtime:
     revisions = Revisions()
-    return Runtime(
+    hub = Hub(instance=secrets.token_hex(6))
+    runtime = Runtime(
         settings=settings,
         db=Database(settings.database_url),
-        bus=bus or MemoryBus(),
+        bus=bus or realtime.build_bus(settings, hub),
         clock=clock or SystemClock(),
         screens=ScreenStates(revisions, max_age=settings.screen_max_age_seconds),
         auth_cache=AuthCache(ttl=settings.auth_cache_seconds),
+        hub=hub,
     )
+    realtime.install(runtime)
+    return runtime
 
 
 def create_app(settings: Settings | None = None, *, clock: Clock | None = None, bus: EventBus | None = None) -> FastAPI:
     settings = settings or Settings()
     runtime = build_runtime(settings, clock=clock, bus=bus)
 
+    dispatcher = realtime.build_dispatcher(runtime) if settings.push_in_process else None
+    _connect_bus_state(runtime)
+    runtime.hub.on_delivered = runtime.metrics.messages_delivered.inc
+
     async def on_event(event: DomainEvent) -> None:
+        runtime.metrics.events_received.inc()
         runtime.screens.revisions.bump(event.topics)
         await auth.on_event(runtime, event)
+        await runtime.hub.on_event(event)
+        if dispatcher is not None and event.notify_user_ids:
+            dispatcher.wake()
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         runtime.bus.subscribe(on_event)
         await runtime.bus.start()
+        if dispatcher is not None:
+            dispatcher.start()
         try:
             yield
         finally:
+            runtime.hub.close_all()
+            if dispatcher is not None:
+                await dispatcher.stop()
             await runtime.bus.stop()
             await runtime.db.dispose()
 
@@ -69,8 +91,25 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
     errors.install(app)
     app.include_router(auth_router.router)
     app.include_router(appointments.router)
+    app.include_router(review.router)
     app.include_router(api.router)
+    app.include_router(stream.router)
+    app.include_router(ops.router)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(RequestTimer, metrics=runtime.metrics)
     if STATIC.is_dir():
         app.mount("/", StaticFiles(directory=STATIC, html=True), name="web")
     return app
+
+
+def _connect_bus_state(runtime: Runtime) -> None:
+    """A shared bus that reconnects may have lost events: new screen epoch, and open streams refresh once."""
+    bus = runtime.bus
+    if isinstance(bus, RedisBus):
+
+        def on_reconnect() -> None:
+            runtime.screens.revisions.invalidate()
+            runtime.hub.timeout_all()
+
+        bus.on_reconnect = on_reconnect
+        bus.on_state = lambda connected: runtime.metrics.bus_connected.set(1 if connected else 0)

@@ -56,6 +56,13 @@ class Settings(BaseSettings):
     push_url: str = ""
     push_credentials: str = ""
     push_in_process: bool = True
+    push_poll_seconds: float = 1.0  # how often an idle dispatcher looks for due notifications
+    push_lease_seconds: float = 60.0  # a claimed notification comes due again after this (dispatcher died)
+    push_backoff_seconds: float = 2.0  # first retry delay; doubles per attempt
+    push_backoff_max_seconds: float = 300.0
+    push_max_attempts: int = 30
+    metrics_token: str = ""  # when set, GET /metrics needs it as a bearer token
+    redis_channel: str = "doctordesk"  # prefix of the Redis channel and keys (several deployments on one Redis)
 
     @model_validator(mode="after")
     def _check(self) -> Settings:

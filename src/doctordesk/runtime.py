@@ -12,8 +12,11 @@ from doctordesk.config import Settings
 from doctordesk.domain.clock import Clock
 from doctordesk.domain.events import DomainEvent
 from doctordesk.realtime.bus import EventBus
+from doctordesk.realtime.hub import Hub
+from doctordesk.realtime.metrics import Metrics
 from doctordesk.screens.state import ScreenStates
 from doctordesk.services.auth_cache import AuthCache
+from doctordesk.services.device_cache import DeviceCache
 from doctordesk.store.db import Database
 
 # Runs inside a unit of work's transaction with the events it emitted (e.g. writes the push outbox).
@@ -29,6 +32,9 @@ class Runtime:
     screens: ScreenStates
     auth_cache: AuthCache = field(default_factory=AuthCache)
     transaction_hooks: list[TransactionHook] = field(default_factory=list)
+    hub: Hub = field(default_factory=Hub)
+    metrics: Metrics = field(default_factory=Metrics)
+    device_cache: DeviceCache = field(default_factory=DeviceCache)
 
     def monotonic(self) -> float:
         return time.monotonic()
@@ -40,4 +46,5 @@ class Runtime:
     async def publish(self, events: Sequence[DomainEvent]) -> None:
         """Hand events to the bus. Call only after the transaction that caused them has committed."""
         if events:
+            self.metrics.events_published.inc(len(events))
             await self.bus.publish(events)

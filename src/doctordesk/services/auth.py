@@ -33,7 +33,7 @@ class LoginResult:
     actor: Actor
 
 
-async def _actor_for(session: AsyncSession, user: User, token_id: int | None) -> Actor:
+async def actor_for(session: AsyncSession, user: User, token_id: int | None) -> Actor:
     patient_id = None
     if user.role == Role.PATIENT:
         patient_id = await session.scalar(select(Patient.id).where(Patient.user_id == user.id))
@@ -91,7 +91,7 @@ async def login(rt: Runtime, passwords: Passwords, username: str, password: str)
             row = AccessToken(token_hash=token_hash(token), user_id=user.id, created_at=now, expires_at=expires_at)
             session.add(row)
             await session.flush()
-            actor = await _actor_for(session, user, row.id)
+            actor = await actor_for(session, user, row.id)
             audit(session, at=now, actor_id=user.id, action="login", entity="user", entity_id=user.id)
     if not ok or user is None:
         raise Unauthorized("Wrong username or password.")
@@ -117,7 +117,7 @@ async def authenticate(rt: Runtime, token: str | None) -> Actor:
         access, user = found
         if access.revoked_at is not None or access.expires_at <= now or not user.active:
             raise Unauthorized("The access token has expired or was revoked.")
-        actor = await _actor_for(session, user, access.id)
+        actor = await actor_for(session, user, access.id)
     rt.auth_cache.put(hashed, actor, access.expires_at)
     return actor
 

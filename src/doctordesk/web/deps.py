@@ -11,7 +11,8 @@ from doctordesk.domain.errors import Forbidden, ValidationFailed
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.runtime import Runtime
 from doctordesk.screens.protocol import LAYOUTS, Layout
-from doctordesk.services import auth
+from doctordesk.services import auth, devices
+from doctordesk.services.device_cache import DeviceHeaders
 
 bearer = HTTPBearer(auto_error=False, description="The access token from POST /auth/login")
 
@@ -24,11 +25,43 @@ def get_runtime(request: Request) -> Runtime:
 RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
 
 
+def push_device(
+    x_device_id: Annotated[
+        str | None, Header(description="Mobile apps: a stable id of this device (with X-Push-Platform)")
+    ] = None,
+    x_push_platform: Annotated[str | None, Header(description="Mobile apps: ios or android")] = None,
+    x_push_token: Annotated[
+        str | None, Header(description="Mobile apps: the device's current push token (on every call)")
+    ] = None,
+) -> DeviceHeaders | None:
+    """The push headers of a mobile app's call (docs/realtime.md#push); None when the call has none."""
+    if x_device_id is None and x_push_platform is None and x_push_token is None:
+        return None
+    fields: dict[str, str] = {}
+    if not x_device_id or len(x_device_id) > devices.MAX_DEVICE_ID_CHARS or not x_device_id.isprintable():
+        fields["X-Device-Id"] = f"Required with push headers: up to {devices.MAX_DEVICE_ID_CHARS} characters."
+    platform = (x_push_platform or "").lower()
+    if platform not in devices.PLATFORMS:
+        fields["X-Push-Platform"] = "Use ios or android."
+    if x_push_token is not None and (
+        not x_push_token or len(x_push_token) > devices.MAX_TOKEN_CHARS or not x_push_token.isprintable()
+    ):
+        fields["X-Push-Token"] = f"Up to {devices.MAX_TOKEN_CHARS} printable characters."
+    if fields:
+        raise ValidationFailed(fields=fields)
+    return DeviceHeaders(device_key=x_device_id or "", platform=platform, token=x_push_token)
+
+
 async def current_actor(
-    rt: RuntimeDep, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
+    rt: RuntimeDep,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
+    device: Annotated[DeviceHeaders | None, Depends(push_device)],
 ) -> Actor:
     token = credentials.credentials if credentials and credentials.scheme.lower() == "bearer" else None
-    return await auth.authenticate(rt, token)
+    actor = await auth.authenticate(rt, token)
+    if device is not None:
+        await devices.record(rt, actor, device)
+    return actor
 
 
 ActorDep = Annotated[Actor, Depends(current_actor)]

@@ -1,0 +1,143 @@
+"""Coverage and policy rules (spec 4.4, Review and Approve validations 4 and 6; Suggested Scheduling rule 7).
+
+- The insurer's record (``third_party_data``) must be a JSON object with a non-empty ``member_id`` and ``plan``
+  and ``status`` "active"; missing or malformed → THIRD_PARTY_DATA_INVALID (blocks every decision but decline).
+- A date outside every policy period → APPOINTMENT_DATE_NOT_COVERED.
+- An excluded service, or an excluded doctor (profile) → FORBIDDEN_DUE_TO_POLICY_TERMS.
+- A doctor or location outside a non-empty network list → a coverage warning only (the doctor may still send it;
+  it makes the pending status 9 instead of 5).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any
+
+from doctordesk.domain.errors import DateNotCovered, DomainError, ForbiddenByPolicy, ThirdPartyDataInvalid
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """A patient's policy as stored (``network``/``exclusions`` still raw JSON values, checked here)."""
+
+    valid_from: date
+    valid_to: date
+    network: Any
+    exclusions: Any
+    third_party_data: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Terms:
+    """A checked policy: the rules as plain sets (empty network set = any)."""
+
+    valid_from: date
+    valid_to: date
+    network_doctors: frozenset[int] = field(default_factory=frozenset)
+    network_locations: frozenset[int] = field(default_factory=frozenset)
+    excluded_services: frozenset[str] = field(default_factory=frozenset)
+    excluded_doctors: frozenset[int] = field(default_factory=frozenset)
+
+
+def _ids(value: Any, what: str) -> frozenset[int]:
+    if value is None:
+        return frozenset()
+    if not isinstance(value, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+        raise ThirdPartyDataInvalid(f"The policy's {what} list is malformed.")
+    return frozenset(value)
+
+
+def _names(value: Any, what: str) -> frozenset[str]:
+    if value is None:
+        return frozenset()
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ThirdPartyDataInvalid(f"The policy's {what} list is malformed.")
+    return frozenset(v.lower() for v in value)
+
+
+def check_third_party(raw: str | None) -> dict[str, Any]:
+    """The insurer's record, or THIRD_PARTY_DATA_INVALID when missing or malformed."""
+    if raw is None or not raw.strip():
+        raise ThirdPartyDataInvalid("The insurer's data for this patient is missing.")
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        raise ThirdPartyDataInvalid("The insurer's data for this patient is malformed.") from None
+    if not isinstance(data, dict):
+        raise ThirdPartyDataInvalid("The insurer's data for this patient is malformed.")
+    for key in ("member_id", "plan", "status"):
+        if not isinstance(data.get(key), str) or not data[key].strip():
+            raise ThirdPartyDataInvalid(f"The insurer's data lacks a valid '{key}'.")
+    if data["status"] != "active":
+        raise ThirdPartyDataInvalid(f"The insurer reports the membership as '{data['status']}'.")
+    return data
+
+
+def terms(policies: Sequence[Policy]) -> list[Terms]:
+    """Check the patient's policies; no policy at all counts as missing insurer data."""
+    if not policies:
+        raise ThirdPartyDataInvalid("The patient has no insurance policy on record.")
+    out = []
+    for p in policies:
+        check_third_party(p.third_party_data)
+        network = p.network if p.network is not None else {}
+        exclusions = p.exclusions if p.exclusions is not None else {}
+        if not isinstance(network, dict) or not isinstance(exclusions, dict):
+            raise ThirdPartyDataInvalid("The policy's network or exclusions are malformed.")
+        out.append(
+            Terms(
+                valid_from=p.valid_from,
+                valid_to=p.valid_to,
+                network_doctors=_ids(network.get("doctors"), "network doctors"),
+                network_locations=_ids(network.get("locations"), "network locations"),
+                excluded_services=_names(exclusions.get("services"), "excluded services"),
+                excluded_doctors=_ids(exclusions.get("doctors"), "excluded doctors"),
+            )
+        )
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Coverage:
+    """The verdict for one appointment slot: an error (blocking) or a warning (out of network), or neither."""
+
+    error: DomainError | None = None
+    warning: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def evaluate(
+    policies: Sequence[Terms], *, day: date, doctor_id: int, location_id: int, service: str, field_prefix: str = ""
+) -> Coverage:
+    """Coverage of one slot (``day`` in the location's timezone). ``field_prefix`` is the card suffix (``~2``)
+    used to name the offending field in the error."""
+    covering = [t for t in policies if t.valid_from <= day <= t.valid_to]
+    if not covering:
+        return Coverage(
+            DateNotCovered(fields={f"date{field_prefix}": "Not covered by the patient's policy on this date."})
+            if field_prefix
+            else DateNotCovered()
+        )
+    t = covering[0]
+    if service.lower() in t.excluded_services:
+        return Coverage(ForbiddenByPolicy(f"The patient's policy excludes the service '{service}'."))
+    if doctor_id in t.excluded_doctors:
+        return Coverage(
+            ForbiddenByPolicy(fields={f"profile{field_prefix}": "The patient's policy excludes this doctor."})
+            if field_prefix
+            else ForbiddenByPolicy("The patient's policy excludes this doctor.")
+        )
+    out = []
+    if t.network_doctors and doctor_id not in t.network_doctors:
+        out.append("the doctor")
+    if t.network_locations and location_id not in t.network_locations:
+        out.append("the location")
+    if out:
+        return Coverage(warning=f"Out of network: {' and '.join(out)} may not be covered; the patient may pay more.")
+    return Coverage()

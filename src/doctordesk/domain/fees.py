@@ -1,0 +1,109 @@
+"""Fees per alternative, from the rows of the fee schedule (data, not code).
+
+Row kinds (``fee_schedule.kind``); ``doctor_id``/``location_id`` null means "any":
+
+- ``doctor_fee``   the doctor's fee (``amount_cents``). The most specific row wins: doctor and location, then
+                   doctor at any location, then any doctor at the location, then any doctor anywhere.
+- ``location_fee`` the location's facility fee (``amount_cents``), most specific row wins; none → 0.
+- surcharges, ``percent`` of the doctor fee, applied when their condition holds (each kind at most once, its most
+  specific row), added to the doctor fee:
+    ``weekend``       the appointment's local date (location's timezone) is a Saturday or Sunday
+    ``short_notice``  the appointment starts less than 24 hours after the decision
+    ``evening``       the local start is at or after 18:00
+  Unknown kinds are ignored (a new surcharge needs its condition here first).
+
+Doctor fee = doctor_fee + surcharges; Total fee = Doctor fee + location_fee. Percentages round half up to a cent.
+No ``doctor_fee`` row → no fee is shown ("on request") and nothing is blocked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
+
+SHORT_NOTICE = timedelta(hours=24)
+EVENING_FROM = 18
+
+
+@dataclass(frozen=True, slots=True)
+class FeeRow:
+    kind: str
+    doctor_id: int | None
+    location_id: int | None
+    amount_cents: int
+    percent: int
+    currency: str
+
+
+@dataclass(frozen=True, slots=True)
+class Fees:
+    doctor_fee_cents: int
+    total_fee_cents: int
+    currency: str
+    surcharges: tuple[str, ...]
+
+    @property
+    def doctor_fee(self) -> str:
+        return money(self.doctor_fee_cents, self.currency)
+
+    @property
+    def total_fee(self) -> str:
+        return money(self.total_fee_cents, self.currency)
+
+
+SYMBOLS = {"EUR": "€", "GBP": "£", "USD": "$", "CHF": "CHF "}
+
+
+def money(cents: int, currency: str) -> str:
+    return f"{SYMBOLS.get(currency, currency + ' ')}{cents // 100:,}.{cents % 100:02d}"
+
+
+def _specificity(row: FeeRow, doctor_id: int, location_id: int) -> int | None:
+    """Higher is more specific; None when the row does not apply."""
+    if row.doctor_id is not None and row.doctor_id != doctor_id:
+        return None
+    if row.location_id is not None and row.location_id != location_id:
+        return None
+    return (2 if row.doctor_id is not None else 0) + (1 if row.location_id is not None else 0)
+
+
+def _best(rows: Sequence[FeeRow], kind: str, doctor_id: int, location_id: int) -> FeeRow | None:
+    best: tuple[int, int, FeeRow] | None = None
+    for i, row in enumerate(rows):
+        if row.kind != kind:
+            continue
+        s = _specificity(row, doctor_id, location_id)
+        if s is not None and (best is None or (s, -i) > (best[0], best[1])):
+            best = (s, -i, row)
+    return best[2] if best else None
+
+
+Condition = Callable[[datetime, datetime], bool]  # (local start, now) → applies
+
+SURCHARGES: dict[str, Condition] = {
+    "weekend": lambda local, _now: local.weekday() >= 5,
+    "short_notice": lambda local, now: local - now < SHORT_NOTICE,
+    "evening": lambda local, _now: local.hour >= EVENING_FROM,
+}
+
+
+def compute(
+    rows: Sequence[FeeRow], *, doctor_id: int, location_id: int, start: datetime, timezone: str, now: datetime
+) -> Fees | None:
+    """Fees of one alternative, or None when the schedule has no doctor fee for it."""
+    base = _best(rows, "doctor_fee", doctor_id, location_id)
+    if base is None:
+        return None
+    local = start.astimezone(ZoneInfo(timezone))
+    doctor = base.amount_cents
+    applied = []
+    for kind, condition in SURCHARGES.items():
+        row = _best(rows, kind, doctor_id, location_id)
+        if row is not None and row.percent and condition(local, now):
+            doctor += (base.amount_cents * row.percent + 50) // 100
+            applied.append(kind)
+    location = _best(rows, "location_fee", doctor_id, location_id)
+    total = doctor + (location.amount_cents if location else 0)
+    return Fees(doctor_fee_cents=doctor, total_fee_cents=total, currency=base.currency, surcharges=tuple(applied))

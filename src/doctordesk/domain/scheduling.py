@@ -1,0 +1,301 @@
+"""Suggested Scheduling: parsing and checking the alternatives a doctor proposes (spec 4.4, rules 1-12).
+
+Two steps, both pure:
+
+1. ``parse_cards`` turns the raw card fields (as typed) into ``Proposal``s, interpreting date and time in the
+   entry timezone (the doctor's profile timezone, or the one the doctor confirmed), and reports format and
+   completeness errors per form field (``date~2``...).
+2. ``check_proposals`` applies the rules that need facts from storage, handed in as plain data: lead time from an
+   injected ``now``, work hours at the location in the location's timezone, overlaps with the doctor's booked
+   appointments and open offers (duration-aware), overlaps and exact duplicates between the alternatives.
+
+Error messages are keyed by the form field the doctor has to change.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
+
+MAX_ALTERNATIVES = 3
+LEAD_TIME = timedelta(hours=2)
+# Appointments are at most this long; the overlap query looks back this far (an index range, not a scan).
+MAX_DURATION = timedelta(hours=8)
+
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_TIME = re.compile(r"^\d{2}:\d{2}$")
+
+
+def field(name: str, n: int) -> str:
+    """The form field name of one card's input: ``field("date", 2)`` → ``date~2``."""
+    return f"{name}~{n}"
+
+
+@dataclass(frozen=True, slots=True)
+class CardInput:
+    """One card's fields as the doctor typed them (strings; empty when not filled)."""
+
+    doctor: str = ""
+    location: str = ""
+    date: str = ""
+    time: str = ""
+
+    @property
+    def is_blank(self) -> bool:
+        return not (self.date.strip() or self.time.strip())
+
+
+@dataclass(frozen=True, slots=True)
+class Proposal:
+    """A complete, well-formed alternative: who, where, and when (UTC)."""
+
+    n: int
+    doctor_id: int
+    location_id: int
+    start: datetime
+    duration_minutes: int
+
+    @property
+    def end(self) -> datetime:
+        return self.start + timedelta(minutes=self.duration_minutes)
+
+    def same_slot(self, other: Proposal) -> bool:
+        return (self.doctor_id, self.location_id, self.start) == (other.doctor_id, other.location_id, other.start)
+
+
+@dataclass(frozen=True, slots=True)
+class Busy:
+    """A time the doctor is already taken: an approved appointment or an open offer of another appointment."""
+
+    doctor_id: int
+    start: datetime
+    end: datetime
+    what: str  # for the message: "an approved appointment", "an offer sent to another patient"
+
+
+@dataclass(frozen=True, slots=True)
+class Hours:
+    """A doctor's hours at a location on a weekday (0 = Monday), local wall-clock times."""
+
+    weekday: int
+    opens: time
+    closes: time
+
+
+@dataclass(frozen=True, slots=True)
+class Directory:
+    """Who and where can be chosen on a card: doctor ids and location ids with their timezones."""
+
+    doctors: Mapping[int, str]  # id → display name
+    locations: Mapping[int, str]  # id → IANA timezone
+
+
+def is_timezone(name: str) -> bool:
+    if not name or len(name) > 64:
+        return False
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        return False
+    return True
+
+
+def timezone_names() -> list[str]:
+    """The IANA zones offered by the timezone selector."""
+    return sorted(z for z in available_timezones() if "/" in z and not z.startswith(("Etc/", "SystemV/")))
+
+
+def parse_date(raw: str) -> date | None:
+    raw = raw.strip()
+    if not _DATE.match(raw):
+        return None
+    try:
+        return date.fromisoformat(raw)
+    except ValueError:
+        return None
+
+
+def parse_time(raw: str) -> time | None:
+    raw = raw.strip()
+    if not _TIME.match(raw):
+        return None
+    try:
+        return time.fromisoformat(raw)
+    except ValueError:
+        return None
+
+
+def parse_id(raw: str) -> int | None:
+    raw = raw.strip()
+    if not raw.isdigit() or len(raw) > 15:
+        return None
+    return int(raw)
+
+
+def local_to_utc(day: date, at: time, timezone: str) -> datetime | None:
+    """The UTC instant of a local wall-clock time; None when that time does not exist (spring-forward gap).
+
+    An ambiguous time (the repeated hour in autumn) means its first occurrence (``fold=0``).
+    """
+    zone = ZoneInfo(timezone)
+    local = datetime.combine(day, at, tzinfo=zone)
+    moment = local.astimezone(UTC)
+    back = moment.astimezone(zone)
+    if (back.date(), back.time()) != (day, at):
+        return None
+    return moment
+
+
+def utc_to_local(moment: datetime, timezone: str) -> datetime:
+    return moment.astimezone(ZoneInfo(timezone))
+
+
+@dataclass
+class Parsed:
+    proposals: list[Proposal]
+    errors: dict[str, str]
+    incomplete: set[int]  # cards with a missing field (no error shown until submitted)
+
+
+def parse_card(
+    n: int, card: CardInput, *, timezone: str, duration_minutes: int, directory: Directory, submitted: bool
+) -> tuple[Proposal | None, dict[str, str], bool]:
+    """Parse one card. Returns the proposal (None when incomplete or invalid), errors by field, and whether a
+    required field is empty. Empty fields are errors only on submission (``submitted``); while editing they just
+    keep Approve disabled."""
+    errors: dict[str, str] = {}
+    missing = False
+    doctor_id = parse_id(card.doctor)
+    if not card.doctor.strip():
+        missing = True
+        if submitted:
+            errors[field("profile", n)] = "Choose a doctor."
+    elif doctor_id is None or doctor_id not in directory.doctors:
+        errors[field("profile", n)] = "Choose a doctor from the list."
+    location_id = parse_id(card.location)
+    if not card.location.strip():
+        missing = True
+        if submitted:
+            errors[field("location", n)] = "Choose a location."
+    elif location_id is None or location_id not in directory.locations:
+        errors[field("location", n)] = "Choose a location from the list."
+    day = parse_date(card.date)
+    if not card.date.strip():
+        missing = True
+        if submitted:
+            errors[field("date", n)] = "Enter a date."
+    elif day is None:
+        errors[field("date", n)] = "Use the date format YYYY-MM-DD."
+    at = parse_time(card.time)
+    if not card.time.strip():
+        missing = True
+        if submitted:
+            errors[field("time", n)] = "Enter a time."
+    elif at is None:
+        errors[field("time", n)] = "Use the time format HH:MM (24 hours)."
+    if errors or missing or doctor_id is None or location_id is None or day is None or at is None:
+        return None, errors, missing
+    start = local_to_utc(day, at, timezone)
+    if start is None:
+        return None, {field("time", n): f"{at:%H:%M} does not exist on that day in {timezone} (clock change)."}, False
+    return Proposal(n, doctor_id, location_id, start, duration_minutes), {}, False
+
+
+def parse_cards(
+    cards: Sequence[CardInput], *, timezone: str, duration_minutes: int, directory: Directory, submitted: bool
+) -> Parsed:
+    """Parse cards 1..k. A fourth card is refused."""
+    result = Parsed([], {}, set())
+    for i, card in enumerate(cards):
+        n = i + 1
+        if n > MAX_ALTERNATIVES:
+            result.errors[field("date", n)] = f"At most {MAX_ALTERNATIVES} alternatives."
+            continue
+        proposal, errors, missing = parse_card(
+            n, card, timezone=timezone, duration_minutes=duration_minutes, directory=directory, submitted=submitted
+        )
+        result.errors.update(errors)
+        if missing:
+            result.incomplete.add(n)
+        if proposal is not None:
+            result.proposals.append(proposal)
+    return result
+
+
+@dataclass(frozen=True, slots=True)
+class Original:
+    """The request being decided (an alternative equal to it means approving it)."""
+
+    doctor_id: int
+    location_id: int
+    start: datetime
+
+
+def is_original(p: Proposal, original: Original) -> bool:
+    return (p.doctor_id, p.location_id, p.start) == (original.doctor_id, original.location_id, original.start)
+
+
+def within_hours(p: Proposal, timezone: str, hours: Sequence[Hours]) -> bool:
+    """Whether the whole appointment lies inside one block of work hours, in the location's local time."""
+    local_start = utc_to_local(p.start, timezone)
+    local_end = utc_to_local(p.end, timezone)
+    if local_end.date() != local_start.date():
+        return False
+    weekday = local_start.weekday()
+    return any(h.weekday == weekday and h.opens <= local_start.time() and local_end.time() <= h.closes for h in hours)
+
+
+def overlaps(a_start: datetime, a_end: datetime, b_start: datetime, b_end: datetime) -> bool:
+    return a_start < b_end and b_start < a_end
+
+
+def check_proposals(
+    proposals: Sequence[Proposal],
+    *,
+    now: datetime,
+    original: Original,
+    directory: Directory,
+    work_hours: Mapping[tuple[int, int], Sequence[Hours]],
+    busy: Sequence[Busy],
+) -> dict[str, str]:
+    """The rules that need facts: errors by field (empty when every proposal may be sent).
+
+    An alternative equal to the original request is the request itself (auto-approval): lead time and work
+    hours do not apply to it, as they do not to approving the request as proposed.
+    """
+    errors: dict[str, str] = {}
+
+    def put(name: str, n: int, message: str) -> None:
+        errors.setdefault(field(name, n), message)
+
+    for p in proposals:
+        if is_original(p, original):
+            continue
+        if p.start < now + LEAD_TIME:
+            put("time", p.n, "Propose a time at least 2 hours from now.")
+            continue
+        timezone = directory.locations[p.location_id]
+        if not within_hours(p, timezone, work_hours.get((p.doctor_id, p.location_id), ())):
+            doctor = directory.doctors.get(p.doctor_id, "The doctor")
+            put("time", p.n, f"Outside {doctor}'s work hours at this location ({timezone}).")
+            continue
+        for b in busy:
+            if b.doctor_id == p.doctor_id and overlaps(p.start, p.end, b.start, b.end):
+                put("time", p.n, f"Overlaps {b.what} ({utc_to_local(b.start, timezone):%H:%M}).")
+                break
+    for i, p in enumerate(proposals):
+        for q in proposals[:i]:
+            if p.same_slot(q):
+                put("time", p.n, f"Same doctor, location, date and time as alternative {q.n}.")
+            elif p.doctor_id == q.doctor_id and overlaps(p.start, p.end, q.start, q.end):
+                put("time", p.n, f"Overlaps alternative {q.n}.")
+    return errors
+
+
+def windows(proposals: Sequence[Proposal]) -> list[tuple[int, datetime, datetime]]:
+    """(doctor, from, to) ranges of ``start`` the overlap query must read: one bounded index range per
+    proposal (an appointment starting before ``from`` ends before the proposal starts)."""
+    return [(p.doctor_id, p.start - MAX_DURATION, p.end) for p in proposals]

@@ -1,0 +1,275 @@
+"""The streams of this process, the active screens of clients (presence), and the fan-out of events to them.
+
+Every instance sees every event (the bus) and every presence change (a ``screen-presence`` event), so a client's
+stream can be on any instance. An event is routed to the open streams whose client's active screen shows one of
+the event's topics (an index topic → clients keeps that a lookup, not a scan); revocation of a token closes its
+streams here.
+
+Event ids are ``{unix ms}-{sequence}``. The hub remembers, per topic, when the last event touching it arrived, so a
+reconnect with ``Last-Event-ID`` can tell whether the client missed something on its screen (then it gets an
+immediate ``Timeout``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from doctordesk.domain.events import DomainEvent
+from doctordesk.realtime.message import TIMEOUT_ONLY, RealtimeMessage
+from doctordesk.realtime.routing import Screen, message_for
+
+PRESENCE = "screen-presence"
+TOKEN_REVOKED = "token-revoked"
+QUEUE_LIMIT = 32
+
+
+class Close:
+    """Put on a stream's queue to end it."""
+
+
+CLOSE = Close()
+
+
+@dataclass(eq=False, slots=True)
+class Stream:
+    """One open SSE stream: its client, user and token, and the frames waiting to be written."""
+
+    client_id: str
+    user_id: int
+    token_id: int | None
+    expires_at: datetime | None = None
+    queue: asyncio.Queue[tuple[str, RealtimeMessage] | Close] = field(
+        default_factory=lambda: asyncio.Queue(QUEUE_LIMIT)
+    )
+    overflowed: bool = False
+
+    def push(self, event_id: str, message: RealtimeMessage) -> bool:
+        try:
+            self.queue.put_nowait((event_id, message))
+            return True
+        except asyncio.QueueFull:
+            # A slow reader: it gets one Timeout once it catches up (it re-polls its screen), not a backlog.
+            self.overflowed = True
+            return False
+
+    def close(self) -> None:
+        while True:
+            try:
+                self.queue.put_nowait(CLOSE)
+                return
+            except asyncio.QueueFull:
+                self.queue.get_nowait()
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def parse_event_id(value: str) -> tuple[int, int] | None:
+    ms, sep, seq = value.partition("-")
+    if not sep or not ms.isdigit() or not seq.isdigit() or len(ms) > 16 or len(seq) > 19:
+        return None
+    return int(ms), int(seq)
+
+
+class Hub:
+    def __init__(self, *, presence_size: int = 200_000, instance: str = "") -> None:
+        self.instance = instance
+        self.started_ms = now_ms()
+        self._seq = itertools.count(1)
+        self._presence: OrderedDict[str, Screen] = OrderedDict()
+        self._presence_size = presence_size
+        self._streams: dict[str, set[Stream]] = {}
+        self._by_token: dict[int, set[Stream]] = {}
+        self._by_topic: dict[str, set[str]] = {}
+        self._last_event: dict[str, tuple[int, int]] = {}
+        # Observers (metrics): called with the number of messages an event produced.
+        self.on_delivered: Callable[[int], None] = lambda _n: None
+
+    # --- ids -------------------------------------------------------------------------------------------------
+    def stamp(self) -> tuple[int, int]:
+        return now_ms(), next(self._seq)
+
+    @staticmethod
+    def event_id(stamp: tuple[int, int]) -> str:
+        return f"{stamp[0]}-{stamp[1]}"
+
+    # --- presence --------------------------------------------------------------------------------------------
+    def screen_of(self, client_id: str) -> Screen | None:
+        return self._presence.get(client_id)
+
+    def set_presence(self, client_id: str, screen: Screen) -> None:
+        old = self._presence.pop(client_id, None)
+        self._presence[client_id] = screen
+        while len(self._presence) > self._presence_size:
+            gone, _ = self._presence.popitem(last=False)
+            if gone in self._streams:  # an active client is never forgotten: keep it at the young end
+                self._presence[gone] = _
+                break
+        if client_id in self._streams:
+            if old is not None:
+                self._unindex(client_id, old.topics)
+            self._index(client_id, screen.topics)
+
+    def _index(self, client_id: str, topics: tuple[str, ...]) -> None:
+        for topic in topics:
+            self._by_topic.setdefault(topic, set()).add(client_id)
+
+    def _unindex(self, client_id: str, topics: tuple[str, ...]) -> None:
+        for topic in topics:
+            clients = self._by_topic.get(topic)
+            if clients is not None:
+                clients.discard(client_id)
+                if not clients:
+                    del self._by_topic[topic]
+
+    # --- streams ---------------------------------------------------------------------------------------------
+    @property
+    def open_streams(self) -> int:
+        return sum(len(s) for s in self._streams.values())
+
+    def open(self, client_id: str, *, user_id: int, token_id: int | None, expires_at: datetime | None) -> Stream:
+        stream = Stream(client_id, user_id, token_id, expires_at)
+        streams = self._streams.get(client_id)
+        if streams is None:
+            streams = self._streams[client_id] = set()
+            screen = self._presence.get(client_id)
+            if screen is not None:
+                self._index(client_id, screen.topics)
+        streams.add(stream)
+        if token_id is not None:
+            self._by_token.setdefault(token_id, set()).add(stream)
+        return stream
+
+    def close(self, stream: Stream) -> None:
+        streams = self._streams.get(stream.client_id)
+        if streams is not None:
+            streams.discard(stream)
+            if not streams:
+                del self._streams[stream.client_id]
+                screen = self._presence.get(stream.client_id)
+                if screen is not None:
+                    self._unindex(stream.client_id, screen.topics)
+        if stream.token_id is not None:
+            tokens = self._by_token.get(stream.token_id)
+            if tokens is not None:
+                tokens.discard(stream)
+                if not tokens:
+                    del self._by_token[stream.token_id]
+
+    def close_token(self, token_id: int) -> int:
+        streams = list(self._by_token.get(token_id, ()))
+        for stream in streams:
+            stream.close()
+        return len(streams)
+
+    def close_all(self) -> None:
+        for streams in list(self._streams.values()):
+            for stream in list(streams):
+                stream.close()
+
+    # --- recovery --------------------------------------------------------------------------------------------
+    def missed(self, client_id: str, last_event_id: str | None) -> bool:
+        """Whether a client reconnecting with ``last_event_id`` may have missed a message for its screen."""
+        if last_event_id is None:
+            return False
+        last = parse_event_id(last_event_id.strip())
+        if last is None or last[0] < self.started_ms or last[0] > now_ms() + 5000:
+            return True  # malformed, from before this process knew anything, or from the future
+        screen = self._presence.get(client_id)
+        if screen is None:
+            return True
+        for topic in screen.topics:
+            seen = self._last_event.get(topic)
+            if seen is not None and (seen[0] > last[0] or (seen[0] == last[0] and seen != last)):
+                return True
+        return False
+
+    # --- events ----------------------------------------------------------------------------------------------
+    async def on_event(self, event: DomainEvent) -> None:
+        """Bus subscriber: presence changes, token revocations, and routing to the open streams."""
+        if event.kind == PRESENCE:
+            self._presence_from_event(event.data)
+            return
+        if event.kind == TOKEN_REVOKED:
+            token_id = event.data.get("token_id")
+            if isinstance(token_id, int):
+                self.close_token(token_id)
+            return
+        self.route(event.topics)
+
+    def route(self, topics: tuple[str, ...]) -> int:
+        stamp = self.stamp()
+        for topic in topics:
+            self._last_event[topic] = stamp
+        clients: set[str] = set()
+        for topic in topics:
+            found = self._by_topic.get(topic)
+            if found:
+                clients.update(found)
+        if not clients:
+            return 0
+        event_id = self.event_id(stamp)
+        wanted = frozenset(topics)
+        sent = 0
+        for client_id in clients:
+            screen = self._presence.get(client_id)
+            if screen is None:
+                continue
+            msg = message_for(wanted, screen)
+            if msg is None:
+                continue
+            for stream in self._streams.get(client_id, ()):
+                if stream.user_id == screen.user_id and stream.push(event_id, msg):
+                    sent += 1
+        self.on_delivered(sent)
+        return sent
+
+    def timeout_all(self) -> int:
+        """Every open stream refreshes its screen (events may have been lost)."""
+        event_id = self.event_id(self.stamp())
+        count = 0
+        for streams in list(self._streams.values()):
+            for stream in streams:
+                count += stream.push(event_id, TIMEOUT_ONLY)
+        return count
+
+    def recovery_message(self) -> RealtimeMessage:
+        return TIMEOUT_ONLY
+
+    # --- presence on the bus ---------------------------------------------------------------------------------
+    def presence_event(self, client_id: str, screen: Screen) -> DomainEvent:
+        return DomainEvent(
+            PRESENCE,
+            (),
+            {
+                "origin": self.instance,
+                "client_id": client_id,
+                "user_id": screen.user_id,
+                "screen": screen.screen,
+                "poll": screen.poll,
+                "topics": list(screen.topics),
+            },
+        )
+
+    def _presence_from_event(self, data: dict[str, Any]) -> None:
+        if data.get("origin") == self.instance:
+            return
+        try:
+            screen = Screen(
+                user_id=int(data["user_id"]),
+                screen=str(data["screen"]),
+                poll=str(data["poll"]),
+                topics=tuple(str(t) for t in data["topics"]),
+            )
+            client_id = str(data["client_id"])
+        except (KeyError, TypeError, ValueError):
+            return
+        self.set_presence(client_id, screen)

@@ -1,0 +1,35 @@
+"""Prometheus metrics of one process (its own registry, so several apps can live in one test process)."""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        r = self.registry
+        self.open_streams = Gauge("doctordesk_open_streams", "SSE streams open on this instance", registry=r)
+        self.events_published = Counter(
+            "doctordesk_events_published", "Domain events published to the bus by this instance", registry=r
+        )
+        self.events_received = Counter(
+            "doctordesk_events_received", "Domain events received from the bus by this instance", registry=r
+        )
+        self.messages_delivered = Counter(
+            "doctordesk_messages_delivered", "Real-time messages queued to open streams", registry=r
+        )
+        self.outbox_depth = Gauge("doctordesk_push_outbox_depth", "Push notifications waiting to be sent", registry=r)
+        self.push_attempts = Counter("doctordesk_push_attempts", "Push notifications handed to the partner", registry=r)
+        self.push_failures = Counter(
+            "doctordesk_push_failures", "Push attempts that failed (retried or dropped)", ["reason"], registry=r
+        )
+        self.push_sent = Counter("doctordesk_push_sent", "Push notifications the partner accepted", registry=r)
+        self.bus_connected = Gauge("doctordesk_bus_connected", "1 when the shared event bus is connected", registry=r)
+        self.request_seconds = Histogram(
+            "doctordesk_request_seconds",
+            "HTTP request latency (streams excluded)",
+            ["method", "route"],
+            buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0),
+            registry=r,
+        )

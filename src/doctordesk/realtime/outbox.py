@@ -1,0 +1,149 @@
+"""The push outbox in the database: written in the transaction of the change, claimed and settled by dispatchers.
+
+Claiming takes a lease: the due rows get ``next_attempt_at = now + lease`` and one more attempt in a short
+transaction (``FOR UPDATE SKIP LOCKED`` on PostgreSQL, so several workers never take the same row; SQLite
+serialises writers anyway). A dispatcher that dies mid-delivery leaves its rows to come due again when the lease
+ends; the notification id is the same, so the partner can drop the duplicate.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import func, select, text, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from doctordesk.domain.events import DomainEvent
+from doctordesk.store.db import Database
+from doctordesk.store.realtime_tables import Device, PushOutbox
+
+PENDING, SENT, DROPPED = "pending", "sent", "dropped"
+
+
+@dataclass(frozen=True, slots=True)
+class Due:
+    """A claimed notification with the device's current token."""
+
+    id: int
+    notification_id: str
+    device_id: int
+    platform: str
+    token: str | None
+    text: str | None
+    data: str
+    attempts: int
+
+
+async def ping(db: Database) -> None:
+    async with db.read() as session:
+        await session.execute(text("SELECT 1"))
+
+
+async def depth(db: Database) -> int:
+    async with db.read() as session:
+        return int(await session.scalar(select(func.count()).where(PushOutbox.status == PENDING)) or 0)
+
+
+async def enqueue(
+    session: AsyncSession,
+    events: Sequence[DomainEvent],
+    *,
+    now: datetime,
+    data_for: Callable[[DomainEvent, Device], str],
+) -> int:
+    """Outbox rows for the devices whose last active user is to be notified of each event (same transaction)."""
+    wanted = [e for e in events if e.notify_user_ids]
+    if not wanted:
+        return 0
+    user_ids = {u for e in wanted for u in e.notify_user_ids}
+    devices = (
+        await session.scalars(select(Device).where(Device.user_id.in_(user_ids), Device.push_token.is_not(None)))
+    ).all()
+    count = 0
+    for event in wanted:
+        for device in devices:
+            if device.user_id in event.notify_user_ids:
+                session.add(
+                    PushOutbox(
+                        notification_id=str(uuid.uuid4()),
+                        device_id=device.id,
+                        user_id=device.user_id,
+                        text=event.notify_text,
+                        data=data_for(event, device),
+                        kind=event.kind[:64],
+                        created_at=now,
+                        next_attempt_at=now,
+                        attempts=0,
+                        status=PENDING,
+                    )
+                )
+                count += 1
+    return count
+
+
+async def claim(db: Database, *, now: datetime, limit: int, lease_seconds: float) -> list[Due]:
+    """Take up to ``limit`` due notifications for ``lease_seconds``."""
+    async with db.transaction() as session:
+        query = (
+            select(PushOutbox.id)
+            .where(PushOutbox.status == PENDING, PushOutbox.next_attempt_at <= now)
+            .order_by(PushOutbox.next_attempt_at, PushOutbox.id)
+            .limit(limit)
+        )
+        if not db.is_sqlite:
+            query = query.with_for_update(skip_locked=True)
+        ids = list((await session.scalars(query)).all())
+        if not ids:
+            return []
+        await session.execute(
+            update(PushOutbox)
+            .where(PushOutbox.id.in_(ids))
+            .values(next_attempt_at=now + timedelta(seconds=lease_seconds), attempts=PushOutbox.attempts + 1)
+        )
+        rows = await session.execute(
+            select(PushOutbox, Device.platform, Device.push_token)
+            .join(Device, Device.id == PushOutbox.device_id)
+            .where(PushOutbox.id.in_(ids))
+            .order_by(PushOutbox.id)
+        )
+        return [
+            Due(o.id, o.notification_id, o.device_id, platform, token, o.text, o.data, o.attempts)
+            for o, platform, token in rows.all()
+        ]
+
+
+async def settle(
+    db: Database,
+    *,
+    now: datetime,
+    sent: Sequence[int] = (),
+    retry: dict[int, tuple[datetime, str]] | None = None,
+    dropped: dict[int, str] | None = None,
+    invalid_devices: dict[int, str] | None = None,
+) -> None:
+    """Record the outcome of one round: sent, to retry at a time, dropped for good; invalid tokens are removed."""
+    async with db.transaction() as session:
+        if sent:
+            await session.execute(
+                update(PushOutbox).where(PushOutbox.id.in_(list(sent))).values(status=SENT, sent_at=now)
+            )
+        for row_id, (at, error) in (retry or {}).items():
+            await session.execute(
+                update(PushOutbox)
+                .where(PushOutbox.id == row_id, PushOutbox.status == PENDING)
+                .values(next_attempt_at=at, last_error=error[:300])
+            )
+        for row_id, error in (dropped or {}).items():
+            await session.execute(
+                update(PushOutbox).where(PushOutbox.id == row_id).values(status=DROPPED, last_error=error[:300])
+            )
+        for device_id, token in (invalid_devices or {}).items():
+            # Only the token the partner refused: the app may have sent a fresh one meanwhile.
+            await session.execute(
+                update(Device)
+                .where(Device.id == device_id, Device.push_token == token)
+                .values(push_token=None, token_updated_at=now)
+            )

@@ -1,0 +1,133 @@
+"""The Redis event bus: every instance publishes its events on one channel and delivers every other instance's.
+
+Local handlers get an event directly at publish time (no round trip, and it works while Redis is down); events
+from Redis that this instance published are skipped by their origin. Publishing never fails a request: when Redis
+is unreachable the event reaches this instance only, and the other instances' clients catch up by polling. The
+subscriber reconnects with backoff; on every reconnect ``on_reconnect`` runs (the app starts a new screen epoch and
+tells open streams to refresh, since events may have been lost meanwhile).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import Callable, Sequence
+
+import redis.asyncio as redis
+
+from doctordesk.domain.events import DomainEvent
+from doctordesk.realtime.bus import LocalHandlers, event_from_json, event_to_json
+
+log = logging.getLogger(__name__)
+
+
+class RedisBus(LocalHandlers):
+    shared = True
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        channel: str,
+        instance: str,
+        on_reconnect: Callable[[], None] = lambda: None,
+        on_state: Callable[[bool], None] = lambda _c: None,
+        publish_timeout: float = 0.5,
+    ) -> None:
+        super().__init__()
+        self.url = url
+        self.channel = f"{channel}:events"
+        self.instance = instance
+        self.on_reconnect = on_reconnect
+        self.on_state = on_state
+        self.publish_timeout = publish_timeout
+        self.connected = False
+        self._publisher = redis.Redis.from_url(url, socket_connect_timeout=1.0, socket_timeout=1.0)
+        self._task: asyncio.Task[None] | None = None
+        self._ready = asyncio.Event()
+
+    @property
+    def state(self) -> str:
+        return "redis-connected" if self.connected else "redis-disconnected"
+
+    async def publish(self, events: Sequence[DomainEvent]) -> None:
+        for event in events:
+            await self.deliver(event)
+        payload = json.dumps({"origin": self.instance, "events": [event_to_json(e) for e in events]}, default=str)
+        try:
+            async with asyncio.timeout(self.publish_timeout):
+                await self._publisher.publish(self.channel, payload)
+        except (redis.RedisError, OSError, TimeoutError) as exc:
+            log.warning("event bus: publish to Redis failed (%s); other instances catch up by polling", exc)
+
+    async def start(self) -> None:
+        self._task = asyncio.create_task(self._listen(), name="redis-bus")
+        # Give the first connection a moment, so events right after startup reach the other instances.
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(2.0):
+                await self._ready.wait()
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        await self._publisher.aclose()
+
+    def _set_connected(self, value: bool) -> None:
+        if self.connected != value:
+            self.connected = value
+            self.on_state(value)
+
+    async def _listen(self) -> None:
+        delay = 0.1
+        lost = False  # events may have been missed since the last connection failed
+        while True:
+            client = redis.Redis.from_url(self.url, socket_connect_timeout=1.0, health_check_interval=5)
+            pubsub = client.pubsub(ignore_subscribe_messages=True)
+            try:
+                await pubsub.subscribe(self.channel)
+                self._set_connected(True)
+                self._ready.set()
+                delay = 0.1
+                if lost:
+                    log.warning("event bus: reconnected to Redis; screens re-render once")
+                    self.on_reconnect()
+                    lost = False
+                while True:
+                    message = await pubsub.get_message(timeout=5.0)
+                    if message is None:
+                        await pubsub.ping()
+                        continue
+                    await self._receive(message.get("data"))
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # connection lost or refused: retry with backoff
+                if not lost:
+                    log.warning("event bus: Redis unavailable (%s); retrying", exc)
+                lost = True
+                self._set_connected(False)
+                self._ready.set()
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 2.0)
+            finally:
+                with contextlib.suppress(Exception):
+                    await pubsub.aclose()  # type: ignore[no-untyped-call]
+                with contextlib.suppress(Exception):
+                    await client.aclose()
+
+    async def _receive(self, data: object) -> None:
+        if not isinstance(data, bytes | str):
+            return
+        try:
+            body = json.loads(data)
+            if body.get("origin") == self.instance:
+                return
+            events = [event_from_json(e) for e in body.get("events", [])]
+        except (ValueError, KeyError, TypeError, AttributeError):
+            log.warning("event bus: ignored a malformed message")
+            return
+        for event in events:
+            await self.deliver(event)

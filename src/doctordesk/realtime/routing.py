@@ -1,0 +1,49 @@
+"""Which real-time message a client's active screen gets for an event: a pure function of the event's topics and
+the screen (its poll endpoint and the topics it shows). The table is in docs/realtime.md.
+
+Topics are of two kinds here:
+
+* *content* topics (a chat thread): new items the screen fetches by PATCHing its poll endpoint at once, without
+  disturbing the poll schedule → ``<endpoint>``;
+* every other topic is *state* the screen shows (statuses, unread indicators, offers) → ``Timeout``: the client
+  resets its timers and polls its screen, which restarts the schedule from the fresh state.
+
+An event touching both kinds on one screen gets ``Timeout <endpoint>``; an event touching none gets nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+
+from doctordesk.realtime.message import RealtimeMessage
+
+CONTENT_TOPIC_PREFIXES = ("thread:",)
+
+
+@dataclass(frozen=True, slots=True)
+class Screen:
+    """A client's active screen, as its last PUT gave it."""
+
+    user_id: int
+    screen: str
+    poll: str
+    topics: tuple[str, ...]
+
+
+def is_content_topic(topic: str) -> bool:
+    return topic.startswith(CONTENT_TOPIC_PREFIXES)
+
+
+def message_for(event_topics: Collection[str], screen: Screen) -> RealtimeMessage | None:
+    """The message for a client on ``screen`` when an event touching ``event_topics`` happened; None: nothing."""
+    content = state = False
+    for topic in screen.topics:
+        if topic in event_topics:
+            if is_content_topic(topic):
+                content = True
+            else:
+                state = True
+    if not content and not state:
+        return None
+    return RealtimeMessage(timeout=state, endpoint=screen.poll if content else None)

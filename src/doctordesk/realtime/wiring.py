@@ -1,0 +1,75 @@
+"""How the real-time parts hook into the runtime: the bus, presence from pages, the push outbox hook, the
+dispatcher. The app factory and the worker call these (nothing here runs at import time)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from doctordesk.config import Settings
+from doctordesk.domain.events import DomainEvent
+from doctordesk.realtime import outbox
+from doctordesk.realtime.bus import EventBus, MemoryBus
+from doctordesk.realtime.dispatcher import Dispatcher
+from doctordesk.realtime.hub import Hub
+from doctordesk.realtime.message import TIMEOUT_ONLY
+from doctordesk.realtime.push import make_adapter
+from doctordesk.realtime.routing import Screen, message_for
+from doctordesk.runtime import Runtime
+from doctordesk.screens.protocol import Page
+from doctordesk.screens.state import Viewer
+from doctordesk.store.realtime_tables import Device
+
+
+def build_bus(settings: Settings, hub: Hub) -> EventBus:
+    """The in-process bus, or the Redis bus when ``DOCTORDESK_REDIS_URL`` is set."""
+    if not settings.redis_url:
+        return MemoryBus()
+    from doctordesk.realtime.redis_bus import RedisBus
+
+    return RedisBus(settings.redis_url, channel=settings.redis_channel, instance=hub.instance)
+
+
+def install(rt: Runtime) -> None:
+    """Presence from every page handed out, and the push outbox in every unit of work."""
+    pending: set[asyncio.Task[None]] = set()
+
+    def on_page(viewer: Viewer, page: Page, topics: tuple[str, ...]) -> None:
+        if viewer.client_id is None:
+            return
+        screen = Screen(user_id=viewer.user_id, screen=page.screen, poll=page.poll, topics=topics)
+        if rt.hub.screen_of(viewer.client_id) == screen:
+            return
+        rt.hub.set_presence(viewer.client_id, screen)
+        if getattr(rt.bus, "shared", False):
+            # Other instances may hold this client's stream: tell them (fire and forget; the bus never raises).
+            task = asyncio.get_running_loop().create_task(
+                rt.bus.publish([rt.hub.presence_event(viewer.client_id, screen)])
+            )
+            pending.add(task)
+            task.add_done_callback(pending.discard)
+
+    rt.screens.listeners.append(on_page)
+
+    def data_for(event: DomainEvent, device: Device) -> str:
+        # A mobile app names its client with its device id: the message fits the screen it showed last.
+        screen = rt.hub.screen_of(device.device_key)
+        message = message_for(frozenset(event.topics), screen) if screen and screen.user_id == device.user_id else None
+        return str(message or TIMEOUT_ONLY)
+
+    async def outbox_hook(session: AsyncSession, events: Sequence[DomainEvent]) -> None:
+        if any(e.notify_user_ids for e in events):
+            await outbox.enqueue(session, events, now=rt.clock.now(), data_for=data_for)
+
+    rt.transaction_hooks.append(outbox_hook)
+
+
+def build_dispatcher(rt: Runtime) -> Dispatcher | None:
+    """The push dispatcher for this runtime's settings; None when no partner is configured."""
+    s = rt.settings
+    adapter = make_adapter(s.push_adapter, s.push_url, s.push_credentials)
+    if adapter is None:
+        return None
+    return Dispatcher(rt.db, adapter, settings=s, clock=rt.clock, metrics=rt.metrics)

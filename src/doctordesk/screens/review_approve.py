@@ -1,0 +1,324 @@
+"""The Review and Approve screen (spec 2.5): appointment metadata, warnings, the Suggested Scheduling cards and the
+three actions. A pure function of the assessment (domain/review.py): what the rules say is what the page shows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from doctordesk.domain.appointments import AppointmentView, format_local
+from doctordesk.domain.events import appointment_topic, doctor_topic
+from doctordesk.domain.review import Assessment, CardAssessment
+from doctordesk.domain.scheduling import MAX_ALTERNATIVES
+from doctordesk.screens.protocol import Action, Element, Layout, Option, Page, el
+
+SCREEN = "review-and-approve"
+LIST_ENDPOINT = "/profile/appointments"
+
+# Offered by the timezone selector (any IANA zone is accepted; the current choice is always listed).
+COMMON_TIMEZONES = (
+    "Europe/Berlin",
+    "Europe/London",
+    "Europe/Paris",
+    "Europe/Madrid",
+    "Europe/Rome",
+    "Europe/Vienna",
+    "Europe/Zurich",
+    "Europe/Amsterdam",
+    "Europe/Lisbon",
+    "Europe/Warsaw",
+    "Europe/Athens",
+    "Europe/Helsinki",
+    "America/New_York",
+    "America/Chicago",
+    "America/Los_Angeles",
+    "Asia/Dubai",
+    "Asia/Tokyo",
+    "Australia/Sydney",
+    "UTC",
+)
+
+
+def endpoint(appointment_id: int) -> str:
+    return f"/profile/appointments/{appointment_id}/approve"
+
+
+def draft_topic(appointment_id: int, user_id: int) -> str:
+    """The draft of one user's Review and Approve screen (other tabs of that user refresh on it)."""
+    return f"review:{appointment_id}:{user_id}"
+
+
+def topics(appointment_id: int, user_id: int) -> tuple[str, ...]:
+    # The doctor's own topic: a booking elsewhere in their schedule can change an overlap message here.
+    return (appointment_topic(appointment_id), draft_topic(appointment_id, user_id), doctor_topic(user_id))
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewScreen:
+    view: AppointmentView
+    assessment: Assessment
+    doctors: Sequence[Option]
+    locations: Sequence[Option]
+    decline_open: bool
+    layout: Layout
+    timeout: int
+
+
+def _notice(ref: str, text: str | None, tone: str) -> Element:
+    return el(ref, "Notice", value=text, visible=text is not None, props={"tone": tone})
+
+
+def _metadata(view: AppointmentView) -> Element:
+    return el(
+        "details",
+        "Section",
+        el(
+            "requested-time",
+            "Regular",
+            label="Requested time",
+            value=format_local(view.start, view.location.timezone),
+            props={"datetime": view.start.isoformat(), "minutes": view.duration_minutes},
+        ),
+        el("patient", "Regular", label="Patient", value=view.patient.name),
+        el("doctor", "Regular", label="Doctor", value=view.doctor.name),
+        el("location", "Regular", label="Location", value=view.location.name),
+        el("service", "Regular", label="Service", value=view.service),
+        el("status", "Badge", label="Status", value=view.status.public_name, props={"code": int(view.status)}),
+        label="Appointment",
+    )
+
+
+def _card(s: ReviewScreen, c: CardAssessment) -> Element:
+    a = s.view.id
+    n = c.n
+    change = Action("PATCH", f"{endpoint(a)}/change", form=f"alternative-{n}")
+    coverage_fields = c.coverage_error.fields if c.coverage_error is not None else {}
+    errors = {**coverage_fields, **c.errors}
+    tz = s.assessment.entry_timezone
+    fees = c.fees if c.valid else None
+    children = [
+        el(
+            f"doctor~{n}",
+            "Combo",
+            label="Doctor",
+            name=f"profile~{n}",
+            value=c.card.doctor,
+            options=s.doctors,
+            highlighted=c.changed.get("doctor", False),
+            error=errors.get(f"profile~{n}"),
+            action=change,
+        ),
+        el(
+            f"location~{n}",
+            "Combo",
+            label="Location",
+            name=f"location~{n}",
+            value=c.card.location,
+            options=s.locations,
+            highlighted=c.changed.get("location", False),
+            error=errors.get(f"location~{n}"),
+            action=change,
+        ),
+    ]
+    if c.prescription_warning:
+        children.append(
+            el(f"prescription-info~{n}", "Link", label="Prescription needed", warning=c.prescription_warning)
+        )
+    children += [
+        el(
+            f"date~{n}",
+            "Date",
+            label="Date",
+            name=f"date~{n}",
+            value=c.card.date,
+            placeholder="YYYY-MM-DD",
+            highlighted=c.changed.get("date", False),
+            error=errors.get(f"date~{n}"),
+            action=change,
+        ),
+        el(
+            f"time~{n}",
+            "Time",
+            label=f"Time ({tz})",
+            name=f"time~{n}",
+            value=c.card.time,
+            placeholder="HH:MM",
+            highlighted=c.changed.get("time", False),
+            error=errors.get(f"time~{n}"),
+            action=change,
+            props={"timezone": tz},
+        ),
+        el(f"fee-text~{n}", "Section", label="Total fee", value=fees.total_fee if fees else None, visible=bool(fees)),
+        el(f"doctor-fee-text~{n}", "Regular", value="Doctor fee", visible=bool(fees)),
+        el(f"doctor-fee~{n}", "Highlight", value=fees.doctor_fee if fees else None, visible=bool(fees)),
+    ]
+    if n >= 2:
+        children.append(
+            el(
+                f"delete~{n}",
+                "Link",
+                label="Delete",
+                action=Action("PATCH", f"{endpoint(a)}/delete-alternative/{n}"),
+                props={"icon": "trash"},
+            )
+        )
+    card_error = None
+    if not c.complete:
+        card_error = "Enter a date and time for this alternative."
+    elif c.coverage_error is not None and not coverage_fields:
+        card_error = c.coverage_error.message
+    return el(
+        f"alternative-{n}",
+        "Card",
+        *children,
+        label="Suggested Scheduling",
+        error=card_error,
+        warning=c.coverage_warning,
+        props={"n": n, "equals_request": c.equals_request} if c.equals_request else {"n": n},
+    )
+
+
+def _timezone_box(s: ReviewScreen) -> Element:
+    a = s.assessment
+    options = list(COMMON_TIMEZONES)
+    if a.entry_timezone not in options:
+        options.insert(0, a.entry_timezone)
+    needed = a.suggesting and not a.timezone_confirmed
+    return el(
+        "timezone-box",
+        "Section",
+        el(
+            "timezone",
+            "Timezone",
+            label="Times are entered in",
+            name="timezone",
+            value=a.entry_timezone,
+            options=[Option(z, z) for z in options],
+            highlighted=needed,
+            error="Confirm the timezone the times are entered in." if needed else None,
+        ),
+        el(
+            "confirm-timezone",
+            "Button",
+            label="Timezone confirmed" if a.timezone_confirmed else "Confirm timezone",
+            action=Action("PATCH", f"{endpoint(s.view.id)}/timezone", form="timezone-box"),
+        ),
+        label="Timezone",
+        props={"reason": "Your profile has no timezone set."},
+    )
+
+
+def _disclaimer(s: ReviewScreen) -> Element:
+    a = s.assessment
+    return el(
+        "disclaimer",
+        "Section",
+        el(
+            "disclaimer-text",
+            "Text",
+            value=(
+                "This appointment requires the patient disclaimer to be shown and acknowledged: the patient is "
+                "informed about the scope of a remote or follow-up consultation and its costs."
+            ),
+        ),
+        el(
+            "disclaimer-displayed",
+            "Checkbox",
+            label="I have displayed the disclaimer to the patient",
+            name="disclaimer-displayed",
+            value=a.disclaimer_acknowledged,
+            enabled=a.decidable,
+            action=Action("PATCH", f"{endpoint(s.view.id)}/disclaimer", form="disclaimer"),
+        ),
+        label="Disclaimer",
+    )
+
+
+def _decline_modal(s: ReviewScreen) -> Element:
+    a = s.view.id
+    return el(
+        "decline-modal",
+        "Modal",
+        el("reason", "Edit", label="Reason", name="reason", placeholder="Why is the request declined?"),
+        el("version~decline", "Hidden", name="version", value=str(s.view.version)),
+        el(
+            "decline-submit",
+            "Button",
+            label="Decline",
+            action=Action("POST", f"/profile/appointments/{a}/decline", form="decline-modal"),
+        ),
+        el("decline-close", "Link", label="Back", action=Action("PATCH", f"{endpoint(a)}/decline-dialog/close")),
+        label="Decline the request",
+        visible=s.decline_open and s.assessment.decidable,
+    )
+
+
+def render(s: ReviewScreen) -> Page:
+    a = s.assessment
+    view = s.view
+    base = endpoint(view.id)
+    request_coverage = a.request_coverage
+    coverage_error = None
+    coverage_warning = None
+    if request_coverage is not None and not a.suggesting:
+        coverage_error = request_coverage.error.message if request_coverage.error is not None else None
+        coverage_warning = request_coverage.warning
+    elements: list[Element] = [
+        el("title", "Heading", value="Review and approve"),
+        el("version", "Hidden", name="version", value=str(view.version)),
+        _metadata(view),
+        _notice("status-note", a.not_decidable_reason, "info"),
+        _notice("third-party-error", a.third_party_error.message if a.third_party_error else None, "error"),
+        _notice("coverage-error", coverage_error if a.decidable else None, "error"),
+        _notice("coverage-warning", coverage_warning if a.decidable else None, "warning"),
+        _notice(
+            "prescription-warning",
+            a.request_prescription_warning if a.decidable and not a.suggesting else None,
+            "warning",
+        ),
+        _notice("request-conflict", a.request_conflict if a.decidable and not a.suggesting else None, "warning"),
+    ]
+    if a.facts.disclaimer_required:
+        elements.append(_disclaimer(s))
+    if a.facts.profile_timezone is None and a.decidable:
+        elements.append(_timezone_box(s))
+    if a.decidable:
+        elements += [_card(s, c) for c in a.cards]
+    full = len(a.cards) >= MAX_ALTERNATIVES
+    elements += [
+        el(
+            "another-alternative",
+            "Link",
+            label="Suggest another alternative",
+            enabled=a.decidable and not full,
+            warning=f"At most {MAX_ALTERNATIVES} alternatives." if full and a.decidable else None,
+            action=Action("PATCH", f"{base}/add-alternative"),
+        ),
+        el("spacer", "Spacer"),
+        el(
+            "approve",
+            "Button",
+            label="Approve",
+            enabled=a.decidable and a.ready,
+            action=Action("POST", base),
+            props={"tone": "primary"},
+        ),
+        el("decline", "Button", label="Decline", enabled=a.decidable, action=Action("PATCH", f"{base}/decline-dialog")),
+        el(
+            "cancel",
+            "Link",
+            label="Cancel",
+            action=Action("PATCH", f"{base}/cancel", confirm="Discard your changes?" if a.suggesting else None),
+        ),
+        _decline_modal(s),
+    ]
+    return Page(
+        screen=SCREEN,
+        title=f"Review and approve: {view.patient.name}",
+        endpoint=base,
+        poll=base,
+        timeout=s.timeout,
+        elements=tuple(elements),
+        layout=s.layout,
+    )

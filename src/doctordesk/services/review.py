@@ -1,0 +1,595 @@
+"""Review and Approve use cases: one function per user action, each one transaction.
+
+Screen actions (open, poll, add/change/delete a card, confirm the timezone, acknowledge the disclaimer, open or
+close the decline dialog, cancel) edit the user's server-side draft and answer with the page's update set.
+Decisions (approve, suggest, decline) lock the appointment, check its version, apply every rule through
+``domain.review.assess`` and record the transition: status, version, offers, history, audit and events.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import delete, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from doctordesk.domain.appointments import format_local
+from doctordesk.domain.decisions import Trigger, can_decide, clean_reason, next_status, truthy, why_not
+from doctordesk.domain.errors import AppointmentChanged, InvalidTransition, ValidationFailed
+from doctordesk.domain.events import (
+    ALL_APPOINTMENTS_TOPIC,
+    DomainEvent,
+    appointment_topic,
+    doctor_topic,
+    patient_topic,
+)
+from doctordesk.domain.review import Assessment, assess, entry_timezone_of
+from doctordesk.domain.roles import Actor
+from doctordesk.domain.scheduling import MAX_ALTERNATIVES, MAX_DURATION, CardInput, is_timezone, parse_cards, windows
+from doctordesk.domain.status import Status
+from doctordesk.runtime import Runtime
+from doctordesk.screens import review_approve
+from doctordesk.screens.protocol import Page, UpdateSet, p_update
+from doctordesk.screens.state import Viewer
+from doctordesk.services.audit import audit
+from doctordesk.services.review_facts import (
+    Clinic,
+    appointment_for,
+    busy_times,
+    clinic,
+    draft_of,
+    facts_for,
+    lock_schedules,
+    view_of,
+)
+from doctordesk.services.uow import UnitOfWork, unit_of_work
+from doctordesk.store.review_tables import AppointmentOffer, OfferState, ReviewDraft
+from doctordesk.store.tables import Appointment, AppointmentHistory, Patient, User
+
+CARD_FIELDS = {"profile": "doctor", "location": "location", "date": "date", "time": "time"}
+MAX_FIELD_CHARS = 64
+
+
+# --- forms ----------------------------------------------------------------------------------------------------
+
+
+def cards_from_form(form: Mapping[str, str]) -> tuple[list[CardInput], dict[str, str]]:
+    """Cards 1..k from ``profile~n``, ``location~n``, ``date~n``, ``time~n`` (k = the highest n sent; a gap is
+    an empty card, reported as missing fields)."""
+    found: dict[int, dict[str, str]] = {}
+    errors: dict[str, str] = {}
+    for key, value in form.items():
+        name, sep, suffix = key.partition("~")
+        if not sep or name not in CARD_FIELDS:
+            continue
+        if not suffix.isdigit() or suffix.startswith("0") or len(suffix) > 2:
+            errors[key] = "Unknown field."
+            continue
+        if len(value) > MAX_FIELD_CHARS:
+            errors[key] = f"At most {MAX_FIELD_CHARS} characters."
+            value = ""
+        found.setdefault(int(suffix), {})[CARD_FIELDS[name]] = value
+    k = max(found, default=0)
+    return [CardInput(**found.get(n, {})) for n in range(1, k + 1)], errors
+
+
+def version_from(form: Mapping[str, str]) -> int:
+    raw = (form.get("version") or "").strip()
+    if not raw.isdigit() or len(raw) > 9:
+        raise ValidationFailed(fields={"version": "The page's version is missing: reload the page."})
+    return int(raw)
+
+
+def _draft_cards(draft: ReviewDraft | None) -> list[CardInput]:
+    if draft is None:
+        return []
+    return [CardInput(**{k: str(c.get(k, "")) for k in CARD_FIELDS.values()}) for c in draft.cards.get("cards", [])]
+
+
+def _store_cards(draft: ReviewDraft, cards: Sequence[CardInput]) -> None:
+    draft.cards = {
+        "cards": [{"doctor": c.doctor, "location": c.location, "date": c.date, "time": c.time} for c in cards]
+    }
+
+
+# --- assessing ------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Review:
+    appointment: Appointment
+    assessment: Assessment
+    draft: ReviewDraft | None
+
+
+async def _review(
+    session: AsyncSession,
+    rt: Runtime,
+    actor: Actor,
+    a: Appointment,
+    cards: Sequence[CardInput],
+    *,
+    timezone: str | None,
+    acknowledged: bool,
+    submitted: bool,
+    c: Clinic,
+    form_errors: Mapping[str, str] | None = None,
+    lock: bool = False,
+) -> Assessment:
+    now = rt.clock.now()
+    facts = await facts_for(session, actor, a, c, c.directory.locations[a.location_id], now)
+    parsed = parse_cards(
+        cards,
+        timezone=entry_timezone_of(facts, timezone),
+        duration_minutes=a.duration_minutes,
+        directory=c.directory,
+        submitted=False,
+    )
+    if lock:
+        await lock_schedules(session, [a.doctor_id, *(p.doctor_id for p in parsed.proposals)])
+    ranges = windows(parsed.proposals)
+    ranges.append((a.doctor_id, a.start_at - MAX_DURATION, a.start_at + timedelta(minutes=a.duration_minutes)))
+    busy = await busy_times(session, a.id, ranges)
+    return assess(
+        facts,
+        cards,
+        busy=busy,
+        timezone=timezone,
+        disclaimer_acknowledged=acknowledged,
+        submitted=submitted,
+        form_errors=form_errors,
+    )
+
+
+# --- the screen -----------------------------------------------------------------------------------------------
+
+
+async def _render(rt: Runtime, actor: Actor, appointment_id: int, layout: Any) -> Page:
+    async with rt.db.read() as session:
+        a = await appointment_for(session, actor, appointment_id)
+        view = await view_of(session, a)
+        draft = await draft_of(session, a.id, actor.user_id)
+        c = await clinic(session)
+        assessment = await _review(
+            session,
+            rt,
+            actor,
+            a,
+            _draft_cards(draft),
+            timezone=draft.timezone if draft else None,
+            acknowledged=bool(draft and draft.disclaimer_acknowledged_at),
+            submitted=False,
+            c=c,
+        )
+    return review_approve.render(
+        review_approve.ReviewScreen(
+            view=view,
+            assessment=assessment,
+            doctors=c.doctor_options(),
+            locations=c.location_options(),
+            decline_open=bool(draft and draft.decline_open),
+            layout=layout,
+            timeout=rt.settings.poll_review_seconds,
+        )
+    )
+
+
+async def open_page(rt: Runtime, actor: Actor, appointment_id: int, *, layout: Any, client_id: str | None) -> Page:
+    """PUT: the Review and Approve page."""
+
+    async def render() -> Page:
+        return await _render(rt, actor, appointment_id, layout)
+
+    topics = review_approve.topics(appointment_id, actor.user_id)
+    return await rt.screens.page(topics, rt.wall(), render, viewer=Viewer(client_id, actor.user_id))
+
+
+async def poll(rt: Runtime, actor: Actor, appointment_id: int, *, layout: Any, state: str | None) -> UpdateSet:
+    """PATCH: the screen's poll (empty when nothing it shows changed)."""
+
+    async def render() -> Page:
+        return await _render(rt, actor, appointment_id, layout)
+
+    return await rt.screens.poll(
+        state,
+        review_approve.topics(appointment_id, actor.user_id),
+        rt.wall(),
+        render,
+        screen=review_approve.SCREEN,
+        timeout=rt.settings.poll_review_seconds,
+    )
+
+
+async def _refresh(rt: Runtime, actor: Actor, appointment_id: int, layout: Any, state: str | None) -> UpdateSet:
+    """The update set after an action: the page rendered now, diffed against the client's page."""
+
+    async def render() -> Page:
+        return await _render(rt, actor, appointment_id, layout)
+
+    page = await rt.screens.page(review_approve.topics(appointment_id, actor.user_id), rt.wall(), render)
+    return UpdateSet(
+        screen=page.screen, state=page.state, timeout=page.timeout, patches=rt.screens.patches_from(state, page)
+    )
+
+
+DraftChange = Callable[[ReviewDraft, list[CardInput]], list[CardInput] | None]
+
+
+async def _edit(
+    rt: Runtime,
+    actor: Actor,
+    appointment_id: int,
+    change: DraftChange,
+    *,
+    layout: Any,
+    state: str | None,
+    audit_action: str | None = None,
+) -> UpdateSet:
+    now = rt.clock.now()
+    async with unit_of_work(rt) as uow:
+        a = await appointment_for(uow.session, actor, appointment_id, lock=True)
+        if not can_decide(Status(a.status)):
+            raise InvalidTransition(why_not(Status(a.status)))
+        draft = await draft_of(uow.session, a.id, actor.user_id)
+        if draft is None:
+            draft = ReviewDraft(appointment_id=a.id, user_id=actor.user_id, cards={"cards": []}, updated_at=now)
+            uow.session.add(draft)
+        cards = change(draft, _draft_cards(draft))
+        if cards is not None:
+            _store_cards(draft, cards)
+        draft.updated_at = now
+        if audit_action:
+            audit(
+                uow.session,
+                at=now,
+                actor_id=actor.user_id,
+                action=audit_action,
+                entity="appointment",
+                entity_id=a.id,
+                details={"version": a.version},
+            )
+        uow.emit(DomainEvent("review.draft-changed", topics=(review_approve.draft_topic(a.id, actor.user_id),)))
+    return await _refresh(rt, actor, appointment_id, layout, state)
+
+
+async def add_alternative(
+    rt: Runtime, actor: Actor, appointment_id: int, *, layout: Any, state: str | None
+) -> UpdateSet:
+    """Add a card with doctor and location prefilled from the request; a fourth is refused."""
+    prefill: dict[str, str] = {}
+
+    def change(_draft: ReviewDraft, cards: list[CardInput]) -> list[CardInput]:
+        if len(cards) >= MAX_ALTERNATIVES:
+            raise ValidationFailed(
+                f"At most {MAX_ALTERNATIVES} alternatives.",
+                fields={"another-alternative": f"At most {MAX_ALTERNATIVES} alternatives."},
+            )
+        return [*cards, CardInput(doctor=prefill["doctor"], location=prefill["location"])]
+
+    async with rt.db.read() as session:
+        a = await appointment_for(session, actor, appointment_id)
+        prefill.update(doctor=str(a.doctor_id), location=str(a.location_id))
+    return await _edit(rt, actor, appointment_id, change, layout=layout, state=state)
+
+
+async def change_fields(
+    rt: Runtime, actor: Actor, appointment_id: int, form: Mapping[str, str], *, layout: Any, state: str | None
+) -> UpdateSet:
+    """Store the fields of one or more cards as typed (``profile~n``, ``location~n``, ``date~n``, ``time~n``)."""
+    sent, errors = cards_from_form(form)
+    if errors:
+        raise ValidationFailed(fields=errors)
+    present = {n for n in range(1, len(sent) + 1) if any(f"{k}~{n}" in form for k in CARD_FIELDS)}
+    if not present:
+        raise ValidationFailed("No card fields were sent.")
+
+    def change(_draft: ReviewDraft, cards: list[CardInput]) -> list[CardInput]:
+        for n in present:
+            if n > len(cards):
+                raise ValidationFailed(fields={f"date~{n}": "There is no such alternative."})
+            old = cards[n - 1]
+            cards[n - 1] = CardInput(
+                doctor=form.get(f"profile~{n}", old.doctor),
+                location=form.get(f"location~{n}", old.location),
+                date=form.get(f"date~{n}", old.date),
+                time=form.get(f"time~{n}", old.time),
+            )
+        return cards
+
+    return await _edit(rt, actor, appointment_id, change, layout=layout, state=state)
+
+
+async def delete_alternative(
+    rt: Runtime, actor: Actor, appointment_id: int, n: int, *, layout: Any, state: str | None
+) -> UpdateSet:
+    """Remove card ``n`` (the later cards move up); the only card cannot be deleted."""
+
+    def change(_draft: ReviewDraft, cards: list[CardInput]) -> list[CardInput]:
+        if not 1 <= n <= len(cards):
+            raise ValidationFailed(fields={f"delete~{n}": "There is no such alternative."})
+        if len(cards) == 1:
+            raise ValidationFailed(fields={f"delete~{n}": "The only alternative cannot be deleted."})
+        return cards[: n - 1] + cards[n:]
+
+    return await _edit(rt, actor, appointment_id, change, layout=layout, state=state)
+
+
+async def confirm_timezone(
+    rt: Runtime, actor: Actor, appointment_id: int, timezone: str, *, layout: Any, state: str | None
+) -> UpdateSet:
+    """Record the timezone the doctor enters times in (asked when their profile has none)."""
+    timezone = timezone.strip()
+    if not is_timezone(timezone):
+        raise ValidationFailed(fields={"timezone": "Choose a timezone from the list."})
+
+    def change(draft: ReviewDraft, _cards: list[CardInput]) -> None:
+        draft.timezone = timezone
+
+    return await _edit(
+        rt, actor, appointment_id, change, layout=layout, state=state, audit_action="review.timezone-confirmed"
+    )
+
+
+async def acknowledge_disclaimer(
+    rt: Runtime, actor: Actor, appointment_id: int, value: str | None, *, layout: Any, state: str | None
+) -> UpdateSet:
+    """Record (or withdraw) the acknowledgement that the disclaimer was displayed."""
+    now = rt.clock.now()
+    acknowledged = truthy(value)
+
+    def change(draft: ReviewDraft, _cards: list[CardInput]) -> None:
+        draft.disclaimer_acknowledged_at = now if acknowledged else None
+
+    action = "review.disclaimer-acknowledged" if acknowledged else "review.disclaimer-unacknowledged"
+    return await _edit(rt, actor, appointment_id, change, layout=layout, state=state, audit_action=action)
+
+
+async def decline_dialog(
+    rt: Runtime, actor: Actor, appointment_id: int, *, open: bool, layout: Any, state: str | None
+) -> UpdateSet:
+    """Open or close the decline dialog."""
+
+    def change(draft: ReviewDraft, _cards: list[CardInput]) -> None:
+        draft.decline_open = open
+
+    return await _edit(rt, actor, appointment_id, change, layout=layout, state=state)
+
+
+async def cancel(rt: Runtime, actor: Actor, appointment_id: int) -> UpdateSet:
+    """Discard the draft and leave the screen."""
+    async with unit_of_work(rt) as uow:
+        a = await appointment_for(uow.session, actor, appointment_id, lock=True)
+        await uow.session.execute(
+            delete(ReviewDraft).where(ReviewDraft.appointment_id == a.id, ReviewDraft.user_id == actor.user_id)
+        )
+        uow.emit(DomainEvent("review.draft-changed", topics=(review_approve.draft_topic(a.id, actor.user_id),)))
+    return UpdateSet(
+        screen=review_approve.SCREEN,
+        state="",
+        timeout=rt.settings.poll_list_seconds,
+        navigate=review_approve.LIST_ENDPOINT,
+        notice={"level": "info", "text": "Changes discarded."},
+    )
+
+
+# --- decisions ------------------------------------------------------------------------------------------------
+
+
+async def approve(rt: Runtime, actor: Actor, appointment_id: int, form: Mapping[str, str]) -> UpdateSet:
+    """POST approve: the requested time (no alternatives), or 1..3 alternatives sent to the patient (status 5,
+    or 9 with an out-of-network warning), or auto-approval when an alternative equals the request."""
+    cards, form_errors = cards_from_form(form)
+    version = version_from(form)
+    timezone_field = (form.get("timezone") or "").strip() or None
+    if timezone_field is not None and not is_timezone(timezone_field):
+        form_errors["timezone"] = "Choose a timezone from the list."
+        timezone_field = None
+    now = rt.clock.now()
+    async with unit_of_work(rt) as uow:
+        session = uow.session
+        a = await appointment_for(session, actor, appointment_id, lock=True)
+        if a.version != version:
+            raise AppointmentChanged()
+        if not can_decide(Status(a.status)):
+            raise InvalidTransition(why_not(Status(a.status)))
+        draft = await draft_of(session, a.id, actor.user_id)
+        timezone = timezone_field or (draft.timezone if draft else None)
+        if "disclaimer-displayed" in form:
+            acknowledged = truthy(form["disclaimer-displayed"])
+        else:
+            acknowledged = bool(draft and draft.disclaimer_acknowledged_at)
+        assessment = await _review(
+            session,
+            rt,
+            actor,
+            a,
+            cards,
+            timezone=timezone,
+            acknowledged=acknowledged,
+            submitted=True,
+            c=await clinic(session),
+            form_errors=form_errors,
+            lock=True,
+        )
+        error = assessment.blocking_error()
+        if error is not None:
+            raise error
+        if not cards:
+            trigger = Trigger.APPROVE
+        elif any(c.equals_request for c in assessment.cards):
+            trigger = Trigger.AUTO_APPROVE
+        else:
+            trigger = Trigger.SUGGEST
+        warnings = [c.coverage_warning for c in assessment.cards]
+        to = next_status(Status(a.status), trigger, coverage_warnings=warnings)
+        details: dict[str, Any] = {"action": trigger.value, "version": a.version + 1}
+        if a.disclaimer_required:
+            details["disclaimer_acknowledged"] = True
+        if cards:
+            details["timezone"] = assessment.entry_timezone
+            details["alternatives"] = [
+                {
+                    "n": c.n,
+                    "doctor_id": c.proposal.doctor_id,
+                    "location_id": c.proposal.location_id,
+                    "start": c.proposal.start.isoformat(),
+                    "coverage_warning": c.coverage_warning,
+                    "equals_request": c.equals_request,
+                }
+                for c in assessment.cards
+                if c.proposal is not None
+            ]
+        if trigger is Trigger.SUGGEST:
+            for c in assessment.cards:
+                assert c.proposal is not None
+                session.add(
+                    AppointmentOffer(
+                        appointment_id=a.id,
+                        n=c.n,
+                        doctor_id=c.proposal.doctor_id,
+                        location_id=c.proposal.location_id,
+                        start_at=c.proposal.start,
+                        duration_minutes=c.proposal.duration_minutes,
+                        doctor_fee_cents=c.fees.doctor_fee_cents if c.fees else None,
+                        total_fee_cents=c.fees.total_fee_cents if c.fees else None,
+                        currency=c.fees.currency if c.fees else "EUR",
+                        coverage_warning=c.coverage_warning,
+                        state=OfferState.OPEN,
+                        created_at=now,
+                    )
+                )
+        offer_doctors = {c.proposal.doctor_id for c in assessment.cards if c.proposal is not None}
+        text = await _patient_text(session, a, trigger, len(cards))
+        await transition(uow, actor, a, to, trigger, details, now=now, also_doctors=offer_doctors, text=text)
+    return decided(rt, to, _notice_for(trigger, to))
+
+
+async def decline(rt: Runtime, actor: Actor, appointment_id: int, form: Mapping[str, str]) -> UpdateSet:
+    """POST decline with a required ``reason``."""
+    reason = clean_reason(form.get("reason"))
+    version = version_from(form)
+    now = rt.clock.now()
+    async with unit_of_work(rt) as uow:
+        a = await appointment_for(uow.session, actor, appointment_id, lock=True)
+        if a.version != version:
+            raise AppointmentChanged()
+        to = next_status(Status(a.status), Trigger.DECLINE)
+        a.decline_reason = reason
+        doctor = await uow.session.scalar(_doctor_name(a.doctor_id))
+        text = f"{doctor} declined your appointment request: {reason}"
+        await transition(
+            uow, actor, a, to, Trigger.DECLINE, {"action": "decline", "reason": reason}, now=now, text=text
+        )
+    return decided(rt, to, "Request declined.")
+
+
+def _doctor_name(doctor_id: int) -> Any:
+    return select(User.display_name).where(User.id == doctor_id)
+
+
+async def _patient_text(session: AsyncSession, a: Appointment, trigger: Trigger, count: int) -> str:
+    doctor = await session.scalar(_doctor_name(a.doctor_id))
+    if trigger is Trigger.SUGGEST:
+        return f"{doctor} suggested {count} other time{'s' if count > 1 else ''} for your appointment."
+    return f"{doctor} approved your appointment."
+
+
+def _notice_for(trigger: Trigger, to: Status) -> str:
+    if trigger is Trigger.SUGGEST:
+        risk = " (with an out-of-network coverage warning)" if to is Status.PENDING_RESPONSE_COVERAGE_RISK else ""
+        return f"Alternatives sent to the patient{risk}."
+    if trigger is Trigger.AUTO_APPROVE:
+        return "An alternative equals the requested time: the appointment is approved."
+    return "Appointment approved."
+
+
+def decided(rt: Runtime, to: Status, text: str) -> UpdateSet:
+    """The answer to a successful decision: the screen closes and the list shows the new status."""
+    return UpdateSet(
+        screen=review_approve.SCREEN,
+        state="",
+        timeout=rt.settings.poll_list_seconds,
+        patches=[
+            p_update("status", value=to.public_name, props={"code": int(to)}),
+            p_update("approve", enabled=False),
+            p_update("another-alternative", enabled=False),
+            p_update("decline", enabled=False),
+        ],
+        navigate=review_approve.LIST_ENDPOINT,
+        notice={"level": "info", "text": text},
+    )
+
+
+async def transition(
+    uow: UnitOfWork,
+    actor: Actor,
+    a: Appointment,
+    to: Status,
+    trigger: Trigger,
+    details: dict[str, Any],
+    *,
+    now: datetime,
+    also_doctors: set[int] | None = None,
+    text: str | None = None,
+    notify: Sequence[int] | None = None,
+    old_doctor: int | None = None,
+) -> None:
+    """Record a status change: the row (status, version), history, audit, drafts dropped, and the event."""
+    session = uow.session
+    from_status = a.status
+    a.status = int(to)
+    a.version += 1
+    a.updated_at = now
+    session.add(
+        AppointmentHistory(
+            appointment_id=a.id,
+            at=now,
+            actor_id=actor.user_id,
+            from_status=from_status,
+            to_status=int(to),
+            details=details,
+        )
+    )
+    audit(
+        session,
+        at=now,
+        actor_id=actor.user_id,
+        action=f"appointment.{trigger.value}",
+        entity="appointment",
+        entity_id=a.id,
+        details={"from": from_status, "to": int(to), **details},
+    )
+    await session.execute(delete(ReviewDraft).where(ReviewDraft.appointment_id == a.id))
+    if notify is None:
+        patient_user = await session.scalar(_patient_user(a.patient_id))
+        notify = (patient_user,) if patient_user is not None else ()
+    doctors = {a.doctor_id, *(also_doctors or ()), *((old_doctor,) if old_doctor else ())}
+    topics = (
+        appointment_topic(a.id),
+        patient_topic(a.patient_id),
+        ALL_APPOINTMENTS_TOPIC,
+        *(doctor_topic(d) for d in sorted(doctors)),
+    )
+    uow.emit(
+        DomainEvent(
+            kind=f"appointment.{trigger.value}",
+            topics=topics,
+            data={
+                "appointment_id": a.id,
+                "from_status": from_status,
+                "status": int(to),
+                "version": a.version,
+                "start": a.start_at.isoformat(),
+                "when": format_local(a.start_at, "UTC"),
+            },
+            notify_user_ids=tuple(notify),
+            notify_text=text,
+        )
+    )
+
+
+def _patient_user(patient_id: int) -> Any:
+    return select(Patient.user_id).where(Patient.id == patient_id)

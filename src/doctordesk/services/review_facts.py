@@ -1,0 +1,226 @@
+"""Loading what the Review and Approve rules need from storage, with the decider's rights applied in one place.
+
+The overlap check reads one bounded range of the (doctor_id, start_at) indexes per proposal, so its cost does not
+grow with the length of the doctor's history.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import and_, literal, select, union_all
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from doctordesk.domain.appointments import AppointmentView, Party, Place
+from doctordesk.domain.coverage import Policy
+from doctordesk.domain.errors import NotFound
+from doctordesk.domain.fees import FeeRow
+from doctordesk.domain.review import ReviewFacts
+from doctordesk.domain.roles import Actor, Role
+from doctordesk.domain.scheduling import Busy, Directory, Hours, Original
+from doctordesk.domain.status import Status
+from doctordesk.screens.protocol import Option
+from doctordesk.store.review_tables import AppointmentOffer, OfferState, ReviewDraft
+from doctordesk.store.tables import (
+    Appointment,
+    DoctorProfile,
+    FeeSchedule,
+    InsurancePolicy,
+    Location,
+    Patient,
+    User,
+    WorkHours,
+)
+
+
+def may_decide(actor: Actor, appointment: Appointment) -> bool:
+    """Only the appointment's doctor, or an admin, decides on it."""
+    return actor.role is Role.ADMIN or (actor.role is Role.DOCTOR and actor.user_id == appointment.doctor_id)
+
+
+def may_answer(actor: Actor, appointment: Appointment) -> bool:
+    """Only the appointment's patient answers its offers."""
+    return actor.role is Role.PATIENT and actor.patient_id == appointment.patient_id
+
+
+async def appointment_for(
+    session: AsyncSession, actor: Actor, appointment_id: int, *, lock: bool = False, patient: bool = False
+) -> Appointment:
+    """The appointment if the actor may act on it (as decider, or as its patient); NotFound otherwise.
+
+    ``lock`` takes the row lock (PostgreSQL ``FOR UPDATE``; SQLite writers are already serialised by
+    ``BEGIN IMMEDIATE``), so two decisions on one appointment run one after the other.
+    """
+    query = select(Appointment).where(Appointment.id == appointment_id)
+    if lock:
+        query = query.with_for_update()
+    appointment = (await session.execute(query)).scalar_one_or_none()
+    allowed = may_answer if patient else may_decide
+    if appointment is None or not allowed(actor, appointment):
+        raise NotFound("Appointment not found.")
+    return appointment
+
+
+async def lock_schedules(session: AsyncSession, doctor_ids: Sequence[int]) -> None:
+    """Serialise schedule changes per doctor: two sessions proposing the same doctor's time wait for each other
+    (PostgreSQL row locks on the doctors' profiles, in id order so they cannot deadlock)."""
+    if session.get_bind().dialect.name == "sqlite" or not doctor_ids:
+        return
+    await session.execute(
+        select(DoctorProfile.user_id)
+        .where(DoctorProfile.user_id.in_(sorted(set(doctor_ids))))
+        .order_by(DoctorProfile.user_id)
+        .with_for_update()
+    )
+
+
+async def view_of(session: AsyncSession, a: Appointment) -> AppointmentView:
+    doctor_name = await session.scalar(select(User.display_name).where(User.id == a.doctor_id))
+    location = await session.get(Location, a.location_id)
+    patient_name = await session.scalar(select(Patient.name).where(Patient.id == a.patient_id))
+    assert location is not None
+    return AppointmentView(
+        id=a.id,
+        status=Status(a.status),
+        start=a.start_at,
+        duration_minutes=a.duration_minutes,
+        doctor=Party(a.doctor_id, doctor_name or ""),
+        location=Place(location.id, location.name, location.timezone),
+        patient=Party(a.patient_id, patient_name or ""),
+        service=a.service,
+        chat_enabled=a.chat_enabled,
+        disclaimer_required=a.disclaimer_required,
+        prescription_needed=a.prescription_needed,
+        version=a.version,
+        updated_at=a.updated_at,
+    )
+
+
+@dataclass
+class Clinic:
+    """Reference data: doctors, locations, work hours and fees (small tables, read whole)."""
+
+    directory: Directory
+    can_prescribe: dict[int, bool]
+    profile_timezones: dict[int, str | None]
+    location_names: dict[int, str]
+    work_hours: dict[tuple[int, int], list[Hours]]
+    fee_rows: list[FeeRow]
+
+    def doctor_options(self) -> list[Option]:
+        return [Option(str(i), name) for i, name in self.directory.doctors.items()]
+
+    def location_options(self) -> list[Option]:
+        return [Option(str(i), name) for i, name in self.location_names.items()]
+
+
+async def clinic(session: AsyncSession) -> Clinic:
+    doctors = await session.execute(
+        select(User.id, User.display_name, DoctorProfile.can_prescribe, DoctorProfile.timezone)
+        .join(DoctorProfile, DoctorProfile.user_id == User.id)
+        .where(User.active.is_(True))
+        .order_by(User.display_name, User.id)
+    )
+    names: dict[int, str] = {}
+    prescribe: dict[int, bool] = {}
+    zones: dict[int, str | None] = {}
+    for doctor_id, name, can_prescribe, zone in doctors:
+        names[doctor_id], prescribe[doctor_id], zones[doctor_id] = name, can_prescribe, zone
+    locations = (await session.execute(select(Location).order_by(Location.name, Location.id))).scalars().all()
+    hours: dict[tuple[int, int], list[Hours]] = defaultdict(list)
+    for h in (await session.execute(select(WorkHours))).scalars():
+        hours[(h.doctor_id, h.location_id)].append(Hours(h.weekday, h.start_time, h.end_time))
+    fee_rows = [
+        FeeRow(f.kind, f.doctor_id, f.location_id, f.amount_cents, f.percent, f.currency)
+        for f in (await session.execute(select(FeeSchedule).order_by(FeeSchedule.id))).scalars()
+    ]
+    return Clinic(
+        directory=Directory(doctors=names, locations={loc.id: loc.timezone for loc in locations}),
+        can_prescribe=prescribe,
+        profile_timezones=zones,
+        location_names={loc.id: loc.name for loc in locations},
+        work_hours=dict(hours),
+        fee_rows=fee_rows,
+    )
+
+
+async def policies_of(session: AsyncSession, patient_id: int) -> list[Policy]:
+    rows = await session.execute(
+        select(InsurancePolicy).where(InsurancePolicy.patient_id == patient_id).order_by(InsurancePolicy.id)
+    )
+    return [Policy(p.valid_from, p.valid_to, p.network, p.exclusions, p.third_party_data) for p in rows.scalars().all()]
+
+
+async def facts_for(
+    session: AsyncSession, actor: Actor, a: Appointment, c: Clinic, location_timezone: str, now: datetime
+) -> ReviewFacts:
+    return ReviewFacts(
+        appointment_id=a.id,
+        status=Status(a.status),
+        version=a.version,
+        original=Original(a.doctor_id, a.location_id, a.start_at),
+        duration_minutes=a.duration_minutes,
+        service=a.service,
+        location_timezone=location_timezone,
+        disclaimer_required=a.disclaimer_required,
+        prescription_needed=a.prescription_needed,
+        directory=c.directory,
+        can_prescribe=c.can_prescribe,
+        profile_timezone=c.profile_timezones.get(actor.user_id),
+        work_hours=c.work_hours,
+        fee_rows=c.fee_rows,
+        policies=await policies_of(session, a.patient_id),
+        now=now,
+    )
+
+
+async def busy_times(
+    session: AsyncSession, appointment_id: int, ranges: Sequence[tuple[int, datetime, datetime]]
+) -> list[Busy]:
+    """Approved appointments and open offers of other appointments whose start lies in one of ``ranges``
+    (doctor, from, to). One bounded index range per entry; ``status + 0`` keeps the planner on the
+    (doctor_id, start_at) index instead of the (doctor_id, status) one."""
+    if not ranges:
+        return []
+    parts = []
+    for doctor_id, lo, hi in ranges:
+        parts.append(
+            select(
+                Appointment.doctor_id, Appointment.start_at, Appointment.duration_minutes, literal("a").label("kind")
+            ).where(
+                Appointment.doctor_id == doctor_id,
+                Appointment.start_at >= lo,
+                Appointment.start_at < hi,
+                (Appointment.status + 0) == int(Status.APPROVED),
+                Appointment.id != appointment_id,
+            )
+        )
+        parts.append(
+            select(
+                AppointmentOffer.doctor_id,
+                AppointmentOffer.start_at,
+                AppointmentOffer.duration_minutes,
+                literal("o").label("kind"),
+            ).where(
+                and_(
+                    AppointmentOffer.doctor_id == doctor_id,
+                    AppointmentOffer.start_at >= lo,
+                    AppointmentOffer.start_at < hi,
+                    AppointmentOffer.state == OfferState.OPEN,
+                    AppointmentOffer.appointment_id != appointment_id,
+                )
+            )
+        )
+    rows = await session.execute(union_all(*parts))
+    out = []
+    for doctor_id, start, minutes, kind in rows:
+        what = "an approved appointment" if kind == "a" else "an offer sent to another patient"
+        out.append(Busy(doctor_id, start, start + timedelta(minutes=minutes), what))
+    return out
+
+
+async def draft_of(session: AsyncSession, appointment_id: int, user_id: int) -> ReviewDraft | None:
+    return await session.get(ReviewDraft, (appointment_id, user_id))

@@ -1,0 +1,94 @@
+"""Opening a real-time stream: who it is for (bearer token or single-use ticket) and stream tickets."""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import delete, select, update
+
+from doctordesk.domain.errors import Unauthorized
+from doctordesk.domain.roles import Actor
+from doctordesk.runtime import Runtime
+from doctordesk.services import auth
+from doctordesk.store.realtime_tables import StreamTicket
+from doctordesk.store.tables import AccessToken, User
+
+
+@dataclass(frozen=True, slots=True)
+class StreamGrant:
+    actor: Actor
+    expires_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Ticket:
+    ticket: str
+    expires_in: int
+
+
+async def issue_ticket(rt: Runtime, actor: Actor) -> Ticket:
+    """A ticket that opens one stream as ``actor``'s token within ``stream_ticket_seconds``."""
+    if actor.token_id is None:
+        raise Unauthorized()
+    ticket = secrets.token_urlsafe(32)
+    now = rt.clock.now()
+    seconds = rt.settings.stream_ticket_seconds
+    async with rt.db.transaction() as session:
+        # Expired tickets are useless: sweep them here instead of in a separate job.
+        await session.execute(delete(StreamTicket).where(StreamTicket.expires_at < now - timedelta(minutes=5)))
+        session.add(
+            StreamTicket(
+                ticket_hash=auth.token_hash(ticket),
+                token_id=actor.token_id,
+                user_id=actor.user_id,
+                expires_at=now + timedelta(seconds=seconds),
+            )
+        )
+    return Ticket(ticket, seconds)
+
+
+async def grant_for_ticket(rt: Runtime, ticket: str) -> StreamGrant:
+    """Redeem a ticket: it works once, before it expires, while its token is valid; Unauthorized otherwise."""
+    if not ticket or len(ticket) > 128:
+        raise Unauthorized("The stream ticket is not valid.")
+    now = rt.clock.now()
+    async with rt.db.transaction() as session:
+        token_id = await session.scalar(
+            update(StreamTicket)
+            .where(
+                StreamTicket.ticket_hash == auth.token_hash(ticket),
+                StreamTicket.used_at.is_(None),
+                StreamTicket.expires_at > now,
+            )
+            .values(used_at=now)
+            .returning(StreamTicket.token_id)
+        )
+    if token_id is None:
+        raise Unauthorized("The stream ticket is unknown, used or expired.")
+    return await _grant_for_token_id(rt, token_id)
+
+
+async def grant_for_token(rt: Runtime, token: str | None) -> StreamGrant:
+    actor = await auth.authenticate(rt, token)
+    if actor.token_id is None:
+        raise Unauthorized()
+    return await _grant_for_token_id(rt, actor.token_id)
+
+
+async def _grant_for_token_id(rt: Runtime, token_id: int) -> StreamGrant:
+    now = rt.clock.now()
+    async with rt.db.read() as session:
+        found = (
+            await session.execute(
+                select(AccessToken, User).join(User, User.id == AccessToken.user_id).where(AccessToken.id == token_id)
+            )
+        ).first()
+        if found is None:
+            raise Unauthorized()
+        access, user = found
+        if access.revoked_at is not None or access.expires_at <= now or not user.active:
+            raise Unauthorized("The access token has expired or was revoked.")
+        actor = await auth.actor_for(session, user, access.id)
+    return StreamGrant(actor, access.expires_at)

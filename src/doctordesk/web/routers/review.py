@@ -1,0 +1,133 @@
+"""Review and Approve: the page (PUT), its poll and editing actions (PATCH), the decision (POST approve) and the
+decline (POST decline). Fields and endpoints: docs/review-and-approve.md."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Path, Request
+from starlette.datastructures import UploadFile
+
+from doctordesk.domain.errors import ValidationFailed
+from doctordesk.services import review
+from doctordesk.web.deps import MAX_ID, ActorDep, ClientIdDep, LayoutDep, RuntimeDep, StateDep
+from doctordesk.web.responses import SCREEN_RESPONSES, SUBMIT_RESPONSES
+
+router = APIRouter(prefix="/profile/appointments", tags=["review and approve"])
+
+AppointmentId = Annotated[int, Path(ge=1, le=MAX_ID, description="The appointment")]
+BASE = "/{appointment_id}/approve"
+
+
+async def form_fields(request: Request) -> dict[str, str]:
+    """The submitted form as name → text (the first value of each name); files are refused here."""
+    form = await request.form()
+    out: dict[str, str] = {}
+    for key, value in form.multi_items():
+        if isinstance(value, UploadFile):
+            raise ValidationFailed(fields={key: "Files are not accepted here."})
+        out.setdefault(key, value)
+    return out
+
+
+FormDep = Annotated[dict[str, str], Depends(form_fields)]
+
+
+@router.put(BASE, responses=SCREEN_RESPONSES)
+async def review_page(
+    rt: RuntimeDep, actor: ActorDep, appointment_id: AppointmentId, layout: LayoutDep, client_id: ClientIdDep
+) -> dict[str, Any]:
+    """The Review and Approve page (only the appointment's doctor or an admin; others get 404)."""
+    return (await review.open_page(rt, actor, appointment_id, layout=layout, client_id=client_id)).to_json()
+
+
+@router.patch(BASE, responses=SCREEN_RESPONSES)
+async def review_poll(
+    rt: RuntimeDep, actor: ActorDep, appointment_id: AppointmentId, layout: LayoutDep, state: StateDep
+) -> dict[str, Any]:
+    """The page's poll: what changed since the state token (empty when nothing did)."""
+    return (await review.poll(rt, actor, appointment_id, layout=layout, state=state)).to_json()
+
+
+@router.patch(BASE + "/add-alternative", responses=SUBMIT_RESPONSES)
+async def add_alternative(
+    rt: RuntimeDep, actor: ActorDep, appointment_id: AppointmentId, layout: LayoutDep, state: StateDep
+) -> dict[str, Any]:
+    """Add a Suggested Scheduling card (doctor and location prefilled from the request); a fourth is refused."""
+    return (await review.add_alternative(rt, actor, appointment_id, layout=layout, state=state)).to_json()
+
+
+@router.patch(BASE + "/change", responses=SUBMIT_RESPONSES)
+async def change_fields(
+    rt: RuntimeDep, actor: ActorDep, appointment_id: AppointmentId, layout: LayoutDep, state: StateDep, form: FormDep
+) -> dict[str, Any]:
+    """Store a card's fields as typed (``profile~n``, ``location~n``, ``date~n``, ``time~n``): the card comes back
+    with changed fields highlighted, validation messages, and its fees once complete."""
+    return (await review.change_fields(rt, actor, appointment_id, form, layout=layout, state=state)).to_json()
+
+
+@router.patch(BASE + "/delete-alternative/{n}", responses=SUBMIT_RESPONSES)
+async def delete_alternative(
+    rt: RuntimeDep,
+    actor: ActorDep,
+    appointment_id: AppointmentId,
+    n: Annotated[int, Path(ge=1, le=99)],
+    layout: LayoutDep,
+    state: StateDep,
+) -> dict[str, Any]:
+    """Delete card ``n`` (refused for the only card)."""
+    return (await review.delete_alternative(rt, actor, appointment_id, n, layout=layout, state=state)).to_json()
+
+
+@router.patch(BASE + "/timezone", responses=SUBMIT_RESPONSES)
+async def confirm_timezone(
+    rt: RuntimeDep, actor: ActorDep, appointment_id: AppointmentId, layout: LayoutDep, state: StateDep, form: FormDep
+) -> dict[str, Any]:
+    """Confirm the timezone (field ``timezone``, an IANA name) when the doctor's profile has none."""
+    tz = form.get("timezone", "")
+    return (await review.confirm_timezone(rt, actor, appointment_id, tz, layout=layout, state=state)).to_json()
+
+
+@router.patch(BASE + "/disclaimer", responses=SUBMIT_RESPONSES)
+async def acknowledge_disclaimer(
+    rt: RuntimeDep, actor: ActorDep, appointment_id: AppointmentId, layout: LayoutDep, state: StateDep, form: FormDep
+) -> dict[str, Any]:
+    """Record the disclaimer acknowledgement (field ``disclaimer-displayed``: true or false)."""
+    value = form.get("disclaimer-displayed")
+    return (await review.acknowledge_disclaimer(rt, actor, appointment_id, value, layout=layout, state=state)).to_json()
+
+
+@router.patch(BASE + "/decline-dialog", responses=SUBMIT_RESPONSES)
+async def open_decline_dialog(
+    rt: RuntimeDep, actor: ActorDep, appointment_id: AppointmentId, layout: LayoutDep, state: StateDep
+) -> dict[str, Any]:
+    """Open the decline dialog (a Modal with the required ``reason``)."""
+    return (await review.decline_dialog(rt, actor, appointment_id, open=True, layout=layout, state=state)).to_json()
+
+
+@router.patch(BASE + "/decline-dialog/close", responses=SUBMIT_RESPONSES)
+async def close_decline_dialog(
+    rt: RuntimeDep, actor: ActorDep, appointment_id: AppointmentId, layout: LayoutDep, state: StateDep
+) -> dict[str, Any]:
+    """Close the decline dialog without declining."""
+    return (await review.decline_dialog(rt, actor, appointment_id, open=False, layout=layout, state=state)).to_json()
+
+
+@router.patch(BASE + "/cancel", responses=SUBMIT_RESPONSES)
+async def cancel(rt: RuntimeDep, actor: ActorDep, appointment_id: AppointmentId) -> dict[str, Any]:
+    """Discard the changes and leave the screen (navigate to the list)."""
+    return (await review.cancel(rt, actor, appointment_id)).to_json()
+
+
+@router.post(BASE, responses=SUBMIT_RESPONSES)
+async def approve(rt: RuntimeDep, actor: ActorDep, appointment_id: AppointmentId, form: FormDep) -> dict[str, Any]:
+    """Submit the decision: ``version``, ``disclaimer-displayed``, and per alternative n = 1..3 ``profile~n``,
+    ``location~n``, ``date~n``, ``time~n`` (none: approve the requested time); ``timezone`` when the profile
+    has none. Success closes the screen (``navigate`` to the list)."""
+    return (await review.approve(rt, actor, appointment_id, form)).to_json()
+
+
+@router.post("/{appointment_id}/decline", responses=SUBMIT_RESPONSES)
+async def decline(rt: RuntimeDep, actor: ActorDep, appointment_id: AppointmentId, form: FormDep) -> dict[str, Any]:
+    """Decline the request: ``reason`` (required) and ``version``."""
+    return (await review.decline(rt, actor, appointment_id, form)).to_json()

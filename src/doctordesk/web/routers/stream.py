@@ -1,0 +1,75 @@
+"""The real-time stream (SSE) and its tickets."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Header, Query
+from fastapi.security import HTTPAuthorizationCredentials
+
+from doctordesk.domain.errors import ValidationFailed
+from doctordesk.realtime.sse import EventStreamResponse
+from doctordesk.services import streams
+from doctordesk.web.deps import ActorDep, RuntimeDep, bearer, client_id
+from doctordesk.web.responses import ERROR
+
+router = APIRouter(prefix="/profile", tags=["real-time"])
+
+STREAM_DESCRIPTION = """Server-sent events (`text/event-stream`) carrying real-time messages (docs/realtime.md):
+each event has an `id` and `data` holding `Timeout <endpoint>`, `Timeout`, `<endpoint>` or nothing (a heartbeat).
+
+Authenticate with `Authorization: Bearer <token>`, or — for a browser's EventSource, which cannot send headers —
+with `?ticket=` from `POST /profile/stream/ticket` (single use, short-lived). Name the client with `X-Client-Id` or
+`?client=` (the same id the client sends on its screen requests): messages are chosen for that client's active
+screen. A reconnect sending `Last-Event-ID` that missed a message (or is malformed) starts with `Timeout`."""
+
+
+@router.get(
+    "/stream",
+    response_class=EventStreamResponse,
+    status_code=200,
+    description=STREAM_DESCRIPTION,
+    responses={
+        200: {
+            "description": "The event stream",
+            "content": {"text/event-stream": {"schema": {"type": "string"}, "example": "id: 1-1\ndata: Timeout\n\n"}},
+        },
+        401: ERROR,
+        422: ERROR,
+    },
+)
+async def stream(
+    rt: RuntimeDep,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
+    ticket: Annotated[str | None, Query(description="A stream ticket (instead of the Authorization header)")] = None,
+    client: Annotated[str | None, Query(description="The client id (instead of the X-Client-Id header)")] = None,
+    x_client_id: Annotated[str | None, Header(description="A stable id of this client (tab or app)")] = None,
+    last_event_id: Annotated[str | None, Header(description="The id of the last event received")] = None,
+) -> EventStreamResponse:
+    cid = client_id(x_client_id or client)
+    if cid is None:
+        raise ValidationFailed(fields={"X-Client-Id": "Name the client (X-Client-Id header or client parameter)."})
+    if ticket is not None:
+        grant = await streams.grant_for_ticket(rt, ticket)
+    else:
+        token = credentials.credentials if credentials and credentials.scheme.lower() == "bearer" else None
+        grant = await streams.grant_for_token(rt, token)
+    hub = rt.hub
+    missed = hub.missed(cid, last_event_id[:64] if last_event_id is not None else None)
+    handle = hub.open(cid, user_id=grant.actor.user_id, token_id=grant.actor.token_id, expires_at=grant.expires_at)
+    rt.metrics.open_streams.inc()
+    return EventStreamResponse(
+        hub,
+        handle,
+        heartbeat=rt.settings.heartbeat_seconds,
+        retry_ms=rt.settings.sse_retry_ms,
+        first=hub.recovery_message() if missed else None,
+        on_close=rt.metrics.open_streams.dec,
+    )
+
+
+@router.post("/stream/ticket", responses={401: ERROR})
+async def stream_ticket(rt: RuntimeDep, actor: ActorDep) -> dict[str, Any]:
+    """A single-use ticket that opens one stream (`GET /profile/stream?ticket=...`) within `expires_in` seconds."""
+    issued = await streams.issue_ticket(rt, actor)
+    return {"ticket": issued.ticket, "expires_in": issued.expires_in}

@@ -1,0 +1,94 @@
+"""The hub: presence, fan-out to open streams, closing by token, and Last-Event-ID recovery."""
+
+from __future__ import annotations
+
+import asyncio
+
+from doctordesk.domain.events import DomainEvent, doctor_topic, thread_topic
+from doctordesk.realtime.hub import CLOSE, Hub, Stream
+from doctordesk.realtime.message import RealtimeMessage
+from doctordesk.realtime.routing import Screen
+
+LIST = Screen(user_id=1, screen="appointment-list", poll="/profile/appointments", topics=(doctor_topic(1),))
+CHAT = Screen(user_id=1, screen="chat", poll="/profile/messages/load-more", topics=(thread_topic(7),))
+
+
+def drain(stream: Stream) -> list[object]:
+    items = []
+    while not stream.queue.empty():
+        items.append(stream.queue.get_nowait())
+    return items
+
+
+async def test_an_event_reaches_only_the_clients_whose_screen_it_touches() -> None:
+    hub = Hub()
+    hub.set_presence("a", LIST)
+    hub.set_presence("b", CHAT)
+    a = hub.open("a", user_id=1, token_id=1, expires_at=None)
+    b = hub.open("b", user_id=1, token_id=1, expires_at=None)
+    await hub.on_event(DomainEvent("appointment-approved", (doctor_topic(1),)))
+    assert [m for _, m in drain(a)] == [RealtimeMessage(timeout=True)]  # type: ignore[misc]
+    assert drain(b) == []
+
+
+async def test_presence_follows_the_last_screen_put() -> None:
+    hub = Hub()
+    stream = hub.open("a", user_id=1, token_id=1, expires_at=None)
+    hub.set_presence("a", LIST)
+    hub.set_presence("a", CHAT)
+    await hub.on_event(DomainEvent("appointment-approved", (doctor_topic(1),)))
+    assert drain(stream) == []
+    await hub.on_event(DomainEvent("message-sent", (thread_topic(7),)))
+    assert [m for _, m in drain(stream)] == [RealtimeMessage(endpoint="/profile/messages/load-more")]  # type: ignore[misc]
+
+
+async def test_a_client_id_reused_by_another_user_gets_nothing_of_the_first() -> None:
+    hub = Hub()
+    hub.set_presence("a", LIST)  # user 1's screen
+    intruder = hub.open("a", user_id=2, token_id=9, expires_at=None)
+    await hub.on_event(DomainEvent("appointment-approved", (doctor_topic(1),)))
+    assert drain(intruder) == []
+
+
+async def test_revoking_a_token_closes_its_streams_only() -> None:
+    hub = Hub()
+    mine = hub.open("a", user_id=1, token_id=1, expires_at=None)
+    other = hub.open("b", user_id=1, token_id=2, expires_at=None)
+    await hub.on_event(DomainEvent("token-revoked", (), {"token_id": 1}))
+    assert drain(mine) == [CLOSE]
+    assert drain(other) == []
+
+
+async def test_presence_from_another_instance_is_applied_and_our_own_is_ignored() -> None:
+    here, there = Hub(instance="here"), Hub(instance="there")
+    await here.on_event(there.presence_event("a", LIST))
+    assert here.screen_of("a") == LIST
+    await here.on_event(DomainEvent("screen-presence", (), {**here.presence_event("a", CHAT).data}))
+    assert here.screen_of("a") == LIST
+
+
+async def test_last_event_id_recovery() -> None:
+    hub = Hub()
+    hub.set_presence("a", LIST)
+    stream = hub.open("a", user_id=1, token_id=1, expires_at=None)
+    before = hub.event_id(hub.stamp())
+    assert not hub.missed("a", None)
+    assert not hub.missed("a", before)
+    await asyncio.sleep(0.002)
+    hub.route((doctor_topic(1),))
+    delivered_id = drain(stream)[0][0]  # type: ignore[index]
+    assert hub.missed("a", before)
+    assert not hub.missed("a", delivered_id)
+    assert hub.missed("a", "nonsense")
+    assert hub.missed("a", "1-1")  # older than this process
+    assert hub.missed("unknown-client", delivered_id)
+
+
+async def test_a_slow_reader_gets_one_timeout_instead_of_a_backlog() -> None:
+    hub = Hub()
+    hub.set_presence("a", CHAT)
+    stream = hub.open("a", user_id=1, token_id=1, expires_at=None)
+    for _ in range(100):
+        hub.route((thread_topic(7),))
+    assert stream.overflowed
+    assert stream.queue.full()

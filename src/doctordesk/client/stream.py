@@ -10,7 +10,9 @@ network error, a refused connection or a stream silent for longer than ``read_ti
 one talking), after a short delay (the service's ``retry:`` hint, else the client's ``reconnect_delay``, doubled
 for each further failure in a row up to 5 s, so a service that is down is not hammered). A 401
 ends the stream: the token is no longer valid, and a new login opens a new stream. Events whose type is not
-``message`` (heartbeats, if the service names them) and empty data are ignored.
+``message`` (heartbeats, if the service names them) and empty data are ignored. After every reconnect the active
+screen is PUT again (``Client.reannounce``): the service keys a client's active screen on its last PUT, and a
+restarted service has forgotten it.
 """
 
 from __future__ import annotations
@@ -179,6 +181,9 @@ class RealtimeStream:
             self.connections += 1
             self.failures = 0
             self.connected.set()
+            if self.connections > 1:
+                # The service may have restarted and forgotten which screen this client shows: tell it again.
+                self.client._spawn(self.client.reannounce())
             async for event in parse_sse(response.aiter_lines()):
                 if event.id is not None:
                     self.last_event_id = event.id

@@ -4,6 +4,7 @@ and the stream comes back after the server restarts."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -66,3 +67,39 @@ async def test_a_change_by_someone_else_reaches_the_screen_through_the_stream_wi
         started = time.monotonic()
         await screen.wait_for(status_is(appointment_id, "approved"), timeout=1.0)
         assert time.monotonic() - started < 1.0
+
+
+async def test_logout_closes_the_stream_and_login_opens_a_new_one_with_the_new_token(server) -> None:
+    async with Client(server.url) as client:
+        await client.login("doctor1", "demo")
+        first = client.stream
+        assert first is not None
+        await first.wait_connected()
+        await client.logout()
+        assert client.stream is None and not first.connected.is_set()
+        await client.login("doctor2", "demo")
+        second = client.stream
+        assert second is not None and second is not first
+        await second.wait_connected()
+        screen = await client.open("/profile/appointments")
+        appointment_id = await approve_one_as(server.url, "admin", awaiting_decision(screen))
+        await screen.wait_for(status_is(appointment_id, "approved"), timeout=1.0)
+
+
+async def test_the_stream_reconnects_after_the_server_restarts(server) -> None:
+    async with Client(server.url) as doctor:
+        await doctor.login("doctor1", "demo")
+        screen = await doctor.open("/profile/appointments")
+        stream = doctor.stream
+        assert stream is not None
+        await stream.wait_connected()
+        changes = screen.changes()
+        server.restart()
+        # The new stream opens and the screen is announced again (a restarted service forgot it).
+        async with asyncio.timeout(10):
+            async for change in changes:
+                if (change.kind, change.trigger) == ("page", "reload"):
+                    break
+        assert stream.connections == 2 and stream.connected.is_set()
+        appointment_id = await approve_one_as(server.url, "admin", awaiting_decision(screen))
+        await screen.wait_for(status_is(appointment_id, "approved"), timeout=1.0)

@@ -29,6 +29,7 @@ from doctordesk.web.limits import BodyLimit
 from doctordesk.web.observability import RequestTimer
 from doctordesk.web.routers import api, appointments, ops, review, stream
 from doctordesk.web.routers import auth as auth_router
+from doctordesk.web.security import SecurityHeaders
 
 STATIC = Path(__file__).parent / "web" / "static"
 
@@ -97,6 +98,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
     app.include_router(ops.router)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(RequestTimer, metrics=runtime.metrics)
+    app.add_middleware(SecurityHeaders)
     if STATIC.is_dir():
         app.mount("/", StaticFiles(directory=STATIC, html=True), name="web")
     return app

@@ -1,0 +1,132 @@
+// Requests to the service: the bearer token (kept in memory and sessionStorage, never in a URL), the tab's client
+// id and layout headers on every call, form encoding (multipart when a file is sent).
+
+const TOKEN_KEY = "doctordesk.session";
+export const MOBILE_QUERY = "(max-width: 719.98px)";
+
+function randomId() {
+  const bytes = new Uint8Array(12);
+  crypto.getRandomValues(bytes);
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+// One id per tab instance: presence and real-time routing key this tab's screens on it.
+export const clientId = `web-${randomId()}`;
+
+let session = null;
+try {
+  session = JSON.parse(sessionStorage.getItem(TOKEN_KEY) || "null");
+} catch {
+  session = null;
+}
+
+const listeners = new Set();
+
+export function currentSession() {
+  return session;
+}
+
+export function setSession(value) {
+  session = value;
+  if (value) sessionStorage.setItem(TOKEN_KEY, JSON.stringify(value));
+  else sessionStorage.removeItem(TOKEN_KEY);
+  for (const listener of listeners) listener(session);
+}
+
+export function onSessionChange(listener) {
+  listeners.add(listener);
+  return () => listeners.delete(listener);
+}
+
+export function layout() {
+  return window.matchMedia(MOBILE_QUERY).matches ? "mobile" : "desktop";
+}
+
+export class ApiError extends Error {
+  constructor(status, body) {
+    super((body && body.message) || `Request failed (${status})`);
+    this.status = status;
+    this.body = body || { kind: "error", code: "HTTP_" + status, message: this.message, fields: {} };
+  }
+}
+
+export class NetworkError extends Error {}
+
+// Encodes a list of [name, value] pairs (values are strings or File objects).
+function encode(fields) {
+  if (fields.some(([, value]) => value instanceof Blob)) {
+    const data = new FormData();
+    for (const [name, value] of fields) data.append(name, value);
+    return data;
+  }
+  const params = new URLSearchParams();
+  for (const [name, value] of fields) params.append(name, value);
+  return params;
+}
+
+// Sends one request and returns the parsed JSON body (null for 204); throws ApiError or NetworkError.
+export async function request(method, endpoint, { fields = null, state = null, signal = undefined } = {}) {
+  if (typeof endpoint !== "string" || !endpoint.startsWith("/") || endpoint.startsWith("//")) {
+    throw new Error(`refusing a request outside the service: ${endpoint}`);
+  }
+  const headers = { Accept: "application/json", "X-Client-Id": clientId, "X-Layout": layout() };
+  if (session) headers.Authorization = `Bearer ${session.token}`;
+  if (state) headers["X-Screen-State"] = state;
+  const init = { method, headers, signal, credentials: "omit", cache: "no-store" };
+  if (fields && fields.length) init.body = encode(fields);
+  let response;
+  try {
+    response = await fetch(endpoint, init);
+  } catch (error) {
+    if (error.name === "AbortError") throw error;
+    throw new NetworkError("The service cannot be reached. Retrying shortly.");
+  }
+  let body = null;
+  if (response.status !== 204) {
+    try {
+      body = await response.json();
+    } catch {
+      body = null;
+    }
+  }
+  if (!response.ok) {
+    const error = new ApiError(response.status, body);
+    if (response.status === 401 && session) {
+      setSession(null);
+      error.sessionEnded = true;
+    }
+    throw error;
+  }
+  return body;
+}
+
+// An authenticated download (attachments): returns a Blob.
+export async function fetchBlob(url) {
+  if (!url.startsWith("/") || url.startsWith("//")) throw new Error("refusing a download outside the service");
+  const headers = { "X-Client-Id": clientId };
+  if (session) headers.Authorization = `Bearer ${session.token}`;
+  const response = await fetch(url, { headers, credentials: "omit" });
+  if (!response.ok) throw new ApiError(response.status, null);
+  return response.blob();
+}
+
+export async function login(username, password) {
+  const body = await request("POST", "/auth/login", {
+    fields: [
+      ["username", username],
+      ["password", password],
+    ],
+  });
+  setSession({ token: body.access_token, user: body.user });
+  return body.user;
+}
+
+export async function logout() {
+  try {
+    if (session) await request("POST", "/auth/logout");
+  } catch {
+    // The token is forgotten either way.
+  } finally {
+    setSession(null);
+  }
+}

@@ -1,0 +1,281 @@
+// The shell: login and logout, the main screen and the chat panel, history, notices and the real-time link.
+// Everything a screen shows comes from the server's page objects (render.js); nothing here knows a screen.
+
+import * as api from "./api.js";
+import { Screen } from "./screen.js";
+import { handleMessage, loadEndpoints, RealtimeLink } from "./sync.js";
+
+const HOME = "/profile/appointments";
+const WIDE_QUERY = "(min-width: 1180px)";
+const $ = (id) => document.getElementById(id);
+
+const ROLE_NAMES = { doctor: "Doctor", support: "Support", admin: "Administrator", patient: "Patient" };
+
+class Shell {
+  constructor() {
+    this.main = null;
+    this.panel = null;
+    this.panelEndpoint = null;
+    this.mainEndpoint = null;
+    this.link = new RealtimeLink({
+      onMessage: (data) => handleMessage(data, this.screens()),
+      onStatus: (status) => this.connection(status),
+    });
+  }
+
+  screens() {
+    return [this.main, this.panel].filter(Boolean);
+  }
+
+  // --- start, login, logout ---------------------------------------------------------------------------------------
+
+  start() {
+    $("skip-link").addEventListener("click", (event) => {
+      event.preventDefault();
+      $("main").focus();
+    });
+    $("login-form").addEventListener("submit", (event) => this.submitLogin(event));
+    $("logout").addEventListener("click", () => this.logout());
+    $("back").addEventListener("click", () => this.back());
+    $("brand").addEventListener("click", (event) => {
+      event.preventDefault();
+      this.navigate(HOME);
+    });
+    $("panel-close").addEventListener("click", () => this.closePanel());
+    document.addEventListener("keydown", (event) => {
+      if (event.key === "Escape" && this.panel && !document.querySelector("dialog[open]")) this.closePanel();
+    });
+    window.addEventListener("popstate", () => {
+      if (!api.currentSession()) return;
+      const endpoint = this.endpointFromLocation();
+      if (endpoint !== this.mainEndpoint) this.showMain(endpoint, { push: false });
+    });
+    window.matchMedia(api.MOBILE_QUERY).addEventListener("change", () => this.layoutChanged());
+    window.matchMedia(WIDE_QUERY).addEventListener("change", () => this.placePanel());
+    api.onSessionChange((session) => {
+      if (!session) this.loggedOut("Your session has ended. Please sign in again.");
+    });
+    this.endpointsReady = loadEndpoints();
+    if (api.currentSession()) this.loggedIn(this.endpointFromLocation(), { push: false });
+    else this.showLogin();
+  }
+
+  endpointFromLocation() {
+    const hash = decodeURIComponent(location.hash.slice(1));
+    return hash.startsWith("/profile/") ? hash : HOME;
+  }
+
+  showLogin(message) {
+    document.title = "Sign in · doctordesk";
+    $("topbar").hidden = true;
+    $("main-screen").hidden = true;
+    $("panel").hidden = true;
+    $("login").hidden = false;
+    document.body.dataset.view = "login";
+    const error = $("login-error");
+    error.hidden = !message;
+    error.textContent = message || "";
+    $("login-password").value = "";
+    $("login-username").focus();
+  }
+
+  async submitLogin(event) {
+    event.preventDefault();
+    const username = $("login-username").value.trim();
+    const password = $("login-password").value;
+    const error = $("login-error");
+    if (!username || !password) {
+      error.textContent = "Enter your username and password.";
+      error.hidden = false;
+      (username ? $("login-password") : $("login-username")).focus();
+      return;
+    }
+    const submit = $("login-submit");
+    submit.disabled = true;
+    submit.textContent = "Signing in…";
+    try {
+      await api.login(username, password);
+      error.hidden = true;
+      this.loggedIn(HOME, { push: true });
+    } catch (e) {
+      let text = "The service cannot be reached. Please try again.";
+      if (e instanceof api.ApiError) {
+        text =
+          e.status === 401
+            ? "Wrong username or password."
+            : e.status === 429
+              ? "Too many attempts. Please wait a few minutes and try again."
+              : e.body.message || e.message;
+      }
+      error.textContent = text;
+      error.hidden = false;
+      $("login-password").focus();
+    } finally {
+      submit.disabled = false;
+      submit.textContent = "Sign in";
+    }
+  }
+
+  async loggedIn(endpoint, { push }) {
+    const session = api.currentSession();
+    $("login").hidden = true;
+    $("topbar").hidden = false;
+    $("main-screen").hidden = false;
+    document.body.dataset.view = "app";
+    $("user-name").textContent = session.user.display_name;
+    $("user-role").textContent = ROLE_NAMES[session.user.role] || session.user.role;
+    document.body.dataset.role = session.user.role;
+    if (!this.main) this.main = new Screen($("main-screen"), this, { slot: "main" });
+    await this.endpointsReady;
+    // Login: the stream is closed and opened again with the new token (spec 5.2).
+    this.link.restart();
+    this.showMain(endpoint, { push });
+  }
+
+  async logout() {
+    this.loggingOut = true;
+    this.link.stop();
+    this.closeScreens();
+    try {
+      await api.logout(); // the session listener shows the login screen
+    } finally {
+      this.loggingOut = false;
+    }
+    // Logout: the stream of the old token is closed; a new one opens with the next login's token.
+    this.link.restart();
+  }
+
+  loggedOut(message) {
+    this.link.stop();
+    this.closeScreens();
+    history.replaceState(null, "", location.pathname);
+    this.showLogin(this.loggingOut ? undefined : message);
+  }
+
+  closeScreens() {
+    this.closePanel();
+    if (this.main) this.main.close();
+    this.main = null;
+    this.mainEndpoint = null;
+  }
+
+  // --- screens ----------------------------------------------------------------------------------------------------
+
+  // Opens a screen PUT by an action: chat links open in the panel on desktop (spec 4.2), everything else in main.
+  open(endpoint, { from, panel }) {
+    if (panel && api.layout() === "desktop") {
+      this.openPanel(endpoint);
+      return;
+    }
+    if (from === this.panel && this.panel) this.closePanel();
+    this.navigate(endpoint);
+  }
+
+  navigate(endpoint, { from } = {}) {
+    if (from && from === this.panel) {
+      // The panel's screen closed: the main screen catches up with what happened there.
+      this.closePanel();
+      if (endpoint !== this.mainEndpoint) this.showMain(endpoint, { push: true });
+      else if (this.main && this.main.poll) this.main.patch(this.main.poll, { reschedule: true });
+      return;
+    }
+    this.showMain(endpoint, { push: true });
+  }
+
+  showMain(endpoint, { push }) {
+    if (!this.main) return;
+    if (push && endpoint !== this.mainEndpoint) history.pushState({ endpoint }, "", `#${endpoint}`);
+    else if (!push) history.replaceState({ endpoint }, "", `#${endpoint}`);
+    this.mainEndpoint = endpoint;
+    $("back").hidden = endpoint === HOME;
+    if (this.panel && endpoint === this.panelEndpoint) this.closePanel();
+    this.main.open(endpoint);
+  }
+
+  back() {
+    if (history.state && history.length > 1) history.back();
+    else this.navigate(HOME);
+  }
+
+  openPanel(endpoint) {
+    if (!this.panel) {
+      this.panel = new Screen($("panel-screen"), this, { slot: "panel" });
+      this.panel.closed = false;
+    }
+    this.panelEndpoint = endpoint;
+    $("panel").hidden = false;
+    this.placePanel();
+    this.panel.open(endpoint);
+  }
+
+  closePanel() {
+    if (!this.panel) return;
+    const panel = this.panel;
+    this.panel = null;
+    this.panelEndpoint = null;
+    panel.close();
+    $("panel").hidden = true;
+    document.body.classList.remove("has-embedded-panel");
+    if (this.main) this.main.frame.focus?.();
+  }
+
+  // Desktop: embedded beside the appointment list on wide screens, floating at the bottom right otherwise.
+  placePanel() {
+    const panel = $("panel");
+    const embedded =
+      window.matchMedia(WIDE_QUERY).matches && this.main && this.main.page && this.main.page.poll === HOME;
+    panel.classList.toggle("panel--embedded", Boolean(embedded));
+    panel.classList.toggle("panel--floating", !embedded);
+    document.body.classList.toggle("has-embedded-panel", Boolean(embedded) && !panel.hidden);
+  }
+
+  layoutChanged() {
+    // The server filters platform elements by X-Layout: load the screens again for the new layout.
+    if (!api.currentSession()) return;
+    if (api.layout() === "mobile" && this.panel) {
+      const endpoint = this.panelEndpoint;
+      this.closePanel();
+      this.navigate(endpoint);
+      return;
+    }
+    for (const screen of this.screens()) if (screen.page) screen.open(screen.page.endpoint, { focus: false });
+  }
+
+  screenShown(screen, page) {
+    if (screen === this.main) {
+      document.title = `${page.title} · doctordesk`;
+      this.placePanel();
+    } else {
+      $("panel-title").textContent = page.title;
+    }
+  }
+
+  // --- notices and connection state -------------------------------------------------------------------------------
+
+  notify(notice) {
+    if (!notice || !notice.text) return;
+    const toast = document.createElement("div");
+    toast.className = "toast";
+    toast.dataset.tone = notice.level || "info";
+    toast.setAttribute("role", notice.level === "error" ? "alert" : "status");
+    toast.textContent = notice.text;
+    $("toasts").append(toast);
+    setTimeout(() => toast.remove(), 6000);
+  }
+
+  offline(isOffline) {
+    if (isOffline) this.connection("offline");
+    else if ($("connection").dataset.status === "offline") this.connection(this.link.source ? "live" : "idle");
+  }
+
+  connection(status) {
+    const labels = { live: "Live", reconnecting: "Reconnecting…", offline: "Offline", blocked: "Polling", idle: "" };
+    const node = $("connection");
+    node.dataset.status = status;
+    node.querySelector(".connection-text").textContent = labels[status] ?? "";
+  }
+}
+
+const shell = new Shell();
+window.doctordesk = { shell }; // for diagnostics and the browser tests
+shell.start();

@@ -1,0 +1,223 @@
+// One active screen (the main view, or the chat panel): its page, its requests and its poll timer.
+// Requests that carry the state token are queued so that every update set applies to the page it was made for.
+
+import { ApiError, NetworkError, request } from "./api.js";
+import { PatchError } from "./patch.js";
+import { ScreenView } from "./render.js";
+
+const path = (endpoint) => String(endpoint).split("?")[0];
+
+export class Screen {
+  constructor(frame, shell, { slot }) {
+    this.shell = shell;
+    this.slot = slot;
+    this.frame = frame;
+    this.banner = frame.querySelector(".screen-banner");
+    this.body = frame.querySelector(".screen-body");
+    this.view = new ScreenView(this.body, {
+      onAction: (model) => this.act(model),
+      onNotice: (notice) => shell.notify(notice),
+    });
+    this.page = null;
+    this.state = null;
+    this.timer = null;
+    this.generation = 0;
+    this.queue = Promise.resolve();
+    this.closed = false;
+  }
+
+  get poll() {
+    return this.page ? this.page.poll : null;
+  }
+
+  // Does a real-time endpoint belong to this screen?
+  owns(endpoint) {
+    return Boolean(this.page) && (path(this.page.poll) === path(endpoint) || path(this.page.endpoint) === path(endpoint));
+  }
+
+  close() {
+    this.closed = true;
+    this.generation += 1;
+    this.cancelTimer();
+    this.view.destroy();
+  }
+
+  // PUT: loads the screen at `endpoint`.
+  async open(endpoint, { focus = true } = {}) {
+    const generation = ++this.generation;
+    this.frame.setAttribute("aria-busy", "true");
+    try {
+      const page = await request("PUT", endpoint);
+      if (generation !== this.generation || this.closed) return null;
+      this.showPage(page, { focus });
+      return page;
+    } catch (error) {
+      if (generation === this.generation) this.handleError(error);
+      return null;
+    } finally {
+      this.frame.removeAttribute("aria-busy");
+    }
+  }
+
+  showPage(page, { focus = true } = {}) {
+    this.generation += 1;
+    this.page = page;
+    this.state = page.state;
+    this.frame.dataset.screen = page.screen;
+    this.view.render(page.elements);
+    this.shell.screenShown(this, page);
+    this.schedule();
+    if (focus) {
+      const heading = this.body.querySelector("h1, h2");
+      if (heading) {
+        heading.tabIndex = -1;
+        heading.focus({ preventScroll: true });
+      }
+    }
+  }
+
+  // --- the poll cycle (spec 6.1: always running, at the page's timeout) -------------------------------------------
+
+  schedule() {
+    this.cancelTimer();
+    if (!this.page || this.closed) return;
+    const seconds = Math.max(1, Number(this.page.timeout) || 30);
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.patch(this.page.poll, { reschedule: true });
+    }, seconds * 1000);
+  }
+
+  cancelTimer() {
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  // PATCH `endpoint` with the screen's state and apply the answer. With `reschedule`, the poll timer starts
+  // again afterwards (poll cycle and Timeout); without it the schedule is left as it is (a real-time endpoint).
+  patch(endpoint, { reschedule = false } = {}) {
+    return this.enqueue(async (generation) => {
+      try {
+        const update = await request("PATCH", endpoint, { state: this.state });
+        if (generation !== this.generation) return;
+        this.applyUpdate(update);
+      } catch (error) {
+        if (generation !== this.generation) return;
+        if (error instanceof NetworkError) this.shell.offline(true);
+        else this.handleError(error, { quiet: true });
+      } finally {
+        if (reschedule && generation === this.generation && this.timer === null) this.schedule();
+      }
+    });
+  }
+
+  enqueue(task) {
+    const generation = this.generation;
+    const run = this.queue.then(() => (this.closed ? null : task(generation)));
+    this.queue = run.catch(() => {});
+    return run;
+  }
+
+  applyUpdate(update) {
+    this.shell.offline(false);
+    if (!update || update.kind !== "update") return;
+    if (this.page && update.screen && update.screen !== this.page.screen && update.patches.length) {
+      // An answer for another screen (the user moved on): load the current one again.
+      this.open(this.page.endpoint, { focus: false });
+      return;
+    }
+    try {
+      if (update.patches && update.patches.length) this.view.applyPatches(update.patches);
+    } catch (error) {
+      if (!(error instanceof PatchError)) throw error;
+      this.open(this.page.endpoint, { focus: false });
+      return;
+    }
+    if (update.state) this.state = update.state;
+    if (this.page && typeof update.timeout === "number" && update.timeout !== this.page.timeout) {
+      this.page.timeout = update.timeout;
+      if (this.timer !== null) this.schedule();
+    }
+    if (update.notice) this.shell.notify(update.notice);
+    if (update.navigate) this.shell.navigate(update.navigate, { from: this });
+    else if (update.reload) this.open(this.page.endpoint, { focus: false });
+  }
+
+  // --- actions ---------------------------------------------------------------------------------------------------
+
+  async act(model) {
+    const action = model.action;
+    if (action.confirm && !window.confirm(action.confirm)) return;
+    const fields = this.view.collect(action.form);
+    this.clearBanner();
+    this.view.clearFieldErrors();
+    if (action.method === "PUT") {
+      const props = model.props || {};
+      this.shell.open(action.endpoint, { from: this, panel: typeof props.panel === "string" ? props.panel : null });
+      return;
+    }
+    const control = this.view.nodes.get(model.id);
+    const button = control && (control.button || null);
+    if (button) {
+      button.disabled = true;
+      button.setAttribute("aria-busy", "true");
+    }
+    await this.enqueue(async (generation) => {
+      try {
+        const body = await request(action.method, action.endpoint, { fields, state: this.state });
+        if (generation !== this.generation) return;
+        if (body && body.kind === "page") this.showPage(body);
+        else this.applyUpdate(body);
+      } catch (error) {
+        if (generation === this.generation) this.handleError(error);
+      }
+    });
+    const after = this.view.nodes.get(model.id);
+    if (after && after.button && after.button === button) {
+      button.removeAttribute("aria-busy");
+      button.disabled = after.model.enabled === false;
+      if (after.requires) this.view.checkRequires(after);
+    }
+  }
+
+  handleError(error, { quiet = false } = {}) {
+    if (error instanceof NetworkError) {
+      this.shell.offline(true);
+      if (!quiet) this.showBanner(error.message);
+      return;
+    }
+    if (!(error instanceof ApiError)) {
+      console.error(error);
+      if (!quiet) this.showBanner("Something went wrong. Please try again.");
+      return;
+    }
+    if (error.sessionEnded) return; // the shell shows the login screen
+    const body = error.body || {};
+    if (quiet && error.status >= 500) return;
+    const placed = this.view.showFieldErrors(body.fields || {});
+    const rest = Object.entries(body.fields || {})
+      .filter(([name]) => !placed.includes(name))
+      .map(([name, message]) => `${name}: ${message}`);
+    this.showBanner([body.message || error.message, ...rest].join(" "), { tone: "error" });
+    if (body.reload && this.page) this.open(this.page.endpoint, { focus: false });
+  }
+
+  showBanner(message, { tone = "error" } = {}) {
+    this.banner.replaceChildren();
+    const text = document.createElement("p");
+    text.textContent = message;
+    const dismiss = document.createElement("button");
+    dismiss.type = "button";
+    dismiss.className = "link banner-dismiss";
+    dismiss.textContent = "Dismiss";
+    dismiss.addEventListener("click", () => this.clearBanner());
+    this.banner.append(text, dismiss);
+    this.banner.dataset.tone = tone;
+    this.banner.hidden = false;
+  }
+
+  clearBanner() {
+    this.banner.hidden = true;
+    this.banner.replaceChildren();
+  }
+}

@@ -1,0 +1,194 @@
+// Real-time delivery in the browser: one server-sent-event stream per browser and user, opened by a leader tab
+// (Web Locks) and shared with the other tabs (BroadcastChannel); the messages of spec 2.1 handled as 6.1 says.
+
+import { clientId, currentSession, request } from "./api.js";
+import { endpointMatcher, InvalidMessage, parseMessage } from "./message.js";
+
+// Where the stream lives (docs/realtime.md): a single-use ticket is obtained with the token, so the token itself
+// never appears in a URL.
+export const STREAM = {
+  ticket: "/realtime/ticket",
+  stream: "/realtime/stream",
+};
+
+const RETRY_MIN_MS = 1000;
+const RETRY_MAX_MS = 10000;
+
+let isEndpoint = () => false;
+
+// The PATCH endpoints a message may name: read once from the service's API description.
+export async function loadEndpoints() {
+  try {
+    const response = await fetch("/openapi.json", { credentials: "omit" });
+    const spec = await response.json();
+    const templates = Object.entries(spec.paths || {})
+      .filter(([, operations]) => operations && operations.patch)
+      .map(([template]) => template);
+    isEndpoint = endpointMatcher(templates);
+  } catch {
+    isEndpoint = () => false;
+  }
+}
+
+export function isPatchEndpoint(path) {
+  return isEndpoint(path);
+}
+
+// Applies one real-time message to the active screens (spec 6.1). `screens` lists the open screens, the main one
+// first. Invalid messages and heartbeats are ignored.
+export function handleMessage(data, screens) {
+  let message;
+  try {
+    message = parseMessage(data, isEndpoint);
+  } catch (error) {
+    if (error instanceof InvalidMessage) return { ignored: true };
+    throw error;
+  }
+  if (message.timeout) {
+    // Rule 1: cancel every patch timer first, then poll the current screens (which restarts their timers).
+    for (const screen of screens) screen.cancelTimer();
+    for (const screen of screens) if (screen.poll) screen.patch(screen.poll, { reschedule: true });
+  }
+  if (message.endpoint) {
+    // Rule 3: PATCH now and apply to the screen it belongs to; the poll schedule is not touched.
+    const target = screens.find((s) => s.owns(message.endpoint));
+    if (target) target.patch(message.endpoint);
+  }
+  return message;
+}
+
+// The stream, shared by the tabs of one browser and user.
+export class RealtimeLink {
+  constructor({ onMessage, onStatus }) {
+    this.onMessage = onMessage;
+    this.onStatus = onStatus || (() => {});
+    this.source = null;
+    this.channel = null;
+    this.abort = null;
+    this.release = null;
+    this.retryTimer = null;
+    this.retryMs = RETRY_MIN_MS;
+    this.user = null;
+    this.token = null;
+    this.connectedOnce = false;
+    this.blocked = false; // tests block the stream to show polling alone keeps screens current
+  }
+
+  // (Re)starts everything for the current session: called on login, logout and token change.
+  restart() {
+    this.stop();
+    const session = currentSession();
+    if (!session) return;
+    this.user = session.user.id;
+    this.token = session.token;
+    const name = `doctordesk-stream-${this.user}`;
+    this.channel = new BroadcastChannel(name);
+    this.channel.onmessage = (event) => {
+      const msg = event.data || {};
+      if (msg.type === "message" && typeof msg.data === "string") this.onMessage(msg.data);
+      if (msg.type === "status") this.onStatus(msg.status);
+    };
+    this.abort = new AbortController();
+    if (navigator.locks && navigator.locks.request) {
+      navigator.locks
+        .request(name, { signal: this.abort.signal }, () => {
+          this.open();
+          // Hold the lock (leadership) until this tab stops or leaves.
+          return new Promise((resolve) => {
+            this.release = resolve;
+          });
+        })
+        .catch(() => {});
+    } else {
+      this.open();
+    }
+  }
+
+  stop() {
+    clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    if (this.source) this.source.close();
+    this.source = null;
+    if (this.abort) this.abort.abort();
+    this.abort = null;
+    if (this.release) this.release();
+    this.release = null;
+    if (this.channel) this.channel.close();
+    this.channel = null;
+    this.connectedOnce = false;
+    this.retryMs = RETRY_MIN_MS;
+  }
+
+  get leader() {
+    return this.release !== null || (!navigator.locks && this.source !== null);
+  }
+
+  status(value) {
+    this.onStatus(value);
+    if (this.channel) this.channel.postMessage({ type: "status", status: value });
+  }
+
+  async open() {
+    clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    if (this.source) this.source.close();
+    this.source = null;
+    const session = currentSession();
+    if (!session || session.token !== this.token) return;
+    if (this.blocked) {
+      this.status("blocked");
+      return;
+    }
+    let ticket;
+    try {
+      const body = await request("POST", STREAM.ticket);
+      ticket = body.ticket;
+    } catch (error) {
+      if (error.status === 401) return; // the session ended: the shell logs out and restarts the link
+      this.retryLater();
+      return;
+    }
+    if (!this.abort || currentSession() !== session) return;
+    const url = `${STREAM.stream}?ticket=${encodeURIComponent(ticket)}`;
+    const source = new EventSource(url);
+    this.source = source;
+    let opened = false;
+    source.onopen = () => {
+      opened = true;
+      this.retryMs = RETRY_MIN_MS;
+      this.status("live");
+      // Whatever happened while the stream was down is recovered by polling every screen now.
+      if (this.connectedOnce) this.deliver("Timeout");
+      this.connectedOnce = true;
+    };
+    source.onmessage = (event) => this.deliver(event.data);
+    source.onerror = () => {
+      if (this.source !== source) return;
+      if (source.readyState === EventSource.CLOSED && opened) {
+        // The browser reports the stream closed: open a new one with the current token now.
+        this.status("reconnecting");
+        this.open();
+      } else {
+        // A network problem (or a stream refused before it opened): our own reconnect after a short delay.
+        source.close();
+        this.source = null;
+        this.status("reconnecting");
+        this.retryLater();
+      }
+    };
+  }
+
+  retryLater() {
+    clearTimeout(this.retryTimer);
+    const delay = this.retryMs;
+    this.retryMs = Math.min(RETRY_MAX_MS, this.retryMs * 2);
+    this.retryTimer = setTimeout(() => this.open(), delay);
+  }
+
+  deliver(data) {
+    this.onMessage(data);
+    if (this.channel) this.channel.postMessage({ type: "message", data });
+  }
+}
+
+export { clientId };

@@ -1,0 +1,95 @@
+"""Browser fixtures: one chromium per test module, a fresh context (cookies, storage) per test, and a live server
+with the demo clinic shared by the tests of a module (tests that restart the server use ``live_server``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from tests.support.browser import LAUNCH_ARGS, chromium_executable
+from tests.support.live import LiveServer
+
+DESKTOP = {"width": 1280, "height": 860}
+MOBILE = {"width": 390, "height": 844}
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    # Module scope: Playwright's sync API keeps an event loop of its own while it runs, which must be gone
+    # before the asyncio tests of other modules start theirs.
+    executable = chromium_executable()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=executable, headless=True, args=LAUNCH_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """A real server with the demo clinic, shared by one module's tests (they use distinct appointments)."""
+    live = LiveServer(tmp_path_factory.mktemp("web-live"))
+    live.prepare()
+    live.start()
+    try:
+        yield live
+    finally:
+        live.stop()
+
+
+class Problems:
+    """Console errors and CSP violations seen by a page: a test fails when there are any it did not expect."""
+
+    def __init__(self) -> None:
+        self.messages: list[str] = []
+        self.allowed: list[str] = []
+
+    def watch(self, page: Any) -> None:
+        page.on("console", lambda msg: self._console(msg))
+        page.on("pageerror", lambda error: self.messages.append(f"page error: {error}"))
+
+    def _console(self, msg: Any) -> None:
+        if msg.type == "error":
+            self.messages.append(msg.text)
+
+    def unexpected(self) -> list[str]:
+        return [m for m in self.messages if not any(a in m for a in self.allowed)]
+
+
+@pytest.fixture
+def problems() -> Problems:
+    return Problems()
+
+
+@pytest.fixture
+def new_page(browser: Any, problems: Problems) -> Iterator[Callable[..., Any]]:
+    """``new_page(base_url, viewport=DESKTOP)`` → a page in a fresh browser context."""
+    contexts: list[Any] = []
+
+    def make(base_url: str, *, viewport: dict[str, int] | None = None) -> Any:
+        context = browser.new_context(base_url=base_url, viewport=viewport or DESKTOP)
+        contexts.append(context)
+        page = context.new_page()
+        page.set_default_timeout(10_000)
+        problems.watch(page)
+        return page
+
+    yield make
+    for context in contexts:
+        context.close()
+    unexpected = problems.unexpected()
+    # 401/404/409/422 answers the tests provoke are logged by chromium as failed resources; CSP violations are not.
+    csp = [m for m in unexpected if "Content Security Policy" in m or "Refused to" in m or "page error" in m]
+    assert not csp, csp
+
+
+def sign_in(page: Any, username: str, password: str = "demo") -> None:
+    """Log in through the login form and wait for the appointment list."""
+    page.goto("/")
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(password)
+    page.get_by_role("button", name="Sign in").click()
+    page.locator('[data-id="title"]').wait_for()

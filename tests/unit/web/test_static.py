@@ -1,0 +1,41 @@
+"""The web app's sources: no HTML parsing of data, no inline script or style, nothing to build."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import doctordesk.web
+
+STATIC = Path(doctordesk.web.__file__).parent / "static"
+SCRIPTS = sorted((STATIC / "js").glob("*.js"))
+
+
+def test_the_web_app_is_plain_modules_served_as_they_are():
+    assert (STATIC / "index.html").is_file() and (STATIC / "app.css").is_file()
+    assert {p.name for p in SCRIPTS} >= {"main.js", "api.js", "render.js", "patch.js", "screen.js", "sync.js"}
+
+
+def test_no_script_parses_html_from_strings():
+    forbidden = re.compile(r"innerHTML|outerHTML|insertAdjacentHTML|document\.write|DOMParser|createContextualFragment")
+    for path in SCRIPTS:
+        assert not forbidden.search(path.read_text()), path.name
+
+
+def test_no_script_evaluates_strings():
+    forbidden = re.compile(r"\beval\(|new Function\(|setTimeout\(\s*[\"'`]")
+    for path in SCRIPTS:
+        assert not forbidden.search(path.read_text()), path.name
+
+
+def test_the_page_has_no_inline_script_style_or_handlers():
+    html = (STATIC / "index.html").read_text()
+    assert re.search(r"<script(?![^>]*\bsrc=)", html) is None
+    assert "style=" not in html and "<style" not in html
+    assert re.search(r"\son[a-z]+=", html) is None
+
+
+def test_the_token_is_never_put_in_a_url():
+    for path in SCRIPTS:
+        text = path.read_text()
+        assert not re.search(r"[?&](access_)?token=", text), path.name

@@ -27,7 +27,7 @@ from doctordesk.store.db import Database
 from doctordesk.web import errors
 from doctordesk.web.limits import BodyLimit
 from doctordesk.web.observability import RequestTimer
-from doctordesk.web.routers import api, appointments, ops, review, stream
+from doctordesk.web.routers import api, appointments, chat, ops, review, stream
 from doctordesk.web.routers import auth as auth_router
 from doctordesk.web.security import SecurityHeaders
 
@@ -94,6 +94,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
     app.include_router(appointments.router)
     app.include_router(review.router)
     app.include_router(api.router)
+    app.include_router(chat.router)
     app.include_router(stream.router)
     app.include_router(ops.router)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)

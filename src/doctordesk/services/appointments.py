@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -14,6 +15,7 @@ from doctordesk.domain.appointments import AppointmentView, Party, Place, can_vi
 from doctordesk.domain.errors import NotFound
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.status import Status
+from doctordesk.store import chat_repo
 from doctordesk.store.tables import Appointment, Location, Patient, User
 
 _Doctor = aliased(User)
@@ -75,7 +77,12 @@ async def list_appointments(
     if start_to is not None:
         query = query.where(Appointment.start_at < start_to)
     rows = await session.execute(query.order_by(Appointment.start_at, Appointment.id).limit(limit))
-    return [_view(r) for r in rows]
+    views = [_view(r) for r in rows]
+    if actor.role is Role.PATIENT or not views:
+        return views
+    # The viewer's unread chat messages per appointment: one grouped query for the whole list.
+    unread = await chat_repo.unread_counts(session, actor.user_id, [v.id for v in views])
+    return [replace(v, unread=unread[v.id]) if v.id in unread else v for v in views]
 
 
 async def get_appointment(session: AsyncSession, actor: Actor, appointment_id: int) -> AppointmentView:

@@ -1,0 +1,532 @@
+"""Chat use cases: open the chat, load older or newer messages, send a message, close the chat, fetch a file.
+
+The chat's state token is the screen state token plus ``~{appointment}-{window start}-{marker}``: which thread,
+the oldest message the client shows (its window grows as older pages are loaded and new messages arrive) and where
+the "new messages" marker stood when the chat was opened. The token is not a credential: every call checks the
+caller's access to the appointment again. Real-time messages can name the poll endpoint without a query, so the
+token is how ``PATCH /profile/messages/load-more`` knows the thread.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from doctordesk.domain import files
+from doctordesk.domain.appointments import AppointmentView
+from doctordesk.domain.chat import (
+    Cursor,
+    MessageView,
+    check_send,
+    first_unread,
+    is_unread,
+    may_read,
+    may_write,
+    require_chat_role,
+    retry_after,
+)
+from doctordesk.domain.errors import NotFound, TooManyRequests, ValidationFailed
+from doctordesk.domain.events import (
+    ALL_APPOINTMENTS_TOPIC,
+    SUPPORT_TOPIC,
+    DomainEvent,
+    doctor_topic,
+    thread_topic,
+    user_topic,
+)
+from doctordesk.domain.roles import Actor, Role
+from doctordesk.runtime import Runtime
+from doctordesk.screens import chat as screen
+from doctordesk.screens.protocol import Layout, Page, UpdateSet, apply, diff, p_prepend, p_remove, p_reset, p_update
+from doctordesk.screens.state import Viewer
+from doctordesk.services.appointments import get_appointment
+from doctordesk.services.uow import unit_of_work
+from doctordesk.store import chat_repo
+from doctordesk.store.chat_tables import Attachment, ChatMessage, ChatThread
+from doctordesk.store.tables import User
+
+MESSAGE_EVENT = "chat-message"
+READ_EVENT = "chat-read"
+MAX_ID = 2**53
+
+
+# --- the chat's state token -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    appointment_id: int
+    start_id: int | None = None
+    marker_id: int | None = None
+
+    def encode(self) -> str:
+        return f"{self.appointment_id}-{self.start_id or 0}-{self.marker_id or 0}"
+
+
+def split_state(token: str | None) -> tuple[str | None, Window | None]:
+    """The screen state token and the chat window it carries (None for anything malformed)."""
+    if not token:
+        return None, None
+    inner, sep, suffix = token.rpartition("~")
+    if not sep:
+        return token, None
+    parts = suffix.split("-")
+    if len(parts) != 3 or not all(p.isdigit() and len(p) <= 16 for p in parts):
+        return inner, None
+    appointment_id, start_id, marker_id = (int(p) for p in parts)
+    if not 0 < appointment_id <= MAX_ID:
+        return inner, None
+    return inner, Window(appointment_id, start_id or None, marker_id or None)
+
+
+def join_state(inner: str, window: Window) -> str:
+    return f"{inner}~{window.encode()}"
+
+
+# --- reading ----------------------------------------------------------------------------------------------------
+
+
+async def _appointment(session: AsyncSession, actor: Actor, appointment_id: int) -> AppointmentView:
+    """The appointment whose thread the actor may read (NotFound for other doctors' appointments)."""
+    require_chat_role(actor)
+    view = await get_appointment(session, actor, appointment_id)
+    if not may_read(actor, doctor_id=view.doctor.id):
+        raise NotFound("Appointment not found.")
+    return view
+
+
+@dataclass
+class _Rendered:
+    """What a render saw, for the work that follows it (the new window, marking read)."""
+
+    window: Window | None = None
+    thread_id: int | None = None
+    newest_incoming: Cursor | None = None
+
+
+async def _state(
+    rt: Runtime,
+    session: AsyncSession,
+    actor: Actor,
+    appointment: AppointmentView,
+    window: Window | None,
+    *,
+    before: int | None = None,
+) -> tuple[screen.ChatState, _Rendered]:
+    page_size = rt.settings.chat_page_size
+    thread_id = await chat_repo.thread_id_for(session, appointment.id)
+    messages: list[MessageView] = []
+    has_older = False
+    positions = chat_repo.ReadPositions({}, None)
+    if thread_id is not None:
+        if before is not None:
+            anchor = await chat_repo.cursor_of(session, thread_id, before)
+            if anchor is None:
+                raise ValidationFailed(fields={"before": "Not a message of this chat."})
+            earlier, has_older = await chat_repo.older(session, thread_id, anchor, page_size)
+            rest, _ = await chat_repo.since(session, thread_id, anchor)
+            messages = earlier + rest
+        else:
+            start = None
+            if window is not None and window.start_id is not None:
+                start = await chat_repo.cursor_of(session, thread_id, window.start_id)
+            if start is not None:
+                messages, has_older = await chat_repo.since(session, thread_id, start)
+            else:
+                messages, has_older = await chat_repo.latest(session, thread_id, page_size)
+        positions = await chat_repo.read_positions(session, thread_id)
+    viewer_read = positions.of(actor.user_id)
+    if window is not None:
+        marker_id = window.marker_id
+    else:
+        marker_id = first_unread(messages, reader_id=actor.user_id, read_up_to=viewer_read)
+    state = screen.ChatState(
+        appointment=appointment,
+        viewer=actor,
+        messages=tuple(messages),
+        has_older=has_older,
+        marker_id=marker_id,
+        viewer_read=viewer_read,
+        doctor_read=positions.of(appointment.doctor.id),
+        support_read=positions.support,
+        can_write=may_write(actor, doctor_id=appointment.doctor.id),
+        max_chars=rt.settings.max_message_chars,
+        max_upload_bytes=rt.settings.max_upload_bytes,
+    )
+    incoming = [m for m in messages if is_unread(m, reader_id=actor.user_id, read_up_to=viewer_read)]
+    rendered = _Rendered(
+        window=Window(appointment.id, messages[0].id if messages else None, marker_id),
+        thread_id=thread_id,
+        newest_incoming=incoming[-1].cursor if incoming else None,
+    )
+    return state, rendered
+
+
+async def open_chat(
+    rt: Runtime, actor: Actor, appointment_id: int, *, layout: Layout, client_id: str | None = None
+) -> Page:
+    """The Chat page for an appointment: the latest page of messages, the marker before the first unread one."""
+    rendered = _Rendered()
+
+    async def render() -> Page:
+        nonlocal rendered
+        async with rt.db.read() as session:
+            appointment = await _appointment(session, actor, appointment_id)
+            state, rendered = await _state(rt, session, actor, appointment, None)
+        return screen.render(state, layout=layout, timeout=rt.settings.poll_chat_seconds)
+
+    topics = screen.topics(appointment_id, actor.user_id)
+    page = await rt.screens.page(topics, rt.wall(), render, viewer=Viewer(client_id, actor.user_id))
+    assert rendered.window is not None
+    page.state = join_state(page.state, rendered.window)
+    return page
+
+
+async def load_more(
+    rt: Runtime,
+    actor: Actor,
+    token: str | None,
+    *,
+    layout: Layout,
+    appointment_id: int | None = None,
+    before: int | None = None,
+    fresh: bool = False,
+) -> UpdateSet:
+    """PATCH /profile/messages/load-more: with ``before`` the older messages (prepended to the thread); without it
+    the chat's poll, bringing newer messages and read flags (and marking what it delivers as read: the reader is
+    looking at the thread)."""
+    inner, window = split_state(token)
+    if appointment_id is None:
+        if window is None:
+            raise ValidationFailed(fields={"appointment-id": "Required (or the chat's state token)."})
+        appointment_id = window.appointment_id
+    if window is not None and window.appointment_id != appointment_id:
+        inner, window = None, None  # the client's page is another chat: answer with a reset
+    topics = screen.topics(appointment_id, actor.user_id)
+    timeout = rt.settings.poll_chat_seconds
+    now = rt.wall()
+    if not fresh and before is None and inner and window is not None and rt.screens.unchanged(inner, topics, now):
+        return UpdateSet(screen=screen.SCREEN, state=join_state(inner, window), timeout=timeout)
+
+    rendered = _Rendered()
+
+    async def render() -> Page:
+        nonlocal rendered
+        async with rt.db.read() as session:
+            appointment = await _appointment(session, actor, appointment_id)
+            state, rendered = await _state(rt, session, actor, appointment, window, before=before)
+        return screen.render(state, layout=layout, timeout=timeout)
+
+    page = await rt.screens.page(topics, now, render)
+    old = _cached(rt, inner)
+    patches = _older_patches(old, page) if before is not None else _patches(old, page)
+    assert rendered.window is not None
+    if before is None:
+        await _mark_viewed(rt, actor, appointment_id, rendered)
+    return UpdateSet(
+        screen=screen.SCREEN, state=join_state(page.state, rendered.window), timeout=timeout, patches=patches
+    )
+
+
+def _cached(rt: Runtime, inner: str | None) -> list[dict[str, Any]] | None:
+    if not inner:
+        return None
+    return rt.screens.cache.get(inner.rsplit(".", 1)[-1])
+
+
+def _patches(old: list[dict[str, Any]] | None, page: Page) -> list[dict[str, Any]]:
+    new = page.elements_json()
+    return diff(old, new) if old is not None else [p_reset(new)]
+
+
+def _children(elements: list[dict[str, Any]], element_id: str) -> list[dict[str, Any]]:
+    for e in elements:
+        if e["id"] == element_id:
+            children: list[dict[str, Any]] = e.get("children", [])
+            return children
+        found = _children(e.get("children", []), element_id)
+        if found:
+            return found
+    return []
+
+
+def _older_patches(old: list[dict[str, Any]] | None, page: Page) -> list[dict[str, Any]]:
+    """Older messages as one prepend to the thread container (clients keep the scroll position on prepend),
+    then whatever else changed, so the result is exactly the fresh page."""
+    new = page.elements_json()
+    if old is None:
+        return [p_reset(new)]
+    old_ids = {e["id"] for e in _children(old, screen.CONTAINER) if e["id"] != "load-more"}
+    new_children = _children(new, screen.CONTAINER)
+    prefix = []
+    for e in new_children:
+        if e["id"] in old_ids:
+            break
+        prefix.append(e)
+    patches = []
+    if any(e["id"] == "load-more" for e in _children(old, screen.CONTAINER)):
+        patches.append(p_remove("load-more"))
+    if prefix:
+        patches.append(p_prepend(prefix, parent=screen.CONTAINER))
+    return patches + diff(apply(old, patches), new)
+
+
+async def _mark_viewed(rt: Runtime, actor: Actor, appointment_id: int, rendered: _Rendered) -> None:
+    if rendered.thread_id is None or rendered.newest_incoming is None:
+        return
+    async with unit_of_work(rt) as uow:
+        moved = await chat_repo.mark_read(
+            uow.session,
+            thread_id=rendered.thread_id,
+            user_id=actor.user_id,
+            up_to=rendered.newest_incoming,
+            now=rt.clock.now(),
+        )
+        if moved:
+            uow.emit(_read_event(appointment_id, actor.user_id))
+
+
+def _read_event(appointment_id: int, reader_id: int) -> DomainEvent:
+    return DomainEvent(
+        READ_EVENT,
+        topics=(thread_topic(appointment_id), user_topic(reader_id)),
+        data={"appointment_id": appointment_id, "reader_id": reader_id},
+    )
+
+
+# --- sending ----------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Upload:
+    """A received file part: the client's name and declared type (neither is trusted) and the bytes."""
+
+    filename: str | None
+    declared_type: str | None
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class SendForm:
+    appointment_id: int
+    content: str
+    upload: Upload | None = None
+    client_message_id: str | None = None
+
+
+async def send_message(rt: Runtime, actor: Actor, form: SendForm, *, token: str | None, layout: Layout) -> UpdateSet:
+    """Store a message (and its file) in one transaction, then answer with the sender's chat brought up to date:
+    the new message appended and the input cleared. A retry with the same client message id stores nothing new
+    and answers the same."""
+    require_chat_role(actor)
+    for attempt in (1, 2):
+        try:
+            await _store_message(rt, actor, form)
+            break
+        except IntegrityError:
+            # A concurrent send created the thread first, or a concurrent retry with the same client message id
+            # stored the message: then that message is this send's result.
+            if form.client_message_id is not None:
+                async with rt.db.read() as session:
+                    if await _existing(session, actor, form) is not None:
+                        break
+            if attempt == 2:
+                raise
+    inner, window = split_state(token)
+    if window is not None and window.appointment_id != form.appointment_id:
+        inner, window = None, None
+    update = await load_more(
+        rt,
+        actor,
+        join_state(inner, window) if inner and window else None,
+        layout=layout,
+        appointment_id=form.appointment_id,
+        fresh=True,
+    )
+    update.patches += [p_update("content", value=""), p_update("upload", value=None)]
+    return update
+
+
+async def _existing(session: AsyncSession, actor: Actor, form: SendForm) -> int | None:
+    """The message this sender already stored under the client message id (for another chat: refused)."""
+    row = (
+        await session.execute(
+            select(ChatMessage.id, ChatThread.appointment_id)
+            .join(ChatThread, ChatThread.id == ChatMessage.thread_id)
+            .where(ChatMessage.sender_id == actor.user_id, ChatMessage.client_message_id == form.client_message_id)
+        )
+    ).first()
+    if row is None:
+        return None
+    if row[1] != form.appointment_id:
+        raise ValidationFailed(fields={"client-message-id": "Already used for a message in another chat."})
+    message_id: int = row[0]
+    return message_id
+
+
+async def _store_message(rt: Runtime, actor: Actor, form: SendForm) -> None:
+    settings = rt.settings
+    now = rt.clock.now()
+    async with unit_of_work(rt) as uow:
+        session = uow.session
+        appointment = await _appointment(session, actor, form.appointment_id)
+        if form.client_message_id is not None and await _existing(session, actor, form) is not None:
+            return
+        check_send(
+            actor,
+            doctor_id=appointment.doctor.id,
+            chat_enabled=appointment.chat_enabled,
+            content=form.content,
+            has_file=form.upload is not None,
+            max_chars=settings.max_message_chars,
+        )
+        kind = files.detect(form.upload.data) if form.upload is not None else None
+        recent = (
+            await session.scalars(
+                select(ChatMessage.created_at)
+                .where(ChatMessage.sender_id == actor.user_id, ChatMessage.created_at > now - timedelta(minutes=1))
+                .order_by(ChatMessage.created_at.desc())
+                .limit(max(1, settings.chat_send_per_minute))
+            )
+        ).all()
+        wait = retry_after(list(recent), now=now, per_minute=settings.chat_send_per_minute)
+        if wait is not None:
+            raise TooManyRequests("Too many messages. Wait a moment before sending again.", retry_after=wait)
+        thread_id = await _thread_for_update(session, appointment.id, now)
+        attachment_id = None
+        if form.upload is not None and kind is not None:
+            data = form.upload.data
+            file = Attachment(
+                uploader_id=actor.user_id,
+                filename=files.safe_filename(form.upload.filename, kind),
+                mime=kind.mime,
+                size=len(data),
+                sha256=hashlib.sha256(data).hexdigest(),
+                data=data,
+                created_at=now,
+            )
+            session.add(file)
+            await session.flush()
+            attachment_id = file.id
+        message = ChatMessage(
+            thread_id=thread_id,
+            sender_id=actor.user_id,
+            content=form.content,
+            created_at=now,
+            attachment_id=attachment_id,
+            client_message_id=form.client_message_id,
+        )
+        session.add(message)
+        await session.flush()
+        thread = await session.get(ChatThread, thread_id)
+        assert thread is not None
+        thread.last_message_id = message.id
+        await chat_repo.mark_read(
+            session, thread_id=thread_id, user_id=actor.user_id, up_to=Cursor(now, message.id), now=now
+        )
+        notify = await _recipients(session, actor, appointment, thread_id)
+        uow.emit(
+            DomainEvent(
+                MESSAGE_EVENT,
+                topics=(
+                    thread_topic(appointment.id),
+                    doctor_topic(appointment.doctor.id),
+                    user_topic(appointment.doctor.id),
+                    SUPPORT_TOPIC,
+                    ALL_APPOINTMENTS_TOPIC,
+                ),
+                data={
+                    "appointment_id": appointment.id,
+                    "thread_id": thread_id,
+                    "message_id": message.id,
+                    "sender_id": actor.user_id,
+                },
+                notify_user_ids=notify,
+                # The push text never carries the message: it travels through a partner's servers.
+                notify_text=f"New message from {actor.display_name} about appointment #{appointment.id}",
+            )
+        )
+
+
+async def _thread_for_update(session: AsyncSession, appointment_id: int, now: Any) -> int:
+    """The appointment's thread, created on the first message; its row is locked until commit, so the sends of a
+    thread are ordered and ``last_activity_at`` follows them."""
+    thread = await session.scalar(
+        select(ChatThread).where(ChatThread.appointment_id == appointment_id).with_for_update()
+    )
+    if thread is None:
+        thread = ChatThread(appointment_id=appointment_id, created_at=now, last_activity_at=now)
+        session.add(thread)
+        await session.flush()
+    else:
+        thread.last_activity_at = now
+    return thread.id
+
+
+async def _recipients(
+    session: AsyncSession, actor: Actor, appointment: AppointmentView, thread_id: int
+) -> tuple[int, ...]:
+    """Who gets a push: the doctor when support writes; when the doctor writes, the agents who have written in the
+    thread, or every active agent while none has."""
+    if actor.user_id != appointment.doctor.id:
+        return (appointment.doctor.id,)
+    agents = (
+        await session.scalars(
+            select(ChatMessage.sender_id)
+            .join(User, User.id == ChatMessage.sender_id)
+            .where(ChatMessage.thread_id == thread_id, User.role == Role.SUPPORT.value)
+            .distinct()
+        )
+    ).all()
+    if not agents:
+        agents = (
+            await session.scalars(select(User.id).where(User.role == Role.SUPPORT.value, User.active.is_(True)))
+        ).all()
+    return tuple(sorted(agents))
+
+
+# --- closing and files ------------------------------------------------------------------------------------------
+
+
+async def close_chat(rt: Runtime, actor: Actor, appointment_id: int) -> UpdateSet:
+    """Closing the chat marks the thread read for this reader; the client goes back to its list."""
+    async with unit_of_work(rt) as uow:
+        appointment = await _appointment(uow.session, actor, appointment_id)
+        thread_id = await chat_repo.thread_id_for(uow.session, appointment.id)
+        newest = await chat_repo.newest(uow.session, thread_id) if thread_id is not None else None
+        if thread_id is not None and newest is not None:
+            moved = await chat_repo.mark_read(
+                uow.session, thread_id=thread_id, user_id=actor.user_id, up_to=newest, now=rt.clock.now()
+            )
+            if moved:
+                uow.emit(_read_event(appointment_id, actor.user_id))
+    back = "/profile/messages/threads" if actor.role is Role.SUPPORT else "/profile/appointments"
+    return UpdateSet(screen=screen.SCREEN, state="", timeout=rt.settings.poll_chat_seconds, navigate=back)
+
+
+@dataclass(frozen=True, slots=True)
+class StoredFile:
+    filename: str
+    mime: str
+    data: bytes
+
+
+async def attachment_file(rt: Runtime, actor: Actor, attachment_id: int) -> StoredFile:
+    """A file of a thread the actor may read (NotFound otherwise: ids cannot be probed)."""
+    require_chat_role(actor)
+    async with rt.db.read() as session:
+        found = await chat_repo.attachment(session, attachment_id)
+        if found is None:
+            raise NotFound("File not found.")
+        file, appointment_id = found
+        try:
+            await _appointment(session, actor, appointment_id)
+        except NotFound:
+            raise NotFound("File not found.") from None
+        return StoredFile(file.filename, file.mime, file.data)

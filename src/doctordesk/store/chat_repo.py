@@ -1,0 +1,202 @@
+"""Chat queries: threads, keyset windows of messages, read positions and unread counts.
+
+Messages are ordered by (created_at, id). Every page is a keyset query on the ``(thread_id, created_at, id)``
+index with a row-value comparison, never OFFSET, so the cost of a page does not grow with the thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import BigInteger, and_, func, literal, or_, select, tuple_, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from doctordesk.domain.chat import AttachmentView, Cursor, MessageView
+from doctordesk.domain.roles import Role
+from doctordesk.store.chat_tables import Attachment, ChatMessage, ChatRead, ChatThread
+from doctordesk.store.tables import User, UTCDateTime
+
+# A window is everything from the client's oldest shown message on; this bounds it (a client that loaded more
+# than this many older messages gets the newest ones only after a poll re-renders).
+MAX_WINDOW = 5000
+
+
+def _select_messages() -> Any:
+    return (
+        select(ChatMessage, User.display_name, User.role, Attachment.filename, Attachment.mime, Attachment.size)
+        .join(User, User.id == ChatMessage.sender_id)
+        .outerjoin(Attachment, Attachment.id == ChatMessage.attachment_id)
+    )
+
+
+def _view(row: Any) -> MessageView:
+    m, name, role, filename, mime, size = row
+    attachment = AttachmentView(m.attachment_id, filename, mime, size) if m.attachment_id is not None else None
+    return MessageView(m.id, m.sender_id, name, Role(role), m.content, m.created_at, attachment)
+
+
+def _position() -> Any:
+    return tuple_(ChatMessage.created_at, ChatMessage.id)
+
+
+def _at(position: Cursor) -> Any:
+    """A position as a row value, bound with the column types (UTC handling of the timestamp included)."""
+    return tuple_(literal(position.created_at, UTCDateTime()), literal(position.id, BigInteger()))
+
+
+async def thread_id_for(session: AsyncSession, appointment_id: int) -> int | None:
+    found: int | None = await session.scalar(select(ChatThread.id).where(ChatThread.appointment_id == appointment_id))
+    return found
+
+
+async def cursor_of(session: AsyncSession, thread_id: int, message_id: int) -> Cursor | None:
+    """The position of a message of this thread (None when the id is not a message of the thread)."""
+    row = (
+        await session.execute(
+            select(ChatMessage.created_at, ChatMessage.id).where(
+                ChatMessage.id == message_id, ChatMessage.thread_id == thread_id
+            )
+        )
+    ).first()
+    return Cursor(row[0], row[1]) if row else None
+
+
+async def latest(session: AsyncSession, thread_id: int, limit: int) -> tuple[list[MessageView], bool]:
+    """The newest ``limit`` messages, oldest first, and whether older ones exist."""
+    rows = await session.execute(
+        _select_messages()
+        .where(ChatMessage.thread_id == thread_id)
+        .order_by(ChatMessage.created_at.desc(), ChatMessage.id.desc())
+        .limit(limit + 1)
+    )
+    views = [_view(r) for r in rows]
+    return list(reversed(views[:limit])), len(views) > limit
+
+
+async def older(session: AsyncSession, thread_id: int, before: Cursor, limit: int) -> tuple[list[MessageView], bool]:
+    """Up to ``limit`` messages just before ``before``, oldest first, and whether still older ones exist."""
+    rows = await session.execute(
+        _select_messages()
+        .where(ChatMessage.thread_id == thread_id, _position() < _at(before))
+        .order_by(ChatMessage.created_at.desc(), ChatMessage.id.desc())
+        .limit(limit + 1)
+    )
+    views = [_view(r) for r in rows]
+    return list(reversed(views[:limit])), len(views) > limit
+
+
+async def since(session: AsyncSession, thread_id: int, start: Cursor) -> tuple[list[MessageView], bool]:
+    """Every message from ``start`` on (the client's window), oldest first, and whether older ones exist."""
+    rows = await session.execute(
+        _select_messages()
+        .where(ChatMessage.thread_id == thread_id, _position() >= _at(start))
+        .order_by(ChatMessage.created_at, ChatMessage.id)
+        .limit(MAX_WINDOW)
+    )
+    views = [_view(r) for r in rows]
+    has_older = await session.scalar(
+        select(ChatMessage.id).where(ChatMessage.thread_id == thread_id, _position() < _at(start)).limit(1)
+    )
+    return views, has_older is not None
+
+
+async def newest(session: AsyncSession, thread_id: int) -> Cursor | None:
+    row = (
+        await session.execute(
+            select(ChatMessage.created_at, ChatMessage.id)
+            .where(ChatMessage.thread_id == thread_id)
+            .order_by(ChatMessage.created_at.desc(), ChatMessage.id.desc())
+            .limit(1)
+        )
+    ).first()
+    return Cursor(row[0], row[1]) if row else None
+
+
+@dataclass(frozen=True, slots=True)
+class ReadPositions:
+    by_user: dict[int, Cursor]
+    support: Cursor | None  # the furthest any support agent has read
+
+    def of(self, user_id: int) -> Cursor | None:
+        return self.by_user.get(user_id)
+
+
+async def read_positions(session: AsyncSession, thread_id: int) -> ReadPositions:
+    rows = await session.execute(
+        select(ChatRead.user_id, ChatRead.message_created_at, ChatRead.message_id, User.role)
+        .join(User, User.id == ChatRead.user_id)
+        .where(ChatRead.thread_id == thread_id)
+    )
+    by_user: dict[int, Cursor] = {}
+    support: Cursor | None = None
+    for user_id, at, message_id, role in rows:
+        position = Cursor(at, message_id)
+        by_user[user_id] = position
+        if role == Role.SUPPORT and (support is None or position.key() > support.key()):
+            support = position
+    return ReadPositions(by_user, support)
+
+
+async def mark_read(session: AsyncSession, *, thread_id: int, user_id: int, up_to: Cursor, now: datetime) -> bool:
+    """Move the reader's position forward to ``up_to`` (never back). True when it moved."""
+    values = {
+        "thread_id": thread_id,
+        "user_id": user_id,
+        "message_created_at": up_to.created_at,
+        "message_id": up_to.id,
+        "updated_at": now,
+    }
+    insert = postgresql.insert if session.get_bind().dialect.name == "postgresql" else sqlite.insert
+    inserted = await session.execute(
+        insert(ChatRead).values(**values).on_conflict_do_nothing().returning(ChatRead.user_id)
+    )
+    if inserted.first() is not None:
+        return True
+    behind = or_(
+        ChatRead.message_created_at < up_to.created_at,
+        and_(ChatRead.message_created_at == up_to.created_at, ChatRead.message_id < up_to.id),
+    )
+    moved = await session.execute(
+        update(ChatRead)
+        .where(ChatRead.thread_id == thread_id, ChatRead.user_id == user_id, behind)
+        .values(message_created_at=up_to.created_at, message_id=up_to.id, updated_at=now)
+        .returning(ChatRead.user_id)
+    )
+    return moved.first() is not None
+
+
+async def unread_counts(session: AsyncSession, reader_id: int, appointment_ids: Sequence[int]) -> dict[int, int]:
+    """Unread messages per appointment for one reader, in one grouped query (messages of others after the
+    reader's read position)."""
+    if not appointment_ids:
+        return {}
+    after_read = or_(
+        ChatRead.user_id.is_(None),
+        ChatMessage.created_at > ChatRead.message_created_at,
+        and_(ChatMessage.created_at == ChatRead.message_created_at, ChatMessage.id > ChatRead.message_id),
+    )
+    rows = await session.execute(
+        select(ChatThread.appointment_id, func.count(ChatMessage.id))
+        .join(ChatMessage, ChatMessage.thread_id == ChatThread.id)
+        .outerjoin(ChatRead, and_(ChatRead.thread_id == ChatThread.id, ChatRead.user_id == reader_id))
+        .where(ChatThread.appointment_id.in_(list(appointment_ids)), ChatMessage.sender_id != reader_id, after_read)
+        .group_by(ChatThread.appointment_id)
+    )
+    return {int(row[0]): int(row[1]) for row in rows.all()}
+
+
+async def attachment(session: AsyncSession, attachment_id: int) -> tuple[Attachment, int] | None:
+    """The attachment and the appointment its message belongs to."""
+    row = (
+        await session.execute(
+            select(Attachment, ChatThread.appointment_id)
+            .join(ChatMessage, ChatMessage.attachment_id == Attachment.id)
+            .join(ChatThread, ChatThread.id == ChatMessage.thread_id)
+            .where(Attachment.id == attachment_id)
+        )
+    ).first()
+    return (row[0], row[1]) if row else None

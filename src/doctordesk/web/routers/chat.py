@@ -1,0 +1,170 @@
+"""Chat between doctors and support (spec 4.2): the Chat screen, load more, send, close, files, thread list."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Header, Path, Query, Request
+from fastapi.responses import Response
+
+from doctordesk.domain.chat import check_client_message_id
+from doctordesk.domain.errors import ValidationFailed
+from doctordesk.domain.files import content_disposition
+from doctordesk.screens import chat_threads as threads_screen
+from doctordesk.screens.protocol import Page, UpdateSet
+from doctordesk.screens.state import Viewer
+from doctordesk.services import chat
+from doctordesk.services.chat_threads import list_threads, require_thread_list_role
+from doctordesk.web.deps import MAX_ID, ActorDep, ClientIdDep, LayoutDep, RuntimeDep, StateDep
+from doctordesk.web.responses import ERROR, SCREEN_RESPONSES, SUBMIT_RESPONSES
+from doctordesk.web.uploads import FormReader
+
+router = APIRouter(prefix="/profile/messages", tags=["chat"])
+
+AppointmentQuery = Annotated[int, Query(alias="appointment-id", ge=1, le=MAX_ID, description="The appointment")]
+OptionalAppointmentQuery = Annotated[
+    int | None,
+    Query(alias="appointment-id", ge=1, le=MAX_ID, description="The appointment (default: the state token's)"),
+]
+
+SEND_BODY: dict[str, Any] = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "multipart/form-data": {
+                "schema": {
+                    "type": "object",
+                    "required": ["appointment-id"],
+                    "properties": {
+                        "content": {"type": "string", "description": "The message text, stored as sent"},
+                        "appointment-id": {"type": "integer", "minimum": 1},
+                        "file": {"type": "string", "format": "binary", "description": "At most one: PDF, PNG, JPEG"},
+                        "client-message-id": {"type": "string", "description": "Idempotency key (or the header)"},
+                    },
+                }
+            },
+            "application/x-www-form-urlencoded": {
+                "schema": {
+                    "type": "object",
+                    "required": ["appointment-id"],
+                    "properties": {
+                        "content": {"type": "string"},
+                        "appointment-id": {"type": "integer", "minimum": 1},
+                        "client-message-id": {"type": "string"},
+                    },
+                }
+            },
+        },
+    }
+}
+
+
+@router.put("/user-chat", responses={**SCREEN_RESPONSES, 403: ERROR})
+async def user_chat(
+    rt: RuntimeDep,
+    actor: ActorDep,
+    layout: LayoutDep,
+    client_id: ClientIdDep,
+    appointment_id: AppointmentQuery,
+) -> dict[str, Any]:
+    """Present Chat: the Chat page (spec 2.3.1) for the appointment's thread."""
+    page = await chat.open_chat(rt, actor, appointment_id, layout=layout, client_id=client_id)
+    return page.to_json()
+
+
+@router.patch("/load-more", responses={**SCREEN_RESPONSES, 403: ERROR})
+async def load_more(
+    rt: RuntimeDep,
+    actor: ActorDep,
+    layout: LayoutDep,
+    state: StateDep,
+    appointment_id: OptionalAppointmentQuery = None,
+    before: Annotated[
+        int | None, Query(ge=1, le=MAX_ID, description="Load the messages older than this message id")
+    ] = None,
+) -> dict[str, Any]:
+    """Load previous messages (with ``before``: prepended) or, as the chat's poll, the newer ones (appended)."""
+    update = await chat.load_more(rt, actor, state, layout=layout, appointment_id=appointment_id, before=before)
+    return update.to_json()
+
+
+@router.post("/send-message", responses=SUBMIT_RESPONSES, openapi_extra=SEND_BODY)
+async def send_message(
+    request: Request,
+    rt: RuntimeDep,
+    actor: ActorDep,
+    layout: LayoutDep,
+    state: StateDep,
+    x_client_message_id: Annotated[
+        str | None, Header(description="Idempotency key: a retried send with the same key stores one message")
+    ] = None,
+) -> dict[str, Any]:
+    """Save Message: text and optionally one file; answers with the chat updated and the input cleared."""
+    reader = FormReader(max_file_bytes=rt.settings.max_upload_bytes, max_text_bytes=4 * rt.settings.max_message_chars)
+    received = await reader.read(request)
+    fields = received.fields
+    raw_id = fields.get("appointment-id", "").strip()
+    if not raw_id.isdigit() or not 0 < int(raw_id) <= MAX_ID:
+        raise ValidationFailed(fields={"appointment-id": "Required: the appointment's id."})
+    client_message_id = check_client_message_id(x_client_message_id or fields.get("client-message-id"))
+    upload = None
+    if received.file is not None:
+        upload = chat.Upload(received.file.filename, received.file.declared_type, received.file.data)
+    form = chat.SendForm(int(raw_id), fields.get("content", ""), upload, client_message_id)
+    update = await chat.send_message(rt, actor, form, token=state, layout=layout)
+    return update.to_json()
+
+
+@router.post("/close", responses={**SCREEN_RESPONSES, 403: ERROR})
+async def close_chat(rt: RuntimeDep, actor: ActorDep, appointment_id: AppointmentQuery) -> dict[str, Any]:
+    """Close the chat: marks the thread's messages read for this reader and sends the client back to its list."""
+    return (await chat.close_chat(rt, actor, appointment_id)).to_json()
+
+
+@router.get(
+    "/attachments/{attachment_id}",
+    responses={200: {"content": {"application/pdf": {}, "image/png": {}, "image/jpeg": {}}}, 403: ERROR, 404: ERROR},
+    response_class=Response,
+)
+async def attachment(rt: RuntimeDep, actor: ActorDep, attachment_id: Annotated[int, Path(ge=1, le=MAX_ID)]) -> Response:
+    """A message's file, for the thread's participants: the stored type, always as a download."""
+    file = await chat.attachment_file(rt, actor, attachment_id)
+    return Response(
+        file.data,
+        media_type=file.mime,
+        headers={
+            "Content-Disposition": content_disposition(file.filename),
+            "X-Content-Type-Options": "nosniff",
+            "Content-Security-Policy": "default-src 'none'; sandbox",
+            "Cache-Control": "private, no-store",
+        },
+    )
+
+
+@router.put("/threads", responses={**SCREEN_RESPONSES, 403: ERROR})
+async def threads_page(rt: RuntimeDep, actor: ActorDep, layout: LayoutDep, client_id: ClientIdDep) -> dict[str, Any]:
+    """Support agents' thread list: threads by last activity, unread counts, latest messages."""
+    return (await _threads(rt, actor, layout, None, client_id)).to_json()
+
+
+@router.patch("/threads", responses={**SCREEN_RESPONSES, 403: ERROR})
+async def threads_poll(rt: RuntimeDep, actor: ActorDep, layout: LayoutDep, state: StateDep) -> dict[str, Any]:
+    """The thread list's poll."""
+    return (await _threads(rt, actor, layout, state or "", None)).to_json()
+
+
+async def _threads(
+    rt: RuntimeDep, actor: ActorDep, layout: LayoutDep, state: str | None, client_id: str | None
+) -> Page | UpdateSet:
+    require_thread_list_role(actor)
+    topics = threads_screen.topics(actor.user_id)
+    timeout = rt.settings.poll_list_seconds
+
+    async def render() -> Page:
+        async with rt.db.read() as session:
+            threads = await list_threads(session, actor)
+        return threads_screen.render(threads, layout=layout, timeout=timeout)
+
+    if state is None:
+        return await rt.screens.page(topics, rt.wall(), render, viewer=Viewer(client_id, actor.user_id))
+    return await rt.screens.poll(state, topics, rt.wall(), render, screen=threads_screen.SCREEN, timeout=timeout)

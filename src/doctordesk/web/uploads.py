@@ -1,0 +1,186 @@
+"""Reading a send-message form while it streams in: text fields and at most one file, each within its limit.
+
+The file is collected in memory up to the upload limit and no further: the part that crosses it stops the read
+and the request is answered 413 at once, before the rest of the body is accepted. Nothing is written to disk
+(no temporary files), so a rejected upload leaves nothing behind. A declared Content-Length over the limit is
+refused before any of the body is read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from urllib.parse import parse_qsl
+
+from python_multipart.exceptions import MultipartParseError
+from python_multipart.multipart import MultipartParser, parse_options_header
+from starlette.requests import Request
+
+from doctordesk.domain.errors import PayloadTooLarge, ValidationFailed
+from doctordesk.domain.files import FIELD as FILE_FIELD
+
+MAX_PARTS = 16
+MAX_SMALL_FIELD_BYTES = 256
+HEADROOM_BYTES = 16 * 1024  # multipart boundaries and part headers
+
+
+def size_text(size: int) -> str:
+    if size >= 1024 * 1024:
+        return f"{size / (1024 * 1024):g} MiB"
+    return f"{size / 1024:g} KiB" if size >= 1024 else f"{size} bytes"
+
+
+@dataclass
+class ReceivedFile:
+    filename: str | None
+    declared_type: str | None
+    data: bytes
+
+
+@dataclass
+class ReceivedForm:
+    fields: dict[str, str] = field(default_factory=dict)
+    file: ReceivedFile | None = None
+
+
+@dataclass
+class _Part:
+    headers: dict[str, str] = field(default_factory=dict)
+    name: str = ""
+    filename: str | None = None
+    data: bytearray = field(default_factory=bytearray)
+
+
+class FormReader:
+    """Limits: ``max_file_bytes`` for the one file, ``max_text_bytes`` for the ``content`` field, small limits
+    for every other field, ``MAX_PARTS`` parts."""
+
+    def __init__(self, *, max_file_bytes: int, max_text_bytes: int) -> None:
+        self.max_file_bytes = max_file_bytes
+        self.max_text_bytes = max_text_bytes
+
+    @property
+    def max_body_bytes(self) -> int:
+        return self.max_file_bytes + self.max_text_bytes + MAX_PARTS * MAX_SMALL_FIELD_BYTES + HEADROOM_BYTES
+
+    async def read(self, request: Request) -> ReceivedForm:
+        declared = request.headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.max_body_bytes:
+            raise PayloadTooLarge(f"The file is larger than {size_text(self.max_file_bytes)}.")
+        content_type, options = parse_options_header(request.headers.get("content-type", ""))
+        if content_type == b"multipart/form-data":
+            boundary = options.get(b"boundary")
+            if not boundary:
+                raise ValidationFailed(fields={"request": "The multipart body has no boundary."})
+            return await self._multipart(request, boundary)
+        if content_type == b"application/x-www-form-urlencoded":
+            return await self._urlencoded(request)
+        raise ValidationFailed(
+            fields={"request": "Send multipart/form-data (with a file) or application/x-www-form-urlencoded."}
+        )
+
+    def _field_limit(self, name: str) -> int:
+        return self.max_text_bytes if name == "content" else MAX_SMALL_FIELD_BYTES
+
+    async def _urlencoded(self, request: Request) -> ReceivedForm:
+        body = bytearray()
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > 3 * self.max_text_bytes + MAX_PARTS * MAX_SMALL_FIELD_BYTES:
+                raise ValidationFailed(fields={"content": "The message is too long."})
+        try:
+            pairs = parse_qsl(bytes(body).decode("utf-8"), keep_blank_values=True, max_num_fields=MAX_PARTS)
+        except (UnicodeDecodeError, ValueError):
+            raise ValidationFailed(fields={"request": "The form could not be read."}) from None
+        form = ReceivedForm()
+        for name, value in pairs:
+            if len(value.encode()) > self._field_limit(name):
+                raise ValidationFailed(fields={name: "Too long."})
+            form.fields.setdefault(name, value)
+        return form
+
+    async def _multipart(self, request: Request, boundary: bytes) -> ReceivedForm:
+        form = ReceivedForm()
+        parts: list[_Part] = []
+        header_name = bytearray()
+        header_value = bytearray()
+        file_part: list[_Part] = []
+
+        def part_begin() -> None:
+            if len(parts) >= MAX_PARTS:
+                raise ValidationFailed(fields={"request": f"At most {MAX_PARTS} form fields."})
+            parts.append(_Part())
+
+        def header_field(data: bytes, start: int, end: int) -> None:
+            header_name.extend(data[start:end])
+
+        def header_value_cb(data: bytes, start: int, end: int) -> None:
+            header_value.extend(data[start:end])
+
+        def header_end() -> None:
+            parts[-1].headers[header_name.decode("latin-1").lower()] = header_value.decode("utf-8", "replace")
+            header_name.clear()
+            header_value.clear()
+
+        def headers_finished() -> None:
+            part = parts[-1]
+            disposition, params = parse_options_header(part.headers.get("content-disposition", ""))
+            if disposition != b"form-data" or b"name" not in params:
+                raise ValidationFailed(fields={"request": "Every part needs a form-data name."})
+            part.name = params[b"name"].decode("utf-8", "replace")
+            if b"filename" in params:
+                part.filename = params[b"filename"].decode("utf-8", "replace")
+                if part.filename and file_part:
+                    raise ValidationFailed(fields={FILE_FIELD: "At most one file per message."})
+
+        def part_end() -> None:
+            part = parts[-1]
+            # Browsers send an empty, nameless file part when no file was chosen: that is no file.
+            if part.filename is not None and (part.filename or part.data):
+                if file_part:
+                    raise ValidationFailed(fields={FILE_FIELD: "At most one file per message."})
+                file_part.append(part)
+
+        def part_data(data: bytes, start: int, end: int) -> None:
+            part = parts[-1]
+            part.data.extend(data[start:end])
+            if part.filename is not None:
+                if len(part.data) > self.max_file_bytes:
+                    raise PayloadTooLarge(f"The file is larger than {size_text(self.max_file_bytes)}.")
+            elif len(part.data) > self._field_limit(part.name):
+                if part.name == "content":
+                    raise ValidationFailed(fields={"content": "The message is too long."})
+                raise ValidationFailed(fields={part.name: "Too long."})
+
+        parser = MultipartParser(
+            boundary,
+            {
+                "on_part_begin": part_begin,
+                "on_header_field": header_field,
+                "on_header_value": header_value_cb,
+                "on_header_end": header_end,
+                "on_headers_finished": headers_finished,
+                "on_part_data": part_data,
+                "on_part_end": part_end,
+            },
+        )
+        try:
+            async for chunk in request.stream():
+                parser.write(chunk)
+            parser.finalize()
+        except MultipartParseError:
+            raise ValidationFailed(fields={"request": "The multipart body could not be read."}) from None
+        for part in parts:
+            if part.filename is not None:
+                continue
+            if part.name == FILE_FIELD:
+                if part.data:
+                    raise ValidationFailed(fields={FILE_FIELD: "Send the file as a file part."})
+                continue
+            try:
+                form.fields.setdefault(part.name, part.data.decode("utf-8"))
+            except UnicodeDecodeError:
+                raise ValidationFailed(fields={part.name: "Not valid UTF-8 text."}) from None
+        if file_part:
+            part = file_part[0]
+            form.file = ReceivedFile(part.filename, part.headers.get("content-type"), bytes(part.data))
+        return form

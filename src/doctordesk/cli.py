@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 import typer
 
 from doctordesk.config import Settings
+from doctordesk.domain.errors import DomainError
 from doctordesk.domain.roles import Role
 
 app = typer.Typer(help="doctordesk: the service behind a doctor-facing app.", no_args_is_help=True)
@@ -101,7 +102,13 @@ def create_user(
         finally:
             await db.dispose()
 
-    typer.echo(f"created user {username} (id {asyncio.run(run())})")
+    try:
+        user_id = asyncio.run(run())
+    except DomainError as exc:
+        problems = "; ".join(f"{k}: {v}" for k, v in exc.fields.items()) or exc.message
+        typer.echo(f"error: {problems}", err=True)
+        raise typer.Exit(1) from None
+    typer.echo(f"created user {username} (id {user_id})")
 
 
 @app.command()

@@ -1,8 +1,13 @@
-"""FastAPI dependencies: the runtime, the authenticated actor, the client's layout, state token and client id."""
+"""FastAPI dependencies: the runtime, the authenticated actor, the client's layout, state token and client id.
+
+Every dependency is ``async def`` although none awaits: FastAPI runs plain ``def`` dependencies in a thread pool,
+which cost the unchanged poll (the service's main load) more than all its own work (docs/benchmarks.md).
+"""
 
 from __future__ import annotations
 
-from typing import Annotated
+from dataclasses import dataclass
+from typing import Annotated, Any
 
 from fastapi import Depends, Header, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -17,7 +22,7 @@ from doctordesk.services.device_cache import DeviceHeaders
 bearer = HTTPBearer(auto_error=False, description="The access token from POST /auth/login")
 
 
-def get_runtime(request: Request) -> Runtime:
+async def get_runtime(request: Request) -> Runtime:
     runtime: Runtime = request.app.state.runtime
     return runtime
 
@@ -25,7 +30,7 @@ def get_runtime(request: Request) -> Runtime:
 RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
 
 
-def push_device(
+async def push_device(
     x_device_id: Annotated[
         str | None, Header(description="Mobile apps: a stable id of this device (with X-Push-Platform)")
     ] = None,
@@ -78,7 +83,7 @@ def require_roles(*roles: Role):  # type: ignore[no-untyped-def]
     return Depends(check)
 
 
-def layout(
+async def layout(
     x_layout: Annotated[str | None, Header(description="desktop (default) or mobile")] = None,
 ) -> Layout:
     value = (x_layout or "desktop").lower()
@@ -90,7 +95,7 @@ def layout(
 LayoutDep = Annotated[Layout, Depends(layout)]
 
 
-def screen_state(
+async def screen_state(
     x_screen_state: Annotated[str | None, Header(description="The state token of the client's page")] = None,
 ) -> str | None:
     return x_screen_state[:200] if x_screen_state else None
@@ -99,18 +104,81 @@ def screen_state(
 StateDep = Annotated[str | None, Depends(screen_state)]
 
 
-def client_id(
+def client_id(value: str | None) -> str | None:
+    """A valid client id, or None when absent (ValidationFailed when malformed)."""
+    if value is None:
+        return None
+    if len(value) > 64 or not value.replace("-", "").replace("_", "").isalnum():
+        raise ValidationFailed(fields={"X-Client-Id": "Up to 64 letters, digits, '-' or '_'."})
+    return value
+
+
+async def client_id_header(
     x_client_id: Annotated[str | None, Header(description="A stable id of this client (tab or app)")] = None,
 ) -> str | None:
-    if x_client_id is None:
-        return None
-    if len(x_client_id) > 64 or not x_client_id.replace("-", "").replace("_", "").isalnum():
-        raise ValidationFailed(fields={"X-Client-Id": "Up to 64 letters, digits, '-' or '_'."})
-    return x_client_id
+    return client_id(x_client_id)
 
 
-ClientIdDep = Annotated[str | None, Depends(client_id)]
+ClientIdDep = Annotated[str | None, Depends(client_id_header)]
 
 
 # Ids in paths and forms: positive and within what every database stores (no overflow reaches the driver).
 MAX_ID = 2**53
+
+
+# --- the screen request in one dependency (the poll path) -----------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ScreenRequest:
+    """Everything a screen route needs from a request: the runtime, the actor, the layout, the state token and the
+    client id."""
+
+    rt: Runtime
+    actor: Actor
+    layout: Layout
+    state: str | None
+    client_id: str | None
+
+
+async def screen_request(
+    request: Request, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
+) -> ScreenRequest:
+    """The same checks as ``ActorDep``, ``LayoutDep``, ``StateDep`` and ``ClientIdDep``, read straight from the
+    headers. Every client polls all the time, and FastAPI's per-parameter header validation cost the unchanged
+    poll more than its own work; here it is one dependency (docs/benchmarks.md). The headers are documented
+    with ``SCREEN_HEADERS`` on the route."""
+    headers = request.headers
+    rt: Runtime = request.app.state.runtime
+    actor = await current_actor(
+        rt,
+        credentials,
+        await push_device(headers.get("x-device-id"), headers.get("x-push-platform"), headers.get("x-push-token")),
+    )
+    return ScreenRequest(
+        rt=rt,
+        actor=actor,
+        layout=await layout(headers.get("x-layout")),
+        state=await screen_state(headers.get("x-screen-state")),
+        client_id=client_id(headers.get("x-client-id")),
+    )
+
+
+ScreenRequestDep = Annotated[ScreenRequest, Depends(screen_request)]
+
+
+def _header(name: str, description: str) -> dict[str, Any]:
+    return {"name": name, "in": "header", "required": False, "schema": {"type": "string"}, "description": description}
+
+
+# OpenAPI parameters of a route that takes ScreenRequestDep.
+SCREEN_HEADERS: dict[str, Any] = {
+    "parameters": [
+        _header("X-Layout", "desktop (default) or mobile"),
+        _header("X-Screen-State", "PATCH: the state token of the client's page"),
+        _header("X-Client-Id", "A stable id of this client (tab or app)"),
+        _header("X-Device-Id", "Mobile apps: a stable id of this device (with X-Push-Platform)"),
+        _header("X-Push-Platform", "Mobile apps: ios or android"),
+        _header("X-Push-Token", "Mobile apps: the device's current push token (on every call)"),
+    ]
+}

@@ -6,32 +6,32 @@ from typing import Any
 
 from fastapi import APIRouter
 
+from doctordesk.domain.roles import Actor
+from doctordesk.runtime import Runtime
 from doctordesk.screens import appointment_list
-from doctordesk.screens.protocol import Page, UpdateSet
+from doctordesk.screens.protocol import Layout, Page, UpdateSet
 from doctordesk.screens.state import Viewer
 from doctordesk.services.appointments import list_appointments
-from doctordesk.web.deps import ActorDep, ClientIdDep, LayoutDep, RuntimeDep, StateDep
+from doctordesk.web.deps import SCREEN_HEADERS, ScreenRequestDep
 from doctordesk.web.responses import SCREEN_RESPONSES
 
 router = APIRouter(prefix="/profile", tags=["appointment list"])
 
 
-@router.put("/appointments", responses=SCREEN_RESPONSES)
-async def appointment_list_page(
-    rt: RuntimeDep, actor: ActorDep, layout: LayoutDep, client_id: ClientIdDep
-) -> dict[str, Any]:
+@router.put("/appointments", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
+async def appointment_list_page(screen: ScreenRequestDep) -> dict[str, Any]:
     """The appointment list screen (page object)."""
-    return (await _screen(rt, actor, layout, None, client_id)).to_json()
+    return (await _screen(screen.rt, screen.actor, screen.layout, None, screen.client_id)).to_json()
 
 
-@router.patch("/appointments", responses=SCREEN_RESPONSES)
-async def appointment_list_poll(rt: RuntimeDep, actor: ActorDep, layout: LayoutDep, state: StateDep) -> dict[str, Any]:
+@router.patch("/appointments", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
+async def appointment_list_poll(screen: ScreenRequestDep) -> dict[str, Any]:
     """The list's poll: an update set with what changed since the state token (empty when nothing did)."""
-    return (await _screen(rt, actor, layout, state or "", None)).to_json()
+    return (await _screen(screen.rt, screen.actor, screen.layout, screen.state or "", None)).to_json()
 
 
 async def _screen(
-    rt: RuntimeDep, actor: ActorDep, layout: LayoutDep, state: str | None, client_id: str | None
+    rt: Runtime, actor: Actor, layout: Layout, state: str | None, client_id: str | None
 ) -> Page | UpdateSet:
     topics = appointment_list.topics(actor)
 

@@ -1,0 +1,298 @@
+"""Shared helpers of the benchmarks: a real server on loopback, a load generator, percentiles and tables.
+
+``Server`` migrates and seeds a fresh database (SQLite in a temporary directory, or PostgreSQL when
+``DOCTORDESK_BENCH_DATABASE_URL`` is set: that database is emptied first) and serves it with uvicorn in a
+subprocess on a free loopback port. ``load`` drives it with ``wrk`` (Debian's, installed by ``make bench``) or,
+without wrk, with an asyncio + httpx generator (which saturates long before the server on 2 cores: numbers from
+it are marked).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+FAST_HASHING = {"DOCTORDESK_ARGON2_TIME_COST": "1", "DOCTORDESK_ARGON2_MEMORY_KIB": "1024"}
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def database_label() -> str:
+    return "PostgreSQL" if os.environ.get("DOCTORDESK_BENCH_DATABASE_URL") else "SQLite"
+
+
+@dataclass
+class Server:
+    """``with Server() as s: s.url`` — a seeded doctordesk (or ``app``) under uvicorn on loopback."""
+
+    app: str = "doctordesk.app:create_app"
+    env: dict[str, str] = field(default_factory=dict)
+    port: int = field(default_factory=free_port)
+    process: subprocess.Popen[bytes] | None = None
+    _tmp: tempfile.TemporaryDirectory[str] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def _environment(self, data_dir: Path) -> dict[str, str]:
+        env = {**os.environ, **FAST_HASHING, "DOCTORDESK_DATA_DIR": str(data_dir), **self.env}
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+        pg = os.environ.get("DOCTORDESK_BENCH_DATABASE_URL")
+        if pg:
+            env["DOCTORDESK_DATABASE_URL"] = pg
+        else:
+            env.pop("DOCTORDESK_DATABASE_URL", None)
+        return env
+
+    def __enter__(self) -> Server:
+        self._tmp = tempfile.TemporaryDirectory(prefix="doctordesk-bench-")
+        data = Path(self._tmp.name)
+        env = self._environment(data)
+        if os.environ.get("DOCTORDESK_BENCH_DATABASE_URL"):
+            _reset_postgres(env)
+        for args in (["migrate"], ["seed-demo", "--if-empty"]):
+            subprocess.run([sys.executable, "-m", "doctordesk.cli", *args], env=env, check=True, capture_output=True)
+        log = open(data / "server.log", "wb")  # noqa: SIM115 - closed with the process
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "uvicorn",
+                self.app,
+                "--factory",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--log-level",
+                "warning",
+                "--no-access-log",
+            ],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError((data / "server.log").read_text()[-3000:])
+            try:
+                if httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        raise RuntimeError("the server did not start within 60 s")
+
+    def __exit__(self, *_exc: object) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(5)
+        if self._tmp is not None:
+            self._tmp.cleanup()
+
+    def login(self, username: str, password: str = "demo") -> dict[str, str]:
+        response = httpx.post(f"{self.url}/auth/login", data={"username": username, "password": password})
+        response.raise_for_status()
+        return {"Authorization": f"Bearer {response.json()['access_token']}"}
+
+
+def _reset_postgres(env: dict[str, str]) -> None:
+    code = (
+        "import asyncio, sys\n"
+        "from sqlalchemy import text\n"
+        "from doctordesk.store.db import create_engine\n"
+        "async def main():\n"
+        "    e = create_engine(sys.argv[1])\n"
+        "    async with e.begin() as c:\n"
+        "        await c.execute(text('DROP SCHEMA IF EXISTS public CASCADE'))\n"
+        "        await c.execute(text('CREATE SCHEMA public'))\n"
+        "    await e.dispose()\n"
+        "asyncio.run(main())\n"
+    )
+    subprocess.run([sys.executable, "-c", code, env["DOCTORDESK_DATABASE_URL"]], env=env, check=True)
+
+
+# --- load -----------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Load:
+    """What one load run measured."""
+
+    requests: int
+    seconds: float
+    p50_ms: float
+    p99_ms: float
+    errors: int
+    tool: str
+
+    @property
+    def rps(self) -> float:
+        return self.requests / self.seconds if self.seconds else 0.0
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The q-th percentile (0..100) by nearest rank; 0 for no values."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    rank = max(1, min(len(ordered), round(q / 100 * len(ordered) + 0.5)))
+    return ordered[rank - 1]
+
+
+def have_wrk() -> bool:
+    return shutil.which("wrk") is not None
+
+
+def load(
+    url: str,
+    *,
+    method: str = "GET",
+    headers: dict[str, str] | None = None,
+    connections: int = 1,
+    seconds: float = 5.0,
+) -> Load:
+    """Drive ``url`` with ``connections`` concurrent keep-alive clients for ``seconds``."""
+    if have_wrk():
+        return _wrk(url, method=method, headers=headers or {}, connections=connections, seconds=seconds)
+    return asyncio.run(
+        _python_load(url, method=method, headers=headers or {}, connections=connections, seconds=seconds)
+    )
+
+
+def _lua_string(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _wrk(url: str, *, method: str, headers: dict[str, str], connections: int, seconds: float) -> Load:
+    lines = [f"wrk.method = {_lua_string(method)}"]
+    lines += [f"wrk.headers[{_lua_string(k)}] = {_lua_string(v)}" for k, v in headers.items()]
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
+        script.write("\n".join(lines) + "\n")
+    try:
+        out = subprocess.run(
+            [
+                "wrk",
+                "-t1",
+                f"-c{connections}",
+                f"-d{max(1, round(seconds))}s",
+                "--latency",
+                "--timeout",
+                "10s",
+                "-s",
+                script.name,
+                url,
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    finally:
+        os.unlink(script.name)
+    return _parse_wrk(out)
+
+
+_UNITS = {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0}
+
+
+def _ms(text: str) -> float:
+    match = re.fullmatch(r"([\d.]+)(us|ms|s|m)", text)
+    if not match:
+        raise ValueError(f"unexpected wrk latency {text!r}")
+    return float(match.group(1)) * _UNITS[match.group(2)]
+
+
+def _parse_wrk(out: str) -> Load:
+    total = re.search(r"(\d+) requests in ([\d.]+)(us|ms|s|m)", out)
+    p50 = re.search(r"^\s+50%\s+(\S+)", out, re.M)
+    p99 = re.search(r"^\s+99%\s+(\S+)", out, re.M)
+    if not (total and p50 and p99):
+        raise ValueError(f"unexpected wrk output:\n{out}")
+    non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    socket_errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
+    errors = int(non2xx.group(1)) if non2xx else 0
+    if socket_errors:
+        errors += sum(int(g) for g in socket_errors.groups())
+    return Load(
+        requests=int(total.group(1)),
+        seconds=_ms(total.group(2) + total.group(3)) / 1000,
+        p50_ms=_ms(p50.group(1)),
+        p99_ms=_ms(p99.group(1)),
+        errors=errors,
+        tool="wrk",
+    )
+
+
+async def _python_load(url: str, *, method: str, headers: dict[str, str], connections: int, seconds: float) -> Load:
+    latencies: list[float] = []
+    errors = 0
+    limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
+    async with httpx.AsyncClient(limits=limits, timeout=10) as client:
+        deadline = time.perf_counter() + seconds
+
+        async def worker() -> None:
+            nonlocal errors
+            while time.perf_counter() < deadline:
+                started = time.perf_counter()
+                try:
+                    response = await client.request(method, url, headers=headers)
+                    if response.status_code >= 400:
+                        errors += 1
+                except httpx.HTTPError:
+                    errors += 1
+                latencies.append((time.perf_counter() - started) * 1000)
+
+        started = time.perf_counter()
+        await asyncio.gather(*(worker() for _ in range(connections)))
+        elapsed = time.perf_counter() - started
+    return Load(
+        requests=len(latencies),
+        seconds=elapsed,
+        p50_ms=percentile(latencies, 50),
+        p99_ms=percentile(latencies, 99),
+        errors=errors,
+        tool="python (client-bound)",
+    )
+
+
+# --- output ---------------------------------------------------------------------------------------------------
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """A Markdown table (readable in a terminal, pasteable into docs/benchmarks.md)."""
+
+    def cell(value: Any) -> str:
+        return f"{value:.2f}" if isinstance(value, float) else str(value)
+
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def machine() -> str:
+    load_avg = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    return f"{os.cpu_count()} cores, load average {load_avg:.1f}, {time.strftime('%Y-%m-%d')}"

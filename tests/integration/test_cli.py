@@ -1,0 +1,104 @@
+"""The ``doctordesk`` command: every command has --help; migrate, seed-demo and create-user work as processes on a
+fresh data directory; seed-demo --if-empty is idempotent."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from doctordesk.cli import app
+
+COMMANDS = sorted(c.name or c.callback.__name__.replace("_", "-") for c in app.registered_commands)  # type: ignore[union-attr]
+
+
+def test_the_foundation_commands_exist():
+    assert {"serve", "migrate", "seed-demo", "create-user"} <= set(COMMANDS)
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_has_help(command):
+    result = CliRunner().invoke(app, [command, "--help"])
+    assert result.exit_code == 0, result.output
+    assert "Usage" in result.output and len(result.output.splitlines()) > 3
+
+
+def test_the_command_without_arguments_lists_the_commands():
+    result = CliRunner().invoke(app, ["--help"])
+    assert result.exit_code == 0
+    assert all(c in result.output for c in COMMANDS)
+
+
+def run(data_dir: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "DOCTORDESK_DATA_DIR": str(data_dir),
+        "DOCTORDESK_ARGON2_TIME_COST": "1",
+        "DOCTORDESK_ARGON2_MEMORY_KIB": "1024",
+    }
+    env.pop("DOCTORDESK_DATABASE_URL", None)
+    result = subprocess.run(
+        [sys.executable, "-m", "doctordesk.cli", *args], env=env, capture_output=True, text=True, timeout=180
+    )
+    if check:
+        assert result.returncode == 0, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    return result
+
+
+def sqlite_count(data_dir: Path, sql: str) -> int:
+    import sqlite3
+
+    with sqlite3.connect(data_dir / "doctordesk.db") as conn:
+        return int(conn.execute(sql).fetchone()[0])
+
+
+@pytest.mark.slow
+def test_migrate_seed_demo_and_create_user_as_processes_on_a_fresh_data_dir(tmp_path):
+    data = tmp_path / "data"
+    assert "up to date" in run(data, "migrate").stdout
+    assert "up to date" in run(data, "migrate").stdout  # again: nothing to do
+    assert (data / "doctordesk.db").is_file()
+    assert "demo data created" in run(data, "seed-demo", "--if-empty").stdout
+    users = sqlite_count(data, "select count(*) from users")
+    appointments = sqlite_count(data, "select count(*) from appointments")
+    assert users >= 11 and appointments >= 30
+    # --if-empty on a seeded database leaves it alone; without it, seeding a non-empty database is refused.
+    assert "left alone" in run(data, "seed-demo", "--if-empty").stdout
+    refused = run(data, "seed-demo", check=False)
+    assert refused.returncode != 0 and "already has users" in refused.stderr + refused.stdout
+    assert sqlite_count(data, "select count(*) from users") == users
+    assert sqlite_count(data, "select count(*) from appointments") == appointments
+
+    created = run(data, "create-user", "drnew", "--role", "doctor", "--name", "Dr. New", "--password", "s3cret!")
+    assert "created user drnew" in created.stdout
+    assert sqlite_count(data, "select count(*) from users where username = 'drnew' and role = 'doctor'") == 1
+    assert (
+        sqlite_count(
+            data, "select count(*) from doctor_profiles p join users u on u.id = p.user_id where u.username = 'drnew'"
+        )
+        == 1
+    )
+    duplicate = run(data, "create-user", "drnew", "--password", "other1", check=False)
+    assert duplicate.returncode != 0 and "Already taken" in duplicate.stdout + duplicate.stderr
+    short = run(data, "create-user", "someone", "--password", "x", check=False)
+    assert short.returncode != 0 and "password" in (short.stdout + short.stderr).lower()
+    bad_role = run(data, "create-user", "someone", "--role", "wizard", "--password", "longer", check=False)
+    assert bad_role.returncode != 0
+    assert sqlite_count(data, "select count(*) from users") == users + 1
+
+
+async def test_a_created_user_can_log_in(client, runtime):
+    from doctordesk.domain.roles import Role
+    from doctordesk.services.users import create_user
+
+    await create_user(
+        runtime.db, runtime.settings, username="Nurse1", role=Role.SUPPORT, display_name="Nurse", password="pw1234"
+    )
+    response = await client.post("/auth/login", data={"username": "nurse1", "password": "pw1234"})
+    assert response.status_code == 200
+    assert response.json()["user"]["role"] == "support"

@@ -133,7 +133,8 @@ async def test_unread_marker_stands_before_the_first_unread_message(client, logi
     # Sending marks the thread read for the sender: support1 wrote m1 after the doctor's m0.
     assert "new-message" not in ids((await open_chat(client, support, demo.appointments[0]))["elements"])
     other_agent = await open_chat(client, await login("support2"), demo.appointments[0])
-    assert ids(other_agent["elements"]).index("new-message") < ids(other_agent["elements"]).index("incoming-1")
+    first_message = messages(other_agent["elements"])[0]["id"]
+    assert ids(other_agent["elements"]).index("new-message") < ids(other_agent["elements"]).index(first_message)
 
 
 async def test_closing_the_chat_marks_it_read_for_that_reader_only(client, login, demo, runtime, clock):
@@ -190,8 +191,9 @@ async def test_support_thread_list_orders_by_activity_with_unread_and_latest_mes
     clock.advance(timedelta(minutes=1))
     await send(client, doctor2, second, "Newer thread")
     page = (await client.put("/profile/messages/threads", headers=support.headers)).json()
+    mine = {f"thread-{first}", f"thread-{second}"}
     rows = [e for e in page["elements"][1]["children"] if e["type"] == "Row"]
-    assert [r["id"] for r in rows] == [f"thread-{second}", f"thread-{first}"]
+    assert [r["id"] for r in rows][:2] == [f"thread-{second}", f"thread-{first}"]
     by_id = _by_id(page["elements"])
     assert by_id[f"thread-latest-{second}"]["value"] == "Newer thread"
     assert by_id[f"unread-{second}"]["value"] == "1"
@@ -201,7 +203,7 @@ async def test_support_thread_list_orders_by_activity_with_unread_and_latest_mes
         await client.patch("/profile/messages/threads", headers={**support.headers, "X-Screen-State": page["state"]})
     ).json()
     after = apply(page["elements"], update["patches"])
-    rows = [e for e in after[1]["children"] if e["type"] == "Row"]
+    rows = [e for e in after[1]["children"] if e["type"] == "Row" and e["id"] in mine]
     assert [r["id"] for r in rows] == [f"thread-{first}", f"thread-{second}"]
     assert _by_id(after)[f"unread-{first}"]["visible"] is False  # own answer: read
     assert (await client.put("/profile/messages/threads", headers=doctor1.headers)).status_code == 403

@@ -17,7 +17,7 @@ def _file(name: str, data: bytes, declared: str = "application/octet-stream") ->
 
 async def _stored_file(runtime) -> Attachment:
     async with runtime.db.read() as session:
-        found = await session.scalar(select(Attachment))
+        found = await session.scalar(select(Attachment).order_by(Attachment.id.desc()).limit(1))
         assert found is not None
         return found
 

@@ -48,8 +48,8 @@ class Demo:
 
 Seeder = Callable[[AsyncSession, Demo], Awaitable[None]]
 EXTRA_SEEDERS: list[Seeder] = []
-# Feature modules that append their seeder to EXTRA_SEEDERS when imported.
-FEATURE_SEED_MODULES = ("doctordesk.store.chat_seed",)
+# Modules that append their seeders to EXTRA_SEEDERS when imported (loaded by seed_demo).
+FEATURE_SEEDERS = ("doctordesk.store.review_seed", "doctordesk.store.chat_seed")
 
 
 async def is_empty(session: AsyncSession) -> bool:
@@ -308,7 +308,7 @@ async def seed_demo(session: AsyncSession, passwords: Passwords, now: datetime) 
             )
 
     demo = Demo(users=users, locations=locations, patients=patients, appointments=appointment_ids, now=now)
-    for module in FEATURE_SEED_MODULES:
+    for module in FEATURE_SEEDERS:
         importlib.import_module(module)
     for seeder in EXTRA_SEEDERS:
         await seeder(session, demo)

@@ -36,12 +36,13 @@ export function jsonEqual(a, b) {
 
 const clone = (value) => (value === undefined ? undefined : structuredClone(value));
 
-export function find(tree, id) {
+// [siblings, index, parent] of the element `id`, depth first; null when there is none.
+export function find(tree, id, parent = null) {
   for (let i = 0; i < tree.length; i++) {
     const e = tree[i];
-    if (e.id === id) return [tree, i];
+    if (e.id === id) return [tree, i, parent];
     if (e.children && e.children.length) {
-      const hit = find(e.children, id);
+      const hit = find(e.children, id, e);
       if (hit) return hit;
     }
   }
@@ -59,15 +60,6 @@ function childrenOf(tree, parent) {
   const [siblings, i] = mustFind(tree, parent);
   if (!siblings[i].children) siblings[i].children = [];
   return siblings[i].children;
-}
-
-function dropEmptyChildren(tree) {
-  for (const e of tree) {
-    if ("children" in e) {
-      if (!e.children.length) delete e.children;
-      else dropEmptyChildren(e.children);
-    }
-  }
 }
 
 // Applies one patch to `tree` in place.
@@ -99,9 +91,10 @@ export function applyOne(tree, patch) {
       break;
     }
     case "remove": {
-      const [siblings, i] = mustFind(tree, patch.id);
+      const [siblings, i, parent] = mustFind(tree, patch.id);
       siblings.splice(i, 1);
-      dropEmptyChildren(tree);
+      // An element without children has no "children" key.
+      if (parent && !siblings.length) delete parent.children;
       break;
     }
     case "update": {
@@ -121,7 +114,14 @@ export function applyOne(tree, patch) {
 // Applies `patches` to a copy of `elements` and returns it.
 export function apply(elements, patches) {
   const tree = clone(elements);
-  for (const patch of patches) applyOne(tree, patch);
+  for (const patch of patches) {
+    try {
+      applyOne(tree, patch);
+    } catch (error) {
+      if (error instanceof TypeError) throw new PatchError(`malformed patch ${JSON.stringify(patch)}`);
+      throw error;
+    }
+  }
   return tree;
 }
 

@@ -129,7 +129,8 @@ export class Screen {
     try {
       if (update.patches && update.patches.length) this.view.applyPatches(update.patches);
     } catch (error) {
-      if (!(error instanceof PatchError)) throw error;
+      // The update does not fit the page shown (or is malformed): the server's page is the truth.
+      if (!(error instanceof PatchError)) console.warn("update set not applied", error);
       this.open(this.page.endpoint, { focus: false });
       return;
     }

@@ -7,8 +7,8 @@ import { endpointMatcher, InvalidMessage, parseMessage } from "./message.js";
 // Where the stream lives (docs/realtime.md): a single-use ticket is obtained with the token, so the token itself
 // never appears in a URL.
 export const STREAM = {
-  ticket: "/realtime/ticket",
-  stream: "/realtime/stream",
+  ticket: "/profile/stream/ticket",
+  stream: "/profile/stream",
 };
 
 const RETRY_MIN_MS = 1000;
@@ -57,70 +57,106 @@ export function handleMessage(data, screens) {
   return message;
 }
 
-// The stream, shared by the tabs of one browser and user.
+// The stream, shared by the tabs of one browser and user. The server routes messages by client id to the last
+// screen that client PUT, so the stream belongs to the tab the user is looking at: a tab that gains focus takes
+// the lead (Web Locks `steal`), the former leader closes its stream, and the other tabs keep their poll cycles and
+// receive the leader's messages over a BroadcastChannel (a Timeout makes every tab poll at once).
 export class RealtimeLink {
   constructor({ onMessage, onStatus }) {
     this.onMessage = onMessage;
     this.onStatus = onStatus || (() => {});
     this.source = null;
     this.channel = null;
-    this.abort = null;
     this.release = null;
     this.retryTimer = null;
     this.retryMs = RETRY_MIN_MS;
-    this.user = null;
     this.token = null;
+    this.lockName = null;
     this.connectedOnce = false;
-    this.blocked = false; // tests block the stream to show polling alone keeps screens current
+    this.running = false;
+    this.blocked = false; // set by tests: the stream stays closed, polling alone keeps the screens current
+    this.onFocus = () => this.claim();
+    window.addEventListener("focus", this.onFocus);
+    document.addEventListener("visibilitychange", () => {
+      if (document.visibilityState === "visible") this.claim();
+    });
   }
 
-  // (Re)starts everything for the current session: called on login, logout and token change.
+  // (Re)starts everything for the current session: called on login, logout and token change (spec 5.2).
   restart() {
     this.stop();
     const session = currentSession();
     if (!session) return;
-    this.user = session.user.id;
+    this.running = true;
     this.token = session.token;
-    const name = `doctordesk-stream-${this.user}`;
-    this.channel = new BroadcastChannel(name);
+    this.lockName = `doctordesk-stream-${session.user.id}`;
+    this.channel = new BroadcastChannel(this.lockName);
     this.channel.onmessage = (event) => {
       const msg = event.data || {};
-      if (msg.type === "message" && typeof msg.data === "string") this.onMessage(msg.data);
-      if (msg.type === "status") this.onStatus(msg.status);
+      if (msg.type === "message" && typeof msg.data === "string" && !this.leader) this.onMessage(msg.data);
+      if (msg.type === "status" && !this.leader) this.onStatus(msg.status);
     };
-    this.abort = new AbortController();
-    if (navigator.locks && navigator.locks.request) {
-      navigator.locks
-        .request(name, { signal: this.abort.signal }, () => {
-          this.open();
-          // Hold the lock (leadership) until this tab stops or leaves.
-          return new Promise((resolve) => {
-            this.release = resolve;
-          });
-        })
-        .catch(() => {});
-    } else {
-      this.open();
-    }
+    if (navigator.locks && navigator.locks.request) this.requestLead({ steal: document.hasFocus() });
+    else this.lead();
+  }
+
+  requestLead({ steal }) {
+    const name = this.lockName;
+    const token = this.token;
+    const options = steal ? { steal: true } : {};
+    navigator.locks
+      .request(name, options, () => {
+        if (!this.running || this.token !== token) return undefined;
+        this.lead();
+        // Hold the lock while this tab leads.
+        return new Promise((resolve) => {
+          this.release = resolve;
+        });
+      })
+      .catch(() => {
+        // Another tab stole the lead: stop streaming and queue up to lead again when it leaves.
+        if (this.token !== token || !this.running) return;
+        this.follow();
+        this.requestLead({ steal: false });
+      });
+  }
+
+  claim() {
+    if (!this.running || this.leader || !navigator.locks) return;
+    this.requestLead({ steal: true });
+  }
+
+  lead() {
+    this.leading = true;
+    this.open();
+  }
+
+  follow() {
+    this.leading = false;
+    this.release = null;
+    clearTimeout(this.retryTimer);
+    if (this.source) this.source.close();
+    this.source = null;
   }
 
   stop() {
+    this.running = false;
     clearTimeout(this.retryTimer);
     this.retryTimer = null;
     if (this.source) this.source.close();
     this.source = null;
-    if (this.abort) this.abort.abort();
-    this.abort = null;
     if (this.release) this.release();
     this.release = null;
+    this.leading = false;
     if (this.channel) this.channel.close();
     this.channel = null;
     this.connectedOnce = false;
     this.retryMs = RETRY_MIN_MS;
+    this.onStatus("idle");
   }
 
   get leader() {
-    return this.release !== null || (!navigator.locks && this.source !== null);
+    return Boolean(this.leading);
   }
 
   status(value) {
@@ -134,30 +170,30 @@ export class RealtimeLink {
     if (this.source) this.source.close();
     this.source = null;
     const session = currentSession();
-    if (!session || session.token !== this.token) return;
+    if (!this.running || !this.leading || !session || session.token !== this.token) return;
     if (this.blocked) {
       this.status("blocked");
       return;
     }
     let ticket;
     try {
-      const body = await request("POST", STREAM.ticket);
-      ticket = body.ticket;
+      ticket = (await request("POST", STREAM.ticket)).ticket;
     } catch (error) {
       if (error.status === 401) return; // the session ended: the shell logs out and restarts the link
+      this.status("reconnecting");
       this.retryLater();
       return;
     }
-    if (!this.abort || currentSession() !== session) return;
-    const url = `${STREAM.stream}?ticket=${encodeURIComponent(ticket)}`;
-    const source = new EventSource(url);
+    if (!this.running || !this.leading || currentSession() !== session) return;
+    const query = new URLSearchParams({ ticket, client: clientId });
+    const source = new EventSource(`${STREAM.stream}?${query}`);
     this.source = source;
     let opened = false;
     source.onopen = () => {
       opened = true;
       this.retryMs = RETRY_MIN_MS;
       this.status("live");
-      // Whatever happened while the stream was down is recovered by polling every screen now.
+      // Whatever happened while this tab had no stream is recovered by polling every screen now.
       if (this.connectedOnce) this.deliver("Timeout");
       this.connectedOnce = true;
     };
@@ -169,7 +205,8 @@ export class RealtimeLink {
         this.status("reconnecting");
         this.open();
       } else {
-        // A network problem (or a stream refused before it opened): our own reconnect after a short delay.
+        // A network problem (or a stream refused before it opened): our own reconnect after a short delay,
+        // with a fresh ticket (the browser's own retry would reuse the spent one).
         source.close();
         this.source = null;
         this.status("reconnecting");

@@ -1,0 +1,106 @@
+"""Review and Approve in the browser: approving, suggesting alternatives (fees, red highlights, delete), the
+decline modal's required reason, and a canceled appointment's disabled actions. Each test decides a different
+demo appointment of doctor1 (ids in seeding order)."""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+
+import pytest
+
+from tests.e2e.web.conftest import sign_in
+
+pytestmark = pytest.mark.browser
+
+PLAIN_REQUEST = 1  # patient1, Berlin, in two weekdays
+MUNICH_REQUEST = 3
+PATIENT1_LATER = 6  # patient1 again, with a prescription need
+CANCELED = 13
+
+
+def weekday_ahead(days: int) -> str:
+    day = date.today() + timedelta(days=days)
+    while day.weekday() >= 5:
+        day += timedelta(days=1)
+    return day.isoformat()
+
+
+def open_review(page, appointment: int) -> None:
+    page.locator(f'[data-id="review-{appointment}"]').click()
+    page.locator('[data-id="approve"]').wait_for()
+
+
+def test_approving_closes_the_screen_and_the_list_shows_the_new_status(server, new_page):
+    page = new_page(server.url)
+    sign_in(page, "doctor1")
+    open_review(page, PLAIN_REQUEST)
+    assert page.get_by_role("heading", name="Review and approve").is_visible()
+    page.locator('[data-id="approve"]').click()
+    page.locator('[data-id="needs-decision"]').wait_for()
+    status = page.locator(f'[data-id="status-{PLAIN_REQUEST}"]')
+    assert status.text_content() == "approved"
+    assert page.locator(f'[data-id="upcoming"] [data-id="appointment-{PLAIN_REQUEST}"]').count() == 1
+
+
+def fill_card(page, n: int, day: str, at: str) -> None:
+    card = page.locator(f'[data-id="alternative-{n}"]')
+    card.locator(f'[data-name="date~{n}"]').fill(day)
+    card.locator(f'[data-name="date~{n}"]').dispatch_event("change")
+    page.locator(f'[data-id="date~{n}"].is-highlighted').wait_for()
+    card.locator(f'[data-name="time~{n}"]').fill(at)
+    card.locator(f'[data-name="time~{n}"]').dispatch_event("change")
+    page.locator(f'[data-id="doctor-fee~{n}"]:not([hidden])').wait_for()
+
+
+def test_two_alternatives_show_fees_and_red_highlights_and_the_second_can_be_deleted(server, new_page):
+    page = new_page(server.url)
+    sign_in(page, "doctor1")
+    open_review(page, PATIENT1_LATER)
+    page.locator('[data-id="another-alternative"]').click()
+    page.locator('[data-id="alternative-1"]').wait_for()
+    fill_card(page, 1, weekday_ahead(12), "10:00")
+    page.locator('[data-id="another-alternative"]').click()
+    page.locator('[data-id="alternative-2"]').wait_for()
+    fill_card(page, 2, weekday_ahead(13), "11:30")
+    for n in (1, 2):
+        card = page.locator(f'[data-id="alternative-{n}"]')
+        assert card.locator(f'[data-id="date~{n}"]').get_attribute("class").count("is-highlighted")
+        color = card.locator(f'[data-name="date~{n}"]').evaluate("e => getComputedStyle(e).borderTopColor")
+        assert color == "rgb(200, 30, 30)"  # the red highlight
+        assert card.locator(f'[data-id="doctor-fee~{n}"]').text_content().strip()
+        assert card.locator(f'[data-id="fee-text~{n}"]').is_visible()
+    assert page.locator('[data-id="delete~1"]').count() == 0  # the only-one rule: no delete on card 1
+    page.locator('[data-id="approve"]:not([disabled])').wait_for()
+    page.locator('[data-id="delete~2"]').click()
+    page.locator('[data-id="alternative-2"]').wait_for(state="detached")
+    assert page.locator('[data-id="alternative-1"]').is_visible()
+
+
+def test_declining_without_a_reason_is_refused_and_the_reason_field_is_marked(server, new_page, problems):
+    problems.allowed.append("422")
+    page = new_page(server.url)
+    sign_in(page, "doctor1")
+    open_review(page, MUNICH_REQUEST)
+    page.locator('[data-id="decline"]').click()
+    dialog = page.get_by_role("dialog", name="Decline the request")
+    dialog.wait_for()
+    dialog.get_by_role("button", name="Decline").click()
+    reason = dialog.get_by_label("Reason")
+    page.locator('[data-id="reason"] .msg-error').wait_for()
+    assert reason.get_attribute("aria-invalid") == "true"
+    assert dialog.is_visible()
+    # Still undecided.
+    page.keyboard.press("Escape")
+    page.locator('[data-id="cancel"]').click()
+    page.locator(f'[data-id="needs-decision"] [data-id="appointment-{MUNICH_REQUEST}"]').wait_for()
+
+
+def test_a_canceled_appointment_has_approve_suggest_and_decline_disabled(server, new_page):
+    page = new_page(server.url)
+    sign_in(page, "doctor1")
+    assert page.locator(f'[data-id="status-{CANCELED}"]').text_content() == "canceled"
+    open_review(page, CANCELED)
+    for ref in ("approve", "decline"):
+        assert page.locator(f'[data-id="{ref}"]').is_disabled()
+    assert page.locator('[data-id="another-alternative"]').is_disabled()
+    assert page.locator('[data-id="alternative-1"]').count() == 0

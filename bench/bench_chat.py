@@ -179,9 +179,12 @@ async def run() -> list[dict[str, Any]]:
                     ).json()
                     link = _find(page["elements"], "load-more")
                     headers = {**support, "X-Screen-State": page["state"]}
-                    samples, wall = await _timed(
-                        LOAD_MORE_RUNS, lambda _i: client.patch(link["action"]["endpoint"], headers=headers)
-                    )
+                    endpoint = link["action"]["endpoint"]
+
+                    def load_more(_i: int, url: str = endpoint, h: dict[str, str] = headers) -> Any:
+                        return client.patch(url, headers=h)
+
+                    samples, wall = await _timed(LOAD_MORE_RUNS, load_more)
                     rows.append(_row(f"load-more, thread of {label}", samples, wall))
                 rows.append({"case": f"(bulk insert of {BIG_THREAD:,} messages: {fill:.1f} s)"})
         return rows

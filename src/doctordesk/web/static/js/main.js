@@ -20,6 +20,9 @@ class Shell {
     this.link = new RealtimeLink({
       onMessage: (data) => handleMessage(data, this.screens()),
       onStatus: (status) => this.connection(status),
+      onReconnect: () => {
+        for (const screen of this.screens()) if (screen.page) screen.open(screen.page.endpoint, { focus: false });
+      },
     });
   }
 

@@ -402,6 +402,33 @@ export class ScreenView {
     return fields;
   }
 
+  // What the user typed that the page does not hold yet: {name: [modelValue, typedValue]} (a reload keeps it).
+  typedValues() {
+    const typed = {};
+    for (const entry of this.nodes.values()) {
+      if (!entry.control || !entry.model.name || entry.control.type === "hidden") continue;
+      const value = this.readControl(entry);
+      const shown = entry.model.value === null || entry.model.value === undefined ? "" : String(entry.model.value);
+      if (typeof value === "string" && value !== shown && entry.control.type !== "checkbox") {
+        typed[entry.model.name] = [shown, value];
+      } else if (entry.file) typed[entry.model.name] = [null, entry.file];
+    }
+    return typed;
+  }
+
+  restoreTyped(typed) {
+    for (const entry of this.nodes.values()) {
+      if (!entry.control || !entry.model.name || !(entry.model.name in typed)) continue;
+      const [shown, value] = typed[entry.model.name];
+      const now = entry.model.value === null || entry.model.value === undefined ? "" : String(entry.model.value);
+      if (value instanceof Blob && entry.draft) {
+        entry.file = value;
+        this.showDraft(entry);
+      } else if (shown === now) this.writeControl(entry, value);
+    }
+    this.afterChange();
+  }
+
   // Shows the per-field messages of an error body on the elements with those names; returns the names it placed.
   showFieldErrors(fields) {
     this.clearFieldErrors();

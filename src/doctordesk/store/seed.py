@@ -6,6 +6,7 @@ Feature modules add their own demo rows through ``EXTRA_SEEDERS`` (chat threads,
 
 from __future__ import annotations
 
+import importlib
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -47,6 +48,8 @@ class Demo:
 
 Seeder = Callable[[AsyncSession, Demo], Awaitable[None]]
 EXTRA_SEEDERS: list[Seeder] = []
+# Modules that append their seeders to EXTRA_SEEDERS when imported (loaded by seed_demo).
+FEATURE_SEEDERS = ("doctordesk.store.review_seed",)
 
 
 async def is_empty(session: AsyncSession) -> bool:
@@ -305,6 +308,8 @@ async def seed_demo(session: AsyncSession, passwords: Passwords, now: datetime) 
             )
 
     demo = Demo(users=users, locations=locations, patients=patients, appointments=appointment_ids, now=now)
+    for module in FEATURE_SEEDERS:
+        importlib.import_module(module)
     for seeder in EXTRA_SEEDERS:
         await seeder(session, demo)
     return demo

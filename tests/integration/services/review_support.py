@@ -76,7 +76,11 @@ async def snapshot(rt: Runtime, appointment_id: int) -> dict[str, Any]:
                 )
             )
         ).all()
-        audits = await s.scalar(select(func.count()).select_from(AuditLog))
+        audits = await s.scalar(
+            select(func.count())
+            .select_from(AuditLog)
+            .where(AuditLog.entity == "appointment", AuditLog.entity_id == appointment_id)
+        )
         return {
             "status": a.status,
             "version": a.version,

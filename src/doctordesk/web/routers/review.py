@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends, Path, Request
 from starlette.datastructures import UploadFile
 
 from doctordesk.domain.errors import ValidationFailed
-from doctordesk.services import review
+from doctordesk.services import offers, review
 from doctordesk.web.deps import MAX_ID, ActorDep, ClientIdDep, LayoutDep, RuntimeDep, StateDep
 from doctordesk.web.responses import SCREEN_RESPONSES, SUBMIT_RESPONSES
 
@@ -131,3 +131,44 @@ async def approve(rt: RuntimeDep, actor: ActorDep, appointment_id: AppointmentId
 async def decline(rt: RuntimeDep, actor: ActorDep, appointment_id: AppointmentId, form: FormDep) -> dict[str, Any]:
     """Decline the request: ``reason`` (required) and ``version``."""
     return (await review.decline(rt, actor, appointment_id, form)).to_json()
+
+
+# --- the patient's side ---------------------------------------------------------------------------------------
+
+
+@router.put("/{appointment_id}/offers", responses=SCREEN_RESPONSES)
+async def offers_page(
+    rt: RuntimeDep, actor: ActorDep, appointment_id: AppointmentId, layout: LayoutDep, client_id: ClientIdDep
+) -> dict[str, Any]:
+    """The offers sent for an appointment: its patient accepts one or rejects all; its doctor, support and admins
+    see them read-only."""
+    return (await offers.open_page(rt, actor, appointment_id, layout=layout, client_id=client_id)).to_json()
+
+
+@router.patch("/{appointment_id}/offers", responses=SCREEN_RESPONSES)
+async def offers_poll(
+    rt: RuntimeDep, actor: ActorDep, appointment_id: AppointmentId, layout: LayoutDep, state: StateDep
+) -> dict[str, Any]:
+    """The offers screen's poll."""
+    return (await offers.poll(rt, actor, appointment_id, layout=layout, state=state)).to_json()
+
+
+@router.post("/{appointment_id}/offers/{offer_id}/accept", responses=SUBMIT_RESPONSES)
+async def accept_offer(
+    rt: RuntimeDep,
+    actor: ActorDep,
+    appointment_id: AppointmentId,
+    offer_id: Annotated[int, Path(ge=1, le=MAX_ID)],
+    form: FormDep,
+) -> dict[str, Any]:
+    """Accept one offer (``version``; ``coverage-acknowledged`` when it carries a coverage warning): the
+    appointment is approved at that time and the other offers are withdrawn. Only the patient; others get 404."""
+    return (await offers.accept(rt, actor, appointment_id, offer_id, form)).to_json()
+
+
+@router.post("/{appointment_id}/offers/reject", responses=SUBMIT_RESPONSES)
+async def reject_offers(
+    rt: RuntimeDep, actor: ActorDep, appointment_id: AppointmentId, form: FormDep
+) -> dict[str, Any]:
+    """Reject every offer (``version``): the request is canceled. Only the patient; others get 404."""
+    return (await offers.reject_all(rt, actor, appointment_id, form)).to_json()

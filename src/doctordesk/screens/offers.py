@@ -1,0 +1,161 @@
+"""The patient's offers screen: the alternatives the doctor sent, each with its time (in the location's timezone),
+fees and coverage warning; the patient accepts one or rejects them all. Others who may see the appointment
+(its doctor, support, admins) see the same screen read-only."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from doctordesk.domain.appointments import AppointmentView, format_local
+from doctordesk.domain.decisions import can_answer
+from doctordesk.domain.events import appointment_topic, user_topic
+from doctordesk.domain.fees import money
+from doctordesk.screens.protocol import Action, Element, Layout, Page, el
+
+SCREEN = "appointment-offers"
+
+
+def endpoint(appointment_id: int) -> str:
+    return f"/profile/appointments/{appointment_id}/offers"
+
+
+def topics(appointment_id: int, user_id: int) -> tuple[str, ...]:
+    return (appointment_topic(appointment_id), user_topic(user_id))
+
+
+@dataclass(frozen=True, slots=True)
+class OfferView:
+    id: int
+    n: int
+    start: datetime
+    duration_minutes: int
+    doctor: str
+    location: str
+    timezone: str
+    doctor_fee_cents: int | None
+    total_fee_cents: int | None
+    currency: str
+    coverage_warning: str | None
+    state: str
+
+
+@dataclass(frozen=True, slots=True)
+class OffersScreen:
+    view: AppointmentView
+    offers: Sequence[OfferView]
+    is_patient: bool
+    layout: Layout
+    timeout: int
+
+
+def _offer(s: OffersScreen, o: OfferView, actionable: bool) -> Element:
+    a = s.view.id
+    n = o.n
+    open_offer = actionable and o.state == "open"
+    children = [
+        el(f"offer-time~{n}", "Regular", label="Time", value=format_local(o.start, o.timezone)),
+        el(f"offer-doctor~{n}", "Regular", label="Doctor", value=o.doctor),
+        el(f"offer-location~{n}", "Regular", label="Location", value=o.location),
+        el(
+            f"offer-fee~{n}",
+            "Section",
+            label="Total fee",
+            value=money(o.total_fee_cents, o.currency) if o.total_fee_cents is not None else "On request",
+        ),
+        el(
+            f"offer-doctor-fee~{n}",
+            "Highlight",
+            label="Doctor fee",
+            value=money(o.doctor_fee_cents, o.currency) if o.doctor_fee_cents is not None else "On request",
+        ),
+        el(f"offer-state~{n}", "Badge", value=o.state),
+    ]
+    if o.coverage_warning and open_offer:
+        children.append(
+            el(
+                f"coverage-acknowledged~{n}",
+                "Checkbox",
+                label="I understand this time may not be covered by my insurance",
+                name="coverage-acknowledged",
+                value=False,
+            )
+        )
+    if s.is_patient:
+        children += [
+            el(f"version~{n}", "Hidden", name="version", value=str(s.view.version)),
+            el(
+                f"accept~{n}",
+                "Button",
+                label="Accept this time",
+                enabled=open_offer,
+                action=Action("POST", f"{endpoint(a)}/{o.id}/accept", form=f"offer-{n}"),
+            ),
+        ]
+    return el(
+        f"offer-{n}",
+        "Card",
+        *children,
+        label=f"Alternative {n}",
+        warning=o.coverage_warning,
+        highlighted=o.state == "accepted",
+        props={"offer": o.id},
+    )
+
+
+def render(s: OffersScreen) -> Page:
+    view = s.view
+    actionable = s.is_patient and can_answer(view.status)
+    note = None
+    if not can_answer(view.status):
+        note = f"This appointment is {view.status.public_name}: {format_local(view.start, view.location.timezone)}."
+    elements: list[Element] = [
+        el("title", "Heading", value="Your appointment" if s.is_patient else "Offers sent to the patient"),
+        el("version", "Hidden", name="version", value=str(view.version)),
+        el(
+            "details",
+            "Section",
+            el(
+                "requested-time",
+                "Regular",
+                label="Time",
+                value=format_local(view.start, view.location.timezone),
+            ),
+            el("doctor", "Regular", label="Doctor", value=view.doctor.name),
+            el("location", "Regular", label="Location", value=view.location.name),
+            el("status", "Badge", label="Status", value=view.status.public_name, props={"code": int(view.status)}),
+            label="Appointment",
+        ),
+        el("status-note", "Notice", value=note, visible=note is not None, props={"tone": "info"}),
+        el(
+            "offers",
+            "Section",
+            el("offers-empty", "Caption", value="No alternatives were offered.", visible=not s.offers),
+            *(_offer(s, o, actionable) for o in s.offers),
+            label="Times offered",
+        ),
+    ]
+    if s.is_patient:
+        elements.append(
+            el(
+                "reject-all",
+                "Button",
+                label="Reject all offered times",
+                enabled=actionable and any(o.state == "open" for o in s.offers),
+                action=Action(
+                    "POST",
+                    f"{endpoint(view.id)}/reject",
+                    confirm="Reject every offered time? The request will be canceled.",
+                ),
+            )
+        )
+    return Page(
+        screen=SCREEN,
+        title="Offered times",
+        endpoint=endpoint(view.id),
+        poll=endpoint(view.id),
+        timeout=s.timeout,
+        elements=tuple(elements),
+        layout=s.layout,
+    )

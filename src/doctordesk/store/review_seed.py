@@ -1,0 +1,101 @@
+"""Demo offers: the seeded pending-response appointments get the alternatives their doctor sent, so the patient's
+offers screen and both pending codes show real data (5: all in network; 9: an out-of-network warning)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from doctordesk.domain import coverage, fees
+from doctordesk.domain.errors import DomainError
+from doctordesk.domain.status import Status
+from doctordesk.store import seed
+from doctordesk.store.review_tables import AppointmentOffer, OfferState
+from doctordesk.store.tables import Appointment, FeeSchedule, InsurancePolicy, Location, WorkHours
+
+
+def _next_working_day(moment: datetime, timezone: str, weekdays: set[int], days: int) -> datetime:
+    local = moment.astimezone(ZoneInfo(timezone)) + timedelta(days=days)
+    while local.weekday() not in weekdays:
+        local += timedelta(days=1)
+    wall = local.replace(tzinfo=None)
+    return wall.replace(tzinfo=ZoneInfo(timezone)).astimezone(ZoneInfo("UTC"))
+
+
+async def seed_offers(session: AsyncSession, demo: seed.Demo) -> None:
+    rows = (
+        await session.execute(
+            select(Appointment).where(
+                Appointment.id.in_(demo.appointments),
+                Appointment.status.in_([int(Status.PENDING_RESPONSE), int(Status.PENDING_RESPONSE_COVERAGE_RISK)]),
+            )
+        )
+    ).scalars()
+    fee_rows = [
+        fees.FeeRow(f.kind, f.doctor_id, f.location_id, f.amount_cents, f.percent, f.currency)
+        for f in (await session.execute(select(FeeSchedule))).scalars()
+    ]
+    zones = {loc.id: loc.timezone for loc in (await session.execute(select(Location))).scalars()}
+    for a in rows:
+        policies = (
+            await session.execute(select(InsurancePolicy).where(InsurancePolicy.patient_id == a.patient_id))
+        ).scalars()
+        try:
+            terms = coverage.terms(
+                [
+                    coverage.Policy(p.valid_from, p.valid_to, p.network, p.exclusions, p.third_party_data)
+                    for p in policies
+                ]
+            )
+        except DomainError:
+            terms = []
+        slots = [(a.doctor_id, a.location_id)]
+        if a.status == Status.PENDING_RESPONSE_COVERAGE_RISK:
+            # One alternative with Dr. Chen (outside some patients' networks) where she works.
+            chen = demo.users["doctor3"]
+            slots.append((chen, demo.locations["london"] if a.doctor_id != chen else a.location_id))
+        else:
+            slots.append((a.doctor_id, a.location_id))
+        for n, (doctor_id, location_id) in enumerate(slots, start=1):
+            weekdays = {
+                h.weekday
+                for h in (
+                    await session.execute(
+                        select(WorkHours).where(WorkHours.doctor_id == doctor_id, WorkHours.location_id == location_id)
+                    )
+                ).scalars()
+            }
+            tz = zones[location_id]
+            start = _next_working_day(a.start_at, tz, weekdays or {0, 1, 2, 3, 4}, n)
+            local_day = start.astimezone(ZoneInfo(tz)).date()
+            verdict = (
+                coverage.evaluate(terms, day=local_day, doctor_id=doctor_id, location_id=location_id, service=a.service)
+                if terms
+                else coverage.Coverage()
+            )
+            f = fees.compute(
+                fee_rows, doctor_id=doctor_id, location_id=location_id, start=start, timezone=tz, now=demo.now
+            )
+            session.add(
+                AppointmentOffer(
+                    appointment_id=a.id,
+                    n=n,
+                    doctor_id=doctor_id,
+                    location_id=location_id,
+                    start_at=start,
+                    duration_minutes=a.duration_minutes,
+                    doctor_fee_cents=f.doctor_fee_cents if f else None,
+                    total_fee_cents=f.total_fee_cents if f else None,
+                    currency=f.currency if f else "EUR",
+                    coverage_warning=verdict.warning,
+                    state=OfferState.OPEN,
+                    created_at=demo.now - timedelta(days=1),
+                )
+            )
+    await session.flush()
+
+
+seed.EXTRA_SEEDERS.append(seed_offers)

@@ -104,5 +104,45 @@ def create_user(
     typer.echo(f"created user {username} (id {asyncio.run(run())})")
 
 
+@app.command()
+def worker(
+    once: bool = typer.Option(False, "--once", help="Send what is due now, then exit"),
+) -> None:
+    """Send push notifications from the outbox (run several on PostgreSQL; set DOCTORDESK_PUSH_IN_PROCESS=false
+    on the servers then)."""
+    import signal
+
+    from doctordesk.domain.clock import SystemClock
+    from doctordesk.realtime.dispatcher import Dispatcher
+    from doctordesk.realtime.metrics import Metrics
+    from doctordesk.realtime.push import make_adapter
+    from doctordesk.store.db import Database
+
+    settings = Settings()
+    adapter = make_adapter(settings.push_adapter, settings.push_url, settings.push_credentials)
+    if adapter is None:
+        raise typer.BadParameter("no push partner configured (DOCTORDESK_PUSH_URL, DOCTORDESK_PUSH_ADAPTER)")
+
+    async def run() -> None:
+        db = Database(settings.database_url)
+        dispatcher = Dispatcher(db, adapter, settings=settings, clock=SystemClock(), metrics=Metrics())
+        try:
+            if once:
+                while await dispatcher.round():
+                    pass
+                return
+            stop = asyncio.Event()
+            loop = asyncio.get_running_loop()
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                loop.add_signal_handler(sig, stop.set)
+            dispatcher.start()
+            await stop.wait()
+        finally:
+            await dispatcher.stop()
+            await db.dispose()
+
+    asyncio.run(run())
+
+
 if __name__ == "__main__":
     app()

@@ -111,6 +111,7 @@ class Screen:
         self.last_error: ClientError | None = None
         self.polled_at: float | None = None  # monotonic time of the last completed poll
         self._files: dict[str, FileUpload] = {}
+        self._edited: set[str] = set()  # ids of inputs whose value was set locally since the page arrived
         self._queues: list[asyncio.Queue[Change]] = []
         self._callbacks: list[Callback] = []
         self._lock = asyncio.Lock()
@@ -154,6 +155,7 @@ class Screen:
         if target is None:
             raise KeyError(f"{self.name} has no input {name_or_id!r}")
         name = target.get("name") or target["id"]
+        self._edited.add(target["id"])
         if isinstance(value, FileUpload):
             self._files[name] = value
             target["value"] = value.filename
@@ -164,6 +166,15 @@ class Screen:
             target.pop("value", None)
         else:
             target["value"] = value
+
+    async def fill(self, name_or_id: str, value: str | int | bool | FileUpload | None) -> Change | None:
+        """Set an input's value and, when the input has an action of its own (the service validates fields as
+        they change, e.g. a Suggested Scheduling card), perform it as a UI does on a change event."""
+        self.set_value(name_or_id, value)
+        target = forms.find_input(self.elements, name_or_id)
+        if target is None or not isinstance(target.get("action"), dict):
+            return None
+        return await self.activate(target["id"])
 
     def form_values(self, form: str | None = None) -> dict[str, str]:
         """The fields an action with this ``form`` would send (files left out)."""
@@ -215,6 +226,19 @@ class Screen:
     async def reload(self) -> Change | None:
         """PUT the screen's endpoint again and replace the page."""
         return await self.navigate(self.endpoint, trigger="reload")
+
+    async def reannounce(self) -> Change | None:
+        """PUT the screen again so the service knows which screen this client shows (after a reconnect: its
+        presence does not survive a restart), keeping the values typed locally into inputs that are still there."""
+        typed = {i: self.find(i) for i in self._edited}
+        files = dict(self._files)
+        change = await self.reload()
+        for element_id, before in typed.items():
+            after = self.find(element_id)
+            if before is not None and after is not None and after.get("name") == before.get("name"):
+                name = str(after.get("name") or element_id)
+                self.set_value(element_id, files[name] if name in files else before.get("value"))
+        return change
 
     async def navigate(self, endpoint: str, *, trigger: Trigger = "navigate") -> Change | None:
         """Show another screen in this one: PUT ``endpoint`` and replace the page."""
@@ -375,6 +399,7 @@ class Screen:
             raise ProtocolError("a page without an element list")
         self.elements = elements
         self._files.clear()
+        self._edited.clear()
 
     def _emit(self, changes: list[Change]) -> None:
         for change in changes:

@@ -20,7 +20,7 @@ from typing import Any, Literal
 import httpx
 
 from doctordesk.client import sync
-from doctordesk.client.errors import NotLoggedIn, ProtocolError, TransportError, decode
+from doctordesk.client.errors import ClientError, NotLoggedIn, ProtocolError, TransportError, decode
 from doctordesk.client.forms import FormFiles
 from doctordesk.client.screen import Screen
 from doctordesk.client.stream import RealtimeStream
@@ -211,6 +211,16 @@ class Client:
         """Act on a real-time message (an SSE event's data, or a push notification's custom data string) by the
         rules of spec 6.1. Messages that are not valid are ignored."""
         await sync.handle(text, self._screens, is_endpoint=self.is_endpoint)
+
+    async def reannounce(self) -> None:
+        """PUT the active (most recently opened) screen again, so the service's real-time routing knows it; a
+        failure is reported as the screen's ``error`` change."""
+        if self._screens:
+            screen = self._screens[-1]
+            try:
+                await screen.reannounce()
+            except ClientError as exc:
+                screen._background_error(exc, "reload")
 
     def _forget(self, screen: Screen) -> None:
         if screen in self._screens:

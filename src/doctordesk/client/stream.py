@@ -7,9 +7,12 @@ spec leaves the path to the service's API description). It is authorized with th
 
 Reconnection: when the service closes the stream, a new one opens at once with the current token; after a
 network error, a refused connection or a stream silent for longer than ``read_timeout`` (heartbeats keep a live
-one talking), after a short delay (the service's ``retry:`` hint, else the client's ``reconnect_delay``). A 401
+one talking), after a short delay (the service's ``retry:`` hint, else the client's ``reconnect_delay``, doubled
+for each further failure in a row up to 5 s, so a service that is down is not hammered). A 401
 ends the stream: the token is no longer valid, and a new login opens a new stream. Events whose type is not
-``message`` (heartbeats, if the service names them) and empty data are ignored.
+``message`` (heartbeats, if the service names them) and empty data are ignored. After every reconnect the active
+screen is PUT again (``Client.reannounce``): the service keys a client's active screen on its last PUT, and a
+restarted service has forgotten it.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 EVENT_STREAM = "text/event-stream"
+MAX_DELAY = 5.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +111,7 @@ class RealtimeStream:
         self.last_event_id: str | None = None
         self.retry_seconds: float | None = None
         self.stopped_by: ClientError | None = None
+        self.failures = 0  # failed attempts since the last stream that opened
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -129,8 +134,11 @@ class RealtimeStream:
 
     @property
     def delay(self) -> float:
-        """How long to wait before reconnecting after a failure."""
-        return self.retry_seconds if self.retry_seconds is not None else self.reconnect_delay
+        """How long to wait before reconnecting: the service's ``retry:`` hint (else ``reconnect_delay``), doubled
+        for each further failure in a row, at most ``MAX_DELAY`` seconds."""
+        base = self.retry_seconds if self.retry_seconds is not None else self.reconnect_delay
+        grown: float = base * 2.0 ** max(self.failures - 1, 0)
+        return min(grown, max(base, MAX_DELAY))
 
     async def _run(self) -> None:
         while True:
@@ -145,6 +153,7 @@ class RealtimeStream:
                 self.stopped_by = exc
                 return
             except (ClientError, httpx.HTTPError) as exc:
+                self.failures += 1
                 log.info("real-time stream failed (%s): reconnecting in %.1f s", type(exc).__name__, self.delay)
                 await asyncio.sleep(self.delay)
             finally:
@@ -170,7 +179,11 @@ class RealtimeStream:
             if not response.headers.get("content-type", "").startswith(EVENT_STREAM):
                 raise ProtocolError("the stream endpoint did not answer text/event-stream")
             self.connections += 1
+            self.failures = 0
             self.connected.set()
+            if self.connections > 1:
+                # The service may have restarted and forgotten which screen this client shows: tell it again.
+                self.client._spawn(self.client.reannounce())
             async for event in parse_sse(response.aiter_lines()):
                 if event.id is not None:
                     self.last_event_id = event.id

@@ -53,3 +53,19 @@ async def test_a_malformed_client_id_is_a_validation_error_on_that_header(shared
         with pytest.raises(ValidationError) as refused:
             await client.open("/profile/appointments")
         assert "X-Client-Id" in refused.value.fields
+
+
+async def test_push_headers_go_with_every_call_and_a_bad_platform_is_refused(shared_server) -> None:
+    from doctordesk.client import PushRegistration
+
+    phone = PushRegistration("fcm-token-1", "android", "device-1")
+    async with Client(shared_server.url, realtime=False, layout="mobile", push=phone) as client:
+        await client.login("doctor1", "demo")
+        screen = await client.open("/profile/appointments")
+        assert screen.layout == "mobile"
+        client.set_push(PushRegistration("fcm-token-2", "android", "device-1"))  # the platform rotated the token
+        await screen.poll()
+        client.set_push(PushRegistration("x", "windows", "device-1"))  # type: ignore[arg-type]
+        with pytest.raises(ValidationError) as refused:
+            await screen.poll()
+        assert "X-Push-Platform" in refused.value.fields

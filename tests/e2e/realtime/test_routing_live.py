@@ -140,3 +140,56 @@ async def test_a_reconnect_after_a_missed_change_starts_with_timeout(http: httpx
     await approve_one(doctor1, candidates, "recon-other")
     async with open_stream(http, headers=doctor1.headers("recon", **{"Last-Event-ID": last.id or ""})) as stream:
         assert (await stream.next()).data == "Timeout"
+
+
+def appointment_ids(page: dict[str, Any]) -> list[int]:
+    return [int(e["id"].split("-", 1)[1]) for e in walk(page["elements"]) if e["id"].startswith("status-")]
+
+
+async def open_a_chat(doctor: User, support: User, client_ids: tuple[str, str]) -> int:
+    """Both open the chat of one of the doctor's appointments that has chat enabled; its id."""
+    for a in appointment_ids(await doctor.put("/profile/appointments", "chat-finder")):
+        response = await doctor.http.put(
+            "/profile/messages/user-chat", params={"appointment-id": a}, headers=doctor.headers(client_ids[0])
+        )
+        if response.status_code == 200:
+            await support.put(f"/profile/messages/user-chat?appointment-id={a}", client_ids[1])
+            return a
+    raise AssertionError("no chat-enabled appointment in the demo")
+
+
+async def send(user: User, appointment_id: int, text: str, client_id: str) -> None:
+    response = await user.http.post(
+        "/profile/messages/send-message",
+        headers=user.headers(client_id),
+        data={"content": text, "appointment-id": str(appointment_id)},
+    )
+    assert response.status_code == 200, response.text
+
+
+async def test_a_chat_message_gives_each_screen_its_case_of_spec_6_1(http: httpx.AsyncClient) -> None:
+    doctor, support, other_doctor = (
+        await login(http, "doctor1"),
+        await login(http, "support1"),
+        await login(http, "doctor2"),
+    )
+    a = await open_a_chat(doctor, support, ("doc-chat", "sup-chat"))
+    await doctor.put("/profile/appointments", "doc-list")
+    await other_doctor.put("/profile/appointments", "doc2-list")
+    async with (
+        open_stream(http, headers=doctor.headers("doc-chat")) as doc_chat,
+        open_stream(http, headers=support.headers("sup-chat")) as sup_chat,
+        open_stream(http, headers=doctor.headers("doc-list")) as doc_list,
+        open_stream(http, headers=other_doctor.headers("doc2-list")) as doc2_list,
+    ):
+        for s in (doc_chat, sup_chat, doc_list, doc2_list):
+            assert (await s.next()).data == ""  # the empty message: heartbeat
+        await send(doctor, a, "Could you check the referral?", "doc-chat")
+        # The support agent's open chat: new content only → PATCH the chat's endpoint, timers untouched.
+        assert (await sup_chat.next_message()).data == "/profile/messages/load-more"
+        # The doctor's list: the unread indicator / thread state changed → Timeout.
+        assert (await doc_list.next_message()).data == "Timeout"
+        await send(support, a, "Done.", "sup-chat")
+        # The doctor's open chat: new content and the doctor's own unread state → both.
+        assert (await doc_chat.next_message()).data == "Timeout /profile/messages/load-more"
+        assert await doc2_list.quiet(QUIET) == []

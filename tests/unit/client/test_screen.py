@@ -226,3 +226,47 @@ async def test_wait_for_returns_once_the_condition_holds(service) -> None:
         await waiter
         with pytest.raises(TimeoutError):
             await screen.wait_for(lambda s: False, timeout=0.05)
+
+
+async def test_fill_performs_the_inputs_own_action_as_a_change_event_would(service) -> None:
+    service.pages[REVIEW]["elements"][0]["children"][1]["action"] = {
+        "method": "PATCH",
+        "endpoint": REVIEW + "/change",
+        "form": "alternative-1",
+    }
+    async with await client_for(service) as client:
+        screen = await client.open(REVIEW)
+        service.queue("PATCH", REVIEW + "/change", update("review-and-approve", [p_update("time~1", highlighted=True)]))
+        change = await screen.fill("time~1", "11:00")
+        assert change is not None and screen.element("time~1")["highlighted"] is True
+        assert service.seen[-1].form == {"date~1": ["2026-11-25"], "time~1": ["11:00"]}
+        assert await screen.fill("date~1", "2026-11-26") is None  # no action of its own: only set
+
+
+async def test_reannouncing_puts_the_screen_again_and_keeps_what_was_typed(service) -> None:
+    async with await client_for(service) as client:
+        screen = await client.open(REVIEW)
+        screen.set_value("time~1", "10:30")
+        screen.set_value("file", FileUpload("a.pdf", b"%PDF", "application/pdf"))
+        await client.reannounce()
+        assert service.requests()[-1] == ("PUT", REVIEW)
+        assert screen.value("time~1") == "10:30" and screen.value("file") == "a.pdf"
+        assert screen.value("date~1") == "2026-11-25"
+
+
+async def test_a_push_registration_is_sent_on_every_call(service) -> None:
+    from doctordesk.client import PushRegistration
+
+    client = fake_client(service, FakeScheduler(), push=PushRegistration("tok-1", "ios", "dev-9"))
+    async with client:
+        await client.use_token("token", User(1, "doctor1", "doctor", "Dr. Anna Berger"))
+        screen = await client.open(REVIEW)
+        client.set_push(PushRegistration("tok-2", "ios", "dev-9"))
+        await screen.poll()
+        put, patch = service.seen
+        assert (put.headers["X-Push-Token"], put.headers["X-Push-Platform"], put.headers["X-Device-Id"]) == (
+            "tok-1",
+            "ios",
+            "dev-9",
+        )
+        assert patch.headers["X-Push-Token"] == "tok-2"

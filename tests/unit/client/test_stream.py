@@ -49,3 +49,18 @@ def test_the_stream_is_the_get_operation_answering_an_event_stream() -> None:
     }
     assert stream_path(api) == "/realtime/stream"
     assert stream_path({"paths": {}}) is None
+
+
+async def test_the_reconnect_delay_follows_the_hint_and_grows_with_failures_in_a_row() -> None:
+    from doctordesk.client import Client
+    from doctordesk.client.stream import MAX_DELAY, RealtimeStream
+
+    async with Client("http://service.test", realtime=False) as client:
+        stream = RealtimeStream(client, reconnect_delay=1.0)
+        assert stream.delay == 1.0
+        stream.retry_seconds = 0.2
+        delays = []
+        for failures in range(1, 8):
+            stream.failures = failures
+            delays.append(stream.delay)
+        assert delays[:3] == [0.2, 0.4, 0.8] and delays[-1] == MAX_DELAY

@@ -26,6 +26,9 @@ class Settings(BaseSettings):
     # Accounts
     token_ttl_seconds: int = 12 * 3600
     auth_cache_seconds: float = 5.0
+    # Clinic reference data (doctors, locations, work hours, fees) is re-read at most this often by Review and
+    # Approve; 0 reads it on every request.
+    reference_cache_seconds: float = 5.0
     login_max_failures: int = 5
     login_lockout_seconds: int = 300
     argon2_time_cost: int = 3

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -35,6 +36,8 @@ class Runtime:
     hub: Hub = field(default_factory=Hub)
     metrics: Metrics = field(default_factory=Metrics)
     device_cache: DeviceCache = field(default_factory=DeviceCache)
+    # Small per-process caches of reference data, by name (e.g. the clinic's doctors, hours and fees).
+    caches: dict[str, Any] = field(default_factory=dict)
 
     def monotonic(self) -> float:
         return time.monotonic()

@@ -20,7 +20,7 @@ from typing import Any, Literal
 import httpx
 
 from doctordesk.client import sync
-from doctordesk.client.errors import ClientError, NotLoggedIn, ProtocolError, TransportError, decode
+from doctordesk.client.errors import ClientError, NotLoggedIn, ProtocolError, TransportError, decode, decode_error
 from doctordesk.client.forms import FormFiles
 from doctordesk.client.screen import Screen
 from doctordesk.client.stream import RealtimeStream
@@ -192,6 +192,18 @@ class Client:
         except httpx.HTTPError as exc:
             raise TransportError(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
         return decode(response)
+
+    async def download(self, path: str) -> tuple[bytes, str]:
+        """GET a file the service serves (an attachment's ``props.href``): its bytes and content type."""
+        if self._token is None:
+            raise NotLoggedIn(f"GET {path} needs an access token: log in first")
+        try:
+            response = await self.http.get(path, headers=self.headers())
+        except httpx.HTTPError as exc:
+            raise TransportError(f"GET {path}: {type(exc).__name__}: {exc}") from exc
+        if response.status_code >= 400:
+            raise decode_error(response)
+        return response.content, response.headers.get("content-type", "application/octet-stream")
 
     # --- screens ---------------------------------------------------------------------------------------------
 

@@ -39,7 +39,7 @@ from doctordesk.services.review_facts import (
     Clinic,
     appointment_for,
     busy_times,
-    clinic,
+    cached_clinic,
     draft_of,
     facts_for,
     lock_schedules,
@@ -152,7 +152,7 @@ async def _render(rt: Runtime, actor: Actor, appointment_id: int, layout: Any) -
         a = await appointment_for(session, actor, appointment_id)
         view = await view_of(session, a)
         draft = await draft_of(session, a.id, actor.user_id)
-        c = await clinic(session)
+        c = await cached_clinic(rt, session)
         assessment = await _review(
             session,
             rt,
@@ -410,7 +410,7 @@ async def approve(rt: Runtime, actor: Actor, appointment_id: int, form: Mapping[
             timezone=timezone,
             acknowledged=acknowledged,
             submitted=True,
-            c=await clinic(session),
+            c=await cached_clinic(rt, session),
             form_errors=form_errors,
             lock=True,
         )
@@ -462,8 +462,19 @@ async def approve(rt: Runtime, actor: Actor, appointment_id: int, form: Mapping[
                     )
                 )
         offer_doctors = {c.proposal.doctor_id for c in assessment.cards if c.proposal is not None}
-        text = await _patient_text(session, a, trigger, len(cards))
-        await transition(uow, actor, a, to, trigger, details, now=now, also_doctors=offer_doctors, text=text)
+        doctor, patient_user = await _parties(session, a)
+        await transition(
+            uow,
+            actor,
+            a,
+            to,
+            trigger,
+            details,
+            now=now,
+            also_doctors=offer_doctors,
+            text=_patient_text(doctor, trigger, len(cards)),
+            notify=(patient_user,) if patient_user is not None else (),
+        )
     return decided(rt, to, _notice_for(trigger, to))
 
 
@@ -478,20 +489,35 @@ async def decline(rt: Runtime, actor: Actor, appointment_id: int, form: Mapping[
             raise AppointmentChanged()
         to = next_status(Status(a.status), Trigger.DECLINE)
         a.decline_reason = reason
-        doctor = await uow.session.scalar(_doctor_name(a.doctor_id))
-        text = f"{doctor} declined your appointment request: {reason}"
+        doctor, patient_user = await _parties(uow.session, a)
         await transition(
-            uow, actor, a, to, Trigger.DECLINE, {"action": "decline", "reason": reason}, now=now, text=text
+            uow,
+            actor,
+            a,
+            to,
+            Trigger.DECLINE,
+            {"action": "decline", "reason": reason},
+            now=now,
+            text=f"{doctor} declined your appointment request: {reason}",
+            notify=(patient_user,) if patient_user is not None else (),
         )
     return decided(rt, to, "Request declined.")
 
 
-def _doctor_name(doctor_id: int) -> Any:
-    return select(User.display_name).where(User.id == doctor_id)
+async def _parties(session: AsyncSession, a: Appointment) -> tuple[str, int | None]:
+    """The doctor's name and the patient's user id (for the push), in one query."""
+    row = (
+        await session.execute(
+            select(
+                select(User.display_name).where(User.id == a.doctor_id).scalar_subquery(),
+                select(Patient.user_id).where(Patient.id == a.patient_id).scalar_subquery(),
+            )
+        )
+    ).one()
+    return row[0], row[1]
 
 
-async def _patient_text(session: AsyncSession, a: Appointment, trigger: Trigger, count: int) -> str:
-    doctor = await session.scalar(_doctor_name(a.doctor_id))
+def _patient_text(doctor: str, trigger: Trigger, count: int) -> str:
     if trigger is Trigger.SUGGEST:
         return f"{doctor} suggested {count} other time{'s' if count > 1 else ''} for your appointment."
     return f"{doctor} approved your appointment."

@@ -22,6 +22,7 @@ from doctordesk.domain.review import ReviewFacts
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.scheduling import Busy, Directory, Hours, Original
 from doctordesk.domain.status import Status
+from doctordesk.runtime import Runtime
 from doctordesk.screens.protocol import Option
 from doctordesk.store.review_tables import AppointmentOffer, OfferState, ReviewDraft
 from doctordesk.store.tables import (
@@ -115,6 +116,20 @@ class Clinic:
 
     def location_options(self) -> list[Option]:
         return [Option(str(i), name) for i, name in self.location_names.items()]
+
+
+async def cached_clinic(rt: Runtime, session: AsyncSession) -> Clinic:
+    """The clinic's reference data, re-read at most every ``reference_cache_seconds`` (it changes rarely; a
+    decision is still checked against the appointments and offers of the moment)."""
+    ttl = rt.settings.reference_cache_seconds
+    entry = rt.caches.get("review.clinic")
+    now = rt.monotonic()
+    if ttl > 0 and entry is not None and now - entry[0] < ttl:
+        cached: Clinic = entry[1]
+        return cached
+    fresh = await clinic(session)
+    rt.caches["review.clinic"] = (now, fresh)
+    return fresh
 
 
 async def clinic(session: AsyncSession) -> Clinic:

@@ -1,0 +1,254 @@
+"""POST approve with three alternatives: throughput and p50/p99 latency for a doctor with 100 and with 10,000
+existing appointments (the overlap check must read an index range, not the doctor's history).
+
+Runs the app in-process (httpx ASGI transport, no network) on a fresh SQLite file, and on PostgreSQL too when
+``DOCTORDESK_BENCH_POSTGRES_URL`` names a database it may empty. Baseline, measured in the same run: approving a
+request as proposed (no alternatives) for the doctor with 100 appointments.
+
+    python -m bench.bench_review            (or: make bench)
+Targets: p99 ≤ 20 ms; p99(10,000) / p99(100) ≤ 1.5.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import httpx
+from sqlalchemy import insert, select, text
+
+from doctordesk.app import create_app
+from doctordesk.config import Settings
+from doctordesk.domain.clock import FixedClock
+from doctordesk.domain.status import Status
+from doctordesk.services.passwords import Passwords
+from doctordesk.store import seed
+from doctordesk.store.db import create_engine
+from doctordesk.store.migrate import upgrade
+from doctordesk.store.tables import Appointment
+
+NOW = datetime(2026, 11, 23, 7, 0, tzinfo=UTC)
+BERLIN = ZoneInfo("Europe/Berlin")
+REQUESTS = int(os.environ.get("DOCTORDESK_BENCH_REQUESTS", "300"))
+WARMUP = 20
+MORNING_SLOTS = 8  # existing appointments fill 08:00-12:00; the alternatives go to the afternoon
+
+
+@dataclass
+class Result:
+    label: str
+    n: int
+    seconds: float
+    latencies_ms: list[float]
+
+    @property
+    def p50(self) -> float:
+        return statistics.median(self.latencies_ms)
+
+    @property
+    def p99(self) -> float:
+        ordered = sorted(self.latencies_ms)
+        return ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+
+    @property
+    def throughput(self) -> float:
+        return self.n / self.seconds
+
+
+def _weekdays(start: date, count: int) -> list[date]:
+    days, day = [], start
+    while len(days) < count:
+        if day.weekday() < 5:
+            days.append(day)
+        day += timedelta(days=1)
+    return days
+
+
+def _at(day: date, hour: int, minute: int = 0) -> datetime:
+    return datetime(day.year, day.month, day.day, hour, minute, tzinfo=BERLIN).astimezone(UTC)
+
+
+async def _prepare(url: str, existing: int, requests: int) -> tuple[list[int], list[date], int, int]:
+    """Seed the demo clinic, give doctor1 ``existing`` approved appointments (mornings, past and future) and
+    ``requests`` fresh requests to decide. Returns the request ids, the afternoon days to propose, and ids."""
+    engine = create_engine(url)
+    if engine.dialect.name == "postgresql":
+        async with engine.begin() as conn:
+            await conn.execute(text("DROP SCHEMA IF EXISTS public CASCADE"))
+            await conn.execute(text("CREATE SCHEMA public"))
+    await upgrade(engine)
+    from sqlalchemy.ext.asyncio import async_sessionmaker
+
+    sessions = async_sessionmaker(engine, expire_on_commit=False)
+    async with sessions() as session, session.begin():
+        demo = await seed.seed_demo(session, Passwords(time_cost=1, memory_kib=1024), NOW)
+        doctor, berlin, patient = demo.users["doctor1"], demo.locations["berlin"], demo.patients["patient1"]
+        days_needed = existing // MORNING_SLOTS + 1
+        # Half of the history lies in the past, half in the future, around the days the alternatives go to.
+        all_days = _weekdays(NOW.date() - timedelta(days=days_needed * 7 // 10), days_needed)
+        rows: list[dict[str, Any]] = []
+        for i in range(existing):
+            day = all_days[i // MORNING_SLOTS]
+            start = _at(day, 8 + (i % MORNING_SLOTS) // 2, 30 * (i % 2))
+            rows.append(
+                {
+                    "patient_id": patient,
+                    "doctor_id": doctor,
+                    "location_id": berlin,
+                    "service": "consultation",
+                    "start_at": start,
+                    "duration_minutes": 30,
+                    "status": int(Status.APPROVED if start > NOW else Status.COMPLETED),
+                    "version": 1,
+                    "chat_enabled": True,
+                    "disclaimer_required": False,
+                    "prescription_needed": False,
+                    "created_at": NOW,
+                    "updated_at": NOW,
+                }
+            )
+        for chunk in range(0, len(rows), 2000):
+            await session.execute(insert(Appointment), rows[chunk : chunk + 2000])
+        first = _weekdays(NOW.date() + timedelta(days=1), 1)[0]
+        decide_days = _weekdays(first, requests)
+        request_rows = [
+            {
+                "patient_id": patient,
+                "doctor_id": doctor,
+                "location_id": berlin,
+                "service": "consultation",
+                "start_at": _at(day, 16, 30),
+                "duration_minutes": 30,
+                "status": int(Status.REQUESTED),
+                "version": 1,
+                "chat_enabled": True,
+                "disclaimer_required": False,
+                "prescription_needed": False,
+                "created_at": NOW,
+                "updated_at": NOW,
+            }
+            for day in decide_days
+        ]
+        await session.execute(insert(Appointment), request_rows)
+        ids = (
+            (
+                await session.execute(
+                    select(Appointment.id)
+                    .where(
+                        Appointment.status == int(Status.REQUESTED),
+                        Appointment.start_at >= _at(first, 16, 30),
+                        Appointment.doctor_id == doctor,
+                    )
+                    .order_by(Appointment.start_at)
+                )
+            )
+            .scalars()
+            .all()
+        )
+        ids = [i for i in ids if i not in demo.appointments]
+    if engine.dialect.name == "postgresql":
+        async with engine.begin() as conn:
+            await conn.execute(text("ANALYZE"))
+    else:
+        async with engine.begin() as conn:
+            await conn.execute(text("ANALYZE"))
+    await engine.dispose()
+    return list(ids), decide_days, doctor, berlin
+
+
+async def _run(url: str, tmp: Path, existing: int, *, alternatives: bool, label: str) -> Result:
+    total = REQUESTS + WARMUP
+    ids, days, doctor, berlin = await _prepare(url, existing, total)
+    settings = Settings(database_url=url, data_dir=tmp, argon2_time_cost=1, argon2_memory_kib=1024, push_adapter="none")
+    app = create_app(settings, clock=FixedClock(NOW))
+    latencies: list[float] = []
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://bench") as client:
+            login = await client.post("/auth/login", data={"username": "doctor1", "password": "demo"})
+            headers = {"Authorization": f"Bearer {login.json()['access_token']}"}
+            started = 0.0
+            for i, (appointment_id, day) in enumerate(zip(ids, days, strict=False)):
+                form = {"version": "1"}
+                if alternatives:
+                    for n, hour in enumerate((13, 14, 15), start=1):  # at :30, clear of the demo rows
+                        form.update(
+                            {
+                                f"profile~{n}": str(doctor),
+                                f"location~{n}": str(berlin),
+                                f"date~{n}": day.isoformat(),
+                                f"time~{n}": f"{hour}:30",
+                            }
+                        )
+                if i == WARMUP:
+                    started = time.perf_counter()
+                t0 = time.perf_counter()
+                response = await client.post(
+                    f"/profile/appointments/{appointment_id}/approve", data=form, headers=headers
+                )
+                elapsed = (time.perf_counter() - t0) * 1000
+                if response.status_code != 200:
+                    raise SystemExit(f"{label}: unexpected {response.status_code} {response.text}")
+                if i >= WARMUP:
+                    latencies.append(elapsed)
+            seconds = time.perf_counter() - started
+    return Result(label, len(latencies), seconds, latencies)
+
+
+async def _suite(name: str, url_for: Any, tmp: Path) -> list[Result]:
+    results = []
+    for existing, alternatives, label in (
+        (100, False, "baseline: approve as proposed, 100 appointments"),
+        (100, True, "approve with 3 alternatives, 100 appointments"),
+        (10_000, True, "approve with 3 alternatives, 10,000 appointments"),
+    ):
+        results.append(
+            await _run(url_for(existing), tmp, existing, alternatives=alternatives, label=f"{name}: {label}")
+        )
+    return results
+
+
+def _table(results: list[Result]) -> str:
+    lines = [f"{'case':<68} {'n':>5} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8}"]
+    for r in results:
+        lines.append(f"{r.label:<68} {r.n:>5} {r.throughput:>8.1f} {r.p50:>8.2f} {r.p99:>8.2f}")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    """Run the benchmark and print the table; exit status 1 when a target is missed."""
+    suites: list[list[Result]] = []
+    with tempfile.TemporaryDirectory(prefix="bench-review-") as tmp:
+        root = Path(tmp)
+        counter = iter(range(100))
+
+        def sqlite_url(_existing: int) -> str:
+            return f"sqlite+aiosqlite:///{root}/bench-{next(counter)}.db"
+
+        suites.append(asyncio.run(_suite("sqlite", sqlite_url, root)))
+        pg = os.environ.get("DOCTORDESK_BENCH_POSTGRES_URL")
+        if pg:
+            suites.append(asyncio.run(_suite("postgres", lambda _existing: pg, root)))
+    ok = True
+    print("Review and Approve: POST /profile/appointments/{id}/approve")
+    for results in suites:
+        print(_table(results))
+        small, large = results[1], results[2]
+        ratio = large.p99 / small.p99
+        verdict = large.p99 <= 20 and small.p99 <= 20 and ratio <= 1.5
+        ok = ok and verdict
+        print(f"p99 10,000 / 100 = {ratio:.2f} (target ≤ 1.5); p99 ≤ 20 ms: {'met' if verdict else 'MISSED'}\n")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -104,7 +104,10 @@ def test_the_keyboard_alone_opens_a_screen_and_focus_moves_to_its_heading(server
     page.keyboard.press("Enter")
     page.get_by_role("heading", name="Review and approve").wait_for()
     page.wait_for_function("document.activeElement && document.activeElement.textContent === 'Review and approve'")
-    outline = page.locator('[data-id="approve"]').evaluate(
-        "e => { e.focus(); return getComputedStyle(e).outlineStyle; }"
+    page.keyboard.press("Tab")
+    focused = page.evaluate(
+        "(() => { const e = document.activeElement; const s = getComputedStyle(e);"
+        " return [e.tagName, s.outlineStyle, s.outlineWidth]; })()"
     )
-    assert outline != "none"
+    assert focused[0] in {"BUTTON", "A", "INPUT", "SELECT", "TEXTAREA"}
+    assert focused[1] == "solid" and focused[2] == "3px"  # a visible focus ring

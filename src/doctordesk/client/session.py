@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import secrets
 from collections.abc import Coroutine
 from dataclasses import dataclass
@@ -20,7 +21,15 @@ from typing import Any, Literal
 import httpx
 
 from doctordesk.client import sync
-from doctordesk.client.errors import ClientError, NotLoggedIn, ProtocolError, TransportError, decode, decode_error
+from doctordesk.client.errors import (
+    ClientError,
+    NotLoggedIn,
+    ProtocolError,
+    TransportError,
+    Unauthorized,
+    decode,
+    decode_error,
+)
 from doctordesk.client.forms import FormFiles
 from doctordesk.client.screen import Screen
 from doctordesk.client.stream import RealtimeStream
@@ -62,10 +71,22 @@ PUSH_PLATFORM_HEADER = "X-Push-Platform"
 DEVICE_ID_HEADER = "X-Device-Id"
 
 
+CLIENT_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def default_client_id(push: PushRegistration | None) -> str:
+    """A mobile back-end names the client by its device id (docs/realtime.md: a push then carries the message for
+    the screen the device showed last); otherwise a random id per ``Client``."""
+    if push is not None and CLIENT_ID.fullmatch(push.device_id):
+        return push.device_id
+    return f"sdk-{secrets.token_hex(8)}"
+
+
 class Client:
     """An async client of one doctordesk service for one user at a time.
 
-    ``client_id`` identifies this client to the service's real-time routing (default: a random id per Client);
+    ``client_id`` identifies this client to the service's real-time routing (default: the push registration's
+    device id, else a random id per Client);
     ``layout`` chooses desktop or mobile elements; ``push`` adds the push headers; ``realtime`` opens the SSE
     stream while logged in (polling runs either way, as the spec asks). ``transport``/``http`` let tests and
     integrators supply their own httpx transport or client; ``scheduler`` the poll timers.
@@ -87,7 +108,7 @@ class Client:
         scheduler: Scheduler | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
-        self.client_id = client_id or f"sdk-{secrets.token_hex(8)}"
+        self.client_id = client_id or default_client_id(push)
         self.layout: Layout = layout
         self.push = push
         self.min_poll_seconds = min_poll_seconds
@@ -130,15 +151,22 @@ class Client:
         self._token = token
         self.user = user
         if token is not None and user is None:
-            self.user = User.from_json(await self.request("GET", "/auth/me"))
+            try:
+                self.user = User.from_json(await self.request("GET", "/auth/me"))
+            except ClientError:
+                self._token = None  # not a token this service accepts: stay logged out
+                raise
         await self._restart_stream()
 
     async def logout(self) -> None:
-        """Revoke the token on the service, close every screen and the stream."""
+        """Revoke the token on the service, close every screen and the stream (a token the service no longer accepts
+        counts as revoked)."""
         token = self._token
         try:
             if token is not None:
                 await self.request("POST", "/auth/logout")
+        except Unauthorized:
+            pass  # already expired or revoked: logged out either way
         finally:
             self._token = None
             self.user = None

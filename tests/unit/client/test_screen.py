@@ -294,3 +294,12 @@ async def test_send_with_neither_text_nor_file_sends_nothing(service) -> None:
         service.queue("POST", "/send", update("appointment-list"))
         await screen.activate("send")
         assert service.requests("POST") == [("POST", "/send")]
+
+
+def test_a_mobile_client_is_named_by_its_device_id() -> None:
+    from doctordesk.client import PushRegistration
+    from doctordesk.client.session import default_client_id
+
+    assert default_client_id(PushRegistration("t", "android", "pixel-8_a1")) == "pixel-8_a1"
+    assert default_client_id(PushRegistration("t", "android", "not a client id")).startswith("sdk-")
+    assert default_client_id(None).startswith("sdk-")

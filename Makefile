@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: run test lint typecheck bench browser clean
+.PHONY: run test lint typecheck bench browser wrk clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -24,13 +24,12 @@ run: $(STAMP)
 	$(BIN)/doctordesk seed-demo --if-empty
 	$(BIN)/doctordesk serve
 
-# Browser tests need Debian's chromium; it is installed when missing and the machine allows it.
+# Browser tests need Debian's chromium, the benchmarks Debian's wrk: installed when missing and the machine allows it.
 browser:
-	@command -v chromium >/dev/null 2>&1 || { \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    (apt-get install -y -q chromium >/dev/null 2>&1 || (apt-get update -q >/dev/null && apt-get install -y -q chromium >/dev/null)) \
-	      || echo "chromium could not be installed: browser tests will skip"; \
-	  else echo "chromium missing and cannot be installed here: browser tests will skip"; fi; }
+	@sh .ci/ensure-debian-package chromium chromium "browser tests will skip"
+
+wrk:
+	@sh .ci/ensure-debian-package wrk wrk "benchmarks fall back to a Python load generator (client-bound)"
 
 test: $(TEST_STAMP) browser
 	$(BIN)/ruff check src tests bench
@@ -44,8 +43,8 @@ lint: $(TEST_STAMP)
 typecheck: $(TEST_STAMP)
 	$(BIN)/mypy
 
-bench: $(TEST_STAMP)
-	$(BIN)/python -m bench
+bench: $(TEST_STAMP) wrk
+	$(BIN)/python -m bench $(BENCH)
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .mypy_cache

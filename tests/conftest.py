@@ -20,6 +20,14 @@ from doctordesk.services.passwords import Passwords
 from doctordesk.store import seed as seed_module
 from tests.support import databases
 
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """CI (DOCTORDESK_REQUIRE_SERVICES=1): stop at once, naming them, when PostgreSQL or Redis is missing."""
+    missing = databases.required_services_missing()
+    if missing:
+        pytest.exit("required services are not reachable: " + "; ".join(missing), returncode=3)
+
+
 # A Monday morning: the demo's relative dates are stable against this clock.
 NOW = datetime(2026, 11, 23, 7, 0, tzinfo=UTC)
 

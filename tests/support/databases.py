@@ -32,6 +32,47 @@ def unavailable(what: str, reason: str) -> None:
     pytest.skip(message)
 
 
+def redis_error() -> str | None:
+    """Why the Redis server at ``REDIS_URL`` cannot be used, or None when it answers a PING."""
+    import redis
+
+    client = redis.Redis.from_url(REDIS_URL, socket_connect_timeout=2, socket_timeout=2)
+    try:
+        client.ping()
+        return None
+    except redis.RedisError as exc:
+        return f"{type(exc).__name__}: {exc}"[:300]
+    finally:
+        client.close()
+
+
+def redis_url() -> str:
+    """The Redis server for tests that need one (skips, or fails when services are required, without it)."""
+    error = redis_error()
+    if error:
+        unavailable("Redis", error)
+    return REDIS_URL
+
+
+def postgres_error() -> str | None:
+    """Why the PostgreSQL server cannot be used, or None when it is ready (migrated)."""
+    if "error" not in _pg_state:
+        _pg_state["error"] = asyncio.run(_postgres_ready())
+    return _pg_state["error"]
+
+
+def required_services_missing() -> list[str]:
+    """With DOCTORDESK_REQUIRE_SERVICES=1 (CI): the required servers that are not reachable, checked once at the
+    start of the run so a missing server fails it at once and by name."""
+    if not REQUIRED:
+        return []
+    missing = []
+    for name, error in (("PostgreSQL", postgres_error()), ("Redis", redis_error())):
+        if error:
+            missing.append(f"{name}: {error}")
+    return missing
+
+
 async def _postgres_ready() -> str | None:
     engine = create_engine(POSTGRES_URL)
     try:
@@ -51,10 +92,9 @@ _pg_state: dict[str, str | None] = {}
 
 def postgres_url() -> str:
     """The migrated PostgreSQL database, emptied for this test."""
-    if "error" not in _pg_state:
-        _pg_state["error"] = asyncio.run(_postgres_ready())
-    if _pg_state["error"]:
-        unavailable("PostgreSQL", _pg_state["error"])
+    error = postgres_error()
+    if error:
+        unavailable("PostgreSQL", error)
     return POSTGRES_URL
 
 

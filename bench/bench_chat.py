@@ -102,10 +102,11 @@ async def _fill_thread(runtime: Any, appointment_id: int, doctor_id: int, suppor
             await session.execute(
                 text(
                     "INSERT INTO chat_messages (thread_id, sender_id, content, created_at) "
-                    "SELECT :t, CASE n % 2 WHEN 0 THEN :d ELSE :s END, 'message ' || n, "
+                    "SELECT CAST(:t AS bigint), CAST(CASE n % 2 WHEN 0 THEN :d ELSE :s END AS bigint), "
+                    "'message ' || n, "
                     "CAST(:base AS timestamptz) + n * interval '1 second' FROM generate_series(1, :n) AS n"
                 ),
-                {**params, "base": base.isoformat()},
+                {**params, "base": base},
             )
     if not runtime.db.is_sqlite:
         async with runtime.db.engine.begin() as conn:

@@ -75,9 +75,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
         if dispatcher is not None:
             dispatcher.start()
         heartbeats = asyncio.create_task(runtime.hub.run_heartbeats(settings.heartbeat_seconds))
-        # Startup objects live as long as the process: keep them out of the collector's full passes, which
-        # otherwise stall a fan-out to thousands of streams.
-        gc.freeze()
+        _freeze_startup_objects()
         try:
             yield
         finally:
@@ -111,6 +109,17 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
     if STATIC.is_dir():
         app.mount("/", StaticFiles(directory=STATIC, html=True), name="web")
     return app
+
+
+_FROZEN: list[bool] = []
+
+
+def _freeze_startup_objects() -> None:
+    """Startup objects live as long as the process: keep them out of the collector's full passes, which otherwise
+    stall a fan-out to thousands of streams. Once per process (tests start many apps in one)."""
+    if not _FROZEN:
+        gc.freeze()
+        _FROZEN.append(True)
 
 
 def _connect_bus_state(runtime: Runtime) -> None:

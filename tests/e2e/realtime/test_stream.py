@@ -190,3 +190,18 @@ async def test_the_stream_is_described_in_the_api_with_its_authentication(http: 
     assert "text/event-stream" in operation["responses"]["200"]["content"]
     assert operation["security"] == [{"HTTPBearer": []}]
     assert {p["name"] for p in operation["parameters"]} >= {"ticket", "client", "x-client-id", "last-event-id"}
+
+
+def test_metrics_can_require_a_token(tmp_path) -> None:
+    live = LiveServer(tmp_path / "metrics", extra_env={"DOCTORDESK_METRICS_TOKEN": "scrape-secret"})
+    live.prepare()
+    live.start()
+    try:
+        with httpx.Client(base_url=live.url) as http:
+            assert http.get("/metrics").status_code == 401
+            assert http.get("/metrics", headers={"Authorization": "Bearer wrong"}).status_code == 401
+            answer = http.get("/metrics", headers={"Authorization": "Bearer scrape-secret"})
+            assert answer.status_code == 200 and "doctordesk_open_streams" in answer.text
+            assert http.get("/healthz").status_code == 200
+    finally:
+        live.stop()

@@ -236,3 +236,16 @@ async def test_editing_a_card_of_someone_elses_appointment_is_404(client, login,
     other = await login("doctor2")
     response = await client.patch(approve_url(aid(demo, REQUESTED)) + "/add-alternative", headers=other.headers)
     assert response.status_code == 404
+
+
+async def test_an_open_screen_follows_a_decision_made_elsewhere(client, login, demo):
+    doctor = await login("doctor1")
+    admin = await login("admin")
+    a = aid(demo, REQUESTED)
+    s = await Screen(client, doctor.headers, a).open()
+    response = await client.post(approve_url(a), headers=admin.headers, data={"version": "1"})
+    assert response.status_code == 200
+    await s.patch("")
+    assert s["status"]["value"] == "approved" and s["approve"]["enabled"] is False
+    assert s["decline"]["enabled"] is False and s["version"]["value"] == "2"
+    assert "already approved" in s["status-note"]["value"]

@@ -187,7 +187,9 @@ class Screen:
 
         A PUT action replaces the page (use ``client.open`` for a second screen). When the action asks a
         confirmation, ``confirm(question)`` decides (no callback: confirmed); a refusal sends nothing and returns
-        None. Disabled elements raise ``ElementDisabled`` unless ``force``. Error answers raise ``ApiError``.
+        None. Disabled elements raise ``ElementDisabled`` unless ``force``, and so does an element whose
+        ``props.requires_one_of`` inputs are all empty (Send with no text and no file: no request is sent). Error
+        answers raise ``ApiError``.
         """
         target = self.element(element_id)
         action = target.get("action")
@@ -195,6 +197,8 @@ class Screen:
             raise ElementDisabled(f"{element_id!r} has no action")
         if not force and not target.get("enabled", True):
             raise ElementDisabled(f"{element_id!r} is disabled")
+        if not force and self._missing_required(target):
+            raise ElementDisabled(f"{element_id!r} needs one of {target['props']['requires_one_of']} filled in")
         question = action.get("confirm")
         if question and confirm is not None and not confirm(str(question)):
             return None
@@ -207,6 +211,21 @@ class Screen:
         for name in files:
             self._files.pop(name, None)
         return change
+
+    def _missing_required(self, target: dict[str, Any]) -> bool:
+        """True when the element names inputs of which one must be filled (``props.requires_one_of``, e.g. Send
+        with an empty message and no file) and none is."""
+        props = target.get("props")
+        names = props.get("requires_one_of") if isinstance(props, dict) else None
+        if not isinstance(names, list) or not names:
+            return False
+        for name in names:
+            if name in self._files:
+                return False
+            found = forms.find_input(self.elements, str(name))
+            if found is not None and str(found.get("value") or "").strip():
+                return False
+        return True
 
     async def patch(self, endpoint: str | None = None) -> Change | None:
         """PATCH ``endpoint`` (default: the poll endpoint) and apply the answer; the poll timer is left alone

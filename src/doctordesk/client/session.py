@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import secrets
 from collections.abc import Coroutine
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ from typing import Any, Literal
 import httpx
 
 from doctordesk.client import sync
-from doctordesk.client.errors import ClientError, NotLoggedIn, ProtocolError, TransportError, decode
+from doctordesk.client.errors import ClientError, NotLoggedIn, ProtocolError, TransportError, decode, decode_error
 from doctordesk.client.forms import FormFiles
 from doctordesk.client.screen import Screen
 from doctordesk.client.stream import RealtimeStream
@@ -62,10 +63,22 @@ PUSH_PLATFORM_HEADER = "X-Push-Platform"
 DEVICE_ID_HEADER = "X-Device-Id"
 
 
+CLIENT_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def default_client_id(push: PushRegistration | None) -> str:
+    """A mobile back-end names the client by its device id (docs/realtime.md: a push then carries the message for
+    the screen the device showed last); otherwise a random id per ``Client``."""
+    if push is not None and CLIENT_ID.fullmatch(push.device_id):
+        return push.device_id
+    return f"sdk-{secrets.token_hex(8)}"
+
+
 class Client:
     """An async client of one doctordesk service for one user at a time.
 
-    ``client_id`` identifies this client to the service's real-time routing (default: a random id per Client);
+    ``client_id`` identifies this client to the service's real-time routing (default: the push registration's
+    device id, else a random id per Client);
     ``layout`` chooses desktop or mobile elements; ``push`` adds the push headers; ``realtime`` opens the SSE
     stream while logged in (polling runs either way, as the spec asks). ``transport``/``http`` let tests and
     integrators supply their own httpx transport or client; ``scheduler`` the poll timers.
@@ -87,7 +100,7 @@ class Client:
         scheduler: Scheduler | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
-        self.client_id = client_id or f"sdk-{secrets.token_hex(8)}"
+        self.client_id = client_id or default_client_id(push)
         self.layout: Layout = layout
         self.push = push
         self.min_poll_seconds = min_poll_seconds
@@ -192,6 +205,18 @@ class Client:
         except httpx.HTTPError as exc:
             raise TransportError(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
         return decode(response)
+
+    async def download(self, path: str) -> tuple[bytes, str]:
+        """GET a file the service serves (an attachment's ``props.href``): its bytes and content type."""
+        if self._token is None:
+            raise NotLoggedIn(f"GET {path} needs an access token: log in first")
+        try:
+            response = await self.http.get(path, headers=self.headers())
+        except httpx.HTTPError as exc:
+            raise TransportError(f"GET {path}: {type(exc).__name__}: {exc}") from exc
+        if response.status_code >= 400:
+            raise decode_error(response)
+        return response.content, response.headers.get("content-type", "application/octet-stream")
 
     # --- screens ---------------------------------------------------------------------------------------------
 

@@ -20,8 +20,16 @@ FAST_SYNC = {
 }
 
 
-def start_server(data_dir: Path) -> LiveServer:
-    server = LiveServer(data_dir, extra_env=dict(FAST_SYNC))
+# Screens poll at their default intervals (20-30 s): what arrives within a second came through the stream.
+STREAM_ONLY = {
+    "DOCTORDESK_HEARTBEAT_SECONDS": "1",
+    "DOCTORDESK_SSE_RETRY_MS": "200",
+    "DOCTORDESK_POLL_CHAT_SECONDS": "30",
+}
+
+
+def start_server(data_dir: Path, env: dict[str, str] = FAST_SYNC) -> LiveServer:
+    server = LiveServer(data_dir, extra_env=dict(env))
     server.prepare()
     server.start()
     return server
@@ -41,6 +49,16 @@ def shared_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServ
 def own_server(tmp_path: Path) -> Iterator[LiveServer]:
     """A server of the test's own (restarts, writes)."""
     server = start_server(tmp_path / "live")
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def stream_server(tmp_path: Path) -> Iterator[LiveServer]:
+    """A server of the test's own whose screens poll slowly, so the stream is what keeps them current."""
+    server = start_server(tmp_path / "live", STREAM_ONLY)
     try:
         yield server
     finally:

@@ -6,71 +6,26 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
-from pathlib import Path
 
-import pytest
-
-from doctordesk.client import Client, Screen
-from tests.support.live import LiveServer
-
-STREAM_ONLY = {"DOCTORDESK_HEARTBEAT_SECONDS": "1", "DOCTORDESK_SSE_RETRY_MS": "200"}
+from doctordesk.client import Client
+from tests.support.sdk_flows import approve_one_as, awaiting_decision, status_is
 
 
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[LiveServer]:
-    live = LiveServer(tmp_path / "live", extra_env=dict(STREAM_ONLY))
-    live.prepare()
-    live.start()
-    try:
-        yield live
-    finally:
-        live.stop()
-
-
-def awaiting_decision(screen: Screen) -> list[int]:
-    """The appointments in the list's "Awaiting your decision" section."""
-    rows = screen.element("needs-decision").get("children", [])
-    return [int(r["props"]["appointment"]) for r in rows if r["type"] == "Row"]
-
-
-async def approve_one_as(url: str, username: str, candidates: list[int]) -> int:
-    """Someone else approves one of the doctor's appointments through its Review and Approve screen (the first
-    whose Approve is enabled: some need a disclaimer or have insurer data that blocks approval)."""
-    async with Client(url, realtime=False) as other:
-        await other.login(username, "demo")
-        for appointment_id in candidates:
-            review = await other.open(f"/profile/appointments/{appointment_id}/approve")
-            if review.element("approve").get("enabled", True):
-                await review.activate("approve")
-                return appointment_id
-            await review.close()
-    raise AssertionError("no appointment could be approved")
-
-
-def status_is(appointment_id: int, value: str):  # noqa: ANN201
-    def check(screen: Screen) -> bool:
-        found = screen.find(f"status-{appointment_id}")
-        return found is not None and found.get("value") == value
-
-    return check
-
-
-async def test_a_change_by_someone_else_reaches_the_screen_through_the_stream_within_a_second(server) -> None:
-    async with Client(server.url) as doctor:
+async def test_a_change_by_someone_else_reaches_the_screen_through_the_stream_within_a_second(stream_server) -> None:
+    async with Client(stream_server.url) as doctor:
         await doctor.login("doctor1", "demo")
         screen = await doctor.open("/profile/appointments")
         assert screen.timeout >= 20  # polling cannot be what delivers the change below
         assert doctor.stream is not None
         await doctor.stream.wait_connected()
-        appointment_id = await approve_one_as(server.url, "admin", awaiting_decision(screen))
+        appointment_id = await approve_one_as(stream_server.url, "admin", awaiting_decision(screen))
         started = time.monotonic()
         await screen.wait_for(status_is(appointment_id, "approved"), timeout=1.0)
         assert time.monotonic() - started < 1.0
 
 
-async def test_logout_closes_the_stream_and_login_opens_a_new_one_with_the_new_token(server) -> None:
-    async with Client(server.url) as client:
+async def test_logout_closes_the_stream_and_login_opens_a_new_one_with_the_new_token(stream_server) -> None:
+    async with Client(stream_server.url) as client:
         await client.login("doctor1", "demo")
         first = client.stream
         assert first is not None
@@ -82,24 +37,24 @@ async def test_logout_closes_the_stream_and_login_opens_a_new_one_with_the_new_t
         assert second is not None and second is not first
         await second.wait_connected()
         screen = await client.open("/profile/appointments")
-        appointment_id = await approve_one_as(server.url, "admin", awaiting_decision(screen))
+        appointment_id = await approve_one_as(stream_server.url, "admin", awaiting_decision(screen))
         await screen.wait_for(status_is(appointment_id, "approved"), timeout=1.0)
 
 
-async def test_the_stream_reconnects_after_the_server_restarts(server) -> None:
-    async with Client(server.url) as doctor:
+async def test_the_stream_reconnects_after_the_server_restarts(stream_server) -> None:
+    async with Client(stream_server.url) as doctor:
         await doctor.login("doctor1", "demo")
         screen = await doctor.open("/profile/appointments")
         stream = doctor.stream
         assert stream is not None
         await stream.wait_connected()
         changes = screen.changes()
-        server.restart()
+        stream_server.restart()
         # The new stream opens and the screen is announced again (a restarted service forgot it).
         async with asyncio.timeout(10):
             async for change in changes:
                 if (change.kind, change.trigger) == ("page", "reload"):
                     break
         assert stream.connections == 2 and stream.connected.is_set()
-        appointment_id = await approve_one_as(server.url, "admin", awaiting_decision(screen))
+        appointment_id = await approve_one_as(stream_server.url, "admin", awaiting_decision(screen))
         await screen.wait_for(status_is(appointment_id, "approved"), timeout=1.0)

@@ -31,9 +31,7 @@ async def test_the_review_migration_creates_the_declared_tables_and_indexes(data
     try:
         async with engine.connect() as conn:
             assert await conn.run_sync(_review_diffs) == []
-            indexes = await conn.run_sync(
-                lambda c: {i["name"] for i in inspect(c).get_indexes("appointment_offers")}
-            )
+            indexes = await conn.run_sync(lambda c: {i["name"] for i in inspect(c).get_indexes("appointment_offers")})
         assert "ix_appointment_offers_doctor_start" in indexes
     finally:
         await engine.dispose()

@@ -270,3 +270,36 @@ async def test_a_push_registration_is_sent_on_every_call(service) -> None:
             "dev-9",
         )
         assert patch.headers["X-Push-Token"] == "tok-2"
+
+
+async def test_send_with_neither_text_nor_file_sends_nothing(service) -> None:
+    service.pages[LIST]["elements"] = [
+        {"id": "content", "ref": "content", "type": "Edit", "name": "content", "value": ""},
+        {"id": "upload", "ref": "upload", "type": "Upload", "name": "file"},
+        {
+            "id": "send",
+            "ref": "send",
+            "type": "Link",
+            "props": {"requires_one_of": ["content", "file"]},
+            "action": {"method": "POST", "endpoint": "/send"},
+        },
+    ]
+    async with await client_for(service) as client:
+        screen = await client.open(LIST)
+        screen.set_value("content", "   ")
+        with pytest.raises(ElementDisabled):
+            await screen.activate("send")
+        assert service.requests("POST") == []
+        screen.set_value("file", FileUpload("a.png", b"\x89PNG", "image/png"))
+        service.queue("POST", "/send", update("appointment-list"))
+        await screen.activate("send")
+        assert service.requests("POST") == [("POST", "/send")]
+
+
+def test_a_mobile_client_is_named_by_its_device_id() -> None:
+    from doctordesk.client import PushRegistration
+    from doctordesk.client.session import default_client_id
+
+    assert default_client_id(PushRegistration("t", "android", "pixel-8_a1")) == "pixel-8_a1"
+    assert default_client_id(PushRegistration("t", "android", "not a client id")).startswith("sdk-")
+    assert default_client_id(None).startswith("sdk-")

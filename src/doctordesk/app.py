@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -72,9 +74,12 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
         await runtime.bus.start()
         if dispatcher is not None:
             dispatcher.start()
+        heartbeats = asyncio.create_task(runtime.hub.run_heartbeats(settings.heartbeat_seconds))
+        _freeze_startup_objects()
         try:
             yield
         finally:
+            heartbeats.cancel()
             runtime.hub.close_all()
             if dispatcher is not None:
                 await dispatcher.stop()
@@ -99,10 +104,22 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
     app.include_router(ops.router)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(RequestTimer, metrics=runtime.metrics)
+    app.add_middleware(stream.StreamFastPath, runtime=runtime)
     app.add_middleware(SecurityHeaders)
     if STATIC.is_dir():
         app.mount("/", StaticFiles(directory=STATIC, html=True), name="web")
     return app
+
+
+_FROZEN: list[bool] = []
+
+
+def _freeze_startup_objects() -> None:
+    """Startup objects live as long as the process: keep them out of the collector's full passes, which otherwise
+    stall a fan-out to thousands of streams. Once per process (tests start many apps in one)."""
+    if not _FROZEN:
+        gc.freeze()
+        _FROZEN.append(True)
 
 
 def _connect_bus_state(runtime: Runtime) -> None:

@@ -21,7 +21,15 @@ from typing import Any, Literal
 import httpx
 
 from doctordesk.client import sync
-from doctordesk.client.errors import ClientError, NotLoggedIn, ProtocolError, TransportError, decode, decode_error
+from doctordesk.client.errors import (
+    ClientError,
+    NotLoggedIn,
+    ProtocolError,
+    TransportError,
+    Unauthorized,
+    decode,
+    decode_error,
+)
 from doctordesk.client.forms import FormFiles
 from doctordesk.client.screen import Screen
 from doctordesk.client.stream import RealtimeStream
@@ -143,15 +151,22 @@ class Client:
         self._token = token
         self.user = user
         if token is not None and user is None:
-            self.user = User.from_json(await self.request("GET", "/auth/me"))
+            try:
+                self.user = User.from_json(await self.request("GET", "/auth/me"))
+            except ClientError:
+                self._token = None  # not a token this service accepts: stay logged out
+                raise
         await self._restart_stream()
 
     async def logout(self) -> None:
-        """Revoke the token on the service, close every screen and the stream."""
+        """Revoke the token on the service, close every screen and the stream (a token the service no longer accepts
+        counts as revoked)."""
         token = self._token
         try:
             if token is not None:
                 await self.request("POST", "/auth/logout")
+        except Unauthorized:
+            pass  # already expired or revoked: logged out either way
         finally:
             self._token = None
             self.user = None

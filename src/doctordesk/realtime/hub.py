@@ -15,10 +15,9 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from doctordesk.domain.events import DomainEvent
@@ -37,35 +36,56 @@ class Close:
 CLOSE = Close()
 
 
-@dataclass(eq=False, slots=True)
+def frame(event_id: str, message: RealtimeMessage | str) -> bytes:
+    """One SSE event: its id and the real-time message as data (empty data: a heartbeat)."""
+    return f"id: {event_id}\ndata: {message}\n\n".encode()
+
+
 class Stream:
-    """One open SSE stream: its client, user and token, and the frames waiting to be written."""
+    """One open SSE stream: its client, user and token, and the encoded frames waiting to be written.
 
-    client_id: str
-    user_id: int
-    token_id: int | None
-    expires_at: datetime | None = None
-    queue: asyncio.Queue[tuple[str, RealtimeMessage] | Close] = field(
-        default_factory=lambda: asyncio.Queue(QUEUE_LIMIT)
-    )
-    overflowed: bool = False
+    Lighter than an ``asyncio.Queue``: a deque and at most one waiting future, since thousands are open at once.
+    """
 
-    def push(self, event_id: str, message: RealtimeMessage) -> bool:
-        try:
-            self.queue.put_nowait((event_id, message))
-            return True
-        except asyncio.QueueFull:
+    __slots__ = ("client_id", "user_id", "token_id", "expires_at", "pending", "waiter", "overflowed", "last_sent")
+
+    def __init__(self, client_id: str, user_id: int, token_id: int | None, expires_at: datetime | None) -> None:
+        self.client_id = client_id
+        self.user_id = user_id
+        self.token_id = token_id
+        self.expires_at = expires_at
+        self.pending: deque[bytes | Close] = deque()
+        self.waiter: asyncio.Future[None] | None = None
+        self.overflowed = False
+        self.last_sent = time.monotonic()
+
+    def _wake(self) -> None:
+        waiter = self.waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def push(self, data: bytes) -> bool:
+        if len(self.pending) >= QUEUE_LIMIT:
             # A slow reader: it gets one Timeout once it catches up (it re-polls its screen), not a backlog.
             self.overflowed = True
             return False
+        self.pending.append(data)
+        self._wake()
+        return True
 
     def close(self) -> None:
-        while True:
+        self.pending.clear()
+        self.pending.append(CLOSE)
+        self._wake()
+
+    async def get(self) -> bytes | Close:
+        while not self.pending:
+            self.waiter = asyncio.get_running_loop().create_future()
             try:
-                self.queue.put_nowait(CLOSE)
-                return
-            except asyncio.QueueFull:
-                self.queue.get_nowait()
+                await self.waiter
+            finally:
+                self.waiter = None
+        return self.pending.popleft()
 
 
 def now_ms() -> int:
@@ -218,6 +238,7 @@ class Hub:
             return 0
         event_id = self.event_id(stamp)
         wanted = frozenset(topics)
+        frames: dict[RealtimeMessage, bytes] = {}
         sent = 0
         for client_id in clients:
             screen = self._presence.get(client_id)
@@ -226,20 +247,43 @@ class Hub:
             msg = message_for(wanted, screen)
             if msg is None:
                 continue
+            data = frames.get(msg)
+            if data is None:
+                data = frames[msg] = frame(event_id, msg)
             for stream in self._streams.get(client_id, ()):
-                if stream.user_id == screen.user_id and stream.push(event_id, msg):
+                if stream.user_id == screen.user_id and stream.push(data):
                     sent += 1
         self.on_delivered(sent)
         return sent
 
     def timeout_all(self) -> int:
         """Every open stream refreshes its screen (events may have been lost)."""
-        event_id = self.event_id(self.stamp())
+        data = frame(self.event_id(self.stamp()), TIMEOUT_ONLY)
         count = 0
         for streams in list(self._streams.values()):
             for stream in streams:
-                count += stream.push(event_id, TIMEOUT_ONLY)
+                count += stream.push(data)
         return count
+
+    def heartbeat(self, idle_seconds: float) -> int:
+        """A heartbeat to every stream silent for ``idle_seconds``; streams whose token expired are closed."""
+        now = time.monotonic()
+        wall = datetime.now(UTC)
+        data = frame(self.event_id(self.stamp()), "")
+        count = 0
+        for streams in list(self._streams.values()):
+            for stream in streams:
+                if stream.expires_at is not None and stream.expires_at <= wall:
+                    stream.close()
+                elif now - stream.last_sent >= idle_seconds:
+                    count += stream.push(data)
+        return count
+
+    async def run_heartbeats(self, interval: float) -> None:
+        """Every stream hears something at least every ``interval`` seconds (ticks at half of it)."""
+        while True:
+            await asyncio.sleep(interval / 2)
+            self.heartbeat(interval / 2)
 
     def recovery_message(self) -> RealtimeMessage:
         return TIMEOUT_ONLY

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import Callable
-from datetime import UTC, datetime
 
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from doctordesk.realtime.hub import Close, Hub, Stream
+from doctordesk.realtime.hub import Close, Hub, Stream, frame
 from doctordesk.realtime.message import RealtimeMessage
 
 HEADERS = {
@@ -23,10 +23,6 @@ HEADERS = {
     "X-Accel-Buffering": "no",
     "Connection": "keep-alive",
 }
-
-
-def frame(event_id: str, message: RealtimeMessage | str) -> bytes:
-    return f"id: {event_id}\ndata: {message}\n\n".encode()
 
 
 class EventStreamResponse(Response):
@@ -37,7 +33,6 @@ class EventStreamResponse(Response):
         hub: Hub,
         stream: Stream,
         *,
-        heartbeat: float,
         retry_ms: int,
         first: RealtimeMessage | None = None,
         on_close: Callable[[], None] = lambda: None,
@@ -47,7 +42,6 @@ class EventStreamResponse(Response):
         self.raw_headers = [(k, v) for k, v in self.raw_headers if k != b"content-length"]
         self.hub = hub
         self.stream = stream
-        self.heartbeat = heartbeat
         self.retry_ms = retry_ms
         self.first = first
         self.on_close = on_close
@@ -61,23 +55,17 @@ class EventStreamResponse(Response):
                 self.hub.event_id(self.hub.stamp()), self.first or ""
             )
             await send({"type": "http.response.body", "body": opening, "more_body": True})
+            stream.last_sent = time.monotonic()
             while True:
-                try:
-                    async with asyncio.timeout(self.heartbeat):
-                        item = await stream.queue.get()
-                except TimeoutError:
-                    if stream.expires_at is not None and stream.expires_at <= datetime.now(UTC):
-                        break
-                    body = frame(self.hub.event_id(self.hub.stamp()), "")
-                else:
-                    if isinstance(item, Close):
-                        break
-                    event_id, message = item
-                    if stream.overflowed:
-                        stream.overflowed = False
-                        message = self.hub.recovery_message()
-                    body = frame(event_id, message)
-                await send({"type": "http.response.body", "body": body, "more_body": True})
+                item = await stream.get()
+                if isinstance(item, Close):
+                    break
+                if stream.overflowed:
+                    stream.overflowed = False
+                    stream.pending.clear()
+                    item = frame(self.hub.event_id(self.hub.stamp()), self.hub.recovery_message())
+                await send({"type": "http.response.body", "body": item, "more_body": True})
+                stream.last_sent = time.monotonic()
             with contextlib.suppress(OSError, RuntimeError):
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
         except (OSError, RuntimeError):

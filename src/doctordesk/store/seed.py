@@ -49,7 +49,7 @@ class Demo:
 Seeder = Callable[[AsyncSession, Demo], Awaitable[None]]
 EXTRA_SEEDERS: list[Seeder] = []
 # Modules that append their seeders to EXTRA_SEEDERS when imported (loaded by seed_demo).
-FEATURE_SEEDERS = ("doctordesk.store.review_seed",)
+FEATURE_SEEDERS = ("doctordesk.store.review_seed", "doctordesk.store.chat_seed")
 
 
 async def is_empty(session: AsyncSession) -> bool:

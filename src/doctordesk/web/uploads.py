@@ -44,7 +44,7 @@ class ReceivedForm:
 
 @dataclass
 class _Part:
-    headers: dict[str, str] = field(default_factory=dict)
+    headers: dict[str, bytes] = field(default_factory=dict)
     name: str = ""
     filename: str | None = None
     data: bytearray = field(default_factory=bytearray)
@@ -117,13 +117,13 @@ class FormReader:
             header_value.extend(data[start:end])
 
         def header_end() -> None:
-            parts[-1].headers[header_name.decode("latin-1").lower()] = header_value.decode("utf-8", "replace")
+            parts[-1].headers[header_name.decode("latin-1").lower()] = bytes(header_value)
             header_name.clear()
             header_value.clear()
 
         def headers_finished() -> None:
             part = parts[-1]
-            disposition, params = parse_options_header(part.headers.get("content-disposition", ""))
+            disposition, params = parse_options_header(part.headers.get("content-disposition", b""))
             if disposition != b"form-data" or b"name" not in params:
                 raise ValidationFailed(fields={"request": "Every part needs a form-data name."})
             part.name = params[b"name"].decode("utf-8", "replace")
@@ -182,5 +182,6 @@ class FormReader:
                 raise ValidationFailed(fields={part.name: "Not valid UTF-8 text."}) from None
         if file_part:
             part = file_part[0]
-            form.file = ReceivedFile(part.filename, part.headers.get("content-type"), bytes(part.data))
+            declared = part.headers.get("content-type")
+            form.file = ReceivedFile(part.filename, declared.decode("latin-1") if declared else None, bytes(part.data))
         return form

@@ -108,3 +108,27 @@ async def test_an_empty_message_is_not_sent_and_a_disabled_chat_refuses_messages
         with pytest.raises(ChatDisabled) as refused:
             await blocked.activate("send", force=True)
         assert refused.value.code == "DOCTOR_COMMUNITY_CHAT_DISABLED" and refused.value.status == 403
+
+
+def incoming_ids(screen: Screen) -> list[int]:
+    return [int(e["id"].split("-", 1)[1]) for e in screen.walk() if e["id"].startswith("incoming-")]
+
+
+async def test_load_more_prepends_the_older_messages_in_order(own_server) -> None:
+    async with Client(own_server.url, realtime=False) as doctor, Client(own_server.url, realtime=False) as agent:
+        await doctor.login("doctor1", "demo")
+        await agent.login("support1", "demo")
+        appointment_id = await chat_appointment(doctor, enabled=True)
+        agent_chat = await agent.open(chat(appointment_id))
+        for i in range(35):
+            agent_chat.set_value("content", f"note {i}")
+            await agent_chat.activate("send")
+        screen = await doctor.open(chat(appointment_id))
+        shown = incoming_ids(screen)
+        assert len(shown) < 35 and screen.find("load-more") is not None
+        changes = screen.changes()
+        await screen.activate("load-more")
+        change = await anext(changes)
+        assert change.kind == "update" and any(p["op"] == "prepend" for p in change.patches)
+        everything = incoming_ids(screen)
+        assert len(everything) == 35 and everything == sorted(everything) and everything[-len(shown) :] == shown

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from doctordesk.client import Client, ElementDisabled, ValidationError
+from doctordesk.client import AppointmentChanged, Client, ElementDisabled, ValidationError
 
 
 def decidable_rows(screen) -> list[int]:  # noqa: ANN001
@@ -82,3 +82,20 @@ async def test_a_suggested_alternative_is_validated_as_it_is_typed(own_server) -
         assert screen.element(f"date~{n}").get("highlighted") is True  # changed from the request: red
         assert card.get("error") or any(e.get("error") for e in card["children"])  # in the past
         assert not screen.element("approve").get("enabled", True)
+
+
+async def test_deciding_on_a_stale_page_asks_for_a_reload(stream_server) -> None:
+    """Two tabs on the same request (polling every 20 s, no stream): the second decision meets APPOINTMENT_CHANGED
+    with reload; after the reload the actions are disabled."""
+    async with Client(stream_server.url, realtime=False) as tab1, Client(stream_server.url, realtime=False) as tab2:
+        await tab1.login("doctor1", "demo")
+        await tab2.use_token(tab1.token)
+        first = await tab1.open("/profile/appointments")
+        appointment_id = await open_approvable(first)
+        second = await tab2.open(f"/profile/appointments/{appointment_id}/approve")
+        await first.activate("approve")
+        with pytest.raises(AppointmentChanged) as refused:
+            await second.activate("approve")
+        assert (refused.value.status, refused.value.reload) == (409, True)
+        await second.reload()
+        assert second.element("approve").get("enabled") is False

@@ -28,6 +28,16 @@ async def test_logout_revokes_the_token_and_closes_the_screens(shared_server) ->
         with pytest.raises(Unauthorized) as refused:
             await client.use_token(token)
         assert refused.value.status == 401 and refused.value.code == "UNAUTHORIZED"
+        assert client.token is None  # a refused token is not kept
+
+
+async def test_logging_out_a_token_revoked_elsewhere_still_logs_out(shared_server) -> None:
+    async with Client(shared_server.url, realtime=False) as phone, Client(shared_server.url, realtime=False) as web:
+        await phone.login("doctor3", "demo")
+        await web.use_token(phone.token)
+        await phone.logout()
+        await web.logout()  # the service says 401: the token is gone either way
+        assert web.token is None
 
 
 async def test_a_wrong_password_is_unauthorized(shared_server) -> None:

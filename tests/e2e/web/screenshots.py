@@ -19,15 +19,59 @@ from tests.support.live import LiveServer
 Step = Callable[[Any], None]
 
 
+CHAT = 7  # doctor1's approved appointment with patient4
+
+
+def conversation(base_url: str) -> None:
+    """A short exchange between support and the doctor, with an image, for the chat shots."""
+    import httpx
+
+    from tests.e2e.web.test_chat import png
+
+    def post(username: str, text: str, file: tuple[str, bytes, str] | None = None) -> None:
+        with httpx.Client(base_url=base_url, timeout=10) as http:
+            token = http.post("/auth/login", data={"username": username, "password": "demo"}).json()["access_token"]
+            http.post(
+                "/profile/messages/send-message",
+                data={"content": text, "appointment-id": str(CHAT)},
+                files={"file": file} if file else None,
+                headers={"Authorization": f"Bearer {token}"},
+            ).raise_for_status()
+
+    post("support1", "Hi Dr. Berger, Mr. Brown asked whether he should bring his previous X-ray.")
+    post("doctor1", "Yes please, and the discharge letter if he has it.")
+    post("support1", "He sent this picture of the letter already:", ("letter.png", png(240, 120), "image/png"))
+    post("doctor1", "Perfect, thank you <3 — see you on Monday.")
+
+
 def first_chat(page: Any) -> None:
-    page.locator('[data-ref^="chat-"]').first.click()
+    page.locator(f'[data-id="chat-{CHAT}"]').click()
     page.locator('[data-id="content"]').first.wait_for()
-    page.wait_for_timeout(400)
+    page.wait_for_timeout(800)
+
+
+def threads(page: Any) -> None:
+    page.get_by_role("link", name="Messages").click()
+    page.locator('[data-ref^="open-"]').first.wait_for()
+    page.wait_for_timeout(300)
 
 
 def first_review(page: Any) -> None:
-    page.locator('[data-id="needs-decision"] [data-ref^="review-"]').first.click()
+    """Review and Approve with one suggested alternative: red highlights on what changed, fees once complete."""
+    from tests.e2e.web.test_review import weekday_ahead
+
+    page.locator('[data-id="review-6"]').click()
     page.locator('[data-id="approve"]').wait_for()
+    page.locator('[data-id="another-alternative"]').click()
+    date = page.locator('[data-name="date~1"]')
+    date.wait_for()
+    date.fill(weekday_ahead(12))
+    date.dispatch_event("change")
+    page.locator('[data-id="date~1"].is-highlighted').wait_for()
+    when = page.locator('[data-name="time~1"]')
+    when.fill("10:00")
+    when.dispatch_event("change")
+    page.locator('[data-id="doctor-fee~1"]:not([hidden])').wait_for()
     page.wait_for_timeout(300)
 
 
@@ -39,7 +83,7 @@ SHOTS: list[tuple[str, dict[str, int], str | None, Step | None]] = [
     ("list-mobile", MOBILE, "doctor1", None),
     ("chat-mobile", MOBILE, "doctor1", first_chat),
     ("review-mobile", MOBILE, "doctor1", first_review),
-    ("support-desktop", DESKTOP, "support1", None),
+    ("threads-desktop", DESKTOP, "support1", threads),
 ]
 
 
@@ -51,6 +95,7 @@ def main(out: Path) -> None:
         server = LiveServer(Path(tmp))
         server.prepare()
         server.start()
+        conversation(server.url)
         try:
             with sync_playwright() as playwright:
                 browser = playwright.chromium.launch(

@@ -85,3 +85,29 @@ def test_the_web_app_is_served_with_a_strict_content_security_policy(server):
         assert response.headers["x-content-type-options"] == "nosniff"
         assert response.headers["referrer-policy"] == "no-referrer"
     assert httpx.get(server.url + "/js/main.js").headers["content-type"].startswith("text/javascript")
+
+
+def test_at_200_percent_zoom_the_screens_reflow_without_horizontal_scrolling(server, new_page):
+    # 200 % zoom of a 1280 x 860 window leaves 640 x 430 CSS pixels.
+    page = new_page(server.url, viewport={"width": 640, "height": 430})
+    sign_in(page, "doctor1")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 640
+    page.locator('[data-id="review-2"]').click()
+    page.locator('[data-id="approve"]').wait_for()
+    assert page.evaluate("document.documentElement.scrollWidth") <= 640
+
+
+def test_the_keyboard_alone_opens_a_screen_and_focus_moves_to_its_heading(server, new_page):
+    page = new_page(server.url)
+    sign_in(page, "doctor1")
+    page.locator('[data-id="review-2"]').focus()
+    page.keyboard.press("Enter")
+    page.get_by_role("heading", name="Review and approve").wait_for()
+    page.wait_for_function("document.activeElement && document.activeElement.textContent === 'Review and approve'")
+    page.keyboard.press("Tab")
+    focused = page.evaluate(
+        "(() => { const e = document.activeElement; const s = getComputedStyle(e);"
+        " return [e.tagName, s.outlineStyle, s.outlineWidth]; })()"
+    )
+    assert focused[0] in {"BUTTON", "A", "INPUT", "SELECT", "TEXTAREA"}
+    assert focused[1] == "solid" and focused[2] == "3px"  # a visible focus ring

@@ -135,7 +135,6 @@ async def attachment(rt: RuntimeDep, actor: ActorDep, attachment_id: Annotated[i
         headers={
             "Content-Disposition": content_disposition(file.filename),
             "X-Content-Type-Options": "nosniff",
-            "Content-Security-Policy": "default-src 'none'; sandbox",
             "Cache-Control": "private, no-store",
         },
     )

@@ -6,14 +6,20 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, Query
 from fastapi.security import HTTPAuthorizationCredentials
+from starlette.datastructures import Headers, QueryParams
+from starlette.responses import Response
+from starlette.types import ASGIApp, Receive, Scope, Send
 
-from doctordesk.domain.errors import ValidationFailed
+from doctordesk.domain.errors import DomainError, ValidationFailed
 from doctordesk.realtime.sse import EventStreamResponse
+from doctordesk.runtime import Runtime
 from doctordesk.services import streams
 from doctordesk.web.deps import ActorDep, RuntimeDep, bearer, client_id
+from doctordesk.web.errors import error_response
 from doctordesk.web.responses import ERROR
 
 router = APIRouter(prefix="/profile", tags=["real-time"])
+STREAM_PATH = "/profile/stream"
 
 STREAM_DESCRIPTION = """Server-sent events (`text/event-stream`) carrying real-time messages (docs/realtime.md):
 each event has an `id` and `data` holding `Timeout <endpoint>`, `Timeout`, `<endpoint>` or nothing (a heartbeat).
@@ -46,13 +52,22 @@ async def stream(
     x_client_id: Annotated[str | None, Header(description="A stable id of this client (tab or app)")] = None,
     last_event_id: Annotated[str | None, Header(description="The id of the last event received")] = None,
 ) -> EventStreamResponse:
-    cid = client_id(x_client_id or client)
+    token = credentials.credentials if credentials and credentials.scheme.lower() == "bearer" else None
+    return await open_event_stream(
+        rt, token=token, ticket=ticket, client=x_client_id or client, last_event_id=last_event_id
+    )
+
+
+async def open_event_stream(
+    rt: Runtime, *, token: str | None, ticket: str | None, client: str | None, last_event_id: str | None
+) -> EventStreamResponse:
+    """Authenticate (ticket or bearer token), name the client, and open its stream on this instance's hub."""
+    cid = client_id(client)
     if cid is None:
         raise ValidationFailed(fields={"X-Client-Id": "Name the client (X-Client-Id header or client parameter)."})
     if ticket is not None:
         grant = await streams.grant_for_ticket(rt, ticket)
     else:
-        token = credentials.credentials if credentials and credentials.scheme.lower() == "bearer" else None
         grant = await streams.grant_for_token(rt, token)
     hub = rt.hub
     missed = hub.missed(cid, last_event_id[:64] if last_event_id is not None else None)
@@ -61,11 +76,40 @@ async def stream(
     return EventStreamResponse(
         hub,
         handle,
-        heartbeat=rt.settings.heartbeat_seconds,
         retry_ms=rt.settings.sse_retry_ms,
         first=hub.recovery_message() if missed else None,
         on_close=rt.metrics.open_streams.dec,
     )
+
+
+class StreamFastPath:
+    """Serves ``GET /profile/stream`` ahead of the framework's middleware and routing (the same rules as the
+    route, which stays for the API description): an open stream then holds no framework frames, and each write
+    goes straight to the server — what makes thousands of idle streams per process cheap."""
+
+    def __init__(self, app: ASGIApp, *, runtime: Runtime) -> None:
+        self.app = app
+        self.runtime = runtime
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] != STREAM_PATH or scope["method"] != "GET":
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        query = QueryParams(scope.get("query_string", b""))
+        authorization = headers.get("authorization", "")
+        scheme, _, credentials = authorization.partition(" ")
+        try:
+            response: Response = await open_event_stream(
+                self.runtime,
+                token=credentials.strip() if scheme.lower() == "bearer" else None,
+                ticket=query.get("ticket"),
+                client=headers.get("x-client-id") or query.get("client"),
+                last_event_id=headers.get("last-event-id"),
+            )
+        except DomainError as exc:
+            response = error_response(exc)
+        await response(scope, receive, send)
 
 
 @router.post("/stream/ticket", responses={401: ERROR})

@@ -6,6 +6,7 @@ import { Screen } from "./screen.js";
 import { handleMessage, loadEndpoints, RealtimeLink } from "./sync.js";
 
 const HOME = "/profile/appointments";
+const THREADS = "/profile/messages/threads";
 const WIDE_QUERY = "(min-width: 1180px)";
 const $ = (id) => document.getElementById(id);
 
@@ -20,6 +21,9 @@ class Shell {
     this.link = new RealtimeLink({
       onMessage: (data) => handleMessage(data, this.screens()),
       onStatus: (status) => this.connection(status),
+      onReconnect: () => {
+        for (const screen of this.screens()) if (screen.page) screen.open(screen.page.endpoint, { focus: false });
+      },
     });
   }
 
@@ -37,13 +41,17 @@ class Shell {
     $("login-form").addEventListener("submit", (event) => this.submitLogin(event));
     $("logout").addEventListener("click", () => this.logout());
     $("back").addEventListener("click", () => this.back());
-    $("brand").addEventListener("click", (event) => {
-      event.preventDefault();
-      this.navigate(HOME);
-    });
-    $("panel-close").addEventListener("click", () => this.closePanel());
+    for (const link of document.querySelectorAll("[data-nav]")) {
+      link.addEventListener("click", (event) => {
+        event.preventDefault();
+        this.navigate(link.dataset.nav);
+      });
+    }
+    // The panel's close control activates the screen's own close element when it has one (closing a chat marks
+    // its messages read), and simply closes the panel otherwise.
+    $("panel-close").addEventListener("click", () => this.requestPanelClose());
     document.addEventListener("keydown", (event) => {
-      if (event.key === "Escape" && this.panel && !document.querySelector("dialog[open]")) this.closePanel();
+      if (event.key === "Escape" && this.panel && !document.querySelector("dialog[open]")) this.requestPanelClose();
     });
     window.addEventListener("popstate", () => {
       if (!api.currentSession()) return;
@@ -122,6 +130,7 @@ class Shell {
     $("topbar").hidden = false;
     $("main-screen").hidden = false;
     document.body.dataset.view = "app";
+    $("nav-messages").hidden = !["support", "admin"].includes(session.user.role);
     $("user-name").textContent = session.user.display_name;
     $("user-role").textContent = ROLE_NAMES[session.user.role] || session.user.role;
     document.body.dataset.role = session.user.role;
@@ -176,7 +185,8 @@ class Shell {
       // The panel's screen closed: the main screen catches up with what happened there.
       this.closePanel();
       if (endpoint !== this.mainEndpoint) this.showMain(endpoint, { push: true });
-      else if (this.main && this.main.poll) this.main.patch(this.main.poll, { reschedule: true });
+      // PUT again: the server learns this client shows the main screen again (presence) and it catches up.
+      else if (this.main && this.main.page) this.main.open(this.main.page.endpoint, { focus: false });
       return;
     }
     this.showMain(endpoint, { push: true });
@@ -187,7 +197,11 @@ class Shell {
     if (push && endpoint !== this.mainEndpoint) history.pushState({ endpoint }, "", `#${endpoint}`);
     else if (!push) history.replaceState({ endpoint }, "", `#${endpoint}`);
     this.mainEndpoint = endpoint;
-    $("back").hidden = endpoint === HOME;
+    $("back").hidden = endpoint === HOME || endpoint === THREADS;
+    for (const link of document.querySelectorAll("[data-nav]")) {
+      if (link.dataset.nav === endpoint) link.setAttribute("aria-current", "page");
+      else link.removeAttribute("aria-current");
+    }
     if (this.panel && endpoint === this.panelEndpoint) this.closePanel();
     this.main.open(endpoint);
   }
@@ -206,6 +220,13 @@ class Shell {
     $("panel").hidden = false;
     this.placePanel();
     this.panel.open(endpoint);
+  }
+
+  requestPanelClose() {
+    if (!this.panel) return;
+    const close = this.panel.view.model("close");
+    if (close && close.action && close.enabled !== false) this.panel.act(close);
+    else this.closePanel();
   }
 
   closePanel() {

@@ -80,16 +80,37 @@ export class ScreenView {
 
   // Applies the patches in order (model and DOM). Throws PatchError when a patch does not fit the page.
   applyPatches(patches) {
+    // Older items prepended (load more) must not move what the user is reading: anchor on it.
+    const anchors = patches.some((p) => p.op === "prepend") ? this.captureAnchors() : [];
     for (const patch of patches) {
-      const parentBefore = patch.parent === undefined ? undefined : patch.parent;
-      const prepend = patch.op === "prepend" ? this.scrollAnchor(parentBefore) : null;
-      const stick = patch.op === "append" || patch.op === "add" ? this.stickyBottom(parentBefore) : null;
+      const stick = patch.op === "append" || patch.op === "add" ? this.stickyBottom(patch.parent) : null;
       applyOne(this.elements, patch);
       this.applyDom(patch);
-      if (prepend) prepend();
       if (stick) stick();
     }
+    for (const restore of anchors) restore();
     this.afterChange();
+  }
+
+  // For each scrolled container: the first item in view and its offset, and a function putting it back there.
+  captureAnchors() {
+    const restores = [];
+    for (const scroller of this.root.querySelectorAll(".scroller")) {
+      const top = scroller.getBoundingClientRect().top;
+      const items = [...scroller.querySelectorAll(":scope > [data-id]")].filter((e) => !e.hidden);
+      const anchor = items.find((e) => e.getBoundingClientRect().bottom > top + 1);
+      const fromBottom = scroller.scrollHeight - scroller.scrollTop;
+      if (!anchor) continue;
+      const offset = anchor.getBoundingClientRect().top - top;
+      restores.push(() => {
+        if (anchor.isConnected && scroller.contains(anchor)) {
+          scroller.scrollTop += anchor.getBoundingClientRect().top - scroller.getBoundingClientRect().top - offset;
+        } else {
+          scroller.scrollTop = scroller.scrollHeight - fromBottom;
+        }
+      });
+    }
+    return restores;
   }
 
   // --- DOM side of each patch ---------------------------------------------------------------------------------
@@ -196,16 +217,6 @@ export class ScreenView {
     this.nodes.delete(id);
   }
 
-  // On prepend into a scrolled container, keep what the user sees where it is (load more).
-  scrollAnchor(parent) {
-    const scroller = this.scrollerOf(parent);
-    if (!scroller) return null;
-    const fromBottom = scroller.scrollHeight - scroller.scrollTop;
-    return () => {
-      scroller.scrollTop = scroller.scrollHeight - fromBottom;
-    };
-  }
-
   // On append into a scrolled container the user had at its end, keep it at the end (new messages).
   stickyBottom(parent) {
     const scroller = this.scrollerOf(parent);
@@ -243,7 +254,7 @@ export class ScreenView {
     const entry = this.buildOwn(model, depth);
     this.nodes.set(model.id, entry);
     for (const child of model.children || []) entry.host.append(this.build(child, depth + 1));
-    if (model.type === "Scroller") {
+    if (entry.host.classList.contains("scroller")) {
       requestAnimationFrame(() => {
         entry.host.scrollTop = entry.host.scrollHeight;
       });
@@ -284,7 +295,11 @@ export class ScreenView {
     if (entry.control && model.name) entry.control.dataset.name = model.name;
     this.addMessages(entry);
     if (model.action) this.wireAction(entry);
-    if (Array.isArray(props.requires) && model.action) entry.requires = props.requires.map(String);
+    // props.requires: every named input must be filled; props.requires_one_of: at least one of them.
+    if (model.action && Array.isArray(props.requires)) entry.requires = { all: props.requires.map(String) };
+    if (model.action && Array.isArray(props.requires_one_of)) {
+      entry.requires = { any: props.requires_one_of.map(String) };
+    }
     return entry;
   }
 
@@ -347,12 +362,15 @@ export class ScreenView {
     const target = entry.button || entry.control;
     if (!target || entry.model.enabled === false) return;
     const scope = this.formScope(entry.model.action.form);
-    const blank = entry.requires.some((name) => {
+    const isBlank = (name) => {
       const input = scope.querySelector(`[data-name="${CSS.escape(name)}"]`);
       const value = input ? this.readControl(this.nodes.get(input.closest("[data-id]").dataset.id)) : "";
+      if (value instanceof Blob) return false;
       return value === undefined || value === null || String(value).trim() === "";
-    });
-    target.disabled = blank;
+    };
+    const { all, any } = entry.requires;
+    const blocked = all ? all.some(isBlank) : !any.some((name) => !isBlank(name));
+    target.disabled = blocked;
     if (!entry.requiresWired) {
       entry.requiresWired = true;
       const recheck = () => {
@@ -400,6 +418,33 @@ export class ScreenView {
       fields.push([control.dataset.name, value]);
     }
     return fields;
+  }
+
+  // What the user typed that the page does not hold yet: {name: [modelValue, typedValue]} (a reload keeps it).
+  typedValues() {
+    const typed = {};
+    for (const entry of this.nodes.values()) {
+      if (!entry.control || !entry.model.name || entry.control.type === "hidden") continue;
+      const value = this.readControl(entry);
+      const shown = entry.model.value === null || entry.model.value === undefined ? "" : String(entry.model.value);
+      if (typeof value === "string" && value !== shown && entry.control.type !== "checkbox") {
+        typed[entry.model.name] = [shown, value];
+      } else if (entry.file) typed[entry.model.name] = [null, entry.file];
+    }
+    return typed;
+  }
+
+  restoreTyped(typed) {
+    for (const entry of this.nodes.values()) {
+      if (!entry.control || !entry.model.name || !(entry.model.name in typed)) continue;
+      const [shown, value] = typed[entry.model.name];
+      const now = entry.model.value === null || entry.model.value === undefined ? "" : String(entry.model.value);
+      if (value instanceof Blob && entry.draft) {
+        entry.file = value;
+        this.showDraft(entry);
+      } else if (shown === now) this.writeControl(entry, value);
+    }
+    this.afterChange();
   }
 
   // Shows the per-field messages of an error body on the elements with those names; returns the names it placed.
@@ -493,6 +538,21 @@ export class ScreenView {
       this.onNotice({ level: "error", text: "The file could not be downloaded." });
     }
   }
+}
+
+function uploadProblem(file, props) {
+  if (typeof props.max_bytes === "number" && file.size > props.max_bytes) {
+    return `${file.name} is larger than ${formatSize(props.max_bytes)}.`;
+  }
+  if (typeof props.accept === "string" && props.accept) {
+    const accepted = props.accept.split(",").map((t) => t.trim().toLowerCase());
+    const type = (file.type || "").toLowerCase();
+    const ext = `.${file.name.split(".").pop().toLowerCase()}`;
+    if (!accepted.some((a) => a === type || a === ext || (a.endsWith("/*") && type.startsWith(a.slice(0, -1))))) {
+      return `${file.name} is not a file type that can be sent.`;
+    }
+  }
+  return null;
 }
 
 // --- builders per element type: each returns {root, host?, control?, button?, messages?} ------------------------
@@ -665,16 +725,18 @@ const BUILDERS = {
     const root = node("div", "group");
     const props = model.props || {};
     const meta = node("div", "group-meta");
-    if (model.label) meta.append(node("span", "group-label", model.label));
-    if (typeof props.sender === "string") meta.append(node("span", "group-sender", props.sender));
+    const sender = typeof props.sender === "string" ? props.sender : null;
+    if (model.label && model.label !== sender) meta.append(node("span", "group-label", model.label));
+    if (sender) meta.append(node("span", "group-sender", sender));
     if (typeof props.time === "string") {
       const time = document.createElement("time");
       time.className = "group-time";
       time.dateTime = props.time;
-      time.textContent = formatTime(props.time);
+      time.textContent = typeof props.time_text === "string" ? props.time_text : formatTime(props.time);
       meta.append(time);
     }
-    if (props.read === true) meta.append(node("span", "group-read", "Read"));
+    if (props.direction === "outgoing") root.dataset.align = "end";
+    if (props.read === true && props.direction === "outgoing") meta.append(node("span", "group-read", "✓ Read"));
     if (meta.childNodes.length) root.append(meta);
     if (model.value !== null && model.value !== undefined) root.append(node("p", "group-text", model.value));
     const messages = node("div", "messages");
@@ -692,9 +754,21 @@ const BUILDERS = {
     root.append(messages, host);
     return { root, host, messages };
   },
-  Spacer() {
+  Spacer(model) {
+    const props = model.props || {};
+    if (props.role === "messages") {
+      // A container of messages (the chat's desktop thread): a scrolling log.
+      const root = node("div", "scroller-frame");
+      const messages = node("div", "messages");
+      const host = node("div", "scroller");
+      host.tabIndex = 0;
+      host.setAttribute("role", "log");
+      host.setAttribute("aria-label", model.label || "Messages");
+      root.append(messages, host);
+      return { root, host, messages };
+    }
     const root = node("div", "spacer");
-    root.setAttribute("aria-hidden", "true");
+    if (!model.children || !model.children.length) root.setAttribute("aria-hidden", "true");
     return { root };
   },
   Line() {
@@ -762,7 +836,19 @@ const BUILDERS = {
     // One attachment at most: a second choice replaces the draft.
     control.addEventListener("change", () => {
       const current = this.nodes.get(model.id) || entry;
-      current.file = control.files && control.files.length ? control.files[0] : null;
+      const file = control.files && control.files.length ? control.files[0] : null;
+      const problem = file ? uploadProblem(file, current.model.props || {}) : null;
+      for (const old of root.querySelectorAll(".upload-error")) old.remove();
+      if (problem) {
+        // Blocked before sending (spec 4.4, chat validation 3): the previous draft, if any, stays.
+        control.value = "";
+        const m = node("p", "msg msg-error upload-error", problem);
+        m.setAttribute("role", "alert");
+        current.messages.append(m);
+        return;
+      }
+      // At most one attachment: a second file replaces the draft (spec 4.4, chat validation 2).
+      current.file = file;
       this.showDraft(current);
     });
     return { root, control, messages, draft };

@@ -61,10 +61,13 @@ export class Screen {
 
   showPage(page, { focus = true } = {}) {
     this.generation += 1;
+    const sameScreen = this.page && this.page.endpoint === page.endpoint;
+    const typed = sameScreen ? this.view.typedValues() : null;
     this.page = page;
     this.state = page.state;
     this.frame.dataset.screen = page.screen;
     this.view.render(page.elements);
+    if (typed) this.view.restoreTyped(typed);
     this.shell.screenShown(this, page);
     this.schedule();
     if (focus) {

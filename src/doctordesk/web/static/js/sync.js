@@ -62,8 +62,9 @@ export function handleMessage(data, screens) {
 // the lead (Web Locks `steal`), the former leader closes its stream, and the other tabs keep their poll cycles and
 // receive the leader's messages over a BroadcastChannel (a Timeout makes every tab poll at once).
 export class RealtimeLink {
-  constructor({ onMessage, onStatus }) {
+  constructor({ onMessage, onStatus, onReconnect }) {
     this.onMessage = onMessage;
+    this.onReconnect = onReconnect || (() => {});
     this.onStatus = onStatus || (() => {});
     this.source = null;
     this.channel = null;
@@ -128,10 +129,13 @@ export class RealtimeLink {
 
   lead() {
     this.leading = true;
+    // A tab that followed another has screens the stream did not serve: it catches up once connected.
+    this.connectedOnce = this.connectedOnce || Boolean(this.followed);
     this.open();
   }
 
   follow() {
+    this.followed = true;
     this.leading = false;
     this.release = null;
     clearTimeout(this.retryTimer);
@@ -151,6 +155,7 @@ export class RealtimeLink {
     if (this.channel) this.channel.close();
     this.channel = null;
     this.connectedOnce = false;
+    this.followed = false;
     this.retryMs = RETRY_MIN_MS;
     this.onStatus("idle");
   }
@@ -193,8 +198,10 @@ export class RealtimeLink {
       opened = true;
       this.retryMs = RETRY_MIN_MS;
       this.status("live");
-      // Whatever happened while this tab had no stream is recovered by polling every screen now.
-      if (this.connectedOnce) this.deliver("Timeout");
+      // After a gap (a restart, a network problem, another tab leading) the screens are loaded again: that
+      // recovers what was missed and tells the server again which screens this client shows (its presence does
+      // not survive a restart).
+      if (this.connectedOnce) this.onReconnect();
       this.connectedOnce = true;
     };
     source.onmessage = (event) => this.deliver(event.data);

@@ -1,0 +1,28 @@
+"""The patient's view in the browser: the offered alternatives of a pending request, accepting one."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.e2e.web.conftest import sign_in
+
+pytestmark = pytest.mark.browser
+
+PENDING = 9  # doctor1 offered alternatives to patient1 (seeded)
+
+
+def test_a_patient_sees_the_offered_times_with_fees_and_accepts_one(server, new_page):
+    page = new_page(server.url)
+    sign_in(page, "patient1")
+    assert page.locator(f'[data-id="status-{PENDING}"]').text_content() == "pending-response"
+    assert page.locator(f'[data-id="review-{PENDING}"]').count() == 0  # patients do not decide
+    page.locator(f'[data-id="offers-{PENDING}"]').click()
+    page.get_by_role("heading", name="Your appointment").wait_for()
+    cards = page.locator('[data-type="Card"][data-ref^="offer-"]')
+    assert cards.count() >= 1
+    first = cards.first
+    assert first.locator('[data-ref^="offer-doctor-fee~"]').text_content()
+    first.get_by_role("button", name="Accept this time").click()
+    page.locator('[data-id="status"][data-value="approved"]').or_(
+        page.locator(f'[data-id="status-{PENDING}"][data-value="approved"]')
+    ).first.wait_for()

@@ -1,0 +1,80 @@
+"""Keeping screens current in the browser: the stream reconnecting after a server restart, polling alone when the
+stream is blocked, and a change made elsewhere reaching an open list through the stream."""
+
+from __future__ import annotations
+
+import time
+
+import httpx
+import pytest
+
+from tests.e2e.web.conftest import sign_in
+from tests.support.live import LiveServer
+
+pytestmark = pytest.mark.browser
+
+REQUESTS = (2, 3, 4, 5)  # doctor1's open requests these tests decline (one each)
+
+
+@pytest.fixture(scope="module")
+def fast_server(tmp_path_factory: pytest.TempPathFactory):
+    """A server whose list polls every 2 s (the default is 30 s)."""
+    live = LiveServer(tmp_path_factory.mktemp("web-sync"), extra_env={"DOCTORDESK_POLL_LIST_SECONDS": "2"})
+    live.prepare()
+    live.start()
+    try:
+        yield live
+    finally:
+        live.stop()
+
+
+def decline_elsewhere(base_url: str, appointment: int, username: str = "doctor1") -> None:
+    """The doctor declines from another device (the API a second client would use)."""
+    with httpx.Client(base_url=base_url, timeout=10) as http:
+        token = http.post("/auth/login", data={"username": username, "password": "demo"}).json()["access_token"]
+        headers = {"Authorization": f"Bearer {token}", "X-Client-Id": "other-device"}
+        version = http.get(f"/api/appointments/{appointment}", headers=headers).json()["version"]
+        response = http.post(
+            f"/profile/appointments/{appointment}/decline",
+            data={"reason": "Declined on another device.", "version": str(version)},
+            headers=headers,
+        )
+        assert response.status_code == 200, response.text
+
+
+def wait_for_status(page, appointment: int, status: str, *, within: float) -> float:
+    started = time.monotonic()
+    page.locator(f'[data-id="status-{appointment}"][data-value="{status}"]').wait_for(timeout=within * 1000)
+    return time.monotonic() - started
+
+
+def test_a_change_elsewhere_reaches_the_open_list_through_the_stream(server, new_page):
+    page = new_page(server.url)
+    sign_in(page, "doctor1")
+    page.locator('#connection[data-status="live"]').wait_for()
+    page.wait_for_timeout(300)
+    decline_elsewhere(server.url, REQUESTS[0])
+    # The list polls every 30 s: only the stream's Timeout explains an update this fast.
+    assert wait_for_status(page, REQUESTS[0], "declined", within=3) < 3
+
+
+def test_the_stream_reconnects_after_the_server_restarts(live_server, new_page, problems):
+    problems.allowed.extend(["ERR_CONNECTION_REFUSED", "net::", "Failed to load resource"])
+    page = new_page(live_server.url)
+    sign_in(page, "doctor1")
+    page.locator('#connection[data-status="live"]').wait_for()
+    live_server.restart()
+    page.locator('#connection[data-status="live"]').wait_for(timeout=20_000)
+    page.wait_for_timeout(500)
+    decline_elsewhere(live_server.url, REQUESTS[1])
+    assert wait_for_status(page, REQUESTS[1], "declined", within=3) < 3
+
+
+def test_polling_alone_keeps_the_screen_current_when_the_stream_is_blocked(fast_server, new_page, problems):
+    problems.allowed.extend(["net::", "Failed to load resource"])
+    page = new_page(fast_server.url)
+    page.route("**/profile/stream?*", lambda route: route.abort())
+    sign_in(page, "doctor1")
+    decline_elsewhere(fast_server.url, REQUESTS[2])
+    wait_for_status(page, REQUESTS[2], "declined", within=6)
+    assert page.locator("#connection").get_attribute("data-status") != "live"

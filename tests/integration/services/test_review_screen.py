@@ -249,3 +249,21 @@ async def test_an_open_screen_follows_a_decision_made_elsewhere(client, login, d
     assert s["status"]["value"] == "approved" and s["approve"]["enabled"] is False
     assert s["decline"]["enabled"] is False and s["version"]["value"] == "2"
     assert "already approved" in s["status-note"]["value"]
+
+
+async def test_changing_a_card_that_does_not_exist_is_refused(client, login, demo):
+    doctor = await login("doctor1")
+    s = await Screen(client, doctor.headers, aid(demo, REQUESTED)).open()
+    body = await s.patch("/change", {"date~2": "2026-11-25"}, expect=422)
+    assert "date~2" in body["fields"]
+    body = await s.patch("/change", {"unrelated": "x"}, expect=422)
+    assert body["code"] == "FIELDS_VALIDATION_ERROR"
+
+
+async def test_a_decline_reason_over_the_limit_is_refused(client, login, demo):
+    doctor = await login("doctor1")
+    a = aid(demo, REQUESTED)
+    response = await client.post(
+        f"/profile/appointments/{a}/decline", headers=doctor.headers, data={"reason": "x" * 1001, "version": "1"}
+    )
+    assert response.status_code == 422 and "reason" in response.json()["fields"]

@@ -267,3 +267,12 @@ async def test_a_decline_reason_over_the_limit_is_refused(client, login, demo):
         f"/profile/appointments/{a}/decline", headers=doctor.headers, data={"reason": "x" * 1001, "version": "1"}
     )
     assert response.status_code == 422 and "reason" in response.json()["fields"]
+
+
+async def test_a_pending_appointment_links_to_the_offers_sent(client, login, demo):
+    from tests.integration.services.review_support import PENDING_5
+
+    doctor = await login("doctor1")
+    s = await Screen(client, doctor.headers, aid(demo, PENDING_5)).open()
+    assert s["offers-link"]["action"]["endpoint"] == f"/profile/appointments/{aid(demo, PENDING_5)}/offers"
+    assert s["approve"]["enabled"] is False and "answer is awaited" in s["status-note"]["value"]

@@ -89,19 +89,24 @@ async def older(session: AsyncSession, thread_id: int, before: Cursor, limit: in
     return list(reversed(views[:limit])), len(views) > limit
 
 
-async def since(session: AsyncSession, thread_id: int, start: Cursor) -> tuple[list[MessageView], bool]:
-    """Every message from ``start`` on (the client's window), oldest first, and whether older ones exist."""
+async def since(
+    session: AsyncSession, thread_id: int, start: Cursor, *, limit: int = MAX_WINDOW
+) -> tuple[list[MessageView], bool]:
+    """Every message from ``start`` on (the client's window), oldest first, and whether older ones exist. A window
+    longer than ``limit`` keeps its newest ``limit`` messages (the oldest shown then leave the client's page)."""
     rows = await session.execute(
         _select_messages()
         .where(ChatMessage.thread_id == thread_id, _position() >= _at(start))
-        .order_by(ChatMessage.created_at, ChatMessage.id)
-        .limit(MAX_WINDOW)
+        .order_by(ChatMessage.created_at.desc(), ChatMessage.id.desc())
+        .limit(limit + 1)
     )
     views = [_view(r) for r in rows]
+    if len(views) > limit:
+        return list(reversed(views[:limit])), True
     has_older = await session.scalar(
         select(ChatMessage.id).where(ChatMessage.thread_id == thread_id, _position() < _at(start)).limit(1)
     )
-    return views, has_older is not None
+    return list(reversed(views)), has_older is not None
 
 
 async def newest(session: AsyncSession, thread_id: int) -> Cursor | None:

@@ -289,6 +289,10 @@ class Hub:
         return TIMEOUT_ONLY
 
     # --- presence on the bus ---------------------------------------------------------------------------------
+    def restore_presence(self, data: dict[str, Any]) -> None:
+        """Presence kept outside this process (Redis), for a client this instance has not seen yet."""
+        self._presence_from_event(data, any_origin=True)
+
     def presence_event(self, client_id: str, screen: Screen) -> DomainEvent:
         return DomainEvent(
             PRESENCE,
@@ -303,8 +307,8 @@ class Hub:
             },
         )
 
-    def _presence_from_event(self, data: dict[str, Any]) -> None:
-        if data.get("origin") == self.instance:
+    def _presence_from_event(self, data: dict[str, Any], *, any_origin: bool = False) -> None:
+        if data.get("origin") == self.instance and not any_origin:
             return
         try:
             screen = Screen(

@@ -62,6 +62,23 @@ class RedisBus(LocalHandlers):
         except (redis.RedisError, OSError, TimeoutError) as exc:
             log.warning("event bus: publish to Redis failed (%s); other instances catch up by polling", exc)
 
+    async def remember(self, key: str, value: str, *, ttl_seconds: int) -> None:
+        """Keep a small value for every instance (presence); a Redis failure is logged, never raised."""
+        try:
+            async with asyncio.timeout(self.publish_timeout):
+                await self._publisher.set(f"{self.channel}:{key}", value, ex=ttl_seconds)
+        except (redis.RedisError, OSError, TimeoutError) as exc:
+            log.warning("event bus: could not store %s in Redis (%s)", key, exc)
+
+    async def recall(self, key: str) -> str | None:
+        """A value kept by ``remember`` (None when absent or Redis is unreachable)."""
+        try:
+            async with asyncio.timeout(self.publish_timeout):
+                value = await self._publisher.get(f"{self.channel}:{key}")
+        except (redis.RedisError, OSError, TimeoutError):
+            return None
+        return value.decode() if isinstance(value, bytes) else value
+
     async def start(self) -> None:
         self._task = asyncio.create_task(self._listen(), name="redis-bus")
         # Give the first connection a moment, so events right after startup reach the other instances.

@@ -4,6 +4,7 @@ dispatcher. The app factory and the worker call these (nothing here runs at impo
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Sequence
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -16,6 +17,7 @@ from doctordesk.realtime.dispatcher import Dispatcher
 from doctordesk.realtime.hub import Hub
 from doctordesk.realtime.message import TIMEOUT_ONLY
 from doctordesk.realtime.push import make_adapter
+from doctordesk.realtime.redis_bus import RedisBus
 from doctordesk.realtime.routing import Screen, message_for
 from doctordesk.runtime import Runtime
 from doctordesk.screens.protocol import Page
@@ -27,8 +29,6 @@ def build_bus(settings: Settings, hub: Hub) -> EventBus:
     """The in-process bus, or the Redis bus when ``DOCTORDESK_REDIS_URL`` is set."""
     if not settings.redis_url:
         return MemoryBus()
-    from doctordesk.realtime.redis_bus import RedisBus
-
     return RedisBus(settings.redis_url, channel=settings.redis_channel, instance=hub.instance)
 
 
@@ -43,11 +43,10 @@ def install(rt: Runtime) -> None:
         if rt.hub.screen_of(viewer.client_id) == screen:
             return
         rt.hub.set_presence(viewer.client_id, screen)
-        if getattr(rt.bus, "shared", False):
-            # Other instances may hold this client's stream: tell them (fire and forget; the bus never raises).
-            task = asyncio.get_running_loop().create_task(
-                rt.bus.publish([rt.hub.presence_event(viewer.client_id, screen)])
-            )
+        if isinstance(rt.bus, RedisBus):
+            # Other instances may hold this client's stream, or get it later: tell them and keep it in Redis
+            # (fire and forget; neither raises).
+            task = asyncio.get_running_loop().create_task(_share_presence(rt, rt.bus, viewer.client_id, screen))
             pending.add(task)
             task.add_done_callback(pending.discard)
 
@@ -64,6 +63,28 @@ def install(rt: Runtime) -> None:
             await outbox.enqueue(session, events, now=rt.clock.now(), data_for=data_for)
 
     rt.transaction_hooks.append(outbox_hook)
+
+
+PRESENCE_TTL_SECONDS = 24 * 3600
+
+
+async def _share_presence(rt: Runtime, bus: RedisBus, client_id: str, screen: Screen) -> None:
+    event = rt.hub.presence_event(client_id, screen)
+    await bus.publish([event])
+    await bus.remember(f"presence:{client_id}", json.dumps(event.data), ttl_seconds=PRESENCE_TTL_SECONDS)
+
+
+async def recall_presence(rt: Runtime, client_id: str) -> None:
+    """A stream opens for a client this instance has no screen for (it started after the client's last PUT, or
+    restarted): take the screen kept in Redis, if any."""
+    if rt.hub.screen_of(client_id) is not None or not isinstance(rt.bus, RedisBus):
+        return
+    raw = await rt.bus.recall(f"presence:{client_id}")
+    if raw:
+        try:
+            rt.hub.restore_presence(json.loads(raw))
+        except ValueError:
+            return
 
 
 def build_dispatcher(rt: Runtime) -> Dispatcher | None:

@@ -65,7 +65,13 @@ async def test_a_change_through_instance_one_reaches_a_stream_on_instance_two(tw
         doctor_on_2 = User(h2, doctor_on_1.token)
         async with open_stream(h2, headers=doctor_on_2.headers("cross-1")) as stream:
             await stream.next()
-            await approve_one(doctor_on_1, candidates, "cross-other")
+            decided = await approve_one(doctor_on_1, candidates, "cross-other")
+            assert (await stream.next_message(timeout=3)).data == "Timeout"
+        # Instance 2 restarts: it never saw the client's PUT, yet routes to it (the screen is kept in Redis).
+        await asyncio.to_thread(two.restart)
+        async with open_stream(h2, headers=doctor_on_2.headers("cross-1")) as stream:
+            await stream.next()
+            await approve_one(doctor_on_1, [a for a in candidates if a != decided], "cross-other")
             assert (await stream.next_message(timeout=3)).data == "Timeout"
 
 

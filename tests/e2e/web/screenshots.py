@@ -57,8 +57,21 @@ def threads(page: Any) -> None:
 
 
 def first_review(page: Any) -> None:
-    page.locator('[data-id="needs-decision"] [data-ref^="review-"]').first.click()
+    """Review and Approve with one suggested alternative: red highlights on what changed, fees once complete."""
+    from tests.e2e.web.test_review import weekday_ahead
+
+    page.locator('[data-id="review-6"]').click()
     page.locator('[data-id="approve"]').wait_for()
+    page.locator('[data-id="another-alternative"]').click()
+    date = page.locator('[data-name="date~1"]')
+    date.wait_for()
+    date.fill(weekday_ahead(12))
+    date.dispatch_event("change")
+    page.locator('[data-id="date~1"].is-highlighted').wait_for()
+    when = page.locator('[data-name="time~1"]')
+    when.fill("10:00")
+    when.dispatch_event("change")
+    page.locator('[data-id="doctor-fee~1"]:not([hidden])').wait_for()
     page.wait_for_timeout(300)
 
 

@@ -11,6 +11,7 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from doctordesk.domain.errors import DomainError, ValidationFailed
+from doctordesk.realtime import wiring as realtime
 from doctordesk.realtime.sse import EventStreamResponse
 from doctordesk.runtime import Runtime
 from doctordesk.services import streams
@@ -69,6 +70,7 @@ async def open_event_stream(
         grant = await streams.grant_for_ticket(rt, ticket)
     else:
         grant = await streams.grant_for_token(rt, token)
+    await realtime.recall_presence(rt, cid)
     hub = rt.hub
     missed = hub.missed(cid, last_event_id[:64] if last_event_id is not None else None)
     handle = hub.open(cid, user_id=grant.actor.user_id, token_id=grant.actor.token_id, expires_at=grant.expires_at)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import BigInteger, and_, func, literal, or_, select, tuple_, update
+from sqlalchemy import BigInteger, and_, func, literal, or_, select, tuple_
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -89,19 +89,24 @@ async def older(session: AsyncSession, thread_id: int, before: Cursor, limit: in
     return list(reversed(views[:limit])), len(views) > limit
 
 
-async def since(session: AsyncSession, thread_id: int, start: Cursor) -> tuple[list[MessageView], bool]:
-    """Every message from ``start`` on (the client's window), oldest first, and whether older ones exist."""
+async def since(
+    session: AsyncSession, thread_id: int, start: Cursor, *, limit: int = MAX_WINDOW
+) -> tuple[list[MessageView], bool]:
+    """Every message from ``start`` on (the client's window), oldest first, and whether older ones exist. A window
+    longer than ``limit`` keeps its newest ``limit`` messages (the oldest shown then leave the client's page)."""
     rows = await session.execute(
         _select_messages()
         .where(ChatMessage.thread_id == thread_id, _position() >= _at(start))
-        .order_by(ChatMessage.created_at, ChatMessage.id)
-        .limit(MAX_WINDOW)
+        .order_by(ChatMessage.created_at.desc(), ChatMessage.id.desc())
+        .limit(limit + 1)
     )
     views = [_view(r) for r in rows]
+    if len(views) > limit:
+        return list(reversed(views[:limit])), True
     has_older = await session.scalar(
         select(ChatMessage.id).where(ChatMessage.thread_id == thread_id, _position() < _at(start)).limit(1)
     )
-    return views, has_older is not None
+    return list(reversed(views)), has_older is not None
 
 
 async def newest(session: AsyncSession, thread_id: int) -> Cursor | None:
@@ -151,22 +156,25 @@ async def mark_read(session: AsyncSession, *, thread_id: int, user_id: int, up_t
         "updated_at": now,
     }
     insert = postgresql.insert if session.get_bind().dialect.name == "postgresql" else sqlite.insert
-    inserted = await session.execute(
-        insert(ChatRead).values(**values).on_conflict_do_nothing().returning(ChatRead.user_id)
-    )
-    if inserted.first() is not None:
-        return True
+    statement = insert(ChatRead).values(**values)
     behind = or_(
-        ChatRead.message_created_at < up_to.created_at,
-        and_(ChatRead.message_created_at == up_to.created_at, ChatRead.message_id < up_to.id),
+        ChatRead.message_created_at < statement.excluded.message_created_at,
+        and_(
+            ChatRead.message_created_at == statement.excluded.message_created_at,
+            ChatRead.message_id < statement.excluded.message_id,
+        ),
     )
-    moved = await session.execute(
-        update(ChatRead)
-        .where(ChatRead.thread_id == thread_id, ChatRead.user_id == user_id, behind)
-        .values(message_created_at=up_to.created_at, message_id=up_to.id, updated_at=now)
-        .returning(ChatRead.user_id)
-    )
-    return moved.first() is not None
+    # One statement: insert the position, or move it forward; nothing comes back when it would move back.
+    upsert = statement.on_conflict_do_update(
+        index_elements=[ChatRead.thread_id, ChatRead.user_id],
+        set_={
+            "message_created_at": statement.excluded.message_created_at,
+            "message_id": statement.excluded.message_id,
+            "updated_at": statement.excluded.updated_at,
+        },
+        where=behind,
+    ).returning(ChatRead.user_id)
+    return (await session.execute(upsert)).first() is not None
 
 
 async def unread_counts(session: AsyncSession, reader_id: int, appointment_ids: Sequence[int]) -> dict[int, int]:

@@ -58,3 +58,18 @@ async def test_the_stream_reconnects_after_the_server_restarts(stream_server) ->
         assert stream.connections == 2 and stream.connected.is_set()
         appointment_id = await approve_one_as(stream_server.url, "admin", awaiting_decision(screen))
         await screen.wait_for(status_is(appointment_id, "approved"), timeout=1.0)
+
+
+async def test_a_token_revoked_elsewhere_ends_the_stream_without_retrying(stream_server) -> None:
+    async with Client(stream_server.url) as web, Client(stream_server.url, realtime=False) as other:
+        await web.login("doctor1", "demo")
+        stream = web.stream
+        assert stream is not None
+        await stream.wait_connected()
+        await other.use_token(web.token)
+        await other.logout()  # the service closes the token's streams; the reconnect meets 401
+        async with asyncio.timeout(3):
+            while stream.stopped_by is None:
+                await asyncio.sleep(0.05)
+        assert stream.stopped_by.code == "UNAUTHORIZED" and not stream.connected.is_set()
+        assert stream.connections == 1

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
+
 import httpx
 import pytest
 from sqlalchemy import select
@@ -90,7 +93,7 @@ async def test_second_file_part_is_refused(client, login, demo, runtime):
     assert await stored(runtime) == (0, 0, 0)
 
 
-async def test_oversized_upload_is_refused_413_while_streaming(client, login, demo, runtime):
+async def test_oversized_upload_is_refused_413_while_streaming(client, login, demo, runtime, tmp_path, monkeypatch):
     """The body streams in chunks; the answer comes once the limit is crossed, long before the end."""
     runtime.settings.max_upload_bytes = 64 * 1024
     doctor = await login("doctor1")
@@ -112,6 +115,9 @@ async def test_oversized_upload_is_refused_413_while_streaming(client, login, de
             yield chunk
         yield f"\r\n--{boundary}--\r\n".encode()
 
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(spool))
     response = await client.post(
         SEND,
         content=body(),
@@ -121,6 +127,8 @@ async def test_oversized_upload_is_refused_413_while_streaming(client, login, de
     assert response.json()["code"] == "PAYLOAD_TOO_LARGE"
     assert sent < 20, f"the server read {sent} of {total_chunks} chunks before answering"
     assert await stored(runtime) == (0, 0, 0)
+    # Nothing spooled to disk either.
+    assert os.listdir(spool) == []
 
 
 async def test_declared_length_over_the_limit_is_refused_before_reading(client, login, demo, runtime):

@@ -269,6 +269,13 @@ def render(s: ReviewScreen) -> Page:
         el("version", "Hidden", name="version", value=str(view.version)),
         _metadata(view),
         _notice("status-note", a.not_decidable_reason, "info"),
+        el(
+            "offers-link",
+            "Link",
+            label="See the times offered to the patient",
+            visible=view.status.is_pending_response,
+            action=Action("PUT", f"/profile/appointments/{view.id}/offers"),
+        ),
         _notice("third-party-error", a.third_party_error.message if a.third_party_error else None, "error"),
         _notice("coverage-error", coverage_error if a.decidable else None, "error"),
         _notice("coverage-warning", coverage_warning if a.decidable else None, "warning"),

@@ -10,8 +10,10 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import lru_cache
+from typing import Any
 
-from sqlalchemy import and_, literal, select, union_all
+from sqlalchemy import BigInteger, CompoundSelect, Select, bindparam, literal, select, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.appointments import AppointmentView, Party, Place
@@ -33,6 +35,7 @@ from doctordesk.store.tables import (
     Location,
     Patient,
     User,
+    UTCDateTime,
     WorkHours,
 )
 
@@ -192,25 +195,26 @@ async def facts_for(
     )
 
 
-async def busy_times(
-    session: AsyncSession, appointment_id: int, ranges: Sequence[tuple[int, datetime, datetime]]
-) -> list[Busy]:
-    """Approved appointments and open offers of other appointments whose start lies in one of ``ranges``
-    (doctor, from, to). One bounded index range per entry; ``status + 0`` keeps the planner on the
-    (doctor_id, start_at) index instead of the (doctor_id, status) one."""
-    if not ranges:
-        return []
-    parts = []
-    for doctor_id, lo, hi in ranges:
+@lru_cache(maxsize=8)
+def _busy_statement(k: int) -> CompoundSelect[int, datetime, int, str]:
+    """The overlap query for ``k`` ranges, built once: bound parameters ``d{i}``, ``lo{i}``, ``hi{i}`` and
+    ``appointment`` (a statement reused as is skips SQLAlchemy's per-call cache-key work)."""
+    parts: list[Select[int, datetime, int, str]] = []
+    appointment = bindparam("appointment", type_=BigInteger())
+    approved = literal(int(Status.APPROVED))
+    for i in range(k):
+        doctor = bindparam(f"d{i}", type_=BigInteger())
+        lo = bindparam(f"lo{i}", type_=UTCDateTime())
+        hi = bindparam(f"hi{i}", type_=UTCDateTime())
         parts.append(
             select(
                 Appointment.doctor_id, Appointment.start_at, Appointment.duration_minutes, literal("a").label("kind")
             ).where(
-                Appointment.doctor_id == doctor_id,
+                Appointment.doctor_id == doctor,
                 Appointment.start_at >= lo,
                 Appointment.start_at < hi,
-                (Appointment.status + 0) == int(Status.APPROVED),
-                Appointment.id != appointment_id,
+                (Appointment.status + 0) == approved,
+                Appointment.id != appointment,
             )
         )
         parts.append(
@@ -220,16 +224,28 @@ async def busy_times(
                 AppointmentOffer.duration_minutes,
                 literal("o").label("kind"),
             ).where(
-                and_(
-                    AppointmentOffer.doctor_id == doctor_id,
-                    AppointmentOffer.start_at >= lo,
-                    AppointmentOffer.start_at < hi,
-                    AppointmentOffer.state == OfferState.OPEN,
-                    AppointmentOffer.appointment_id != appointment_id,
-                )
+                AppointmentOffer.doctor_id == doctor,
+                AppointmentOffer.start_at >= lo,
+                AppointmentOffer.start_at < hi,
+                AppointmentOffer.state == literal(OfferState.OPEN),
+                AppointmentOffer.appointment_id != appointment,
             )
         )
-    rows = await session.execute(union_all(*parts))
+    return union_all(*parts)
+
+
+async def busy_times(
+    session: AsyncSession, appointment_id: int, ranges: Sequence[tuple[int, datetime, datetime]]
+) -> list[Busy]:
+    """Approved appointments and open offers of other appointments whose start lies in one of ``ranges``
+    (doctor, from, to). One bounded index range per entry; ``status + 0`` keeps the planner on the
+    (doctor_id, start_at) index instead of the (doctor_id, status) one."""
+    if not ranges:
+        return []
+    params: dict[str, Any] = {"appointment": appointment_id}
+    for i, (doctor_id, lo, hi) in enumerate(ranges):
+        params.update({f"d{i}": doctor_id, f"lo{i}": lo, f"hi{i}": hi})
+    rows = await session.execute(_busy_statement(len(ranges)), params)
     out = []
     for doctor_id, start, minutes, kind in rows:
         what = "an approved appointment" if kind == "a" else "an offer sent to another patient"

@@ -78,3 +78,22 @@ def test_polling_alone_keeps_the_screen_current_when_the_stream_is_blocked(fast_
     decline_elsewhere(fast_server.url, REQUESTS[2])
     wait_for_status(page, REQUESTS[2], "declined", within=6)
     assert page.locator("#connection").get_attribute("data-status") != "live"
+
+
+def test_the_tabs_of_one_browser_share_one_stream_and_all_stay_current(server, browser):
+    context = browser.new_context(base_url=server.url, viewport={"width": 1280, "height": 860})
+    try:
+        first, second = context.new_page(), context.new_page()
+        for page in (first, second):
+            sign_in(page, "doctor1")  # the session is per tab (sessionStorage)
+        second.bring_to_front()
+        second.evaluate("window.dispatchEvent(new Event('focus'))")
+        second.locator('#connection[data-status="live"]').wait_for()
+        first.wait_for_function("!window.doctordesk.shell.link.source")
+        leaders = [p.evaluate("Boolean(window.doctordesk.shell.link.source)") for p in (first, second)]
+        assert leaders == [False, True]  # one open stream for the two tabs
+        decline_elsewhere(server.url, REQUESTS[3])
+        for page in (second, first):  # the follower acts on the Timeout the leader forwards
+            wait_for_status(page, REQUESTS[3], "declined", within=3)
+    finally:
+        context.close()

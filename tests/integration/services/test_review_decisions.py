@@ -353,3 +353,40 @@ async def test_alternatives_need_a_confirmed_timezone_when_the_profile_has_none(
     assert refused.status_code == 422 and "timezone" in refused.json()["fields"]
     response = await post(client, doctor.headers, a, **fields, timezone="Europe/Berlin")
     assert response.status_code == 200, response.text
+
+
+@pytest.mark.parametrize(
+    ("fields", "offending"),
+    [
+        ({"date~1": "2026-13-45", "time~1": "10:00", "profile~1": "1", "location~1": "1"}, "date~1"),
+        ({"date~1": "2026-11-24", "time~1": "99:99", "profile~1": "1", "location~1": "1"}, "time~1"),
+        ({"date~1": "2026-11-24", "time~1": "10:00", "profile~1": "-5", "location~1": "1"}, "profile~1"),
+        ({"date~1": "2026-11-24", "time~1": "10:00", "profile~1": "9" * 40, "location~1": "1"}, "profile~1"),
+        ({"date~1": "2026-11-24", "time~1": "10:00", "profile~1": "1", "location~1": "Berlin"}, "location~1"),
+        ({"date~1": "２０２６-11-24", "time~1": "10:00", "profile~1": "1", "location~1": "1"}, "date~1"),
+        ({"date~1": "x" * 5000}, "date~1"),
+        ({"date~x": "2026-11-24"}, "date~x"),
+        ({"date~0": "2026-11-24"}, "date~0"),
+        ({"time~2": "10:00"}, "date~1"),
+        ({"date~100": "2026-11-24"}, "date~100"),
+        ({"timezone": "Not/AZone", "date~1": "2026-11-24", "time~1": "10:00"}, "timezone"),
+    ],
+)
+async def test_malformed_input_is_a_validation_error_naming_the_field_and_changes_nothing(
+    client, login, demo, runtime, fields, offending
+):
+    doctor = await login("doctor1")
+    a = aid(demo, REQUESTED)
+    before = await snapshot(runtime, a)
+    response = await post(client, doctor.headers, a, version="1", **fields)
+    assert response.status_code == 422, response.text
+    body = response.json()
+    assert body["code"] == "FIELDS_VALIDATION_ERROR" and offending in body["fields"], body
+    assert await snapshot(runtime, a) == before
+
+
+@pytest.mark.parametrize("version", ["", "abc", "-1", "1" * 30])
+async def test_a_malformed_version_is_refused(client, login, demo, version):
+    doctor = await login("doctor1")
+    response = await post(client, doctor.headers, aid(demo, REQUESTED), version=version)
+    assert response.status_code == 422 and "version" in response.json()["fields"]

@@ -236,3 +236,43 @@ async def test_editing_a_card_of_someone_elses_appointment_is_404(client, login,
     other = await login("doctor2")
     response = await client.patch(approve_url(aid(demo, REQUESTED)) + "/add-alternative", headers=other.headers)
     assert response.status_code == 404
+
+
+async def test_an_open_screen_follows_a_decision_made_elsewhere(client, login, demo):
+    doctor = await login("doctor1")
+    admin = await login("admin")
+    a = aid(demo, REQUESTED)
+    s = await Screen(client, doctor.headers, a).open()
+    response = await client.post(approve_url(a), headers=admin.headers, data={"version": "1"})
+    assert response.status_code == 200
+    await s.patch("")
+    assert s["status"]["value"] == "approved" and s["approve"]["enabled"] is False
+    assert s["decline"]["enabled"] is False and s["version"]["value"] == "2"
+    assert "already approved" in s["status-note"]["value"]
+
+
+async def test_changing_a_card_that_does_not_exist_is_refused(client, login, demo):
+    doctor = await login("doctor1")
+    s = await Screen(client, doctor.headers, aid(demo, REQUESTED)).open()
+    body = await s.patch("/change", {"date~2": "2026-11-25"}, expect=422)
+    assert "date~2" in body["fields"]
+    body = await s.patch("/change", {"unrelated": "x"}, expect=422)
+    assert body["code"] == "FIELDS_VALIDATION_ERROR"
+
+
+async def test_a_decline_reason_over_the_limit_is_refused(client, login, demo):
+    doctor = await login("doctor1")
+    a = aid(demo, REQUESTED)
+    response = await client.post(
+        f"/profile/appointments/{a}/decline", headers=doctor.headers, data={"reason": "x" * 1001, "version": "1"}
+    )
+    assert response.status_code == 422 and "reason" in response.json()["fields"]
+
+
+async def test_a_pending_appointment_links_to_the_offers_sent(client, login, demo):
+    from tests.integration.services.review_support import PENDING_5
+
+    doctor = await login("doctor1")
+    s = await Screen(client, doctor.headers, aid(demo, PENDING_5)).open()
+    assert s["offers-link"]["action"]["endpoint"] == f"/profile/appointments/{aid(demo, PENDING_5)}/offers"
+    assert s["approve"]["enabled"] is False and "answer is awaited" in s["status-note"]["value"]

@@ -212,6 +212,8 @@ class Shell {
   }
 
   openPanel(endpoint) {
+    const opener = document.activeElement;
+    if (opener && !$("panel").contains(opener)) this.panelOpener = opener;
     if (!this.panel) {
       this.panel = new Screen($("panel-screen"), this, { slot: "panel" });
       this.panel.closed = false;
@@ -237,7 +239,11 @@ class Shell {
     panel.close();
     $("panel").hidden = true;
     document.body.classList.remove("has-embedded-panel");
-    if (this.main) this.main.frame.focus?.();
+    // Focus returns to the control that opened the panel (or the main heading when it is gone).
+    const opener = this.panelOpener;
+    this.panelOpener = null;
+    if (opener && opener.isConnected) opener.focus();
+    else if (this.main) this.main.body.querySelector("h1")?.focus();
   }
 
   // Desktop: embedded beside the appointment list on wide screens, floating at the bottom right otherwise.

@@ -71,7 +71,7 @@ export class Screen {
     this.shell.screenShown(this, page);
     this.schedule();
     if (focus) {
-      const heading = this.body.querySelector("h1, h2");
+      const heading = this.body.querySelector("h1, h2") || this.frame.parentElement.querySelector("[data-focus-fallback]");
       if (heading) {
         heading.tabIndex = -1;
         heading.focus({ preventScroll: true });

@@ -13,6 +13,7 @@ the protocol's own ``apply``, polls at the page's timeout, follows the real-time
 and performs element actions (``activate``) with the form values set by ``set_value``. Guide: docs/client-sdk.md.
 """
 
+from doctordesk.client.changes import Change, Changes
 from doctordesk.client.errors import (
     ApiError,
     AppointmentChanged,
@@ -34,13 +35,14 @@ from doctordesk.client.errors import (
     ValidationError,
 )
 from doctordesk.client.forms import FileUpload
-from doctordesk.client.screen import Change, ElementDisabled, Screen, ScreenClosed
+from doctordesk.client.screen import ElementDisabled, Screen, ScreenClosed
 from doctordesk.client.session import Client, PushRegistration, User
 
 __all__ = [
     "ApiError",
     "AppointmentChanged",
     "Change",
+    "Changes",
     "ChatDisabled",
     "Client",
     "ClientError",

@@ -13,10 +13,10 @@ import inspect
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterator
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from doctordesk.client import forms
+from doctordesk.client.changes import Change, Changes, Trigger
 from doctordesk.client.errors import ClientError, ProtocolError
 from doctordesk.client.forms import FileUpload
 from doctordesk.client.timers import TimerHandle
@@ -26,28 +26,6 @@ if TYPE_CHECKING:
     from doctordesk.client.session import Client
 
 log = logging.getLogger(__name__)
-
-ChangeKind = Literal["page", "update", "error", "closed"]
-Trigger = Literal["open", "reload", "navigate", "poll", "stream", "action", "patch", "close"]
-
-
-@dataclass(frozen=True, slots=True)
-class Change:
-    """What happened to a screen.
-
-    ``kind``: ``page`` (a whole page arrived: open, reload, navigate), ``update`` (a non-empty update set was
-    applied), ``error`` (a background poll or real-time PATCH failed; the cycle goes on) or ``closed``.
-    ``trigger`` says what caused it; ``patches``, ``notice`` and ``navigate`` are the update set's.
-    """
-
-    kind: ChangeKind
-    screen: str
-    trigger: Trigger
-    patches: tuple[dict[str, Any], ...] = ()
-    notice: dict[str, str] | None = None
-    navigate: str | None = None
-    error: ClientError | None = None
-
 
 Callback = Callable[[Change], Awaitable[None] | None]
 Confirm = Callable[[str], bool]
@@ -59,33 +37,6 @@ class ElementDisabled(ClientError):
 
 class ScreenClosed(ClientError):
     """The screen was closed (by ``close()`` or a logout)."""
-
-
-class Changes:
-    """An async iterator over a screen's changes from the moment it was created; ends after ``closed``."""
-
-    def __init__(self, screen: Screen) -> None:
-        self._screen = screen
-        self._queue: asyncio.Queue[Change] = asyncio.Queue()
-        self._done = screen.closed
-        screen._queues.append(self._queue)
-
-    def __aiter__(self) -> Changes:
-        return self
-
-    async def __anext__(self) -> Change:
-        if self._done and self._queue.empty():
-            raise StopAsyncIteration
-        change = await self._queue.get()
-        if change.kind == "closed":
-            self._done = True
-            self.close()
-        return change
-
-    def close(self) -> None:
-        """Stop receiving changes."""
-        if self._queue in self._screen._queues:
-            self._screen._queues.remove(self._queue)
 
 
 class Screen:

@@ -27,6 +27,7 @@ from doctordesk.realtime.routing import Screen, message_for
 PRESENCE = "screen-presence"
 TOKEN_REVOKED = "token-revoked"
 QUEUE_LIMIT = 32
+LAST_EVENT_LIMIT = 500_000
 
 
 class Close:
@@ -227,6 +228,10 @@ class Hub:
 
     def route(self, topics: tuple[str, ...]) -> int:
         stamp = self.stamp()
+        if len(self._last_event) > LAST_EVENT_LIMIT:
+            # Forget old topics; a reconnect from before now is then treated as missed (one extra Timeout).
+            self._last_event.clear()
+            self.started_ms = stamp[0]
         for topic in topics:
             self._last_event[topic] = stamp
         clients: set[str] = set()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import select
@@ -53,7 +53,7 @@ from doctordesk.store.tables import User
 
 MESSAGE_EVENT = "chat-message"
 READ_EVENT = "chat-read"
-MAX_ID = 2**53
+MAX_ID = 2**53  # as web.deps.MAX_ID: ids every database stores
 
 
 # --- the chat's state token -------------------------------------------------------------------------------------
@@ -454,7 +454,7 @@ async def _store_message(rt: Runtime, actor: Actor, form: SendForm) -> None:
         )
 
 
-async def _thread_for_update(session: AsyncSession, appointment_id: int, now: Any) -> int:
+async def _thread_for_update(session: AsyncSession, appointment_id: int, now: datetime) -> int:
     """The appointment's thread, created on the first message; its row is locked until commit, so the sends of a
     thread are ordered and ``last_activity_at`` follows them."""
     thread = await session.scalar(

@@ -104,3 +104,18 @@ def test_a_canceled_appointment_has_approve_suggest_and_decline_disabled(server,
         assert page.locator(f'[data-id="{ref}"]').is_disabled()
     assert page.locator('[data-id="another-alternative"]').is_disabled()
     assert page.locator('[data-id="alternative-1"]').count() == 0
+
+
+DISCLAIMER_REQUEST = 2  # patient4; the disclaimer must be shown and acknowledged
+
+
+def test_approve_waits_for_the_disclaimer_acknowledgement(server, new_page):
+    page = new_page(server.url)
+    sign_in(page, "doctor1")
+    open_review(page, DISCLAIMER_REQUEST)
+    approve = page.locator('[data-id="approve"]')
+    assert approve.is_disabled()
+    page.get_by_label("I have displayed the disclaimer to the patient").check()
+    page.locator('[data-id="approve"]:not([disabled])').wait_for()
+    approve.click()
+    page.locator(f'[data-id="status-{DISCLAIMER_REQUEST}"][data-value="approved"]').wait_for()

@@ -191,3 +191,27 @@ async def test_patches_applied_to_the_old_page_equal_a_fresh_page_through_random
         fresh = await _put(client, headers)
         assert_patched_equals_fresh(page, update, fresh)
         page = {**page, "elements": apply(page["elements"], update["patches"]), "state": update["state"]}
+
+
+@pytest.mark.parametrize(
+    ("headers", "field"),
+    [
+        ({"X-Layout": "tablet"}, "X-Layout"),
+        ({"X-Client-Id": "bad id!"}, "X-Client-Id"),
+        ({"X-Client-Id": "x" * 65}, "X-Client-Id"),
+        ({"X-Push-Platform": "windows", "X-Device-Id": "d1"}, "X-Push-Platform"),
+    ],
+)
+@pytest.mark.parametrize("method", ["PUT", "PATCH"])
+async def test_bad_screen_headers_are_a_validation_error_naming_the_header(client, login, headers, field, method):
+    doctor = await login("doctor1")
+    response = await client.request(method, "/profile/appointments", headers={**doctor.headers, **headers})
+    assert response.status_code == 422, response.text
+    body = response.json()
+    assert body["code"] == "FIELDS_VALIDATION_ERROR" and field in body["fields"]
+
+
+async def test_the_mobile_layout_is_honoured_and_case_insensitive(client, login):
+    doctor = await login("doctor1")
+    page = await _put(client, {**doctor.headers, "X-Layout": "MOBILE"})
+    assert page["layout"] == "mobile"

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, select
+from sqlalchemy import Select, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
@@ -20,6 +20,18 @@ from doctordesk.store.tables import Appointment, Location, Patient, User
 
 _Doctor = aliased(User)
 Query = Select[Appointment, str, Location, str]
+
+
+@dataclass(frozen=True, slots=True)
+class ListPosition:
+    """A place in the list's order (start time, then id: unique, so a page ends at exactly one row)."""
+
+    start: datetime
+    id: int
+
+    @classmethod
+    def of(cls, view: AppointmentView) -> ListPosition:
+        return cls(view.start, view.id)
 
 
 def _base() -> Query:
@@ -66,9 +78,11 @@ async def list_appointments(
     statuses: Sequence[int] | None = None,
     start_from: datetime | None = None,
     start_to: datetime | None = None,
+    after: ListPosition | None = None,
     limit: int = 500,
 ) -> list[AppointmentView]:
-    """The appointments the actor may see, by start time."""
+    """The appointments the actor may see, by start time then id; ``after`` continues past a position (keyset
+    paging: rows inserted meanwhile never shift the next page)."""
     query = _visible_to(_base(), actor)
     if statuses:
         query = query.where(Appointment.status.in_(list(statuses)))
@@ -76,6 +90,12 @@ async def list_appointments(
         query = query.where(Appointment.start_at >= start_from)
     if start_to is not None:
         query = query.where(Appointment.start_at < start_to)
+    if after is not None:
+        # (start_at, id) > after, spelled so that the start bound is an index range on either index by start.
+        query = query.where(
+            Appointment.start_at >= after.start,
+            or_(Appointment.start_at > after.start, Appointment.id > after.id),
+        )
     rows = await session.execute(query.order_by(Appointment.start_at, Appointment.id).limit(limit))
     views = [_view(r) for r in rows]
     if actor.role is Role.PATIENT or not views:

@@ -199,6 +199,7 @@ class Appointment(Base):
     __table_args__ = (
         Index("ix_appointments_doctor_start", "doctor_id", "start_at"),
         Index("ix_appointments_doctor_status", "doctor_id", "status"),
+        Index("ix_appointments_start_id", "start_at", "id"),  # the read API's order (migration api_0001)
     )
 
 

@@ -11,8 +11,9 @@ from fastapi import APIRouter, Path, Query
 from doctordesk.domain.appointments import AppointmentView
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.status import StatusName, codes_for_name
-from doctordesk.services.appointments import get_appointment, list_appointments
+from doctordesk.services.appointments import ListPosition, get_appointment, list_appointments
 from doctordesk.web.deps import MAX_ID, ActorDep, RuntimeDep
+from doctordesk.web.paging import DEFAULT_LIMIT, MAX_CURSOR_CHARS, MAX_LIMIT, decode_cursor, encode_cursor
 from doctordesk.web.responses import SCREEN_RESPONSES
 
 router = APIRouter(prefix="/api", tags=["read API"])
@@ -42,18 +43,32 @@ async def appointments(
     status: Annotated[list[StatusFilter] | None, Query(description="Filter by status name (repeatable)")] = None,
     date_from: Annotated[date | None, Query(alias="from", description="First day (UTC), inclusive")] = None,
     date_to: Annotated[date | None, Query(alias="to", description="Last day (UTC), inclusive")] = None,
+    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT, description="Appointments per page")] = DEFAULT_LIMIT,
+    cursor: Annotated[
+        str | None,
+        Query(max_length=MAX_CURSOR_CHARS, description="The previous page's `cursor`: continue after it"),
+    ] = None,
 ) -> dict[str, Any]:
-    """The appointments the caller may see, by start time."""
+    """The appointments the caller may see, by start time then id, one page at a time. `cursor` in the answer
+    fetches the next page (send it with the same filters); it is null on the last page."""
     if date_from and date_to and date_to < date_from:
         raise ValidationFailed(fields={"to": "Must not be before 'from'."})
+    after = decode_cursor(cursor) if cursor is not None else None
     codes = [c for name in status for c in codes_for_name(StatusName(name).value)] if status else None
     start_from = datetime.combine(date_from, time.min, tzinfo=_UTC) if date_from else None
     start_to = (
         datetime.combine(date_to + timedelta(days=1), time.min, tzinfo=_UTC) if date_to and date_to < date.max else None
     )
     async with rt.db.read() as session:
-        views = await list_appointments(session, actor, statuses=codes, start_from=start_from, start_to=start_to)
-    return {"appointments": [appointment_json(v) for v in views]}
+        views = await list_appointments(
+            session, actor, statuses=codes, start_from=start_from, start_to=start_to, after=after, limit=limit + 1
+        )
+    page = views[:limit]
+    more = len(views) > limit
+    return {
+        "appointments": [appointment_json(v) for v in page],
+        "cursor": encode_cursor(ListPosition.of(page[-1])) if more else None,
+    }
 
 
 @router.get("/appointments/{appointment_id}", responses=SCREEN_RESPONSES)

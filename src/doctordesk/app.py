@@ -12,7 +12,7 @@ from pathlib import Path
 from fastapi import FastAPI
 
 from doctordesk import __version__
-from doctordesk.config import Settings
+from doctordesk.config import Settings, load_settings
 from doctordesk.domain.clock import Clock, SystemClock
 from doctordesk.domain.events import DomainEvent
 from doctordesk.realtime import wiring as realtime
@@ -53,7 +53,7 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None, bus: EventB
 
 
 def create_app(settings: Settings | None = None, *, clock: Clock | None = None, bus: EventBus | None = None) -> FastAPI:
-    settings = settings or Settings()
+    settings = settings or load_settings()
     runtime = build_runtime(settings, clock=clock, bus=bus)
 
     dispatcher = realtime.build_dispatcher(runtime) if settings.push_in_process else None

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 import typer
 
-from doctordesk.config import Settings
+from doctordesk.config import Settings, load_settings
 from doctordesk.domain.errors import DomainError
 from doctordesk.domain.roles import Role
 
@@ -24,7 +24,7 @@ def serve(
     """Serve the API, the screens, the real-time stream and the web app."""
     import uvicorn
 
-    settings = Settings()
+    settings = Settings()  # the app warns about unknown variables as it starts (in every worker process)
     uvicorn.run(
         "doctordesk.app:create_app",
         factory=True,
@@ -43,7 +43,7 @@ def migrate() -> None:
     from doctordesk.store.migrate import upgrade
 
     async def run() -> None:
-        db = Database(Settings().database_url)
+        db = Database(load_settings().database_url)
         try:
             await upgrade(db.engine)
         finally:
@@ -60,7 +60,7 @@ def seed_demo(if_empty: bool = typer.Option(False, "--if-empty", help="Do nothin
     from doctordesk.store import seed
     from doctordesk.store.db import Database
 
-    settings = Settings()
+    settings = load_settings()
 
     async def run() -> bool:
         db = Database(settings.database_url)
@@ -91,7 +91,7 @@ def create_user(
     from doctordesk.store.db import Database
 
     secret = password or getpass.getpass("Password: ")
-    settings = Settings()
+    settings = load_settings()
 
     async def run() -> int:
         db = Database(settings.database_url)
@@ -125,7 +125,7 @@ def worker(
     from doctordesk.realtime.push import make_adapter
     from doctordesk.store.db import Database
 
-    settings = Settings()
+    settings = load_settings()
     adapter = make_adapter(settings.push_adapter, settings.push_url, settings.push_credentials)
     if adapter is None:
         raise typer.BadParameter("no push partner configured (DOCTORDESK_PUSH_URL, DOCTORDESK_PUSH_ADAPTER)")

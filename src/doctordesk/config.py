@@ -2,21 +2,23 @@
 
 from __future__ import annotations
 
+import logging
+import os
+from collections.abc import Mapping
 from pathlib import Path
 
-from pydantic import Field, model_validator
+from pydantic import model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-DEFAULT_SECRET = "change-me-in-production"
+PREFIX = "DOCTORDESK_"
+log = logging.getLogger(__name__)
 
 
 class Settings(BaseSettings):
     """Everything the service can be told. With nothing set it runs embedded: SQLite under ./var, in-process bus."""
 
-    model_config = SettingsConfigDict(env_prefix="DOCTORDESK_", env_file=None, extra="ignore")
+    model_config = SettingsConfigDict(env_prefix=PREFIX, env_file=None, extra="ignore")
 
-    environment: str = Field("development", description="'production' refuses the default secret")
-    secret_key: str = DEFAULT_SECRET
     host: str = "127.0.0.1"
     port: int = 8000
     data_dir: Path = Path("var")
@@ -69,8 +71,6 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _check(self) -> Settings:
-        if self.environment == "production" and self.secret_key == DEFAULT_SECRET:
-            raise ValueError("DOCTORDESK_SECRET_KEY must be set in production")
         if not self.database_url:
             self.database_url = f"sqlite+aiosqlite:///{self.data_dir / 'doctordesk.db'}"
         return self
@@ -78,3 +78,17 @@ class Settings(BaseSettings):
     @property
     def is_sqlite(self) -> bool:
         return self.database_url.startswith("sqlite")
+
+
+def unknown_variables(environ: Mapping[str, str]) -> list[str]:
+    """The ``DOCTORDESK_*`` variables that name no setting: a typo, or a setting this version no longer has (such
+    as ``DOCTORDESK_SECRET_KEY``). They are ignored, so the operator is told."""
+    known = {f"{PREFIX}{name}".upper() for name in Settings.model_fields}
+    return sorted(name for name in environ if name.upper().startswith(PREFIX) and name.upper() not in known)
+
+
+def load_settings() -> Settings:
+    """The settings from the environment, with a warning for every variable that has no effect."""
+    for name in unknown_variables(os.environ):
+        log.warning("%s is not a setting of doctordesk and is ignored (docs/operations.md#settings)", name)
+    return Settings()

@@ -33,12 +33,15 @@ def test_the_command_without_arguments_lists_the_commands():
     assert all(c in result.output for c in COMMANDS)
 
 
-def run(data_dir: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+def run(
+    data_dir: Path, *args: str, check: bool = True, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     env = {
         **os.environ,
         "DOCTORDESK_DATA_DIR": str(data_dir),
         "DOCTORDESK_ARGON2_TIME_COST": "1",
         "DOCTORDESK_ARGON2_MEMORY_KIB": "1024",
+        **(env or {}),
     }
     env.pop("DOCTORDESK_DATABASE_URL", None)
     result = subprocess.run(
@@ -90,6 +93,20 @@ def test_migrate_seed_demo_and_create_user_as_processes_on_a_fresh_data_dir(tmp_
     bad_role = run(data, "create-user", "someone", "--role", "wizard", "--password", "longer", check=False)
     assert bad_role.returncode != 0
     assert sqlite_count(data, "select count(*) from users") == users + 1
+
+
+def test_a_variable_that_names_no_setting_is_ignored_with_a_warning_naming_it(tmp_path):
+    # The retired secret key and environment, and a typo: the command runs, and says each one has no effect.
+    retired = {
+        "DOCTORDESK_ENVIRONMENT": "production",
+        "DOCTORDESK_SECRET_KEY": "change-me-in-production",
+        "DOCTORDESK_DATABSE_URL": "postgresql+asyncpg://db/prod",
+    }
+    result = run(tmp_path / "data", "migrate", env=retired)
+    assert "up to date" in result.stdout
+    reported = {line.split()[0] for line in result.stderr.splitlines() if "is not a setting of doctordesk" in line}
+    assert set(retired) <= reported
+    assert not reported & {"DOCTORDESK_DATA_DIR", "DOCTORDESK_ARGON2_TIME_COST", "DOCTORDESK_ARGON2_MEMORY_KIB"}
 
 
 async def test_a_created_user_can_log_in(client, runtime):

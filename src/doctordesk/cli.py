@@ -33,6 +33,7 @@ def serve(
         workers=workers,
         log_level="info",
         proxy_headers=True,
+        forwarded_allow_ips=settings.forwarded_allow_ips,
     )
 
 

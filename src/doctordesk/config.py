@@ -7,7 +7,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from pydantic import model_validator
+from pydantic import PositiveInt, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 PREFIX = "DOCTORDESK_"
@@ -21,6 +21,9 @@ class Settings(BaseSettings):
 
     host: str = "127.0.0.1"
     port: int = 8000
+    # `serve` believes X-Forwarded-For (the client's address) and X-Forwarded-Proto only on connections from these
+    # addresses or networks, comma-separated ("*": any; empty: none). Login throttling counts per client address.
+    forwarded_allow_ips: str = "127.0.0.1,::1"
     data_dir: Path = Path("var")
     database_url: str = ""  # empty: sqlite+aiosqlite:///<data_dir>/doctordesk.db
     redis_url: str = ""  # empty: in-process event bus
@@ -31,8 +34,13 @@ class Settings(BaseSettings):
     # Clinic reference data (doctors, locations, work hours, fees) is re-read at most this often by Review and
     # Approve; 0 reads it on every request.
     reference_cache_seconds: float = 5.0
-    login_max_failures: int = 5
-    login_lockout_seconds: int = 300
+    # Failed logins (docs/accounts.md#throttling): per username and client address, this many lock the address
+    # out of the username for the lockout; per username from every address, the ceiling slows it to one
+    # attempt per interval (the count drains by one per interval).
+    login_max_failures: PositiveInt = 5
+    login_lockout_seconds: PositiveInt = 300
+    login_username_max_failures: PositiveInt = 20
+    login_username_interval_seconds: PositiveInt = 60
     argon2_time_cost: int = 3
     argon2_memory_kib: int = 65536
 

@@ -38,6 +38,8 @@ class LiveServer:
     extra_env: dict[str, str] = field(default_factory=dict)
     port: int = field(default_factory=free_port)
     process: subprocess.Popen[bytes] | None = None
+    # Start through `doctordesk serve` (the production command and its uvicorn options) instead of uvicorn itself.
+    via_cli: bool = False
 
     @property
     def url(self) -> str:
@@ -57,20 +59,13 @@ class LiveServer:
 
     def start(self) -> LiveServer:
         with open(self.data_dir / f"server-{self.port}.log", "ab") as log:
+            if self.via_cli:
+                command = ["doctordesk.cli", "serve", "--host", "127.0.0.1", "--port", str(self.port)]
+            else:
+                command = ["uvicorn", "doctordesk.app:create_app", "--factory", "--host", "127.0.0.1"]
+                command += ["--port", str(self.port), "--log-level", "warning"]
             self.process = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "uvicorn",
-                    "doctordesk.app:create_app",
-                    "--factory",
-                    "--host",
-                    "127.0.0.1",
-                    "--port",
-                    str(self.port),
-                    "--log-level",
-                    "warning",
-                ],
+                [sys.executable, "-m", *command],
                 env=self.env,
                 stdout=log,
                 stderr=subprocess.STDOUT,

@@ -10,14 +10,16 @@ from datetime import timedelta
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from doctordesk.domain.errors import TooManyRequests, Unauthorized, ValidationFailed
+from doctordesk.domain.errors import Unauthorized, ValidationFailed
 from doctordesk.domain.events import DomainEvent, user_topic
+from doctordesk.domain.login_throttle import address_key
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.runtime import Runtime
+from doctordesk.services import login_throttle
 from doctordesk.services.audit import audit
 from doctordesk.services.passwords import Passwords
 from doctordesk.services.uow import unit_of_work
-from doctordesk.store.tables import AccessToken, LoginThrottle, Patient, User
+from doctordesk.store.tables import AccessToken, Patient, User
 
 TOKEN_REVOKED = "token-revoked"
 MAX_USERNAME = 64  # the column's width: longer names cannot exist, and must not reach the database
@@ -49,8 +51,11 @@ async def actor_for(session: AsyncSession, user: User, token_id: int | None) -> 
     )
 
 
-async def login(rt: Runtime, passwords: Passwords, username: str, password: str) -> LoginResult:
-    """Check the credentials and issue a new access token. Too many failures lock the username for a while."""
+async def login(
+    rt: Runtime, passwords: Passwords, username: str, password: str, *, client_host: str | None
+) -> LoginResult:
+    """Check the credentials and issue a new access token. Failures are throttled per username and client address
+    (``client_host``: the peer, or the client a trusted proxy names) and per username (docs/accounts.md)."""
     username = username.strip().lower()
     fields = {k: "Required." for k, v in (("username", username), ("password", password)) if not v}
     if len(username) > MAX_USERNAME:
@@ -61,24 +66,14 @@ async def login(rt: Runtime, passwords: Passwords, username: str, password: str)
         raise ValidationFailed(fields=fields)
     now = rt.clock.now()
     settings = rt.settings
-    async with rt.db.read() as session:
-        throttle = await session.get(LoginThrottle, username)
-        if throttle and throttle.locked_until and throttle.locked_until > now:
-            wait = int((throttle.locked_until - now).total_seconds()) + 1
-            raise TooManyRequests("Too many failed logins. Try again later.", retry_after=wait)
+    address = address_key(client_host)
+    async with rt.db.transaction() as session:
+        limits = login_throttle.limits(settings)
+        await login_throttle.admit(session, limits, username=username, address=address, now=now)
         user = await session.scalar(select(User).where(User.username == username, User.active.is_(True)))
     ok = await passwords.verify(user.password_hash if user else None, password)
     async with rt.db.transaction() as session:
-        throttle = await session.get(LoginThrottle, username)
         if not ok or user is None:
-            if throttle is None:
-                throttle = LoginThrottle(username=username, failures=0, updated_at=now)
-                session.add(throttle)
-            throttle.failures += 1
-            throttle.updated_at = now
-            if throttle.failures >= settings.login_max_failures:
-                throttle.failures = 0
-                throttle.locked_until = now + timedelta(seconds=settings.login_lockout_seconds)
             audit(
                 session,
                 at=now,
@@ -86,18 +81,25 @@ async def login(rt: Runtime, passwords: Passwords, username: str, password: str)
                 action="login-failed",
                 entity="user",
                 entity_id=user.id if user else None,
-                details={"username": username},
+                details={"username": username, "address": address},
             )
         else:
-            if throttle is not None:
-                await session.delete(throttle)
+            await login_throttle.succeeded(session, username=username, address=address, now=now)
             token = secrets.token_urlsafe(32)
             expires_at = now + timedelta(seconds=settings.token_ttl_seconds)
             row = AccessToken(token_hash=token_hash(token), user_id=user.id, created_at=now, expires_at=expires_at)
             session.add(row)
             await session.flush()
             actor = await actor_for(session, user, row.id)
-            audit(session, at=now, actor_id=user.id, action="login", entity="user", entity_id=user.id)
+            audit(
+                session,
+                at=now,
+                actor_id=user.id,
+                action="login",
+                entity="user",
+                entity_id=user.id,
+                details={"address": address},
+            )
     if not ok or user is None:
         raise Unauthorized("Wrong username or password.")
     return LoginResult(access_token=token, expires_in=settings.token_ttl_seconds, actor=actor)

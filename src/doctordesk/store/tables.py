@@ -92,12 +92,28 @@ class AccessToken(Base):
 
 
 class LoginThrottle(Base):
-    """Failed logins per username: after too many, the account is locked for a while (429)."""
+    """Failed logins per username from every address (domain/login_throttle.py): a count that drains by one per
+    interval from ``updated_at``; at the ceiling the username is slowed and ``locked_until`` is when the next
+    attempt may come."""
 
     __tablename__ = "login_throttle"
     username: Mapped[str] = mapped_column(String(64), primary_key=True)
     failures: Mapped[int] = mapped_column(Integer, default=0)
     locked_until: Mapped[datetime | None]
+    updated_at: Mapped[datetime]
+
+
+class LoginAddressThrottle(Base):
+    """Failed logins per username and client address: too many lock that address out of that username for a
+    while; ``succeeded_at`` (the last successful login from there) exempts the address from the username's slowing.
+    Migration accounts_0001."""
+
+    __tablename__ = "login_address_throttle"
+    username: Mapped[str] = mapped_column(String(64), primary_key=True)
+    address: Mapped[str] = mapped_column(String(64), primary_key=True)
+    failures: Mapped[int] = mapped_column(Integer, default=0)
+    locked_until: Mapped[datetime | None]
+    succeeded_at: Mapped[datetime | None]
     updated_at: Mapped[datetime]
 
 
@@ -239,6 +255,7 @@ __all__ = [
     "FeeSchedule",
     "InsurancePolicy",
     "Location",
+    "LoginAddressThrottle",
     "LoginThrottle",
     "Patient",
     "User",

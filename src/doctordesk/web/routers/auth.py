@@ -29,14 +29,18 @@ def user_json(actor: Any) -> dict[str, Any]:
         401: error_doc("UNAUTHORIZED: wrong username or password"),
         413: TOO_LARGE,
         422: INVALID,
-        429: error_doc("TOO_MANY_REQUESTS: too many failed logins for this username (Retry-After)"),
+        429: error_doc(
+            "TOO_MANY_REQUESTS: too many failed logins for this username from this address, or for this username "
+            "from everywhere (Retry-After)"
+        ),
     },
 )
 async def login(
     request: Request, rt: RuntimeDep, username: Annotated[str, Form()], password: Annotated[str, Form()]
 ) -> dict[str, Any]:
     """Exchange a username and password for a bearer access token."""
-    result = await auth.login(rt, request.app.state.passwords, username, password)
+    client_host = request.client.host if request.client else None
+    result = await auth.login(rt, request.app.state.passwords, username, password, client_host=client_host)
     return {
         "access_token": result.access_token,
         "token_type": "bearer",

@@ -44,7 +44,9 @@ function applyDom(view, patch) {
       break;
     }
     case "reset":
-      view.render(view.elements);
+      // The server no longer knows the page shown (a restart, another instance): a whole new tree, but what the
+      // user was typing stays.
+      view.rerender(view.elements);
       break;
     case "replace": {
       const old = view.nodes.get(patch.id);

@@ -47,6 +47,17 @@ export class ScreenView {
     this.afterChange();
   }
 
+  // A new tree for the screen already shown (a reload, a reset patch): the inputs the server did not change keep
+  // what the user typed, and the element that had focus keeps it.
+  rerender(elements) {
+    const typed = forms.typedValues(this);
+    const active = this.root.contains(document.activeElement) ? document.activeElement.closest("[data-id]") : null;
+    this.render(elements);
+    forms.restoreTyped(this, typed);
+    if (active) this.refocus(active.dataset.id);
+    this.afterChange();
+  }
+
   model(id) {
     const hit = find(this.elements, id);
     return hit ? hit[0][hit[1]] : null;
@@ -70,15 +81,6 @@ export class ScreenView {
 
   collect(formId) {
     return forms.collect(this, formId);
-  }
-
-  typedValues() {
-    return forms.typedValues(this);
-  }
-
-  restoreTyped(typed) {
-    forms.restoreTyped(this, typed);
-    this.afterChange();
   }
 
   showFieldErrors(fields) {

@@ -1,6 +1,6 @@
 """Review and Approve in the browser: approving, suggesting alternatives (fees, red highlights, delete), the
-decline modal's required reason, and a canceled appointment's disabled actions. Each test decides a different
-demo appointment of doctor1 (ids in seeding order)."""
+decline modal's required reason, a canceled appointment's disabled actions, and deciding what another session
+decided meanwhile (APPOINTMENT_CHANGED). Each test decides a different demo appointment (ids in seeding order)."""
 
 from __future__ import annotations
 
@@ -150,8 +150,11 @@ def test_approving_what_was_decided_elsewhere_says_why_and_shows_the_appointment
     banner = page.locator("#main-screen .screen-banner")
     banner.wait_for()
     assert "The appointment has changed." in banner.text_content()
-    while not held:
+    for _ in range(200):
+        if held:
+            break
         page.wait_for_timeout(50)
+    assert held
     # While the screen loads again, the stale page offers nothing to submit.
     assert page.locator('[data-id="approve"]').is_disabled()
     held[0].continue_()
@@ -164,7 +167,7 @@ def test_approving_what_was_decided_elsewhere_says_why_and_shows_the_appointment
     assert page.evaluate("document.activeElement.classList.contains('screen-banner')")
 
 
-def test_declining_what_was_decided_elsewhere_closes_the_dialog_and_the_reason_stays_with_that_screen(
+def test_declining_what_was_decided_elsewhere_closes_the_dialog_and_the_message_stays_with_that_screen(
     server, new_page, problems
 ):
     problems.allowed.extend(["409", "net::", "Failed to load resource"])

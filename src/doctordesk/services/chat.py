@@ -44,7 +44,8 @@ from doctordesk.domain.roles import Actor, Role
 from doctordesk.runtime import Runtime
 from doctordesk.screens import chat as screen
 from doctordesk.screens.protocol import Layout, Page, UpdateSet, apply, diff, p_prepend, p_remove, p_reset, p_update
-from doctordesk.screens.state import Viewer
+from doctordesk.screens.state import Render, Viewer
+from doctordesk.screens.viewing import Viewing
 from doctordesk.services.appointments import get_appointment
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store import chat_repo
@@ -168,6 +169,13 @@ async def _state(
     return state, rendered
 
 
+def _viewing(rt: Runtime, actor: Actor, appointment_id: int, render: Render, client_id: str | None) -> Viewing:
+    shown = screen.shown(appointment_id, actor.user_id)
+    return Viewing(
+        rt.screens, rt.wall(), Viewer(client_id, actor.user_id), shown, rt.settings.poll_chat_seconds, render
+    )
+
+
 async def open_chat(
     rt: Runtime, actor: Actor, appointment_id: int, *, layout: Layout, client_id: str | None = None
 ) -> Page:
@@ -181,8 +189,7 @@ async def open_chat(
             state, rendered = await _state(rt, session, actor, appointment, None)
         return screen.render(state, layout=layout, timeout=rt.settings.poll_chat_seconds)
 
-    topics = screen.topics(appointment_id, actor.user_id)
-    page = await rt.screens.page(topics, rt.wall(), render, viewer=Viewer(client_id, actor.user_id))
+    page = await _viewing(rt, actor, appointment_id, render, client_id).page()
     assert rendered.window is not None
     page.state = join_state(page.state, rendered.window)
     return page
@@ -197,10 +204,11 @@ async def load_more(
     appointment_id: int | None = None,
     before: int | None = None,
     fresh: bool = False,
+    client_id: str | None = None,
 ) -> UpdateSet:
     """PATCH /profile/messages/load-more: with ``before`` the older messages (prepended to the thread); without it
     the chat's poll, bringing newer messages and read flags (and marking what it delivers as read: the reader is
-    looking at the thread)."""
+    looking at the thread). ``fresh``: render even when nothing changed (the answer to a send)."""
     inner, window = split_state(token)
     if appointment_id is None:
         if window is None:
@@ -208,12 +216,6 @@ async def load_more(
         appointment_id = window.appointment_id
     if window is not None and window.appointment_id != appointment_id:
         inner, window = None, None  # the client's page is another chat: answer with a reset
-    topics = screen.topics(appointment_id, actor.user_id)
-    timeout = rt.settings.poll_chat_seconds
-    now = rt.wall()
-    if not fresh and before is None and inner and window is not None and rt.screens.unchanged(inner, topics, now):
-        return UpdateSet(screen=screen.SCREEN, state=join_state(inner, window), timeout=timeout)
-
     rendered = _Rendered()
 
     async def render() -> Page:
@@ -221,28 +223,30 @@ async def load_more(
         async with rt.db.read() as session:
             appointment = await _appointment(session, actor, appointment_id)
             state, rendered = await _state(rt, session, actor, appointment, window, before=before)
-        return screen.render(state, layout=layout, timeout=timeout)
+        return screen.render(state, layout=layout, timeout=rt.settings.poll_chat_seconds)
 
-    page = await rt.screens.page(topics, now, render)
-    old = _cached(rt, inner)
-    patches = _older_patches(old, page) if before is not None else _patches(old, page)
-    assert rendered.window is not None
+    chat = _viewing(rt, actor, appointment_id, render, client_id)
+    if before is not None:
+        page = await rt.screens.page(chat.shown.topics, chat.now, render)
+        update = UpdateSet(screen.SCREEN, page.state, chat.timeout, _older_patches(_cached(rt, inner), page))
+    elif fresh or window is None:  # without a window the answer must render, to name one
+        update = await chat.refresh(inner)
+    else:
+        update = await chat.poll(inner)
+    if rendered.window is None:  # unchanged: the poll did not render
+        assert window is not None
+        update.state = join_state(update.state, window)
+        return update
     if before is None:
         await _mark_viewed(rt, actor, appointment_id, rendered)
-    return UpdateSet(
-        screen=screen.SCREEN, state=join_state(page.state, rendered.window), timeout=timeout, patches=patches
-    )
+    update.state = join_state(update.state, rendered.window)
+    return update
 
 
 def _cached(rt: Runtime, inner: str | None) -> list[dict[str, Any]] | None:
     if not inner:
         return None
     return rt.screens.cache.get(inner.rsplit(".", 1)[-1])
-
-
-def _patches(old: list[dict[str, Any]] | None, page: Page) -> list[dict[str, Any]]:
-    new = page.elements_json()
-    return diff(old, new) if old is not None else [p_reset(new)]
 
 
 def _children(elements: list[dict[str, Any]], element_id: str) -> list[dict[str, Any]]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any
 
 from sqlalchemy import delete, select
@@ -34,6 +35,7 @@ from doctordesk.runtime import Runtime
 from doctordesk.screens import review_approve
 from doctordesk.screens.protocol import Page, UpdateSet, p_update
 from doctordesk.screens.state import Viewer
+from doctordesk.screens.viewing import Viewing
 from doctordesk.services.audit import audit
 from doctordesk.services.review_facts import (
     Clinic,
@@ -177,42 +179,19 @@ async def _render(rt: Runtime, actor: Actor, appointment_id: int, layout: Any) -
     )
 
 
-async def open_page(rt: Runtime, actor: Actor, appointment_id: int, *, layout: Any, client_id: str | None) -> Page:
-    """PUT: the Review and Approve page."""
-
-    async def render() -> Page:
-        return await _render(rt, actor, appointment_id, layout)
-
-    topics = review_approve.topics(appointment_id, actor.user_id)
-    return await rt.screens.page(topics, rt.wall(), render, viewer=Viewer(client_id, actor.user_id))
-
-
-async def poll(rt: Runtime, actor: Actor, appointment_id: int, *, layout: Any, state: str | None) -> UpdateSet:
-    """PATCH: the screen's poll (empty when nothing it shows changed)."""
-
-    async def render() -> Page:
-        return await _render(rt, actor, appointment_id, layout)
-
-    return await rt.screens.poll(
-        state,
-        review_approve.topics(appointment_id, actor.user_id),
-        rt.wall(),
-        render,
-        screen=review_approve.SCREEN,
-        timeout=rt.settings.poll_review_seconds,
+def viewing(rt: Runtime, actor: Actor, appointment_id: int, *, layout: Any, client_id: str | None = None) -> Viewing:
+    """The Review and Approve screen of one appointment, as ``actor`` sees it: ``page()`` for the PUT, ``poll()``
+    for the PATCH (only the appointment's doctor or an admin; others get 404)."""
+    render = partial(_render, rt, actor, appointment_id, layout)
+    shown = review_approve.shown(appointment_id, actor.user_id)
+    return Viewing(
+        rt.screens, rt.wall(), Viewer(client_id, actor.user_id), shown, rt.settings.poll_review_seconds, render
     )
 
 
 async def _refresh(rt: Runtime, actor: Actor, appointment_id: int, layout: Any, state: str | None) -> UpdateSet:
     """The update set after an action: the page rendered now, diffed against the client's page."""
-
-    async def render() -> Page:
-        return await _render(rt, actor, appointment_id, layout)
-
-    page = await rt.screens.page(review_approve.topics(appointment_id, actor.user_id), rt.wall(), render)
-    return UpdateSet(
-        screen=page.screen, state=page.state, timeout=page.timeout, patches=rt.screens.patches_from(state, page)
-    )
+    return await viewing(rt, actor, appointment_id, layout=layout).refresh(state)
 
 
 DraftChange = Callable[[ReviewDraft, list[CardInput]], list[CardInput] | None]

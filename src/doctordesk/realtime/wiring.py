@@ -35,10 +35,16 @@ def install(rt: Runtime) -> None:
     """Presence from every page and poll answer handed out, and the push outbox in every unit of work."""
     pending: set[asyncio.Task[None]] = set()
 
-    def on_shown(viewer: Viewer, shown: Shown) -> None:
+    def on_shown(viewer: Viewer, shown: Shown, *, opened: bool) -> None:
         client_id = viewer.client_id
-        if client_id is None or _knows(rt.hub.screen_of(client_id), viewer, shown):
-            return  # the common case (every unchanged poll): no allocation, no I/O
+        if client_id is None:
+            return
+        current = rt.hub.screen_of(client_id)
+        if current is not None and current.user_id == viewer.user_id and (not opened or _is(current, shown)):
+            # Nothing new (every unchanged poll ends here: no allocation, no I/O). A poll only tells a screen the
+            # instance does not know for this client; it never replaces the one the client opened last, since a
+            # client may show two (the web app's list and chat panel) and presence holds one.
+            return
         screen = Screen(user_id=viewer.user_id, screen=shown.screen, poll=shown.poll, topics=shown.topics)
         rt.hub.set_presence(client_id, screen)
         if isinstance(rt.bus, RedisBus):
@@ -66,15 +72,8 @@ def install(rt: Runtime) -> None:
 PRESENCE_TTL_SECONDS = 24 * 3600
 
 
-def _knows(current: Screen | None, viewer: Viewer, shown: Shown) -> bool:
-    """Whether the presence this instance holds for the viewer's client is already ``shown`` for this user."""
-    return (
-        current is not None
-        and current.user_id == viewer.user_id
-        and current.screen == shown.screen
-        and current.poll == shown.poll
-        and current.topics == shown.topics
-    )
+def _is(screen: Screen, shown: Shown) -> bool:
+    return screen.screen == shown.screen and screen.poll == shown.poll and screen.topics == shown.topics
 
 
 async def _share_presence(rt: Runtime, bus: RedisBus, client_id: str, screen: Screen) -> None:

@@ -17,7 +17,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from doctordesk.screens.protocol import Page, diff, p_reset
 
@@ -42,9 +42,11 @@ class Shown:
     topics: tuple[str, ...]
 
 
-# Called whenever a viewer is handed a screen's page or poll answer (presence listens here). Runs on every poll:
-# it must return at once, without I/O, when the viewer's screen is the one it already knows.
-ShownListener = Callable[[Viewer, Shown], None]
+class ShownListener(Protocol):
+    """Told whenever a viewer is handed a screen: ``opened`` for its page (PUT), else for its poll's answer
+    (presence listens here). Runs on every poll: it must return at once, without I/O, when it has nothing new."""
+
+    def __call__(self, viewer: Viewer, shown: Shown, *, opened: bool) -> None: ...
 
 
 class Revisions:
@@ -102,10 +104,10 @@ class ScreenStates:
         self.max_age = max_age
         self.listeners: list[ShownListener] = []
 
-    def shown_to(self, viewer: Viewer, shown: Shown) -> None:
-        """Tell the listeners which screen ``viewer`` was just handed (a page or a poll's answer)."""
+    def shown_to(self, viewer: Viewer, shown: Shown, *, opened: bool) -> None:
+        """Tell the listeners which screen ``viewer`` was just handed: its page (``opened``) or a poll's answer."""
         for listener in self.listeners:
-            listener(viewer, shown)
+            listener(viewer, shown, opened=opened)
 
     async def page(self, topics: Iterable[str], now: float, render: Render) -> Page:
         """Render a page and give it its state token."""

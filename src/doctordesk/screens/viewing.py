@@ -3,8 +3,8 @@ action, all from one description (who looks, which screen, its poll interval, ho
 
 The service that owns a screen builds a ``Viewing`` per request and calls one of the three; the state tokens and
 the page cache are ``ScreenStates``'s (``screens/state.py``). The page and the poll tell ``ScreenStates``'s
-listeners which screen the viewer has (presence, docs/realtime.md), so a client that only polls is known too,
-e.g. after a restart. An unchanged poll stays what it was: no rendering and no I/O.
+listeners which screen the viewer was handed (presence, docs/realtime.md), so a service that restarted learns a
+client's screen from its next poll. An unchanged poll stays what it was: no rendering and no I/O.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ class Viewing:
     async def page(self) -> Page:
         """The whole page, with its state token (PUT)."""
         page = await self.states.page(self.shown.topics, self.now, self.render)
-        self.states.shown_to(self.viewer, self.shown)
+        self.states.shown_to(self.viewer, self.shown, opened=True)
         return page
 
     async def poll(self, token: str | None) -> UpdateSet:
@@ -37,6 +37,7 @@ class Viewing:
             update = UpdateSet(screen=self.shown.screen, state=token, timeout=self.timeout)
         else:
             update = await self.refresh(token)
+        self.states.shown_to(self.viewer, self.shown, opened=False)
         return update
 
     async def refresh(self, token: str | None) -> UpdateSet:

@@ -4,10 +4,8 @@ PUTting its screen again, gets its real-time messages again from its next poll o
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 
 import httpx
-import pytest
 
 from tests.e2e.realtime.test_routing_live import login, open_a_chat, send
 from tests.support.live import LiveServer
@@ -16,24 +14,13 @@ from tests.support.sse import open_stream
 QUIET = 1.0
 
 
-@pytest.fixture
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    live = LiveServer(tmp_path_factory.mktemp("presence"), extra_env={"DOCTORDESK_HEARTBEAT_SECONDS": "0.5"})
-    live.prepare()
-    live.start()
-    try:
-        yield live
-    finally:
-        live.stop()
-
-
-async def test_after_a_restart_a_poll_alone_brings_the_clients_messages_back(server: LiveServer) -> None:
-    async with httpx.AsyncClient(base_url=server.url, timeout=10) as http:
+async def test_after_a_restart_a_poll_alone_brings_the_clients_messages_back(live_server: LiveServer) -> None:
+    async with httpx.AsyncClient(base_url=live_server.url, timeout=10) as http:
         doctor, support = await login(http, "doctor1"), await login(http, "support1")
         a = await open_a_chat(doctor, support, ("doctor-tab", "support-tab"))
         page = await doctor.put(f"/profile/messages/user-chat?appointment-id={a}", "doctor-tab")
 
-        await asyncio.to_thread(server.restart)
+        await asyncio.to_thread(live_server.restart)
 
         async with open_stream(http, headers=doctor.headers("doctor-tab")) as stream:
             assert (await stream.next()).data == ""

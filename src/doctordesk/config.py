@@ -22,6 +22,9 @@ class Settings(BaseSettings):
     data_dir: Path = Path("var")
     database_url: str = ""  # empty: sqlite+aiosqlite:///<data_dir>/doctordesk.db
     redis_url: str = ""  # empty: in-process event bus
+    # How long a write waits for a lock another transaction holds (SQLite busy timeout, PostgreSQL lock_timeout)
+    # before the request is answered 503 SERVICE_BUSY with nothing written.
+    db_lock_timeout_ms: int = 10_000
 
     # Accounts
     token_ttl_seconds: int = 12 * 3600

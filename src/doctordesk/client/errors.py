@@ -18,6 +18,7 @@
         ├── ThirdPartyDataInvalid        THIRD_PARTY_DATA_INVALID
         ├── InvalidTransition            INVALID_TRANSITION
         └── ServerError                  INTERNAL_ERROR and any other 5xx
+            └── ServiceBusy              SERVICE_BUSY (nothing was written; retry after .retry_after seconds)
 
 Codes the SDK does not know yet become a plain ``ApiError`` with the code the service sent, so a newer service
 never breaks an older SDK.
@@ -123,6 +124,10 @@ class ServerError(ApiError):
     code = "INTERNAL_ERROR"
 
 
+class ServiceBusy(ServerError):
+    code = "SERVICE_BUSY"
+
+
 BY_CODE: dict[str, type[ApiError]] = {
     cls.code: cls
     for cls in (
@@ -139,6 +144,7 @@ BY_CODE: dict[str, type[ApiError]] = {
         ThirdPartyDataInvalid,
         InvalidTransition,
         ServerError,
+        ServiceBusy,
     )
 }
 

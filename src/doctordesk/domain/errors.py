@@ -12,7 +12,8 @@
     ├── DateNotCovered                APPOINTMENT_DATE_NOT_COVERED    proposed date outside the policy period
     ├── ForbiddenByPolicy             FORBIDDEN_DUE_TO_POLICY_TERMS   policy terms prevent approval
     ├── ThirdPartyDataInvalid         THIRD_PARTY_DATA_INVALID        external data missing or malformed
-    └── InvalidTransition             INVALID_TRANSITION              the appointment's status does not allow it
+    ├── InvalidTransition             INVALID_TRANSITION              the appointment's status does not allow it
+    └── ServiceBusy                   SERVICE_BUSY                    storage busy or unreachable: retry shortly
 
 The web edge maps codes to HTTP statuses in one table (``web/errors.py``); services never raise HTTP errors.
 """
@@ -97,3 +98,8 @@ class ThirdPartyDataInvalid(DomainError):
 class InvalidTransition(DomainError):
     code = "INVALID_TRANSITION"
     default_message = "The appointment's status does not allow this action."
+
+
+class ServiceBusy(DomainError):
+    code = "SERVICE_BUSY"
+    default_message = "The service is busy. Nothing was changed; please try again in a moment."

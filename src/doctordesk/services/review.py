@@ -42,14 +42,14 @@ from doctordesk.services.review_facts import (
     appointment_for,
     busy_times,
     cached_clinic,
-    draft_of,
     facts_for,
     lock_schedules,
+    subject_for,
     view_of,
 )
 from doctordesk.services.uow import UnitOfWork, unit_of_work
 from doctordesk.store.review_tables import AppointmentOffer, OfferState, ReviewDraft
-from doctordesk.store.tables import Appointment, AppointmentHistory, Patient, User
+from doctordesk.store.tables import Appointment, AppointmentHistory, Patient
 
 CARD_FIELDS = {"profile": "doctor", "location": "location", "date": "date", "time": "time"}
 MAX_FIELD_CHARS = 64
@@ -151,10 +151,10 @@ async def _review(
 
 async def _render(rt: Runtime, actor: Actor, appointment_id: int, layout: Any) -> Page:
     async with rt.db.read() as session:
-        a = await appointment_for(session, actor, appointment_id)
-        view = await view_of(session, a)
-        draft = await draft_of(session, a.id, actor.user_id)
+        subject = await subject_for(session, actor, appointment_id)
+        a, draft = subject.appointment, subject.draft
         c = await cached_clinic(rt, session)
+        view = view_of(subject, c)
         assessment = await _review(
             session,
             rt,
@@ -209,10 +209,10 @@ async def _edit(
 ) -> UpdateSet:
     now = rt.clock.now()
     async with unit_of_work(rt) as uow:
-        a = await appointment_for(uow.session, actor, appointment_id, lock=True)
+        subject = await subject_for(uow.session, actor, appointment_id, lock=True)
+        a, draft = subject.appointment, subject.draft
         if not can_decide(Status(a.status)):
             raise InvalidTransition(why_not(Status(a.status)))
-        draft = await draft_of(uow.session, a.id, actor.user_id)
         if draft is None:
             draft = ReviewDraft(appointment_id=a.id, user_id=actor.user_id, cards={"cards": []}, updated_at=now)
             uow.session.add(draft)
@@ -369,12 +369,12 @@ async def approve(rt: Runtime, actor: Actor, appointment_id: int, form: Mapping[
     now = rt.clock.now()
     async with unit_of_work(rt) as uow:
         session = uow.session
-        a = await appointment_for(session, actor, appointment_id, lock=True)
+        subject = await subject_for(session, actor, appointment_id, lock=True)
+        a, draft = subject.appointment, subject.draft
         if a.version != version:
             raise AppointmentChanged()
         if not can_decide(Status(a.status)):
             raise InvalidTransition(why_not(Status(a.status)))
-        draft = await draft_of(session, a.id, actor.user_id)
         timezone = timezone_field or (draft.timezone if draft else None)
         if "disclaimer-displayed" in form:
             acknowledged = truthy(form["disclaimer-displayed"])
@@ -441,7 +441,6 @@ async def approve(rt: Runtime, actor: Actor, appointment_id: int, form: Mapping[
                     )
                 )
         offer_doctors = {c.proposal.doctor_id for c in assessment.cards if c.proposal is not None}
-        doctor, patient_user = await _parties(session, a)
         await transition(
             uow,
             actor,
@@ -451,8 +450,8 @@ async def approve(rt: Runtime, actor: Actor, appointment_id: int, form: Mapping[
             details,
             now=now,
             also_doctors=offer_doctors,
-            text=_patient_text(doctor, trigger, len(cards)),
-            notify=(patient_user,) if patient_user is not None else (),
+            text=_patient_text(subject.doctor_name, trigger, len(cards)),
+            notify=subject.notify,
         )
     return decided(rt, to, _notice_for(trigger, to))
 
@@ -463,12 +462,12 @@ async def decline(rt: Runtime, actor: Actor, appointment_id: int, form: Mapping[
     version = version_from(form)
     now = rt.clock.now()
     async with unit_of_work(rt) as uow:
-        a = await appointment_for(uow.session, actor, appointment_id, lock=True)
+        subject = await subject_for(uow.session, actor, appointment_id, lock=True)
+        a = subject.appointment
         if a.version != version:
             raise AppointmentChanged()
         to = next_status(Status(a.status), Trigger.DECLINE)
         a.decline_reason = reason
-        doctor, patient_user = await _parties(uow.session, a)
         await transition(
             uow,
             actor,
@@ -477,23 +476,10 @@ async def decline(rt: Runtime, actor: Actor, appointment_id: int, form: Mapping[
             Trigger.DECLINE,
             {"action": "decline", "reason": reason},
             now=now,
-            text=f"{doctor} declined your appointment request: {reason}",
-            notify=(patient_user,) if patient_user is not None else (),
+            text=f"{subject.doctor_name} declined your appointment request: {reason}",
+            notify=subject.notify,
         )
     return decided(rt, to, "Request declined.")
-
-
-async def _parties(session: AsyncSession, a: Appointment) -> tuple[str, int | None]:
-    """The doctor's name and the patient's user id (for the push), in one query."""
-    row = (
-        await session.execute(
-            select(
-                select(User.display_name).where(User.id == a.doctor_id).scalar_subquery(),
-                select(Patient.user_id).where(Patient.id == a.patient_id).scalar_subquery(),
-            )
-        )
-    ).one()
-    return row[0], row[1]
 
 
 def _patient_text(doctor: str, trigger: Trigger, count: int) -> str:

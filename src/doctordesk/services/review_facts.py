@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import BigInteger, CompoundSelect, Select, bindparam, literal, select, union_all
+from sqlalchemy import BigInteger, CompoundSelect, Select, and_, bindparam, literal, select, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.appointments import AppointmentView, Party, Place
@@ -68,6 +68,43 @@ async def appointment_for(
     return appointment
 
 
+@dataclass
+class Subject:
+    """An appointment the actor may decide on, read with what a decision needs beside it (one query)."""
+
+    appointment: Appointment
+    draft: ReviewDraft | None  # the actor's own draft on it
+    doctor_name: str
+    patient_name: str
+    patient_user_id: int | None  # the patient's account, for notifications (None: no account)
+
+    @property
+    def notify(self) -> tuple[int, ...]:
+        """Whom a decision notifies: the patient's account, when there is one."""
+        return (self.patient_user_id,) if self.patient_user_id is not None else ()
+
+
+async def subject_for(session: AsyncSession, actor: Actor, appointment_id: int, *, lock: bool = False) -> Subject:
+    """``appointment_for`` (decider's rights, ``lock``) plus the actor's draft and the parties' names and the
+    patient's account: one round trip where the screen and the decisions made four."""
+    query = (
+        select(Appointment, ReviewDraft, User.display_name, Patient.name, Patient.user_id)
+        .join(User, User.id == Appointment.doctor_id)
+        .join(Patient, Patient.id == Appointment.patient_id)
+        .outerjoin(
+            ReviewDraft,
+            and_(ReviewDraft.appointment_id == Appointment.id, ReviewDraft.user_id == actor.user_id),
+        )
+        .where(Appointment.id == appointment_id)
+    )
+    if lock:
+        query = query.with_for_update(of=Appointment)
+    row = (await session.execute(query)).one_or_none()
+    if row is None or not may_decide(actor, row[0]):
+        raise NotFound("Appointment not found.")
+    return Subject(row[0], row[1], doctor_name=row[2], patient_name=row[3], patient_user_id=row[4])
+
+
 async def lock_schedules(session: AsyncSession, doctor_ids: Sequence[int]) -> None:
     """Serialise schedule changes per doctor: two sessions proposing the same doctor's time wait for each other
     (PostgreSQL row locks on the doctors' profiles, in id order so they cannot deadlock)."""
@@ -81,19 +118,16 @@ async def lock_schedules(session: AsyncSession, doctor_ids: Sequence[int]) -> No
     )
 
 
-async def view_of(session: AsyncSession, a: Appointment) -> AppointmentView:
-    doctor_name = await session.scalar(select(User.display_name).where(User.id == a.doctor_id))
-    location = await session.get(Location, a.location_id)
-    patient_name = await session.scalar(select(Patient.name).where(Patient.id == a.patient_id))
-    assert location is not None
+def view_of(subject: Subject, c: Clinic) -> AppointmentView:
+    a = subject.appointment
     return AppointmentView(
         id=a.id,
         status=Status(a.status),
         start=a.start_at,
         duration_minutes=a.duration_minutes,
-        doctor=Party(a.doctor_id, doctor_name or ""),
-        location=Place(location.id, location.name, location.timezone),
-        patient=Party(a.patient_id, patient_name or ""),
+        doctor=Party(a.doctor_id, subject.doctor_name),
+        location=Place(a.location_id, c.location_names[a.location_id], c.directory.locations[a.location_id]),
+        patient=Party(a.patient_id, subject.patient_name),
         service=a.service,
         chat_enabled=a.chat_enabled,
         disclaimer_required=a.disclaimer_required,
@@ -251,7 +285,3 @@ async def busy_times(
         what = "an approved appointment" if kind == "a" else "an offer sent to another patient"
         out.append(Busy(doctor_id, start, start + timedelta(minutes=minutes), what))
     return out
-
-
-async def draft_of(session: AsyncSession, appointment_id: int, user_id: int) -> ReviewDraft | None:
-    return await session.get(ReviewDraft, (appointment_id, user_id))

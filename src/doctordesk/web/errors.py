@@ -8,6 +8,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from sqlalchemy import exc as sa
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from doctordesk.domain import errors as e
@@ -28,7 +29,12 @@ STATUS: dict[type[e.DomainError], int] = {
     e.ForbiddenByPolicy: 422,
     e.ThirdPartyDataInvalid: 422,
     e.InvalidTransition: 409,
+    e.ServiceBusy: 503,
 }
+
+# PostgreSQL SQLSTATEs of a transaction that failed only because of other transactions or the server's state:
+# serialization failure, deadlock, lock timeout, statement cancelled, server shutting down or unavailable.
+TRANSIENT_SQLSTATES = {"40001", "40P01", "55P03", "57014", "57P01", "57P03"}
 
 # Codes for errors raised by the framework itself (routing, methods).
 HTTP_CODES = {
@@ -58,6 +64,16 @@ def error_response(error: e.DomainError) -> JSONResponse:
     if status == 401:
         headers = {**(headers or {}), "WWW-Authenticate": "Bearer"}
     return JSONResponse(body, status_code=status, headers=headers)
+
+
+def is_transient(error: Exception) -> bool:
+    """A database error that says "try again" rather than "this request is wrong": a lock held too long (SQLite
+    ``database is locked``, PostgreSQL lock timeout or deadlock), a lost or exhausted connection."""
+    if isinstance(error, sa.TimeoutError | sa.OperationalError | sa.InterfaceError):
+        return True  # pool exhausted; SQLite locked or I/O; a connection that went away
+    if isinstance(error, sa.DBAPIError):
+        return error.connection_invalidated or getattr(error.orig, "sqlstate", None) in TRANSIENT_SQLSTATES
+    return False
 
 
 def _field_name(loc: tuple[Any, ...]) -> str:
@@ -92,6 +108,15 @@ def install(app: FastAPI) -> None:
             status_code=exc.status_code,
             headers=getattr(exc, "headers", None),
         )
+
+    @app.exception_handler(sa.DBAPIError)
+    @app.exception_handler(sa.TimeoutError)
+    async def _database(_request: Request, exc: Exception) -> JSONResponse:
+        if not is_transient(exc):
+            raise exc  # a bug: the 500 below
+        # The transaction was rolled back when the error left it: nothing was written.
+        log.warning("database busy or unavailable: %s", exc)
+        return error_response(e.ServiceBusy(retry_after=1))
 
     @app.exception_handler(Exception)
     async def _unexpected(_request: Request, exc: Exception) -> JSONResponse:

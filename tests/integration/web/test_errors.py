@@ -8,8 +8,17 @@ import logging
 import httpx
 import pytest
 from fastapi import APIRouter
+from sqlalchemy import exc as sa_exc
 
 from doctordesk.app import create_app
+
+
+class SqlState(Exception):
+    """A driver error carrying a PostgreSQL SQLSTATE, as asyncpg's do."""
+
+    def __init__(self, sqlstate: str) -> None:
+        super().__init__(sqlstate)
+        self.sqlstate = sqlstate
 
 
 def assert_error(response, status: int, code: str) -> dict:
@@ -104,6 +113,34 @@ async def test_a_bug_answers_500_in_the_error_shape_without_details(settings, cl
     }
     assert "secret" not in response.text and "Traceback" not in response.text
     assert "secret internals" in caplog.text  # logged for the operator
+
+
+@pytest.mark.parametrize(
+    ("error", "status", "code"),
+    [
+        (sa_exc.OperationalError("BEGIN IMMEDIATE", {}, Exception("database is locked")), 503, "SERVICE_BUSY"),
+        (sa_exc.TimeoutError("QueuePool limit reached"), 503, "SERVICE_BUSY"),
+        (sa_exc.DBAPIError("SELECT", {}, SqlState("40P01")), 503, "SERVICE_BUSY"),  # deadlock
+        (sa_exc.DBAPIError("SELECT", {}, SqlState("55P03")), 503, "SERVICE_BUSY"),  # lock timeout
+        (sa_exc.IntegrityError("INSERT", {}, Exception("UNIQUE constraint failed")), 500, "INTERNAL_ERROR"),
+        (sa_exc.DBAPIError("SELECT", {}, SqlState("42703")), 500, "INTERNAL_ERROR"),  # undefined column: a bug
+    ],
+)
+async def test_busy_storage_is_503_retry_after_and_a_database_bug_stays_500(settings, clock, error, status, code):
+    app = create_app(settings, clock=clock)
+    boom = APIRouter()
+
+    @boom.get("/db")
+    async def fail() -> None:
+        raise error
+
+    app.include_router(boom)
+    app.router.routes.insert(0, app.router.routes.pop())
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    async with app.router.lifespan_context(app), httpx.AsyncClient(transport=transport, base_url="http://t") as c:
+        response = await c.get("/db")
+    assert_error(response, status, code)
+    assert ("retry-after" in response.headers) is (status == 503)
 
 
 # --- the API description ---------------------------------------------------------------------------------------

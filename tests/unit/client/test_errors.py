@@ -43,6 +43,13 @@ def test_retry_after_is_kept_in_seconds() -> None:
     assert isinstance(error, errors.TooManyRequests) and error.retry_after == 12
 
 
+def test_busy_storage_is_a_server_error_to_retry_after_the_hint() -> None:
+    response = httpx.Response(503, json=error_body("SERVICE_BUSY", "Busy.", 503), headers={"Retry-After": "1"})
+    error = errors.decode_error(response)
+    assert isinstance(error, errors.ServiceBusy) and isinstance(error, errors.ServerError)
+    assert error.retry_after == 1
+
+
 def test_an_unknown_code_is_a_plain_api_error_with_that_code() -> None:
     error = errors.decode_error(httpx.Response(418, json=error_body("TEAPOT", "No coffee.", 418)))
     assert type(error) is errors.ApiError and error.code == "TEAPOT"

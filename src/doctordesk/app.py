@@ -10,6 +10,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from fastapi import FastAPI
+from starlette.types import ASGIApp
 
 from doctordesk import __version__
 from doctordesk.config import Settings
@@ -86,7 +87,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
             await runtime.bus.stop()
             await runtime.db.dispose()
 
-    app = FastAPI(
+    app = Service(
         title="doctordesk",
         version=__version__,
         description="Screen-oriented service behind a doctor-facing app. See docs/protocol.md.",
@@ -105,11 +106,17 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
     app.include_router(ops.router)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(RequestTimer, metrics=runtime.metrics)
-    app.add_middleware(stream.StreamFastPath, runtime=runtime)
     app.add_middleware(SecurityHeaders)
     if STATIC.is_dir():
         app.router.routes.append(web_app_mount(STATIC))
     return app
+
+
+class Service(FastAPI):
+    """The app: FastAPI with the event stream served ahead of its middleware stack (``stream.StreamFastPath``)."""
+
+    def build_middleware_stack(self) -> ASGIApp:
+        return stream.StreamFastPath(super().build_middleware_stack(), runtime=self.state.runtime)
 
 
 _FROZEN: list[bool] = []

@@ -111,14 +111,16 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(sa.DBAPIError)
     @app.exception_handler(sa.TimeoutError)
-    async def _database(_request: Request, exc: Exception) -> JSONResponse:
-        if not is_transient(exc):
-            raise exc  # a bug: the 500 below
-        # The transaction was rolled back when the error left it: nothing was written.
-        log.warning("database busy or unavailable: %s", exc)
-        return error_response(e.ServiceBusy(retry_after=1))
-
     @app.exception_handler(Exception)
     async def _unexpected(_request: Request, exc: Exception) -> JSONResponse:
-        log.exception("unexpected error", exc_info=exc)
-        return JSONResponse(error_body("INTERNAL_ERROR", "Something went wrong on our side.", 500), status_code=500)
+        return unexpected_response(exc)
+
+
+def unexpected_response(exc: Exception) -> JSONResponse:
+    """An error that is not the request's fault: busy storage (503, nothing written: its transaction was rolled
+    back when the error left it) or a bug (logged with its traceback, 500 without details)."""
+    if is_transient(exc):
+        log.warning("database busy or unavailable: %s", exc)
+        return error_response(e.ServiceBusy(retry_after=1))
+    log.exception("unexpected error", exc_info=exc)
+    return JSONResponse(error_body("INTERNAL_ERROR", "Something went wrong on our side.", 500), status_code=500)

@@ -47,6 +47,14 @@ COMMON = [
 ]
 
 
+def with_security_headers(path: str, headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+    """``headers`` with this service's security headers for a response to ``path`` (ours replace any set)."""
+    policy = DOCS_POLICY if path.startswith(DOCS_PATHS) else APP_POLICY
+    ours = {b"content-security-policy", *(name for name, _ in COMMON)}
+    kept = [(k, v) for k, v in headers if k.lower() not in ours]
+    return [*kept, (b"content-security-policy", policy.encode()), *COMMON]
+
+
 class SecurityHeaders:
     """Pure ASGI middleware (streams such as SSE pass through untouched apart from their headers)."""
 
@@ -58,18 +66,10 @@ class SecurityHeaders:
             await self.app(scope, receive, send)
             return
         path: str = scope.get("path", "")
-        policy = DOCS_POLICY if path.startswith(DOCS_PATHS) else APP_POLICY
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
-                headers = [
-                    (k, v)
-                    for k, v in message.get("headers", [])
-                    if k.lower() not in {b"content-security-policy", *(name for name, _ in COMMON)}
-                ]
-                headers.append((b"content-security-policy", policy.encode()))
-                headers.extend(COMMON)
-                message = {**message, "headers": headers}
+                message = {**message, "headers": with_security_headers(path, list(message.get("headers", [])))}
             await send(message)
 
         await self.app(scope, receive, send_with_headers)

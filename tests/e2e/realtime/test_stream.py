@@ -68,6 +68,9 @@ async def test_the_stream_is_not_buffered_or_cached_and_hints_a_retry(http: http
         assert stream.response.headers["x-accel-buffering"] == "no"
         assert "content-length" not in stream.response.headers
         assert stream.retry == 3000
+        # Served ahead of the middleware stack, it still carries the service's security headers.
+        assert stream.response.headers["x-content-type-options"] == "nosniff"
+        assert "default-src 'none'" in stream.response.headers["content-security-policy"]
 
 
 @pytest.mark.parametrize(
@@ -81,6 +84,7 @@ async def test_a_stream_without_a_valid_token_is_401_with_the_error_shape(
     async with open_stream(http, headers={**headers, "X-Client-Id": "anon"}) as stream:
         assert stream.status_code == 401
         assert stream.response.json()["code"] == "UNAUTHORIZED"
+        assert stream.response.headers["x-frame-options"] == "DENY"
 
 
 async def test_a_stream_without_a_client_id_is_422(http: httpx.AsyncClient) -> None:

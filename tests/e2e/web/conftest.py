@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import httpx
 import pytest
 
 from tests.support.browser import LAUNCH_ARGS, chromium_executable
@@ -93,3 +94,16 @@ def sign_in(page: Any, username: str, password: str = "demo") -> None:
     page.get_by_label("Password").fill(password)
     page.get_by_role("button", name="Sign in").click()
     page.locator('[data-id="title"]').wait_for()
+
+
+def decide_elsewhere(base_url: str, appointment: int, decision: str, *, username: str = "doctor1") -> None:
+    """The doctor decides (``approve`` or ``decline``) from another device, through the API a second client uses."""
+    with httpx.Client(base_url=base_url, timeout=10) as http:
+        token = http.post("/auth/login", data={"username": username, "password": "demo"}).json()["access_token"]
+        headers = {"Authorization": f"Bearer {token}", "X-Client-Id": "other-device"}
+        version = http.get(f"/api/appointments/{appointment}", headers=headers).json()["version"]
+        fields = {"version": str(version)}
+        if decision == "decline":
+            fields["reason"] = "Declined on another device."
+        response = http.post(f"/profile/appointments/{appointment}/{decision}", data=fields, headers=headers)
+        assert response.status_code == 200, response.text

@@ -16,7 +16,7 @@ from tests.support.live import LiveServer
 pytestmark = pytest.mark.browser
 
 # doctor1's appointments with chat enabled, one per test (ids in seeding order).
-TWO_PEOPLE, XSS, LOAD_MORE, ATTACHMENTS, SEND_CONTROL, MOBILE_CHAT = 7, 9, 10, 11, 12, 1
+TWO_PEOPLE, XSS, LOAD_MORE, ATTACHMENTS, SEND_CONTROL, MOBILE_CHAT, RESET = 7, 9, 10, 11, 12, 1, 14
 PAGE_SIZE = 5
 
 
@@ -192,3 +192,43 @@ def test_on_a_phone_the_chat_takes_the_whole_screen_and_back_returns_to_the_list
     assert doctor.evaluate("document.documentElement.scrollWidth") <= MOBILE["width"]
     doctor.get_by_role("button", name="Back to the appointments").click()
     doctor.locator('[data-id="needs-decision"]').wait_for()
+
+
+# The page the panel shows is one the server does not know (as after a restart, on another instance, or once its
+# page cache let it go): the state token keeps the chat's suffix but names no page, so the poll answers a reset.
+POLL_WITH_AN_UNKNOWN_PAGE = """
+async () => {
+  const panel = window.doctordesk.shell.panel;
+  const before = panel.body.querySelector('[data-id="content"]');
+  panel.state = panel.state.replace(/^[^~]*/, "0.0.0.unknown");
+  await panel.patch(panel.poll);
+  return !before.isConnected;
+}
+"""
+
+
+def test_a_reset_answer_or_a_reload_keeps_the_message_being_typed_its_file_and_the_focus(
+    chat_server, new_page, tmp_path
+):
+    report = tmp_path / "report.pdf"
+    report.write_bytes(PDF)
+    doctor = new_page(chat_server.url)
+    sign_in(doctor, "doctor1")
+    open_chat_from_list(doctor, RESET)
+    doctor.locator('[data-id="upload"] input[type="file"]').set_input_files(str(report))
+    box = doctor.locator('[data-id="content"] textarea')
+    box.fill("The results are in, and")
+
+    assert doctor.evaluate(POLL_WITH_AN_UNKNOWN_PAGE)  # the whole tree was built again
+
+    assert box.input_value() == "The results are in, and"
+    assert doctor.locator(".draft-name").all_text_contents() == ["report.pdf"]
+    assert doctor.locator('[data-id="send"]').is_enabled()
+    doctor.keyboard.type(" they look")  # typing goes on where it was
+    # Loading the screen again after a stream gap keeps them the same way.
+    doctor.evaluate("window.doctordesk.shell.panel.open(window.doctordesk.shell.panel.page.endpoint, {focus: false})")
+    doctor.keyboard.type(" good.")
+    assert box.input_value() == "The results are in, and they look good."
+    doctor.locator('[data-id="send"]').click()
+    sent = doctor.locator('[data-ref^="outgoing-"]', has_text="they look good.")
+    sent.locator(".attachment", has_text="report.pdf").wait_for()

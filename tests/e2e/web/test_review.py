@@ -1,6 +1,6 @@
 """Review and Approve in the browser: approving, suggesting alternatives (fees, red highlights, delete), the
-decline modal's required reason, and a canceled appointment's disabled actions. Each test decides a different
-demo appointment of doctor1 (ids in seeding order)."""
+decline modal's required reason, a canceled appointment's disabled actions, and deciding what another session
+decided meanwhile (APPOINTMENT_CHANGED). Each test decides a different demo appointment (ids in seeding order)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from datetime import date, timedelta
 
 import pytest
 
-from tests.e2e.web.conftest import sign_in
+from tests.e2e.web.conftest import decide_elsewhere, sign_in
 
 pytestmark = pytest.mark.browser
 
@@ -119,3 +119,74 @@ def test_approve_waits_for_the_disclaimer_acknowledgement(server, new_page):
     page.locator('[data-id="approve"]:not([disabled])').wait_for()
     approve.click()
     page.locator(f'[data-id="status-{DISCLAIMER_REQUEST}"][data-value="approved"]').wait_for()
+
+
+APPROVED_ELSEWHERE = 15  # doctor2's, patient1 in Munich
+DECLINED_ELSEWHERE = 17  # doctor2's, patient5 in Munich
+
+
+def block_the_stream(page) -> None:
+    """Without the stream an open screen learns of a change only at its next poll (every 20 s): time enough for the
+    doctor to act on what the page showed when it was loaded."""
+    page.route("**/profile/stream?*", lambda route: route.abort())
+
+
+def test_approving_what_was_decided_elsewhere_says_why_and_shows_the_appointment_as_it_is_now(
+    server, new_page, problems
+):
+    problems.allowed.extend(["409", "net::", "Failed to load resource"])
+    page = new_page(server.url)
+    block_the_stream(page)
+    sign_in(page, "doctor2")
+    open_review(page, APPROVED_ELSEWHERE)
+    held: list = []  # the reload's PUT, held until the stale page has been checked
+    page.route(
+        f"**/profile/appointments/{APPROVED_ELSEWHERE}/approve",
+        lambda route: held.append(route) if route.request.method == "PUT" else route.continue_(),
+    )
+    decide_elsewhere(server.url, APPROVED_ELSEWHERE, "approve", username="doctor2")
+
+    page.locator('[data-id="approve"]').click()
+    banner = page.locator("#main-screen .screen-banner")
+    banner.wait_for()
+    assert "The appointment has changed." in banner.text_content()
+    for _ in range(200):
+        if held:
+            break
+        page.wait_for_timeout(50)
+    assert held
+    # While the screen loads again, the stale page offers nothing to submit.
+    assert page.locator('[data-id="approve"]').is_disabled()
+    held[0].continue_()
+
+    page.locator('[data-id="status"][data-value="approved"]').wait_for()
+    assert "loaded again and shows the current state" in banner.text_content()
+    for ref in ("approve", "decline", "another-alternative"):
+        assert page.locator(f'[data-id="{ref}"]').is_disabled(), ref
+    assert page.locator('[data-id="status-note"]').is_visible()
+    assert page.evaluate("document.activeElement.classList.contains('screen-banner')")
+
+
+def test_declining_what_was_decided_elsewhere_closes_the_dialog_and_the_message_stays_with_that_screen(
+    server, new_page, problems
+):
+    problems.allowed.extend(["409", "net::", "Failed to load resource"])
+    page = new_page(server.url)
+    block_the_stream(page)
+    sign_in(page, "doctor2")
+    open_review(page, DECLINED_ELSEWHERE)
+    page.locator('[data-id="decline"]').click()
+    dialog = page.get_by_role("dialog", name="Decline the request")
+    dialog.get_by_label("Reason").fill("The patient asked to postpone.")
+    decide_elsewhere(server.url, DECLINED_ELSEWHERE, "decline", username="doctor2")
+
+    dialog.get_by_role("button", name="Decline").click()
+    page.locator('[data-id="status"][data-value="declined"]').wait_for()
+    banner = page.locator("#main-screen .screen-banner")
+    assert "The appointment has changed." in banner.text_content()
+    assert not dialog.is_visible()
+    assert page.locator('[data-id="decline"]').is_disabled()
+
+    page.locator("#back").click()
+    page.locator(f'[data-id="status-{DECLINED_ELSEWHERE}"][data-value="declined"]').wait_for()
+    assert banner.is_hidden()  # the list shows no message about another screen

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import time
 
-import httpx
 import pytest
 
-from tests.e2e.web.conftest import sign_in
+from tests.e2e.web.conftest import decide_elsewhere, sign_in
 from tests.support.live import LiveServer
 
 pytestmark = pytest.mark.browser
@@ -28,20 +27,6 @@ def fast_server(tmp_path_factory: pytest.TempPathFactory):
         live.stop()
 
 
-def decline_elsewhere(base_url: str, appointment: int, username: str = "doctor1") -> None:
-    """The doctor declines from another device (the API a second client would use)."""
-    with httpx.Client(base_url=base_url, timeout=10) as http:
-        token = http.post("/auth/login", data={"username": username, "password": "demo"}).json()["access_token"]
-        headers = {"Authorization": f"Bearer {token}", "X-Client-Id": "other-device"}
-        version = http.get(f"/api/appointments/{appointment}", headers=headers).json()["version"]
-        response = http.post(
-            f"/profile/appointments/{appointment}/decline",
-            data={"reason": "Declined on another device.", "version": str(version)},
-            headers=headers,
-        )
-        assert response.status_code == 200, response.text
-
-
 def wait_for_status(page, appointment: int, status: str, *, within: float) -> float:
     started = time.monotonic()
     page.locator(f'[data-id="status-{appointment}"][data-value="{status}"]').wait_for(timeout=within * 1000)
@@ -53,7 +38,7 @@ def test_a_change_elsewhere_reaches_the_open_list_through_the_stream(server, new
     sign_in(page, "doctor1")
     page.locator('#connection[data-status="live"]').wait_for()
     page.wait_for_timeout(300)
-    decline_elsewhere(server.url, REQUESTS[0])
+    decide_elsewhere(server.url, REQUESTS[0], "decline")
     # The list polls every 30 s: only the stream's Timeout explains an update this fast.
     assert wait_for_status(page, REQUESTS[0], "declined", within=3) < 3
 
@@ -66,7 +51,7 @@ def test_the_stream_reconnects_after_the_server_restarts(live_server, new_page, 
     live_server.restart()
     page.locator('#connection[data-status="live"]').wait_for(timeout=20_000)
     page.wait_for_timeout(500)
-    decline_elsewhere(live_server.url, REQUESTS[1])
+    decide_elsewhere(live_server.url, REQUESTS[1], "decline")
     assert wait_for_status(page, REQUESTS[1], "declined", within=3) < 3
 
 
@@ -75,7 +60,7 @@ def test_polling_alone_keeps_the_screen_current_when_the_stream_is_blocked(fast_
     page = new_page(fast_server.url)
     page.route("**/profile/stream?*", lambda route: route.abort())
     sign_in(page, "doctor1")
-    decline_elsewhere(fast_server.url, REQUESTS[2])
+    decide_elsewhere(fast_server.url, REQUESTS[2], "decline")
     wait_for_status(page, REQUESTS[2], "declined", within=6)
     assert page.locator("#connection").get_attribute("data-status") != "live"
 
@@ -92,7 +77,7 @@ def test_the_tabs_of_one_browser_share_one_stream_and_all_stay_current(server, b
         first.wait_for_function("!window.doctordesk.shell.link.source")
         leaders = [p.evaluate("Boolean(window.doctordesk.shell.link.source)") for p in (first, second)]
         assert leaders == [False, True]  # one open stream for the two tabs
-        decline_elsewhere(server.url, REQUESTS[3])
+        decide_elsewhere(server.url, REQUESTS[3], "decline")
         for page in (second, first):  # the follower acts on the Timeout the leader forwards
             wait_for_status(page, REQUESTS[3], "declined", within=3)
     finally:

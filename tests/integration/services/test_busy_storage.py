@@ -7,7 +7,9 @@ import pytest
 from sqlalchemy import func, select
 
 from doctordesk.domain.status import Status
+from doctordesk.services.auth import token_hash
 from doctordesk.store.db import create_engine
+from doctordesk.store.realtime_tables import StreamTicket
 from doctordesk.store.tables import Appointment, AppointmentHistory, AuditLog
 from tests.integration.services.review_support import REQUESTED, aid
 
@@ -60,3 +62,27 @@ async def test_a_decision_blocked_by_another_transactions_lock_is_503_and_writes
     assert retried.status_code == 200, retried.text
     status, version, history, _ = await _counts(runtime, a)
     assert (status, version, history) == (int(Status.DECLINED), before[1] + 1, before[2] + 1)
+
+
+async def test_a_stream_ticket_redeemed_while_storage_is_locked_is_503_and_stays_usable(
+    client, login, demo, runtime, settings
+):
+    doctor = await login("doctor1")
+    ticket = (await client.post("/profile/stream/ticket", headers=doctor.headers)).json()["ticket"]
+    other = create_engine(settings.database_url)
+    try:
+        async with other.connect() as conn:
+            await conn.begin()
+            await conn.execute(select(StreamTicket.ticket_hash).with_for_update())
+            response = await client.get("/profile/stream", params={"ticket": ticket, "client": "busy-1"})
+            await conn.rollback()
+    finally:
+        await other.dispose()
+    assert response.status_code == 503, response.text
+    assert response.json()["code"] == "SERVICE_BUSY" and response.headers["retry-after"] == "1"
+    assert response.headers["x-content-type-options"] == "nosniff"  # the stream's own path adds them too
+
+    async with runtime.db.read() as s:  # the refused attempt did not spend the ticket
+        assert (
+            await s.scalar(select(StreamTicket.used_at).where(StreamTicket.ticket_hash == token_hash(ticket))) is None
+        )

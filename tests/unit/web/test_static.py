@@ -16,6 +16,13 @@ def test_the_web_app_is_plain_modules_served_as_they_are():
     assert {p.name for p in SCRIPTS} >= {"main.js", "api.js", "render.js", "patch.js", "screen.js", "sync.js"}
 
 
+def test_every_module_a_script_imports_is_a_file_of_the_app():
+    """No build step resolves imports: each relative import names a module served next to it."""
+    for path in SCRIPTS:
+        for target in re.findall(r'^import .* from "\./([\w-]+\.js)";$', path.read_text(), flags=re.M):
+            assert (STATIC / "js" / target).is_file(), f"{path.name} imports {target}"
+
+
 def test_no_script_parses_html_from_strings():
     forbidden = re.compile(r"innerHTML|outerHTML|insertAdjacentHTML|document\.write|DOMParser|createContextualFragment")
     for path in SCRIPTS:

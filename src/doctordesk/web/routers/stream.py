@@ -16,8 +16,9 @@ from doctordesk.realtime.sse import EventStreamResponse
 from doctordesk.runtime import Runtime
 from doctordesk.services import streams
 from doctordesk.web.deps import ActorDep, RuntimeDep, bearer, client_id
-from doctordesk.web.errors import error_response
+from doctordesk.web.errors import error_response, unexpected_response
 from doctordesk.web.responses import ERROR
+from doctordesk.web.security import with_security_headers
 
 router = APIRouter(prefix="/profile", tags=["real-time"])
 STREAM_PATH = "/profile/stream"
@@ -85,9 +86,10 @@ async def open_event_stream(
 
 
 class StreamFastPath:
-    """Serves ``GET /profile/stream`` ahead of the framework's middleware and routing (the same rules as the
-    route, which stays for the API description): an open stream then holds no framework frames, and each write
-    goes straight to the server — what makes thousands of idle streams per process cheap."""
+    """Serves ``GET /profile/stream`` ahead of the framework's whole middleware stack and routing (the same rules
+    as the route, which stays for the API description). Every write to an open stream then resumes a short chain
+    of coroutines and goes straight to the server's ``send``: what makes a fan-out to thousands of streams cheap.
+    It answers errors and adds the security headers itself, as the skipped middleware would."""
 
     def __init__(self, app: ASGIApp, *, runtime: Runtime) -> None:
         self.app = app
@@ -101,8 +103,9 @@ class StreamFastPath:
         query = QueryParams(scope.get("query_string", b""))
         authorization = headers.get("authorization", "")
         scheme, _, credentials = authorization.partition(" ")
+        response: Response
         try:
-            response: Response = await open_event_stream(
+            response = await open_event_stream(
                 self.runtime,
                 token=credentials.strip() if scheme.lower() == "bearer" else None,
                 ticket=query.get("ticket"),
@@ -111,6 +114,9 @@ class StreamFastPath:
             )
         except DomainError as exc:
             response = error_response(exc)
+        except Exception as exc:  # the skipped middleware's job: the error shape, never a traceback
+            response = unexpected_response(exc)
+        response.raw_headers = with_security_headers(STREAM_PATH, response.raw_headers)
         await response(scope, receive, send)
 
 

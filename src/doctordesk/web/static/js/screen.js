@@ -7,12 +7,15 @@ import { ScreenView } from "./render.js";
 
 const path = (endpoint) => String(endpoint).split("?")[0];
 
+const RELOADED = "The screen has been loaded again and shows the current state.";
+
 export class Screen {
   constructor(frame, shell, { slot }) {
     this.shell = shell;
     this.slot = slot;
     this.frame = frame;
     this.banner = frame.querySelector(".screen-banner");
+    this.banner.tabIndex = -1; // focus moves to it when a reload replaces the control that had focus
     this.body = frame.querySelector(".screen-body");
     this.view = new ScreenView(this.body, {
       onAction: (model) => this.act(model),
@@ -62,12 +65,13 @@ export class Screen {
   showPage(page, { focus = true } = {}) {
     this.generation += 1;
     const sameScreen = this.page && this.page.endpoint === page.endpoint;
-    const typed = sameScreen ? this.view.typedValues() : null;
+    // An error stays with the screen it happened on (a reload keeps it; another screen does not show it).
+    if (!sameScreen) this.clearBanner();
     this.page = page;
     this.state = page.state;
     this.frame.dataset.screen = page.screen;
-    this.view.render(page.elements);
-    if (typed) this.view.restoreTyped(typed);
+    if (sameScreen) this.view.rerender(page.elements);
+    else this.view.render(page.elements);
     this.shell.screenShown(this, page);
     this.schedule();
     if (focus) {
@@ -173,7 +177,8 @@ export class Screen {
         if (body && body.kind === "page") this.showPage(body);
         else this.applyUpdate(body);
       } catch (error) {
-        if (generation === this.generation) this.handleError(error);
+        // A reload the error asks for runs inside the queue: nothing queued after it uses the stale page.
+        if (generation === this.generation) await this.handleError(error);
       }
     });
     const after = this.view.nodes.get(model.id);
@@ -184,7 +189,8 @@ export class Screen {
     }
   }
 
-  handleError(error, { quiet = false } = {}) {
+  // Shows an error; resolves once the reload it may ask for is done.
+  async handleError(error, { quiet = false } = {}) {
     if (error instanceof NetworkError) {
       this.shell.offline(true);
       if (!quiet) this.showBanner(error.message);
@@ -202,8 +208,18 @@ export class Screen {
     const rest = Object.entries(body.fields || {})
       .filter(([name]) => !placed.includes(name))
       .map(([name, message]) => `${name}: ${message}`);
-    this.showBanner([body.message || error.message, ...rest].join(" "), { tone: "error" });
-    if (body.reload && this.page) this.open(this.page.endpoint, { focus: false });
+    const message = [body.message || error.message, ...rest].join(" ");
+    this.showBanner(message, { tone: "error" });
+    if (body.reload && this.page) await this.reloadAfter(message);
+  }
+
+  // `reload: true` (APPOINTMENT_CHANGED): the page is stale. It is loaded again, and the banner keeps the reason
+  // and says the screen now shows the current state; focus lost with the old page goes to that message.
+  async reloadAfter(message) {
+    const page = await this.open(this.page.endpoint, { focus: false });
+    if (!page) return;
+    this.showBanner(`${message} ${RELOADED}`, { tone: "error" });
+    if (!document.activeElement || document.activeElement === document.body) this.banner.focus();
   }
 
   showBanner(message, { tone = "error" } = {}) {

@@ -1,0 +1,41 @@
+// DOM helpers shared by the renderer's modules. Server data only ever reaches the DOM through textContent,
+// attribute values and form control values: `node` is the one way text enters an element here.
+
+let uidCounter = 0;
+
+// A page-unique id for labels, headings and messages that other nodes point at (htmlFor, aria-*).
+export const uid = (prefix) => `${prefix}-${++uidCounter}`;
+
+export const text = (value) => (value === null || value === undefined ? "" : String(value));
+
+export function node(tag, className, content) {
+  const n = document.createElement(tag);
+  if (className) n.className = className;
+  if (content !== undefined && content !== null && content !== "") n.textContent = text(content);
+  return n;
+}
+
+// A same-origin path or an http(s) URL; anything else (javascript:, data:, //host) is refused.
+export function safeHref(href) {
+  if (typeof href !== "string") return null;
+  if (href.startsWith("/") && !href.startsWith("//")) return href;
+  try {
+    const url = new URL(href);
+    return url.protocol === "https:" || url.protocol === "http:" ? url.href : null;
+  } catch {
+    return null;
+  }
+}
+
+export function formatSize(bytes) {
+  if (typeof bytes !== "number") return "";
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(0)} KB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+}
+
+export function formatTime(value) {
+  const date = new Date(value);
+  if (Number.isNaN(date.getTime())) return text(value);
+  return date.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+}

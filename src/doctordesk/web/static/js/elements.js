@@ -1,0 +1,273 @@
+// Builders for the element types of docs/protocol.md that need nothing but their model: text, containers, links
+// and buttons, inputs. Each returns the parts of an entry: {root, host?, control?, button?, messages?}
+// (`host` holds the children, `messages` the element's error and warning). Uploads, attachments and dialogs,
+// which act on the view, are in attachments.js and dialogs.js.
+
+import { formatTime, node, safeHref, text, uid } from "./dom.js";
+
+function headingTag(depth) {
+  return `h${Math.min(6, depth + 2)}`;
+}
+
+// A control with its label (visually hidden when the page gives none) and a box for its messages.
+export function labelled(model, control) {
+  const root = node("div", "field");
+  const label = node("label", "field-label", model.label || model.placeholder || model.ref);
+  control.id = uid("f");
+  label.htmlFor = control.id;
+  if (!model.label) label.classList.add("visually-hidden");
+  root.append(label, control);
+  const messages = node("div", "field-messages");
+  root.append(messages);
+  return { root, messages };
+}
+
+function buildInput(model, type) {
+  const props = model.props || {};
+  let control;
+  if (type === "text" && props.multiline) {
+    control = document.createElement("textarea");
+    control.rows = Number.isInteger(props.rows) ? props.rows : 2;
+  } else {
+    control = document.createElement("input");
+    control.type = type;
+  }
+  if (model.value !== null && model.value !== undefined) control.value = text(model.value);
+  if (model.placeholder) control.placeholder = model.placeholder;
+  if (typeof props.maxlength === "number") control.maxLength = props.maxlength;
+  if (typeof props.min === "string") control.min = props.min;
+  if (typeof props.max === "string") control.max = props.max;
+  if (type === "password") control.autocomplete = "current-password";
+  if (props.required) control.required = true;
+  return { ...labelled(model, control), control };
+}
+
+function buildSelect(model) {
+  const control = document.createElement("select");
+  const options = model.options || [];
+  const current = model.value === null || model.value === undefined ? null : text(model.value);
+  if (current === null || !options.some((o) => text(o.value) === current)) {
+    const placeholder = node("option", null, model.placeholder || "Choose…");
+    placeholder.value = "";
+    control.append(placeholder);
+  }
+  for (const o of options) {
+    const option = node("option", null, o.label);
+    option.value = text(o.value);
+    control.append(option);
+  }
+  control.value = current === null ? "" : current;
+  return { ...labelled(model, control), control };
+}
+
+function container(tag, className, model, depth) {
+  const root = node(tag, className);
+  if (model.label) {
+    const title = node(headingTag(depth), `${className}-title`, model.label);
+    title.id = uid("h");
+    root.setAttribute("aria-labelledby", title.id);
+    root.append(title);
+  }
+  const messages = node("div", "messages");
+  const host = node("div", `${className}-body`);
+  if (model.value !== null && model.value !== undefined) root.append(node("p", `${className}-value`, model.value));
+  root.append(messages, host);
+  return { root, host, messages };
+}
+
+// A scrolling log of messages (the chat's thread).
+function messageLog(model) {
+  const root = node("div", "scroller-frame");
+  const messages = node("div", "messages");
+  const host = node("div", "scroller");
+  host.tabIndex = 0;
+  host.setAttribute("role", "log");
+  host.setAttribute("aria-label", model.label || "Messages");
+  root.append(messages, host);
+  return { root, host, messages };
+}
+
+function buildButton(model, className) {
+  const props = model.props || {};
+  const href = safeHref(props.href);
+  if (href && !model.action) {
+    const a = node("a", className, model.label || model.value);
+    a.href = href;
+    if (!href.startsWith("/")) {
+      a.rel = "noopener noreferrer";
+      a.target = "_blank";
+    }
+    return { root: a };
+  }
+  const button = node("button", className);
+  button.type = "button";
+  button.append(node("span", "button-label", model.label || model.value || model.ref));
+  if (typeof props.badge === "string" || typeof props.badge === "number") {
+    button.append(node("span", "button-badge", props.badge));
+  }
+  if (typeof props.description === "string") button.setAttribute("aria-label", `${model.label} ${props.description}`);
+  return { root: button, button };
+}
+
+// An element of a type this client does not know: its label and value, and room for its children.
+export function buildGeneric(model) {
+  const root = node("div", "element");
+  if (model.label) root.append(node("span", "element-label", model.label));
+  if (model.value !== null && model.value !== undefined) root.append(node("span", "element-value", model.value));
+  const host = node("div", "element-body");
+  root.append(host);
+  return { root, host };
+}
+
+export const ELEMENT_BUILDERS = {
+  Heading(model, { depth }) {
+    const tag = depth === 0 ? "h1" : headingTag(depth);
+    const root = node(tag, "heading", model.value || model.label);
+    root.tabIndex = -1;
+    return { root };
+  },
+  Text(model) {
+    const root = node("div", "text");
+    if (model.label) root.append(node("span", "text-label", model.label));
+    root.append(node("p", "text-value", model.value));
+    return { root };
+  },
+  Regular(model) {
+    const root = node("div", "regular");
+    if (model.label) root.append(node("span", "regular-label", model.label));
+    const props = model.props || {};
+    if (typeof props.datetime === "string") {
+      const time = document.createElement("time");
+      time.dateTime = props.datetime;
+      time.className = "regular-value";
+      time.textContent = text(model.value);
+      root.append(time);
+    } else root.append(node("span", "regular-value", model.value));
+    return { root };
+  },
+  Caption(model) {
+    return { root: node("p", "caption", model.value || model.label) };
+  },
+  Badge(model) {
+    const root = node("span", "badge", model.value);
+    if (model.value !== null && model.value !== undefined) root.dataset.value = text(model.value);
+    if (model.label) {
+      root.setAttribute("aria-label", `${text(model.value)} ${model.label}`);
+      root.title = `${text(model.value)} ${model.label}`;
+    }
+    return { root };
+  },
+  Highlight(model) {
+    const root = node("div", "highlight");
+    if (model.label) root.append(node("span", "highlight-label", model.label));
+    root.append(node("strong", "highlight-value", model.value));
+    return { root };
+  },
+  Section(model, { depth }) {
+    return container("section", "section", model, depth);
+  },
+  Card(model, { depth }) {
+    return container("article", "card", model, depth);
+  },
+  Table(model, { depth }) {
+    return container("div", "table", model, depth);
+  },
+  Row(model) {
+    const root = node("div", "row");
+    root.setAttribute("role", "group");
+    if (model.label) root.setAttribute("aria-label", model.label);
+    const messages = node("div", "messages");
+    const host = node("div", "row-body");
+    root.append(host, messages);
+    return { root, host, messages };
+  },
+  Group(model) {
+    const root = node("div", "group");
+    const props = model.props || {};
+    const meta = node("div", "group-meta");
+    const sender = typeof props.sender === "string" ? props.sender : null;
+    if (model.label && model.label !== sender) meta.append(node("span", "group-label", model.label));
+    if (sender) meta.append(node("span", "group-sender", sender));
+    if (typeof props.time === "string") {
+      const time = document.createElement("time");
+      time.className = "group-time";
+      time.dateTime = props.time;
+      time.textContent = typeof props.time_text === "string" ? props.time_text : formatTime(props.time);
+      meta.append(time);
+    }
+    if (props.direction === "outgoing") root.dataset.align = "end";
+    if (props.read === true && props.direction === "outgoing") meta.append(node("span", "group-read", "✓ Read"));
+    if (meta.childNodes.length) root.append(meta);
+    if (model.value !== null && model.value !== undefined) root.append(node("p", "group-text", model.value));
+    const messages = node("div", "messages");
+    const host = node("div", "group-body");
+    root.append(host, messages);
+    return { root, host, messages };
+  },
+  Scroller(model) {
+    return messageLog(model);
+  },
+  Spacer(model) {
+    // A container of messages (the chat's desktop thread) is a scrolling log like the mobile Scroller.
+    if ((model.props || {}).role === "messages") return messageLog(model);
+    const root = node("div", "spacer");
+    if (!model.children || !model.children.length) root.setAttribute("aria-hidden", "true");
+    return { root };
+  },
+  Line() {
+    return { root: document.createElement("hr") };
+  },
+  Link(model) {
+    return buildButton(model, "link");
+  },
+  Button(model) {
+    return buildButton(model, "btn");
+  },
+  Edit(model) {
+    return buildInput(model, "text");
+  },
+  Password(model) {
+    return buildInput(model, "password");
+  },
+  Date(model) {
+    return buildInput(model, "date");
+  },
+  Time(model) {
+    return buildInput(model, "time");
+  },
+  Combo(model) {
+    return buildSelect(model);
+  },
+  Timezone(model) {
+    return buildSelect(model);
+  },
+  Checkbox(model) {
+    const root = node("div", "field field-check");
+    const control = document.createElement("input");
+    control.type = "checkbox";
+    control.id = uid("f");
+    control.checked = model.value === true || model.value === "true" || model.value === 1;
+    const label = node("label", "check-label", model.label || model.ref);
+    label.htmlFor = control.id;
+    const messages = node("div", "field-messages");
+    root.append(control, label, messages);
+    return { root, control, messages };
+  },
+  Hidden(model) {
+    const control = document.createElement("input");
+    control.type = "hidden";
+    control.value = text(model.value);
+    return { root: control, control, host: document.createElement("div") };
+  },
+  Notice(model) {
+    const tone = (model.props && model.props.tone) || "info";
+    const root = node("div", "notice");
+    root.setAttribute("role", tone === "error" ? "alert" : "status");
+    if (model.label) root.append(node("strong", "notice-title", model.label));
+    if (model.value !== null && model.value !== undefined) root.append(node("p", "notice-text", model.value));
+    const messages = node("div", "messages");
+    const host = node("div", "notice-body");
+    root.append(messages, host);
+    return { root, host, messages };
+  },
+};

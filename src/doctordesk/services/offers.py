@@ -23,7 +23,8 @@ from doctordesk.screens.protocol import Page, UpdateSet, p_update
 from doctordesk.screens.state import Viewer
 from doctordesk.screens.viewing import Viewing
 from doctordesk.services.appointments import get_appointment
-from doctordesk.services.review import transition, version_from
+from doctordesk.services.decisions import transition
+from doctordesk.services.review import version_from
 from doctordesk.services.review_facts import appointment_for
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.review_tables import AppointmentOffer, OfferState

@@ -10,7 +10,7 @@ from starlette.datastructures import UploadFile
 
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.screens.viewing import Viewing
-from doctordesk.services import offers, review
+from doctordesk.services import decisions, offers, review
 from doctordesk.web.deps import MAX_ID, SCREEN_HEADERS, ActorDep, RuntimeDep, ScreenRequest, ScreenRequestDep
 from doctordesk.web.responses import SCREEN_RESPONSES, SUBMIT_RESPONSES
 
@@ -117,13 +117,13 @@ async def approve(rt: RuntimeDep, actor: ActorDep, appointment_id: AppointmentId
     """Submit the decision: ``version``, ``disclaimer-displayed``, and per alternative n = 1..3 ``profile~n``,
     ``location~n``, ``date~n``, ``time~n`` (none: approve the requested time); ``timezone`` when the profile
     has none. Success closes the screen (``navigate`` to the list)."""
-    return (await review.approve(rt, actor, appointment_id, form)).to_json()
+    return (await decisions.approve(rt, actor, appointment_id, form)).to_json()
 
 
 @router.post("/{appointment_id}/decline", responses=SUBMIT_RESPONSES)
 async def decline(rt: RuntimeDep, actor: ActorDep, appointment_id: AppointmentId, form: FormDep) -> dict[str, Any]:
     """Decline the request: ``reason`` (required) and ``version``."""
-    return (await review.decline(rt, actor, appointment_id, form)).to_json()
+    return (await decisions.decline(rt, actor, appointment_id, form)).to_json()
 
 
 # --- the patient's side ---------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from doctordesk.domain.chat import check_client_message_id
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.files import content_disposition
 from doctordesk.screens.viewing import Viewing
-from doctordesk.services import chat, chat_threads
+from doctordesk.services import chat, chat_sending, chat_threads
 from doctordesk.web.deps import MAX_ID, SCREEN_HEADERS, ActorDep, RuntimeDep, ScreenRequest, ScreenRequestDep
 from doctordesk.web.responses import ERROR, SCREEN_RESPONSES, SUBMIT_RESPONSES
 from doctordesk.web.uploads import FormReader
@@ -105,9 +105,9 @@ async def send_message(
     client_message_id = check_client_message_id(x_client_message_id or fields.get("client-message-id"))
     upload = None
     if received.file is not None:
-        upload = chat.Upload(received.file.filename, received.file.declared_type, received.file.data)
-    form = chat.SendForm(int(raw_id), fields.get("content", ""), upload, client_message_id)
-    update = await chat.send_message(rt, screen.actor, form, token=screen.state, layout=screen.layout)
+        upload = chat_sending.Upload(received.file.filename, received.file.declared_type, received.file.data)
+    form = chat_sending.SendForm(int(raw_id), fields.get("content", ""), upload, client_message_id)
+    update = await chat_sending.send_message(rt, screen.actor, form, token=screen.state, layout=screen.layout)
     return update.to_json()
 
 

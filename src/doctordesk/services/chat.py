@@ -157,6 +157,32 @@ async def _state(
     return state, rendered
 
 
+class _ChatRender:
+    """Renders an appointment's chat (``window``: the client's, ``before``: older than this message) and keeps
+    what the last render showed, which the state token and the read position need."""
+
+    def __init__(
+        self,
+        rt: Runtime,
+        actor: Actor,
+        appointment_id: int,
+        layout: Layout,
+        window: Window | None = None,
+        before: int | None = None,
+    ) -> None:
+        self.rt, self.actor, self.appointment_id, self.layout = rt, actor, appointment_id, layout
+        self.window, self.before = window, before
+        self.rendered = _Rendered()
+
+    async def __call__(self) -> Page:
+        async with self.rt.db.read() as session:
+            appointment = await chat_appointment(session, self.actor, self.appointment_id)
+            state, self.rendered = await _state(
+                self.rt, session, self.actor, appointment, self.window, before=self.before
+            )
+        return screen.render(state, layout=self.layout, timeout=self.rt.settings.poll_chat_seconds)
+
+
 def _viewing(rt: Runtime, actor: Actor, appointment_id: int, render: Render, client_id: str | None) -> Viewing:
     shown = screen.shown(appointment_id, actor.user_id)
     return Viewing(
@@ -168,18 +194,10 @@ async def open_chat(
     rt: Runtime, actor: Actor, appointment_id: int, *, layout: Layout, client_id: str | None = None
 ) -> Page:
     """The Chat page for an appointment: the latest page of messages, the marker before the first unread one."""
-    rendered = _Rendered()
-
-    async def render() -> Page:
-        nonlocal rendered
-        async with rt.db.read() as session:
-            appointment = await chat_appointment(session, actor, appointment_id)
-            state, rendered = await _state(rt, session, actor, appointment, None)
-        return screen.render(state, layout=layout, timeout=rt.settings.poll_chat_seconds)
-
+    render = _ChatRender(rt, actor, appointment_id, layout)
     page = await _viewing(rt, actor, appointment_id, render, client_id).page()
-    assert rendered.window is not None
-    page.state = join_state(page.state, rendered.window)
+    assert render.rendered.window is not None
+    page.state = join_state(page.state, render.rendered.window)
     return page
 
 
@@ -204,15 +222,7 @@ async def load_more(
         appointment_id = window.appointment_id
     if window is not None and window.appointment_id != appointment_id:
         inner, window = None, None  # the client's page is another chat: answer with a reset
-    rendered = _Rendered()
-
-    async def render() -> Page:
-        nonlocal rendered
-        async with rt.db.read() as session:
-            appointment = await chat_appointment(session, actor, appointment_id)
-            state, rendered = await _state(rt, session, actor, appointment, window, before=before)
-        return screen.render(state, layout=layout, timeout=rt.settings.poll_chat_seconds)
-
+    render = _ChatRender(rt, actor, appointment_id, layout, window, before)
     chat = _viewing(rt, actor, appointment_id, render, client_id)
     if before is not None:
         page = await rt.screens.page(chat.shown.topics, chat.now, render)
@@ -221,6 +231,7 @@ async def load_more(
         update = await chat.refresh(inner)
     else:
         update = await chat.poll(inner)
+    rendered = render.rendered
     if rendered.window is None:  # unchanged: the poll did not render
         assert window is not None
         update.state = join_state(update.state, window)

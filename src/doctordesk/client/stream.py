@@ -12,7 +12,7 @@ for each further failure in a row up to 5 s, so a service that is down is not ha
 ends the stream: the token is no longer valid, and a new login opens a new stream. Events whose type is not
 ``message`` (heartbeats, if the service names them) and empty data are ignored. After every reconnect the active
 screen is PUT again (``Client.reannounce``): the service keys a client's active screen on its last PUT, and a
-restarted service has forgotten it.
+restarted service has forgotten it (a poll tells it again, but only the screen that polls first).
 """
 
 from __future__ import annotations

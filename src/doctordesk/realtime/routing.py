@@ -23,7 +23,7 @@ CONTENT_TOPIC_PREFIXES = ("thread:",)
 
 @dataclass(frozen=True, slots=True)
 class Screen:
-    """A client's active screen, as its last PUT gave it."""
+    """A client's active screen, as its last PUT gave it (or a poll, when this instance knew none)."""
 
     user_id: int
     screen: str

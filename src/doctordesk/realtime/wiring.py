@@ -1,4 +1,4 @@
-"""How the real-time parts hook into the runtime: the bus, presence from pages, the push outbox hook, the
+"""How the real-time parts hook into the runtime: the bus, presence from pages and polls, the push outbox hook, the
 dispatcher. The app factory and the worker call these (nothing here runs at import time)."""
 
 from __future__ import annotations
@@ -20,8 +20,7 @@ from doctordesk.realtime.push import make_adapter
 from doctordesk.realtime.redis_bus import RedisBus
 from doctordesk.realtime.routing import Screen, message_for
 from doctordesk.runtime import Runtime
-from doctordesk.screens.protocol import Page
-from doctordesk.screens.state import Viewer
+from doctordesk.screens.state import Shown, Viewer
 from doctordesk.store.realtime_tables import Device
 
 
@@ -33,24 +32,29 @@ def build_bus(settings: Settings, hub: Hub) -> EventBus:
 
 
 def install(rt: Runtime) -> None:
-    """Presence from every page handed out, and the push outbox in every unit of work."""
+    """Presence from every page and poll answer handed out, and the push outbox in every unit of work."""
     pending: set[asyncio.Task[None]] = set()
 
-    def on_page(viewer: Viewer, page: Page, topics: tuple[str, ...]) -> None:
-        if viewer.client_id is None:
+    def on_shown(viewer: Viewer, shown: Shown, *, opened: bool) -> None:
+        client_id = viewer.client_id
+        if client_id is None:
             return
-        screen = Screen(user_id=viewer.user_id, screen=page.screen, poll=page.poll, topics=topics)
-        if rt.hub.screen_of(viewer.client_id) == screen:
+        current = rt.hub.screen_of(client_id)
+        if current is not None and current.user_id == viewer.user_id and (not opened or _is(current, shown)):
+            # Nothing new (every unchanged poll ends here: no allocation, no I/O). A poll only tells a screen the
+            # instance does not know for this client; it never replaces the one the client opened last, since a
+            # client may show two (the web app's list and chat panel) and presence holds one.
             return
-        rt.hub.set_presence(viewer.client_id, screen)
+        screen = Screen(user_id=viewer.user_id, screen=shown.screen, poll=shown.poll, topics=shown.topics)
+        rt.hub.set_presence(client_id, screen)
         if isinstance(rt.bus, RedisBus):
             # Other instances may hold this client's stream, or get it later: tell them and keep it in Redis
             # (fire and forget; neither raises).
-            task = asyncio.get_running_loop().create_task(_share_presence(rt, rt.bus, viewer.client_id, screen))
+            task = asyncio.get_running_loop().create_task(_share_presence(rt, rt.bus, client_id, screen))
             pending.add(task)
             task.add_done_callback(pending.discard)
 
-    rt.screens.listeners.append(on_page)
+    rt.screens.listeners.append(on_shown)
 
     def data_for(event: DomainEvent, device: Device) -> str:
         # A mobile app names its client with its device id: the message fits the screen it showed last.
@@ -68,6 +72,10 @@ def install(rt: Runtime) -> None:
 PRESENCE_TTL_SECONDS = 24 * 3600
 
 
+def _is(screen: Screen, shown: Shown) -> bool:
+    return screen.screen == shown.screen and screen.poll == shown.poll and screen.topics == shown.topics
+
+
 async def _share_presence(rt: Runtime, bus: RedisBus, client_id: str, screen: Screen) -> None:
     event = rt.hub.presence_event(client_id, screen)
     await bus.publish([event])
@@ -75,8 +83,8 @@ async def _share_presence(rt: Runtime, bus: RedisBus, client_id: str, screen: Sc
 
 
 async def recall_presence(rt: Runtime, client_id: str) -> None:
-    """A stream opens for a client this instance has no screen for (it started after the client's last PUT, or
-    restarted): take the screen kept in Redis, if any."""
+    """A stream opens for a client this instance has no screen for (it started after the client's last PUT or
+    poll, or restarted): take the screen kept in Redis, if any."""
     if rt.hub.screen_of(client_id) is not None or not isinstance(rt.bus, RedisBus):
         return
     raw = await rt.bus.recall(f"presence:{client_id}")

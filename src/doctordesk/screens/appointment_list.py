@@ -11,6 +11,7 @@ from doctordesk.domain.events import ALL_APPOINTMENTS_TOPIC, doctor_topic, patie
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.status import Status
 from doctordesk.screens.protocol import Action, Element, Layout, Page, el
+from doctordesk.screens.state import Shown
 
 SCREEN = "appointment-list"
 ENDPOINT = "/profile/appointments"
@@ -30,6 +31,10 @@ def topics(actor: Actor) -> tuple[str, ...]:
     if actor.role is Role.PATIENT and actor.patient_id is not None:
         return (patient_topic(actor.patient_id), user_topic(actor.user_id))
     return (ALL_APPOINTMENTS_TOPIC, user_topic(actor.user_id))
+
+
+def shown(actor: Actor) -> Shown:
+    return Shown(SCREEN, ENDPOINT, topics(actor))
 
 
 def section_of(view: AppointmentView, now: datetime) -> str:

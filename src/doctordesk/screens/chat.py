@@ -20,6 +20,7 @@ from doctordesk.domain.events import thread_topic, user_topic
 from doctordesk.domain.files import ALLOWED
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.screens.protocol import Action, Element, Layout, Page, el
+from doctordesk.screens.state import Shown
 
 SCREEN = "chat"
 PAGE_ENDPOINT = "/profile/messages/user-chat"
@@ -51,6 +52,10 @@ class ChatState:
 
 def topics(appointment_id: int, viewer_id: int) -> tuple[str, ...]:
     return (thread_topic(appointment_id), user_topic(viewer_id))
+
+
+def shown(appointment_id: int, viewer_id: int) -> Shown:
+    return Shown(SCREEN, LOAD_MORE_ENDPOINT, topics(appointment_id, viewer_id))
 
 
 def page_endpoint(appointment_id: int) -> str:

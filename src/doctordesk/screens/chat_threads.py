@@ -11,6 +11,7 @@ from doctordesk.domain.chat import excerpt
 from doctordesk.domain.events import SUPPORT_TOPIC, user_topic
 from doctordesk.screens.chat import page_endpoint
 from doctordesk.screens.protocol import Action, Element, Layout, Page, el
+from doctordesk.screens.state import Shown
 
 SCREEN = "chat-threads"
 ENDPOINT = "/profile/messages/threads"
@@ -33,6 +34,10 @@ class ThreadSummary:
 
 def topics(viewer_id: int) -> tuple[str, ...]:
     return (SUPPORT_TOPIC, user_topic(viewer_id))
+
+
+def shown(viewer_id: int) -> Shown:
+    return Shown(SCREEN, ENDPOINT, topics(viewer_id))
 
 
 def row(t: ThreadSummary) -> Element:

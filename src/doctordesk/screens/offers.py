@@ -13,6 +13,7 @@ from doctordesk.domain.decisions import can_answer
 from doctordesk.domain.events import appointment_topic, user_topic
 from doctordesk.domain.fees import money
 from doctordesk.screens.protocol import Action, Element, Layout, Page, el
+from doctordesk.screens.state import Shown
 
 SCREEN = "appointment-offers"
 
@@ -23,6 +24,10 @@ def endpoint(appointment_id: int) -> str:
 
 def topics(appointment_id: int, user_id: int) -> tuple[str, ...]:
     return (appointment_topic(appointment_id), user_topic(user_id))
+
+
+def shown(appointment_id: int, user_id: int) -> Shown:
+    return Shown(SCREEN, endpoint(appointment_id), topics(appointment_id, user_id))
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,7 @@ from doctordesk.domain.events import appointment_topic, doctor_topic
 from doctordesk.domain.review import Assessment, CardAssessment
 from doctordesk.domain.scheduling import MAX_ALTERNATIVES
 from doctordesk.screens.protocol import Action, Element, Layout, Option, Page, el
+from doctordesk.screens.state import Shown
 
 SCREEN = "review-and-approve"
 LIST_ENDPOINT = "/profile/appointments"
@@ -52,6 +53,10 @@ def draft_topic(appointment_id: int, user_id: int) -> str:
 def topics(appointment_id: int, user_id: int) -> tuple[str, ...]:
     # The doctor's own topic: a booking elsewhere in their schedule can change an overlap message here.
     return (appointment_topic(appointment_id), draft_topic(appointment_id, user_id), doctor_topic(user_id))
+
+
+def shown(appointment_id: int, user_id: int) -> Shown:
+    return Shown(SCREEN, endpoint(appointment_id), topics(appointment_id, user_id))
 
 
 @dataclass(frozen=True, slots=True)

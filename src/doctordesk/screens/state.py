@@ -17,9 +17,9 @@ import threading
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-from doctordesk.screens.protocol import Page, UpdateSet, diff, p_reset
+from doctordesk.screens.protocol import Page, diff, p_reset
 
 Render = Callable[[], Awaitable[Page]]
 
@@ -32,8 +32,21 @@ class Viewer:
     user_id: int
 
 
-# Called with every page handed out (PUT): the viewer, the page and its topics (presence listens here).
-PageListener = Callable[[Viewer, Page, tuple[str, ...]], None]
+@dataclass(frozen=True, slots=True)
+class Shown:
+    """What a screen is to polling and real-time routing: its name, its poll endpoint (the page's ``poll``) and the
+    topics it shows. Each screen module builds its own (``shown(...)``)."""
+
+    screen: str
+    poll: str
+    topics: tuple[str, ...]
+
+
+class ShownListener(Protocol):
+    """Told whenever a viewer is handed a screen: ``opened`` for its page (PUT), else for its poll's answer
+    (presence listens here). Runs on every poll: it must return at once, without I/O, when it has nothing new."""
+
+    def __call__(self, viewer: Viewer, shown: Shown, *, opened: bool) -> None: ...
 
 
 class Revisions:
@@ -78,7 +91,8 @@ class PageCache:
 
 
 class ScreenStates:
-    """Issues state tokens and answers polls; one per process, shared by every screen.
+    """Issues state tokens, keeps the pages handed out and tells listeners who was shown which screen; one per
+    process, shared by every screen (each request's screen is a ``screens.viewing.Viewing``).
 
     The revision stamp is read *before* the screen is rendered: an event that lands while rendering makes the
     next poll render again instead of being missed.
@@ -88,19 +102,21 @@ class ScreenStates:
         self.revisions = revisions
         self.cache = PageCache(cache_size)
         self.max_age = max_age
-        self.listeners: list[PageListener] = []
+        self.listeners: list[ShownListener] = []
 
-    async def page(self, topics: Iterable[str], now: float, render: Render, *, viewer: Viewer | None = None) -> Page:
-        """Render a page (PUT) and give it its state token; listeners learn which screen the viewer is on."""
+    def shown_to(self, viewer: Viewer, shown: Shown, *, opened: bool) -> None:
+        """Tell the listeners which screen ``viewer`` was just handed: its page (``opened``) or a poll's answer."""
+        for listener in self.listeners:
+            listener(viewer, shown, opened=opened)
+
+    async def page(self, topics: Iterable[str], now: float, render: Render) -> Page:
+        """Render a page and give it its state token."""
         topics = tuple(topics)
         prefix = f"{self.revisions.epoch}.{self.revisions.stamp(topics)}.{int(now)}"
         page = await render()
         content_hash = page.content_hash()
         self.cache.put(content_hash, page.elements_json())
         page.state = f"{prefix}.{content_hash}"
-        if viewer is not None:
-            for listener in self.listeners:
-                listener(viewer, page, topics)
         return page
 
     def unchanged(self, token: str | None, topics: Iterable[str], now: float) -> bool:
@@ -115,26 +131,6 @@ class ScreenStates:
         except ValueError:
             return False
         return stamp == self.revisions.stamp(topics) and 0 <= now - issued < self.max_age
-
-    async def poll(
-        self,
-        token: str | None,
-        topics: Iterable[str],
-        now: float,
-        render: Render,
-        *,
-        screen: str,
-        timeout: int,
-    ) -> UpdateSet:
-        """The update set that brings the client's page (named by ``token``) up to date; empty and I/O-free when
-        nothing changed."""
-        topics = tuple(topics)
-        if token and self.unchanged(token, topics, now):
-            return UpdateSet(screen=screen, state=token, timeout=timeout)
-        page = await self.page(topics, now, render)
-        return UpdateSet(
-            screen=page.screen, state=page.state, timeout=page.timeout, patches=self.patches_from(token, page)
-        )
 
     def patches_from(self, token: str | None, page: Page) -> list[dict[str, Any]]:
         """Patches from the page named by ``token`` to ``page`` (a reset when the old page is not known)."""

@@ -1,4 +1,4 @@
-"""Reading appointments with the viewer's rights applied in one place."""
+"""Reading appointments with the viewer's rights applied in one place, and the appointment list screen."""
 
 from __future__ import annotations
 
@@ -15,6 +15,11 @@ from doctordesk.domain.appointments import AppointmentView, Party, Place, can_vi
 from doctordesk.domain.errors import NotFound
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.status import Status
+from doctordesk.runtime import Runtime
+from doctordesk.screens import appointment_list
+from doctordesk.screens.protocol import Layout, Page
+from doctordesk.screens.state import Viewer
+from doctordesk.screens.viewing import Viewing
 from doctordesk.store import chat_repo
 from doctordesk.store.tables import Appointment, Location, Patient, User
 
@@ -114,3 +119,20 @@ async def get_appointment(session: AsyncSession, actor: Actor, appointment_id: i
     if not can_view(actor, doctor_id=view.doctor.id, patient_id=view.patient.id):
         raise NotFound("Appointment not found.")
     return view
+
+
+# --- the appointment list screen ----------------------------------------------------------------------------------
+
+
+def list_viewing(rt: Runtime, actor: Actor, *, layout: Layout, client_id: str | None) -> Viewing:
+    """The appointment list screen, as ``actor`` sees it: ``page()`` for the PUT, ``poll()`` for the PATCH."""
+    timeout = rt.settings.poll_list_seconds
+
+    async def render() -> Page:
+        async with rt.db.read() as session:
+            views = await list_appointments(session, actor)
+        return appointment_list.render(views, actor, now=rt.clock.now(), layout=layout, timeout=timeout)
+
+    return Viewing(
+        rt.screens, rt.wall(), Viewer(client_id, actor.user_id), appointment_list.shown(actor), timeout, render
+    )

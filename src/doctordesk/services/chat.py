@@ -1,4 +1,5 @@
-"""Chat use cases: open the chat, load older or newer messages, send a message, close the chat, fetch a file.
+"""Chat use cases: open the chat, load older or newer messages, close the chat, fetch a file (sending a message is
+``services.chat_sending``).
 
 The chat's state token is the screen state token plus ``~{appointment}-{window start}-{marker}``: which thread,
 the oldest message the client shows (its window grows as older pages are loaded and new messages arrive) and where
@@ -9,49 +10,37 @@ token is how ``PATCH /profile/messages/load-more`` knows the thread.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
-from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import select
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from doctordesk.domain import files
 from doctordesk.domain.appointments import AppointmentView
 from doctordesk.domain.chat import (
     Cursor,
     MessageView,
-    check_send,
     first_unread,
     is_unread,
     may_read,
     may_write,
     require_chat_role,
-    retry_after,
 )
-from doctordesk.domain.errors import NotFound, TooManyRequests, ValidationFailed
+from doctordesk.domain.errors import NotFound, ValidationFailed
 from doctordesk.domain.events import (
-    ALL_APPOINTMENTS_TOPIC,
-    SUPPORT_TOPIC,
     DomainEvent,
-    doctor_topic,
     thread_topic,
     user_topic,
 )
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.runtime import Runtime
 from doctordesk.screens import chat as screen
-from doctordesk.screens.protocol import Layout, Page, UpdateSet, apply, diff, p_prepend, p_remove, p_reset, p_update
-from doctordesk.screens.state import Viewer
+from doctordesk.screens.protocol import Layout, Page, UpdateSet, apply, diff, p_prepend, p_remove, p_reset
+from doctordesk.screens.state import Render, Viewer
+from doctordesk.screens.viewing import Viewing
 from doctordesk.services.appointments import get_appointment
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store import chat_repo
-from doctordesk.store.chat_tables import Attachment, ChatMessage, ChatThread
-from doctordesk.store.tables import User
 
-MESSAGE_EVENT = "chat-message"
 READ_EVENT = "chat-read"
 MAX_ID = 2**53  # as web.deps.MAX_ID: ids every database stores
 
@@ -92,7 +81,7 @@ def join_state(inner: str, window: Window) -> str:
 # --- reading ----------------------------------------------------------------------------------------------------
 
 
-async def _appointment(session: AsyncSession, actor: Actor, appointment_id: int) -> AppointmentView:
+async def chat_appointment(session: AsyncSession, actor: Actor, appointment_id: int) -> AppointmentView:
     """The appointment whose thread the actor may read (NotFound for other doctors' appointments)."""
     require_chat_role(actor)
     view = await get_appointment(session, actor, appointment_id)
@@ -168,23 +157,47 @@ async def _state(
     return state, rendered
 
 
+class _ChatRender:
+    """Renders an appointment's chat (``window``: the client's, ``before``: older than this message) and keeps
+    what the last render showed, which the state token and the read position need."""
+
+    def __init__(
+        self,
+        rt: Runtime,
+        actor: Actor,
+        appointment_id: int,
+        layout: Layout,
+        window: Window | None = None,
+        before: int | None = None,
+    ) -> None:
+        self.rt, self.actor, self.appointment_id, self.layout = rt, actor, appointment_id, layout
+        self.window, self.before = window, before
+        self.rendered = _Rendered()
+
+    async def __call__(self) -> Page:
+        async with self.rt.db.read() as session:
+            appointment = await chat_appointment(session, self.actor, self.appointment_id)
+            state, self.rendered = await _state(
+                self.rt, session, self.actor, appointment, self.window, before=self.before
+            )
+        return screen.render(state, layout=self.layout, timeout=self.rt.settings.poll_chat_seconds)
+
+
+def _viewing(rt: Runtime, actor: Actor, appointment_id: int, render: Render, client_id: str | None) -> Viewing:
+    shown = screen.shown(appointment_id, actor.user_id)
+    return Viewing(
+        rt.screens, rt.wall(), Viewer(client_id, actor.user_id), shown, rt.settings.poll_chat_seconds, render
+    )
+
+
 async def open_chat(
     rt: Runtime, actor: Actor, appointment_id: int, *, layout: Layout, client_id: str | None = None
 ) -> Page:
     """The Chat page for an appointment: the latest page of messages, the marker before the first unread one."""
-    rendered = _Rendered()
-
-    async def render() -> Page:
-        nonlocal rendered
-        async with rt.db.read() as session:
-            appointment = await _appointment(session, actor, appointment_id)
-            state, rendered = await _state(rt, session, actor, appointment, None)
-        return screen.render(state, layout=layout, timeout=rt.settings.poll_chat_seconds)
-
-    topics = screen.topics(appointment_id, actor.user_id)
-    page = await rt.screens.page(topics, rt.wall(), render, viewer=Viewer(client_id, actor.user_id))
-    assert rendered.window is not None
-    page.state = join_state(page.state, rendered.window)
+    render = _ChatRender(rt, actor, appointment_id, layout)
+    page = await _viewing(rt, actor, appointment_id, render, client_id).page()
+    assert render.rendered.window is not None
+    page.state = join_state(page.state, render.rendered.window)
     return page
 
 
@@ -197,10 +210,11 @@ async def load_more(
     appointment_id: int | None = None,
     before: int | None = None,
     fresh: bool = False,
+    client_id: str | None = None,
 ) -> UpdateSet:
     """PATCH /profile/messages/load-more: with ``before`` the older messages (prepended to the thread); without it
     the chat's poll, bringing newer messages and read flags (and marking what it delivers as read: the reader is
-    looking at the thread)."""
+    looking at the thread). ``fresh``: render even when nothing changed (the answer to a send)."""
     inner, window = split_state(token)
     if appointment_id is None:
         if window is None:
@@ -208,41 +222,30 @@ async def load_more(
         appointment_id = window.appointment_id
     if window is not None and window.appointment_id != appointment_id:
         inner, window = None, None  # the client's page is another chat: answer with a reset
-    topics = screen.topics(appointment_id, actor.user_id)
-    timeout = rt.settings.poll_chat_seconds
-    now = rt.wall()
-    if not fresh and before is None and inner and window is not None and rt.screens.unchanged(inner, topics, now):
-        return UpdateSet(screen=screen.SCREEN, state=join_state(inner, window), timeout=timeout)
-
-    rendered = _Rendered()
-
-    async def render() -> Page:
-        nonlocal rendered
-        async with rt.db.read() as session:
-            appointment = await _appointment(session, actor, appointment_id)
-            state, rendered = await _state(rt, session, actor, appointment, window, before=before)
-        return screen.render(state, layout=layout, timeout=timeout)
-
-    page = await rt.screens.page(topics, now, render)
-    old = _cached(rt, inner)
-    patches = _older_patches(old, page) if before is not None else _patches(old, page)
-    assert rendered.window is not None
+    render = _ChatRender(rt, actor, appointment_id, layout, window, before)
+    chat = _viewing(rt, actor, appointment_id, render, client_id)
+    if before is not None:
+        page = await rt.screens.page(chat.shown.topics, chat.now, render)
+        update = UpdateSet(screen.SCREEN, page.state, chat.timeout, _older_patches(_cached(rt, inner), page))
+    elif fresh or window is None:  # without a window the answer must render, to name one
+        update = await chat.refresh(inner)
+    else:
+        update = await chat.poll(inner)
+    rendered = render.rendered
+    if rendered.window is None:  # unchanged: the poll did not render
+        assert window is not None
+        update.state = join_state(update.state, window)
+        return update
     if before is None:
         await _mark_viewed(rt, actor, appointment_id, rendered)
-    return UpdateSet(
-        screen=screen.SCREEN, state=join_state(page.state, rendered.window), timeout=timeout, patches=patches
-    )
+    update.state = join_state(update.state, rendered.window)
+    return update
 
 
 def _cached(rt: Runtime, inner: str | None) -> list[dict[str, Any]] | None:
     if not inner:
         return None
     return rt.screens.cache.get(inner.rsplit(".", 1)[-1])
-
-
-def _patches(old: list[dict[str, Any]] | None, page: Page) -> list[dict[str, Any]]:
-    new = page.elements_json()
-    return diff(old, new) if old is not None else [p_reset(new)]
 
 
 def _children(elements: list[dict[str, Any]], element_id: str) -> list[dict[str, Any]]:
@@ -300,204 +303,13 @@ def _read_event(appointment_id: int, reader_id: int) -> DomainEvent:
     )
 
 
-# --- sending ----------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Upload:
-    """A received file part: the client's name and declared type (neither is trusted) and the bytes."""
-
-    filename: str | None
-    declared_type: str | None
-    data: bytes
-
-
-@dataclass(frozen=True, slots=True)
-class SendForm:
-    appointment_id: int
-    content: str
-    upload: Upload | None = None
-    client_message_id: str | None = None
-
-
-async def send_message(rt: Runtime, actor: Actor, form: SendForm, *, token: str | None, layout: Layout) -> UpdateSet:
-    """Store a message (and its file) in one transaction, then answer with the sender's chat brought up to date:
-    the new message appended and the input cleared. A retry with the same client message id stores nothing new
-    and answers the same."""
-    require_chat_role(actor)
-    for attempt in (1, 2):
-        try:
-            await _store_message(rt, actor, form)
-            break
-        except IntegrityError:
-            # A concurrent send created the thread first, or a concurrent retry with the same client message id
-            # stored the message: then that message is this send's result.
-            if form.client_message_id is not None:
-                async with rt.db.read() as session:
-                    if await _existing(session, actor, form) is not None:
-                        break
-            if attempt == 2:
-                raise
-    inner, window = split_state(token)
-    if window is not None and window.appointment_id != form.appointment_id:
-        inner, window = None, None
-    update = await load_more(
-        rt,
-        actor,
-        join_state(inner, window) if inner and window else None,
-        layout=layout,
-        appointment_id=form.appointment_id,
-        fresh=True,
-    )
-    update.patches += [p_update("content", value=""), p_update("upload", value=None)]
-    return update
-
-
-async def _existing(session: AsyncSession, actor: Actor, form: SendForm) -> int | None:
-    """The message this sender already stored under the client message id (for another chat: refused)."""
-    row = (
-        await session.execute(
-            select(ChatMessage.id, ChatThread.appointment_id)
-            .join(ChatThread, ChatThread.id == ChatMessage.thread_id)
-            .where(ChatMessage.sender_id == actor.user_id, ChatMessage.client_message_id == form.client_message_id)
-        )
-    ).first()
-    if row is None:
-        return None
-    if row[1] != form.appointment_id:
-        raise ValidationFailed(fields={"client-message-id": "Already used for a message in another chat."})
-    message_id: int = row[0]
-    return message_id
-
-
-async def _store_message(rt: Runtime, actor: Actor, form: SendForm) -> None:
-    settings = rt.settings
-    now = rt.clock.now()
-    async with unit_of_work(rt) as uow:
-        session = uow.session
-        appointment = await _appointment(session, actor, form.appointment_id)
-        if form.client_message_id is not None and await _existing(session, actor, form) is not None:
-            return
-        check_send(
-            actor,
-            doctor_id=appointment.doctor.id,
-            chat_enabled=appointment.chat_enabled,
-            content=form.content,
-            has_file=form.upload is not None,
-            max_chars=settings.max_message_chars,
-        )
-        kind = files.detect(form.upload.data) if form.upload is not None else None
-        recent = (
-            await session.scalars(
-                select(ChatMessage.created_at)
-                .where(ChatMessage.sender_id == actor.user_id, ChatMessage.created_at > now - timedelta(minutes=1))
-                .order_by(ChatMessage.created_at.desc())
-                .limit(max(1, settings.chat_send_per_minute))
-            )
-        ).all()
-        wait = retry_after(list(recent), now=now, per_minute=settings.chat_send_per_minute)
-        if wait is not None:
-            raise TooManyRequests("Too many messages. Wait a moment before sending again.", retry_after=wait)
-        thread_id = await _thread_for_update(session, appointment.id, now)
-        attachment_id = None
-        if form.upload is not None and kind is not None:
-            data = form.upload.data
-            file = Attachment(
-                uploader_id=actor.user_id,
-                filename=files.safe_filename(form.upload.filename, kind),
-                mime=kind.mime,
-                size=len(data),
-                sha256=hashlib.sha256(data).hexdigest(),
-                data=data,
-                created_at=now,
-            )
-            session.add(file)
-            await session.flush()
-            attachment_id = file.id
-        message = ChatMessage(
-            thread_id=thread_id,
-            sender_id=actor.user_id,
-            content=form.content,
-            created_at=now,
-            attachment_id=attachment_id,
-            client_message_id=form.client_message_id,
-        )
-        session.add(message)
-        await session.flush()
-        thread = await session.get(ChatThread, thread_id)
-        assert thread is not None
-        thread.last_message_id = message.id
-        await chat_repo.mark_read(
-            session, thread_id=thread_id, user_id=actor.user_id, up_to=Cursor(now, message.id), now=now
-        )
-        notify = await _recipients(session, actor, appointment, thread_id)
-        uow.emit(
-            DomainEvent(
-                MESSAGE_EVENT,
-                topics=(
-                    thread_topic(appointment.id),
-                    doctor_topic(appointment.doctor.id),
-                    user_topic(appointment.doctor.id),
-                    SUPPORT_TOPIC,
-                    ALL_APPOINTMENTS_TOPIC,
-                ),
-                data={
-                    "appointment_id": appointment.id,
-                    "thread_id": thread_id,
-                    "message_id": message.id,
-                    "sender_id": actor.user_id,
-                },
-                notify_user_ids=notify,
-                # The push text never carries the message: it travels through a partner's servers.
-                notify_text=f"New message from {actor.display_name} about appointment #{appointment.id}",
-            )
-        )
-
-
-async def _thread_for_update(session: AsyncSession, appointment_id: int, now: datetime) -> int:
-    """The appointment's thread, created on the first message; its row is locked until commit, so the sends of a
-    thread are ordered and ``last_activity_at`` follows them."""
-    thread = await session.scalar(
-        select(ChatThread).where(ChatThread.appointment_id == appointment_id).with_for_update()
-    )
-    if thread is None:
-        thread = ChatThread(appointment_id=appointment_id, created_at=now, last_activity_at=now)
-        session.add(thread)
-        await session.flush()
-    else:
-        thread.last_activity_at = now
-    return thread.id
-
-
-async def _recipients(
-    session: AsyncSession, actor: Actor, appointment: AppointmentView, thread_id: int
-) -> tuple[int, ...]:
-    """Who gets a push: the doctor when support writes; when the doctor writes, the agents who have written in the
-    thread, or every active agent while none has."""
-    if actor.user_id != appointment.doctor.id:
-        return (appointment.doctor.id,)
-    agents = (
-        await session.scalars(
-            select(ChatMessage.sender_id)
-            .join(User, User.id == ChatMessage.sender_id)
-            .where(ChatMessage.thread_id == thread_id, User.role == Role.SUPPORT.value)
-            .distinct()
-        )
-    ).all()
-    if not agents:
-        agents = (
-            await session.scalars(select(User.id).where(User.role == Role.SUPPORT.value, User.active.is_(True)))
-        ).all()
-    return tuple(sorted(agents))
-
-
 # --- closing and files ------------------------------------------------------------------------------------------
 
 
 async def close_chat(rt: Runtime, actor: Actor, appointment_id: int) -> UpdateSet:
     """Closing the chat marks the thread read for this reader; the client goes back to its list."""
     async with unit_of_work(rt) as uow:
-        appointment = await _appointment(uow.session, actor, appointment_id)
+        appointment = await chat_appointment(uow.session, actor, appointment_id)
         thread_id = await chat_repo.thread_id_for(uow.session, appointment.id)
         newest = await chat_repo.newest(uow.session, thread_id) if thread_id is not None else None
         if thread_id is not None and newest is not None:
@@ -526,7 +338,7 @@ async def attachment_file(rt: Runtime, actor: Actor, attachment_id: int) -> Stor
             raise NotFound("File not found.")
         file, appointment_id = found
         try:
-            await _appointment(session, actor, appointment_id)
+            await chat_appointment(session, actor, appointment_id)
         except NotFound:
             raise NotFound("File not found.") from None
         return StoredFile(file.filename, file.mime, file.data)

@@ -1,4 +1,5 @@
-"""The support agents' thread list: one query for the threads, one grouped query for the viewer's unread counts."""
+"""The support agents' thread list screen: one query for the threads, one grouped query for the viewer's unread
+counts."""
 
 from __future__ import annotations
 
@@ -8,7 +9,12 @@ from sqlalchemy.orm import aliased
 
 from doctordesk.domain.errors import Forbidden
 from doctordesk.domain.roles import Actor, Role
+from doctordesk.runtime import Runtime
+from doctordesk.screens import chat_threads as threads_screen
 from doctordesk.screens.chat_threads import ThreadSummary
+from doctordesk.screens.protocol import Layout, Page
+from doctordesk.screens.state import Viewer
+from doctordesk.screens.viewing import Viewing
 from doctordesk.store import chat_repo
 from doctordesk.store.chat_tables import ChatMessage, ChatThread
 from doctordesk.store.tables import Appointment, Location, Patient, User
@@ -69,3 +75,18 @@ async def list_threads(session: AsyncSession, actor: Actor, *, limit: int = MAX_
         )
         for r in rows
     ]
+
+
+def viewing(rt: Runtime, actor: Actor, *, layout: Layout, client_id: str | None) -> Viewing:
+    """The thread list, as ``actor`` sees it: ``page()`` for the PUT, ``poll()`` for the PATCH (support agents and
+    admins; others get 403)."""
+    require_thread_list_role(actor)
+    timeout = rt.settings.poll_list_seconds
+
+    async def render() -> Page:
+        async with rt.db.read() as session:
+            threads = await list_threads(session, actor)
+        return threads_screen.render(threads, layout=layout, timeout=timeout)
+
+    shown = threads_screen.shown(actor.user_id)
+    return Viewing(rt.screens, rt.wall(), Viewer(client_id, actor.user_id), shown, timeout, render)

@@ -5,6 +5,7 @@ event that notifies the doctor."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 from sqlalchemy import select
@@ -20,8 +21,10 @@ from doctordesk.screens import offers as offers_screen
 from doctordesk.screens import review_approve
 from doctordesk.screens.protocol import Page, UpdateSet, p_update
 from doctordesk.screens.state import Viewer
+from doctordesk.screens.viewing import Viewing
 from doctordesk.services.appointments import get_appointment
-from doctordesk.services.review import transition, version_from
+from doctordesk.services.decisions import transition
+from doctordesk.services.review import version_from
 from doctordesk.services.review_facts import appointment_for
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.review_tables import AppointmentOffer, OfferState
@@ -68,27 +71,13 @@ async def _render(rt: Runtime, actor: Actor, appointment_id: int, layout: Any) -
     )
 
 
-async def open_page(rt: Runtime, actor: Actor, appointment_id: int, *, layout: Any, client_id: str | None) -> Page:
-    """PUT: the offers of one appointment (its patient answers; its doctor, support and admins look)."""
-
-    async def render() -> Page:
-        return await _render(rt, actor, appointment_id, layout)
-
-    topics = offers_screen.topics(appointment_id, actor.user_id)
-    return await rt.screens.page(topics, rt.wall(), render, viewer=Viewer(client_id, actor.user_id))
-
-
-async def poll(rt: Runtime, actor: Actor, appointment_id: int, *, layout: Any, state: str | None) -> UpdateSet:
-    async def render() -> Page:
-        return await _render(rt, actor, appointment_id, layout)
-
-    return await rt.screens.poll(
-        state,
-        offers_screen.topics(appointment_id, actor.user_id),
-        rt.wall(),
-        render,
-        screen=offers_screen.SCREEN,
-        timeout=rt.settings.poll_review_seconds,
+def viewing(rt: Runtime, actor: Actor, appointment_id: int, *, layout: Any, client_id: str | None) -> Viewing:
+    """The offers of one appointment, as ``actor`` sees them: ``page()`` for the PUT, ``poll()`` for the PATCH (its
+    patient answers; its doctor, support and admins look)."""
+    render = partial(_render, rt, actor, appointment_id, layout)
+    shown = offers_screen.shown(appointment_id, actor.user_id)
+    return Viewing(
+        rt.screens, rt.wall(), Viewer(client_id, actor.user_id), shown, rt.settings.poll_review_seconds, render
     )
 
 

@@ -1,4 +1,5 @@
-"""FastAPI dependencies: the runtime, the authenticated actor, the client's layout, state token and client id.
+"""FastAPI dependencies: the runtime, the authenticated actor, and a screen route's request (the actor, the client's
+layout, state token and client id, in one).
 
 Every dependency is ``async def`` although none awaits: FastAPI runs plain ``def`` dependencies in a thread pool,
 which cost the unchanged poll (the service's main load) more than all its own work (docs/benchmarks.md).
@@ -83,25 +84,12 @@ def require_roles(*roles: Role):  # type: ignore[no-untyped-def]
     return Depends(check)
 
 
-async def layout(
-    x_layout: Annotated[str | None, Header(description="desktop (default) or mobile")] = None,
-) -> Layout:
-    value = (x_layout or "desktop").lower()
-    if value not in LAYOUTS:
+def layout(value: str | None) -> Layout:
+    """The ``X-Layout`` header's layout (desktop when absent; ValidationFailed when unknown)."""
+    layout = (value or "desktop").lower()
+    if layout not in LAYOUTS:
         raise ValidationFailed(fields={"X-Layout": "Use desktop or mobile."})
-    return value  # type: ignore[return-value,unused-ignore]
-
-
-LayoutDep = Annotated[Layout, Depends(layout)]
-
-
-async def screen_state(
-    x_screen_state: Annotated[str | None, Header(description="The state token of the client's page")] = None,
-) -> str | None:
-    return x_screen_state[:200] if x_screen_state else None
-
-
-StateDep = Annotated[str | None, Depends(screen_state)]
+    return layout  # type: ignore[return-value,unused-ignore]
 
 
 def client_id(value: str | None) -> str | None:
@@ -111,15 +99,6 @@ def client_id(value: str | None) -> str | None:
     if len(value) > 64 or not value.replace("-", "").replace("_", "").isalnum():
         raise ValidationFailed(fields={"X-Client-Id": "Up to 64 letters, digits, '-' or '_'."})
     return value
-
-
-async def client_id_header(
-    x_client_id: Annotated[str | None, Header(description="A stable id of this client (tab or app)")] = None,
-) -> str | None:
-    return client_id(x_client_id)
-
-
-ClientIdDep = Annotated[str | None, Depends(client_id_header)]
 
 
 # Ids in paths and forms: positive and within what every database stores (no overflow reaches the driver).
@@ -144,10 +123,10 @@ class ScreenRequest:
 async def screen_request(
     request: Request, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
 ) -> ScreenRequest:
-    """The same checks as ``ActorDep``, ``LayoutDep``, ``StateDep`` and ``ClientIdDep``, read straight from the
-    headers. Every client polls all the time, and FastAPI's per-parameter header validation cost the unchanged
-    poll more than its own work; here it is one dependency (docs/benchmarks.md). The headers are documented
-    with ``SCREEN_HEADERS`` on the route."""
+    """The actor (the same checks as ``ActorDep``, push headers included), the layout, the state token (at most
+    200 characters are kept) and the client id, read straight from the headers. Every client polls all the time,
+    and FastAPI's per-parameter header validation cost the unchanged poll more than its own work; here it is one
+    dependency (docs/benchmarks.md). The headers are documented with ``SCREEN_HEADERS`` on the route."""
     headers = request.headers
     rt: Runtime = request.app.state.runtime
     actor = await current_actor(
@@ -155,11 +134,12 @@ async def screen_request(
         credentials,
         await push_device(headers.get("x-device-id"), headers.get("x-push-platform"), headers.get("x-push-token")),
     )
+    state = headers.get("x-screen-state")
     return ScreenRequest(
         rt=rt,
         actor=actor,
-        layout=await layout(headers.get("x-layout")),
-        state=await screen_state(headers.get("x-screen-state")),
+        layout=layout(headers.get("x-layout")),
+        state=state[:200] if state else None,
         client_id=client_id(headers.get("x-client-id")),
     )
 

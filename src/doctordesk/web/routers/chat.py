@@ -10,12 +10,9 @@ from fastapi.responses import Response
 from doctordesk.domain.chat import check_client_message_id
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.files import content_disposition
-from doctordesk.screens import chat_threads as threads_screen
-from doctordesk.screens.protocol import Page, UpdateSet
-from doctordesk.screens.state import Viewer
-from doctordesk.services import chat
-from doctordesk.services.chat_threads import list_threads, require_thread_list_role
-from doctordesk.web.deps import MAX_ID, ActorDep, ClientIdDep, LayoutDep, RuntimeDep, StateDep
+from doctordesk.screens.viewing import Viewing
+from doctordesk.services import chat, chat_sending, chat_threads
+from doctordesk.web.deps import MAX_ID, SCREEN_HEADERS, ActorDep, RuntimeDep, ScreenRequest, ScreenRequestDep
 from doctordesk.web.responses import ERROR, SCREEN_RESPONSES, SUBMIT_RESPONSES
 from doctordesk.web.uploads import FormReader
 
@@ -59,47 +56,46 @@ SEND_BODY: dict[str, Any] = {
 }
 
 
-@router.put("/user-chat", responses={**SCREEN_RESPONSES, 403: ERROR})
-async def user_chat(
-    rt: RuntimeDep,
-    actor: ActorDep,
-    layout: LayoutDep,
-    client_id: ClientIdDep,
-    appointment_id: AppointmentQuery,
-) -> dict[str, Any]:
+@router.put("/user-chat", responses={**SCREEN_RESPONSES, 403: ERROR}, openapi_extra=SCREEN_HEADERS)
+async def user_chat(screen: ScreenRequestDep, appointment_id: AppointmentQuery) -> dict[str, Any]:
     """Present Chat: the Chat page (spec 2.3.1) for the appointment's thread."""
-    page = await chat.open_chat(rt, actor, appointment_id, layout=layout, client_id=client_id)
+    page = await chat.open_chat(
+        screen.rt, screen.actor, appointment_id, layout=screen.layout, client_id=screen.client_id
+    )
     return page.to_json()
 
 
-@router.patch("/load-more", responses={**SCREEN_RESPONSES, 403: ERROR})
+@router.patch("/load-more", responses={**SCREEN_RESPONSES, 403: ERROR}, openapi_extra=SCREEN_HEADERS)
 async def load_more(
-    rt: RuntimeDep,
-    actor: ActorDep,
-    layout: LayoutDep,
-    state: StateDep,
+    screen: ScreenRequestDep,
     appointment_id: OptionalAppointmentQuery = None,
     before: Annotated[
         int | None, Query(ge=1, le=MAX_ID, description="Load the messages older than this message id")
     ] = None,
 ) -> dict[str, Any]:
     """Load previous messages (with ``before``: prepended) or, as the chat's poll, the newer ones (appended)."""
-    update = await chat.load_more(rt, actor, state, layout=layout, appointment_id=appointment_id, before=before)
+    update = await chat.load_more(
+        screen.rt,
+        screen.actor,
+        screen.state,
+        layout=screen.layout,
+        appointment_id=appointment_id,
+        before=before,
+        client_id=screen.client_id,
+    )
     return update.to_json()
 
 
-@router.post("/send-message", responses=SUBMIT_RESPONSES, openapi_extra=SEND_BODY)
+@router.post("/send-message", responses=SUBMIT_RESPONSES, openapi_extra={**SEND_BODY, **SCREEN_HEADERS})
 async def send_message(
     request: Request,
-    rt: RuntimeDep,
-    actor: ActorDep,
-    layout: LayoutDep,
-    state: StateDep,
+    screen: ScreenRequestDep,
     x_client_message_id: Annotated[
         str | None, Header(description="Idempotency key: a retried send with the same key stores one message")
     ] = None,
 ) -> dict[str, Any]:
     """Save Message: text and optionally one file; answers with the chat updated and the input cleared."""
+    rt = screen.rt
     reader = FormReader(max_file_bytes=rt.settings.max_upload_bytes, max_text_bytes=4 * rt.settings.max_message_chars)
     received = await reader.read(request)
     fields = received.fields
@@ -109,9 +105,9 @@ async def send_message(
     client_message_id = check_client_message_id(x_client_message_id or fields.get("client-message-id"))
     upload = None
     if received.file is not None:
-        upload = chat.Upload(received.file.filename, received.file.declared_type, received.file.data)
-    form = chat.SendForm(int(raw_id), fields.get("content", ""), upload, client_message_id)
-    update = await chat.send_message(rt, actor, form, token=state, layout=layout)
+        upload = chat_sending.Upload(received.file.filename, received.file.declared_type, received.file.data)
+    form = chat_sending.SendForm(int(raw_id), fields.get("content", ""), upload, client_message_id)
+    update = await chat_sending.send_message(rt, screen.actor, form, token=screen.state, layout=screen.layout)
     return update.to_json()
 
 
@@ -140,30 +136,17 @@ async def attachment(rt: RuntimeDep, actor: ActorDep, attachment_id: Annotated[i
     )
 
 
-@router.put("/threads", responses={**SCREEN_RESPONSES, 403: ERROR})
-async def threads_page(rt: RuntimeDep, actor: ActorDep, layout: LayoutDep, client_id: ClientIdDep) -> dict[str, Any]:
+@router.put("/threads", responses={**SCREEN_RESPONSES, 403: ERROR}, openapi_extra=SCREEN_HEADERS)
+async def threads_page(screen: ScreenRequestDep) -> dict[str, Any]:
     """Support agents' thread list: threads by last activity, unread counts, latest messages."""
-    return (await _threads(rt, actor, layout, None, client_id)).to_json()
+    return (await _threads(screen).page()).to_json()
 
 
-@router.patch("/threads", responses={**SCREEN_RESPONSES, 403: ERROR})
-async def threads_poll(rt: RuntimeDep, actor: ActorDep, layout: LayoutDep, state: StateDep) -> dict[str, Any]:
+@router.patch("/threads", responses={**SCREEN_RESPONSES, 403: ERROR}, openapi_extra=SCREEN_HEADERS)
+async def threads_poll(screen: ScreenRequestDep) -> dict[str, Any]:
     """The thread list's poll."""
-    return (await _threads(rt, actor, layout, state or "", None)).to_json()
+    return (await _threads(screen).poll(screen.state)).to_json()
 
 
-async def _threads(
-    rt: RuntimeDep, actor: ActorDep, layout: LayoutDep, state: str | None, client_id: str | None
-) -> Page | UpdateSet:
-    require_thread_list_role(actor)
-    topics = threads_screen.topics(actor.user_id)
-    timeout = rt.settings.poll_list_seconds
-
-    async def render() -> Page:
-        async with rt.db.read() as session:
-            threads = await list_threads(session, actor)
-        return threads_screen.render(threads, layout=layout, timeout=timeout)
-
-    if state is None:
-        return await rt.screens.page(topics, rt.wall(), render, viewer=Viewer(client_id, actor.user_id))
-    return await rt.screens.poll(state, topics, rt.wall(), render, screen=threads_screen.SCREEN, timeout=timeout)
+def _threads(screen: ScreenRequest) -> Viewing:
+    return chat_threads.viewing(screen.rt, screen.actor, layout=screen.layout, client_id=screen.client_id)

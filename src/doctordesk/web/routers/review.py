@@ -9,8 +9,9 @@ from fastapi import APIRouter, Depends, Path, Request
 from starlette.datastructures import UploadFile
 
 from doctordesk.domain.errors import ValidationFailed
-from doctordesk.services import offers, review
-from doctordesk.web.deps import MAX_ID, ActorDep, ClientIdDep, LayoutDep, RuntimeDep, StateDep
+from doctordesk.screens.viewing import Viewing
+from doctordesk.services import decisions, offers, review
+from doctordesk.web.deps import MAX_ID, SCREEN_HEADERS, ActorDep, RuntimeDep, ScreenRequest, ScreenRequestDep
 from doctordesk.web.responses import SCREEN_RESPONSES, SUBMIT_RESPONSES
 
 router = APIRouter(prefix="/profile/appointments", tags=["review and approve"])
@@ -33,83 +34,75 @@ async def form_fields(request: Request) -> dict[str, str]:
 FormDep = Annotated[dict[str, str], Depends(form_fields)]
 
 
-@router.put(BASE, responses=SCREEN_RESPONSES)
-async def review_page(
-    rt: RuntimeDep, actor: ActorDep, appointment_id: AppointmentId, layout: LayoutDep, client_id: ClientIdDep
-) -> dict[str, Any]:
+@router.put(BASE, responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
+async def review_page(screen: ScreenRequestDep, appointment_id: AppointmentId) -> dict[str, Any]:
     """The Review and Approve page (only the appointment's doctor or an admin; others get 404)."""
-    return (await review.open_page(rt, actor, appointment_id, layout=layout, client_id=client_id)).to_json()
+    return (await _review(screen, appointment_id).page()).to_json()
 
 
-@router.patch(BASE, responses=SCREEN_RESPONSES)
-async def review_poll(
-    rt: RuntimeDep, actor: ActorDep, appointment_id: AppointmentId, layout: LayoutDep, state: StateDep
-) -> dict[str, Any]:
+@router.patch(BASE, responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
+async def review_poll(screen: ScreenRequestDep, appointment_id: AppointmentId) -> dict[str, Any]:
     """The page's poll: what changed since the state token (empty when nothing did)."""
-    return (await review.poll(rt, actor, appointment_id, layout=layout, state=state)).to_json()
+    return (await _review(screen, appointment_id).poll(screen.state)).to_json()
 
 
-@router.patch(BASE + "/add-alternative", responses=SUBMIT_RESPONSES)
-async def add_alternative(
-    rt: RuntimeDep, actor: ActorDep, appointment_id: AppointmentId, layout: LayoutDep, state: StateDep
-) -> dict[str, Any]:
+def _review(screen: ScreenRequest, appointment_id: int) -> Viewing:
+    return review.viewing(screen.rt, screen.actor, appointment_id, layout=screen.layout, client_id=screen.client_id)
+
+
+@router.patch(BASE + "/add-alternative", responses=SUBMIT_RESPONSES, openapi_extra=SCREEN_HEADERS)
+async def add_alternative(screen: ScreenRequestDep, appointment_id: AppointmentId) -> dict[str, Any]:
     """Add a Suggested Scheduling card (doctor and location prefilled from the request); a fourth is refused."""
+    rt, actor, layout, state = screen.rt, screen.actor, screen.layout, screen.state
     return (await review.add_alternative(rt, actor, appointment_id, layout=layout, state=state)).to_json()
 
 
-@router.patch(BASE + "/change", responses=SUBMIT_RESPONSES)
-async def change_fields(
-    rt: RuntimeDep, actor: ActorDep, appointment_id: AppointmentId, layout: LayoutDep, state: StateDep, form: FormDep
-) -> dict[str, Any]:
+@router.patch(BASE + "/change", responses=SUBMIT_RESPONSES, openapi_extra=SCREEN_HEADERS)
+async def change_fields(screen: ScreenRequestDep, appointment_id: AppointmentId, form: FormDep) -> dict[str, Any]:
     """Store a card's fields as typed (``profile~n``, ``location~n``, ``date~n``, ``time~n``): the card comes back
     with changed fields highlighted, validation messages, and its fees once complete."""
+    rt, actor, layout, state = screen.rt, screen.actor, screen.layout, screen.state
     return (await review.change_fields(rt, actor, appointment_id, form, layout=layout, state=state)).to_json()
 
 
-@router.patch(BASE + "/delete-alternative/{n}", responses=SUBMIT_RESPONSES)
+@router.patch(BASE + "/delete-alternative/{n}", responses=SUBMIT_RESPONSES, openapi_extra=SCREEN_HEADERS)
 async def delete_alternative(
-    rt: RuntimeDep,
-    actor: ActorDep,
-    appointment_id: AppointmentId,
-    n: Annotated[int, Path(ge=1, le=99)],
-    layout: LayoutDep,
-    state: StateDep,
+    screen: ScreenRequestDep, appointment_id: AppointmentId, n: Annotated[int, Path(ge=1, le=99)]
 ) -> dict[str, Any]:
     """Delete card ``n`` (refused for the only card)."""
+    rt, actor, layout, state = screen.rt, screen.actor, screen.layout, screen.state
     return (await review.delete_alternative(rt, actor, appointment_id, n, layout=layout, state=state)).to_json()
 
 
-@router.patch(BASE + "/timezone", responses=SUBMIT_RESPONSES)
-async def confirm_timezone(
-    rt: RuntimeDep, actor: ActorDep, appointment_id: AppointmentId, layout: LayoutDep, state: StateDep, form: FormDep
-) -> dict[str, Any]:
+@router.patch(BASE + "/timezone", responses=SUBMIT_RESPONSES, openapi_extra=SCREEN_HEADERS)
+async def confirm_timezone(screen: ScreenRequestDep, appointment_id: AppointmentId, form: FormDep) -> dict[str, Any]:
     """Confirm the timezone (field ``timezone``, an IANA name) when the doctor's profile has none."""
+    rt, actor, layout, state = screen.rt, screen.actor, screen.layout, screen.state
     tz = form.get("timezone", "")
     return (await review.confirm_timezone(rt, actor, appointment_id, tz, layout=layout, state=state)).to_json()
 
 
-@router.patch(BASE + "/disclaimer", responses=SUBMIT_RESPONSES)
+@router.patch(BASE + "/disclaimer", responses=SUBMIT_RESPONSES, openapi_extra=SCREEN_HEADERS)
 async def acknowledge_disclaimer(
-    rt: RuntimeDep, actor: ActorDep, appointment_id: AppointmentId, layout: LayoutDep, state: StateDep, form: FormDep
+    screen: ScreenRequestDep, appointment_id: AppointmentId, form: FormDep
 ) -> dict[str, Any]:
     """Record the disclaimer acknowledgement (field ``disclaimer-displayed``: true or false)."""
+    rt, actor, layout, state = screen.rt, screen.actor, screen.layout, screen.state
     value = form.get("disclaimer-displayed")
     return (await review.acknowledge_disclaimer(rt, actor, appointment_id, value, layout=layout, state=state)).to_json()
 
 
-@router.patch(BASE + "/decline-dialog", responses=SUBMIT_RESPONSES)
-async def open_decline_dialog(
-    rt: RuntimeDep, actor: ActorDep, appointment_id: AppointmentId, layout: LayoutDep, state: StateDep
-) -> dict[str, Any]:
+@router.patch(BASE + "/decline-dialog", responses=SUBMIT_RESPONSES, openapi_extra=SCREEN_HEADERS)
+async def open_decline_dialog(screen: ScreenRequestDep, appointment_id: AppointmentId) -> dict[str, Any]:
     """Open the decline dialog (a Modal with the required ``reason``)."""
+    rt, actor, layout, state = screen.rt, screen.actor, screen.layout, screen.state
     return (await review.decline_dialog(rt, actor, appointment_id, open=True, layout=layout, state=state)).to_json()
 
 
-@router.patch(BASE + "/decline-dialog/close", responses=SUBMIT_RESPONSES)
-async def close_decline_dialog(
-    rt: RuntimeDep, actor: ActorDep, appointment_id: AppointmentId, layout: LayoutDep, state: StateDep
-) -> dict[str, Any]:
+@router.patch(BASE + "/decline-dialog/close", responses=SUBMIT_RESPONSES, openapi_extra=SCREEN_HEADERS)
+async def close_decline_dialog(screen: ScreenRequestDep, appointment_id: AppointmentId) -> dict[str, Any]:
     """Close the decline dialog without declining."""
+    rt, actor, layout, state = screen.rt, screen.actor, screen.layout, screen.state
     return (await review.decline_dialog(rt, actor, appointment_id, open=False, layout=layout, state=state)).to_json()
 
 
@@ -124,33 +117,33 @@ async def approve(rt: RuntimeDep, actor: ActorDep, appointment_id: AppointmentId
     """Submit the decision: ``version``, ``disclaimer-displayed``, and per alternative n = 1..3 ``profile~n``,
     ``location~n``, ``date~n``, ``time~n`` (none: approve the requested time); ``timezone`` when the profile
     has none. Success closes the screen (``navigate`` to the list)."""
-    return (await review.approve(rt, actor, appointment_id, form)).to_json()
+    return (await decisions.approve(rt, actor, appointment_id, form)).to_json()
 
 
 @router.post("/{appointment_id}/decline", responses=SUBMIT_RESPONSES)
 async def decline(rt: RuntimeDep, actor: ActorDep, appointment_id: AppointmentId, form: FormDep) -> dict[str, Any]:
     """Decline the request: ``reason`` (required) and ``version``."""
-    return (await review.decline(rt, actor, appointment_id, form)).to_json()
+    return (await decisions.decline(rt, actor, appointment_id, form)).to_json()
 
 
 # --- the patient's side ---------------------------------------------------------------------------------------
 
 
-@router.put("/{appointment_id}/offers", responses=SCREEN_RESPONSES)
-async def offers_page(
-    rt: RuntimeDep, actor: ActorDep, appointment_id: AppointmentId, layout: LayoutDep, client_id: ClientIdDep
-) -> dict[str, Any]:
+@router.put("/{appointment_id}/offers", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
+async def offers_page(screen: ScreenRequestDep, appointment_id: AppointmentId) -> dict[str, Any]:
     """The offers sent for an appointment: its patient accepts one or rejects all; its doctor, support and admins
     see them read-only."""
-    return (await offers.open_page(rt, actor, appointment_id, layout=layout, client_id=client_id)).to_json()
+    return (await _offers(screen, appointment_id).page()).to_json()
 
 
-@router.patch("/{appointment_id}/offers", responses=SCREEN_RESPONSES)
-async def offers_poll(
-    rt: RuntimeDep, actor: ActorDep, appointment_id: AppointmentId, layout: LayoutDep, state: StateDep
-) -> dict[str, Any]:
+@router.patch("/{appointment_id}/offers", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
+async def offers_poll(screen: ScreenRequestDep, appointment_id: AppointmentId) -> dict[str, Any]:
     """The offers screen's poll."""
-    return (await offers.poll(rt, actor, appointment_id, layout=layout, state=state)).to_json()
+    return (await _offers(screen, appointment_id).poll(screen.state)).to_json()
+
+
+def _offers(screen: ScreenRequest, appointment_id: int) -> Viewing:
+    return offers.viewing(screen.rt, screen.actor, appointment_id, layout=screen.layout, client_id=screen.client_id)
 
 
 @router.post("/{appointment_id}/offers/{offer_id}/accept", responses=SUBMIT_RESPONSES)

@@ -1,0 +1,49 @@
+"""One viewer viewing one screen: the page of its PUT, the update set of its poll and the update set after an
+action, all from one description (who looks, which screen, its poll interval, how it renders).
+
+The service that owns a screen builds a ``Viewing`` per request and calls one of the three; the state tokens and
+the page cache are ``ScreenStates``'s (``screens/state.py``). The page and the poll tell ``ScreenStates``'s
+listeners which screen the viewer was handed (presence, docs/realtime.md), so a service that restarted learns a
+client's screen from its next poll. An unchanged poll stays what it was: no rendering and no I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from doctordesk.screens.protocol import Page, UpdateSet
+from doctordesk.screens.state import Render, ScreenStates, Shown, Viewer
+
+
+@dataclass(frozen=True, slots=True)
+class Viewing:
+    states: ScreenStates
+    now: float  # unix seconds of the request (the runtime's clock)
+    viewer: Viewer
+    shown: Shown
+    timeout: int  # the screen's poll interval, seconds
+    render: Render
+
+    async def page(self) -> Page:
+        """The whole page, with its state token (PUT)."""
+        page = await self.states.page(self.shown.topics, self.now, self.render)
+        self.states.shown_to(self.viewer, self.shown, opened=True)
+        return page
+
+    async def poll(self, token: str | None) -> UpdateSet:
+        """What changed since the client's page (named by ``token``): empty, without rendering, when nothing the
+        screen shows can have changed."""
+        if token and self.states.unchanged(token, self.shown.topics, self.now):
+            update = UpdateSet(screen=self.shown.screen, state=token, timeout=self.timeout)
+        else:
+            update = await self.refresh(token)
+        self.states.shown_to(self.viewer, self.shown, opened=False)
+        return update
+
+    async def refresh(self, token: str | None) -> UpdateSet:
+        """The screen rendered now as patches to the client's page (a reset when that page is not known): the
+        answer to an action on the screen."""
+        page = await self.states.page(self.shown.topics, self.now, self.render)
+        return UpdateSet(
+            screen=page.screen, state=page.state, timeout=page.timeout, patches=self.states.patches_from(token, page)
+        )

@@ -1,0 +1,96 @@
+"""A viewer's screen: the PUT's page, the poll (empty and without rendering when nothing changed) and an action's
+refresh, and which of them tell the listeners (presence) what the viewer was shown."""
+
+from __future__ import annotations
+
+import pytest
+
+from doctordesk.screens.protocol import Page, apply, el
+from doctordesk.screens.state import Revisions, ScreenStates, Shown, Viewer
+from doctordesk.screens.viewing import Viewing
+
+SHOWN = Shown("counter", "/counter", ("counter:1",))
+VIEWER = Viewer("tab-1", 7)
+NOW = 1_800_000_000.0
+
+
+class Counter:
+    """A screen showing one number; counts its renders."""
+
+    def __init__(self) -> None:
+        self.value = 0
+        self.renders = 0
+
+    async def render(self) -> Page:
+        self.renders += 1
+        return Page(
+            screen=SHOWN.screen,
+            title="Counter",
+            endpoint="/counter",
+            poll=SHOWN.poll,
+            timeout=30,
+            elements=(el("value", "Text", value=self.value),),
+        )
+
+
+def setup() -> tuple[ScreenStates, Counter, list[tuple[Viewer, Shown, bool]]]:
+    states = ScreenStates(Revisions())
+    told: list[tuple[Viewer, Shown, bool]] = []
+
+    def listener(viewer: Viewer, shown: Shown, *, opened: bool) -> None:
+        told.append((viewer, shown, opened))
+
+    states.listeners.append(listener)
+    return states, Counter(), told
+
+
+def viewing(states: ScreenStates, counter: Counter, now: float = NOW) -> Viewing:
+    return Viewing(states, now, VIEWER, SHOWN, 30, counter.render)
+
+
+async def test_the_page_has_a_state_token_and_tells_the_listeners_what_the_viewer_sees() -> None:
+    states, counter, told = setup()
+    page = await viewing(states, counter).page()
+    assert page.state and counter.renders == 1
+    assert told == [(VIEWER, SHOWN, True)]
+
+
+async def test_an_unchanged_poll_renders_nothing_answers_empty_and_still_tells_the_listeners() -> None:
+    states, counter, told = setup()
+    page = await viewing(states, counter).page()
+    update = await viewing(states, counter, NOW + 5).poll(page.state)
+    assert (update.screen, update.state, update.timeout, update.patches) == ("counter", page.state, 30, [])
+    assert counter.renders == 1
+    assert told == [(VIEWER, SHOWN, True), (VIEWER, SHOWN, False)]
+
+
+async def test_a_poll_after_a_change_of_its_topics_brings_the_patches_to_the_fresh_page() -> None:
+    states, counter, told = setup()
+    page = await viewing(states, counter).page()
+    counter.value = 1
+    states.revisions.bump(SHOWN.topics)
+    update = await viewing(states, counter).poll(page.state)
+    fresh = await viewing(states, counter).page()
+    assert apply(page.elements_json(), update.patches) == fresh.elements_json()
+    assert update.state.rsplit(".", 1)[1] == fresh.state.rsplit(".", 1)[1]
+    assert [opened for _, _, opened in told] == [True, False, True]
+
+
+async def test_an_actions_refresh_renders_but_does_not_move_presence() -> None:
+    states, counter, told = setup()
+    page = await viewing(states, counter).page()
+    counter.value = 2
+    update = await viewing(states, counter).refresh(page.state)
+    assert [p["op"] for p in update.patches] == ["update"] and counter.renders == 2
+    assert told == [(VIEWER, SHOWN, True)]
+
+
+async def test_a_poll_that_fails_to_render_tells_no_one() -> None:
+    states, _counter, told = setup()
+
+    async def gone() -> Page:
+        raise LookupError("no longer visible")
+
+    with pytest.raises(LookupError):
+        await Viewing(states, NOW, VIEWER, SHOWN, 30, gone).poll(None)
+    assert told == []

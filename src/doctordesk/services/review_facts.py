@@ -84,22 +84,31 @@ class Subject:
         return (self.patient_user_id,) if self.patient_user_id is not None else ()
 
 
-async def subject_for(session: AsyncSession, actor: Actor, appointment_id: int, *, lock: bool = False) -> Subject:
-    """``appointment_for`` (decider's rights, ``lock``) plus the actor's draft and the parties' names and the
-    patient's account: one round trip where the screen and the decisions made four."""
+@lru_cache(maxsize=2)
+def _subject_statement(lock: bool) -> Select[Appointment, ReviewDraft, str, str, int | None]:
+    """The subject query, built once per variant with bound parameters ``appointment`` and ``user`` (a statement
+    reused as is skips SQLAlchemy's per-call construction and cache-key work on the decision path)."""
     query = (
         select(Appointment, ReviewDraft, User.display_name, Patient.name, Patient.user_id)
         .join(User, User.id == Appointment.doctor_id)
         .join(Patient, Patient.id == Appointment.patient_id)
         .outerjoin(
             ReviewDraft,
-            and_(ReviewDraft.appointment_id == Appointment.id, ReviewDraft.user_id == actor.user_id),
+            and_(
+                ReviewDraft.appointment_id == Appointment.id,
+                ReviewDraft.user_id == bindparam("user", type_=BigInteger()),
+            ),
         )
-        .where(Appointment.id == appointment_id)
+        .where(Appointment.id == bindparam("appointment", type_=BigInteger()))
     )
-    if lock:
-        query = query.with_for_update(of=Appointment)
-    row = (await session.execute(query)).one_or_none()
+    return query.with_for_update(of=Appointment) if lock else query
+
+
+async def subject_for(session: AsyncSession, actor: Actor, appointment_id: int, *, lock: bool = False) -> Subject:
+    """``appointment_for`` (decider's rights, ``lock``) plus the actor's draft and the parties' names and the
+    patient's account: one round trip where the screen and the decisions made four."""
+    params = {"appointment": appointment_id, "user": actor.user_id}
+    row = (await session.execute(_subject_statement(lock), params)).one_or_none()
     if row is None or not may_decide(actor, row[0]):
         raise NotFound("Appointment not found.")
     return Subject(row[0], row[1], doctor_name=row[2], patient_name=row[3], patient_user_id=row[4])
@@ -199,10 +208,15 @@ async def clinic(session: AsyncSession) -> Clinic:
     )
 
 
+_POLICIES = (
+    select(InsurancePolicy)
+    .where(InsurancePolicy.patient_id == bindparam("patient", type_=BigInteger()))
+    .order_by(InsurancePolicy.id)
+)
+
+
 async def policies_of(session: AsyncSession, patient_id: int) -> list[Policy]:
-    rows = await session.execute(
-        select(InsurancePolicy).where(InsurancePolicy.patient_id == patient_id).order_by(InsurancePolicy.id)
-    )
+    rows = await session.execute(_POLICIES, {"patient": patient_id})
     return [Policy(p.valid_from, p.valid_to, p.network, p.exclusions, p.third_party_data) for p in rows.scalars().all()]
 
 

@@ -1,9 +1,11 @@
 """POST approve with three alternatives: throughput and p50/p99 latency for a doctor with 100 and with 10,000
 existing appointments (the overlap check must read an index range, not the doctor's history).
 
-Runs the app in-process (httpx ASGI transport, no network) on a fresh SQLite file, and on PostgreSQL too when
-``DOCTORDESK_BENCH_POSTGRES_URL`` names a database it may empty. Baseline, measured in the same run: approving a
-request as proposed (no alternatives) for the doctor with 100 appointments.
+Runs the app in-process (httpx ASGI transport, no network) on fresh SQLite files, one per case, with the cases
+interleaved (one request of each in turn, so the machine's drift falls on all alike), and on PostgreSQL too when
+``DOCTORDESK_BENCH_POSTGRES_URL`` names a database it may empty (one database: the cases run one after the other).
+Baseline, measured in the same run: approving a request as proposed (no alternatives) for the doctor with 100
+appointments.
 
     python -m bench.bench_review            (or: make bench)
 Targets: p99 ≤ 20 ms; p99(10,000) / p99(100) ≤ 1.5.
@@ -17,6 +19,7 @@ import statistics
 import sys
 import tempfile
 import time
+from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -166,59 +169,88 @@ async def _prepare(url: str, existing: int, requests: int) -> tuple[list[int], l
     return list(ids), decide_days, doctor, berlin
 
 
-async def _run(url: str, tmp: Path, existing: int, *, alternatives: bool, label: str) -> Result:
+@dataclass
+class Case:
+    """One measured case: its own database and app, the requests it decides, and what it measured."""
+
+    label: str
+    existing: int
+    alternatives: bool
+    ids: list[int]
+    days: list[date]
+    doctor: int
+    location: int
+    latencies_ms: list[float]
+    cpu_s: float = 0.0
+
+    def form(self, i: int) -> dict[str, str]:
+        form = {"version": "1"}
+        if self.alternatives:
+            for n, hour in enumerate((13, 14, 15), start=1):  # at :30, clear of the demo rows
+                form.update(
+                    {
+                        f"profile~{n}": str(self.doctor),
+                        f"location~{n}": str(self.location),
+                        f"date~{n}": self.days[i].isoformat(),
+                        f"time~{n}": f"{hour}:30",
+                    }
+                )
+        return form
+
+
+CASES = (
+    (100, False, "baseline: approve as proposed, 100 appointments"),
+    (100, True, "approve with 3 alternatives, 100 appointments"),
+    (10_000, True, "approve with 3 alternatives, 10,000 appointments"),
+)
+
+
+async def _suite(name: str, urls: list[str], tmp: Path) -> list[Result]:
+    """With a database per case (SQLite files) the cases run interleaved, one request of each in turn, so the
+    machine's drift and hiccups fall on all of them alike; with one database (PostgreSQL) one after the other."""
     total = REQUESTS + WARMUP
-    ids, days, doctor, berlin = await _prepare(url, existing, total)
-    settings = Settings(database_url=url, data_dir=tmp, argon2_time_cost=1, argon2_memory_kib=1024, push_adapter="none")
-    app = create_app(settings, clock=FixedClock(NOW))
-    latencies: list[float] = []
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://bench") as client:
+    results: list[Result] = []
+    pending: list[tuple[Case, str]] = []
+    for n, (existing, alternatives, label) in enumerate(CASES):
+        url = urls[n % len(urls)]
+        ids, days, doctor, berlin = await _prepare(url, existing, total)
+        pending.append((Case(f"{name}: {label}", existing, alternatives, ids, days, doctor, berlin, []), url))
+        if len(urls) == 1:
+            results.extend(await _measure(pending, tmp))
+            pending = []
+    return results + (await _measure(pending, tmp) if pending else [])
+
+
+async def _measure(cases: list[tuple[Case, str]], tmp: Path) -> list[Result]:
+    async with AsyncExitStack() as stack:
+        clients = []
+        for case, url in cases:
+            settings = Settings(
+                database_url=url, data_dir=tmp, argon2_time_cost=1, argon2_memory_kib=1024, push_adapter="none"
+            )
+            app = create_app(settings, clock=FixedClock(NOW))
+            await stack.enter_async_context(app.router.lifespan_context(app))
+            transport = httpx.ASGITransport(app=app)
+            client = await stack.enter_async_context(httpx.AsyncClient(transport=transport, base_url="http://bench"))
             login = await client.post("/auth/login", data={"username": "doctor1", "password": "demo"})
-            headers = {"Authorization": f"Bearer {login.json()['access_token']}"}
-            started = 0.0
-            cpu_started = 0.0
-            for i, (appointment_id, day) in enumerate(zip(ids, days, strict=False)):
-                form = {"version": "1"}
-                if alternatives:
-                    for n, hour in enumerate((13, 14, 15), start=1):  # at :30, clear of the demo rows
-                        form.update(
-                            {
-                                f"profile~{n}": str(doctor),
-                                f"location~{n}": str(berlin),
-                                f"date~{n}": day.isoformat(),
-                                f"time~{n}": f"{hour}:30",
-                            }
-                        )
-                if i == WARMUP:
-                    started = time.perf_counter()
-                    cpu_started = time.process_time()
-                t0 = time.perf_counter()
+            clients.append((case, client, {"Authorization": f"Bearer {login.json()['access_token']}"}))
+        for i in range(REQUESTS + WARMUP):
+            for case, client, headers in clients:
+                cpu0, t0 = time.process_time(), time.perf_counter()
                 response = await client.post(
-                    f"/profile/appointments/{appointment_id}/approve", data=form, headers=headers
+                    f"/profile/appointments/{case.ids[i]}/approve", data=case.form(i), headers=headers
                 )
                 elapsed = (time.perf_counter() - t0) * 1000
                 if response.status_code != 200:
-                    raise SystemExit(f"{label}: unexpected {response.status_code} {response.text}")
+                    raise SystemExit(f"{case.label}: unexpected {response.status_code} {response.text}")
                 if i >= WARMUP:
-                    latencies.append(elapsed)
-            seconds = time.perf_counter() - started
-            cpu = (time.process_time() - cpu_started) * 1000 / max(1, len(latencies))
-    return Result(label, len(latencies), seconds, latencies, cpu)
-
-
-async def _suite(name: str, url_for: Any, tmp: Path) -> list[Result]:
-    results = []
-    for existing, alternatives, label in (
-        (100, False, "baseline: approve as proposed, 100 appointments"),
-        (100, True, "approve with 3 alternatives, 100 appointments"),
-        (10_000, True, "approve with 3 alternatives, 10,000 appointments"),
-    ):
-        results.append(
-            await _run(url_for(existing), tmp, existing, alternatives=alternatives, label=f"{name}: {label}")
-        )
-    return results
+                    case.latencies_ms.append(elapsed)
+                    case.cpu_s += time.process_time() - cpu0
+    # Interleaved cases share the wall clock: each one's throughput is its requests over the sum of its latencies.
+    return [
+        Result(c.label, len(c.latencies_ms), sum(c.latencies_ms) / 1000, c.latencies_ms, c.cpu_s * 1000 / REQUESTS)
+        for c, _ in cases
+    ]
 
 
 def _table(results: list[Result]) -> str:
@@ -233,15 +265,11 @@ def main() -> int:
     suites: list[list[Result]] = []
     with tempfile.TemporaryDirectory(prefix="bench-review-") as tmp:
         root = Path(tmp)
-        counter = iter(range(100))
-
-        def sqlite_url(_existing: int) -> str:
-            return f"sqlite+aiosqlite:///{root}/bench-{next(counter)}.db"
-
-        suites.append(asyncio.run(_suite("sqlite", sqlite_url, root)))
+        files = [f"sqlite+aiosqlite:///{root}/bench-{n}.db" for n in range(len(CASES))]
+        suites.append(asyncio.run(_suite("sqlite", files, root)))
         pg = os.environ.get("DOCTORDESK_BENCH_POSTGRES_URL")
         if pg:
-            suites.append(asyncio.run(_suite("postgres", lambda _existing: pg, root)))
+            suites.append(asyncio.run(_suite("postgres", [pg], root)))
     ok = True
     print("Review and Approve: POST /profile/appointments/{id}/approve")
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")

@@ -102,7 +102,7 @@ async def _fill_thread(runtime: Any, appointment_id: int, doctor_id: int, suppor
             await session.execute(
                 text(
                     "INSERT INTO chat_messages (thread_id, sender_id, content, created_at) "
-                    "SELECT CAST(:t AS bigint), CAST(CASE n % 2 WHEN 0 THEN :d ELSE :s END AS bigint), "
+                    "SELECT CAST(:t AS bigint), CASE n % 2 WHEN 0 THEN CAST(:d AS bigint) ELSE CAST(:s AS bigint) END, "
                     "'message ' || n, "
                     "CAST(:base AS timestamptz) + n * interval '1 second' FROM generate_series(1, :n) AS n"
                 ),

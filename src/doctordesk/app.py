@@ -76,7 +76,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
         if dispatcher is not None:
             dispatcher.start()
         heartbeats = asyncio.create_task(runtime.hub.run_heartbeats(settings.heartbeat_seconds))
-        _freeze_startup_objects()
+        _tune_collector()
         try:
             yield
         finally:
@@ -119,15 +119,22 @@ class Service(FastAPI):
         return stream.StreamFastPath(super().build_middleware_stack(), runtime=self.state.runtime)
 
 
-_FROZEN: list[bool] = []
+# The collector's full pass runs after this many passes over the middle generation (CPython's default: 10).
+FULL_COLLECTION_EVERY = 1000
+_TUNED: list[bool] = []
 
 
-def _freeze_startup_objects() -> None:
-    """Startup objects live as long as the process: keep them out of the collector's full passes, which otherwise
-    stall a fan-out to thousands of streams. Once per process (tests start many apps in one)."""
-    if not _FROZEN:
+def _tune_collector() -> None:
+    """Keep the cyclic collector's full passes rare: they walk every live object (thousands of open streams make
+    that a 100-250 ms pause that finds nothing to free), and they stall every stream and request meanwhile.
+    Startup objects live as long as the process: frozen out of those passes at once. Young garbage is still
+    collected as usual; garbage that dies old waits longer for a full pass. Once per process (tests start many
+    apps in one)."""
+    if not _TUNED:
         gc.freeze()
-        _FROZEN.append(True)
+        young, middle, _ = gc.get_threshold()
+        gc.set_threshold(young, middle, FULL_COLLECTION_EVERY)
+        _TUNED.append(True)
 
 
 def _connect_bus_state(runtime: Runtime) -> None:

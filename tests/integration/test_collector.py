@@ -1,0 +1,13 @@
+"""A running service keeps the cyclic collector's full passes rare and its startup objects out of them (thousands
+of open streams would otherwise make each full pass a pause of hundreds of milliseconds; docs/realtime.md)."""
+
+from __future__ import annotations
+
+import gc
+
+from doctordesk.app import FULL_COLLECTION_EVERY
+
+
+async def test_a_started_app_freezes_startup_objects_and_spaces_out_full_collections(app) -> None:
+    assert gc.get_threshold()[2] == FULL_COLLECTION_EVERY
+    assert gc.get_freeze_count() > 0

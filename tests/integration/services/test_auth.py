@@ -9,15 +9,7 @@ from sqlalchemy import func, select
 
 from doctordesk.services.auth import token_hash
 from doctordesk.store.tables import AccessToken, AuditLog, LoginThrottle
-
-
-def assert_error(response, status: int, code: str) -> dict:
-    assert response.status_code == status, response.text
-    body = response.json()
-    assert body["kind"] == "error" and body["code"] == code and body["status"] == status
-    assert isinstance(body["message"], str) and body["message"]
-    assert isinstance(body["fields"], dict)
-    return body
+from tests.support.errors import assert_error
 
 
 async def test_login_answers_a_bearer_token_its_lifetime_and_the_user(client, demo, runtime):

@@ -10,14 +10,7 @@ from sqlalchemy import select
 
 from doctordesk.domain.status import Status
 from doctordesk.store.tables import Appointment, AuditLog
-
-
-def assert_error(response, status: int, code: str) -> dict:
-    assert response.status_code == status, response.text
-    body = response.json()
-    assert body["kind"] == "error" and body["code"] == code and body["status"] == status
-    assert "Traceback" not in response.text
-    return body
+from tests.support.errors import assert_error
 
 
 async def _all(runtime) -> list[Appointment]:

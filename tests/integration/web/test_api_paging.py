@@ -14,14 +14,7 @@ from doctordesk.domain.status import Status
 from doctordesk.services.appointments import ListPosition
 from doctordesk.store.tables import Appointment
 from doctordesk.web.paging import MAX_LIMIT, encode_cursor
-
-
-def assert_error(response, status: int, code: str) -> dict:
-    assert response.status_code == status, response.text
-    body = response.json()
-    assert body["kind"] == "error" and body["code"] == code and body["status"] == status
-    assert "Traceback" not in response.text
-    return body
+from tests.support.errors import assert_error
 
 
 async def add_appointments(runtime, demo, *, doctor: str, starts: list[datetime], status: Status = Status.REQUESTED):

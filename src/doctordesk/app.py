@@ -42,7 +42,7 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None, bus: EventB
     hub = Hub(instance=secrets.token_hex(6))
     runtime = Runtime(
         settings=settings,
-        db=Database(settings.database_url, lock_timeout_ms=settings.db_lock_timeout_ms),
+        db=Database.from_settings(settings),
         bus=bus or realtime.build_bus(settings, hub),
         clock=clock or SystemClock(),
         screens=ScreenStates(revisions, max_age=settings.screen_max_age_seconds),

@@ -44,7 +44,8 @@ def migrate() -> None:
     from doctordesk.store.migrate import upgrade
 
     async def run() -> None:
-        db = Database(load_settings().database_url)
+        settings = load_settings()
+        db = Database.from_settings(settings)
         try:
             await upgrade(db.engine)
         finally:
@@ -64,7 +65,7 @@ def seed_demo(if_empty: bool = typer.Option(False, "--if-empty", help="Do nothin
     settings = load_settings()
 
     async def run() -> bool:
-        db = Database(settings.database_url)
+        db = Database.from_settings(settings)
         try:
             async with db.transaction() as session:
                 if not await seed.is_empty(session):
@@ -95,7 +96,7 @@ def create_user(
     settings = load_settings()
 
     async def run() -> int:
-        db = Database(settings.database_url)
+        db = Database.from_settings(settings)
         try:
             return await users.create_user(
                 db, settings, username=username, role=role, display_name=name or username, password=secret
@@ -132,7 +133,7 @@ def worker(
         raise typer.BadParameter("no push partner configured (DOCTORDESK_PUSH_URL, DOCTORDESK_PUSH_ADAPTER)")
 
     async def run() -> None:
-        db = Database(settings.database_url)
+        db = Database.from_settings(settings)
         dispatcher = Dispatcher(db, adapter, settings=settings, clock=SystemClock(), metrics=Metrics())
         try:
             if once:

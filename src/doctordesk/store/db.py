@@ -11,6 +11,8 @@ from sqlalchemy import event
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
+from doctordesk.config import Settings
+
 DEFAULT_LOCK_TIMEOUT_MS = 10_000
 
 
@@ -74,6 +76,10 @@ class Database:
             else self.engine
         )
         self.read_sessions = async_sessionmaker(self.read_engine, expire_on_commit=False)
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Database:
+        return cls(settings.database_url, lock_timeout_ms=settings.db_lock_timeout_ms)
 
     @property
     def is_sqlite(self) -> bool:

@@ -69,11 +69,15 @@ def error_response(error: e.DomainError) -> JSONResponse:
 def is_transient(error: Exception) -> bool:
     """A database error that says "try again" rather than "this request is wrong": a lock held too long (SQLite
     ``database is locked``, PostgreSQL lock timeout or deadlock), a lost or exhausted connection."""
-    if isinstance(error, sa.TimeoutError | sa.OperationalError | sa.InterfaceError):
-        return True  # pool exhausted; SQLite locked or I/O; a connection that went away
-    if isinstance(error, sa.DBAPIError):
-        return error.connection_invalidated or getattr(error.orig, "sqlstate", None) in TRANSIENT_SQLSTATES
-    return False
+    if isinstance(error, sa.TimeoutError | sa.InterfaceError):
+        return True  # the pool is exhausted; a connection went away
+    if not isinstance(error, sa.DBAPIError):
+        return False
+    if error.connection_invalidated or getattr(error.orig, "sqlstate", None) in TRANSIENT_SQLSTATES:
+        return True
+    # SQLite says "database is locked" or "database table is locked"; its other operational errors (a missing
+    # table, a read-only file) are not cured by waiting, and stay bugs.
+    return isinstance(error, sa.OperationalError) and "locked" in str(error.orig)
 
 
 def _field_name(loc: tuple[Any, ...]) -> str:

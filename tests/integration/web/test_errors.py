@@ -123,6 +123,7 @@ async def test_a_bug_answers_500_in_the_error_shape_without_details(settings, cl
         (sa_exc.DBAPIError("SELECT", {}, SqlState("40P01")), 503, "SERVICE_BUSY"),  # deadlock
         (sa_exc.DBAPIError("SELECT", {}, SqlState("55P03")), 503, "SERVICE_BUSY"),  # lock timeout
         (sa_exc.IntegrityError("INSERT", {}, Exception("UNIQUE constraint failed")), 500, "INTERNAL_ERROR"),
+        (sa_exc.OperationalError("SELECT", {}, Exception("no such table: appointments")), 500, "INTERNAL_ERROR"),
         (sa_exc.DBAPIError("SELECT", {}, SqlState("42703")), 500, "INTERNAL_ERROR"),  # undefined column: a bug
     ],
 )

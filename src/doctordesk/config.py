@@ -91,11 +91,21 @@ class Settings(BaseSettings):
         return self.database_url.startswith("sqlite")
 
 
+# Variables of this project's own test suite and benchmarks (tests/support, bench/): not settings, not typos.
+TOOLING_VARIABLES = (f"{PREFIX}TEST_", f"{PREFIX}BENCH_", f"{PREFIX}REQUIRE_SERVICES")
+
+
 def unknown_variables(environ: Mapping[str, str]) -> list[str]:
     """The ``DOCTORDESK_*`` variables that name no setting: a typo, or a setting this version no longer has (such
     as ``DOCTORDESK_SECRET_KEY``). They are ignored, so the operator is told."""
     known = {f"{PREFIX}{name}".upper() for name in Settings.model_fields}
-    return sorted(name for name in environ if name.upper().startswith(PREFIX) and name.upper() not in known)
+    return sorted(
+        name
+        for name in environ
+        if name.upper().startswith(PREFIX)
+        and name.upper() not in known
+        and not name.upper().startswith(TOOLING_VARIABLES)
+    )
 
 
 def load_settings() -> Settings:

@@ -17,6 +17,17 @@ def test_variables_naming_no_setting_are_reported_and_settings_are_not():
     assert unknown_variables(environ) == ["DOCTORDESK_ENVIRONMENT", "DOCTORDESK_REDIS_URLS", "DOCTORDESK_SECRET_KEY"]
 
 
+def test_the_test_suites_and_benchmarks_own_variables_are_not_reported():
+    environ = {
+        "DOCTORDESK_TEST_POSTGRES_URL": "postgresql+asyncpg://root@127.0.0.1:5432/test",
+        "DOCTORDESK_TEST_REDIS_URL": "redis://127.0.0.1:6379/15",
+        "DOCTORDESK_REQUIRE_SERVICES": "1",
+        "DOCTORDESK_BENCH_REQUESTS": "300",
+        "DOCTORDESK_TESTING": "1",  # not the suite's prefix: a typo or a retired name
+    }
+    assert unknown_variables(environ) == ["DOCTORDESK_TESTING"]
+
+
 def test_every_setting_is_recognised_and_the_secret_key_is_gone():
     assert not {"secret_key", "environment"} & set(Settings.model_fields)
     assert unknown_variables({f"DOCTORDESK_{name.upper()}": "1" for name in Settings.model_fields}) == []

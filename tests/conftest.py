@@ -127,12 +127,7 @@ def login(client: httpx.AsyncClient, demo: seed_module.Demo) -> Callable[[str], 
 def live_server(tmp_path: Path) -> Iterator[Any]:
     """A real server on loopback with the demo clinic, on SQLite (set DOCTORDESK_DATABASE_URL in extra_env to
     change that): ``live_server.url``."""
-    from tests.support.live import LiveServer
+    from tests.support.live import serving
 
-    server = LiveServer(tmp_path / "live")
-    server.prepare()
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
+    with serving(tmp_path / "live") as live:
+        yield live

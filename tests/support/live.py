@@ -11,6 +11,8 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -94,3 +96,15 @@ class LiveServer:
     def restart(self) -> None:
         self.stop()
         self.start()
+
+
+@contextmanager
+def serving(data_dir: Path, **extra_env: str) -> Iterator[LiveServer]:
+    """A migrated, seeded server running for the block, stopped after it (the e2e fixtures' body)."""
+    live = LiveServer(data_dir, extra_env=extra_env)
+    live.prepare()
+    live.start()
+    try:
+        yield live
+    finally:
+        live.stop()

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.support.live import LiveServer
+from tests.support.live import LiveServer, serving
 from tests.support.sse import open_stream
 
 QUIET = 1.0
@@ -17,13 +17,8 @@ QUIET = 1.0
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    live = LiveServer(tmp_path_factory.mktemp("routing"), extra_env={"DOCTORDESK_HEARTBEAT_SECONDS": "0.5"})
-    live.prepare()
-    live.start()
-    try:
+    with serving(tmp_path_factory.mktemp("routing"), DOCTORDESK_HEARTBEAT_SECONDS="0.5") as live:
         yield live
-    finally:
-        live.stop()
 
 
 @pytest.fixture
@@ -105,7 +100,8 @@ async def test_a_decision_reaches_each_screen_that_shows_it_as_timeout_and_no_on
         # Acting on it: the list's poll now brings the new status.
         update = (
             await http.patch(
-                "/profile/appointments", headers=doctor1.headers("d1-list", **{"X-Screen-State": list_page["state"]})
+                "/profile/appointments",
+                headers=doctor1.headers("d1-list", **{"X-Screen-State": list_page["state"]}),
             )
         ).json()
         assert any(f"status-{decided}" in str(p) for p in update["patches"])

@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.support.live import LiveServer
+from tests.support.live import LiveServer, serving
 from tests.support.sse import open_stream
 
 HEARTBEAT = 0.5
@@ -19,16 +19,12 @@ HEARTBEAT = 0.5
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    live = LiveServer(
+    with serving(
         tmp_path_factory.mktemp("stream"),
-        extra_env={"DOCTORDESK_HEARTBEAT_SECONDS": str(HEARTBEAT), "DOCTORDESK_STREAM_TICKET_SECONDS": "1"},
-    )
-    live.prepare()
-    live.start()
-    try:
+        DOCTORDESK_HEARTBEAT_SECONDS=str(HEARTBEAT),
+        DOCTORDESK_STREAM_TICKET_SECONDS="1",
+    ) as live:
         yield live
-    finally:
-        live.stop()
 
 
 @pytest.fixture

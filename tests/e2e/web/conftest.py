@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from tests.support.browser import LAUNCH_ARGS, chromium_executable
-from tests.support.live import LiveServer
+from tests.support.live import LiveServer, serving
 
 DESKTOP = {"width": 1280, "height": 860}
 MOBILE = {"width": 390, "height": 844}
@@ -32,13 +32,8 @@ def browser() -> Iterator[Any]:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     """A real server with the demo clinic, shared by one module's tests (they use distinct appointments)."""
-    live = LiveServer(tmp_path_factory.mktemp("web-live"))
-    live.prepare()
-    live.start()
-    try:
+    with serving(tmp_path_factory.mktemp("web-live")) as live:
         yield live
-    finally:
-        live.stop()
 
 
 class Problems:

@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from tests.e2e.web.conftest import MOBILE, sign_in
-from tests.support.live import LiveServer
+from tests.support.live import serving
 
 pytestmark = pytest.mark.browser
 
@@ -23,13 +23,8 @@ PAGE_SIZE = 5
 @pytest.fixture(scope="module")
 def chat_server(tmp_path_factory: pytest.TempPathFactory):
     """Five messages per chat page, so load more shows up after a few messages."""
-    live = LiveServer(tmp_path_factory.mktemp("web-chat"), extra_env={"DOCTORDESK_CHAT_PAGE_SIZE": str(PAGE_SIZE)})
-    live.prepare()
-    live.start()
-    try:
+    with serving(tmp_path_factory.mktemp("web-chat"), DOCTORDESK_CHAT_PAGE_SIZE=str(PAGE_SIZE)) as live:
         yield live
-    finally:
-        live.stop()
 
 
 def png(width: int = 24, height: int = 16) -> bytes:

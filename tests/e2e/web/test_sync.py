@@ -8,7 +8,7 @@ import time
 import pytest
 
 from tests.e2e.web.conftest import decide_elsewhere, sign_in
-from tests.support.live import LiveServer
+from tests.support.live import serving
 
 pytestmark = pytest.mark.browser
 
@@ -18,13 +18,8 @@ REQUESTS = (2, 3, 4, 5)  # doctor1's open requests these tests decline (one each
 @pytest.fixture(scope="module")
 def fast_server(tmp_path_factory: pytest.TempPathFactory):
     """A server whose list polls every 2 s (the default is 30 s)."""
-    live = LiveServer(tmp_path_factory.mktemp("web-sync"), extra_env={"DOCTORDESK_POLL_LIST_SECONDS": "2"})
-    live.prepare()
-    live.start()
-    try:
+    with serving(tmp_path_factory.mktemp("web-sync"), DOCTORDESK_POLL_LIST_SECONDS="2") as live:
         yield live
-    finally:
-        live.stop()
 
 
 def wait_for_status(page, appointment: int, status: str, *, within: float) -> float:

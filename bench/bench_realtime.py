@@ -23,6 +23,8 @@ from typing import Any
 import httpx
 from tests.support.live import LiveServer
 
+from bench.common import percentile
+
 STREAM_SIZES = [int(n) for n in os.environ.get("BENCH_STREAMS", "1000,5000").split(",")]
 PRESENCE_CLIENTS = 200
 EVENTS_PER_SIZE = 10
@@ -40,13 +42,6 @@ def rss_kib(pid: int) -> int:
         if line.startswith("VmRSS:"):
             return int(line.split()[1])
     raise RuntimeError("no VmRSS")
-
-
-def pct(values: Sequence[float], p: float) -> float:
-    ordered = sorted(values)
-    if not ordered:
-        return float("nan")
-    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
 
 
 def table(title: str, header: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
@@ -228,8 +223,8 @@ async def idle_and_fanout(work: Path) -> None:
                         f"{EVENT_RATE:.0f}/s",
                         f"{got:.1%}",
                         f"{statistics.median(post_ms):.1f}",
-                        f"{pct(latencies, 50):.1f}",
-                        f"{pct(latencies, 99):.1f}",
+                        f"{percentile(latencies, 50):.1f}",
+                        f"{percentile(latencies, 99):.1f}",
                         f"{max(latencies):.1f}",
                     )
                 )
@@ -302,15 +297,15 @@ async def end_to_end(work: Path) -> None:
             (
                 "POST round trip (baseline)",
                 len(post_ms),
-                f"{pct(post_ms, 50):.1f}",
-                f"{pct(post_ms, 99):.1f}",
+                f"{percentile(post_ms, 50):.1f}",
+                f"{percentile(post_ms, 99):.1f}",
                 f"{max(post_ms):.1f}",
             ),
             (
                 "POST start → SSE frame",
                 len(latencies),
-                f"{pct(latencies, 50):.1f}",
-                f"{pct(latencies, 99):.1f}",
+                f"{percentile(latencies, 50):.1f}",
+                f"{percentile(latencies, 99):.1f}",
                 f"{max(latencies):.1f}",
             ),
         ],

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import statistics
 import sys
 import tempfile
 import time
@@ -29,6 +28,7 @@ from zoneinfo import ZoneInfo
 import httpx
 from sqlalchemy import insert, select, text
 
+from bench.common import percentile
 from doctordesk.app import create_app
 from doctordesk.config import Settings
 from doctordesk.domain.clock import FixedClock
@@ -56,12 +56,11 @@ class Result:
 
     @property
     def p50(self) -> float:
-        return statistics.median(self.latencies_ms)
+        return percentile(self.latencies_ms, 50)
 
     @property
     def p99(self) -> float:
-        ordered = sorted(self.latencies_ms)
-        return ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+        return percentile(self.latencies_ms, 99)
 
     @property
     def throughput(self) -> float:
@@ -96,43 +95,17 @@ async def _prepare(url: str, existing: int, requests: int) -> tuple[list[int], l
     async with sessions() as session, session.begin():
         demo = await seed.seed_demo(session, Passwords(time_cost=1, memory_kib=1024), NOW)
         doctor, berlin, patient = demo.users["doctor1"], demo.locations["berlin"], demo.patients["patient1"]
-        days_needed = existing // MORNING_SLOTS + 1
-        # Half of the history lies in the past, half in the future, around the days the alternatives go to.
-        all_days = _weekdays(NOW.date() - timedelta(days=days_needed * 7 // 10), days_needed)
-        rows: list[dict[str, Any]] = []
-        for i in range(existing):
-            day = all_days[i // MORNING_SLOTS]
-            start = _at(day, 8 + (i % MORNING_SLOTS) // 2, 30 * (i % 2))
-            rows.append(
-                {
-                    "patient_id": patient,
-                    "doctor_id": doctor,
-                    "location_id": berlin,
-                    "service": "consultation",
-                    "start_at": start,
-                    "duration_minutes": 30,
-                    "status": int(Status.APPROVED if start > NOW else Status.COMPLETED),
-                    "version": 1,
-                    "chat_enabled": True,
-                    "disclaimer_required": False,
-                    "prescription_needed": False,
-                    "created_at": NOW,
-                    "updated_at": NOW,
-                }
-            )
-        for chunk in range(0, len(rows), 2000):
-            await session.execute(insert(Appointment), rows[chunk : chunk + 2000])
-        first = _weekdays(NOW.date() + timedelta(days=1), 1)[0]
-        decide_days = _weekdays(first, requests)
-        request_rows = [
-            {
+
+        def row(start: datetime, status: Status) -> dict[str, Any]:
+            """A 30-minute consultation of doctor1 with patient1 in Berlin."""
+            return {
                 "patient_id": patient,
                 "doctor_id": doctor,
                 "location_id": berlin,
                 "service": "consultation",
-                "start_at": _at(day, 16, 30),
+                "start_at": start,
                 "duration_minutes": 30,
-                "status": int(Status.REQUESTED),
+                "status": int(status),
                 "version": 1,
                 "chat_enabled": True,
                 "disclaimer_required": False,
@@ -140,8 +113,20 @@ async def _prepare(url: str, existing: int, requests: int) -> tuple[list[int], l
                 "created_at": NOW,
                 "updated_at": NOW,
             }
-            for day in decide_days
-        ]
+
+        days_needed = existing // MORNING_SLOTS + 1
+        # Half of the history lies in the past, half in the future, around the days the alternatives go to.
+        all_days = _weekdays(NOW.date() - timedelta(days=days_needed * 7 // 10), days_needed)
+        rows: list[dict[str, Any]] = []
+        for i in range(existing):
+            day = all_days[i // MORNING_SLOTS]
+            start = _at(day, 8 + (i % MORNING_SLOTS) // 2, 30 * (i % 2))
+            rows.append(row(start, Status.APPROVED if start > NOW else Status.COMPLETED))
+        for chunk in range(0, len(rows), 2000):
+            await session.execute(insert(Appointment), rows[chunk : chunk + 2000])
+        first = _weekdays(NOW.date() + timedelta(days=1), 1)[0]
+        decide_days = _weekdays(first, requests)
+        request_rows = [row(_at(day, 16, 30), Status.REQUESTED) for day in decide_days]
         await session.execute(insert(Appointment), request_rows)
         ids = (
             (

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import statistics
 import sys
 import tempfile
 import time
@@ -24,6 +23,7 @@ from pathlib import Path
 
 import httpx
 
+from bench.common import percentile
 from doctordesk.client import Client, Screen
 from doctordesk.screens.protocol import apply, p_append
 
@@ -43,12 +43,11 @@ class Result:
 
     @property
     def p50(self) -> float:
-        return statistics.median(self.latencies_ms)
+        return percentile(self.latencies_ms, 50)
 
     @property
     def p99(self) -> float:
-        ordered = sorted(self.latencies_ms)
-        return ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+        return percentile(self.latencies_ms, 99)
 
 
 async def _login(http: httpx.AsyncClient, username: str) -> dict[str, str]:

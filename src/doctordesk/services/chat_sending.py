@@ -4,7 +4,6 @@ the sender's chat brought up to date."""
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -30,7 +29,7 @@ from doctordesk.screens.protocol import Layout, UpdateSet, p_update
 from doctordesk.services.chat import chat_appointment, join_state, load_more, split_state
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store import chat_repo
-from doctordesk.store.chat_tables import Attachment, ChatMessage, ChatThread
+from doctordesk.store.chat_tables import ChatMessage, ChatThread
 from doctordesk.store.tables import User
 
 MESSAGE_EVENT = "chat-message"
@@ -134,19 +133,14 @@ async def _store_message(rt: Runtime, actor: Actor, form: SendForm) -> None:
         thread_id = await _thread_for_update(session, appointment.id, now)
         attachment_id = None
         if form.upload is not None and kind is not None:
-            data = form.upload.data
-            file = Attachment(
+            attachment_id = await chat_repo.add_attachment(
+                session,
                 uploader_id=actor.user_id,
-                filename=files.safe_filename(form.upload.filename, kind),
-                mime=kind.mime,
-                size=len(data),
-                sha256=hashlib.sha256(data).hexdigest(),
-                data=data,
-                created_at=now,
+                filename=form.upload.filename,
+                kind=kind,
+                data=form.upload.data,
+                at=now,
             )
-            session.add(file)
-            await session.flush()
-            attachment_id = file.id
         message = ChatMessage(
             thread_id=thread_id,
             sender_id=actor.user_id,

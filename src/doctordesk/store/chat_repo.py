@@ -6,6 +6,7 @@ index with a row-value comparison, never OFFSET, so the cost of a page does not 
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -15,6 +16,7 @@ from sqlalchemy import BigInteger, and_, func, literal, or_, select, tuple_
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from doctordesk.domain import files
 from doctordesk.domain.chat import AttachmentView, Cursor, MessageView
 from doctordesk.domain.roles import Role
 from doctordesk.store.chat_tables import Attachment, ChatMessage, ChatRead, ChatThread
@@ -195,6 +197,24 @@ async def unread_counts(session: AsyncSession, reader_id: int, appointment_ids: 
         .group_by(ChatThread.appointment_id)
     )
     return {int(row[0]): int(row[1]) for row in rows.all()}
+
+
+async def add_attachment(
+    session: AsyncSession, *, uploader_id: int, filename: str | None, kind: files.FileType, data: bytes, at: datetime
+) -> int:
+    """Store a file (its type already judged by its bytes) under a safe name; its id."""
+    file = Attachment(
+        uploader_id=uploader_id,
+        filename=files.safe_filename(filename, kind),
+        mime=kind.mime,
+        size=len(data),
+        sha256=hashlib.sha256(data).hexdigest(),
+        data=data,
+        created_at=at,
+    )
+    session.add(file)
+    await session.flush()
+    return file.id
 
 
 async def attachment(session: AsyncSession, attachment_id: int) -> tuple[Attachment, int] | None:

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
 from datetime import timedelta
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain import files
-from doctordesk.store import sample_files
-from doctordesk.store.chat_tables import Attachment, ChatMessage, ChatRead, ChatThread
+from doctordesk.store import chat_repo, sample_files
+from doctordesk.store.chat_tables import ChatMessage, ChatRead, ChatThread
 from doctordesk.store.seed import EXTRA_SEEDERS, Demo
 
 # (appointment index, [(sender, minutes before now, text, file)], readers who have read everything)
@@ -60,18 +59,9 @@ async def seed_chat(session: AsyncSession, demo: Demo) -> None:
             if file_kind is not None:
                 data = made[file_kind]
                 kind = files.detect(data)
-                attachment = Attachment(
-                    uploader_id=demo.users[sender],
-                    filename=files.safe_filename(names[file_kind], kind),
-                    mime=kind.mime,
-                    size=len(data),
-                    sha256=hashlib.sha256(data).hexdigest(),
-                    data=data,
-                    created_at=at,
+                attachment_id = await chat_repo.add_attachment(
+                    session, uploader_id=demo.users[sender], filename=names[file_kind], kind=kind, data=data, at=at
                 )
-                session.add(attachment)
-                await session.flush()
-                attachment_id = attachment.id
             last = ChatMessage(
                 thread_id=thread.id,
                 sender_id=demo.users[sender],

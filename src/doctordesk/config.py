@@ -60,6 +60,8 @@ class Settings(BaseSettings):
     max_upload_bytes: int = 10 * 1024 * 1024
     max_message_chars: int = 4000
     chat_page_size: int = 30
+    # Rows per page of each section of the appointment list and the thread list ("show more" adds as many).
+    list_page_size: PositiveInt = 25
     chat_send_per_minute: int = 30
 
     # Real-time

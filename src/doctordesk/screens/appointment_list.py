@@ -3,11 +3,12 @@ Approve and to Chat."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from datetime import datetime
+from collections.abc import Mapping
 
 from doctordesk.domain.appointments import AppointmentView, format_local
 from doctordesk.domain.events import ALL_APPOINTMENTS_TOPIC, doctor_topic, patient_topic, user_topic
+from doctordesk.domain.keyset import COUNT_CAP, Slice
+from doctordesk.domain.list_sections import Section
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.status import Status
 from doctordesk.screens.protocol import Action, Element, Layout, Page, el
@@ -15,13 +16,29 @@ from doctordesk.screens.state import Shown
 
 SCREEN = "appointment-list"
 ENDPOINT = "/profile/appointments"
+MORE_ENDPOINT = "/profile/appointments/more"
 
-SECTIONS = (
-    ("needs-decision", "Awaiting your decision"),
-    ("waiting", "Waiting for the patient"),
-    ("upcoming", "Upcoming"),
-    ("past", "Past and closed"),
-)
+# Each section's title from the viewer's point of view.
+_TITLES: dict[Role, dict[Section, str]] = {
+    Role.DOCTOR: {
+        Section.NEEDS_DECISION: "Awaiting your decision",
+        Section.WAITING: "Waiting for the patient",
+        Section.UPCOMING: "Upcoming",
+        Section.PAST: "Past and closed",
+    },
+    Role.PATIENT: {
+        Section.NEEDS_DECISION: "Waiting for the doctor",
+        Section.WAITING: "Offers for you to answer",
+        Section.UPCOMING: "Upcoming",
+        Section.PAST: "Past and closed",
+    },
+    Role.SUPPORT: {
+        Section.NEEDS_DECISION: "Awaiting the doctor's decision",
+        Section.WAITING: "Waiting for the patient",
+        Section.UPCOMING: "Upcoming",
+        Section.PAST: "Past and closed",
+    },
+}
 
 
 def topics(actor: Actor) -> tuple[str, ...]:
@@ -35,16 +52,6 @@ def topics(actor: Actor) -> tuple[str, ...]:
 
 def shown(actor: Actor) -> Shown:
     return Shown(SCREEN, ENDPOINT, topics(actor))
-
-
-def section_of(view: AppointmentView, now: datetime) -> str:
-    if view.status is Status.REQUESTED and view.start > now:
-        return "needs-decision"
-    if view.status.is_pending_response and view.start > now:
-        return "waiting"
-    if view.status is Status.APPROVED and view.end > now:
-        return "upcoming"
-    return "past"
 
 
 def chat_endpoint(appointment_id: int) -> str:
@@ -104,16 +111,38 @@ def row(view: AppointmentView, actor: Actor) -> Element:
     return el(f"appointment-{a}", "Row", *children, props={"appointment": a})
 
 
-def render(views: Sequence[AppointmentView], actor: Actor, *, now: datetime, layout: Layout, timeout: int) -> Page:
-    grouped: dict[str, list[AppointmentView]] = {key: [] for key, _ in SECTIONS}
-    for view in views:
-        grouped[section_of(view, now)].append(view)
-    grouped["past"].reverse()  # most recent first
+def _label(section: Section, actor: Actor, rows: Slice[AppointmentView]) -> str:
+    title = _TITLES.get(actor.role, _TITLES[Role.SUPPORT])[section]
+    if section is Section.PAST:
+        return title
+    if rows.total is None:
+        return f"{title} ({len(rows.rows)})"
+    return f"{title} ({COUNT_CAP - 1}+)" if rows.total >= COUNT_CAP else f"{title} ({rows.total})"
+
+
+def _more(section: Section, rows: Slice[AppointmentView]) -> Element:
+    """The section's "show more" link (or, at the most a section shows, a note that says so)."""
+    key = section.value
+    if rows.at_limit and rows.more:
+        return el(f"{key}-limit", "Caption", value="The list shows no more here; the read API pages through all.")
+    return el(
+        f"{key}-more",
+        "Link",
+        label="Show older" if section.newest_first else "Show more",
+        visible=rows.more,
+        action=Action("PATCH", f"{MORE_ENDPOINT}?section={key}"),
+    )
+
+
+def render(sections: Mapping[Section, Slice[AppointmentView]], actor: Actor, *, layout: Layout, timeout: int) -> Page:
+    """The list: each section's rows in its order, each with its "show more" link."""
     elements: list[Element] = [el("title", "Heading", value="Appointments")]
-    for key, label in SECTIONS:
-        rows = [row(v, actor) for v in grouped[key]]
+    for section in Section:
+        shown = sections[section]
+        key = section.value
+        rows = [row(v, actor) for v in shown.rows]
         empty = el(f"{key}-empty", "Caption", value="Nothing here.", visible=not rows)
-        elements.append(el(key, "Section", empty, *rows, label=f"{label} ({len(rows)})"))
+        elements.append(el(key, "Section", empty, *rows, _more(section, shown), label=_label(section, actor, shown)))
     return Page(
         screen=SCREEN,
         title="Appointments",

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 from doctordesk.domain.appointments import format_local
 from doctordesk.domain.chat import excerpt
 from doctordesk.domain.events import SUPPORT_TOPIC, user_topic
+from doctordesk.domain.keyset import COUNT_CAP, Slice
 from doctordesk.screens.chat import page_endpoint
 from doctordesk.screens.protocol import Action, Element, Layout, Page, el
 from doctordesk.screens.state import Shown
@@ -17,8 +17,13 @@ SCREEN = "chat-threads"
 ENDPOINT = "/profile/messages/threads"
 
 
+SECTION = "threads"
+MORE_ENDPOINT = "/profile/messages/threads/more"
+
+
 @dataclass(frozen=True, slots=True)
 class ThreadSummary:
+    thread_id: int
     appointment_id: int
     doctor_name: str
     patient_name: str
@@ -75,17 +80,32 @@ def row(t: ThreadSummary) -> Element:
     )
 
 
-def render(threads: Sequence[ThreadSummary], *, layout: Layout, timeout: int) -> Page:
-    rows = [row(t) for t in threads]
-    unread = sum(1 for t in threads if t.unread)
+def render(threads: Slice[ThreadSummary], *, layout: Layout, timeout: int) -> Page:
+    """The threads shown, most recently active first, with a "show more" link while older ones exist."""
+    rows = [row(t) for t in threads.rows]
+    total = len(rows) if threads.total is None else threads.total
+    count = f"{COUNT_CAP - 1}+" if total >= COUNT_CAP else str(total)
+    unread = sum(1 for t in threads.rows if t.unread)
+    more = (
+        el("threads-limit", "Caption", value="The list shows no more conversations.")
+        if threads.at_limit and threads.more
+        else el(
+            "threads-more",
+            "Link",
+            label="Show older conversations",
+            visible=threads.more,
+            action=Action("PATCH", MORE_ENDPOINT),
+        )
+    )
     elements = [
         el("title", "Heading", value="Support chats"),
         el(
-            "threads",
+            SECTION,
             "Section",
             el("threads-empty", "Caption", value="No conversations yet.", visible=not rows),
             *rows,
-            label=f"Conversations ({len(rows)}, {unread} unread)",
+            more,
+            label=f"Conversations ({count}, {unread} unread)",
         ),
     ]
     return Page(

@@ -1,45 +1,37 @@
-"""Reading appointments with the viewer's rights applied in one place, and the appointment list screen."""
+"""Reading appointments with the viewer's rights applied in one place (the list screen's sections:
+``services.appointment_list``)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
-from sqlalchemy import Select, or_, select
+from sqlalchemy import Select, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
 from doctordesk.domain.appointments import AppointmentView, Party, Place, can_view
 from doctordesk.domain.errors import NotFound
+from doctordesk.domain.keyset import Position
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.status import Status
-from doctordesk.runtime import Runtime
-from doctordesk.screens import appointment_list
-from doctordesk.screens.protocol import Layout, Page
-from doctordesk.screens.state import Viewer
-from doctordesk.screens.viewing import Viewing
-from doctordesk.store import chat_repo
+from doctordesk.store import chat_repo, keyset
 from doctordesk.store.tables import Appointment, Location, Patient, User
 
 _Doctor = aliased(User)
 Query = Select[Appointment, str, Location, str]
+AnySelect = TypeVar("AnySelect", bound=Select[*tuple[Any, ...]])
 
 
-@dataclass(frozen=True, slots=True)
-class ListPosition:
-    """A place in the list's order (start time, then id: unique, so a page ends at exactly one row)."""
-
-    start: datetime
-    id: int
-
-    @classmethod
-    def of(cls, view: AppointmentView) -> ListPosition:
-        return cls(view.start, view.id)
+def position_of(view: AppointmentView) -> Position:
+    """Where an appointment stands in the lists' order (start time, then id)."""
+    return Position(view.start, view.id)
 
 
-def _base() -> Query:
+def base_query() -> Query:
+    """Appointments with the names and place the views show (``view_of`` turns a row into a view)."""
     query: Query = (
         select(Appointment, _Doctor.display_name, Location, Patient.name)
         .join(_Doctor, _Doctor.id == Appointment.doctor_id)
@@ -49,7 +41,9 @@ def _base() -> Query:
     return query
 
 
-def _visible_to(query: Query, actor: Actor) -> Query:
+def visible_to(query: AnySelect, actor: Actor) -> AnySelect:
+    """Only the appointments ``actor`` may see: a doctor's own, a patient's own, everything for support and
+    admins."""
     if actor.role is Role.DOCTOR:
         return query.where(Appointment.doctor_id == actor.user_id)
     if actor.role is Role.PATIENT:
@@ -57,7 +51,7 @@ def _visible_to(query: Query, actor: Actor) -> Query:
     return query
 
 
-def _view(row: Any) -> AppointmentView:
+def view_of(row: Any) -> AppointmentView:
     a, doctor_name, loc, patient_name = row
     return AppointmentView(
         id=a.id,
@@ -83,12 +77,12 @@ async def list_appointments(
     statuses: Sequence[int] | None = None,
     start_from: datetime | None = None,
     start_to: datetime | None = None,
-    after: ListPosition | None = None,
+    after: Position | None = None,
     limit: int = 500,
 ) -> list[AppointmentView]:
     """The appointments the actor may see, by start time then id; ``after`` continues past a position (keyset
     paging: rows inserted meanwhile never shift the next page)."""
-    query = _visible_to(_base(), actor)
+    query = visible_to(base_query(), actor)
     if statuses:
         query = query.where(Appointment.status.in_(list(statuses)))
     if start_from is not None:
@@ -96,43 +90,25 @@ async def list_appointments(
     if start_to is not None:
         query = query.where(Appointment.start_at < start_to)
     if after is not None:
-        # (start_at, id) > after, spelled so that the start bound is an index range on either index by start.
-        query = query.where(
-            Appointment.start_at >= after.start,
-            or_(Appointment.start_at > after.start, Appointment.id > after.id),
-        )
-    rows = await session.execute(query.order_by(Appointment.start_at, Appointment.id).limit(limit))
-    views = [_view(r) for r in rows]
+        query = query.where(keyset.beyond(Appointment.start_at, Appointment.id, after))
+    rows = await session.execute(query.order_by(*keyset.ordered(Appointment.start_at, Appointment.id)).limit(limit))
+    return await with_unread(session, actor, [view_of(r) for r in rows])
+
+
+async def with_unread(session: AsyncSession, actor: Actor, views: list[AppointmentView]) -> list[AppointmentView]:
+    """The views with the viewer's unread chat messages per appointment: one grouped query for them all."""
     if actor.role is Role.PATIENT or not views:
         return views
-    # The viewer's unread chat messages per appointment: one grouped query for the whole list.
     unread = await chat_repo.unread_counts(session, actor.user_id, [v.id for v in views])
     return [replace(v, unread=unread[v.id]) if v.id in unread else v for v in views]
 
 
 async def get_appointment(session: AsyncSession, actor: Actor, appointment_id: int) -> AppointmentView:
     """One appointment; NotFound when unknown or not the actor's to see (ids cannot be probed)."""
-    row = (await session.execute(_base().where(Appointment.id == appointment_id))).first()
+    row = (await session.execute(base_query().where(Appointment.id == appointment_id))).first()
     if row is None:
         raise NotFound("Appointment not found.")
-    view = _view(row)
+    view = view_of(row)
     if not can_view(actor, doctor_id=view.doctor.id, patient_id=view.patient.id):
         raise NotFound("Appointment not found.")
     return view
-
-
-# --- the appointment list screen ----------------------------------------------------------------------------------
-
-
-def list_viewing(rt: Runtime, actor: Actor, *, layout: Layout, client_id: str | None) -> Viewing:
-    """The appointment list screen, as ``actor`` sees it: ``page()`` for the PUT, ``poll()`` for the PATCH."""
-    timeout = rt.settings.poll_list_seconds
-
-    async def render() -> Page:
-        async with rt.db.read() as session:
-            views = await list_appointments(session, actor)
-        return appointment_list.render(views, actor, now=rt.clock.now(), layout=layout, timeout=timeout)
-
-    return Viewing(
-        rt.screens, rt.wall(), Viewer(client_id, actor.user_id), appointment_list.shown(actor), timeout, render
-    )

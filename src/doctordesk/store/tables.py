@@ -213,9 +213,13 @@ class Appointment(Base):
     created_at: Mapped[datetime]
     updated_at: Mapped[datetime]
     __table_args__ = (
-        Index("ix_appointments_doctor_start", "doctor_id", "start_at"),
-        Index("ix_appointments_doctor_status", "doctor_id", "status"),
-        Index("ix_appointments_start_id", "start_at", "id"),  # the read API's order (migration api_0001)
+        # The list sections' order per doctor, per doctor and status, per status, per patient (api_0002); the read
+        # API's (api_0001).
+        Index("ix_appointments_doctor_start", "doctor_id", "start_at", "id"),
+        Index("ix_appointments_doctor_status", "doctor_id", "status", "start_at", "id"),
+        Index("ix_appointments_status_start", "status", "start_at", "id"),
+        Index("ix_appointments_patient_start", "patient_id", "start_at", "id"),
+        Index("ix_appointments_start_id", "start_at", "id"),
     )
 
 

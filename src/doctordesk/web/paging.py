@@ -17,7 +17,7 @@ import re
 from datetime import UTC, datetime, timedelta
 
 from doctordesk.domain.errors import ValidationFailed
-from doctordesk.services.appointments import ListPosition
+from doctordesk.domain.keyset import Position
 from doctordesk.web.deps import MAX_ID
 
 # The default is the maximum, so a caller written before paging existed gets the same first page as before.
@@ -36,13 +36,13 @@ def _digest(position: bytes) -> bytes:
     return hashlib.sha256(b"doctordesk read API cursor\0" + position).digest()[:_DIGEST_BYTES]
 
 
-def encode_cursor(position: ListPosition) -> str:
-    micros = (position.start - _EPOCH) // _MICROSECOND
+def encode_cursor(position: Position) -> str:
+    micros = (position.at - _EPOCH) // _MICROSECOND
     text = f"1:{micros}:{position.id}".encode()
     return base64.urlsafe_b64encode(text + _digest(text)).decode().rstrip("=")
 
 
-def decode_cursor(raw: str) -> ListPosition:
+def decode_cursor(raw: str) -> Position:
     """The position a cursor marks; ValidationFailed naming ``cursor`` for anything ``encode_cursor`` did not
     produce (cut short, altered, another version, out of range)."""
     invalid = ValidationFailed(fields={"cursor": "Not a cursor this service gave out; start again without one."})
@@ -58,7 +58,7 @@ def decode_cursor(raw: str) -> ListPosition:
         raise invalid
     row_id = int(match[2])
     try:
-        position = ListPosition(_EPOCH + int(match[1]) * _MICROSECOND, row_id)
+        position = Position(_EPOCH + int(match[1]) * _MICROSECOND, row_id)
     except OverflowError:
         raise invalid from None
     # Only the canonical spelling is a cursor (no stray bits in the last base64 character).

@@ -10,8 +10,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import select
 
+from doctordesk.domain.keyset import Position
 from doctordesk.domain.status import Status
-from doctordesk.services.appointments import ListPosition
 from doctordesk.store.tables import Appointment
 from doctordesk.web.paging import MAX_LIMIT, encode_cursor
 from tests.support.errors import assert_error
@@ -256,7 +256,7 @@ async def test_a_tampered_or_malformed_cursor_is_a_validation_error_naming_curso
 )
 async def test_a_well_formed_cursor_at_the_ends_of_time_is_answered_not_a_500(client, login, runtime, demo, start):
     doctor = await login("doctor1")
-    cursor = encode_cursor(ListPosition(start, 1))
+    cursor = encode_cursor(Position(start, 1))
     response = await client.get("/api/appointments", params={"cursor": cursor}, headers=doctor.headers)
     assert response.status_code == 200, response.text
     own = await expected_ids(runtime, doctor_id=demo.users["doctor1"])
@@ -270,7 +270,7 @@ async def test_a_cursor_made_from_another_doctors_row_shows_only_the_callers_own
     own = await expected_ids(runtime, doctor_id=demo.users["doctor1"])
     async with runtime.db.read() as session:
         rows = list(await session.execute(select(Appointment.id, Appointment.start_at, Appointment.doctor_id)))
-    position = {row.id: ListPosition(row.start_at, row.id) for row in rows}
+    position = {row.id: Position(row.start_at, row.id) for row in rows}
     theirs = [row.id for row in rows if row.doctor_id == demo.users["doctor2"]]
     assert theirs
 
@@ -280,7 +280,7 @@ async def test_a_cursor_made_from_another_doctors_row_shows_only_the_callers_own
         assert response.status_code == 200, response.text
         shown = [a["id"] for a in response.json()["appointments"]]
         after = position[their_id]
-        assert shown == [i for i in own if (position[i].start, i) > (after.start, after.id)]
+        assert shown == [i for i in own if (position[i].at, i) > (after.at, after.id)]
         assert not set(shown) & set(theirs)
 
     # A cursor handed to another user (here: support, who sees everything) continues only through the caller's rows.

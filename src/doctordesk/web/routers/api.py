@@ -11,7 +11,7 @@ from fastapi import APIRouter, Path, Query
 from doctordesk.domain.appointments import AppointmentView
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.status import StatusName, codes_for_name
-from doctordesk.services.appointments import ListPosition, get_appointment, list_appointments
+from doctordesk.services.appointments import get_appointment, list_appointments, position_of
 from doctordesk.web.deps import MAX_ID, ActorDep, RuntimeDep
 from doctordesk.web.paging import DEFAULT_LIMIT, MAX_CURSOR_CHARS, MAX_LIMIT, decode_cursor, encode_cursor
 from doctordesk.web.responses import SCREEN_RESPONSES
@@ -67,7 +67,7 @@ async def appointments(
     more = len(views) > limit
     return {
         "appointments": [appointment_json(v) for v in page],
-        "cursor": encode_cursor(ListPosition.of(page[-1])) if more else None,
+        "cursor": encode_cursor(position_of(page[-1])) if more else None,
     }
 
 

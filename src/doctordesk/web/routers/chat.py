@@ -10,8 +10,8 @@ from fastapi.responses import Response
 from doctordesk.domain.chat import check_client_message_id
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.files import content_disposition
-from doctordesk.screens.viewing import Viewing
 from doctordesk.services import chat, chat_sending, chat_threads
+from doctordesk.services.show_more import PagedScreen
 from doctordesk.web.deps import MAX_ID, SCREEN_HEADERS, ActorDep, RuntimeDep, ScreenRequest, ScreenRequestDep
 from doctordesk.web.responses import ERROR, SCREEN_RESPONSES, SUBMIT_RESPONSES
 from doctordesk.web.uploads import FormReader
@@ -148,5 +148,11 @@ async def threads_poll(screen: ScreenRequestDep) -> dict[str, Any]:
     return (await _threads(screen).poll(screen.state)).to_json()
 
 
-def _threads(screen: ScreenRequest) -> Viewing:
-    return chat_threads.viewing(screen.rt, screen.actor, layout=screen.layout, client_id=screen.client_id)
+@router.patch("/threads/more", responses={**SCREEN_RESPONSES, 403: ERROR}, openapi_extra=SCREEN_HEADERS)
+async def threads_more(screen: ScreenRequestDep) -> dict[str, Any]:
+    """Show more of the thread list: the next, less recently active threads appended."""
+    return (await _threads(screen).more(screen.state, chat_threads.KEYS[0])).to_json()
+
+
+def _threads(screen: ScreenRequest) -> PagedScreen:
+    return chat_threads.screen(screen.rt, screen.actor, layout=screen.layout, client_id=screen.client_id)

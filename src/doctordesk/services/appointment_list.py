@@ -1,0 +1,152 @@
+"""The appointment list screen: each section read on its own terms (``domain/list_sections.py``), each paged with
+"show more" through a keyset window carried in the state token (``screens/windows.py``).
+
+A first PUT costs the same whatever the history: per section one keyset read of a page (plus a capped count when
+the section goes on), one read of the visits under way, one grouped unread count.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+
+from sqlalchemy import ColumnElement, func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from doctordesk.domain.appointments import AppointmentView
+from doctordesk.domain.keyset import COUNT_CAP, Position, Slice
+from doctordesk.domain.list_sections import MAX_VISIT, Section
+from doctordesk.domain.roles import Actor
+from doctordesk.domain.status import Status
+from doctordesk.runtime import Runtime
+from doctordesk.screens import appointment_list as screen
+from doctordesk.screens.protocol import Layout, Page
+from doctordesk.screens.state import Viewer
+from doctordesk.screens.viewing import Viewing
+from doctordesk.screens.windows import Windows
+from doctordesk.services import show_more
+from doctordesk.services.appointments import base_query, position_of, view_of, visible_to, with_unread
+from doctordesk.services.show_more import Bound, PagedScreen, Take
+from doctordesk.store import keyset
+from doctordesk.store.tables import Appointment
+
+KEYS = tuple(s.value for s in Section)
+_CLOSED = (int(Status.DECLINED), int(Status.CANCELED), int(Status.COMPLETED))
+_PENDING = (int(Status.PENDING_RESPONSE), int(Status.PENDING_RESPONSE_COVERAGE_RISK))
+# Sections whose size the label shows (how much work is open); the past is only paged.
+_COUNTED = (Section.NEEDS_DECISION, Section.WAITING, Section.UPCOMING)
+
+Where = tuple[ColumnElement[bool], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Reader:
+    """The sections as one viewer sees them at one moment."""
+
+    session: AsyncSession
+    actor: Actor
+    now: datetime
+    under_way: tuple[int, ...]  # approved appointments that started and have not ended
+
+    def parts(self, section: Section) -> tuple[Where, ...]:
+        """A section as consecutive runs in its order, each a plain index range (their union is the section)."""
+        start, status, now = Appointment.start_at, Appointment.status, self.now
+        if section is Section.NEEDS_DECISION:
+            return ((status == int(Status.REQUESTED), start > now),)
+        if section is Section.WAITING:
+            return ((status.in_(_PENDING), start > now),)
+        future_approved: Where = (status == int(Status.APPROVED), start > now)
+        if section is Section.UPCOMING:
+            return ((Appointment.id.in_(self.under_way),), future_approved) if self.under_way else (future_approved,)
+        # Past and closed, newest first: closed ones whose time is still ahead, then everything that started.
+        started: Where = (start <= now, Appointment.id.not_in(self.under_way)) if self.under_way else (start <= now,)
+        return ((status.in_(_CLOSED), start > now), started)
+
+    def take(self, section: Section) -> Take[AppointmentView]:
+        descending = section.newest_first
+
+        async def take(bound: Bound | None, limit: int) -> list[AppointmentView]:
+            views: list[AppointmentView] = []
+            for where in self.parts(section):
+                query = visible_to(base_query(), self.actor).where(*where)
+                if bound is not None:
+                    edge = keyset.through if bound.through else keyset.beyond
+                    query = query.where(
+                        edge(Appointment.start_at, Appointment.id, bound.position, descending=descending)
+                    )
+                query = query.order_by(*keyset.ordered(Appointment.start_at, Appointment.id, descending=descending))
+                rows = await self.session.execute(query.limit(limit - len(views)))
+                views.extend(view_of(r) for r in rows)
+                if len(views) >= limit:
+                    break
+            return views
+
+        return take
+
+    async def count(self, section: Section) -> int:
+        """How many the section holds, counted up to ``COUNT_CAP``."""
+        total = 0
+        for where in self.parts(section):
+            capped = visible_to(select(Appointment.id), self.actor).where(*where).limit(COUNT_CAP).subquery()
+            total += await self.session.scalar(select(func.count()).select_from(capped)) or 0
+        return min(total, COUNT_CAP)
+
+    async def read(self, section: Section, window: Position | None, size: int) -> Slice[AppointmentView]:
+        shown = await show_more.read_section(self.take(section), position_of, window=window, size=size)
+        if shown.more and section in _COUNTED:
+            shown = replace(shown, total=await self.count(section))
+        return shown
+
+
+async def _reader(session: AsyncSession, actor: Actor, now: datetime) -> _Reader:
+    candidates = visible_to(select(Appointment.id, Appointment.start_at, Appointment.duration_minutes), actor).where(
+        Appointment.status == int(Status.APPROVED),
+        Appointment.start_at > now - MAX_VISIT,
+        Appointment.start_at <= now,
+    )
+    rows = (await session.execute(candidates)).all()
+    under_way = tuple(sorted(r.id for r in rows if r.start_at + timedelta(minutes=r.duration_minutes) > now))
+    return _Reader(session, actor, now, under_way)
+
+
+async def read_sections(
+    session: AsyncSession, actor: Actor, *, now: datetime, windows: Windows, size: int
+) -> dict[Section, Slice[AppointmentView]]:
+    """Every section as the viewer sees it, through its window (unread counts included)."""
+    reader = await _reader(session, actor, now)
+    sections = {s: await reader.read(s, windows.get(s.value), size) for s in Section}
+    views = await with_unread(session, actor, [v for shown in sections.values() for v in shown.rows])
+    by_id = {v.id: v for v in views}
+    return {s: replace(shown, rows=[by_id[v.id] for v in shown.rows]) for s, shown in sections.items()}
+
+
+# --- the screen -----------------------------------------------------------------------------------------------
+
+
+def _viewing(rt: Runtime, actor: Actor, windows: Windows, *, layout: Layout, client_id: str | None) -> Viewing:
+    timeout = rt.settings.poll_list_seconds
+    now = rt.clock.now()
+
+    async def render() -> Page:
+        async with rt.db.read() as session:
+            sections = await read_sections(session, actor, now=now, windows=windows, size=rt.settings.list_page_size)
+        return screen.render(sections, actor, layout=layout, timeout=timeout)
+
+    viewer = Viewer(client_id, actor.user_id)
+    return Viewing(rt.screens, rt.wall(), viewer, screen.shown(actor), timeout, render)
+
+
+def list_screen(rt: Runtime, actor: Actor, *, layout: Layout, client_id: str | None) -> PagedScreen:
+    """The appointment list as ``actor`` sees it: its page (PUT), poll (PATCH) and "show more" of a section."""
+
+    async def next_window(windows: Windows, section: str) -> Position | None:
+        async with rt.db.read() as session:
+            reader = await _reader(session, actor, rt.clock.now())
+            take = reader.take(Section(section))
+            return await show_more.next_window(
+                take, position_of, window=windows.get(section), size=rt.settings.list_page_size
+            )
+
+    return PagedScreen(
+        KEYS, lambda windows: _viewing(rt, actor, windows, layout=layout, client_id=client_id), next_window
+    )

@@ -18,7 +18,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -134,6 +135,37 @@ def _reset_postgres(env: dict[str, str]) -> None:
         "asyncio.run(main())\n"
     )
     subprocess.run([sys.executable, "-c", code, env["DOCTORDESK_DATABASE_URL"]], env=env, check=True)
+
+
+@contextmanager
+def own_postgres_databases(server_url: str, names: Sequence[str]) -> Iterator[list[str]]:
+    """Databases of the benchmark's own on the PostgreSQL server ``server_url`` connects to: created empty (dropped
+    first when a run left them behind), yielded as URLs, dropped afterwards. The database ``server_url`` names is
+    only connected through, never changed."""
+    from sqlalchemy.engine import make_url
+
+    base = make_url(server_url)
+
+    async def run(statements: list[str]) -> None:
+        import asyncpg
+
+        conn = await asyncpg.connect(
+            host=base.host or "127.0.0.1", port=base.port or 5432, user=base.username, database=base.database
+        )
+        try:
+            for statement in statements:
+                await conn.execute(statement)
+        finally:
+            await conn.close()
+
+    def drop() -> list[str]:
+        return [f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)' for name in names]
+
+    asyncio.run(run([*drop(), *(f'CREATE DATABASE "{name}"' for name in names)]))
+    try:
+        yield [base.set(database=name).render_as_string(hide_password=False) for name in names]
+    finally:
+        asyncio.run(run(drop()))
 
 
 # --- load -----------------------------------------------------------------------------------------------------

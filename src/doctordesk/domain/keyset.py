@@ -31,5 +31,6 @@ class Slice(Generic[T]):
     total: int | None = None  # how many rows the section holds, when counted (at most COUNT_CAP)
 
 
-# Section totals are counted up to this; the screens then show "999+".
-COUNT_CAP = 1000
+# Section totals are counted up to this and shown as "99+" beyond: a count reads at most this many index
+# entries, however long the history.
+COUNT_CAP = 100

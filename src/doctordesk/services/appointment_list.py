@@ -7,6 +7,8 @@ the section goes on), one read of the visits under way, one grouped unread count
 
 from __future__ import annotations
 
+import heapq
+import itertools
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
@@ -48,35 +50,46 @@ class _Reader:
     now: datetime
     under_way: tuple[int, ...]  # approved appointments that started and have not ended
 
-    def parts(self, section: Section) -> tuple[Where, ...]:
-        """A section as consecutive runs in its order, each a plain index range (their union is the section)."""
+    def parts(self, section: Section) -> tuple[tuple[Where, ...], ...]:
+        """A section as consecutive runs in its order; a run is one or more strands (one status each) merged by
+        their order. Every strand is a plain index range, so a page reads a page's worth of index entries however
+        long the history (an IN over statuses would make the database walk every row of the doctor's range)."""
         start, status, now = Appointment.start_at, Appointment.status, self.now
+
+        def each(statuses: tuple[int, ...], *where: ColumnElement[bool]) -> tuple[Where, ...]:
+            return tuple((status == s, *where) for s in statuses)
+
         if section is Section.NEEDS_DECISION:
-            return ((status == int(Status.REQUESTED), start > now),)
+            return (each((int(Status.REQUESTED),), start > now),)
         if section is Section.WAITING:
-            return ((status.in_(_PENDING), start > now),)
-        future_approved: Where = (status == int(Status.APPROVED), start > now)
+            return (each(_PENDING, start > now),)
+        future_approved = each((int(Status.APPROVED),), start > now)
         if section is Section.UPCOMING:
-            return ((Appointment.id.in_(self.under_way),), future_approved) if self.under_way else (future_approved,)
+            if not self.under_way:
+                return (future_approved,)
+            return (((Appointment.id.in_(self.under_way),),), future_approved)
         # Past and closed, newest first: closed ones whose time is still ahead, then everything that started.
         started: Where = (start <= now, Appointment.id.not_in(self.under_way)) if self.under_way else (start <= now,)
-        return ((status.in_(_CLOSED), start > now), started)
+        return (each(_CLOSED, start > now), (started,))
 
     def take(self, section: Section) -> Take[AppointmentView]:
         descending = section.newest_first
 
+        async def strand(where: Where, bound: Bound | None, limit: int) -> list[AppointmentView]:
+            query = visible_to(base_query(), self.actor).where(*where)
+            if bound is not None:
+                edge = keyset.through if bound.through else keyset.beyond
+                query = query.where(edge(Appointment.start_at, Appointment.id, bound.position, descending=descending))
+            query = query.order_by(*keyset.ordered(Appointment.start_at, Appointment.id, descending=descending))
+            return [view_of(r) for r in await self.session.execute(query.limit(limit))]
+
         async def take(bound: Bound | None, limit: int) -> list[AppointmentView]:
             views: list[AppointmentView] = []
-            for where in self.parts(section):
-                query = visible_to(base_query(), self.actor).where(*where)
-                if bound is not None:
-                    edge = keyset.through if bound.through else keyset.beyond
-                    query = query.where(
-                        edge(Appointment.start_at, Appointment.id, bound.position, descending=descending)
-                    )
-                query = query.order_by(*keyset.ordered(Appointment.start_at, Appointment.id, descending=descending))
-                rows = await self.session.execute(query.limit(limit - len(views)))
-                views.extend(view_of(r) for r in rows)
+            for run in self.parts(section):
+                wanted = limit - len(views)
+                strands = [await strand(where, bound, wanted) for where in run]
+                merged = heapq.merge(*strands, key=position_of, reverse=descending)
+                views.extend(itertools.islice(merged, wanted))
                 if len(views) >= limit:
                     break
             return views
@@ -86,8 +99,12 @@ class _Reader:
     async def count(self, section: Section) -> int:
         """How many the section holds, counted up to ``COUNT_CAP``."""
         total = 0
-        for where in self.parts(section):
-            capped = visible_to(select(Appointment.id), self.actor).where(*where).limit(COUNT_CAP).subquery()
+        for where in itertools.chain.from_iterable(self.parts(section)):
+            # Ordered as the index is: without it PostgreSQL may expect the first hundred rows anywhere in a
+            # sequential scan, and the rows it wants lie at the end of the table.
+            strand = visible_to(select(Appointment.id), self.actor).where(*where)
+            order = keyset.ordered(Appointment.start_at, Appointment.id)
+            capped = strand.order_by(*order).limit(COUNT_CAP).subquery()
             total += await self.session.scalar(select(func.count()).select_from(capped)) or 0
         return min(total, COUNT_CAP)
 

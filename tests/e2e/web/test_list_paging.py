@@ -41,7 +41,7 @@ def test_show_older_adds_the_next_past_appointments_below_with_no_row_twice(serv
     while (button := past.get_by_role("button", name="Show older")).is_visible():
         button.click()
         page.wait_for_function(
-            "([n]) => document.querySelectorAll('[data-id=\"past\"] [data-type=\"Row\"]').length > n",
+            '([n]) => document.querySelectorAll(\'[data-id="past"] [data-type="Row"]\').length > n',
             arg=[len(seen)],
         )
         now = _rows(page, "past")
@@ -61,7 +61,7 @@ def test_rows_shown_by_show_more_stay_when_the_list_updates_in_real_time(server,
     past = page.locator('[data-id="past"]')
     past.get_by_role("button", name="Show older").click()
     page.wait_for_function(
-        "([n]) => document.querySelectorAll('[data-id=\"past\"] [data-type=\"Row\"]').length > n", arg=[PAGE]
+        '([n]) => document.querySelectorAll(\'[data-id="past"] [data-type="Row"]\').length > n', arg=[PAGE]
     )
     shown = _rows(page, "past")
     needs = page.locator('[data-id="needs-decision"]')

@@ -1,0 +1,171 @@
+"""The appointment list for a doctor with 100, 10,000 and 100,000 appointments (half past, half ahead, plus a few
+requests): PUT of the list and the unchanged poll, p50/p99, and the size of the first page's JSON.
+
+Runs the app in-process (httpx ASGI transport, no network), one fresh database per case, the cases interleaved
+(one request of each in turn, so the machine's drift falls on all alike). SQLite always; PostgreSQL too when
+``DOCTORDESK_BENCH_POSTGRES_URL`` names a server database to connect through: the benchmark creates databases of
+its own there and drops them afterwards (it never touches the database named).
+
+    python -m bench list            (or: make bench BENCH=list)
+Targets: p50 of the PUT at 100,000 / at 100 ≤ 1.5; the first page's JSON the same size whatever the history.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import tempfile
+import time
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+from sqlalchemy import insert, text
+from sqlalchemy.ext.asyncio import async_sessionmaker
+
+from bench.common import own_postgres_databases, percentile
+from doctordesk.app import create_app
+from doctordesk.config import Settings
+from doctordesk.domain.clock import FixedClock
+from doctordesk.domain.status import Status
+from doctordesk.services.passwords import Passwords
+from doctordesk.store import seed
+from doctordesk.store.db import create_engine
+from doctordesk.store.migrate import upgrade
+from doctordesk.store.tables import Appointment
+
+NOW = datetime(2026, 11, 23, 7, 0, tzinfo=UTC)
+SIZES = (100, 10_000, 100_000)
+REQUESTS = int(os.environ.get("DOCTORDESK_BENCH_REQUESTS", "200"))
+WARMUP = 20
+
+
+@dataclass
+class Case:
+    url: str
+    appointments: int
+    put_ms: list[float] = field(default_factory=list)
+    poll_ms: list[float] = field(default_factory=list)
+    put_bytes: int = 0
+
+
+async def _prepare(url: str, appointments: int) -> None:
+    """The demo clinic, and doctor1 given ``appointments`` more: half behind (completed), half ahead
+    (approved), every 30 minutes around the clock, and ten new requests."""
+    engine = create_engine(url)
+    await upgrade(engine)
+    sessions = async_sessionmaker(engine, expire_on_commit=False)
+    async with sessions() as session, session.begin():
+        demo = await seed.seed_demo(session, Passwords(time_cost=1, memory_kib=1024), NOW)
+
+        def row(start: datetime, status: Status) -> dict[str, Any]:
+            return {
+                "patient_id": demo.patients["patient1"],
+                "doctor_id": demo.users["doctor1"],
+                "location_id": demo.locations["berlin"],
+                "service": "consultation",
+                "start_at": start,
+                "duration_minutes": 30,
+                "status": int(status),
+                "version": 1,
+                "chat_enabled": True,
+                "disclaimer_required": False,
+                "prescription_needed": False,
+                "created_at": NOW,
+                "updated_at": NOW,
+            }
+
+        half = appointments // 2
+        rows = [row(NOW - timedelta(minutes=30 * (i + 1)), Status.COMPLETED) for i in range(half)]
+        rows += [row(NOW + timedelta(days=1, minutes=30 * i), Status.APPROVED) for i in range(appointments - half)]
+        rows += [row(NOW + timedelta(hours=3, minutes=7 * i), Status.REQUESTED) for i in range(10)]
+        for chunk in range(0, len(rows), 5000):
+            await session.execute(insert(Appointment), rows[chunk : chunk + 5000])
+    async with engine.begin() as conn:
+        await conn.execute(text("ANALYZE"))
+    await engine.dispose()
+
+
+async def _measure(cases: list[Case], tmp: Path) -> None:
+    async with AsyncExitStack() as stack:
+        clients = []
+        for case in cases:
+            settings = Settings(
+                database_url=case.url, data_dir=tmp, argon2_time_cost=1, argon2_memory_kib=1024, push_adapter="none"
+            )
+            app = create_app(settings, clock=FixedClock(NOW))
+            await stack.enter_async_context(app.router.lifespan_context(app))
+            client = await stack.enter_async_context(
+                httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://bench")
+            )
+            login = await client.post("/auth/login", data={"username": "doctor1", "password": "demo"})
+            clients.append((case, client, {"Authorization": f"Bearer {login.json()['access_token']}"}))
+        for i in range(REQUESTS + WARMUP):
+            for case, client, headers in clients:
+                t0 = time.perf_counter()
+                page = await client.put("/profile/appointments", headers=headers)
+                t1 = time.perf_counter()
+                poll = await client.patch(
+                    "/profile/appointments", headers={**headers, "X-Screen-State": page.json()["state"]}
+                )
+                t2 = time.perf_counter()
+                if page.status_code != 200 or poll.status_code != 200 or poll.json()["patches"]:
+                    raise SystemExit(f"{case.appointments}: unexpected {page.status_code} {poll.text[:300]}")
+                if i >= WARMUP:
+                    case.put_ms.append((t1 - t0) * 1000)
+                    case.poll_ms.append((t2 - t1) * 1000)
+                    case.put_bytes = len(page.content)
+
+
+async def _suite(urls: list[str], tmp: Path) -> list[Case]:
+    cases = [Case(url, n) for url, n in zip(urls, SIZES, strict=True)]
+    for case in cases:
+        await _prepare(case.url, case.appointments)
+    await _measure(cases, tmp)
+    return cases
+
+
+def _report(name: str, cases: list[Case]) -> bool:
+    print(f"\n{name}: the appointment list of a doctor with a growing history ({REQUESTS} requests per case)")
+    print(f"{'appointments':>12} {'PUT p50':>9} {'PUT p99':>9} {'poll p50':>9} {'poll p99':>9} {'page bytes':>11}")
+    for c in cases:
+        print(
+            f"{c.appointments:>12,} {percentile(c.put_ms, 50):>9.2f} {percentile(c.put_ms, 99):>9.2f} "
+            f"{percentile(c.poll_ms, 50):>9.3f} {percentile(c.poll_ms, 99):>9.3f} {c.put_bytes:>11,}"
+        )
+    small, large = cases[0], cases[-1]
+    ratio = percentile(large.put_ms, 50) / percentile(small.put_ms, 50)
+    poll_ratio = percentile(large.poll_ms, 50) / percentile(small.poll_ms, 50)
+    size_ratio = large.put_bytes / small.put_bytes
+    ok = ratio <= 1.5 and abs(size_ratio - 1) <= 0.05
+    print(
+        f"PUT p50 100,000 / 100 = {ratio:.2f} (target ≤ 1.5); unchanged poll p50 ratio {poll_ratio:.2f}; "
+        f"page size ratio {size_ratio:.3f} (target 1 ± 0.05): {'met' if ok else 'MISSED'}"
+    )
+    return ok
+
+
+def main() -> int:
+    """Run the benchmark and print the tables; exit status 1 when a target is missed."""
+    results: list[tuple[str, list[Case]]] = []
+    with tempfile.TemporaryDirectory(prefix="bench-list-") as tmp:
+        root = Path(tmp)
+        files = [f"sqlite+aiosqlite:///{root}/list-{n}.db" for n in SIZES]
+        results.append(("SQLite", asyncio.run(_suite(files, root))))
+        server = os.environ.get("DOCTORDESK_BENCH_POSTGRES_URL")
+        if server:
+            with own_postgres_databases(server, [f"doctordesk_bench_list_{n}" for n in SIZES]) as urls:
+                results.append(("PostgreSQL", asyncio.run(_suite(urls, root))))
+    print(f"\nmachine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}, {time.strftime('%Y-%m-%d')}")
+    ok = True
+    for name, cases in results:
+        ok = _report(name, cases) and ok
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

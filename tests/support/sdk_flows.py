@@ -30,6 +30,6 @@ async def approve_one_as(url: str, username: str, candidates: list[int]) -> int:
 def status_is(appointment_id: int, value: str) -> Callable[[Screen], bool]:
     def check(screen: Screen) -> bool:
         found = screen.find(f"status-{appointment_id}")
-        return found is not None and found.get("value") == value
+        return found is not None and (found.get("props") or {}).get("status") == value
 
     return check

@@ -4,6 +4,7 @@ Approve and to Chat."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 
 from doctordesk.domain.appointments import AppointmentView, format_local
 from doctordesk.domain.events import ALL_APPOINTMENTS_TOPIC, doctor_topic, patient_topic, user_topic
@@ -13,6 +14,7 @@ from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.status import Status
 from doctordesk.screens.protocol import Action, Element, Layout, Page, el
 from doctordesk.screens.state import Shown
+from doctordesk.screens.wording import status_badge
 
 SCREEN = "appointment-list"
 ENDPOINT = "/profile/appointments"
@@ -58,25 +60,48 @@ def chat_endpoint(appointment_id: int) -> str:
     return f"/profile/messages/user-chat?appointment-id={appointment_id}"
 
 
-def row(view: AppointmentView, actor: Actor) -> Element:
+def _actions(view: AppointmentView, actor: Actor) -> list[Element]:
+    """What the viewer can do from the row: a doctor decides, doctors and support chat, a patient answers."""
     a = view.id
-    other = view.patient.name if actor.role is not Role.PATIENT else view.doctor.name
-    review_label = "Review and approve" if view.status is Status.REQUESTED else "Details"
+    if actor.role is Role.PATIENT:
+        label = "Choose a time" if view.status.is_pending_response else "View"
+        return [el(f"offers-{a}", "Link", label=label, action=Action("PUT", f"/profile/appointments/{a}/offers"))]
+    actions = []
+    if actor.role is Role.DOCTOR:
+        label = "Review and approve" if view.status is Status.REQUESTED else "Details"
+        actions.append(
+            el(f"review-{a}", "Link", label=label, action=Action("PUT", f"/profile/appointments/{a}/approve"))
+        )
+    actions.append(
+        el(f"chat-{a}", "Link", label="Chat", action=Action("PUT", chat_endpoint(a)), props={"panel": "chat"})
+    )
+    return actions
+
+
+def row(view: AppointmentView, actor: Actor, *, now: datetime) -> Element:
+    """One appointment: its local time (marked when it is today), the other party (both for support), place,
+    service, status in the viewer's words, unread messages and the viewer's actions."""
+    a = view.id
+    is_today = view.local_start.date() == now.astimezone(view.local_start.tzinfo).date()
     children = [
         el(
             f"time-{a}",
             "Regular",
             value=format_local(view.start, view.location.timezone),
-            props={"datetime": view.start.isoformat(), "minutes": view.duration_minutes},
+            props={"datetime": view.start.isoformat(), "minutes": view.duration_minutes, "today": is_today},
         ),
-        el(
-            f"patient-{a}",
-            "Regular",
-            value=other,
-            label="Doctor" if actor.role is Role.PATIENT else "Patient",
-        ),
+        el(f"today-{a}", "Badge", value="Today", visible=is_today, props={"tone": "info"}),
+    ]
+    if actor.role is Role.PATIENT:
+        children.append(el(f"doctor-{a}", "Regular", value=view.doctor.name, label="Doctor"))
+    else:
+        children.append(el(f"patient-{a}", "Regular", value=view.patient.name, label="Patient"))
+        if actor.role is not Role.DOCTOR:
+            children.append(el(f"doctor-{a}", "Regular", value=view.doctor.name, label="Doctor"))
+    children += [
         el(f"location-{a}", "Regular", value=view.location.name, label="Location"),
-        el(f"status-{a}", "Badge", value=view.status.public_name, props={"code": int(view.status)}),
+        el(f"service-{a}", "Regular", value=view.service, label="Service"),
+        status_badge(f"status-{a}", view.status, actor.role),
         el(
             f"unread-{a}",
             "Badge",
@@ -85,29 +110,8 @@ def row(view: AppointmentView, actor: Actor) -> Element:
             visible=view.unread > 0,
             props={"tone": "attention"},
         ),
+        *_actions(view, actor),
     ]
-    if actor.role is not Role.PATIENT:
-        children.append(
-            el(
-                f"review-{a}",
-                "Link",
-                label=review_label,
-                action=Action("PUT", f"/profile/appointments/{a}/approve"),
-            )
-        )
-        children.append(
-            el(
-                f"chat-{a}",
-                "Link",
-                label="Chat",
-                action=Action("PUT", chat_endpoint(a)),
-                props={"panel": "chat"},
-            )
-        )
-    else:
-        children.append(
-            el(f"offers-{a}", "Link", label="Open", action=Action("PUT", f"/profile/appointments/{a}/offers"))
-        )
     return el(f"appointment-{a}", "Row", *children, props={"appointment": a})
 
 
@@ -134,13 +138,15 @@ def _more(section: Section, rows: Slice[AppointmentView]) -> Element:
     )
 
 
-def render(sections: Mapping[Section, Slice[AppointmentView]], actor: Actor, *, layout: Layout, timeout: int) -> Page:
+def render(
+    sections: Mapping[Section, Slice[AppointmentView]], actor: Actor, *, now: datetime, layout: Layout, timeout: int
+) -> Page:
     """The list: each section's rows in its order, each with its "show more" link."""
     elements: list[Element] = [el("title", "Heading", value="Appointments")]
     for section in Section:
         shown = sections[section]
         key = section.value
-        rows = [row(v, actor) for v in shown.rows]
+        rows = [row(v, actor, now=now) for v in shown.rows]
         empty = el(f"{key}-empty", "Caption", value="Nothing here.", visible=not rows)
         elements.append(el(key, "Section", empty, *rows, _more(section, shown), label=_label(section, actor, shown)))
     return Page(

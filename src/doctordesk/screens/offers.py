@@ -12,8 +12,10 @@ from doctordesk.domain.appointments import AppointmentView, format_local
 from doctordesk.domain.decisions import can_answer
 from doctordesk.domain.events import appointment_topic, user_topic
 from doctordesk.domain.fees import money
+from doctordesk.domain.roles import Role
 from doctordesk.screens.protocol import Action, Element, Layout, Page, el
 from doctordesk.screens.state import Shown
+from doctordesk.screens.wording import status_badge
 
 SCREEN = "appointment-offers"
 
@@ -129,7 +131,7 @@ def render(s: OffersScreen) -> Page:
             ),
             el("doctor", "Regular", label="Doctor", value=view.doctor.name),
             el("location", "Regular", label="Location", value=view.location.name),
-            el("status", "Badge", label="Status", value=view.status.public_name, props={"code": int(view.status)}),
+            status_badge("status", view.status, Role.PATIENT if s.is_patient else Role.DOCTOR, label="Status"),
             label="Appointment",
         ),
         el("status-note", "Notice", value=note, visible=note is not None, props={"tone": "info"}),

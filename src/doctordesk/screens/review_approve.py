@@ -10,9 +10,11 @@ from dataclasses import dataclass
 from doctordesk.domain.appointments import AppointmentView, format_local
 from doctordesk.domain.events import appointment_topic, doctor_topic
 from doctordesk.domain.review import Assessment, CardAssessment
+from doctordesk.domain.roles import Role
 from doctordesk.domain.scheduling import MAX_ALTERNATIVES
 from doctordesk.screens.protocol import Action, Element, Layout, Option, Page, el
 from doctordesk.screens.state import Shown
+from doctordesk.screens.wording import status_badge
 
 SCREEN = "review-and-approve"
 LIST_ENDPOINT = "/profile/appointments"
@@ -89,7 +91,7 @@ def _metadata(view: AppointmentView) -> Element:
         el("doctor", "Regular", label="Doctor", value=view.doctor.name),
         el("location", "Regular", label="Location", value=view.location.name),
         el("service", "Regular", label="Service", value=view.service),
-        el("status", "Badge", label="Status", value=view.status.public_name, props={"code": int(view.status)}),
+        status_badge("status", view.status, Role.DOCTOR, label="Status"),
         label="Appointment",
     )
 

@@ -147,7 +147,7 @@ def _viewing(rt: Runtime, actor: Actor, windows: Windows, *, layout: Layout, cli
     async def render() -> Page:
         async with rt.db.read() as session:
             sections = await read_sections(session, actor, now=now, windows=windows, size=rt.settings.list_page_size)
-        return screen.render(sections, actor, layout=layout, timeout=timeout)
+        return screen.render(sections, actor, now=now, layout=layout, timeout=timeout)
 
     viewer = Viewer(client_id, actor.user_id)
     return Viewing(rt.screens, rt.wall(), viewer, screen.shown(actor), timeout, render)

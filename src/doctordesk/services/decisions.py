@@ -23,12 +23,13 @@ from doctordesk.domain.events import (
     doctor_topic,
     patient_topic,
 )
-from doctordesk.domain.roles import Actor
+from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.scheduling import is_timezone
 from doctordesk.domain.status import Status
 from doctordesk.runtime import Runtime
 from doctordesk.screens import review_approve
 from doctordesk.screens.protocol import UpdateSet, p_update
+from doctordesk.screens.wording import status_label, status_props
 from doctordesk.services.audit import audit
 from doctordesk.services.review import assess_cards, cards_from_form, version_from
 from doctordesk.services.review_facts import cached_clinic, subject_for
@@ -184,7 +185,7 @@ def decided(rt: Runtime, to: Status, text: str) -> UpdateSet:
         state="",
         timeout=rt.settings.poll_list_seconds,
         patches=[
-            p_update("status", value=to.public_name, props={"code": int(to)}),
+            p_update("status", value=status_label(to, Role.DOCTOR), props=status_props(to)),
             p_update("approve", enabled=False),
             p_update("another-alternative", enabled=False),
             p_update("decline", enabled=False),

@@ -22,6 +22,7 @@ from doctordesk.screens import review_approve
 from doctordesk.screens.protocol import Page, UpdateSet, p_update
 from doctordesk.screens.state import Viewer
 from doctordesk.screens.viewing import Viewing
+from doctordesk.screens.wording import status_label, status_props
 from doctordesk.services.appointments import get_appointment
 from doctordesk.services.decisions import transition
 from doctordesk.services.review import version_from
@@ -81,12 +82,12 @@ def viewing(rt: Runtime, actor: Actor, appointment_id: int, *, layout: Any, clie
     )
 
 
-def _answered(rt: Runtime, status_name: str, code: int, text: str) -> UpdateSet:
+def _answered(rt: Runtime, to: Status, text: str) -> UpdateSet:
     return UpdateSet(
         screen=offers_screen.SCREEN,
         state="",
         timeout=rt.settings.poll_list_seconds,
-        patches=[p_update("status", value=status_name, props={"code": code})],
+        patches=[p_update("status", value=status_label(to, Role.PATIENT), props=status_props(to))],
         navigate=review_approve.LIST_ENDPOINT,
         notice={"level": "info", "text": text},
     )
@@ -142,7 +143,7 @@ async def accept(rt: Runtime, actor: Actor, appointment_id: int, offer_id: int, 
             notify=tuple(sorted(doctors)),
             text=f"{actor.display_name} accepted the time {when}.",
         )
-    return _answered(rt, to.public_name, int(to), f"Appointment confirmed for {when}.")
+    return _answered(rt, to, f"Appointment confirmed for {when}.")
 
 
 async def reject_all(rt: Runtime, actor: Actor, appointment_id: int, form: Mapping[str, str]) -> UpdateSet:
@@ -176,4 +177,4 @@ async def reject_all(rt: Runtime, actor: Actor, appointment_id: int, form: Mappi
             notify=tuple(sorted(doctors)),
             text=f"{actor.display_name} rejected the offered times; the request is canceled.",
         )
-    return _answered(rt, to.public_name, int(to), "All offered times rejected; the request is canceled.")
+    return _answered(rt, to, "All offered times rejected; the request is canceled.")

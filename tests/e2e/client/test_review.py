@@ -32,7 +32,7 @@ async def test_approving_closes_the_screen_and_the_list_shows_the_new_status(own
         changes = screen.changes()
         await screen.activate("approve")
         assert screen.name == "appointment-list"
-        assert screen.element(f"status-{appointment_id}")["value"] == "approved"
+        assert screen.element(f"status-{appointment_id}")["props"]["status"] == "approved"
         assert appointment_id not in decidable_rows(screen)
         update = await anext(changes)
         assert (update.kind, update.navigate) == ("update", "/profile/appointments")
@@ -64,7 +64,7 @@ async def test_declining_without_a_reason_is_a_validation_error_on_the_reason(ow
         await screen.fill("reason", "The doctor is away that week.")
         await screen.activate("decline-submit")
         assert screen.name == "appointment-list"
-        assert screen.element(f"status-{appointment_id}")["value"] == "declined"
+        assert screen.element(f"status-{appointment_id}")["props"]["status"] == "declined"
 
 
 async def test_a_suggested_alternative_is_validated_as_it_is_typed(own_server) -> None:

@@ -68,7 +68,7 @@ def test_a_suggested_alternative_is_accepted_by_the_patient_over_http(live_serve
         listing = http.put("/profile/appointments", headers=doctor).json()
         upcoming = _find(listing["elements"], "upcoming")
         assert _find(upcoming["children"], f"appointment-{a}") is not None
-        assert _find(listing["elements"], f"status-{a}")["value"] == "approved"
+        assert _find(listing["elements"], f"status-{a}")["props"]["status"] == "approved"
 
 
 def _walk(elements):

@@ -14,7 +14,7 @@ PENDING = 9  # doctor1 offered alternatives to patient1 (seeded)
 def test_a_patient_sees_the_offered_times_with_fees_and_accepts_one(server, new_page):
     page = new_page(server.url)
     sign_in(page, "patient1")
-    assert page.locator(f'[data-id="status-{PENDING}"]').text_content() == "pending-response"
+    assert page.locator(f'[data-id="status-{PENDING}"]').text_content() == "Choose a time"
     assert page.locator(f'[data-id="review-{PENDING}"]').count() == 0  # patients do not decide
     page.locator(f'[data-id="offers-{PENDING}"]').click()
     page.get_by_role("heading", name="Your appointment").wait_for()
@@ -23,6 +23,6 @@ def test_a_patient_sees_the_offered_times_with_fees_and_accepts_one(server, new_
     first = cards.first
     assert first.locator('[data-ref^="offer-doctor-fee~"]').text_content()
     first.get_by_role("button", name="Accept this time").click()
-    page.locator('[data-id="status"][data-value="approved"]').or_(
-        page.locator(f'[data-id="status-{PENDING}"][data-value="approved"]')
+    page.locator('[data-id="status"][data-value="Approved"]').or_(
+        page.locator(f'[data-id="status-{PENDING}"][data-value="Approved"]')
     ).first.wait_for()

@@ -38,7 +38,7 @@ def test_approving_closes_the_screen_and_the_list_shows_the_new_status(server, n
     page.locator('[data-id="approve"]').click()
     page.locator('[data-id="needs-decision"]').wait_for()
     status = page.locator(f'[data-id="status-{PLAIN_REQUEST}"]')
-    assert status.text_content() == "approved"
+    assert status.text_content() == "Approved"
     assert page.locator(f'[data-id="upcoming"] [data-id="appointment-{PLAIN_REQUEST}"]').count() == 1
 
 
@@ -98,7 +98,7 @@ def test_declining_without_a_reason_is_refused_and_the_reason_field_is_marked(se
 def test_a_canceled_appointment_has_approve_suggest_and_decline_disabled(server, new_page):
     page = new_page(server.url)
     sign_in(page, "doctor1")
-    assert page.locator(f'[data-id="status-{CANCELED}"]').text_content() == "canceled"
+    assert page.locator(f'[data-id="status-{CANCELED}"]').text_content() == "Canceled"
     open_review(page, CANCELED)
     for ref in ("approve", "decline"):
         assert page.locator(f'[data-id="{ref}"]').is_disabled()
@@ -118,7 +118,7 @@ def test_approve_waits_for_the_disclaimer_acknowledgement(server, new_page):
     page.get_by_label("I have displayed the disclaimer to the patient").check()
     page.locator('[data-id="approve"]:not([disabled])').wait_for()
     approve.click()
-    page.locator(f'[data-id="status-{DISCLAIMER_REQUEST}"][data-value="approved"]').wait_for()
+    page.locator(f'[data-id="status-{DISCLAIMER_REQUEST}"][data-value="Approved"]').wait_for()
 
 
 APPROVED_ELSEWHERE = 15  # doctor2's, patient1 in Munich
@@ -159,7 +159,7 @@ def test_approving_what_was_decided_elsewhere_says_why_and_shows_the_appointment
     assert page.locator('[data-id="approve"]').is_disabled()
     held[0].continue_()
 
-    page.locator('[data-id="status"][data-value="approved"]').wait_for()
+    page.locator('[data-id="status"][data-value="Approved"]').wait_for()
     assert "loaded again and shows the current state" in banner.text_content()
     for ref in ("approve", "decline", "another-alternative"):
         assert page.locator(f'[data-id="{ref}"]').is_disabled(), ref
@@ -181,12 +181,12 @@ def test_declining_what_was_decided_elsewhere_closes_the_dialog_and_the_message_
     decide_elsewhere(server.url, DECLINED_ELSEWHERE, "decline", username="doctor2")
 
     dialog.get_by_role("button", name="Decline").click()
-    page.locator('[data-id="status"][data-value="declined"]').wait_for()
+    page.locator('[data-id="status"][data-value="Declined"]').wait_for()
     banner = page.locator("#main-screen .screen-banner")
     assert "The appointment has changed." in banner.text_content()
     assert not dialog.is_visible()
     assert page.locator('[data-id="decline"]').is_disabled()
 
     page.locator("#back").click()
-    page.locator(f'[data-id="status-{DECLINED_ELSEWHERE}"][data-value="declined"]').wait_for()
+    page.locator(f'[data-id="status-{DECLINED_ELSEWHERE}"][data-value="Declined"]').wait_for()
     assert banner.is_hidden()  # the list shows no message about another screen

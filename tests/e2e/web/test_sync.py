@@ -35,7 +35,7 @@ def test_a_change_elsewhere_reaches_the_open_list_through_the_stream(server, new
     page.wait_for_timeout(300)
     decide_elsewhere(server.url, REQUESTS[0], "decline")
     # The list polls every 30 s: only the stream's Timeout explains an update this fast.
-    assert wait_for_status(page, REQUESTS[0], "declined", within=3) < 3
+    assert wait_for_status(page, REQUESTS[0], "Declined", within=3) < 3
 
 
 def test_the_stream_reconnects_after_the_server_restarts(live_server, new_page, problems):
@@ -47,7 +47,7 @@ def test_the_stream_reconnects_after_the_server_restarts(live_server, new_page, 
     page.locator('#connection[data-status="live"]').wait_for(timeout=20_000)
     page.wait_for_timeout(500)
     decide_elsewhere(live_server.url, REQUESTS[1], "decline")
-    assert wait_for_status(page, REQUESTS[1], "declined", within=3) < 3
+    assert wait_for_status(page, REQUESTS[1], "Declined", within=3) < 3
 
 
 def test_polling_alone_keeps_the_screen_current_when_the_stream_is_blocked(fast_server, new_page, problems):
@@ -56,7 +56,7 @@ def test_polling_alone_keeps_the_screen_current_when_the_stream_is_blocked(fast_
     page.route("**/profile/stream?*", lambda route: route.abort())
     sign_in(page, "doctor1")
     decide_elsewhere(fast_server.url, REQUESTS[2], "decline")
-    wait_for_status(page, REQUESTS[2], "declined", within=6)
+    wait_for_status(page, REQUESTS[2], "Declined", within=6)
     assert page.locator("#connection").get_attribute("data-status") != "live"
 
 
@@ -74,6 +74,6 @@ def test_the_tabs_of_one_browser_share_one_stream_and_all_stay_current(server, b
         assert leaders == [False, True]  # one open stream for the two tabs
         decide_elsewhere(server.url, REQUESTS[3], "decline")
         for page in (second, first):  # the follower acts on the Timeout the leader forwards
-            wait_for_status(page, REQUESTS[3], "declined", within=3)
+            wait_for_status(page, REQUESTS[3], "Declined", within=3)
     finally:
         context.close()

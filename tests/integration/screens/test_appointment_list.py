@@ -215,3 +215,58 @@ async def test_the_mobile_layout_is_honoured_and_case_insensitive(client, login)
     doctor = await login("doctor1")
     page = await _put(client, {**doctor.headers, "X-Layout": "MOBILE"})
     assert page["layout"] == "mobile"
+
+
+def _rows(page: dict[str, Any]) -> list[dict[str, Any]]:
+    return [e for section in page["elements"][1:] for e in section.get("children", []) if e["type"] == "Row"]
+
+
+def _child(row: dict[str, Any], prefix: str) -> dict[str, Any] | None:
+    return next((c for c in row["children"] if c["id"] == f"{prefix}-{row['props']['appointment']}"), None)
+
+
+async def test_support_agents_see_the_doctor_and_can_chat_but_are_not_offered_decisions(client, login):
+    support = await login("support1")
+    rows = _rows(await _put(client, support.headers))
+    assert rows
+    for row in rows:
+        assert _child(row, "doctor") is not None and _child(row, "patient") is not None
+        assert _child(row, "review") is None  # support cannot decide: no link that ends in "not found"
+        assert _child(row, "chat") is not None
+
+
+async def test_statuses_read_as_words_for_people_and_keep_their_codes_for_clients(client, login):
+    for username, pending_words in (("doctor1", "Alternatives offered"), ("patient1", "Choose a time")):
+        rows = _rows(await _put(client, (await login(username)).headers))
+        badges = [_child(r, "status") for r in rows]
+        assert all(b is not None and b["value"] != b["props"]["status"] for b in badges)
+        assert not any(b is not None and "-" in b["value"] for b in badges)
+        pending = [b for b in badges if b is not None and b["props"]["status"] == "pending-response"]
+        assert pending and all(b["value"] == pending_words for b in pending)
+
+
+async def test_patients_are_offered_to_choose_a_time_only_where_offers_await_them(client, login):
+    rows = _rows(await _put(client, (await login("patient1")).headers))
+    for row in rows:
+        action = _child(row, "offers")
+        status = _child(row, "status")
+        assert action is not None and status is not None
+        expected = "Choose a time" if status["props"]["status"] == "pending-response" else "View"
+        assert action["label"] == expected
+        assert _child(row, "doctor") is not None and _child(row, "patient") is None
+
+
+async def test_rows_show_the_service_and_mark_appointments_of_today(client, login, demo, runtime, clock):
+    doctor = await login("doctor1")
+    today_id = await new_appointment(runtime, like=demo.appointments[0], days=0)  # three hours from now
+    rows = {r["props"]["appointment"]: r for r in _rows(await _put(client, doctor.headers))}
+    for a, row in rows.items():
+        service = _child(row, "service")
+        assert service is not None and service["value"]
+        marker = _child(row, "today")
+        assert marker is not None
+        time_props = _child(row, "time")["props"]  # type: ignore[index]
+        assert (marker.get("visible") is not False) == time_props["today"]
+        if a == today_id:
+            assert time_props["today"] is True
+    assert today_id in rows

@@ -246,7 +246,7 @@ async def test_an_open_screen_follows_a_decision_made_elsewhere(client, login, d
     response = await client.post(approve_url(a), headers=admin.headers, data={"version": "1"})
     assert response.status_code == 200
     await s.patch("")
-    assert s["status"]["value"] == "approved" and s["approve"]["enabled"] is False
+    assert s["status"]["props"]["status"] == "approved" and s["approve"]["enabled"] is False
     assert s["decline"]["enabled"] is False and s["version"]["value"] == "2"
     assert "already approved" in s["status-note"]["value"]
 

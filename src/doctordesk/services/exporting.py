@@ -64,7 +64,7 @@ class _Refs:
         if kind not in self.maps:
             model = store.MODELS[kind]
             rows = await self.session.execute(select(model.id, model.external_id))
-            self.maps[kind] = {row_id: ext for row_id, ext in rows.tuples() if ext is not None}
+            self.maps[kind] = {row_id: ext for row_id, ext in rows if ext is not None}
         return self.maps[kind]
 
 
@@ -102,7 +102,7 @@ async def _doctors(session: AsyncSession, _refs: _Refs) -> list[ExportRow]:
             "timezone": profile.timezone,
             "can_prescribe": profile.can_prescribe,
         }
-        for user, profile in (await session.execute(query)).tuples()
+        for user, profile in (await session.execute(query))
     ]
 
 

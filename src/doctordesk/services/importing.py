@@ -149,8 +149,10 @@ def check_all(rows: Sequence[RawRow], progress: Progress) -> list[CheckedRow]:
     for index, raw in enumerate(rows, start=1):
         row = check_row(raw.kind, raw.line, raw.fields)
         if raw.problems:
+            # A row that is not a row (a JSON non-object, a CSV line of the wrong width) has only that problem.
             named = {p.field for p in raw.problems}
-            row.problems = [*raw.problems, *(p for p in row.problems if p.field not in named)]
+            rest = [] if "" in named else [p for p in row.problems if p.field not in named]
+            row.problems = [*raw.problems, *rest]
         ext = row.values.get("external_id")
         if ext:
             seen = first_line.setdefault((row.kind, ext), row.line)
@@ -198,12 +200,12 @@ class _Run:
         bad: dict[Kind, set[str]] = defaultdict(set)
         for kind in KIND_ORDER:
             for row in self.by_kind[kind]:
-                if row.ok:
-                    for name, ref_kind, ref in row.references():
-                        if ref in valid[ref_kind] or ref in self.ids[ref_kind]:
-                            continue
-                        why = "a bad row of this file" if ref in bad[ref_kind] else "not found"
-                        row.problems.append(Problem(name, f"{ref_kind.value} {ref!r}: {why}"))
+                # Every reference that could be read is checked, on bad rows too: the report names every problem.
+                for name, ref_kind, ref in row.references():
+                    if ref in valid[ref_kind] or ref in self.ids[ref_kind]:
+                        continue
+                    why = "a bad row of this file" if ref in bad[ref_kind] else "not found"
+                    row.problems.append(Problem(name, f"{ref_kind.value} {ref!r}: {why}"))
                 (valid if row.ok else bad)[kind].add(row.external_id)
 
     async def _check_doctors(self, rows: list[CheckedRow]) -> None:
@@ -262,7 +264,7 @@ class _Run:
         for start in range(0, len(created), store.CHUNK):
             batch = created[start : start + store.CHUNK]
             result = await self.session.execute(insert(model).returning(model.id, model.external_id), batch)
-            for row_id, ext in result.tuples():
+            for row_id, ext in result:
                 self.ids[kind][ext] = row_id
             self.progress.advance(len(batch))
         for values in created:
@@ -337,7 +339,7 @@ async def _doctors(run: _Run, rows: list[CheckedRow], counts: Counts) -> None:
     for start in range(0, len(new_users), store.CHUNK):
         batch = new_users[start : start + store.CHUNK]
         result = await run.session.execute(insert(model).returning(model.id, model.external_id), batch)
-        for row_id, ext in result.tuples():
+        for row_id, ext in result:
             run.ids[Kind.DOCTORS][ext] = row_id
     counts.created += len(new_users)
     if changed_users:

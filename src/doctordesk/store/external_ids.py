@@ -115,7 +115,7 @@ async def ids_by_external_id(session: AsyncSession, kind: Kind, external_ids: It
         query = select(model.external_id, model.id).where(model.external_id.in_(batch))
         if condition is not None:
             query = query.where(condition)
-        for ext, row_id in (await session.execute(query)):
+        for ext, row_id in await session.execute(query):
             found[ext] = row_id
     return found
 
@@ -126,7 +126,7 @@ async def external_ids_by_id(session: AsyncSession, kind: Kind, ids: Iterable[in
     wanted = sorted(set(ids))
     for start in range(0, len(wanted), CHUNK):
         query = select(model.id, model.external_id).where(model.id.in_(wanted[start : start + CHUNK]))
-        for row_id, ext in (await session.execute(query)):
+        for row_id, ext in await session.execute(query):
             if ext is not None:
                 found[row_id] = ext
     return found
@@ -137,7 +137,7 @@ async def users_by_username(session: AsyncSession, usernames: Sequence[str]) -> 
     found: dict[str, str | None] = {}
     for batch in chunks(usernames):
         query = select(User.username, User.external_id).where(User.username.in_(batch))
-        for name, ext in (await session.execute(query)):
+        for name, ext in await session.execute(query):
             found[name] = ext
     return found
 

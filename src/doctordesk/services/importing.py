@@ -23,7 +23,7 @@ from doctordesk.services.audit import audit
 from doctordesk.services.import_files import RawRow
 from doctordesk.store import external_ids as store
 from doctordesk.store.db import Database
-from doctordesk.store.tables import AppointmentHistory, DoctorProfile
+from doctordesk.store.tables import AppointmentHistory, Base, DoctorProfile
 
 # Not an argon2 hash: no password verifies against it, so an imported account cannot log in until an admin sets one.
 NO_PASSWORD = "!imported"
@@ -233,6 +233,13 @@ class _Run:
             if rows:
                 await _WRITERS[kind](self, rows, counts.setdefault(kind, Counts()))
 
+    async def insert(self, kind: Kind, batch: list[dict[str, Any]]) -> None:
+        """Insert new rows and learn their ids: one executemany and one look-up by external id per batch."""
+        # Core's executemany on the table: the ORM's bulk insert splits a batch wherever the None fields differ.
+        await self.session.execute(insert(store.MODELS[kind].__table__), batch)
+        found = await store.ids_by_external_id(self.session, kind, [values["external_id"] for values in batch])
+        self.ids[kind].update(found)
+
     def ref(self, kind: Kind, ext: str) -> int:
         return self.ids[kind][ext]
 
@@ -263,9 +270,7 @@ class _Run:
                 counts.unchanged += 1
         for start in range(0, len(created), store.CHUNK):
             batch = created[start : start + store.CHUNK]
-            result = await self.session.execute(insert(model).returning(model.id, model.external_id), batch)
-            for row_id, ext in result:
-                self.ids[kind][ext] = row_id
+            await self.insert(kind, batch)
             self.progress.advance(len(batch))
         for values in created:
             values["id"] = self.ids[kind][values["external_id"]]
@@ -338,15 +343,13 @@ async def _doctors(run: _Run, rows: list[CheckedRow], counts: Counts) -> None:
     model = store.MODELS[Kind.DOCTORS]
     for start in range(0, len(new_users), store.CHUNK):
         batch = new_users[start : start + store.CHUNK]
-        result = await run.session.execute(insert(model).returning(model.id, model.external_id), batch)
-        for row_id, ext in result:
-            run.ids[Kind.DOCTORS][ext] = row_id
+        await run.insert(Kind.DOCTORS, batch)
     counts.created += len(new_users)
     if changed_users:
         await run.session.execute(update(model), changed_users)
     profiles = [{"user_id": run.ref(Kind.DOCTORS, p.pop("external_id")), **p} for p in new_profiles]
     if profiles:
-        await run.session.execute(insert(DoctorProfile), profiles)
+        await run.session.execute(insert(Base.metadata.tables[DoctorProfile.__tablename__]), profiles)
     if changed_profiles:
         await run.session.execute(update(DoctorProfile), changed_profiles)
     run.progress.advance(len(rows))
@@ -449,7 +452,9 @@ async def _appointments(run: _Run, rows: list[CheckedRow], counts: Counts) -> No
         if stored["status"] != values["status"]
     ]
     for start in range(0, len(history), store.CHUNK):
-        await run.session.execute(insert(AppointmentHistory), history[start : start + store.CHUNK])
+        await run.session.execute(
+            insert(Base.metadata.tables[AppointmentHistory.__tablename__]), history[start : start + store.CHUNK]
+        )
 
 
 _WRITERS = {

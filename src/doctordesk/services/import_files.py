@@ -106,7 +106,7 @@ class _Scanner:
         self.pos = 0
         self._line = 1
         self._line_pos = 0
-        self.decoder = json.JSONDecoder()
+        self.decoder = json.JSONDecoder(object_pairs_hook=_object)
 
     def line(self) -> int:
         self._line += self.text.count("\n", self._line_pos, self.pos)
@@ -189,11 +189,26 @@ def _json_rows(source: str, content: str, kind: Kind | None) -> list[RawRow]:
     return rows
 
 
+_TWICE = "\x00twice"
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object; a key given twice is remembered (the row is bad) rather than silently keeping the last."""
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        seen: set[str] = set()
+        twice: set[str] = set()
+        for key, _value in pairs:
+            (twice if key in seen else seen).add(key)
+        result[_TWICE] = sorted(twice)
+    return result
+
+
 def _json_row(kind: Kind, line: int, value: Any) -> RawRow:
     if not isinstance(value, dict):
         return RawRow(kind, line, {}, [Problem("", "a row must be a JSON object")])
     fields: dict[str, RawValue | None] = {}
-    problems: list[Problem] = []
+    problems = [Problem(name, "given twice") for name in value.pop(_TWICE, [])]
     for name, item in value.items():
         if item is None or isinstance(item, str):
             fields[name] = item

@@ -281,6 +281,12 @@ async def test_json_rows_are_reported_with_the_line_they_start_on(db, tmp_path):
     assert await count(db, Patient) == 0
 
 
+async def test_a_json_field_given_twice_in_a_row_is_a_bad_row(db, tmp_path):
+    text = '[\n{"external_id": "P-1", "name": "A", "name": "B"}\n]\n'
+    report = await run(db, write(tmp_path, "patients.json", text))
+    assert [(b.line, b.field, b.reason) for b in report.bad_rows] == [(2, "name", "given twice")]
+
+
 async def test_a_username_taken_by_another_account_is_a_bad_row(db, tmp_path):
     async with db.transaction() as session:
         await seed.seed_demo(session, Passwords(time_cost=1, memory_kib=1024), NOW)

@@ -12,6 +12,7 @@ from types import TracebackType
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+from sqlalchemy.exc import IntegrityError
 
 from doctordesk.config import load_settings
 from doctordesk.domain.import_rows import KIND_ORDER, Kind
@@ -88,11 +89,17 @@ def run_import(
         finally:
             await db.dispose()
 
-    if show_progress(progress):
-        with ProgressBar(force=bool(progress)) as bar:
-            report = asyncio.run(run(bar))
-    else:
-        report = asyncio.run(run(None))
+    try:
+        if show_progress(progress):
+            with ProgressBar(force=bool(progress)) as bar:
+                report = asyncio.run(run(bar))
+        else:
+            report = asyncio.run(run(None))
+    except IntegrityError as exc:
+        # Another writer took an external id or username between the checks and the writes: all rolled back.
+        message = f"error: the database changed during the import, nothing written; run it again ({exc.orig})"
+        typer.echo(message, err=True)
+        return 1
     print_report(report, skip_invalid=skip_invalid)
     return 1 if report.bad_rows else 0
 

@@ -1,15 +1,17 @@
-"""The ``doctordesk`` command: serve, migrate, seed-demo, create-user (and the feature commands)."""
+"""The ``doctordesk`` command: serve, migrate, seed-demo, create-user, import, export (and the feature commands)."""
 
 from __future__ import annotations
 
 import asyncio
 import getpass
 from datetime import UTC, datetime
+from pathlib import Path
 
 import typer
 
 from doctordesk.config import Settings, load_settings
 from doctordesk.domain.errors import DomainError
+from doctordesk.domain.import_rows import Kind
 from doctordesk.domain.roles import Role
 
 app = typer.Typer(help="doctordesk: the service behind a doctor-facing app.", no_args_is_help=True)
@@ -111,6 +113,40 @@ def create_user(
         typer.echo(f"error: {problems}", err=True)
         raise typer.Exit(1) from None
     typer.echo(f"created user {username} (id {user_id})")
+
+
+@app.command("import")
+def import_file(
+    file: Path = typer.Argument(..., exists=True, dir_okay=False, readable=True, help="A .csv or .json file"),
+    kind: Kind = typer.Option(None, help="The kind of rows (default: from the file name or the JSON document)"),
+    file_format: str = typer.Option(None, "--format", help="csv or json (default: from the file name)"),
+    skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Write the good rows even when some are bad"),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Check and count everything, write nothing"),
+    progress: bool = typer.Option(None, "--progress/--no-progress", help="Progress bar (default: on a terminal)"),
+) -> None:
+    """Import locations, doctors, hours, patients, policies or appointments, upserting by external id (docs/import.md).
+    Every bad row is reported with its line; nothing is written when any row is bad (unless --skip-invalid)."""
+    from doctordesk.cli_transfer import run_import
+
+    status = run_import(
+        file, kind=kind, file_format=file_format, skip_invalid=skip_invalid, dry_run=dry_run, progress=progress
+    )
+    if status:
+        raise typer.Exit(status)
+
+
+@app.command("export")
+def export_file(
+    kind: Kind = typer.Option(None, help="One kind (required for CSV; default: every kind, as JSON)"),
+    file_format: str = typer.Option(None, "--format", help="csv or json (default: from --output's name, else json)"),
+    output: Path = typer.Option(None, "--output", "-o", help="File to write (default: standard output)"),
+) -> None:
+    """Export rows in the shapes import reads, so export then import round-trips (docs/import.md)."""
+    from doctordesk.cli_transfer import run_export
+
+    status = run_export(kind, file_format=file_format, output=output)
+    if status:
+        raise typer.Exit(status)
 
 
 @app.command()

@@ -77,6 +77,8 @@ class User(Base):
     display_name: Mapped[str] = mapped_column(String(128))
     active: Mapped[bool] = mapped_column(Boolean, default=True)
     created_at: Mapped[datetime]
+    # The clinic's own id for the row (bulk import and export, migration import_0001); unique where present.
+    external_id: Mapped[str | None] = mapped_column(String(64), unique=True, index=True)
 
 
 class AccessToken(Base):
@@ -134,6 +136,8 @@ class Location(Base):
     name: Mapped[str] = mapped_column(String(128))
     address: Mapped[str] = mapped_column(String(255), default="")
     timezone: Mapped[str] = mapped_column(String(64))
+    # The clinic's own id for the row (bulk import and export, migration import_0001); unique where present.
+    external_id: Mapped[str | None] = mapped_column(String(64), unique=True, index=True)
 
 
 class WorkHours(Base):
@@ -146,6 +150,8 @@ class WorkHours(Base):
     weekday: Mapped[int] = mapped_column(Integer)
     start_time: Mapped[time] = mapped_column(Time)
     end_time: Mapped[time] = mapped_column(Time)
+    # The clinic's own id for the row (bulk import and export, migration import_0001); unique where present.
+    external_id: Mapped[str | None] = mapped_column(String(64), unique=True, index=True)
     __table_args__ = (Index("ix_work_hours_doctor_location", "doctor_id", "location_id", "weekday"),)
 
 
@@ -172,6 +178,8 @@ class Patient(Base):
     user_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"), unique=True)
     name: Mapped[str] = mapped_column(String(128))
     birth_date: Mapped[date | None] = mapped_column(Date)
+    # The clinic's own id for the row (bulk import and export, migration import_0001); unique where present.
+    external_id: Mapped[str | None] = mapped_column(String(64), unique=True, index=True)
 
 
 class InsurancePolicy(Base):
@@ -190,6 +198,8 @@ class InsurancePolicy(Base):
     # {"services": [names], "doctors": [ids]}: approvals for these are forbidden by the policy terms
     exclusions: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     third_party_data: Mapped[str | None] = mapped_column(Text)
+    # The clinic's own id for the row (bulk import and export, migration import_0001); unique where present.
+    external_id: Mapped[str | None] = mapped_column(String(64), unique=True, index=True)
 
 
 # --- appointments ---------------------------------------------------------------------------------------------
@@ -212,6 +222,8 @@ class Appointment(Base):
     decline_reason: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime]
     updated_at: Mapped[datetime]
+    # The clinic's own id for the row (bulk import and export, migration import_0001); unique where present.
+    external_id: Mapped[str | None] = mapped_column(String(64), unique=True, index=True)
     __table_args__ = (
         # The list sections' order per doctor, per doctor and status, per status, per patient (api_0002); the read
         # API's (api_0001).

@@ -1,0 +1,224 @@
+"""Reading import files (CSV or JSON) into raw rows, each with the line it starts on.
+
+CSV: one kind per file, a header row of field names, UTF-8 (a byte order mark is allowed); list fields hold their
+items separated by ``;``. JSON: an object with one list of row objects per kind (``{"locations": [...], ...}``), or a
+bare list of row objects of one kind. The kind of a CSV file or a bare JSON list comes from ``--kind`` or else from
+the file name (``appointments.csv``, ``doctors-2026.json``).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from doctordesk.domain.import_rows import Kind, Problem, RawValue
+
+
+class ImportFileError(Exception):
+    """The file as a whole cannot be read (not a row's fault): unreadable, malformed, or of no known shape."""
+
+    def __init__(self, source: str, line: int, reason: str) -> None:
+        self.source = source
+        self.line = line
+        self.reason = reason
+        super().__init__(f"{source}:{line}: {reason}")
+
+
+@dataclass(slots=True)
+class RawRow:
+    kind: Kind
+    line: int
+    fields: dict[str, RawValue | None]
+    # Problems found while reading (a JSON value of the wrong type, a CSV row of the wrong width).
+    problems: list[Problem] = field(default_factory=list)
+
+
+FORMATS = ("csv", "json")
+
+
+def kind_from_name(path: Path) -> Kind | None:
+    """The kind a file's name starts with (``appointments.csv``, ``hours-berlin.csv``), if any."""
+    stem = path.name.split(".")[0].lower()
+    for kind in Kind:
+        if re.fullmatch(rf"{kind.value}([^a-z].*)?", stem):
+            return kind
+    return None
+
+
+def read_rows(path: Path, *, kind: Kind | None = None, file_format: str | None = None) -> list[RawRow]:
+    """Every row of the file, in file order."""
+    source = str(path)
+    fmt = file_format or path.suffix.lower().lstrip(".")
+    if fmt not in FORMATS:
+        raise ImportFileError(source, 0, "unknown format: name the file .csv or .json, or give --format")
+    try:
+        # Bytes decoded as they are: line ends inside quoted CSV cells stay what they were.
+        content = path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ImportFileError(source, 0, f"not UTF-8 text (byte {exc.start})") from None
+    except OSError as exc:
+        raise ImportFileError(source, 0, f"cannot be read ({exc.strerror})") from None
+    kind = kind or kind_from_name(path)
+    if fmt == "csv":
+        if kind is None:
+            raise ImportFileError(source, 0, "which kind of rows? give --kind or name the file after the kind")
+        return list(_csv_rows(source, content, kind))
+    return _json_rows(source, content, kind)
+
+
+def _csv_rows(source: str, content: str, kind: Kind) -> Iterator[RawRow]:
+    reader = csv.reader(io.StringIO(content, newline=""), strict=True)
+    try:
+        header = next(reader, None)
+        if not header:
+            raise ImportFileError(source, 1, "no header row")
+        if len(set(header)) != len(header):
+            raise ImportFileError(source, 1, "a column name appears twice in the header")
+        before = reader.line_num
+        for cells in reader:
+            line, before = before + 1, reader.line_num
+            if not cells:
+                continue
+            if len(cells) != len(header):
+                problem = Problem("", f"has {len(cells)} cells, the header has {len(header)}")
+                yield RawRow(kind, line, {}, [problem])
+                continue
+            yield RawRow(kind, line, dict(zip(header, cells, strict=True)))
+    except csv.Error as exc:
+        raise ImportFileError(source, reader.line_num, f"malformed CSV ({exc})") from None
+
+
+_WS = re.compile(r"[ \t\n\r]*")
+
+
+class _Scanner:
+    """Walks a JSON document's outer structure, decoding each row object on its own, to know the line of each."""
+
+    def __init__(self, source: str, content: str) -> None:
+        self.source = source
+        self.text = content
+        self.pos = 0
+        self._line = 1
+        self._line_pos = 0
+        self.decoder = json.JSONDecoder(object_pairs_hook=_object)
+
+    def line(self) -> int:
+        self._line += self.text.count("\n", self._line_pos, self.pos)
+        self._line_pos = self.pos
+        return self._line
+
+    def fail(self, reason: str) -> ImportFileError:
+        return ImportFileError(self.source, self.line(), reason)
+
+    def skip(self) -> str:
+        match = _WS.match(self.text, self.pos)
+        self.pos = match.end() if match else self.pos
+        return self.text[self.pos : self.pos + 1]
+
+    def expect(self, char: str) -> None:
+        if self.skip() != char:
+            raise self.fail(f"expected {char!r}")
+        self.pos += 1
+
+    def value(self) -> Any:
+        self.skip()
+        try:
+            value, self.pos = self.decoder.raw_decode(self.text, self.pos)
+        except json.JSONDecodeError as exc:
+            raise ImportFileError(self.source, exc.lineno, f"malformed JSON ({exc.msg})") from None
+        return value
+
+    def rows(self, kind: Kind) -> Iterator[RawRow]:
+        self.expect("[")
+        if self.skip() == "]":
+            self.pos += 1
+            return
+        while True:
+            self.skip()
+            line = self.line()
+            yield _json_row(kind, line, self.value())
+            nxt = self.skip()
+            self.pos += 1
+            if nxt == "]":
+                return
+            if nxt != ",":
+                self.pos -= 1
+                raise self.fail("expected ',' or ']'")
+
+
+def _json_rows(source: str, content: str, kind: Kind | None) -> list[RawRow]:
+    scanner = _Scanner(source, content)
+    first = scanner.skip()
+    rows: list[RawRow] = []
+    if first == "[":
+        if kind is None:
+            raise scanner.fail("a bare list of rows: give --kind or name the file after the kind")
+        rows.extend(scanner.rows(kind))
+    elif first == "{":
+        scanner.pos += 1
+        seen: set[str] = set()
+        if scanner.skip() == "}":
+            scanner.pos += 1
+        else:
+            while True:
+                key = scanner.value()
+                if not isinstance(key, str) or key not in set(Kind):
+                    raise scanner.fail(f"{key!r} is not a kind (one of {', '.join(Kind)})")
+                if key in seen:
+                    raise scanner.fail(f"the kind {key!r} appears twice")
+                seen.add(key)
+                scanner.expect(":")
+                rows.extend(scanner.rows(Kind(key)))
+                nxt = scanner.skip()
+                scanner.pos += 1
+                if nxt == "}":
+                    break
+                if nxt != ",":
+                    scanner.pos -= 1
+                    raise scanner.fail("expected ',' or '}'")
+    else:
+        raise scanner.fail("expected a JSON object with a list per kind, or a list of rows")
+    if scanner.skip():
+        raise scanner.fail("text after the end of the document")
+    return rows
+
+
+_TWICE = "\x00twice"
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object; a key given twice is remembered (the row is bad) rather than silently keeping the last."""
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        seen: set[str] = set()
+        twice: set[str] = set()
+        for key, _value in pairs:
+            (twice if key in seen else seen).add(key)
+        result[_TWICE] = sorted(twice)
+    return result
+
+
+def _json_row(kind: Kind, line: int, value: Any) -> RawRow:
+    if not isinstance(value, dict):
+        return RawRow(kind, line, {}, [Problem("", "a row must be a JSON object")])
+    fields: dict[str, RawValue | None] = {}
+    problems = [Problem(name, "given twice") for name in value.pop(_TWICE, [])]
+    for name, item in value.items():
+        if item is None or isinstance(item, str):
+            fields[name] = item
+        elif isinstance(item, bool):
+            fields[name] = "true" if item else "false"
+        elif isinstance(item, int):
+            fields[name] = str(item)
+        elif isinstance(item, list) and all(isinstance(v, str) for v in item):
+            fields[name] = list(item)
+        else:
+            problems.append(Problem(name, f"a JSON {type(item).__name__} is not allowed here"))
+            fields[name] = None
+    return RawRow(kind, line, fields, problems)

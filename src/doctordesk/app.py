@@ -20,6 +20,7 @@ from doctordesk.realtime import wiring as realtime
 from doctordesk.realtime.bus import EventBus
 from doctordesk.realtime.hub import Hub
 from doctordesk.realtime.redis_bus import RedisBus
+from doctordesk.realtime.token_checks import TokenChecks
 from doctordesk.runtime import Runtime
 from doctordesk.screens.state import Revisions, ScreenStates
 from doctordesk.services import auth
@@ -58,7 +59,8 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
     runtime = build_runtime(settings, clock=clock, bus=bus)
 
     dispatcher = realtime.build_dispatcher(runtime) if settings.push_in_process else None
-    _connect_bus_state(runtime)
+    token_checks = TokenChecks(runtime, interval=settings.stream_check_seconds)
+    _connect_bus_state(runtime, token_checks)
     runtime.hub.on_delivered = runtime.metrics.messages_delivered.inc
 
     async def on_event(event: DomainEvent) -> None:
@@ -76,11 +78,13 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
         if dispatcher is not None:
             dispatcher.start()
         heartbeats = asyncio.create_task(runtime.hub.run_heartbeats(settings.heartbeat_seconds))
+        checks = asyncio.create_task(token_checks.run(), name="stream-token-checks")
         _tune_collector()
         try:
             yield
         finally:
             heartbeats.cancel()
+            checks.cancel()
             runtime.hub.close_all()
             if dispatcher is not None:
                 await dispatcher.stop()
@@ -137,13 +141,15 @@ def _tune_collector() -> None:
         _TUNED.append(True)
 
 
-def _connect_bus_state(runtime: Runtime) -> None:
-    """A shared bus that reconnects may have lost events: new screen epoch, and open streams refresh once."""
+def _connect_bus_state(runtime: Runtime, token_checks: TokenChecks) -> None:
+    """A shared bus that reconnects may have lost events: new screen epoch, open streams refresh once, and their
+    tokens are re-checked at once (a logout made meanwhile could not reach this instance)."""
     bus = runtime.bus
     if isinstance(bus, RedisBus):
 
         def on_reconnect() -> None:
             runtime.screens.revisions.invalidate()
+            token_checks.wake()
             runtime.hub.timeout_all()
 
         bus.on_reconnect = on_reconnect

@@ -68,6 +68,9 @@ class Settings(BaseSettings):
     heartbeat_seconds: float = 20.0
     sse_retry_ms: int = 3000
     stream_ticket_seconds: int = 60
+    # Every open stream's token is re-checked this often (revoked, expired, user inactive: the stream closes);
+    # the bound on a stream outliving its token when the bus could not carry the logout.
+    stream_check_seconds: float = 10.0
 
     # Push partner
     push_adapter: str = "gorush"  # gorush | fcm | none

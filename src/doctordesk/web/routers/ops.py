@@ -1,7 +1,8 @@
-"""Operations: liveness, readiness (the database answers) and Prometheus metrics."""
+"""Operations: liveness, readiness (the database and Redis answer within a timeout) and Prometheus metrics."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends
@@ -11,9 +12,13 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from doctordesk.domain.errors import Unauthorized
 from doctordesk.realtime import outbox
+from doctordesk.realtime.redis_bus import RedisBus
 from doctordesk.web.deps import RuntimeDep, bearer
 
 router = APIRouter(tags=["operations"])
+
+# Readiness waits this long for each answer (the database's query, Redis's PING): a frozen server is not ready.
+READY_TIMEOUT = 1.0
 
 
 @router.get("/healthz")
@@ -22,14 +27,20 @@ async def healthz() -> dict[str, Any]:
     return {"status": "ok"}
 
 
-@router.get("/readyz", responses={503: {"description": "The database is not reachable"}})
+@router.get("/readyz", responses={503: {"description": "The database does not answer"}})
 async def readyz(rt: RuntimeDep) -> JSONResponse:
-    """Readiness: the database answers a query."""
+    """Readiness: the database answers a query within a second (503 otherwise). ``bus`` is ``redis-connected``
+    only when Redis answers a PING within a second; without it the instance stays ready (its clients poll)."""
     try:
-        await outbox.ping(rt.db)
-    except Exception as exc:  # any failure to reach the database means "not ready"
+        async with asyncio.timeout(READY_TIMEOUT):
+            await outbox.ping(rt.db)
+    except Exception as exc:  # any failure to reach the database in time means "not ready"
         return JSONResponse({"status": "unavailable", "database": type(exc).__name__}, status_code=503)
-    return JSONResponse({"status": "ok", "database": "ok", "bus": getattr(rt.bus, "state", "memory")})
+    bus = rt.bus
+    state = "memory"
+    if isinstance(bus, RedisBus):
+        state = "redis-connected" if await bus.ping(timeout=READY_TIMEOUT) else "redis-disconnected"
+    return JSONResponse({"status": "ok", "database": "ok", "bus": state})
 
 
 @router.get("/metrics", response_class=Response, responses={200: {"content": {CONTENT_TYPE_LATEST: {}}}})

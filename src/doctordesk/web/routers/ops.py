@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+import ipaddress
+import secrets
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from doctordesk.domain.errors import Unauthorized
+from doctordesk.domain.errors import Forbidden, Unauthorized
 from doctordesk.realtime import outbox
 from doctordesk.realtime.redis_bus import RedisBus
 from doctordesk.web.deps import RuntimeDep, bearer
+from doctordesk.web.responses import error_doc
 
 router = APIRouter(tags=["operations"])
 
@@ -43,17 +46,41 @@ async def readyz(rt: RuntimeDep) -> JSONResponse:
     return JSONResponse({"status": "ok", "database": "ok", "bus": state})
 
 
-@router.get("/metrics", response_class=Response, responses={200: {"content": {CONTENT_TYPE_LATEST: {}}}})
+@router.get(
+    "/metrics",
+    response_class=Response,
+    responses={
+        200: {"content": {CONTENT_TYPE_LATEST: {}}},
+        401: error_doc("UNAUTHORIZED: DOCTORDESK_METRICS_TOKEN is set and the request does not carry it"),
+        403: error_doc("FORBIDDEN: no metrics token is set and the client is not on this host"),
+    },
+)
 async def metrics(
-    rt: RuntimeDep, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
+    request: Request, rt: RuntimeDep, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
 ) -> Response:
     """Prometheus metrics of this instance. With ``DOCTORDESK_METRICS_TOKEN`` set, scrapers send it as a bearer
-    token."""
+    token; without it, only clients on this host (loopback) are answered."""
     expected = rt.settings.metrics_token
-    if expected and (credentials is None or credentials.credentials != expected):
-        raise Unauthorized()
+    if expected:
+        given = credentials.credentials if credentials and credentials.scheme.lower() == "bearer" else ""
+        if not secrets.compare_digest(given.encode(), expected.encode()):
+            raise Unauthorized()
+    elif not is_loopback(request.client.host if request.client else None):
+        raise Forbidden("Metrics are served to this host only; set DOCTORDESK_METRICS_TOKEN to scrape from elsewhere.")
     try:
         rt.metrics.outbox_depth.set(await outbox.depth(rt.db))
     except Exception:  # metrics stay available while the database is down
         rt.metrics.outbox_depth.set(-1)
     return Response(generate_latest(rt.metrics.registry), media_type=CONTENT_TYPE_LATEST)
+
+
+def is_loopback(host: str | None) -> bool:
+    """Whether the client is on this host: a loopback address (IPv4-mapped too). Anything else, and no address at
+    all (a unix socket, where a proxy would make every client look local), is not."""
+    try:
+        ip = ipaddress.ip_address(host or "")
+    except ValueError:
+        return False
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return ip.is_loopback

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import logging
 import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -23,7 +24,7 @@ from doctordesk.realtime.redis_bus import RedisBus
 from doctordesk.realtime.token_checks import TokenChecks
 from doctordesk.runtime import Runtime
 from doctordesk.screens.state import Revisions, ScreenStates
-from doctordesk.services import auth
+from doctordesk.services import auth, login_throttle
 from doctordesk.services.auth_cache import AuthCache
 from doctordesk.services.passwords import Passwords
 from doctordesk.store.db import Database
@@ -79,12 +80,14 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
             dispatcher.start()
         heartbeats = asyncio.create_task(runtime.hub.run_heartbeats(settings.heartbeat_seconds))
         checks = asyncio.create_task(token_checks.run(), name="stream-token-checks")
+        pruning = asyncio.create_task(_prune_login_throttle(runtime), name="login-throttle-pruning")
         _tune_collector()
         try:
             yield
         finally:
             heartbeats.cancel()
             checks.cancel()
+            pruning.cancel()
             runtime.hub.close_all()
             if dispatcher is not None:
                 await dispatcher.stop()
@@ -139,6 +142,26 @@ def _tune_collector() -> None:
         young, middle, _ = gc.get_threshold()
         gc.set_threshold(young, middle, FULL_COLLECTION_EVERY)
         _TUNED.append(True)
+
+
+PRUNE_EVERY_SECONDS = 3600.0
+log = logging.getLogger(__name__)
+
+
+async def _prune_login_throttle(runtime: Runtime) -> None:
+    """Delete login-throttle rows that no longer matter, at start and then hourly (every instance: the deletes are
+    idempotent and cheap)."""
+    while True:
+        try:
+            limits = login_throttle.limits(runtime.settings)
+            removed = await login_throttle.prune(runtime.db, limits, now=runtime.clock.now())
+            if removed:
+                log.info("login throttling: pruned %d rows that no longer matter", removed)
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # the database is away or busy: try again at the next round
+            log.warning("login throttling: pruning failed; retried in an hour", exc_info=True)
+        await asyncio.sleep(PRUNE_EVERY_SECONDS)
 
 
 def _connect_bus_state(runtime: Runtime, token_checks: TokenChecks) -> None:

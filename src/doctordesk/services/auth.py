@@ -113,9 +113,7 @@ async def login(
     return LoginResult(access_token=token, expires_in=settings.token_ttl_seconds, actor=actor)
 
 
-async def _audit_throttled(
-    rt: Runtime, *, username: str, address: str, now: datetime, retry_after: int | None
-) -> None:
+async def _audit_throttled(rt: Runtime, *, username: str, address: str, now: datetime, retry_after: int | None) -> None:
     """A ``login-throttled`` audit entry (never the password). A failure to write it is logged: the caller still
     answers 429."""
     try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import logging
 import secrets
@@ -79,13 +80,18 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
         if dispatcher is not None:
             dispatcher.start()
         heartbeats = asyncio.create_task(runtime.hub.run_heartbeats(settings.heartbeat_seconds))
+        stopping = asyncio.Event()
         checks = asyncio.create_task(token_checks.run(), name="stream-token-checks")
-        pruning = asyncio.create_task(_prune_login_throttle(runtime), name="login-throttle-pruning")
+        pruning = asyncio.create_task(_prune_login_throttle(runtime, stopping), name="login-throttle-pruning")
         _tune_collector()
         try:
             yield
         finally:
             heartbeats.cancel()
+            # Periodic database work ends after its current round, before the database is disposed of.
+            token_checks.stop()
+            stopping.set()
+            await asyncio.wait({checks, pruning}, timeout=5.0)
             checks.cancel()
             pruning.cancel()
             runtime.hub.close_all()
@@ -148,20 +154,20 @@ PRUNE_EVERY_SECONDS = 3600.0
 log = logging.getLogger(__name__)
 
 
-async def _prune_login_throttle(runtime: Runtime) -> None:
-    """Delete login-throttle rows that no longer matter, at start and then hourly (every instance: the deletes are
-    idempotent and cheap)."""
-    while True:
+async def _prune_login_throttle(runtime: Runtime, stopping: asyncio.Event) -> None:
+    """Delete login-throttle rows that no longer matter, at start and then hourly until ``stopping`` (every
+    instance: the deletes are idempotent and cheap)."""
+    while not stopping.is_set():
         try:
             limits = login_throttle.limits(runtime.settings)
             removed = await login_throttle.prune(runtime.db, limits, now=runtime.clock.now())
             if removed:
                 log.info("login throttling: pruned %d rows that no longer matter", removed)
-        except asyncio.CancelledError:
-            raise
         except Exception:  # the database is away or busy: try again at the next round
             log.warning("login throttling: pruning failed; retried in an hour", exc_info=True)
-        await asyncio.sleep(PRUNE_EVERY_SECONDS)
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(PRUNE_EVERY_SECONDS):
+                await stopping.wait()
 
 
 def _connect_bus_state(runtime: Runtime, token_checks: TokenChecks) -> None:

@@ -25,9 +25,15 @@ class TokenChecks:
         self.rt = rt
         self.interval = interval
         self._due = asyncio.Event()
+        self._stopped = False
 
     def wake(self) -> None:
         """Check now (the bus reconnected: revocations may have been missed)."""
+        self._due.set()
+
+    def stop(self) -> None:
+        """End ``run`` once a check in progress has finished (a database call is never cut off)."""
+        self._stopped = True
         self._due.set()
 
     async def check(self) -> int:
@@ -47,11 +53,13 @@ class TokenChecks:
     async def run(self) -> None:
         """Check every ``interval`` seconds, or sooner when woken; a failed check (database away) is retried at
         the next one."""
-        while True:
+        while not self._stopped:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(self.interval):
                     await self._due.wait()
             self._due.clear()
+            if self._stopped:
+                return
             try:
                 closed = await self.check()
             except asyncio.CancelledError:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
+import logging
 import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -20,9 +22,10 @@ from doctordesk.realtime import wiring as realtime
 from doctordesk.realtime.bus import EventBus
 from doctordesk.realtime.hub import Hub
 from doctordesk.realtime.redis_bus import RedisBus
+from doctordesk.realtime.token_checks import TokenChecks
 from doctordesk.runtime import Runtime
 from doctordesk.screens.state import Revisions, ScreenStates
-from doctordesk.services import auth
+from doctordesk.services import auth, login_throttle
 from doctordesk.services.auth_cache import AuthCache
 from doctordesk.services.passwords import Passwords
 from doctordesk.store.db import Database
@@ -58,7 +61,8 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
     runtime = build_runtime(settings, clock=clock, bus=bus)
 
     dispatcher = realtime.build_dispatcher(runtime) if settings.push_in_process else None
-    _connect_bus_state(runtime)
+    token_checks = TokenChecks(runtime, interval=settings.stream_check_seconds)
+    _connect_bus_state(runtime, token_checks)
     runtime.hub.on_delivered = runtime.metrics.messages_delivered.inc
 
     async def on_event(event: DomainEvent) -> None:
@@ -76,11 +80,20 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
         if dispatcher is not None:
             dispatcher.start()
         heartbeats = asyncio.create_task(runtime.hub.run_heartbeats(settings.heartbeat_seconds))
+        stopping = asyncio.Event()
+        checks = asyncio.create_task(token_checks.run(), name="stream-token-checks")
+        pruning = asyncio.create_task(_prune_login_throttle(runtime, stopping), name="login-throttle-pruning")
         _tune_collector()
         try:
             yield
         finally:
             heartbeats.cancel()
+            # Periodic database work ends after its current round, before the database is disposed of.
+            token_checks.stop()
+            stopping.set()
+            await asyncio.wait({checks, pruning}, timeout=5.0)
+            checks.cancel()
+            pruning.cancel()
             runtime.hub.close_all()
             if dispatcher is not None:
                 await dispatcher.stop()
@@ -137,13 +150,35 @@ def _tune_collector() -> None:
         _TUNED.append(True)
 
 
-def _connect_bus_state(runtime: Runtime) -> None:
-    """A shared bus that reconnects may have lost events: new screen epoch, and open streams refresh once."""
+PRUNE_EVERY_SECONDS = 3600.0
+log = logging.getLogger(__name__)
+
+
+async def _prune_login_throttle(runtime: Runtime, stopping: asyncio.Event) -> None:
+    """Delete login-throttle rows that no longer matter, at start and then hourly until ``stopping`` (every
+    instance: the deletes are idempotent and cheap)."""
+    while not stopping.is_set():
+        try:
+            limits = login_throttle.limits(runtime.settings)
+            removed = await login_throttle.prune(runtime.db, limits, now=runtime.clock.now())
+            if removed:
+                log.info("login throttling: pruned %d rows that no longer matter", removed)
+        except Exception:  # the database is away or busy: try again at the next round
+            log.warning("login throttling: pruning failed; retried in an hour", exc_info=True)
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(PRUNE_EVERY_SECONDS):
+                await stopping.wait()
+
+
+def _connect_bus_state(runtime: Runtime, token_checks: TokenChecks) -> None:
+    """A shared bus that reconnects may have lost events: new screen epoch, open streams refresh once, and their
+    tokens are re-checked at once (a logout made meanwhile could not reach this instance)."""
     bus = runtime.bus
     if isinstance(bus, RedisBus):
 
         def on_reconnect() -> None:
             runtime.screens.revisions.invalidate()
+            token_checks.wake()
             runtime.hub.timeout_all()
 
         bus.on_reconnect = on_reconnect

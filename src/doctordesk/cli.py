@@ -9,12 +9,21 @@ from pathlib import Path
 
 import typer
 
-from doctordesk.config import Settings, load_settings
+from doctordesk.config import Settings, SettingsError, load_settings
 from doctordesk.domain.errors import DomainError
 from doctordesk.domain.import_rows import Kind
 from doctordesk.domain.roles import Role
 
 app = typer.Typer(help="doctordesk: the service behind a doctor-facing app.", no_args_is_help=True)
+
+
+def checked_settings(*, warn: bool = True) -> Settings:
+    """The settings from the environment; an invalid one stops the command with a message naming it (exit 2)."""
+    try:
+        return load_settings(warn=warn)
+    except SettingsError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
 
 
 @app.command()
@@ -26,16 +35,18 @@ def serve(
     """Serve the API, the screens, the real-time stream and the web app."""
     import uvicorn
 
-    settings = Settings()  # the app warns about unknown variables as it starts (in every worker process)
+    # Checked here so a wrong value stops `serve` with its message; the app warns about unknown variables as it
+    # starts (in every worker process).
+    config = checked_settings(warn=False)
     uvicorn.run(
         "doctordesk.app:create_app",
         factory=True,
-        host=host or settings.host,
-        port=port or settings.port,
+        host=host or config.host,
+        port=port or config.port,
         workers=workers,
         log_level="info",
         proxy_headers=True,
-        forwarded_allow_ips=settings.forwarded_allow_ips,
+        forwarded_allow_ips=config.forwarded_allow_ips,
     )
 
 
@@ -45,8 +56,9 @@ def migrate() -> None:
     from doctordesk.store.db import Database
     from doctordesk.store.migrate import upgrade
 
+    settings = checked_settings()
+
     async def run() -> None:
-        settings = load_settings()
         db = Database.from_settings(settings)
         try:
             await upgrade(db.engine)
@@ -64,7 +76,7 @@ def seed_demo(if_empty: bool = typer.Option(False, "--if-empty", help="Do nothin
     from doctordesk.store import seed
     from doctordesk.store.db import Database
 
-    settings = load_settings()
+    settings = checked_settings()
 
     async def run() -> bool:
         db = Database.from_settings(settings)
@@ -95,7 +107,7 @@ def create_user(
     from doctordesk.store.db import Database
 
     secret = password or getpass.getpass("Password: ")
-    settings = load_settings()
+    settings = checked_settings()
 
     async def run() -> int:
         db = Database.from_settings(settings)
@@ -163,7 +175,7 @@ def worker(
     from doctordesk.realtime.push import make_adapter
     from doctordesk.store.db import Database
 
-    settings = load_settings()
+    settings = checked_settings()
     adapter = make_adapter(settings.push_adapter, settings.push_url, settings.push_credentials)
     if adapter is None:
         raise typer.BadParameter("no push partner configured (DOCTORDESK_PUSH_URL, DOCTORDESK_PUSH_ADAPTER)")

@@ -2,25 +2,38 @@
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Literal
 
-from pydantic import PositiveInt, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 PREFIX = "DOCTORDESK_"
 log = logging.getLogger(__name__)
 
 
+class SettingsError(ValueError):
+    """Settings the service cannot start with; the message names every offending variable and what is wrong."""
+
+
+# Settings whose values are never repeated in an error message (they may hold passwords or tokens).
+SECRET_SETTINGS = frozenset({"database_url", "redis_url", "push_credentials", "metrics_token"})
+PushAdapterName = Literal["gorush", "fcm", "none"]
+
+
 class Settings(BaseSettings):
-    """Everything the service can be told. With nothing set it runs embedded: SQLite under ./var, in-process bus."""
+    """Everything the service can be told. With nothing set it runs embedded: SQLite under ./var, in-process bus.
+
+    Every setting is checked at start (type and range; ``load_settings`` names the variable when one is wrong)."""
 
     model_config = SettingsConfigDict(env_prefix=PREFIX, env_file=None, extra="ignore")
 
-    host: str = "127.0.0.1"
-    port: int = 8000
+    host: str = Field("127.0.0.1", min_length=1)
+    port: int = Field(8000, ge=1, le=65535)
     # `serve` believes X-Forwarded-For (the client's address) and X-Forwarded-Proto only on connections from these
     # addresses or networks, comma-separated ("*": any; empty: none). Login throttling counts per client address.
     forwarded_allow_ips: str = "127.0.0.1,::1"
@@ -29,61 +42,117 @@ class Settings(BaseSettings):
     redis_url: str = ""  # empty: in-process event bus
     # How long a write waits for a lock another transaction holds (SQLite busy timeout, PostgreSQL lock_timeout)
     # before the request is answered 503 SERVICE_BUSY with nothing written.
-    db_lock_timeout_ms: int = 10_000
+    db_lock_timeout_ms: int = Field(10_000, ge=1, le=600_000)
 
     # Accounts
-    token_ttl_seconds: int = 12 * 3600
-    auth_cache_seconds: float = 5.0
+    token_ttl_seconds: int = Field(12 * 3600, ge=60, le=90 * 86400)
+    auth_cache_seconds: float = Field(5.0, ge=0, le=3600)
     # Clinic reference data (doctors, locations, work hours, fees) is re-read at most this often by Review and
     # Approve; 0 reads it on every request.
-    reference_cache_seconds: float = 5.0
+    reference_cache_seconds: float = Field(5.0, ge=0, le=86400)
     # Failed logins (docs/accounts.md#throttling): per username and client address, this many lock the address
     # out of the username for the lockout; per username from every address, the ceiling slows it to one
     # attempt per interval (the count drains by one per interval).
-    login_max_failures: PositiveInt = 5
-    login_lockout_seconds: PositiveInt = 300
-    login_username_max_failures: PositiveInt = 20
-    login_username_interval_seconds: PositiveInt = 60
-    argon2_time_cost: int = 3
-    argon2_memory_kib: int = 65536
+    login_max_failures: int = Field(5, ge=1, le=1000)
+    login_lockout_seconds: int = Field(300, ge=1, le=30 * 86400)
+    login_username_max_failures: int = Field(20, ge=1, le=100_000)
+    login_username_interval_seconds: int = Field(60, ge=1, le=86400)
+    argon2_time_cost: int = Field(3, ge=1, le=100)
+    argon2_memory_kib: int = Field(65536, ge=8, le=4 * 1024 * 1024)
 
     # Screens: poll intervals (the page's timeout, seconds)
-    poll_list_seconds: int = 30
-    poll_review_seconds: int = 20
-    poll_chat_seconds: int = 5
-    poll_default_seconds: int = 30
+    poll_list_seconds: int = Field(30, ge=1, le=3600)
+    poll_review_seconds: int = Field(20, ge=1, le=3600)
+    poll_chat_seconds: int = Field(5, ge=1, le=3600)
+    poll_default_seconds: int = Field(30, ge=1, le=3600)
     # A cached "unchanged" answer is trusted at most this long before the screen is re-rendered.
-    screen_max_age_seconds: int = 60
+    screen_max_age_seconds: int = Field(60, ge=1, le=86400)
 
     # Limits
-    max_body_bytes: int = 11 * 1024 * 1024
-    max_upload_bytes: int = 10 * 1024 * 1024
-    max_message_chars: int = 4000
-    chat_page_size: int = 30
+    max_body_bytes: int = Field(11 * 1024 * 1024, ge=1024, le=1024**3)
+    max_upload_bytes: int = Field(10 * 1024 * 1024, ge=1, le=1024**3)
+    max_message_chars: int = Field(4000, ge=1, le=1_000_000)
+    chat_page_size: int = Field(30, ge=1, le=500)
     # Rows per page of each section of the appointment list and the thread list ("show more" adds as many).
-    list_page_size: PositiveInt = 25
-    chat_send_per_minute: int = 30
+    list_page_size: int = Field(25, ge=1, le=500)
+    chat_send_per_minute: int = Field(30, ge=0, le=1_000_000)  # 0: no limit
 
     # Real-time
-    heartbeat_seconds: float = 20.0
-    sse_retry_ms: int = 3000
-    stream_ticket_seconds: int = 60
+    heartbeat_seconds: float = Field(20.0, gt=0, le=3600)
+    sse_retry_ms: int = Field(3000, ge=100, le=3_600_000)
+    stream_ticket_seconds: int = Field(60, ge=1, le=3600)
+    # Every open stream's token is re-checked this often (revoked, expired, user inactive: the stream closes);
+    # the bound on a stream outliving its token when the bus could not carry the logout.
+    stream_check_seconds: float = Field(10.0, gt=0, le=3600)
 
     # Push partner
-    push_adapter: str = "gorush"  # gorush | fcm | none
+    push_adapter: PushAdapterName = "gorush"
     push_url: str = ""
     push_credentials: str = ""
     push_in_process: bool = True
-    push_poll_seconds: float = 1.0  # how often an idle dispatcher looks for due notifications
-    push_lease_seconds: float = 60.0  # a claimed notification comes due again after this (dispatcher died)
-    push_backoff_seconds: float = 2.0  # first retry delay; doubles per attempt
-    push_backoff_max_seconds: float = 300.0
-    push_max_attempts: int = 30
-    metrics_token: str = ""  # when set, GET /metrics needs it as a bearer token
-    redis_channel: str = "doctordesk"  # prefix of the Redis channel and keys (several deployments on one Redis)
+    push_poll_seconds: float = Field(1.0, gt=0, le=3600)  # how often an idle dispatcher looks for due notifications
+    push_lease_seconds: float = Field(60.0, gt=0, le=86400)  # a claimed notification comes due again after this
+    push_backoff_seconds: float = Field(2.0, gt=0, le=86400)  # first retry delay; doubles per attempt
+    push_backoff_max_seconds: float = Field(300.0, gt=0, le=7 * 86400)
+    push_max_attempts: int = Field(30, ge=1, le=1000)
+    metrics_token: str = ""  # when set, GET /metrics needs it as a bearer token; empty: loopback clients only
+    # Prefix of the Redis channel and keys (several deployments on one Redis).
+    redis_channel: str = Field("doctordesk", min_length=1, max_length=64)
+
+    @field_validator("metrics_token", "redis_channel")
+    @classmethod
+    def _no_spaces(cls, value: str) -> str:
+        if any(c.isspace() for c in value):
+            raise ValueError("must not contain spaces")
+        return value
+
+    @field_validator("forwarded_allow_ips")
+    @classmethod
+    def _trusted_proxies(cls, value: str) -> str:
+        for entry in (e.strip() for e in value.split(",")):
+            if not entry or entry == "*" or entry.startswith(("/", "unix:")):
+                continue
+            try:
+                ipaddress.ip_network(entry, strict=False)
+            except ValueError:
+                raise ValueError(
+                    f"{entry!r} is not an IP address or network (comma-separated; '*' for any, empty for none)"
+                ) from None
+        return value
+
+    @field_validator("database_url")
+    @classmethod
+    def _database(cls, value: str) -> str:
+        if value and not value.startswith(("sqlite+aiosqlite://", "postgresql+asyncpg://")):
+            raise ValueError("use sqlite+aiosqlite:///<file> or postgresql+asyncpg://<user>@<host>/<database>")
+        return value
+
+    @field_validator("redis_url")
+    @classmethod
+    def _redis(cls, value: str) -> str:
+        if value and not value.startswith(("redis://", "rediss://", "unix://")):
+            raise ValueError("use redis://<host>:<port>/<db>, rediss://... or unix://...; empty for no Redis")
+        return value
+
+    @field_validator("push_url")
+    @classmethod
+    def _push(cls, value: str) -> str:
+        if value and not value.startswith(("http://", "https://")):
+            raise ValueError("use an http:// or https:// address; empty for no push")
+        return value
 
     @model_validator(mode="after")
     def _check(self) -> Settings:
+        if self.max_upload_bytes >= self.max_body_bytes:
+            raise ValueError(
+                f"{PREFIX}MAX_UPLOAD_BYTES ({self.max_upload_bytes}) must be smaller than {PREFIX}MAX_BODY_BYTES "
+                f"({self.max_body_bytes}): an attachment travels inside a request body"
+            )
+        if self.push_backoff_max_seconds < self.push_backoff_seconds:
+            raise ValueError(
+                f"{PREFIX}PUSH_BACKOFF_MAX_SECONDS ({self.push_backoff_max_seconds:g}) must not be smaller than "
+                f"{PREFIX}PUSH_BACKOFF_SECONDS ({self.push_backoff_seconds:g})"
+            )
         if not self.database_url:
             self.database_url = f"sqlite+aiosqlite:///{self.data_dir / 'doctordesk.db'}"
         return self
@@ -91,6 +160,23 @@ class Settings(BaseSettings):
     @property
     def is_sqlite(self) -> bool:
         return self.database_url.startswith("sqlite")
+
+
+def describe(error: ValidationError) -> str:
+    """One line per problem, naming the variable (values of secret settings are not repeated)."""
+    lines = []
+    for problem in error.errors():
+        field = str(problem["loc"][0]) if problem["loc"] else ""
+        message = str(problem["msg"]).removeprefix("Value error, ")
+        if not field:
+            lines.append(message)
+            continue
+        variable = f"{PREFIX}{field.upper()}"
+        if field in SECRET_SETTINGS:
+            lines.append(f"{variable}: {message}")
+        else:
+            lines.append(f"{variable}={problem.get('input')!r}: {message}")
+    return "invalid settings (docs/operations.md#settings):\n  " + "\n  ".join(lines)
 
 
 # Variables of this project's own test suite and benchmarks (tests/support, bench/): not settings, not typos.
@@ -110,8 +196,13 @@ def unknown_variables(environ: Mapping[str, str]) -> list[str]:
     )
 
 
-def load_settings() -> Settings:
-    """The settings from the environment, with a warning for every variable that has no effect."""
-    for name in unknown_variables(os.environ):
-        log.warning("%s is not a setting of doctordesk and is ignored (docs/operations.md#settings)", name)
-    return Settings()
+def load_settings(*, warn: bool = True) -> Settings:
+    """The settings from the environment, with a warning for every variable that has no effect (``warn``);
+    SettingsError naming each variable whose value is out of range or malformed."""
+    if warn:
+        for name in unknown_variables(os.environ):
+            log.warning("%s is not a setting of doctordesk and is ignored (docs/operations.md#settings)", name)
+    try:
+        return Settings()
+    except ValidationError as exc:
+        raise SettingsError(describe(exc)) from None

@@ -119,3 +119,12 @@ async def test_a_created_user_can_log_in(client, runtime):
     response = await client.post("/auth/login", data={"username": "nurse1", "password": "pw1234"})
     assert response.status_code == 200
     assert response.json()["user"]["role"] == "support"
+
+
+@pytest.mark.parametrize("command", ["migrate", "serve", "worker"])
+def test_an_out_of_range_setting_stops_a_command_with_a_message_naming_the_variable(tmp_path, command):
+    result = run(tmp_path / "data", command, check=False, env={"DOCTORDESK_CHAT_PAGE_SIZE": "0"})
+    assert result.returncode == 2
+    assert "DOCTORDESK_CHAT_PAGE_SIZE='0'" in result.stderr and "greater than or equal to 1" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / "data" / "doctordesk.db").exists()  # nothing was done

@@ -1,4 +1,5 @@
-"""A TCP proxy on loopback that a test can take down and bring back (to cut a server off from Redis)."""
+"""A TCP proxy on loopback that a test can take down and bring back (to cut a server off from Redis), or freeze and
+thaw (connections stay open and new ones are accepted, but nothing is forwarded: a Redis that stopped answering)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ class TcpProxy:
         self.port = free_port()
         self._server: asyncio.Server | None = None
         self._conns: set[asyncio.StreamWriter] = set()
+        self._flowing = asyncio.Event()
+        self._flowing.set()
 
     async def start(self) -> None:
         self._server = await asyncio.start_server(self._handle, "127.0.0.1", self.port)
@@ -32,6 +35,13 @@ class TcpProxy:
             writer.transport.abort()
         self._conns.clear()
 
+    def freeze(self) -> None:
+        """Stop forwarding in both directions; what arrives meanwhile is held and delivered on ``thaw``."""
+        self._flowing.clear()
+
+    def thaw(self) -> None:
+        self._flowing.set()
+
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             up_reader, up_writer = await asyncio.open_connection(*self.target)
@@ -43,6 +53,7 @@ class TcpProxy:
         async def pipe(src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
             with contextlib.suppress(Exception):
                 while data := await src.read(65536):
+                    await self._flowing.wait()
                     dst.write(data)
                     await dst.drain()
             with contextlib.suppress(Exception):

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from doctordesk.config import Settings, unknown_variables
+import pytest
+
+from doctordesk.config import Settings, SettingsError, load_settings, unknown_variables
 
 
 def test_variables_naming_no_setting_are_reported_and_settings_are_not():
@@ -31,3 +33,85 @@ def test_the_test_suites_and_benchmarks_own_variables_are_not_reported():
 def test_every_setting_is_recognised_and_the_secret_key_is_gone():
     assert not {"secret_key", "environment"} & set(Settings.model_fields)
     assert unknown_variables({f"DOCTORDESK_{name.upper()}": "1" for name in Settings.model_fields}) == []
+
+
+# --- range checks: every setting is validated at start, and a wrong one is named --------------------------------
+
+FREE_FORM = {"data_dir", "push_credentials", "push_in_process", "push_adapter"}  # a path, a secret, a bool, a choice
+
+
+def test_every_numeric_setting_has_a_lower_and_an_upper_bound_and_every_text_setting_a_check():
+    validated = {name for v in Settings.__pydantic_decorators__.field_validators.values() for name in v.info.fields}
+    for name, field in Settings.model_fields.items():
+        if name in FREE_FORM:
+            continue
+        kinds = {type(m).__name__ for m in field.metadata}
+        if field.annotation in (int, float):
+            assert kinds & {"Ge", "Gt"} and kinds & {"Le", "Lt"}, f"{name} has no range"
+        else:
+            assert name in validated or "MinLen" in kinds, f"{name} is not checked"
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "says"),
+    [
+        ("DOCTORDESK_CHAT_PAGE_SIZE", "0", "greater than or equal to 1"),
+        ("DOCTORDESK_CHAT_PAGE_SIZE", "501", "less than or equal to 500"),
+        ("DOCTORDESK_LIST_PAGE_SIZE", "-3", "greater than or equal to 1"),
+        ("DOCTORDESK_PORT", "70000", "less than or equal to 65535"),
+        ("DOCTORDESK_HEARTBEAT_SECONDS", "0", "greater than 0"),
+        ("DOCTORDESK_STREAM_CHECK_SECONDS", "0", "greater than 0"),
+        ("DOCTORDESK_SSE_RETRY_MS", "10", "greater than or equal to 100"),
+        ("DOCTORDESK_TOKEN_TTL_SECONDS", "ten", "valid integer"),
+        ("DOCTORDESK_AUTH_CACHE_SECONDS", "-1", "greater than or equal to 0"),
+        ("DOCTORDESK_PUSH_MAX_ATTEMPTS", "0", "greater than or equal to 1"),
+        ("DOCTORDESK_PUSH_ADAPTER", "apns", "'gorush', 'fcm' or 'none'"),
+        ("DOCTORDESK_PUSH_URL", "gorush:8088", "http://"),
+        ("DOCTORDESK_REDIS_URL", "localhost:6379", "redis://"),
+        ("DOCTORDESK_DATABASE_URL", "postgresql://db/prod", "postgresql+asyncpg://"),
+        ("DOCTORDESK_FORWARDED_ALLOW_IPS", "127.0.0.1,proxy.local", "not an IP address or network"),
+        ("DOCTORDESK_REDIS_CHANNEL", "", "at least 1 character"),
+        ("DOCTORDESK_METRICS_TOKEN", "two words", "must not contain spaces"),
+        ("DOCTORDESK_ARGON2_MEMORY_KIB", "4", "greater than or equal to 8"),
+    ],
+)
+def test_an_invalid_setting_stops_the_start_with_a_message_naming_the_variable(monkeypatch, variable, value, says):
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(SettingsError) as raised:
+        load_settings()
+    message = str(raised.value)
+    assert variable in message and says in message
+
+
+def test_values_of_secret_settings_are_not_repeated_in_the_message(monkeypatch):
+    monkeypatch.setenv("DOCTORDESK_DATABASE_URL", "mysql://admin:hunter2@db/prod")
+    monkeypatch.setenv("DOCTORDESK_METRICS_TOKEN", "hunter3 x")
+    with pytest.raises(SettingsError) as raised:
+        load_settings()
+    message = str(raised.value)
+    assert "DOCTORDESK_DATABASE_URL" in message and "DOCTORDESK_METRICS_TOKEN" in message
+    assert "hunter2" not in message and "hunter3" not in message
+
+
+def test_settings_that_must_agree_are_checked_together(monkeypatch):
+    monkeypatch.setenv("DOCTORDESK_MAX_UPLOAD_BYTES", str(20 * 1024 * 1024))
+    with pytest.raises(SettingsError, match="DOCTORDESK_MAX_UPLOAD_BYTES .* DOCTORDESK_MAX_BODY_BYTES"):
+        load_settings()
+    monkeypatch.delenv("DOCTORDESK_MAX_UPLOAD_BYTES")
+    monkeypatch.setenv("DOCTORDESK_PUSH_BACKOFF_SECONDS", "10")
+    monkeypatch.setenv("DOCTORDESK_PUSH_BACKOFF_MAX_SECONDS", "5")
+    with pytest.raises(SettingsError, match="DOCTORDESK_PUSH_BACKOFF_MAX_SECONDS"):
+        load_settings()
+
+
+def test_the_defaults_and_the_documented_edge_values_are_accepted(monkeypatch):
+    assert Settings().chat_page_size == 30
+    for variable, value in {
+        "DOCTORDESK_CHAT_SEND_PER_MINUTE": "0",  # no limit
+        "DOCTORDESK_REFERENCE_CACHE_SECONDS": "0",  # read every time
+        "DOCTORDESK_FORWARDED_ALLOW_IPS": "",  # trust no proxy
+        "DOCTORDESK_REDIS_URL": "redis://127.0.0.1:6379/0",
+    }.items():
+        monkeypatch.setenv(variable, value)
+    monkeypatch.setenv("DOCTORDESK_FORWARDED_ALLOW_IPS", "10.0.0.0/8, ::1, *")
+    load_settings()

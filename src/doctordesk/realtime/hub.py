@@ -191,6 +191,10 @@ class Hub:
             stream.close()
         return len(streams)
 
+    def token_ids(self) -> list[int]:
+        """The tokens that have an open stream here (each once)."""
+        return list(self._by_token)
+
     def close_all(self) -> None:
         for streams in list(self._streams.values()):
             for stream in list(streams):

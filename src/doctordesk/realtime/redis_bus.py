@@ -3,8 +3,12 @@
 Local handlers get an event directly at publish time (no round trip, and it works while Redis is down); events
 from Redis that this instance published are skipped by their origin. Publishing never fails a request: when Redis
 is unreachable the event reaches this instance only, and the other instances' clients catch up by polling. The
-subscriber reconnects with backoff; on every reconnect ``on_reconnect`` runs (the app starts a new screen epoch and
-tells open streams to refresh, since events may have been lost meanwhile).
+subscriber reconnects with backoff; on every reconnect ``on_reconnect`` runs (the app starts a new screen epoch,
+tells open streams to refresh, and re-checks their tokens, since events may have been lost meanwhile).
+
+A Redis that stops answering without closing its connections (frozen) counts as lost too: an idle subscription
+pings every ``PING_EVERY`` seconds, and one that hears nothing back within ``ANSWER_TIMEOUT`` is dropped and
+reconnected; a (re)connection counts only once Redis confirmed the subscription.
 """
 
 from __future__ import annotations
@@ -16,11 +20,15 @@ import logging
 from collections.abc import Callable, Sequence
 
 import redis.asyncio as redis
+from redis.asyncio.client import PubSub
 
 from doctordesk.domain.events import DomainEvent
 from doctordesk.realtime.bus import LocalHandlers, event_from_json, event_to_json
 
 log = logging.getLogger(__name__)
+
+PING_EVERY = 1.0  # an idle subscription pings Redis this often
+ANSWER_TIMEOUT = 2.0  # Redis answers a PING (or confirms a subscription) within this, or the connection is lost
 
 
 class RedisBus(LocalHandlers):
@@ -79,6 +87,15 @@ class RedisBus(LocalHandlers):
             return None
         return value.decode() if isinstance(value, bytes) else value
 
+    async def ping(self, *, timeout: float) -> bool:
+        """Whether Redis answers a PING within ``timeout`` seconds (readiness)."""
+        try:
+            async with asyncio.timeout(timeout):
+                await self._publisher.ping()
+        except (redis.RedisError, OSError, TimeoutError):
+            return False
+        return True
+
     async def start(self) -> None:
         self._task = asyncio.create_task(self._listen(), name="redis-bus")
         # Give the first connection a moment, so events right after startup reach the other instances.
@@ -102,28 +119,25 @@ class RedisBus(LocalHandlers):
         delay = 0.1
         lost = False  # events may have been missed since the last connection failed
         while True:
-            client = redis.Redis.from_url(self.url, socket_connect_timeout=1.0, health_check_interval=5)
-            pubsub = client.pubsub(ignore_subscribe_messages=True)
+            client = redis.Redis.from_url(self.url, socket_connect_timeout=1.0)
+            pubsub = client.pubsub()
             try:
-                await pubsub.subscribe(self.channel)
+                async with asyncio.timeout(ANSWER_TIMEOUT):
+                    await pubsub.subscribe(self.channel)
+                    await _confirmed(pubsub)
                 self._set_connected(True)
                 self._ready.set()
                 delay = 0.1
                 if lost:
-                    log.warning("event bus: reconnected to Redis; screens re-render once")
+                    log.warning("event bus: reconnected to Redis; screens re-render once, stream tokens re-checked")
                     self.on_reconnect()
                     lost = False
-                while True:
-                    message = await pubsub.get_message(timeout=5.0)
-                    if message is None:
-                        await pubsub.ping()
-                        continue
-                    await self._receive(message.get("data"))
+                await self._follow(pubsub)
             except asyncio.CancelledError:
                 raise
-            except Exception as exc:  # connection lost or refused: retry with backoff
+            except Exception as exc:  # connection lost, refused, or Redis stopped answering: retry with backoff
                 if not lost:
-                    log.warning("event bus: Redis unavailable (%s); retrying", exc)
+                    log.warning("event bus: Redis unavailable (%s); retrying", exc or type(exc).__name__)
                 lost = True
                 self._set_connected(False)
                 self._ready.set()
@@ -134,6 +148,26 @@ class RedisBus(LocalHandlers):
                     await pubsub.aclose()  # type: ignore[no-untyped-call]
                 with contextlib.suppress(Exception):
                     await client.aclose()
+
+    async def _follow(self, pubsub: PubSub) -> None:
+        """Deliver the subscription's messages until its connection fails, or Redis leaves a PING unanswered."""
+        loop = asyncio.get_running_loop()
+        heard = loop.time()
+        pinged: float | None = None
+        while True:
+            message = await pubsub.get_message(timeout=0.25)
+            now = loop.time()
+            if message is not None:
+                heard, pinged = now, None  # anything from Redis shows it answers
+                if message.get("type") == "message":
+                    await self._receive(message.get("data"))
+                continue
+            if pinged is None:
+                if now - heard >= PING_EVERY:
+                    await pubsub.ping()
+                    pinged = now
+            elif now - pinged > ANSWER_TIMEOUT:
+                raise ConnectionError(f"Redis did not answer a PING within {ANSWER_TIMEOUT:g} s")
 
     async def _receive(self, data: object) -> None:
         if not isinstance(data, bytes | str):
@@ -148,3 +182,11 @@ class RedisBus(LocalHandlers):
             return
         for event in events:
             await self.deliver(event)
+
+
+async def _confirmed(pubsub: PubSub) -> None:
+    """Wait for Redis to confirm the subscription (a connection to a frozen Redis never gets there)."""
+    while True:
+        message = await pubsub.get_message(timeout=0.25)
+        if message is not None and message.get("type") == "subscribe":
+            return

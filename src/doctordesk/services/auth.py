@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 import secrets
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from doctordesk.domain.errors import Unauthorized, ValidationFailed
+from doctordesk.domain.errors import TooManyRequests, Unauthorized, ValidationFailed
 from doctordesk.domain.events import DomainEvent, user_topic
 from doctordesk.domain.login_throttle import address_key
 from doctordesk.domain.roles import Actor, Role
@@ -20,6 +21,8 @@ from doctordesk.services.audit import audit
 from doctordesk.services.passwords import Passwords
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.tables import AccessToken, Patient, User
+
+log = logging.getLogger(__name__)
 
 TOKEN_REVOKED = "token-revoked"
 MAX_USERNAME = 64  # the column's width: longer names cannot exist, and must not reach the database
@@ -67,10 +70,15 @@ async def login(
     now = rt.clock.now()
     settings = rt.settings
     address = address_key(client_host)
-    async with rt.db.transaction() as session:
-        limits = login_throttle.limits(settings)
-        await login_throttle.admit(session, limits, username=username, address=address, now=now)
-        user = await session.scalar(select(User).where(User.username == username, User.active.is_(True)))
+    try:
+        async with rt.db.transaction() as session:
+            limits = login_throttle.limits(settings)
+            await login_throttle.admit(session, limits, username=username, address=address, now=now)
+            user = await session.scalar(select(User).where(User.username == username, User.active.is_(True)))
+    except TooManyRequests as refused:
+        # The refused attempt's own transaction rolled back (a 429 does not count): audited in one of its own.
+        await _audit_throttled(rt, username=username, address=address, now=now, retry_after=refused.retry_after)
+        raise
     ok = await passwords.verify(user.password_hash if user else None, password)
     async with rt.db.transaction() as session:
         if not ok or user is None:
@@ -103,6 +111,25 @@ async def login(
     if not ok or user is None:
         raise Unauthorized("Wrong username or password.")
     return LoginResult(access_token=token, expires_in=settings.token_ttl_seconds, actor=actor)
+
+
+async def _audit_throttled(rt: Runtime, *, username: str, address: str, now: datetime, retry_after: int | None) -> None:
+    """A ``login-throttled`` audit entry (never the password). A failure to write it is logged: the caller still
+    answers 429."""
+    try:
+        async with rt.db.transaction() as session:
+            user_id = await session.scalar(select(User.id).where(User.username == username))
+            audit(
+                session,
+                at=now,
+                actor_id=user_id,
+                action="login-throttled",
+                entity="user",
+                entity_id=user_id,
+                details={"username": username, "address": address, "retry_after": retry_after},
+            )
+    except Exception:  # the audit log is unreachable or busy: the refusal stands
+        log.warning("could not audit a throttled login of %r from %s", username, address, exc_info=True)
 
 
 async def authenticate(rt: Runtime, token: str | None) -> Actor:

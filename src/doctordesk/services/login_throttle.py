@@ -2,23 +2,28 @@
 
 ``admit`` counts an attempt as a failure before its password is checked, inside a transaction that locks the
 username's and the address's rows: parallel guesses queue there, so no more of them get a password check than the
-limits allow. ``succeeded`` takes the count back when the password was right.
+limits allow. ``succeeded`` takes the count back when the password was right. ``prune`` deletes the rows that no
+longer matter (the server runs it at start and hourly).
 """
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from sqlalchemy import select
+from sqlalchemy import ColumnElement, and_, delete, or_, select, tuple_
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.config import Settings
 from doctordesk.domain.errors import TooManyRequests
-from doctordesk.domain.login_throttle import LoginLimits, drained, is_known, seconds_until
+from doctordesk.domain.login_throttle import KNOWN_ADDRESS, LoginLimits, drained, is_known, seconds_until
+from doctordesk.store.db import Database
 from doctordesk.store.tables import LoginAddressThrottle, LoginThrottle
 
 REFUSED = "Too many failed logins. Try again later."
+# A username's row is deleted once it has been left alone this long and its count has drained to nothing meanwhile.
+USERNAME_ROW_IDLE = timedelta(days=1)
+PRUNE_BATCH = 1000  # rows per delete, each in its own short transaction (writers are never held up for long)
 
 
 def limits(settings: Settings) -> LoginLimits:
@@ -86,3 +91,46 @@ async def succeeded(session: AsyncSession, *, username: str, address: str, now: 
     name = await session.get(LoginThrottle, username, with_for_update=True)
     if name is not None:
         name.failures = max(0, name.failures - 1)
+
+
+async def prune(db: Database, limits: LoginLimits, *, now: datetime) -> int:
+    """Delete the rows that no longer change any answer; the number deleted (docs/accounts.md#throttling).
+
+    - a username's row left alone for ``USERNAME_ROW_IDLE`` whose count has drained to 0 by now and whose slowing
+      has ended: it answers exactly as a missing row would;
+    - an address's row nobody tried from for ``KNOWN_ADDRESS`` (30 days) whose lockout has ended: the address is
+      no longer known to the username, and a run of failures that stopped that long ago is forgotten.
+    """
+    unlocked_name = or_(LoginThrottle.locked_until.is_(None), LoginThrottle.locked_until <= now)
+    stale_name = and_(
+        LoginThrottle.updated_at < now - USERNAME_ROW_IDLE,
+        LoginThrottle.failures <= USERNAME_ROW_IDLE // limits.interval,
+        unlocked_name,
+    )
+    unlocked_place = or_(LoginAddressThrottle.locked_until.is_(None), LoginAddressThrottle.locked_until <= now)
+    stale_place = and_(LoginAddressThrottle.updated_at < now - KNOWN_ADDRESS, unlocked_place)
+    names = LoginThrottle.username.in_(select(LoginThrottle.username).where(stale_name).limit(PRUNE_BATCH))
+    place_key = tuple_(LoginAddressThrottle.username, LoginAddressThrottle.address)
+    places = place_key.in_(
+        select(LoginAddressThrottle.username, LoginAddressThrottle.address).where(stale_place).limit(PRUNE_BATCH)
+    )
+    # The condition is repeated outside the subquery: a row a login touched meanwhile is re-checked and kept.
+    return await _delete_in_batches(db, LoginThrottle, names, stale_name) + await _delete_in_batches(
+        db, LoginAddressThrottle, places, stale_place
+    )
+
+
+async def _delete_in_batches(
+    db: Database,
+    table: type[LoginThrottle] | type[LoginAddressThrottle],
+    batch: ColumnElement[bool],
+    condition: ColumnElement[bool],
+) -> int:
+    deleted = 0
+    while True:
+        async with db.transaction() as session:
+            result = await session.execute(delete(table).where(batch, condition))
+        count = int(getattr(result, "rowcount", 0) or 0)
+        deleted += count
+        if count < PRUNE_BATCH:
+            return deleted

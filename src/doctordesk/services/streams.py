@@ -1,12 +1,15 @@
-"""Opening a real-time stream: who it is for (bearer token or single-use ticket) and stream tickets."""
+"""Opening a real-time stream: who it is for (bearer token or single-use ticket), stream tickets, and which open
+streams' tokens are still valid."""
 
 from __future__ import annotations
 
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import BigInteger, any_, bindparam, delete, select, update
+from sqlalchemy.dialects.postgresql import ARRAY
 
 from doctordesk.domain.errors import Unauthorized
 from doctordesk.domain.roles import Actor
@@ -14,6 +17,9 @@ from doctordesk.runtime import Runtime
 from doctordesk.services import auth
 from doctordesk.store.realtime_tables import StreamTicket
 from doctordesk.store.tables import AccessToken, User
+
+# Token ids per query when re-checking open streams (well under SQLite's and asyncpg's bound-parameter limits).
+CHECK_BATCH = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,3 +98,32 @@ async def _grant_for_token_id(rt: Runtime, token_id: int) -> StreamGrant:
             raise Unauthorized("The access token has expired or was revoked.")
         actor = await auth.actor_for(session, user, access.id)
     return StreamGrant(actor, access.expires_at)
+
+
+async def valid_tokens(rt: Runtime, token_ids: Sequence[int]) -> set[int]:
+    """Those of ``token_ids`` that may still hold a stream: not revoked, not expired, their user active (what a
+    stream was opened on). Primary-key lookups, ``CHECK_BATCH`` ids per query; on PostgreSQL the ids travel as one
+    array parameter (``= ANY``), which asyncpg prepares once, instead of one parameter each."""
+    now = rt.clock.now()
+    valid: set[int] = set()
+    async with rt.db.read() as session:
+        postgres = session.get_bind().dialect.name == "postgresql"
+        for start in range(0, len(token_ids), CHECK_BATCH):
+            batch = list(token_ids[start : start + CHECK_BATCH])
+            wanted = (
+                AccessToken.id == any_(bindparam("ids", batch, type_=ARRAY(BigInteger)))
+                if postgres
+                else AccessToken.id.in_(batch)
+            )
+            found = await session.scalars(
+                select(AccessToken.id)
+                .join(User, User.id == AccessToken.user_id)
+                .where(
+                    wanted,
+                    AccessToken.revoked_at.is_(None),
+                    AccessToken.expires_at > now,
+                    User.active.is_(True),
+                )
+            )
+            valid.update(found)
+    return valid

@@ -143,3 +143,23 @@ async def test_logins_and_failures_are_audited_with_the_client_address(demo, at,
         ("login-failed", "203.0.113.9"),
         ("login", "2001:db8:0:1::/64"),
     ]
+
+
+async def test_a_throttled_login_is_audited_with_its_address_and_without_the_password(demo, at, runtime):
+    for _ in range(3):
+        await log_in(at("203.0.113.9"), "guess")
+    assert_throttled(await log_in(at("203.0.113.9"), "demo"), at_most=300)
+    async with runtime.db.read() as session:
+        rows = list(
+            await session.execute(
+                select(AuditLog.action, AuditLog.entity_id, AuditLog.details).where(
+                    AuditLog.action == "login-throttled"
+                )
+            )
+        )
+    assert len(rows) == 1
+    [(_, entity_id, details)] = rows
+    assert entity_id == demo.users["doctor1"]
+    assert details["username"] == "doctor1" and details["address"] == "203.0.113.9"
+    assert 0 < details["retry_after"] <= 300
+    assert "demo" not in repr(details.values()) and "password" not in details

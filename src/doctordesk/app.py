@@ -31,6 +31,7 @@ from doctordesk.web.limits import BodyLimit
 from doctordesk.web.observability import RequestTimer
 from doctordesk.web.routers import (
     admin_audit,
+    admin_fees,
     admin_hours,
     admin_locations,
     admin_users,
@@ -119,6 +120,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
     app.include_router(admin_locations.router)
     app.include_router(admin_audit.router)
     app.include_router(admin_hours.router)
+    app.include_router(admin_fees.router)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(RequestTimer, metrics=runtime.metrics)
     app.add_middleware(SecurityHeaders)

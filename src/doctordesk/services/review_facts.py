@@ -202,7 +202,7 @@ async def clinic(session: AsyncSession) -> Clinic:
     ).scalars():
         exceptions[e.doctor_id].append(HoursException(e.day, e.kind, e.location_id, e.start_time, e.end_time))
     fee_rows = [
-        FeeRow(f.kind, f.doctor_id, f.location_id, f.amount_cents, f.percent, f.currency)
+        FeeRow(f.kind, f.doctor_id, f.location_id, f.amount_cents, f.percent, f.currency, f.effective_from, f.retired)
         for f in (await session.execute(select(FeeSchedule).order_by(FeeSchedule.id))).scalars()
     ]
     return Clinic(

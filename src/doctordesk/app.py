@@ -34,6 +34,7 @@ from doctordesk.web.routers import (
     admin_fees,
     admin_hours,
     admin_locations,
+    admin_policies,
     admin_users,
     api,
     appointments,
@@ -121,6 +122,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
     app.include_router(admin_audit.router)
     app.include_router(admin_hours.router)
     app.include_router(admin_fees.router)
+    app.include_router(admin_policies.router)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(RequestTimer, metrics=runtime.metrics)
     app.add_middleware(SecurityHeaders)

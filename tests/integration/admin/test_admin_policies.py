@@ -26,26 +26,26 @@ async def test_policy_edits_drive_the_coverage_rules_and_are_audited(client, log
     assert policy["third_party_status"] == "valid"
     url = f"/admin/policies/{policy['id']}"
 
-    ended = await client.patch(url, json={"valid_from": "2020-01-01", "valid_to": "2021-01-01"}, headers=admin.headers)
+    ended = await client.post(url, json={"valid_from": "2020-01-01", "valid_to": "2021-01-01"}, headers=admin.headers)
     assert ended.status_code == 200, ended.text
     assert_error(await decide(client, doctor.headers, a), 422, "APPOINTMENT_DATE_NOT_COVERED")
-    await client.patch(url, json={"valid_to": "2030-01-01"}, headers=admin.headers)
+    await client.post(url, json={"valid_to": "2030-01-01"}, headers=admin.headers)
 
     doctor_id = demo.users["doctor1"]
-    await client.patch(url, json={"exclusions": {"doctors": [doctor_id]}}, headers=admin.headers)
+    await client.post(url, json={"exclusions": {"doctors": [doctor_id]}}, headers=admin.headers)
     assert_error(await decide(client, doctor.headers, a), 422, "FORBIDDEN_DUE_TO_POLICY_TERMS")
-    await client.patch(url, json={"exclusions": {"doctors": []}}, headers=admin.headers)
+    await client.post(url, json={"exclusions": {"doctors": []}}, headers=admin.headers)
 
-    broken = await client.patch(url, json={"third_party_data": '{"member_id": '}, headers=admin.headers)
+    broken = await client.post(url, json={"third_party_data": '{"member_id": '}, headers=admin.headers)
     assert broken.json()["third_party_status"] != "valid"
     assert_error(await decide(client, doctor.headers, a), 422, "THIRD_PARTY_DATA_INVALID")
     unchanged = (await client.get(f"/api/appointments/{a}", headers=doctor.headers)).json()
     assert unchanged["status"]["code"] == 1 and unchanged["version"] == 1  # refusals wrote nothing
-    await client.patch(url, json={"third_party_data": policy["third_party_data"]}, headers=admin.headers)
+    await client.post(url, json={"third_party_data": policy["third_party_data"]}, headers=admin.headers)
 
     other = demo.users["doctor2"]
     network = {"network": {"doctors": [other], "locations": []}}
-    assert (await client.patch(url, json=network, headers=admin.headers)).json()["network"]["doctors"] == [other]
+    assert (await client.post(url, json=network, headers=admin.headers)).json()["network"]["doctors"] == [other]
     berlin = demo.locations["berlin"]
     sent = await decide(client, doctor.headers, a, **card(1, doctor_id, berlin, "2026-12-01", "10:00"))
     assert sent.status_code < 400, sent.text

@@ -168,7 +168,7 @@ async def test_a_doctor_profile_edit_is_audited_with_before_and_after(client, lo
         "can_prescribe": not was,
         "chat_enabled": False,
     }
-    response = await client.patch(f"/admin/doctors/{doctor_id}", json=change, headers=admin.headers)
+    response = await client.post(f"/admin/doctors/{doctor_id}", json=change, headers=admin.headers)
     assert response.status_code == 200, response.text
     assert response.json()["doctor"]["chat_enabled"] is False
     [row] = await audit_rows(runtime, "admin.doctor-updated")
@@ -176,9 +176,9 @@ async def test_a_doctor_profile_edit_is_audited_with_before_and_after(client, lo
     assert before["display_name"] != "Dr. Renamed" and after["display_name"] == "Dr. Renamed"
     assert before["doctor"]["can_prescribe"] is was and after["doctor"]["can_prescribe"] is (not was)
     assert after["doctor"]["specialty"] == "Dermatology"
-    bad = await client.patch(f"/admin/doctors/{doctor_id}", json={"timezone": "Nowhere"}, headers=admin.headers)
+    bad = await client.post(f"/admin/doctors/{doctor_id}", json={"timezone": "Nowhere"}, headers=admin.headers)
     assert "timezone" in assert_error(bad, 422, "FIELDS_VALIDATION_ERROR")["fields"]
-    not_doctor = await client.patch(f"/admin/doctors/{demo.users['support1']}", json={}, headers=admin.headers)
+    not_doctor = await client.post(f"/admin/doctors/{demo.users['support1']}", json={}, headers=admin.headers)
     assert_error(not_doctor, 404, "NOT_FOUND")
 
 
@@ -197,7 +197,7 @@ async def test_locations_are_created_and_edited_with_an_audit_and_bad_zones_refu
     )
     assert created.status_code == 201
     loc = created.json()
-    edited = await client.patch(f"/admin/locations/{loc['id']}", json={"address": "1 Rue X"}, headers=admin.headers)
+    edited = await client.post(f"/admin/locations/{loc['id']}", json={"address": "1 Rue X"}, headers=admin.headers)
     assert edited.json() == {**loc, "address": "1 Rue X"}
     names = [x["name"] for x in (await client.get("/admin/locations", headers=admin.headers)).json()["locations"]]
     assert "Paris" in names

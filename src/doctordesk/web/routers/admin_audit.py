@@ -15,6 +15,7 @@ from doctordesk.services.admin_audit import AuditFilter
 from doctordesk.web.deps import MAX_ID, RuntimeDep, require_roles
 from doctordesk.web.paging import MAX_CURSOR_CHARS, decode_cursor, encode_cursor
 from doctordesk.web.responses import SCREEN_RESPONSES
+from doctordesk.web.routers.admin_models import instant, printable
 
 router = APIRouter(
     prefix="/admin/audit", tags=["administration"], dependencies=[require_roles(Role.ADMIN)], responses=SCREEN_RESPONSES
@@ -37,14 +38,10 @@ def audit_filter(
         datetime | None, Query(alias="to", description="Until this instant (with offset), exclusive")
     ] = None,
 ) -> AuditFilter:
-    fields = {}
-    for name, value in (("from", since), ("to", until)):
-        if value is not None and value.tzinfo is None:
-            fields[name] = "Give a time zone offset, e.g. 2026-11-23T10:00:00Z."
-    if not fields and since is not None and until is not None and until < since:
-        fields["to"] = "Must not be before 'from'."
-    if fields:
-        raise ValidationFailed(fields=fields)
+    since, until = instant(since, "from"), instant(until, "to")
+    action, entity = printable(action, "action"), printable(entity, "entity")
+    if since is not None and until is not None and until < since:
+        raise ValidationFailed(fields={"to": "Must not be before 'from'."})
     return AuditFilter(
         actor_id=actor, appointment_id=appointment, action=action, entity=entity, since=since, until=until
     )  # fmt: skip

@@ -2,26 +2,26 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.roles import Role
 from doctordesk.services import admin_fees
 from doctordesk.services.admin_fees import FeeRuleInput
 from doctordesk.web.deps import MAX_ID, ActorDep, RuntimeDep, require_roles
 from doctordesk.web.responses import SUBMIT_RESPONSES
+from doctordesk.web.routers.admin_models import Strict, instant
 
 router = APIRouter(
     prefix="/admin", tags=["administration"], dependencies=[require_roles(Role.ADMIN)], responses=SUBMIT_RESPONSES
 )
 
 
-class FeeRuleCreate(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class FeeRuleCreate(Strict):
     kind: str = Field(
         min_length=1,
         max_length=32,
@@ -43,13 +43,14 @@ async def list_fees(
     history: Annotated[bool, Query(description="Every version ever recorded instead")] = False,
 ) -> dict[str, Any]:
     """The fee rules Review and Approve uses at a moment, or their whole history."""
-    if at is not None and at.tzinfo is None:
-        raise ValidationFailed(fields={"at": "Give a time zone offset."})
-    return {"rules": await admin_fees.list_rules(rt, at=at, history=history)}
+    return {"rules": await admin_fees.list_rules(rt, at=instant(at, "at"), history=history)}
 
 
 @router.post("/fees", status_code=201)
 async def add_fee_rule(rt: RuntimeDep, actor: ActorDep, body: FeeRuleCreate) -> dict[str, Any]:
     """A new version of a fee rule (per kind, doctor and location), effective now or later: proposals made from
     then on use it; offers already made keep the fee they showed."""
-    return await admin_fees.add_rule(rt, actor, FeeRuleInput(**body.model_dump()))
+    rule = FeeRuleInput(**body.model_dump())
+    if rule.effective_from is not None:
+        rule = replace(rule, effective_from=instant(rule.effective_from, "effective_from"))
+    return await admin_fees.add_rule(rt, actor, rule)

@@ -12,7 +12,7 @@ from datetime import date, time
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Path
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from doctordesk.domain.roles import Role
 from doctordesk.domain.scheduling import Hours, HoursException
@@ -20,16 +20,13 @@ from doctordesk.services import admin_hours
 from doctordesk.services.admin_hours import HoursChange
 from doctordesk.web.deps import MAX_ID, ActorDep, RuntimeDep, require_roles
 from doctordesk.web.responses import SUBMIT_RESPONSES
+from doctordesk.web.routers.admin_models import Strict
 
 router = APIRouter(
     prefix="/admin", tags=["administration"], dependencies=[require_roles(Role.ADMIN)], responses=SUBMIT_RESPONSES
 )
 
 Id = Annotated[int, Path(ge=1, le=MAX_ID)]
-
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
 
 
 class Block(Strict):

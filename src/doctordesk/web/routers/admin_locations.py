@@ -6,28 +6,27 @@ from dataclasses import asdict
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from doctordesk.domain.roles import Role
 from doctordesk.services import admin_locations
 from doctordesk.services.admin_locations import LocationChange
 from doctordesk.web.deps import MAX_ID, ActorDep, RuntimeDep, require_roles
 from doctordesk.web.responses import SUBMIT_RESPONSES
+from doctordesk.web.routers.admin_models import Strict
 
 router = APIRouter(
     prefix="/admin", tags=["administration"], dependencies=[require_roles(Role.ADMIN)], responses=SUBMIT_RESPONSES
 )
 
 
-class LocationCreate(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class LocationCreate(Strict):
     name: str = Field(min_length=1, max_length=128)
     address: str = Field("", max_length=255)
     timezone: str = Field(min_length=1, max_length=64, description="IANA time zone, e.g. Europe/Berlin")
 
 
-class LocationUpdate(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class LocationUpdate(Strict):
     name: str | None = Field(None, min_length=1, max_length=128)
     address: str | None = Field(None, max_length=255)
     timezone: str | None = Field(None, min_length=1, max_length=64)
@@ -45,7 +44,7 @@ async def create_location(rt: RuntimeDep, actor: ActorDep, body: LocationCreate)
     return asdict(await admin_locations.create_location(rt, actor, LocationChange(**body.model_dump())))
 
 
-@router.patch("/locations/{location_id}")
+@router.post("/locations/{location_id}")
 async def update_location(
     rt: RuntimeDep, actor: ActorDep, location_id: Annotated[int, Path(ge=1, le=MAX_ID)], body: LocationUpdate
 ) -> dict[str, Any]:

@@ -7,13 +7,14 @@ from datetime import date
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from doctordesk.domain.roles import Role
 from doctordesk.services import admin_policies
 from doctordesk.services.admin_policies import PolicyInput
 from doctordesk.web.deps import MAX_ID, ActorDep, RuntimeDep, require_roles
 from doctordesk.web.responses import SUBMIT_RESPONSES
+from doctordesk.web.routers.admin_models import Strict
 
 router = APIRouter(
     prefix="/admin", tags=["administration"], dependencies=[require_roles(Role.ADMIN)], responses=SUBMIT_RESPONSES
@@ -21,10 +22,6 @@ router = APIRouter(
 
 Id = Annotated[int, Path(ge=1, le=MAX_ID)]
 Ids = list[Annotated[int, Field(ge=1, le=MAX_ID)]]
-
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
 
 
 class Network(Strict):
@@ -81,7 +78,7 @@ async def create_policy(rt: RuntimeDep, actor: ActorDep, patient_id: Id, body: P
     return await admin_policies.create_policy(rt, actor, patient_id, body.to_input())
 
 
-@router.patch("/policies/{policy_id}")
+@router.post("/policies/{policy_id}")
 async def update_policy(rt: RuntimeDep, actor: ActorDep, policy_id: Id, body: PolicyBody) -> dict[str, Any]:
     """Edit a policy: period, network, exclusions, the insurer's record (omitted fields stay). Policies are not
     deleted: end one with `valid_to`."""

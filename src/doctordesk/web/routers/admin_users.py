@@ -6,13 +6,14 @@ from dataclasses import asdict
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Path, Query, Request
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from doctordesk.domain.roles import Role
 from doctordesk.services import admin_users
 from doctordesk.services.admin_users import DoctorChange, NewUser, UserView
 from doctordesk.web.deps import MAX_ID, ActorDep, RuntimeDep, require_roles
 from doctordesk.web.responses import SUBMIT_RESPONSES
+from doctordesk.web.routers.admin_models import Strict
 
 router = APIRouter(
     prefix="/admin", tags=["administration"], dependencies=[require_roles(Role.ADMIN)], responses=SUBMIT_RESPONSES
@@ -20,10 +21,6 @@ router = APIRouter(
 
 RoleName = Literal["doctor", "support", "patient", "admin"]
 UserId = Annotated[int, Path(ge=1, le=MAX_ID)]
-
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
 
 
 class UserCreate(Strict):
@@ -95,7 +92,7 @@ async def get_user(rt: RuntimeDep, user_id: UserId) -> dict[str, Any]:
     return user_json(await admin_users.get_user(rt, user_id))
 
 
-@router.patch("/users/{user_id}")
+@router.post("/users/{user_id}")
 async def update_user(rt: RuntimeDep, actor: ActorDep, user_id: UserId, body: UserUpdate) -> dict[str, Any]:
     """Change a user's display name. The role of an account is fixed: create a new account for another role."""
     return user_json(await admin_users.rename_user(rt, actor, user_id, display_name=body.display_name))
@@ -124,7 +121,7 @@ async def set_password(
     return {"password": generated}
 
 
-@router.patch("/doctors/{user_id}")
+@router.post("/doctors/{user_id}")
 async def update_doctor(rt: RuntimeDep, actor: ActorDep, user_id: UserId, body: DoctorUpdate) -> dict[str, Any]:
     """Edit a doctor's profile: name, specialty, time zone, can-prescribe, chat enabled (omitted fields stay)."""
     change = DoctorChange(**body.model_dump())

@@ -132,8 +132,16 @@ async def _user(session: AsyncSession, user_id: int, *, lock: bool = False) -> U
 async def list_users(
     rt: Runtime, *, role: Role | None, active: bool | None, after_id: int | None, limit: int
 ) -> tuple[list[UserView], int | None]:
-    """Users by id, one page; the id to continue after (None on the last page)."""
-    query = select(User).order_by(User.id).limit(limit + 1)
+    """Users by id, one page (with their doctor profile or patient record, in the same query); the id to continue
+    after (None on the last page)."""
+    query = (
+        select(User, DoctorProfile, DoctorSettings.chat_enabled, Patient.id)
+        .outerjoin(DoctorProfile, DoctorProfile.user_id == User.id)
+        .outerjoin(DoctorSettings, DoctorSettings.user_id == User.id)
+        .outerjoin(Patient, Patient.user_id == User.id)
+        .order_by(User.id)
+        .limit(limit + 1)
+    )
     if role is not None:
         query = query.where(User.role == role.value)
     if active is not None:
@@ -141,9 +149,26 @@ async def list_users(
     if after_id is not None:
         query = query.where(User.id > after_id)
     async with rt.db.read() as session:
-        users = (await session.execute(query)).scalars().all()
-        views = [await _view(session, u) for u in users[:limit]]
-    return views, (views[-1].id if len(users) > limit else None)
+        rows = (await session.execute(query)).all()
+    views = []
+    for user, profile, chat_enabled, patient_id in rows[:limit]:
+        doctor = None
+        if user.role == Role.DOCTOR and profile is not None:
+            chat = chat_enabled if chat_enabled is not None else True
+            doctor = DoctorView(profile.specialty, profile.timezone, profile.can_prescribe, chat)
+        views.append(
+            UserView(
+                id=user.id,
+                username=user.username,
+                role=user.role,
+                display_name=user.display_name,
+                active=user.active,
+                created_at=user.created_at,
+                doctor=doctor,
+                patient_id=patient_id if user.role == Role.PATIENT else None,
+            )  # fmt: skip
+        )
+    return views, (views[-1].id if len(rows) > limit else None)
 
 
 async def get_user(rt: Runtime, user_id: int) -> UserView:

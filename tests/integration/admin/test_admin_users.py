@@ -203,3 +203,19 @@ async def test_locations_are_created_and_edited_with_an_audit_and_bad_zones_refu
     assert "Paris" in names
     [row] = await audit_rows(runtime, "admin.location-updated")
     assert changed(row) == ({**loc}, {**loc, "address": "1 Rue X"})
+
+
+async def test_the_list_shows_the_same_user_as_the_single_read(client, login, demo):
+    admin = await login("admin")
+    listed = {u["id"]: u for u in (await client.get("/admin/users?limit=500", headers=admin.headers)).json()["users"]}
+    for name in ("doctor1", "patient1", "support1", "admin"):
+        one = (await client.get(f"/admin/users/{demo.users[name]}", headers=admin.headers)).json()
+        assert listed[demo.users[name]] == one
+
+
+async def test_the_administration_api_is_described_in_openapi(client):
+    paths = (await client.get("/openapi.json")).json()["paths"]
+    for path in ("/admin/users", "/admin/audit", "/admin/audit/export", "/admin/fees", "/admin/insurers"):
+        assert path in paths
+    assert "administration" in paths["/admin/users"]["post"]["tags"]
+    assert not [p for p, ops in paths.items() if p.startswith("/admin") and "patch" in ops]

@@ -32,7 +32,20 @@ from doctordesk.store.db import Database
 from doctordesk.web import errors, responses
 from doctordesk.web.limits import BodyLimit
 from doctordesk.web.observability import RequestTimer
-from doctordesk.web.routers import api, appointments, chat, ops, review, stream
+from doctordesk.web.routers import (
+    admin_audit,
+    admin_fees,
+    admin_hours,
+    admin_locations,
+    admin_policies,
+    admin_users,
+    api,
+    appointments,
+    chat,
+    ops,
+    review,
+    stream,
+)
 from doctordesk.web.routers import auth as auth_router
 from doctordesk.web.security import SecurityHeaders
 from doctordesk.web.webapp import web_app_mount
@@ -117,6 +130,12 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
     app.include_router(chat.router)
     app.include_router(stream.router)
     app.include_router(ops.router)
+    app.include_router(admin_users.router)
+    app.include_router(admin_locations.router)
+    app.include_router(admin_audit.router)
+    app.include_router(admin_hours.router)
+    app.include_router(admin_fees.router)
+    app.include_router(admin_policies.router)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(RequestTimer, metrics=runtime.metrics)
     app.add_middleware(SecurityHeaders)

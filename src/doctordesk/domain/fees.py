@@ -14,6 +14,10 @@ Row kinds (``fee_schedule.kind``); ``doctor_id``/``location_id`` null means "any
 
 Doctor fee = doctor_fee + surcharges; Total fee = Doctor fee + location_fee. Percentages round half up to a cent.
 No ``doctor_fee`` row → no fee is shown ("on request") and nothing is blocked.
+
+Rows are versions: each applies from its ``effective_from`` (None: always) to decisions made from then on, until
+a newer row for the same kind, doctor and location takes effect; a ``retired`` row ends the rule. The fee an
+alternative was offered at is stored with the offer, so a later change never rewrites what was shown.
 """
 
 from __future__ import annotations
@@ -35,6 +39,27 @@ class FeeRow:
     amount_cents: int
     percent: int
     currency: str
+    effective_from: datetime | None = None
+    retired: bool = False
+
+
+def in_force(rows: Sequence[FeeRow], now: datetime) -> list[FeeRow]:
+    """The rows that apply to a decision at ``now``: per kind, doctor and location the latest version already in
+    effect (the later row on a tie), unless it retires the rule. Order of first appearance is kept."""
+    latest: dict[tuple[str, int | None, int | None], tuple[datetime | None, int, FeeRow]] = {}
+    for i, row in enumerate(rows):
+        if row.effective_from is not None and row.effective_from > now:
+            continue
+        key = (row.kind, row.doctor_id, row.location_id)
+        seen = latest.get(key)
+        if seen is None or _sort_key(row.effective_from, i) >= _sort_key(seen[0], seen[1]):
+            latest[key] = (row.effective_from, i, row)
+    kept = sorted((i, row) for _, i, row in latest.values() if not row.retired)
+    return [row for _, row in kept]
+
+
+def _sort_key(at: datetime | None, index: int) -> tuple[bool, datetime | None, int]:
+    return (at is not None, at, index) if at is not None else (False, None, index)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +117,8 @@ SURCHARGES: dict[str, Condition] = {
 def compute(
     rows: Sequence[FeeRow], *, doctor_id: int, location_id: int, start: datetime, timezone: str, now: datetime
 ) -> Fees | None:
-    """Fees of one alternative, or None when the schedule has no doctor fee for it."""
+    """Fees of one alternative decided at ``now``, or None when the schedule has no doctor fee for it."""
+    rows = in_force(rows, now)
     base = _best(rows, "doctor_fee", doctor_id, location_id)
     if base is None:
         return None

@@ -18,6 +18,7 @@ from doctordesk.domain.scheduling import (
     CardInput,
     Directory,
     Hours,
+    HoursException,
     Original,
     Proposal,
     check_proposals,
@@ -49,6 +50,8 @@ class ReviewFacts:
     fee_rows: Sequence[fees.FeeRow]
     policies: Sequence[coverage.Policy]
     now: datetime
+    # Dated exceptions to the weekly hours, per doctor (holiday, absence, extra day).
+    hours_exceptions: Mapping[int, Sequence[HoursException]] = field(default_factory=dict)
 
 
 @dataclass
@@ -178,6 +181,7 @@ def assess(
         directory=facts.directory,
         work_hours=facts.work_hours,
         busy=busy,
+        exceptions=facts.hours_exceptions,
     )
     proposals = {p.n: p for p in parsed.proposals}
     results: list[CardAssessment] = []

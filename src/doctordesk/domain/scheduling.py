@@ -6,8 +6,9 @@ Two steps, both pure:
    entry timezone (the doctor's profile timezone, or the one the doctor confirmed), and reports format and
    completeness errors per form field (``date~2``...).
 2. ``check_proposals`` applies the rules that need facts from storage, handed in as plain data: lead time from an
-   injected ``now``, work hours at the location in the location's timezone, overlaps with the doctor's booked
-   appointments and open offers (duration-aware), overlaps and exact duplicates between the alternatives.
+   injected ``now``, work hours at the location in the location's timezone (weekly blocks and dated exceptions),
+   overlaps with the doctor's booked appointments and open offers (duration-aware), overlaps and exact duplicates
+   between the alternatives.
 
 Error messages are keyed by the form field the doctor has to change.
 """
@@ -83,6 +84,29 @@ class Hours:
     weekday: int
     opens: time
     closes: time
+
+
+class ExceptionKind:
+    HOLIDAY = "holiday"  # no hours that day
+    ABSENCE = "absence"  # no hours that day, or none between opens and closes when given
+    EXTRA = "extra"  # hours opens-closes added that day
+
+    ALL = (HOLIDAY, ABSENCE, EXTRA)
+
+
+@dataclass(frozen=True, slots=True)
+class HoursException:
+    """A dated exception to a doctor's weekly hours, on a local date of the location (every location of the
+    doctor when ``location_id`` is None)."""
+
+    day: date
+    kind: str
+    location_id: int | None = None
+    opens: time | None = None
+    closes: time | None = None
+
+    def applies(self, day: date, location_id: int) -> bool:
+        return self.day == day and (self.location_id is None or self.location_id == location_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,14 +262,30 @@ def is_original(p: Proposal, original: Original) -> bool:
     return (p.doctor_id, p.location_id, p.start) == (original.doctor_id, original.location_id, original.start)
 
 
-def within_hours(p: Proposal, timezone: str, hours: Sequence[Hours]) -> bool:
-    """Whether the whole appointment lies inside one block of work hours, in the location's local time."""
+def within_hours(p: Proposal, timezone: str, hours: Sequence[Hours], exceptions: Sequence[HoursException] = ()) -> bool:
+    """Whether the whole appointment lies inside one block of work hours, in the location's local time, on its
+    local date: the weekly blocks of that weekday plus the day's extra blocks, none on a holiday or a whole-day
+    absence, and never overlapping a partial absence. Wall-clock times of the location, so a clock change
+    moves the hours with the clock."""
     local_start = utc_to_local(p.start, timezone)
     local_end = utc_to_local(p.end, timezone)
-    if local_end.date() != local_start.date():
+    day = local_start.date()
+    if local_end.date() != day:
         return False
-    weekday = local_start.weekday()
-    return any(h.weekday == weekday and h.opens <= local_start.time() and local_end.time() <= h.closes for h in hours)
+    starts, ends = local_start.time(), local_end.time()
+    today = [e for e in exceptions if e.applies(day, p.location_id)]
+    blocks = [(h.opens, h.closes) for h in hours if h.weekday == day.weekday()]
+    for e in today:
+        if e.kind == ExceptionKind.HOLIDAY or (
+            e.kind == ExceptionKind.ABSENCE and (e.opens is None or e.closes is None)
+        ):
+            return False
+        if e.kind == ExceptionKind.EXTRA and e.opens is not None and e.closes is not None:
+            blocks.append((e.opens, e.closes))
+        if e.kind == ExceptionKind.ABSENCE and e.opens is not None and e.closes is not None:
+            if starts < e.closes and e.opens < ends:
+                return False
+    return any(opens <= starts and ends <= closes for opens, closes in blocks)
 
 
 def overlaps(a_start: datetime, a_end: datetime, b_start: datetime, b_end: datetime) -> bool:
@@ -260,6 +300,7 @@ def check_proposals(
     directory: Directory,
     work_hours: Mapping[tuple[int, int], Sequence[Hours]],
     busy: Sequence[Busy],
+    exceptions: Mapping[int, Sequence[HoursException]] | None = None,
 ) -> dict[str, str]:
     """The rules that need facts: errors by field (empty when every proposal may be sent).
 
@@ -278,7 +319,8 @@ def check_proposals(
             put("time", p.n, "Propose a time at least 2 hours from now.")
             continue
         timezone = directory.locations[p.location_id]
-        if not within_hours(p, timezone, work_hours.get((p.doctor_id, p.location_id), ())):
+        hours = work_hours.get((p.doctor_id, p.location_id), ())
+        if not within_hours(p, timezone, hours, (exceptions or {}).get(p.doctor_id, ())):
             doctor = directory.doctors.get(p.doctor_id, "The doctor")
             put("time", p.n, f"Outside {doctor}'s work hours at this location ({timezone}).")
             continue
@@ -299,3 +341,69 @@ def windows(proposals: Sequence[Proposal]) -> list[tuple[int, datetime, datetime
     """(doctor, from, to) ranges of ``start`` the overlap query must read: one bounded index range per
     proposal (an appointment starting before ``from`` ends before the proposal starts)."""
     return [(p.doctor_id, p.start - MAX_DURATION, p.end) for p in proposals]
+
+
+@dataclass(frozen=True, slots=True)
+class Schedule:
+    """A doctor's hours as a whole: weekly blocks per (doctor, location) and dated exceptions per doctor."""
+
+    hours: Mapping[tuple[int, int], Sequence[Hours]]
+    exceptions: Mapping[int, Sequence[HoursException]]
+
+    def allows(self, p: Proposal, timezone: str) -> bool:
+        hours = self.hours.get((p.doctor_id, p.location_id), ())
+        return within_hours(p, timezone, hours, self.exceptions.get(p.doctor_id, ()))
+
+
+def left_outside(
+    booked: Sequence[Proposal], timezones: Mapping[int, str], *, before: Schedule, after: Schedule
+) -> list[Proposal]:
+    """The booked appointments a change of hours would leave outside them: inside the hours before, outside
+    after (one that was already outside, e.g. a request approved as proposed, is not the change's doing)."""
+    out = []
+    for p in booked:
+        timezone = timezones.get(p.location_id)
+        if timezone is not None and before.allows(p, timezone) and not after.allows(p, timezone):
+            out.append(p)
+    return out
+
+
+def hours_errors(blocks: Sequence[Hours]) -> dict[str, str]:
+    """Weekly blocks that make sense: weekday 0-6, whole minutes, opening before closing, no two overlapping on one
+    weekday. Errors keyed ``rules.{i}``."""
+    errors: dict[str, str] = {}
+    for i, h in enumerate(blocks):
+        key = f"rules.{i}"
+        if not 0 <= h.weekday <= 6:
+            errors[key] = "weekday is 0 (Monday) to 6 (Sunday)."
+        elif not _whole_minutes(h.opens) or not _whole_minutes(h.closes):
+            errors[key] = "Use HH:MM times without seconds or zone."
+        elif not h.opens < h.closes:
+            errors[key] = "opens must be before closes."
+        elif any(o.weekday == h.weekday and h.opens < o.closes and o.opens < h.closes for o in blocks[:i]):
+            errors[key] = "Overlaps another block on the same weekday."
+    return errors
+
+
+def exception_errors(e: HoursException) -> dict[str, str]:
+    """A dated exception that makes sense: a known kind; a holiday has no times, an extra day needs both, an
+    absence both or none; opening before closing."""
+    if e.kind not in ExceptionKind.ALL:
+        return {"kind": "Use holiday, absence or extra."}
+    timed = (e.opens is not None, e.closes is not None)
+    if e.kind == ExceptionKind.HOLIDAY and any(timed):
+        return {"opens": "A holiday has no times."}
+    if e.kind == ExceptionKind.EXTRA and not all(timed):
+        return {"opens" if e.opens is None else "closes": "An extra day needs opens and closes."}
+    if e.kind == ExceptionKind.ABSENCE and any(timed) and not all(timed):
+        return {"opens" if e.opens is None else "closes": "Give both times, or neither for the whole day."}
+    if e.opens is not None and e.closes is not None:
+        if not _whole_minutes(e.opens) or not _whole_minutes(e.closes):
+            return {"opens": "Use HH:MM times without seconds or zone."}
+        if not e.opens < e.closes:
+            return {"closes": "closes must be after opens."}
+    return {}
+
+
+def _whole_minutes(t: time) -> bool:
+    return t.second == 0 and t.microsecond == 0 and t.tzinfo is None

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any
@@ -22,10 +22,11 @@ from doctordesk.domain.errors import NotFound
 from doctordesk.domain.fees import FeeRow
 from doctordesk.domain.review import ReviewFacts
 from doctordesk.domain.roles import Actor, Role
-from doctordesk.domain.scheduling import Busy, Directory, Hours, Original
+from doctordesk.domain.scheduling import Busy, Directory, Hours, HoursException, Original
 from doctordesk.domain.status import Status
 from doctordesk.runtime import Runtime
 from doctordesk.screens.protocol import Option
+from doctordesk.store.admin_tables import WorkHoursException
 from doctordesk.store.review_tables import AppointmentOffer, OfferState, ReviewDraft
 from doctordesk.store.tables import (
     Appointment,
@@ -156,6 +157,7 @@ class Clinic:
     location_names: dict[int, str]
     work_hours: dict[tuple[int, int], list[Hours]]
     fee_rows: list[FeeRow]
+    hours_exceptions: dict[int, list[HoursException]] = field(default_factory=dict)
 
     def doctor_options(self) -> list[Option]:
         return [Option(str(i), name) for i, name in self.directory.doctors.items()]
@@ -194,8 +196,13 @@ async def clinic(session: AsyncSession) -> Clinic:
     hours: dict[tuple[int, int], list[Hours]] = defaultdict(list)
     for h in (await session.execute(select(WorkHours))).scalars():
         hours[(h.doctor_id, h.location_id)].append(Hours(h.weekday, h.start_time, h.end_time))
+    exceptions: dict[int, list[HoursException]] = defaultdict(list)
+    for e in (
+        await session.execute(select(WorkHoursException).where(WorkHoursException.removed_at.is_(None)))
+    ).scalars():
+        exceptions[e.doctor_id].append(HoursException(e.day, e.kind, e.location_id, e.start_time, e.end_time))
     fee_rows = [
-        FeeRow(f.kind, f.doctor_id, f.location_id, f.amount_cents, f.percent, f.currency)
+        FeeRow(f.kind, f.doctor_id, f.location_id, f.amount_cents, f.percent, f.currency, f.effective_from, f.retired)
         for f in (await session.execute(select(FeeSchedule).order_by(FeeSchedule.id))).scalars()
     ]
     return Clinic(
@@ -205,6 +212,7 @@ async def clinic(session: AsyncSession) -> Clinic:
         location_names={loc.id: loc.name for loc in locations},
         work_hours=dict(hours),
         fee_rows=fee_rows,
+        hours_exceptions=dict(exceptions),
     )
 
 
@@ -237,6 +245,7 @@ async def facts_for(
         can_prescribe=c.can_prescribe,
         profile_timezone=c.profile_timezones.get(actor.user_id),
         work_hours=c.work_hours,
+        hours_exceptions=c.hours_exceptions,
         fee_rows=c.fee_rows,
         policies=await policies_of(session, a.patient_id),
         now=now,

@@ -167,6 +167,11 @@ class FeeSchedule(Base):
     amount_cents: Mapped[int] = mapped_column(Integer, default=0)
     percent: Mapped[int] = mapped_column(Integer, default=0)
     currency: Mapped[str] = mapped_column(String(3), default="EUR")
+    # Versions (admin_0002): a row applies to decisions from ``effective_from`` (null: always) until a newer row of
+    # the same kind, doctor and location takes effect; ``retired`` ends the rule from its ``effective_from``. Rows
+    # are only ever added, so the schedule of any past moment can be read back.
+    effective_from: Mapped[datetime | None]
+    retired: Mapped[bool] = mapped_column(Boolean, default=False)
 
 
 # --- patients -------------------------------------------------------------------------------------------------

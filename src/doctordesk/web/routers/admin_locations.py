@@ -1,0 +1,52 @@
+"""Administration API: locations and their time zones (role admin only)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path
+from pydantic import Field
+
+from doctordesk.domain.roles import Role
+from doctordesk.services import admin_locations
+from doctordesk.services.admin_locations import LocationChange
+from doctordesk.web.deps import MAX_ID, ActorDep, RuntimeDep, require_roles
+from doctordesk.web.responses import SUBMIT_RESPONSES
+from doctordesk.web.routers.admin_models import Strict
+
+router = APIRouter(
+    prefix="/admin", tags=["administration"], dependencies=[require_roles(Role.ADMIN)], responses=SUBMIT_RESPONSES
+)
+
+
+class LocationCreate(Strict):
+    name: str = Field(min_length=1, max_length=128)
+    address: str = Field("", max_length=255)
+    timezone: str = Field(min_length=1, max_length=64, description="IANA time zone, e.g. Europe/Berlin")
+
+
+class LocationUpdate(Strict):
+    name: str | None = Field(None, min_length=1, max_length=128)
+    address: str | None = Field(None, max_length=255)
+    timezone: str | None = Field(None, min_length=1, max_length=64)
+
+
+@router.get("/locations")
+async def list_locations(rt: RuntimeDep) -> dict[str, Any]:
+    """Every location, by name."""
+    return {"locations": [asdict(v) for v in await admin_locations.list_locations(rt)]}
+
+
+@router.post("/locations", status_code=201)
+async def create_location(rt: RuntimeDep, actor: ActorDep, body: LocationCreate) -> dict[str, Any]:
+    """Create a location."""
+    return asdict(await admin_locations.create_location(rt, actor, LocationChange(**body.model_dump())))
+
+
+@router.post("/locations/{location_id}")
+async def update_location(
+    rt: RuntimeDep, actor: ActorDep, location_id: Annotated[int, Path(ge=1, le=MAX_ID)], body: LocationUpdate
+) -> dict[str, Any]:
+    """Edit a location's name, address or time zone (omitted fields stay). Locations are never deleted."""
+    return asdict(await admin_locations.update_location(rt, actor, location_id, LocationChange(**body.model_dump())))

@@ -1,0 +1,85 @@
+"""Administration API: insurers, patients' policies, coverage periods, network membership and exclusions (role
+admin only)."""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path
+from pydantic import Field
+
+from doctordesk.domain.roles import Role
+from doctordesk.services import admin_policies
+from doctordesk.services.admin_policies import PolicyInput
+from doctordesk.web.deps import MAX_ID, ActorDep, RuntimeDep, require_roles
+from doctordesk.web.responses import SUBMIT_RESPONSES
+from doctordesk.web.routers.admin_models import Strict
+
+router = APIRouter(
+    prefix="/admin", tags=["administration"], dependencies=[require_roles(Role.ADMIN)], responses=SUBMIT_RESPONSES
+)
+
+Id = Annotated[int, Path(ge=1, le=MAX_ID)]
+Ids = list[Annotated[int, Field(ge=1, le=MAX_ID)]]
+
+
+class Network(Strict):
+    doctors: Ids | None = Field(None, max_length=1000, description="In-network doctors; empty: any")
+    locations: Ids | None = Field(None, max_length=1000, description="In-network locations; empty: any")
+
+
+class Exclusions(Strict):
+    services: list[Annotated[str, Field(min_length=1, max_length=64)]] | None = Field(None, max_length=100)
+    doctors: Ids | None = Field(None, max_length=1000, description="Doctors the policy forbids")
+
+
+class PolicyBody(Strict):
+    insurer: str | None = Field(None, min_length=1, max_length=128)
+    policy_number: str | None = Field(None, min_length=1, max_length=64)
+    valid_from: date | None = None
+    valid_to: date | None = None
+    network: Network | None = None
+    exclusions: Exclusions | None = None
+    third_party_data: str | None = Field(None, max_length=10_000, description="The insurer's record as received")
+    clear_third_party_data: bool = False
+
+    def to_input(self) -> PolicyInput:
+        network, exclusions = self.network or Network(), self.exclusions or Exclusions()
+        return PolicyInput(
+            insurer=self.insurer,
+            policy_number=self.policy_number,
+            valid_from=self.valid_from,
+            valid_to=self.valid_to,
+            network_doctors=network.doctors,
+            network_locations=network.locations,
+            excluded_services=exclusions.services,
+            excluded_doctors=exclusions.doctors,
+            third_party_data=self.third_party_data,
+            clear_third_party_data=self.clear_third_party_data,
+        )
+
+
+@router.get("/insurers")
+async def list_insurers(rt: RuntimeDep) -> dict[str, Any]:
+    """The insurers named on policies, with their number of policies."""
+    return {"insurers": await admin_policies.list_insurers(rt)}
+
+
+@router.get("/patients/{patient_id}/policies")
+async def list_policies(rt: RuntimeDep, patient_id: Id) -> dict[str, Any]:
+    """A patient's policies; `third_party_status` says whether the insurer's record passes the rules."""
+    return {"policies": await admin_policies.list_policies(rt, patient_id)}
+
+
+@router.post("/patients/{patient_id}/policies", status_code=201)
+async def create_policy(rt: RuntimeDep, actor: ActorDep, patient_id: Id, body: PolicyBody) -> dict[str, Any]:
+    """Add a policy (insurer, policy_number, valid_from and valid_to required)."""
+    return await admin_policies.create_policy(rt, actor, patient_id, body.to_input())
+
+
+@router.post("/policies/{policy_id}")
+async def update_policy(rt: RuntimeDep, actor: ActorDep, policy_id: Id, body: PolicyBody) -> dict[str, Any]:
+    """Edit a policy: period, network, exclusions, the insurer's record (omitted fields stay). Policies are not
+    deleted: end one with `valid_to`."""
+    return await admin_policies.update_policy(rt, actor, policy_id, body.to_input())

@@ -29,7 +29,7 @@ from doctordesk.store.db import Database
 from doctordesk.web import errors, responses
 from doctordesk.web.limits import BodyLimit
 from doctordesk.web.observability import RequestTimer
-from doctordesk.web.routers import api, appointments, chat, ops, review, stream
+from doctordesk.web.routers import admin, api, appointments, chat, integration, ops, review, stream
 from doctordesk.web.routers import auth as auth_router
 from doctordesk.web.security import SecurityHeaders
 from doctordesk.web.webapp import web_app_mount
@@ -101,6 +101,8 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
     app.include_router(appointments.router)
     app.include_router(review.router)
     app.include_router(api.router)
+    app.include_router(admin.router)
+    app.include_router(integration.router)
     app.include_router(chat.router)
     app.include_router(stream.router)
     app.include_router(ops.router)

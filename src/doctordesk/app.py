@@ -38,10 +38,12 @@ from doctordesk.web.routers import (
     admin_hours,
     admin_locations,
     admin_policies,
+    admin_service_accounts,
     admin_users,
     api,
     appointments,
     chat,
+    integration,
     ops,
     review,
     stream,
@@ -127,6 +129,8 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
     app.include_router(appointments.router)
     app.include_router(review.router)
     app.include_router(api.router)
+    app.include_router(admin_service_accounts.router)
+    app.include_router(integration.router)
     app.include_router(chat.router)
     app.include_router(stream.router)
     app.include_router(ops.router)

@@ -17,6 +17,7 @@
         ├── ForbiddenByPolicy            FORBIDDEN_DUE_TO_POLICY_TERMS
         ├── ThirdPartyDataInvalid        THIRD_PARTY_DATA_INVALID
         ├── InvalidTransition            INVALID_TRANSITION
+        ├── IdempotencyKeyReused         IDEMPOTENCY_KEY_REUSED (integration API: a key sent with another body)
         └── ServerError                  INTERNAL_ERROR and any other 5xx
             └── ServiceBusy              SERVICE_BUSY (nothing was written; retry after .retry_after seconds)
 
@@ -120,6 +121,10 @@ class InvalidTransition(ApiError):
     code = "INVALID_TRANSITION"
 
 
+class IdempotencyKeyReused(ApiError):
+    code = "IDEMPOTENCY_KEY_REUSED"
+
+
 class ServerError(ApiError):
     code = "INTERNAL_ERROR"
 
@@ -143,6 +148,7 @@ BY_CODE: dict[str, type[ApiError]] = {
         ForbiddenByPolicy,
         ThirdPartyDataInvalid,
         InvalidTransition,
+        IdempotencyKeyReused,
         ServerError,
         ServiceBusy,
     )

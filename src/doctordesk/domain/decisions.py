@@ -8,7 +8,14 @@
     requested (1)                 decline with a non-empty reason           declined (3)
     pending-response (5, 9)       patient accepts one offer                 approved (2) at the offer's time
     pending-response (5, 9)       patient rejects every offer               canceled (4)
-    canceled (4), completed (6)   anything                                  unchanged (final: actions disabled)
+    (none)                        request (a new appointment request)       requested (1)
+    requested, approved, 5, 9     cancel (by the patient or the clinic)     canceled (4); open offers withdrawn
+    approved (2), started         complete                                  completed (6)
+    approved (2), started         no-show                                   no-show (7)
+    requested, approved, 5, 9     reschedule-request with a new time        requested (1) at the new time: the doctor
+                                                                            reviews it again; open offers withdrawn
+    canceled (4), completed (6),  anything                                  unchanged (final: actions disabled)
+    no-show (7)
 
 Anything not in the table is refused with INVALID_TRANSITION (approved and declined appointments are not decided
 again on this screen).
@@ -32,10 +39,20 @@ class Trigger(StrEnum):
     DECLINE = "decline"
     ACCEPT_OFFER = "accept-offer"
     REJECT_OFFERS = "reject-offers"
+    # Outside events, reported through the integration API (docs/integration.md).
+    REQUEST = "request"
+    CANCEL = "cancel"
+    COMPLETE = "complete"
+    NO_SHOW = "no-show"
+    RESCHEDULE_REQUEST = "reschedule-request"
 
 
 DOCTOR_TRIGGERS = frozenset({Trigger.APPROVE, Trigger.SUGGEST, Trigger.AUTO_APPROVE, Trigger.DECLINE})
 PATIENT_TRIGGERS = frozenset({Trigger.ACCEPT_OFFER, Trigger.REJECT_OFFERS})
+# Statuses an appointment can still be canceled or moved from: it is open (not decided against, not over).
+OPEN = frozenset({Status.REQUESTED, Status.APPROVED, Status.PENDING_RESPONSE, Status.PENDING_RESPONSE_COVERAGE_RISK})
+# Outside events that report how an approved visit went.
+VISIT_TRIGGERS = frozenset({Trigger.COMPLETE, Trigger.NO_SHOW})
 
 
 def can_decide(status: Status) -> bool:
@@ -54,6 +71,28 @@ def why_not(status: Status) -> str:
     if status.is_pending_response:
         return "Alternatives were sent; the patient's answer is awaited."
     return f"This appointment is already {status.public_name}."
+
+
+def outside_next_status(current: Status, trigger: Trigger, *, started: bool) -> Status:
+    """The status after an outside event (cancel, complete, no-show, reschedule-request); ``started``: the
+    appointment's time has come. INVALID_TRANSITION when the table has no such row."""
+    if trigger in VISIT_TRIGGERS:
+        if current is not Status.APPROVED:
+            raise InvalidTransition(
+                why_not(current) if current.is_final else f"Only an approved appointment can be {_past(trigger)}."
+            )
+        if not started:
+            raise InvalidTransition(f"The appointment has not started yet: it cannot be {_past(trigger)}.")
+        return Status.COMPLETED if trigger is Trigger.COMPLETE else Status.NO_SHOW
+    if trigger in (Trigger.CANCEL, Trigger.RESCHEDULE_REQUEST):
+        if current not in OPEN:
+            raise InvalidTransition(why_not(current))
+        return Status.CANCELED if trigger is Trigger.CANCEL else Status.REQUESTED
+    raise InvalidTransition(f"{trigger.value} is not an outside event.")
+
+
+def _past(trigger: Trigger) -> str:
+    return "marked completed" if trigger is Trigger.COMPLETE else "marked as a no-show"
 
 
 def next_status(current: Status, trigger: Trigger, *, coverage_warnings: Sequence[str | None] = ()) -> Status:

@@ -13,6 +13,7 @@
     ├── ForbiddenByPolicy             FORBIDDEN_DUE_TO_POLICY_TERMS   policy terms prevent approval
     ├── ThirdPartyDataInvalid         THIRD_PARTY_DATA_INVALID        external data missing or malformed
     ├── InvalidTransition             INVALID_TRANSITION              the appointment's status does not allow it
+    ├── IdempotencyKeyReused          IDEMPOTENCY_KEY_REUSED          an Idempotency-Key sent again with another body
     └── ServiceBusy                   SERVICE_BUSY                    storage busy or unreachable: retry shortly
 
 The web edge maps codes to HTTP statuses in one table (``web/errors.py``); services never raise HTTP errors.
@@ -98,6 +99,11 @@ class ThirdPartyDataInvalid(DomainError):
 class InvalidTransition(DomainError):
     code = "INVALID_TRANSITION"
     default_message = "The appointment's status does not allow this action."
+
+
+class IdempotencyKeyReused(DomainError):
+    code = "IDEMPOTENCY_KEY_REUSED"
+    default_message = "This Idempotency-Key was already used with a different request body."
 
 
 class ServiceBusy(DomainError):

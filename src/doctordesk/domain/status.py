@@ -16,6 +16,8 @@ class Status(IntEnum):
     # Alternatives sent to the patient, at least one carrying an out-of-network coverage warning:
     # the patient must accept the cost risk when answering.
     PENDING_RESPONSE_COVERAGE_RISK = 9
+    # An approved appointment the patient did not come to (reported by the clinic's systems).
+    NO_SHOW = 7
 
     @property
     def public_name(self) -> str:
@@ -38,6 +40,7 @@ class StatusName(StrEnum):
     DECLINED = "declined"
     CANCELED = "canceled"
     COMPLETED = "completed"
+    NO_SHOW = "no-show"
 
 
 _NAMES = {
@@ -48,9 +51,10 @@ _NAMES = {
     Status.PENDING_RESPONSE: StatusName.PENDING_RESPONSE.value,
     Status.COMPLETED: StatusName.COMPLETED.value,
     Status.PENDING_RESPONSE_COVERAGE_RISK: StatusName.PENDING_RESPONSE.value,
+    Status.NO_SHOW: StatusName.NO_SHOW.value,
 }
 
-FINAL = frozenset({Status.CANCELED, Status.COMPLETED})
+FINAL = frozenset({Status.CANCELED, Status.COMPLETED, Status.NO_SHOW})
 PENDING = frozenset({Status.PENDING_RESPONSE, Status.PENDING_RESPONSE_COVERAGE_RISK})
 
 

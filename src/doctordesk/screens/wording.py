@@ -14,6 +14,7 @@ _STATUS: dict[Status, str] = {
     Status.PENDING_RESPONSE: "Alternatives offered",
     Status.PENDING_RESPONSE_COVERAGE_RISK: "Alternatives offered",
     Status.COMPLETED: "Completed",
+    Status.NO_SHOW: "No-show",
 }
 # Where the patient's point of view differs: the offers are theirs to answer.
 _PATIENT_STATUS: dict[Status, str] = {

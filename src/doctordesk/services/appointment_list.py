@@ -33,7 +33,7 @@ from doctordesk.store import keyset
 from doctordesk.store.tables import Appointment
 
 KEYS = tuple(s.value for s in Section)
-_CLOSED = (int(Status.DECLINED), int(Status.CANCELED), int(Status.COMPLETED))
+_CLOSED = (int(Status.DECLINED), int(Status.CANCELED), int(Status.COMPLETED), int(Status.NO_SHOW))
 _PENDING = (int(Status.PENDING_RESPONSE), int(Status.PENDING_RESPONSE_COVERAGE_RISK))
 # Sections whose size the label shows (how much work is open); the past is only paged.
 _COUNTED = (Section.NEEDS_DECISION, Section.WAITING, Section.UPCOMING)

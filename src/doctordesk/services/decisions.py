@@ -23,6 +23,7 @@ from doctordesk.domain.events import (
     doctor_topic,
     patient_topic,
 )
+from doctordesk.domain.integration import Integration
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.scheduling import is_timezone
 from doctordesk.domain.status import Status
@@ -197,7 +198,7 @@ def decided(rt: Runtime, to: Status, text: str) -> UpdateSet:
 
 async def transition(
     uow: UnitOfWork,
-    actor: Actor,
+    actor: Actor | Integration,
     a: Appointment,
     to: Status,
     trigger: Trigger,
@@ -208,18 +209,27 @@ async def transition(
     text: str | None = None,
     notify: Sequence[int] | None = None,
     old_doctor: int | None = None,
+    created: bool = False,
 ) -> None:
-    """Record a status change: the row (status, version), history, audit, drafts dropped, and the event."""
+    """Record a status change: the row (status, version), history, audit, drafts dropped, and the event.
+
+    ``actor`` is a user, or a service account of the integration API: then history and audit name it in
+    ``details["service_account"]`` and their ``actor_id`` is null. ``created``: ``a`` is a new appointment (flushed,
+    with its first status): the change is from no status, and its version stays 1."""
     session = uow.session
-    from_status = a.status
+    from_status: int | None = None if created else a.status
     a.status = int(to)
-    a.version += 1
+    if not created:
+        a.version += 1
     a.updated_at = now
+    actor_id = actor.user_id if isinstance(actor, Actor) else None
+    if isinstance(actor, Integration):
+        details = {**details, **actor.audit_details()}
     session.add(
         AppointmentHistory(
             appointment_id=a.id,
             at=now,
-            actor_id=actor.user_id,
+            actor_id=actor_id,
             from_status=from_status,
             to_status=int(to),
             details=details,
@@ -228,7 +238,7 @@ async def transition(
     audit(
         session,
         at=now,
-        actor_id=actor.user_id,
+        actor_id=actor_id,
         action=f"appointment.{trigger.value}",
         entity="appointment",
         entity_id=a.id,

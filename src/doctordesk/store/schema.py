@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
-from doctordesk.store import admin_tables, chat_tables, realtime_tables, review_tables, tables
+from doctordesk.store import admin_tables, chat_tables, integration_tables, realtime_tables, review_tables, tables
 from doctordesk.store.tables import Base
 
 metadata = Base.metadata
 
-__all__ = ["Base", "admin_tables", "chat_tables", "metadata", "realtime_tables", "review_tables", "tables"]
+__all__ = [
+    "Base",
+    "admin_tables",
+    "chat_tables",
+    "integration_tables",
+    "metadata",
+    "realtime_tables",
+    "review_tables",
+    "tables",
+]

@@ -11,13 +11,14 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import Depends, Header, Request
-from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 
-from doctordesk.domain.errors import Forbidden, ValidationFailed
+from doctordesk.domain.errors import Forbidden, Unauthorized, ValidationFailed
+from doctordesk.domain.integration import Integration
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.runtime import Runtime
 from doctordesk.screens.protocol import LAYOUTS, Layout
-from doctordesk.services import auth, devices
+from doctordesk.services import api_keys, auth, devices
 from doctordesk.services.device_cache import DeviceHeaders
 
 bearer = HTTPBearer(auto_error=False, description="The access token from POST /auth/login")
@@ -71,6 +72,29 @@ async def current_actor(
 
 
 ActorDep = Annotated[Actor, Depends(current_actor)]
+
+# The integration API's credentials: an API key, as a bearer token or in X-Api-Key (docs/integration.md).
+api_key_bearer = HTTPBearer(
+    auto_error=False, scheme_name="ApiKeyBearer", description="An API key (ddk_...) of a service account"
+)
+api_key_header = APIKeyHeader(
+    name="X-Api-Key", auto_error=False, description="An API key (ddk_...) of a service account"
+)
+
+
+async def integration_caller(
+    rt: RuntimeDep,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(api_key_bearer)],
+    header_key: Annotated[str | None, Depends(api_key_header)],
+) -> Integration:
+    """The service account behind the call's API key (401 without a valid one; user tokens are not API keys)."""
+    bearer_key = credentials.credentials if credentials and credentials.scheme.lower() == "bearer" else None
+    if bearer_key is not None and header_key is not None and bearer_key != header_key:
+        raise Unauthorized("Send the API key once: in Authorization or in X-Api-Key.")
+    return await api_keys.authenticate(rt, header_key or bearer_key)
+
+
+IntegrationDep = Annotated[Integration, Depends(integration_caller)]
 
 
 def require_roles(*roles: Role):  # type: ignore[no-untyped-def]

@@ -29,6 +29,7 @@ STATUS: dict[type[e.DomainError], int] = {
     e.ForbiddenByPolicy: 422,
     e.ThirdPartyDataInvalid: 422,
     e.InvalidTransition: 409,
+    e.IdempotencyKeyReused: 409,
     e.ServiceBusy: 503,
 }
 

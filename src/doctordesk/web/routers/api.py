@@ -18,7 +18,7 @@ from doctordesk.web.responses import SCREEN_RESPONSES
 
 router = APIRouter(prefix="/api", tags=["read API"])
 
-StatusFilter = Literal["requested", "approved", "pending-response", "declined", "canceled", "completed"]
+StatusFilter = Literal["requested", "approved", "pending-response", "declined", "canceled", "completed", "no-show"]
 
 
 def appointment_json(v: AppointmentView) -> dict[str, Any]:

@@ -1,0 +1,58 @@
+"""Free times of a doctor at a location (``domain/free_times.py``), read with the facts the rules need: the
+doctor's work hours there (the clinic's cached reference data) and the approved appointments and open offers in the
+range (one bounded index range)."""
+
+from __future__ import annotations
+
+from datetime import date, datetime, time, timedelta
+from zoneinfo import ZoneInfo
+
+from doctordesk.domain.errors import ValidationFailed
+from doctordesk.domain.free_times import MAX_DAYS, FreeTimeQuery, free_starts, hours_at
+from doctordesk.domain.scheduling import MAX_DURATION
+from doctordesk.runtime import Runtime
+from doctordesk.services.review_facts import busy_times, cached_clinic
+
+
+async def free_times(
+    rt: Runtime,
+    *,
+    doctor_id: int,
+    location_id: int,
+    first_day: date,
+    last_day: date,
+    duration_minutes: int,
+    step_minutes: int,
+) -> tuple[str, list[datetime]]:
+    """The location's timezone and the free starts (UTC) between two local days, inclusive."""
+    fields: dict[str, str] = {}
+    if first_day.year < 2000 or last_day.year > 2999:
+        fields["from"] = "Use days between the years 2000 and 2999."
+    elif last_day < first_day:
+        fields["to"] = "Must not be before 'from'."
+    elif (last_day - first_day).days >= MAX_DAYS:
+        fields["to"] = f"At most {MAX_DAYS} days from 'from'."
+    async with rt.db.read() as session:
+        c = await cached_clinic(rt, session)
+        if doctor_id not in c.directory.doctors:
+            fields["doctor"] = "Unknown doctor."
+        if location_id not in c.directory.locations:
+            fields["location"] = "Unknown location."
+        if fields:
+            raise ValidationFailed(fields=fields)
+        timezone = c.directory.locations[location_id]
+        zone = ZoneInfo(timezone)
+        lo = datetime.combine(first_day, time.min, tzinfo=zone) - MAX_DURATION
+        hi = datetime.combine(last_day + timedelta(days=1), time.min, tzinfo=zone) + timedelta(hours=1)
+        busy = await busy_times(session, 0, [(doctor_id, lo, hi)])
+    query = FreeTimeQuery(
+        doctor_id=doctor_id,
+        location_id=location_id,
+        timezone=timezone,
+        first_day=first_day,
+        last_day=last_day,
+        duration_minutes=duration_minutes,
+        step_minutes=step_minutes,
+    )
+    starts = free_starts(query, now=rt.clock.now(), hours=hours_at(c.work_hours, doctor_id, location_id), busy=busy)
+    return timezone, starts

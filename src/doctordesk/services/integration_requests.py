@@ -1,0 +1,253 @@
+"""Appointment requests from a clinic's systems (the integration API): create one, with an Idempotency-Key, by the
+scheduling rules the screens apply; read one back.
+
+Idempotency: the first request with a key stores the key, the hash of its body and its answer in the same
+transaction as the appointment. The same key with the same body gets that answer again (and nothing new is
+written); with another body it is refused (409 IDEMPOTENCY_KEY_REUSED). Two requests with one key at once: the
+unique (account, key) row makes the second wait for the first and then answer as a repeat. A refused request
+stores nothing, its key included, so it can be corrected and sent again with the same key.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from doctordesk.domain.appointments import format_local
+from doctordesk.domain.decisions import Trigger
+from doctordesk.domain.errors import Forbidden, IdempotencyKeyReused, NotFound, ValidationFailed
+from doctordesk.domain.integration import IDEMPOTENCY_TTL, Integration, Scope
+from doctordesk.domain.scheduling import Original, Proposal, check_proposals, windows
+from doctordesk.domain.status import Status
+from doctordesk.runtime import Runtime
+from doctordesk.services.decisions import transition
+from doctordesk.services.review_facts import Clinic, busy_times, cached_clinic, lock_schedules
+from doctordesk.services.uow import unit_of_work
+from doctordesk.store.integration_tables import IdempotencyRecord, IntegrationRequest
+from doctordesk.store.tables import Appointment, Location, Patient, User
+
+CREATED = 201
+# Never equal to a real request, so every rule applies to the time asked for.
+_NO_ORIGINAL = Original(0, 0, datetime(1970, 1, 1, tzinfo=UTC))
+
+
+@dataclass(frozen=True, slots=True)
+class RequestInput:
+    patient_id: int
+    doctor_id: int
+    location_id: int
+    service: str
+    start: datetime
+    duration_minutes: int
+    note: str
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """An answer of the integration API: HTTP status and JSON body; ``replayed``: the stored first answer."""
+
+    status_code: int
+    body: dict[str, Any]
+    replayed: bool = False
+
+
+def require(caller: Integration, scope: Scope) -> None:
+    if not caller.has(scope):
+        raise Forbidden(f"This API key lacks the scope {scope.value}.")
+
+
+async def check_time(
+    session: AsyncSession,
+    c: Clinic,
+    *,
+    now: datetime,
+    appointment_id: int,
+    doctor_id: int,
+    location_id: int,
+    start: datetime,
+    duration_minutes: int,
+) -> None:
+    """The screens' scheduling rules for one wanted time (lead time, work hours in the location's timezone,
+    overlap with approved appointments and open offers of other appointments); FIELDS_VALIDATION_ERROR naming
+    ``start`` with the screens' message when one is broken."""
+    proposal = Proposal(1, doctor_id, location_id, start, duration_minutes)
+    await lock_schedules(session, [doctor_id])
+    busy = await busy_times(session, appointment_id, windows([proposal]))
+    errors = check_proposals(
+        [proposal], now=now, original=_NO_ORIGINAL, directory=c.directory, work_hours=c.work_hours, busy=busy
+    )
+    if errors:
+        message = next(iter(errors.values()))
+        raise ValidationFailed(message, fields={"start": message})
+
+
+def _check_refs(c: Clinic, req: RequestInput, patient: Patient | None) -> None:
+    fields: dict[str, str] = {}
+    if patient is None:
+        fields["patient"] = "Unknown patient."
+    if req.doctor_id not in c.directory.doctors:
+        fields["doctor"] = "Unknown doctor."
+    if req.location_id not in c.directory.locations:
+        fields["location"] = "Unknown location."
+    elif req.doctor_id in c.directory.doctors and (req.doctor_id, req.location_id) not in c.work_hours:
+        fields["location"] = "The doctor does not work at this location."
+    if fields:
+        raise ValidationFailed(fields=fields)
+
+
+async def appointment_body(session: AsyncSession, appointment_id: int) -> dict[str, Any]:
+    """The integration API's view of one appointment."""
+    row = (
+        await session.execute(
+            select(Appointment, User.display_name, Patient.name, Location, IntegrationRequest)
+            .join(User, User.id == Appointment.doctor_id)
+            .join(Patient, Patient.id == Appointment.patient_id)
+            .join(Location, Location.id == Appointment.location_id)
+            .outerjoin(IntegrationRequest, IntegrationRequest.appointment_id == Appointment.id)
+            .where(Appointment.id == appointment_id)
+        )
+    ).one_or_none()
+    if row is None:
+        raise NotFound("Appointment not found.")
+    a, doctor, patient, loc, origin = row
+    status = Status(a.status)
+    return {
+        "id": a.id,
+        "status": {"code": int(status), "name": status.public_name},
+        "start": a.start_at.astimezone(ZoneInfo(loc.timezone)).isoformat(),
+        "duration_minutes": a.duration_minutes,
+        "doctor": {"id": a.doctor_id, "name": doctor},
+        "location": {"id": loc.id, "name": loc.name, "timezone": loc.timezone},
+        "patient": {"id": a.patient_id, "name": patient},
+        "service": a.service,
+        "note": origin.note if origin else None,
+        "service_account": origin.service_account_id if origin else None,
+        "version": a.version,
+    }
+
+
+async def get_appointment(rt: Runtime, caller: Integration, appointment_id: int) -> dict[str, Any]:
+    """One appointment: any, with ``appointments:read``; with only ``appointments:write``, the ones this service
+    account created. Others are 404, as unknown ones."""
+    if not (caller.has(Scope.APPOINTMENTS_READ) or caller.has(Scope.APPOINTMENTS_WRITE)):
+        raise Forbidden("This API key lacks the scope appointments:read.")
+    async with rt.db.read() as session:
+        if not caller.has(Scope.APPOINTMENTS_READ):
+            owner = await session.scalar(
+                select(IntegrationRequest.service_account_id).where(IntegrationRequest.appointment_id == appointment_id)
+            )
+            if owner != caller.service_account_id:
+                raise NotFound("Appointment not found.")
+        return await appointment_body(session, appointment_id)
+
+
+async def create_request(
+    rt: Runtime, caller: Integration, req: RequestInput, *, idempotency_key: str | None, request_hash: str
+) -> Answer:
+    """Create an appointment request (status requested) for the doctor to review, or repeat the answer stored
+    for ``idempotency_key``. The doctor's list updates at once and the doctor gets a push."""
+    require(caller, Scope.APPOINTMENTS_WRITE)
+    try:
+        return await _create_once(rt, caller, req, idempotency_key=idempotency_key, request_hash=request_hash)
+    except IntegrityError:
+        if idempotency_key is None:
+            raise
+        # Another request with this key committed first: answer as its repeat.
+        return await _create_once(rt, caller, req, idempotency_key=idempotency_key, request_hash=request_hash)
+
+
+async def _create_once(
+    rt: Runtime, caller: Integration, req: RequestInput, *, idempotency_key: str | None, request_hash: str
+) -> Answer:
+    now = rt.clock.now()
+    async with unit_of_work(rt) as uow:
+        session = uow.session
+        record = None
+        if idempotency_key is not None:
+            record = await session.scalar(
+                select(IdempotencyRecord).where(
+                    IdempotencyRecord.service_account_id == caller.service_account_id,
+                    IdempotencyRecord.key == idempotency_key,
+                )
+            )
+            if record is not None and record.expires_at > now:
+                if record.request_hash != request_hash:
+                    raise IdempotencyKeyReused()
+                return Answer(record.status_code, dict(record.response), replayed=True)
+            if record is not None:
+                await session.delete(record)
+                await session.flush()
+            record = IdempotencyRecord(
+                service_account_id=caller.service_account_id,
+                key=idempotency_key,
+                request_hash=request_hash,
+                status_code=CREATED,
+                response={},
+                created_at=now,
+                expires_at=now + IDEMPOTENCY_TTL,
+            )
+            session.add(record)
+            # Taken now: a concurrent request with the same key waits here (PostgreSQL) and then fails on the
+            # unique key, to be answered as a repeat.
+            await session.flush()
+        c = await cached_clinic(rt, session)
+        patient = await session.get(Patient, req.patient_id)
+        _check_refs(c, req, patient)
+        assert patient is not None
+        await check_time(
+            session,
+            c,
+            now=now,
+            appointment_id=0,
+            doctor_id=req.doctor_id,
+            location_id=req.location_id,
+            start=req.start,
+            duration_minutes=req.duration_minutes,
+        )
+        a = Appointment(
+            patient_id=patient.id,
+            doctor_id=req.doctor_id,
+            location_id=req.location_id,
+            service=req.service,
+            start_at=req.start,
+            duration_minutes=req.duration_minutes,
+            status=int(Status.REQUESTED),
+            version=1,
+            chat_enabled=True,
+            disclaimer_required=False,
+            prescription_needed=False,
+            created_at=now,
+            updated_at=now,
+        )
+        session.add(a)
+        await session.flush()
+        session.add(
+            IntegrationRequest(
+                appointment_id=a.id, service_account_id=caller.service_account_id, note=req.note, created_at=now
+            )
+        )
+        when = format_local(req.start, c.directory.locations[req.location_id])
+        details: dict[str, Any] = {"action": Trigger.REQUEST.value, "start": req.start.isoformat(), "note": req.note}
+        await transition(
+            uow,
+            caller,
+            a,
+            Status.REQUESTED,
+            Trigger.REQUEST,
+            details,
+            now=now,
+            notify=(req.doctor_id,),
+            text=f"New appointment request from {patient.name} for {when}.",
+            created=True,
+        )
+        await session.flush()
+        body = await appointment_body(session, a.id)
+        if record is not None:
+            record.response = body
+    return Answer(CREATED, body)

@@ -9,14 +9,16 @@ from fastapi import APIRouter, Depends, Path, Request
 from starlette.datastructures import UploadFile
 
 from doctordesk.domain.errors import ValidationFailed
+from doctordesk.domain.inputs import MAX_ID
 from doctordesk.screens.viewing import Viewing
 from doctordesk.services import decisions, offers, review
-from doctordesk.web.deps import MAX_ID, SCREEN_HEADERS, ActorDep, RuntimeDep, ScreenRequest, ScreenRequestDep
+from doctordesk.web.deps import SCREEN_HEADERS, ActorDep, RuntimeDep, ScreenRequest, ScreenRequestDep
+from doctordesk.web.params import STRICT_ID, strict_int
 from doctordesk.web.responses import SCREEN_RESPONSES, SUBMIT_RESPONSES
 
 router = APIRouter(prefix="/profile/appointments", tags=["review and approve"])
 
-AppointmentId = Annotated[int, Path(ge=1, le=MAX_ID, description="The appointment")]
+AppointmentId = Annotated[int, Path(ge=1, le=MAX_ID, description="The appointment"), STRICT_ID]
 BASE = "/{appointment_id}/approve"
 
 
@@ -67,7 +69,9 @@ async def change_fields(screen: ScreenRequestDep, appointment_id: AppointmentId,
 
 @router.patch(BASE + "/delete-alternative/{n}", responses=SUBMIT_RESPONSES, openapi_extra=SCREEN_HEADERS)
 async def delete_alternative(
-    screen: ScreenRequestDep, appointment_id: AppointmentId, n: Annotated[int, Path(ge=1, le=99)]
+    screen: ScreenRequestDep,
+    appointment_id: AppointmentId,
+    n: Annotated[int, Path(ge=1, le=99), strict_int(maximum=99)],
 ) -> dict[str, Any]:
     """Delete card ``n`` (refused for the only card)."""
     rt, actor, layout, state = screen.rt, screen.actor, screen.layout, screen.state
@@ -151,7 +155,7 @@ async def accept_offer(
     rt: RuntimeDep,
     actor: ActorDep,
     appointment_id: AppointmentId,
-    offer_id: Annotated[int, Path(ge=1, le=MAX_ID)],
+    offer_id: Annotated[int, Path(ge=1, le=MAX_ID), STRICT_ID],
     form: FormDep,
 ) -> dict[str, Any]:
     """Accept one offer (``version``; ``coverage-acknowledged`` when it carries a coverage warning): the

@@ -193,7 +193,9 @@ SCREEN_HEADERS: dict[str, Any] = {
         _header("X-Screen-State", "PATCH: the state token of the client's page (an unknown one is a reset)"),
         _header("X-Client-Id", "A stable id of this client (tab or app)", pattern=CLIENT_ID_PATTERN),
         _header(
-            "X-Device-Id", "Mobile apps: a stable id of this device (with X-Push-Platform)", pattern=DEVICE_ID_PATTERN
+            "X-Device-Id",
+            "Mobile apps: a stable id of this device (push headers: all or none)",
+            pattern=DEVICE_ID_PATTERN,
         ),
         _header("X-Push-Platform", "Mobile apps: ios or android", enum=["ios", "android"]),
         _header(

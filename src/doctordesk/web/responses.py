@@ -97,9 +97,15 @@ VERSION_FIELD: dict[str, Any] = {
 FLAG_FIELD: dict[str, Any] = {"type": "string", "enum": ["true", "false"]}
 
 
-def card_fields(*, alternatives: int = 3) -> dict[str, Any]:
-    """``profile~n``, ``location~n``, ``date~n``, ``time~n`` for n = 1..alternatives."""
+def card_fields(*, alternatives: int = 3, as_typed: bool = False) -> dict[str, Any]:
+    """``profile~n``, ``location~n``, ``date~n``, ``time~n`` for n = 1..alternatives. ``as_typed``: the fields
+    of a card being edited, stored as typed and judged on the card (any text up to 64 characters)."""
     fields: dict[str, Any] = {}
+    if as_typed:
+        typed = {"type": "string", "maxLength": 64, "description": "As typed; judged on the card"}
+        return {
+            f"{name}~{n}": typed for n in range(1, alternatives + 1) for name in ("profile", "location", "date", "time")
+        }
     for n in range(1, alternatives + 1):
         fields[f"profile~{n}"] = {**ID_FIELD, "description": f"Doctor of alternative {n}"}
         fields[f"location~{n}"] = {**ID_FIELD, "description": f"Location of alternative {n}"}

@@ -32,7 +32,13 @@ async def readyz(rt: RuntimeDep) -> JSONResponse:
     return JSONResponse({"status": "ok", "database": "ok", "bus": getattr(rt.bus, "state", "memory")})
 
 
-@router.get("/metrics", response_class=Response, responses={200: {"content": {CONTENT_TYPE_LATEST: {}}}})
+@router.get(
+    "/metrics",
+    response_class=Response,
+    responses={200: {"content": {CONTENT_TYPE_LATEST: {}}}},
+    # The token is asked for only when DOCTORDESK_METRICS_TOKEN is set: security is optional here.
+    openapi_extra={"security": [{}]},
+)
 async def metrics(
     rt: RuntimeDep, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
 ) -> Response:

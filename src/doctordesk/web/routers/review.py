@@ -30,7 +30,7 @@ BASE = "/{appointment_id}/approve"
 
 TIMEZONE_FIELD: dict[str, Any] = {"type": "string", "maxLength": 64, "description": "An IANA zone, e.g. Europe/Berlin"}
 REASON_FIELD: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": 1000, "description": "May span lines"}
-CHANGE_BODY = form_body(card_fields())
+CHANGE_BODY = form_body(card_fields(as_typed=True))
 TIMEZONE_BODY = form_body({"timezone": TIMEZONE_FIELD}, required=("timezone",))
 DISCLAIMER_BODY = form_body({"disclaimer-displayed": FLAG_FIELD})
 APPROVE_BODY = form_body(

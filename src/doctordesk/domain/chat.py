@@ -13,12 +13,10 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from doctordesk.domain.errors import ChatDisabled, Forbidden, ValidationFailed
+from doctordesk.domain.inputs import text_problem
 from doctordesk.domain.roles import Actor, Role
 
-CLIENT_MESSAGE_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-# Characters a message may not carry: NUL cannot be stored by PostgreSQL; the other C0 controls (besides tab,
-# newline and carriage return) have no place in typed text and can confuse terminals and logs.
-_FORBIDDEN_CHARS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+CLIENT_MESSAGE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}", re.ASCII)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,17 +94,16 @@ def check_content(content: str, *, has_file: bool, max_chars: int) -> None:
     """Text is stored exactly as sent; it must say something (or come with a file) and stay within the limit."""
     if not content.strip() and not has_file:
         raise ValidationFailed(fields={"content": "Write a message or attach a file."})
-    if len(content) > max_chars:
-        raise ValidationFailed(fields={"content": f"At most {max_chars} characters."})
-    if _FORBIDDEN_CHARS.search(content):
-        raise ValidationFailed(fields={"content": "The message contains control characters."})
+    problem = text_problem(content, max_chars=max_chars, multiline=True)
+    if problem is not None:
+        raise ValidationFailed(fields={"content": problem})
 
 
 def check_client_message_id(value: str | None) -> str | None:
     """The optional idempotency key of a send: up to 64 letters, digits, '-' or '_'."""
     if value is None or value == "":
         return None
-    if not CLIENT_MESSAGE_ID.match(value):
+    if not CLIENT_MESSAGE_ID.fullmatch(value):
         raise ValidationFailed(fields={"client-message-id": "Up to 64 letters, digits, '-' or '_'."})
     return value
 

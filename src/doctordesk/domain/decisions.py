@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from enum import StrEnum
 
 from doctordesk.domain.errors import InvalidTransition, ValidationFailed
+from doctordesk.domain.inputs import text_problem
 from doctordesk.domain.status import Status
 
 MAX_REASON_CHARS = 1000
@@ -119,8 +120,9 @@ def clean_reason(raw: str | None) -> str:
     reason = (raw or "").strip()
     if not reason:
         raise ValidationFailed("A reason is required to decline.", fields={"reason": "Enter a reason."})
-    if len(reason) > MAX_REASON_CHARS:
-        raise ValidationFailed(fields={"reason": f"At most {MAX_REASON_CHARS} characters."})
+    problem = text_problem(reason, max_chars=MAX_REASON_CHARS, multiline=True)
+    if problem is not None:
+        raise ValidationFailed(fields={"reason": problem})
     return reason
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from urllib.parse import quote
 
 from doctordesk.domain.errors import ValidationFailed
+from doctordesk.domain.inputs import text_problem
 
 FIELD = "file"
 MAX_FILENAME_CHARS = 120
@@ -101,6 +102,14 @@ def _check_polyglot(kind: FileType, data: bytes) -> None:
 # --- file names -----------------------------------------------------------------------------------------------
 
 _UNSAFE_IN_NAME = re.compile(r'[<>:"/\\|?*]')
+
+
+def check_filename(raw: str | None) -> None:
+    """The free-text rule for a file's name as sent: control characters (NUL, line breaks, escapes) are refused,
+    naming the ``file`` field. Format characters and overlong names are cleaned by ``safe_filename``."""
+    problem = text_problem(raw or "", max_chars=None)
+    if problem is not None:
+        raise ValidationFailed(fields={"file": f"The file name {problem[0].lower()}{problem[1:]}"})
 
 
 def safe_filename(raw: str | None, kind: FileType) -> str:

@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 from doctordesk.domain import coverage, fees
 from doctordesk.domain.decisions import can_decide, why_not
 from doctordesk.domain.errors import DomainError, InvalidTransition, ValidationFailed
+from doctordesk.domain.inputs import parse_id
 from doctordesk.domain.scheduling import (
     Busy,
     CardInput,
@@ -258,5 +259,4 @@ def assess(
 
 
 def _int(raw: str) -> int | None:
-    raw = raw.strip()
-    return int(raw) if raw.isdigit() and len(raw) <= 15 else None
+    return parse_id(raw)

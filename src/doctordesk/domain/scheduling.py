@@ -21,13 +21,15 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
+from doctordesk.domain.inputs import parse_id
+
 MAX_ALTERNATIVES = 3
 LEAD_TIME = timedelta(hours=2)
 # Appointments are at most this long; the overlap query looks back this far (an index range, not a scan).
 MAX_DURATION = timedelta(hours=8)
 
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-_TIME = re.compile(r"^\d{2}:\d{2}$")
+_DATE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
+_TIME = re.compile(r"^[0-9]{2}:[0-9]{2}$")
 
 
 def field(name: str, n: int) -> str:
@@ -150,13 +152,6 @@ def parse_time(raw: str) -> time | None:
         return time.fromisoformat(raw)
     except ValueError:
         return None
-
-
-def parse_id(raw: str) -> int | None:
-    raw = raw.strip()
-    if not raw.isdigit() or len(raw) > 15:
-        return None
-    return int(raw)
 
 
 def local_to_utc(day: date, at: time, timezone: str) -> datetime | None:

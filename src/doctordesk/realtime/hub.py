@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from doctordesk.domain.events import DomainEvent
+from doctordesk.domain.inputs import parse_int
 from doctordesk.realtime.message import TIMEOUT_ONLY, RealtimeMessage
 from doctordesk.realtime.routing import Screen, message_for
 
@@ -94,10 +95,12 @@ def now_ms() -> int:
 
 
 def parse_event_id(value: str) -> tuple[int, int] | None:
-    ms, sep, seq = value.partition("-")
-    if not sep or not ms.isdigit() or not seq.isdigit() or len(ms) > 16 or len(seq) > 19:
+    ms_text, sep, seq_text = value.partition("-")
+    ms = parse_int(ms_text, minimum=0, maximum=10**16 - 1)
+    seq = parse_int(seq_text, minimum=0, maximum=10**19 - 1)
+    if not sep or ms is None or seq is None:
         return None
-    return int(ms), int(seq)
+    return ms, seq
 
 
 class Hub:

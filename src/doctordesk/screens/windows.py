@@ -13,9 +13,9 @@ import re
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 
+from doctordesk.domain.inputs import MAX_ID
 from doctordesk.domain.keyset import Position
 
-MAX_ID = 2**53  # ids every database stores (as web.deps.MAX_ID)
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
 _SLOT = re.compile(r"(-?(?:0|[1-9][0-9]{0,17}))_([1-9][0-9]{0,15})", re.ASCII)

@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.errors import TooManyRequests, Unauthorized, ValidationFailed
 from doctordesk.domain.events import DomainEvent, user_topic
+from doctordesk.domain.inputs import check_text, is_plain_text
 from doctordesk.domain.login_throttle import address_key
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.runtime import Runtime
@@ -27,6 +28,8 @@ log = logging.getLogger(__name__)
 TOKEN_REVOKED = "token-revoked"
 MAX_USERNAME = 64  # the column's width: longer names cannot exist, and must not reach the database
 MAX_PASSWORD = 1024
+# Tokens are 43 characters; anything much longer is not one of ours and is not hashed.
+MAX_TOKEN_CHARS = 256
 
 
 def token_hash(token: str) -> str:
@@ -61,10 +64,8 @@ async def login(
     (``client_host``: the peer, or the client a trusted proxy names) and per username (docs/accounts.md)."""
     username = username.strip().lower()
     fields = {k: "Required." for k, v in (("username", username), ("password", password)) if not v}
-    if len(username) > MAX_USERNAME:
-        fields["username"] = f"At most {MAX_USERNAME} characters."
-    if len(password) > MAX_PASSWORD:
-        fields["password"] = f"At most {MAX_PASSWORD} characters."
+    check_text(fields, "username", username, max_chars=MAX_USERNAME)
+    check_text(fields, "password", password, max_chars=MAX_PASSWORD)
     if fields:
         raise ValidationFailed(fields=fields)
     now = rt.clock.now()
@@ -134,7 +135,7 @@ async def _audit_throttled(rt: Runtime, *, username: str, address: str, now: dat
 
 async def authenticate(rt: Runtime, token: str | None) -> Actor:
     """The actor behind a bearer token; Unauthorized when missing, unknown, expired or revoked."""
-    if not token:
+    if not token or not is_plain_text(token, max_chars=MAX_TOKEN_CHARS):
         raise Unauthorized()
     hashed = token_hash(token)
     now = rt.clock.now()

@@ -31,6 +31,7 @@ from doctordesk.domain.events import (
     thread_topic,
     user_topic,
 )
+from doctordesk.domain.inputs import parse_id, parse_int
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.runtime import Runtime
 from doctordesk.screens import chat as screen
@@ -42,7 +43,6 @@ from doctordesk.services.uow import unit_of_work
 from doctordesk.store import chat_repo
 
 READ_EVENT = "chat-read"
-MAX_ID = 2**53  # as web.deps.MAX_ID: ids every database stores
 
 
 # --- the chat's state token -------------------------------------------------------------------------------------
@@ -66,10 +66,14 @@ def split_state(token: str | None) -> tuple[str | None, Window | None]:
     if not sep:
         return token, None
     parts = suffix.split("-")
-    if len(parts) != 3 or not all(p.isdigit() and len(p) <= 16 for p in parts):
+    if len(parts) != 3:
         return inner, None
-    appointment_id, start_id, marker_id = (int(p) for p in parts)
-    if not 0 < appointment_id <= MAX_ID:
+    appointment_id, start_id, marker_id = (
+        parse_id(parts[0]),
+        parse_int(parts[1], minimum=0),
+        parse_int(parts[2], minimum=0),
+    )
+    if appointment_id is None or start_id is None or marker_id is None:
         return inner, None
     return inner, Window(appointment_id, start_id or None, marker_id or None)
 

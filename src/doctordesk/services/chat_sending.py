@@ -118,6 +118,8 @@ async def _store_message(rt: Runtime, actor: Actor, form: SendForm) -> None:
             has_file=form.upload is not None,
             max_chars=settings.max_message_chars,
         )
+        if form.upload is not None:
+            files.check_filename(form.upload.filename)
         kind = files.detect(form.upload.data) if form.upload is not None else None
         recent = (
             await session.scalars(

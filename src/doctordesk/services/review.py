@@ -21,6 +21,7 @@ from doctordesk.domain.errors import InvalidTransition, ValidationFailed
 from doctordesk.domain.events import (
     DomainEvent,
 )
+from doctordesk.domain.inputs import parse_int, text_problem
 from doctordesk.domain.review import Assessment, assess, entry_timezone_of
 from doctordesk.domain.roles import Actor
 from doctordesk.domain.scheduling import MAX_ALTERNATIVES, MAX_DURATION, CardInput, is_timezone, parse_cards, windows
@@ -47,6 +48,8 @@ from doctordesk.store.tables import Appointment
 
 CARD_FIELDS = {"profile": "doctor", "location": "location", "date": "date", "time": "time"}
 MAX_FIELD_CHARS = 64
+# Versions count an appointment's changes from 0; the column is a 32-bit integer on every database.
+MAX_VERSION = 2**31 - 1
 
 
 # --- forms ----------------------------------------------------------------------------------------------------
@@ -61,22 +64,24 @@ def cards_from_form(form: Mapping[str, str]) -> tuple[list[CardInput], dict[str,
         name, sep, suffix = key.partition("~")
         if not sep or name not in CARD_FIELDS:
             continue
-        if not suffix.isdigit() or suffix.startswith("0") or len(suffix) > 2:
+        n = parse_int(suffix, maximum=99)
+        if n is None:
             errors[key] = "Unknown field."
             continue
-        if len(value) > MAX_FIELD_CHARS:
-            errors[key] = f"At most {MAX_FIELD_CHARS} characters."
+        problem = text_problem(value, max_chars=MAX_FIELD_CHARS)
+        if problem is not None:
+            errors[key] = problem
             value = ""
-        found.setdefault(int(suffix), {})[CARD_FIELDS[name]] = value
+        found.setdefault(n, {})[CARD_FIELDS[name]] = value
     k = max(found, default=0)
     return [CardInput(**found.get(n, {})) for n in range(1, k + 1)], errors
 
 
 def version_from(form: Mapping[str, str]) -> int:
-    raw = (form.get("version") or "").strip()
-    if not raw.isdigit() or len(raw) > 9:
+    version = parse_int(form.get("version"), minimum=0, maximum=MAX_VERSION)
+    if version is None:
         raise ValidationFailed(fields={"version": "The page's version is missing: reload the page."})
-    return int(raw)
+    return version
 
 
 def _draft_cards(draft: ReviewDraft | None) -> list[CardInput]:

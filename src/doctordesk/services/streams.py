@@ -55,6 +55,22 @@ async def issue_ticket(rt: Runtime, actor: Actor) -> Ticket:
     return Ticket(ticket, seconds)
 
 
+async def check_ticket(rt: Runtime, ticket: str) -> None:
+    """Unauthorized unless ``ticket`` would open a stream now; reads only (the ticket stays unused)."""
+    if not ticket or len(ticket) > 128:
+        raise Unauthorized("The stream ticket is not valid.")
+    async with rt.db.read() as session:
+        found = await session.scalar(
+            select(StreamTicket.token_id).where(
+                StreamTicket.ticket_hash == auth.token_hash(ticket),
+                StreamTicket.used_at.is_(None),
+                StreamTicket.expires_at > rt.clock.now(),
+            )
+        )
+    if found is None:
+        raise Unauthorized("The stream ticket is unknown, used or expired.")
+
+
 async def grant_for_ticket(rt: Runtime, ticket: str) -> StreamGrant:
     """Redeem a ticket: it works once, before it expires, while its token is valid; Unauthorized otherwise."""
     if not ticket or len(ticket) > 128:

@@ -8,21 +8,29 @@ from sqlalchemy import select
 
 from doctordesk.config import Settings
 from doctordesk.domain.errors import ValidationFailed
+from doctordesk.domain.inputs import check_text
 from doctordesk.domain.roles import Role
 from doctordesk.services.passwords import Passwords
 from doctordesk.store.db import Database
 from doctordesk.store.tables import DoctorProfile, Patient, User
+
+MAX_DISPLAY_NAME = 128  # the column's width
 
 
 async def create_user(
     db: Database, settings: Settings, *, username: str, role: Role, display_name: str, password: str
 ) -> int:
     username = username.strip().lower()
-    fields = {}
+    fields: dict[str, str] = {}
     if not username or len(username) > 64:
         fields["username"] = "1 to 64 characters."
+    check_text(fields, "username", username, max_chars=64)
+    if not display_name.strip():
+        fields["display_name"] = "Required."
+    check_text(fields, "display_name", display_name, max_chars=MAX_DISPLAY_NAME)
     if len(password) < 4:
         fields["password"] = "At least 4 characters."
+    check_text(fields, "password", password, max_chars=1024)
     if fields:
         raise ValidationFailed(fields=fields)
     hashed = Passwords(time_cost=settings.argon2_time_cost, memory_kib=settings.argon2_memory_kib).hash(password)

@@ -7,6 +7,7 @@ which cost the unchanged poll (the service's main load) more than all its own wo
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -32,40 +33,79 @@ async def get_runtime(request: Request) -> Runtime:
 RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
 
 
-async def push_device(
+# The header rules, enforced here after authentication and stated in /openapi.json (HEADER_RULES).
+CLIENT_ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
+CLIENT_ID = re.compile(CLIENT_ID_PATTERN, re.ASCII)
+# Device ids and push tokens: printable ASCII without spaces (what the partners' tokens are made of).
+DEVICE_ID_PATTERN = rf"^[!-~]{{1,{devices.MAX_DEVICE_ID_CHARS}}}$"
+PUSH_TOKEN_PATTERN = rf"^[!-~]{{1,{devices.MAX_TOKEN_CHARS}}}$"
+_DEVICE_ID = re.compile(DEVICE_ID_PATTERN, re.ASCII)
+_PUSH_TOKEN = re.compile(PUSH_TOKEN_PATTERN, re.ASCII)
+
+
+@dataclass(frozen=True, slots=True)
+class PushHeaders:
+    """The push headers of a call as sent, checked only once the caller is authenticated."""
+
+    device_id: str | None
+    platform: str | None
+    token: str | None
+
+
+async def push_headers(
     x_device_id: Annotated[
-        str | None, Header(description="Mobile apps: a stable id of this device (with X-Push-Platform)")
+        str | None,
+        Header(
+            description="Mobile apps: a stable id of this device (with X-Push-Platform)",
+            json_schema_extra={"pattern": DEVICE_ID_PATTERN},
+        ),
     ] = None,
-    x_push_platform: Annotated[str | None, Header(description="Mobile apps: ios or android")] = None,
+    x_push_platform: Annotated[
+        str | None, Header(description="Mobile apps: ios or android", json_schema_extra={"enum": ["ios", "android"]})
+    ] = None,
     x_push_token: Annotated[
-        str | None, Header(description="Mobile apps: the device's current push token (on every call)")
+        str | None,
+        Header(
+            description="Mobile apps: the device's current push token (on every call)",
+            json_schema_extra={"pattern": PUSH_TOKEN_PATTERN},
+        ),
     ] = None,
-) -> DeviceHeaders | None:
+) -> PushHeaders:
+    return PushHeaders(x_device_id, x_push_platform, x_push_token)
+
+
+def push_device(raw: PushHeaders) -> DeviceHeaders | None:
     """The push headers of a mobile app's call (docs/realtime.md#push); None when the call has none."""
-    if x_device_id is None and x_push_platform is None and x_push_token is None:
+    if raw.device_id is None and raw.platform is None and raw.token is None:
         return None
     fields: dict[str, str] = {}
-    if not x_device_id or len(x_device_id) > devices.MAX_DEVICE_ID_CHARS or not x_device_id.isprintable():
-        fields["X-Device-Id"] = f"Required with push headers: up to {devices.MAX_DEVICE_ID_CHARS} characters."
-    platform = (x_push_platform or "").lower()
+    if raw.device_id is None or not _DEVICE_ID.fullmatch(raw.device_id):
+        fields["X-Device-Id"] = (
+            f"Required with push headers: 1 to {devices.MAX_DEVICE_ID_CHARS} printable ASCII characters, no spaces."
+        )
+    platform = (raw.platform or "").lower()
     if platform not in devices.PLATFORMS:
         fields["X-Push-Platform"] = "Use ios or android."
-    if x_push_token is not None and (
-        not x_push_token or len(x_push_token) > devices.MAX_TOKEN_CHARS or not x_push_token.isprintable()
-    ):
-        fields["X-Push-Token"] = f"Up to {devices.MAX_TOKEN_CHARS} printable characters."
+    if raw.token is not None and not _PUSH_TOKEN.fullmatch(raw.token):
+        fields["X-Push-Token"] = f"1 to {devices.MAX_TOKEN_CHARS} printable ASCII characters, no spaces."
     if fields:
         raise ValidationFailed(fields=fields)
-    return DeviceHeaders(device_key=x_device_id or "", platform=platform, token=x_push_token)
+    return DeviceHeaders(device_key=raw.device_id or "", platform=platform, token=raw.token)
+
+
+def bearer_token(credentials: HTTPAuthorizationCredentials | None) -> str | None:
+    return credentials.credentials if credentials and credentials.scheme.lower() == "bearer" else None
 
 
 async def current_actor(
     rt: RuntimeDep,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
-    device: Annotated[DeviceHeaders | None, Depends(push_device)],
+    raw_push: Annotated[PushHeaders, Depends(push_headers)],
 ) -> Actor:
-    token = credentials.credentials if credentials and credentials.scheme.lower() == "bearer" else None
-    actor = await auth.authenticate(rt, token)
+    """The authenticated actor (401 first: an anonymous call learns nothing about its other headers), then the
+    push headers checked and recorded."""
+    actor = await auth.authenticate(rt, bearer_token(credentials))
+    device = push_device(raw_push)
     if device is not None:
         await devices.record(rt, actor, device)
     return actor
@@ -120,13 +160,9 @@ def client_id(value: str | None) -> str | None:
     """A valid client id, or None when absent (ValidationFailed when malformed)."""
     if value is None:
         return None
-    if len(value) > 64 or not value.replace("-", "").replace("_", "").isalnum():
+    if not CLIENT_ID.fullmatch(value):
         raise ValidationFailed(fields={"X-Client-Id": "Up to 64 letters, digits, '-' or '_'."})
     return value
-
-
-# Ids in paths and forms: positive and within what every database stores (no overflow reaches the driver).
-MAX_ID = 2**53
 
 
 # --- the screen request in one dependency (the poll path) -----------------------------------------------------
@@ -153,36 +189,41 @@ async def screen_request(
     dependency (docs/benchmarks.md). The headers are documented with ``SCREEN_HEADERS`` on the route."""
     headers = request.headers
     rt: Runtime = request.app.state.runtime
-    actor = await current_actor(
-        rt,
-        credentials,
-        await push_device(headers.get("x-device-id"), headers.get("x-push-platform"), headers.get("x-push-token")),
+    actor = await auth.authenticate(rt, bearer_token(credentials))
+    # Every header is judged before the device is recorded: a refused call writes nothing.
+    device = push_device(
+        PushHeaders(headers.get("x-device-id"), headers.get("x-push-platform"), headers.get("x-push-token"))
     )
+    screen_layout, cid = layout(headers.get("x-layout")), client_id(headers.get("x-client-id"))
+    if device is not None:
+        await devices.record(rt, actor, device)
     state = headers.get("x-screen-state")
-    return ScreenRequest(
-        rt=rt,
-        actor=actor,
-        layout=layout(headers.get("x-layout")),
-        state=state[:200] if state else None,
-        client_id=client_id(headers.get("x-client-id")),
-    )
+    return ScreenRequest(rt=rt, actor=actor, layout=screen_layout, state=state[:200] if state else None, client_id=cid)
 
 
 ScreenRequestDep = Annotated[ScreenRequest, Depends(screen_request)]
 
 
-def _header(name: str, description: str) -> dict[str, Any]:
-    return {"name": name, "in": "header", "required": False, "schema": {"type": "string"}, "description": description}
+def _header(name: str, description: str, **rules: Any) -> dict[str, Any]:
+    schema = {"type": "string", **rules}
+    return {"name": name, "in": "header", "required": False, "schema": schema, "description": description}
 
 
-# OpenAPI parameters of a route that takes ScreenRequestDep.
+# OpenAPI parameters of a route that takes ScreenRequestDep, with the rules screen_request enforces (after
+# authentication: an anonymous call gets 401 whatever its headers).
 SCREEN_HEADERS: dict[str, Any] = {
     "parameters": [
-        _header("X-Layout", "desktop (default) or mobile"),
-        _header("X-Screen-State", "PATCH: the state token of the client's page"),
-        _header("X-Client-Id", "A stable id of this client (tab or app)"),
-        _header("X-Device-Id", "Mobile apps: a stable id of this device (with X-Push-Platform)"),
-        _header("X-Push-Platform", "Mobile apps: ios or android"),
-        _header("X-Push-Token", "Mobile apps: the device's current push token (on every call)"),
+        _header("X-Layout", "desktop (default) or mobile", enum=["desktop", "mobile"]),
+        _header("X-Screen-State", "PATCH: the state token of the client's page (an unknown one is a reset)"),
+        _header("X-Client-Id", "A stable id of this client (tab or app)", pattern=CLIENT_ID_PATTERN),
+        _header(
+            "X-Device-Id",
+            "Mobile apps: a stable id of this device (push headers: all or none)",
+            pattern=DEVICE_ID_PATTERN,
+        ),
+        _header("X-Push-Platform", "Mobile apps: ios or android", enum=["ios", "android"]),
+        _header(
+            "X-Push-Token", "Mobile apps: the device's current push token (on every call)", pattern=PUSH_TOKEN_PATTERN
+        ),
     ]
 }

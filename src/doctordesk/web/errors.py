@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -10,6 +11,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from sqlalchemy import exc as sa
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import compile_path
 
 from doctordesk.domain import errors as e
 from doctordesk.screens.protocol import error_body
@@ -99,7 +101,7 @@ def install(app: FastAPI) -> None:
         return error_response(e.ValidationFailed(fields=fields))
 
     @app.exception_handler(StarletteHTTPException)
-    async def _http(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         # The framework wraps errors raised while reading the body (e.g. the body limit) in a 400.
         if isinstance(exc.__cause__, e.DomainError):
             return error_response(exc.__cause__)
@@ -108,17 +110,36 @@ def install(app: FastAPI) -> None:
             # A body the form or JSON parser refuses: malformed input, in the one validation shape.
             return error_response(e.ValidationFailed(message))
         code = HTTP_CODES.get(exc.status_code, "HTTP_ERROR")
-        return JSONResponse(
-            error_body(code, message, exc.status_code),
-            status_code=exc.status_code,
-            headers=getattr(exc, "headers", None),
-        )
+        headers = getattr(exc, "headers", None)
+        if exc.status_code == 405:
+            # The framework names only the methods of the first route on the path; the answer names them all.
+            headers = {**(headers or {}), "Allow": ", ".join(allowed_methods(request))}
+        return JSONResponse(error_body(code, message, exc.status_code), status_code=exc.status_code, headers=headers)
 
     @app.exception_handler(sa.DBAPIError)
     @app.exception_handler(sa.TimeoutError)
     @app.exception_handler(Exception)
     async def _unexpected(_request: Request, exc: Exception) -> JSONResponse:
         return unexpected_response(exc)
+
+
+def allowed_methods(request: Request) -> list[str]:
+    """Every method the API description lists for the request's path (HEAD beside GET), sorted. Read from
+    /openapi.json's paths, compiled once per app: the framework's own 405 names only the first route's methods."""
+    table: list[tuple[re.Pattern[str], set[str]]] | None = getattr(request.app.state, "allowed_methods", None)
+    if table is None:
+        table = []
+        for path, operations in request.app.openapi().get("paths", {}).items():
+            methods = {m.upper() for m in operations if m in _METHODS}
+            if "GET" in methods:
+                methods.add("HEAD")
+            table.append((compile_path(path)[0], methods))
+        request.app.state.allowed_methods = table
+    path = request.url.path
+    return sorted({m for regex, methods in table if regex.match(path) for m in methods})
+
+
+_METHODS = {"get", "put", "post", "patch", "delete", "head", "options"}
 
 
 def unexpected_response(exc: Exception) -> JSONResponse:

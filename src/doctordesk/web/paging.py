@@ -17,8 +17,8 @@ import re
 from datetime import UTC, datetime, timedelta
 
 from doctordesk.domain.errors import ValidationFailed
+from doctordesk.domain.inputs import MAX_ID
 from doctordesk.domain.keyset import Position
-from doctordesk.web.deps import MAX_ID
 
 # The default is the maximum, so a caller written before paging existed gets the same first page as before.
 MAX_LIMIT = 500

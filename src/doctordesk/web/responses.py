@@ -83,3 +83,45 @@ def install_openapi(app: FastAPI) -> None:
         return schema
 
     app.openapi = openapi  # type: ignore[method-assign]
+
+
+# --- form bodies read by hand (web/routers/review.py's FormDep): described here so clients and tests know them ---
+
+ID_FIELD: dict[str, Any] = {"type": "integer", "minimum": 1, "maximum": 2**53}
+VERSION_FIELD: dict[str, Any] = {
+    "type": "integer",
+    "minimum": 0,
+    "maximum": 2**31 - 1,
+    "description": "The version shown on the page (ASCII digits)",
+}
+FLAG_FIELD: dict[str, Any] = {"type": "string", "enum": ["true", "false"]}
+
+
+def card_fields(*, alternatives: int = 3, as_typed: bool = False) -> dict[str, Any]:
+    """``profile~n``, ``location~n``, ``date~n``, ``time~n`` for n = 1..alternatives. ``as_typed``: the fields
+    of a card being edited, stored as typed and judged on the card (any text up to 64 characters)."""
+    fields: dict[str, Any] = {}
+    if as_typed:
+        typed = {"type": "string", "maxLength": 64, "description": "As typed; judged on the card"}
+        return {
+            f"{name}~{n}": typed for n in range(1, alternatives + 1) for name in ("profile", "location", "date", "time")
+        }
+    for n in range(1, alternatives + 1):
+        fields[f"profile~{n}"] = {**ID_FIELD, "description": f"Doctor of alternative {n}"}
+        fields[f"location~{n}"] = {**ID_FIELD, "description": f"Location of alternative {n}"}
+        fields[f"date~{n}"] = {"type": "string", "format": "date", "description": "YYYY-MM-DD"}
+        fields[f"time~{n}"] = {"type": "string", "pattern": "^[0-9]{2}:[0-9]{2}$", "description": "HH:MM"}
+    return fields
+
+
+def form_body(properties: dict[str, Any], *, required: tuple[str, ...] = ()) -> dict[str, Any]:
+    """An ``openapi_extra`` describing an ``application/x-www-form-urlencoded`` body."""
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    if required:
+        schema["required"] = list(required)
+    return {
+        "requestBody": {
+            "required": bool(required),
+            "content": {"application/x-www-form-urlencoded": {"schema": schema}},
+        }
+    }

@@ -17,6 +17,7 @@ from starlette.requests import Request
 
 from doctordesk.domain.errors import PayloadTooLarge, ValidationFailed
 from doctordesk.domain.files import FIELD as FILE_FIELD
+from doctordesk.domain.inputs import parse_int
 
 MAX_PARTS = 16
 MAX_SMALL_FIELD_BYTES = 256
@@ -64,7 +65,8 @@ class FormReader:
 
     async def read(self, request: Request) -> ReceivedForm:
         declared = request.headers.get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.max_body_bytes:
+        size = parse_int(declared, minimum=0, maximum=10**18)
+        if size is not None and size > self.max_body_bytes:
             raise PayloadTooLarge(f"The file is larger than {size_text(self.max_file_bytes)}.")
         content_type, options = parse_options_header(request.headers.get("content-type", ""))
         if content_type == b"multipart/form-data":

@@ -205,3 +205,37 @@ def test_metrics_can_require_a_token(tmp_path) -> None:
             assert http.get("/healthz").status_code == 200
     finally:
         live.stop()
+
+
+async def test_a_stream_ticket_is_not_used_up_by_a_refused_client_id(http: httpx.AsyncClient) -> None:
+    auth = await login(http)
+    ticket = (await http.post("/profile/stream/ticket", headers=auth)).json()["ticket"]
+    async with open_stream(http, f"/profile/stream?ticket={ticket}&client=bad%20id") as refused:
+        assert refused.status_code == 422
+        assert "X-Client-Id" in refused.response.json()["fields"]
+    async with open_stream(http, f"/profile/stream?ticket={ticket}&client=ticket-kept") as stream:
+        assert stream.status_code == 200
+
+
+async def test_the_stream_schema_in_the_api_description_matches_the_frames_sent(http: httpx.AsyncClient) -> None:
+    operation = (await http.get("/openapi.json")).json()["paths"]["/profile/stream"]["get"]
+    content = operation["responses"]["200"]["content"]
+    assert list(content) == ["text/event-stream"]
+    example = content["text/event-stream"]["example"]
+    auth = await login(http)
+    request = http.build_request("GET", "/profile/stream", headers=client_headers(auth, "schema-1"))
+    response = await http.send(request, stream=True)
+    try:
+        sent = b""
+        async for chunk in response.aiter_bytes():
+            sent += chunk
+            if sent.endswith(b"\n\n"):
+                break
+    finally:
+        await response.aclose()
+    # What the description promises: a retry line once, then id and data lines ended by a blank line.
+    lines = sent.decode().split("\n")
+    assert lines[0].startswith("retry: ") and lines[1].startswith("id: ") and lines[2].startswith("data:")
+    assert lines[3:] == ["", ""]
+    assert example.split("\n")[0].startswith("retry: ") and example.split("\n")[1].startswith("id: ")
+    assert operation["responses"]["503"] and operation["responses"]["401"] and operation["responses"]["422"]

@@ -172,9 +172,20 @@ def _raw_multipart(appointment_id: int, filename: bytes, data: bytes) -> tuple[b
     return body, f"multipart/form-data; boundary={boundary}"
 
 
-async def test_control_character_filename_is_neutralised(client, login, demo, runtime):
+async def test_a_filename_with_control_characters_is_refused_and_nothing_stored(client, login, demo, runtime):
     doctor = await login("doctor1")
-    name = "scan\u202egnp.exe\x07\x1b\x7f.pdf".encode()
+    before = await stored(runtime)
+    for name in ("scan\x07.pdf", "scan\x1b[31m.pdf", "scan\x7f.pdf", "sc\tan.pdf"):
+        body, content_type = _raw_multipart(demo.appointments[0], name.encode(), sample_files.pdf())
+        response = await client.post(SEND, content=body, headers={**doctor.headers, "Content-Type": content_type})
+        assert response.status_code == 422, response.text
+        assert "file" in response.json()["fields"]
+    assert await stored(runtime) == before
+
+
+async def test_format_characters_in_a_filename_are_neutralised(client, login, demo, runtime):
+    doctor = await login("doctor1")
+    name = "scan\u202egnp.exe.pdf".encode()
     body, content_type = _raw_multipart(demo.appointments[0], name, sample_files.pdf())
     response = await client.post(SEND, content=body, headers={**doctor.headers, "Content-Type": content_type})
     assert response.status_code == 200, response.text

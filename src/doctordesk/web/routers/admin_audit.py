@@ -9,11 +9,13 @@ from fastapi import APIRouter, Depends, Query
 from fastapi.responses import StreamingResponse
 
 from doctordesk.domain.errors import ValidationFailed
+from doctordesk.domain.inputs import MAX_ID
 from doctordesk.domain.roles import Role
 from doctordesk.services import admin_audit
 from doctordesk.services.admin_audit import AuditFilter
-from doctordesk.web.deps import MAX_ID, RuntimeDep, require_roles
+from doctordesk.web.deps import RuntimeDep, require_roles
 from doctordesk.web.paging import MAX_CURSOR_CHARS, decode_cursor, encode_cursor
+from doctordesk.web.params import STRICT_ID, strict_int
 from doctordesk.web.responses import SCREEN_RESPONSES
 from doctordesk.web.routers.admin_models import instant, printable
 
@@ -25,8 +27,10 @@ MEDIA = {"csv": "text/csv; charset=utf-8", "jsonl": "application/jsonl"}
 
 
 def audit_filter(
-    actor: Annotated[int | None, Query(ge=1, le=MAX_ID, description="Only this actor's rows")] = None,
-    appointment: Annotated[int | None, Query(ge=1, le=MAX_ID, description="Only rows about this appointment")] = None,
+    actor: Annotated[int | None, Query(ge=1, le=MAX_ID, description="Only this actor's rows"), STRICT_ID] = None,
+    appointment: Annotated[
+        int | None, Query(ge=1, le=MAX_ID, description="Only rows about this appointment"), STRICT_ID
+    ] = None,
     action: Annotated[str | None, Query(min_length=1, max_length=64, description="Exact action name")] = None,
     entity: Annotated[
         str | None, Query(min_length=1, max_length=32, description="user, location, appointment, ...")
@@ -54,7 +58,7 @@ FilterDep = Annotated[AuditFilter, Depends(audit_filter)]
 async def list_audit(
     rt: RuntimeDep,
     f: FilterDep,
-    limit: Annotated[int, Query(ge=1, le=500, description="Rows per page")] = 100,
+    limit: Annotated[int, Query(ge=1, le=500, description="Rows per page"), strict_int(minimum=1, maximum=500)] = 100,
     cursor: Annotated[
         str | None, Query(max_length=MAX_CURSOR_CHARS, description="The previous page's `cursor`")
     ] = None,

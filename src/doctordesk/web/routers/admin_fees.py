@@ -9,10 +9,11 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 from pydantic import Field
 
+from doctordesk.domain.inputs import MAX_ID
 from doctordesk.domain.roles import Role
 from doctordesk.services import admin_fees
 from doctordesk.services.admin_fees import FeeRuleInput
-from doctordesk.web.deps import MAX_ID, ActorDep, RuntimeDep, require_roles
+from doctordesk.web.deps import ActorDep, RuntimeDep, require_roles
 from doctordesk.web.responses import SUBMIT_RESPONSES
 from doctordesk.web.routers.admin_models import Strict, instant
 

@@ -14,11 +14,13 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Path
 from pydantic import Field
 
+from doctordesk.domain.inputs import MAX_ID
 from doctordesk.domain.roles import Role
 from doctordesk.domain.scheduling import Hours, HoursException
 from doctordesk.services import admin_hours
 from doctordesk.services.admin_hours import HoursChange
-from doctordesk.web.deps import MAX_ID, ActorDep, RuntimeDep, require_roles
+from doctordesk.web.deps import ActorDep, RuntimeDep, require_roles
+from doctordesk.web.params import STRICT_ID
 from doctordesk.web.responses import SUBMIT_RESPONSES
 from doctordesk.web.routers.admin_models import Strict
 
@@ -26,7 +28,7 @@ router = APIRouter(
     prefix="/admin", tags=["administration"], dependencies=[require_roles(Role.ADMIN)], responses=SUBMIT_RESPONSES
 )
 
-Id = Annotated[int, Path(ge=1, le=MAX_ID)]
+Id = Annotated[int, Path(ge=1, le=MAX_ID), STRICT_ID]
 
 
 class Block(Strict):

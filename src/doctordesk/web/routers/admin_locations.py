@@ -8,10 +8,12 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path
 from pydantic import Field
 
+from doctordesk.domain.inputs import MAX_ID
 from doctordesk.domain.roles import Role
 from doctordesk.services import admin_locations
 from doctordesk.services.admin_locations import LocationChange
-from doctordesk.web.deps import MAX_ID, ActorDep, RuntimeDep, require_roles
+from doctordesk.web.deps import ActorDep, RuntimeDep, require_roles
+from doctordesk.web.params import STRICT_ID
 from doctordesk.web.responses import SUBMIT_RESPONSES
 from doctordesk.web.routers.admin_models import Strict
 
@@ -46,7 +48,7 @@ async def create_location(rt: RuntimeDep, actor: ActorDep, body: LocationCreate)
 
 @router.post("/locations/{location_id}")
 async def update_location(
-    rt: RuntimeDep, actor: ActorDep, location_id: Annotated[int, Path(ge=1, le=MAX_ID)], body: LocationUpdate
+    rt: RuntimeDep, actor: ActorDep, location_id: Annotated[int, Path(ge=1, le=MAX_ID), STRICT_ID], body: LocationUpdate
 ) -> dict[str, Any]:
     """Edit a location's name, address or time zone (omitted fields stay). Locations are never deleted."""
     return asdict(await admin_locations.update_location(rt, actor, location_id, LocationChange(**body.model_dump())))

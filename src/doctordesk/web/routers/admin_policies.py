@@ -9,10 +9,12 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path
 from pydantic import Field
 
+from doctordesk.domain.inputs import MAX_ID
 from doctordesk.domain.roles import Role
 from doctordesk.services import admin_policies
 from doctordesk.services.admin_policies import PolicyInput
-from doctordesk.web.deps import MAX_ID, ActorDep, RuntimeDep, require_roles
+from doctordesk.web.deps import ActorDep, RuntimeDep, require_roles
+from doctordesk.web.params import STRICT_ID
 from doctordesk.web.responses import SUBMIT_RESPONSES
 from doctordesk.web.routers.admin_models import Strict
 
@@ -20,7 +22,7 @@ router = APIRouter(
     prefix="/admin", tags=["administration"], dependencies=[require_roles(Role.ADMIN)], responses=SUBMIT_RESPONSES
 )
 
-Id = Annotated[int, Path(ge=1, le=MAX_ID)]
+Id = Annotated[int, Path(ge=1, le=MAX_ID), STRICT_ID]
 Ids = list[Annotated[int, Field(ge=1, le=MAX_ID)]]
 
 

@@ -5,27 +5,30 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from doctordesk.domain.inputs import MAX_ID
 from doctordesk.domain.integration import Scope
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.services import service_accounts as accounts
-from doctordesk.web.deps import MAX_ID, RuntimeDep, require_roles
+from doctordesk.web.bodies import StrictBody
+from doctordesk.web.deps import RuntimeDep, require_roles
+from doctordesk.web.params import STRICT_ID
 from doctordesk.web.responses import SCREEN_RESPONSES, SUBMIT_RESPONSES
 
 router = APIRouter(prefix="/admin", tags=["admin"])
 
 AdminDep = Annotated[Actor, require_roles(Role.ADMIN)]
-AccountId = Annotated[int, Path(ge=1, le=MAX_ID)]
+AccountId = Annotated[int, Path(ge=1, le=MAX_ID), STRICT_ID]
 
 
-class AccountIn(BaseModel):
+class AccountIn(StrictBody):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
     name: str = Field(min_length=1, max_length=100, description="Unique, e.g. the system's name")
     description: str = Field(default="", max_length=500)
 
 
-class KeyIn(BaseModel):
+class KeyIn(StrictBody):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
     scopes: list[Scope] = Field(min_length=1, max_length=len(Scope), description="What the key may do")
     label: str = Field(default="", max_length=100, description="A note to tell keys apart")
@@ -81,7 +84,7 @@ async def issue_key(rt: RuntimeDep, actor: AdminDep, account_id: AccountId, body
 
 @router.delete("/service-accounts/{account_id}/keys/{key_id}", responses=SUBMIT_RESPONSES)
 async def revoke_key(
-    rt: RuntimeDep, actor: AdminDep, account_id: AccountId, key_id: Annotated[int, Path(ge=1, le=MAX_ID)]
+    rt: RuntimeDep, actor: AdminDep, account_id: AccountId, key_id: Annotated[int, Path(ge=1, le=MAX_ID), STRICT_ID]
 ) -> dict[str, Any]:
     """Revoke a key: it is refused from the next request on. The key stays listed, with `revoked_at`."""
     return key_json(await accounts.revoke_key(rt, actor, account_id, key_id))

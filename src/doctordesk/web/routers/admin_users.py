@@ -8,10 +8,12 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Path, Query, Request
 from pydantic import Field
 
+from doctordesk.domain.inputs import MAX_ID
 from doctordesk.domain.roles import Role
 from doctordesk.services import admin_users
 from doctordesk.services.admin_users import DoctorChange, NewUser, UserView
-from doctordesk.web.deps import MAX_ID, ActorDep, RuntimeDep, require_roles
+from doctordesk.web.deps import ActorDep, RuntimeDep, require_roles
+from doctordesk.web.params import STRICT_ID, strict_int
 from doctordesk.web.responses import SUBMIT_RESPONSES
 from doctordesk.web.routers.admin_models import Strict
 
@@ -20,7 +22,7 @@ router = APIRouter(
 )
 
 RoleName = Literal["doctor", "support", "patient", "admin"]
-UserId = Annotated[int, Path(ge=1, le=MAX_ID)]
+UserId = Annotated[int, Path(ge=1, le=MAX_ID), STRICT_ID]
 
 
 class UserCreate(Strict):
@@ -65,8 +67,8 @@ async def list_users(
     rt: RuntimeDep,
     role: Annotated[RoleName | None, Query(description="Only this role")] = None,
     active: Annotated[bool | None, Query(description="Only active (true) or deactivated (false) users")] = None,
-    after: Annotated[int | None, Query(ge=1, le=MAX_ID, description="The previous page's `next`")] = None,
-    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+    after: Annotated[int | None, Query(ge=1, le=MAX_ID, description="The previous page's `next`"), STRICT_ID] = None,
+    limit: Annotated[int, Query(ge=1, le=500), strict_int(minimum=1, maximum=500)] = 100,
 ) -> dict[str, Any]:
     """Users by id, one page at a time; `next` continues the list (null on the last page)."""
     views, next_id = await admin_users.list_users(

@@ -10,10 +10,12 @@ from fastapi import APIRouter, Path, Query
 
 from doctordesk.domain.appointments import AppointmentView
 from doctordesk.domain.errors import ValidationFailed
+from doctordesk.domain.inputs import MAX_ID
 from doctordesk.domain.status import StatusName, codes_for_name
 from doctordesk.services.appointments import get_appointment, list_appointments, position_of
-from doctordesk.web.deps import MAX_ID, ActorDep, RuntimeDep
+from doctordesk.web.deps import ActorDep, RuntimeDep
 from doctordesk.web.paging import DEFAULT_LIMIT, MAX_CURSOR_CHARS, MAX_LIMIT, decode_cursor, encode_cursor
+from doctordesk.web.params import STRICT_DATE, STRICT_ID, strict_int
 from doctordesk.web.responses import SCREEN_RESPONSES
 
 router = APIRouter(prefix="/api", tags=["read API"])
@@ -41,9 +43,15 @@ async def appointments(
     rt: RuntimeDep,
     actor: ActorDep,
     status: Annotated[list[StatusFilter] | None, Query(description="Filter by status name (repeatable)")] = None,
-    date_from: Annotated[date | None, Query(alias="from", description="First day (UTC), inclusive")] = None,
-    date_to: Annotated[date | None, Query(alias="to", description="Last day (UTC), inclusive")] = None,
-    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT, description="Appointments per page")] = DEFAULT_LIMIT,
+    date_from: Annotated[
+        date | None, Query(alias="from", description="First day (UTC), inclusive, YYYY-MM-DD"), STRICT_DATE
+    ] = None,
+    date_to: Annotated[
+        date | None, Query(alias="to", description="Last day (UTC), inclusive, YYYY-MM-DD"), STRICT_DATE
+    ] = None,
+    limit: Annotated[
+        int, Query(ge=1, le=MAX_LIMIT, description="Appointments per page"), strict_int(maximum=MAX_LIMIT)
+    ] = DEFAULT_LIMIT,
     cursor: Annotated[
         str | None,
         Query(max_length=MAX_CURSOR_CHARS, description="The previous page's `cursor`: continue after it"),
@@ -73,7 +81,7 @@ async def appointments(
 
 @router.get("/appointments/{appointment_id}", responses=SCREEN_RESPONSES)
 async def appointment(
-    rt: RuntimeDep, actor: ActorDep, appointment_id: Annotated[int, Path(ge=1, le=MAX_ID)]
+    rt: RuntimeDep, actor: ActorDep, appointment_id: Annotated[int, Path(ge=1, le=MAX_ID), STRICT_ID]
 ) -> dict[str, Any]:
     """One appointment (404 when unknown or not the caller's)."""
     async with rt.db.read() as session:

@@ -36,7 +36,10 @@ def user_json(actor: Any) -> dict[str, Any]:
     },
 )
 async def login(
-    request: Request, rt: RuntimeDep, username: Annotated[str, Form()], password: Annotated[str, Form()]
+    request: Request,
+    rt: RuntimeDep,
+    username: Annotated[str, Form(min_length=1, description="Up to 64 characters, no control characters")],
+    password: Annotated[str, Form(min_length=1, description="Up to 1024 characters, no control characters")],
 ) -> dict[str, Any]:
     """Exchange a username and password for a bearer access token."""
     client_host = request.client.host if request.client else None

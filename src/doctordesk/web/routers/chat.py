@@ -10,18 +10,23 @@ from fastapi.responses import Response
 from doctordesk.domain.chat import check_client_message_id
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.files import content_disposition
+from doctordesk.domain.inputs import MAX_ID, parse_id
 from doctordesk.services import chat, chat_sending, chat_threads
 from doctordesk.services.show_more import PagedScreen
-from doctordesk.web.deps import MAX_ID, SCREEN_HEADERS, ActorDep, RuntimeDep, ScreenRequest, ScreenRequestDep
+from doctordesk.web.deps import SCREEN_HEADERS, ActorDep, RuntimeDep, ScreenRequest, ScreenRequestDep
+from doctordesk.web.params import STRICT_ID
 from doctordesk.web.responses import ERROR, SCREEN_RESPONSES, SUBMIT_RESPONSES
 from doctordesk.web.uploads import FormReader
 
 router = APIRouter(prefix="/profile/messages", tags=["chat"])
 
-AppointmentQuery = Annotated[int, Query(alias="appointment-id", ge=1, le=MAX_ID, description="The appointment")]
+AppointmentQuery = Annotated[
+    int, Query(alias="appointment-id", ge=1, le=MAX_ID, description="The appointment"), STRICT_ID
+]
 OptionalAppointmentQuery = Annotated[
     int | None,
     Query(alias="appointment-id", ge=1, le=MAX_ID, description="The appointment (default: the state token's)"),
+    STRICT_ID,
 ]
 
 SEND_BODY: dict[str, Any] = {
@@ -70,7 +75,7 @@ async def load_more(
     screen: ScreenRequestDep,
     appointment_id: OptionalAppointmentQuery = None,
     before: Annotated[
-        int | None, Query(ge=1, le=MAX_ID, description="Load the messages older than this message id")
+        int | None, Query(ge=1, le=MAX_ID, description="Load the messages older than this message id"), STRICT_ID
     ] = None,
 ) -> dict[str, Any]:
     """Load previous messages (with ``before``: prepended) or, as the chat's poll, the newer ones (appended)."""
@@ -99,14 +104,14 @@ async def send_message(
     reader = FormReader(max_file_bytes=rt.settings.max_upload_bytes, max_text_bytes=4 * rt.settings.max_message_chars)
     received = await reader.read(request)
     fields = received.fields
-    raw_id = fields.get("appointment-id", "").strip()
-    if not raw_id.isdigit() or not 0 < int(raw_id) <= MAX_ID:
+    appointment_id = parse_id(fields.get("appointment-id"))
+    if appointment_id is None:
         raise ValidationFailed(fields={"appointment-id": "Required: the appointment's id."})
     client_message_id = check_client_message_id(x_client_message_id or fields.get("client-message-id"))
     upload = None
     if received.file is not None:
         upload = chat_sending.Upload(received.file.filename, received.file.declared_type, received.file.data)
-    form = chat_sending.SendForm(int(raw_id), fields.get("content", ""), upload, client_message_id)
+    form = chat_sending.SendForm(appointment_id, fields.get("content", ""), upload, client_message_id)
     update = await chat_sending.send_message(rt, screen.actor, form, token=screen.state, layout=screen.layout)
     return update.to_json()
 
@@ -122,7 +127,9 @@ async def close_chat(rt: RuntimeDep, actor: ActorDep, appointment_id: Appointmen
     responses={200: {"content": {"application/pdf": {}, "image/png": {}, "image/jpeg": {}}}, 403: ERROR, 404: ERROR},
     response_class=Response,
 )
-async def attachment(rt: RuntimeDep, actor: ActorDep, attachment_id: Annotated[int, Path(ge=1, le=MAX_ID)]) -> Response:
+async def attachment(
+    rt: RuntimeDep, actor: ActorDep, attachment_id: Annotated[int, Path(ge=1, le=MAX_ID), STRICT_ID]
+) -> Response:
     """A message's file, for the thread's participants: the stored type, always as a download."""
     file = await chat.attachment_file(rt, actor, attachment_id)
     return Response(

@@ -10,20 +10,23 @@ from zoneinfo import ZoneInfo
 
 from fastapi import APIRouter, Header, Path, Query
 from fastapi.responses import JSONResponse
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AwareDatetime, ConfigDict, Field, field_validator
 
 from doctordesk.domain.decisions import MAX_REASON_CHARS, Trigger
 from doctordesk.domain.errors import ValidationFailed
+from doctordesk.domain.inputs import MAX_ID
 from doctordesk.domain.integration import body_hash, is_valid_idempotency_key
 from doctordesk.services import free_times, outside_events
 from doctordesk.services import integration_requests as requests
-from doctordesk.web.deps import MAX_ID, IntegrationDep, RuntimeDep
+from doctordesk.web.bodies import StrictBody
+from doctordesk.web.deps import IntegrationDep, RuntimeDep
+from doctordesk.web.params import STRICT_DATE, STRICT_ID, strict_int
 from doctordesk.web.responses import SCREEN_RESPONSES, SUBMIT_RESPONSES
 
 router = APIRouter(prefix="/integration/v1", tags=["integration API"])
 
 Id = Annotated[int, Field(ge=1, le=MAX_ID)]
-AppointmentId = Annotated[int, Path(ge=1, le=MAX_ID)]
+AppointmentId = Annotated[int, Path(ge=1, le=MAX_ID), STRICT_ID]
 REPLAYED_HEADER = "Idempotent-Replayed"
 
 
@@ -33,8 +36,9 @@ def _whole_minute(value: datetime) -> datetime:
     return value
 
 
-class Strict(BaseModel):
+class Strict(StrictBody):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+    MULTILINE = frozenset({"note", "reason"})
 
 
 class AppointmentRequestIn(Strict):
@@ -160,12 +164,18 @@ async def reschedule_request(
 async def get_free_times(
     rt: RuntimeDep,
     caller: IntegrationDep,  # noqa: ARG001 - any valid key may read free times
-    doctor: Annotated[int, Query(ge=1, le=MAX_ID, description="Doctor (user) id")],
-    location: Annotated[int, Query(ge=1, le=MAX_ID, description="Location id")],
-    first_day: Annotated[date, Query(alias="from", description="First day, local to the location")],
-    last_day: Annotated[date, Query(alias="to", description="Last day (inclusive), at most 31 days")],
-    duration: Annotated[int, Query(ge=5, le=480, description="Minutes the visit needs")] = 30,
-    step: Annotated[int | None, Query(ge=5, le=480, description="Minutes between starts (default: duration)")] = None,
+    doctor: Annotated[int, Query(ge=1, le=MAX_ID, description="Doctor (user) id"), STRICT_ID],
+    location: Annotated[int, Query(ge=1, le=MAX_ID, description="Location id"), STRICT_ID],
+    first_day: Annotated[date, Query(alias="from", description="First day, local to the location"), STRICT_DATE],
+    last_day: Annotated[date, Query(alias="to", description="Last day (inclusive), at most 31 days"), STRICT_DATE],
+    duration: Annotated[
+        int, Query(ge=5, le=480, description="Minutes the visit needs"), strict_int(minimum=5, maximum=480)
+    ] = 30,
+    step: Annotated[
+        int | None,
+        Query(ge=5, le=480, description="Minutes between starts (default: duration)"),
+        strict_int(minimum=5, maximum=480),
+    ] = None,
 ) -> dict[str, Any]:
     """The starts at which the doctor can be requested at the location: inside the doctor's work hours there (in
     the location's timezone, across clock changes), at least 2 hours ahead, not overlapping approved appointments

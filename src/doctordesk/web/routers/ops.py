@@ -54,6 +54,8 @@ async def readyz(rt: RuntimeDep) -> JSONResponse:
         401: error_doc("UNAUTHORIZED: DOCTORDESK_METRICS_TOKEN is set and the request does not carry it"),
         403: error_doc("FORBIDDEN: no metrics token is set and the client is not on this host"),
     },
+    # The token is asked for only when DOCTORDESK_METRICS_TOKEN is set: security is optional here.
+    openapi_extra={"security": [{}]},
 )
 async def metrics(
     request: Request, rt: RuntimeDep, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]

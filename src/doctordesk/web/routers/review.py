@@ -9,15 +9,37 @@ from fastapi import APIRouter, Depends, Path, Request
 from starlette.datastructures import UploadFile
 
 from doctordesk.domain.errors import ValidationFailed
+from doctordesk.domain.inputs import MAX_ID
 from doctordesk.screens.viewing import Viewing
 from doctordesk.services import decisions, offers, review
-from doctordesk.web.deps import MAX_ID, SCREEN_HEADERS, ActorDep, RuntimeDep, ScreenRequest, ScreenRequestDep
-from doctordesk.web.responses import SCREEN_RESPONSES, SUBMIT_RESPONSES
+from doctordesk.web.deps import SCREEN_HEADERS, ActorDep, RuntimeDep, ScreenRequest, ScreenRequestDep
+from doctordesk.web.params import STRICT_ID, strict_int
+from doctordesk.web.responses import (
+    FLAG_FIELD,
+    SCREEN_RESPONSES,
+    SUBMIT_RESPONSES,
+    VERSION_FIELD,
+    card_fields,
+    form_body,
+)
 
 router = APIRouter(prefix="/profile/appointments", tags=["review and approve"])
 
-AppointmentId = Annotated[int, Path(ge=1, le=MAX_ID, description="The appointment")]
+AppointmentId = Annotated[int, Path(ge=1, le=MAX_ID, description="The appointment"), STRICT_ID]
 BASE = "/{appointment_id}/approve"
+
+TIMEZONE_FIELD: dict[str, Any] = {"type": "string", "maxLength": 64, "description": "An IANA zone, e.g. Europe/Berlin"}
+REASON_FIELD: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": 1000, "description": "May span lines"}
+CHANGE_BODY = form_body(card_fields(as_typed=True))
+TIMEZONE_BODY = form_body({"timezone": TIMEZONE_FIELD}, required=("timezone",))
+DISCLAIMER_BODY = form_body({"disclaimer-displayed": FLAG_FIELD})
+APPROVE_BODY = form_body(
+    {"version": VERSION_FIELD, "disclaimer-displayed": FLAG_FIELD, "timezone": TIMEZONE_FIELD, **card_fields()},
+    required=("version",),
+)
+DECLINE_BODY = form_body({"reason": REASON_FIELD, "version": VERSION_FIELD}, required=("reason", "version"))
+ACCEPT_BODY = form_body({"version": VERSION_FIELD, "coverage-acknowledged": FLAG_FIELD}, required=("version",))
+REJECT_BODY = form_body({"version": VERSION_FIELD}, required=("version",))
 
 
 async def form_fields(request: Request) -> dict[str, str]:
@@ -57,7 +79,7 @@ async def add_alternative(screen: ScreenRequestDep, appointment_id: AppointmentI
     return (await review.add_alternative(rt, actor, appointment_id, layout=layout, state=state)).to_json()
 
 
-@router.patch(BASE + "/change", responses=SUBMIT_RESPONSES, openapi_extra=SCREEN_HEADERS)
+@router.patch(BASE + "/change", responses=SUBMIT_RESPONSES, openapi_extra={**SCREEN_HEADERS, **CHANGE_BODY})
 async def change_fields(screen: ScreenRequestDep, appointment_id: AppointmentId, form: FormDep) -> dict[str, Any]:
     """Store a card's fields as typed (``profile~n``, ``location~n``, ``date~n``, ``time~n``): the card comes back
     with changed fields highlighted, validation messages, and its fees once complete."""
@@ -67,14 +89,16 @@ async def change_fields(screen: ScreenRequestDep, appointment_id: AppointmentId,
 
 @router.patch(BASE + "/delete-alternative/{n}", responses=SUBMIT_RESPONSES, openapi_extra=SCREEN_HEADERS)
 async def delete_alternative(
-    screen: ScreenRequestDep, appointment_id: AppointmentId, n: Annotated[int, Path(ge=1, le=99)]
+    screen: ScreenRequestDep,
+    appointment_id: AppointmentId,
+    n: Annotated[int, Path(ge=1, le=99), strict_int(maximum=99)],
 ) -> dict[str, Any]:
     """Delete card ``n`` (refused for the only card)."""
     rt, actor, layout, state = screen.rt, screen.actor, screen.layout, screen.state
     return (await review.delete_alternative(rt, actor, appointment_id, n, layout=layout, state=state)).to_json()
 
 
-@router.patch(BASE + "/timezone", responses=SUBMIT_RESPONSES, openapi_extra=SCREEN_HEADERS)
+@router.patch(BASE + "/timezone", responses=SUBMIT_RESPONSES, openapi_extra={**SCREEN_HEADERS, **TIMEZONE_BODY})
 async def confirm_timezone(screen: ScreenRequestDep, appointment_id: AppointmentId, form: FormDep) -> dict[str, Any]:
     """Confirm the timezone (field ``timezone``, an IANA name) when the doctor's profile has none."""
     rt, actor, layout, state = screen.rt, screen.actor, screen.layout, screen.state
@@ -82,7 +106,7 @@ async def confirm_timezone(screen: ScreenRequestDep, appointment_id: Appointment
     return (await review.confirm_timezone(rt, actor, appointment_id, tz, layout=layout, state=state)).to_json()
 
 
-@router.patch(BASE + "/disclaimer", responses=SUBMIT_RESPONSES, openapi_extra=SCREEN_HEADERS)
+@router.patch(BASE + "/disclaimer", responses=SUBMIT_RESPONSES, openapi_extra={**SCREEN_HEADERS, **DISCLAIMER_BODY})
 async def acknowledge_disclaimer(
     screen: ScreenRequestDep, appointment_id: AppointmentId, form: FormDep
 ) -> dict[str, Any]:
@@ -112,7 +136,7 @@ async def cancel(rt: RuntimeDep, actor: ActorDep, appointment_id: AppointmentId)
     return (await review.cancel(rt, actor, appointment_id)).to_json()
 
 
-@router.post(BASE, responses=SUBMIT_RESPONSES)
+@router.post(BASE, responses=SUBMIT_RESPONSES, openapi_extra=APPROVE_BODY)
 async def approve(rt: RuntimeDep, actor: ActorDep, appointment_id: AppointmentId, form: FormDep) -> dict[str, Any]:
     """Submit the decision: ``version``, ``disclaimer-displayed``, and per alternative n = 1..3 ``profile~n``,
     ``location~n``, ``date~n``, ``time~n`` (none: approve the requested time); ``timezone`` when the profile
@@ -120,7 +144,7 @@ async def approve(rt: RuntimeDep, actor: ActorDep, appointment_id: AppointmentId
     return (await decisions.approve(rt, actor, appointment_id, form)).to_json()
 
 
-@router.post("/{appointment_id}/decline", responses=SUBMIT_RESPONSES)
+@router.post("/{appointment_id}/decline", responses=SUBMIT_RESPONSES, openapi_extra=DECLINE_BODY)
 async def decline(rt: RuntimeDep, actor: ActorDep, appointment_id: AppointmentId, form: FormDep) -> dict[str, Any]:
     """Decline the request: ``reason`` (required) and ``version``."""
     return (await decisions.decline(rt, actor, appointment_id, form)).to_json()
@@ -146,12 +170,12 @@ def _offers(screen: ScreenRequest, appointment_id: int) -> Viewing:
     return offers.viewing(screen.rt, screen.actor, appointment_id, layout=screen.layout, client_id=screen.client_id)
 
 
-@router.post("/{appointment_id}/offers/{offer_id}/accept", responses=SUBMIT_RESPONSES)
+@router.post("/{appointment_id}/offers/{offer_id}/accept", responses=SUBMIT_RESPONSES, openapi_extra=ACCEPT_BODY)
 async def accept_offer(
     rt: RuntimeDep,
     actor: ActorDep,
     appointment_id: AppointmentId,
-    offer_id: Annotated[int, Path(ge=1, le=MAX_ID)],
+    offer_id: Annotated[int, Path(ge=1, le=MAX_ID), STRICT_ID],
     form: FormDep,
 ) -> dict[str, Any]:
     """Accept one offer (``version``; ``coverage-acknowledged`` when it carries a coverage warning): the
@@ -159,7 +183,7 @@ async def accept_offer(
     return (await offers.accept(rt, actor, appointment_id, offer_id, form)).to_json()
 
 
-@router.post("/{appointment_id}/offers/reject", responses=SUBMIT_RESPONSES)
+@router.post("/{appointment_id}/offers/reject", responses=SUBMIT_RESPONSES, openapi_extra=REJECT_BODY)
 async def reject_offers(
     rt: RuntimeDep, actor: ActorDep, appointment_id: AppointmentId, form: FormDep
 ) -> dict[str, Any]:

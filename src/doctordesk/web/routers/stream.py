@@ -15,13 +15,15 @@ from doctordesk.realtime import wiring as realtime
 from doctordesk.realtime.sse import EventStreamResponse
 from doctordesk.runtime import Runtime
 from doctordesk.services import streams
-from doctordesk.web.deps import ActorDep, RuntimeDep, bearer, client_id
+from doctordesk.web.deps import CLIENT_ID, CLIENT_ID_PATTERN, ActorDep, RuntimeDep, bearer
 from doctordesk.web.errors import error_response, unexpected_response
 from doctordesk.web.responses import ERROR
 from doctordesk.web.security import with_security_headers
 
 router = APIRouter(prefix="/profile", tags=["real-time"])
 STREAM_PATH = "/profile/stream"
+
+SSE_EXAMPLE = "retry: 3000\nid: 1795291947000-1\ndata: \n\nid: 1795291947000-2\ndata: Timeout /profile/appointments\n\n"
 
 STREAM_DESCRIPTION = """Server-sent events (`text/event-stream`) carrying real-time messages (docs/realtime.md):
 each event has an `id` and `data` holding `Timeout <endpoint>`, `Timeout`, `<endpoint>` or nothing (a heartbeat).
@@ -39,19 +41,42 @@ screen. A reconnect sending `Last-Event-ID` that missed a message (or is malform
     description=STREAM_DESCRIPTION,
     responses={
         200: {
-            "description": "The event stream",
-            "content": {"text/event-stream": {"schema": {"type": "string"}, "example": "id: 1-1\ndata: Timeout\n\n"}},
+            "description": "The event stream: `retry: <ms>` once, then events of `id: <ms>-<n>` and `data: <message>`",
+            "content": {
+                "text/event-stream": {
+                    "schema": {
+                        "type": "string",
+                        "description": "UTF-8 SSE frames: a `retry:` line first, then per event an `id:` line "
+                        "and one `data:` line (a real-time message, docs/realtime.md; empty: a heartbeat), each "
+                        "event ended by a blank line",
+                    },
+                    "example": SSE_EXAMPLE,
+                }
+            },
         },
         401: ERROR,
         422: ERROR,
+        503: ERROR,
     },
 )
 async def stream(
     rt: RuntimeDep,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
     ticket: Annotated[str | None, Query(description="A stream ticket (instead of the Authorization header)")] = None,
-    client: Annotated[str | None, Query(description="The client id (instead of the X-Client-Id header)")] = None,
-    x_client_id: Annotated[str | None, Header(description="A stable id of this client (tab or app)")] = None,
+    client: Annotated[
+        str | None,
+        Query(
+            description="The client id (instead of the X-Client-Id header)",
+            json_schema_extra={"pattern": CLIENT_ID_PATTERN},
+        ),
+    ] = None,
+    x_client_id: Annotated[
+        str | None,
+        Header(
+            description="A stable id of this client (tab or app); this or `client` is required",
+            json_schema_extra={"pattern": CLIENT_ID_PATTERN},
+        ),
+    ] = None,
     last_event_id: Annotated[str | None, Header(description="The id of the last event received")] = None,
 ) -> EventStreamResponse:
     token = credentials.credentials if credentials and credentials.scheme.lower() == "bearer" else None
@@ -63,14 +88,19 @@ async def stream(
 async def open_event_stream(
     rt: Runtime, *, token: str | None, ticket: str | None, client: str | None, last_event_id: str | None
 ) -> EventStreamResponse:
-    """Authenticate (ticket or bearer token), name the client, and open its stream on this instance's hub."""
-    cid = client_id(client)
-    if cid is None:
-        raise ValidationFailed(fields={"X-Client-Id": "Name the client (X-Client-Id header or client parameter)."})
+    """Authenticate (ticket or bearer token), name the client, and open its stream on this instance's hub. The
+    caller is authenticated before the client id is judged (401 before 422), and a ticket is used up only by a
+    stream that opens."""
     if ticket is not None:
+        if not _names_client(client):
+            await streams.check_ticket(rt, ticket)
+            raise _unnamed()
         grant = await streams.grant_for_ticket(rt, ticket)
     else:
         grant = await streams.grant_for_token(rt, token)
+        if not _names_client(client):
+            raise _unnamed()
+    cid = str(client)
     await realtime.recall_presence(rt, cid)
     hub = rt.hub
     missed = hub.missed(cid, last_event_id[:64] if last_event_id is not None else None)
@@ -83,6 +113,15 @@ async def open_event_stream(
         first=hub.recovery_message() if missed else None,
         on_close=rt.metrics.open_streams.dec,
     )
+
+
+def _unnamed() -> ValidationFailed:
+    message = "Name the client (X-Client-Id header or client parameter): up to 64 of A-Z a-z 0-9 - _."
+    return ValidationFailed(fields={"X-Client-Id": message})
+
+
+def _names_client(client: str | None) -> bool:
+    return client is not None and CLIENT_ID.fullmatch(client) is not None
 
 
 class StreamFastPath:

@@ -1,0 +1,49 @@
+"""Path and query parameter types that follow the input rules (domain/inputs.py) instead of the framework's lax
+parsing, which takes ``+1``, `` 1``, ``1_0`` as numbers and ``0`` as the date 1970-01-01.
+
+Each is ``Annotated[..., Path(...) or Query(...), STRICT_...]``: the ``Path``/``Query`` carries the documented
+range into /openapi.json, the validator refuses every other spelling (422 FIELDS_VALIDATION_ERROR naming the
+parameter). The validator comes after ``Path``/``Query`` so that the schema keeps ``minimum``/``maximum``.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from typing import Any
+
+from pydantic import BeforeValidator
+from pydantic_core import PydanticCustomError
+
+from doctordesk.domain.inputs import MAX_ID, parse_int
+
+_ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", re.ASCII)
+
+
+def strict_int(*, minimum: int = 1, maximum: int = MAX_ID) -> BeforeValidator:
+    """A validator reading a parameter's text with ``parse_int`` (ASCII digits in ``minimum..maximum``)."""
+
+    def check(value: Any) -> int:
+        parsed = parse_int(value, minimum=minimum, maximum=maximum) if isinstance(value, str) else None
+        if parsed is None:
+            raise PydanticCustomError(
+                "strict_int",
+                "A whole number from {minimum} to {maximum} in digits 0-9 (no sign, spaces or leading zeros).",
+                {"minimum": minimum, "maximum": maximum},
+            )
+        return parsed
+
+    return BeforeValidator(check)
+
+
+def _check_date(value: Any) -> date:
+    if isinstance(value, str) and _ISO_DATE.fullmatch(value):
+        try:
+            return date.fromisoformat(value)
+        except ValueError:
+            pass
+    raise PydanticCustomError("strict_date", "A date as YYYY-MM-DD.")
+
+
+STRICT_ID = strict_int()
+STRICT_DATE = BeforeValidator(_check_date)

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import IO
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from doctordesk.domain import files
 from doctordesk.domain.appointments import AppointmentView
 from doctordesk.domain.chat import Cursor, check_send, require_chat_role, retry_after
 from doctordesk.domain.errors import TooManyRequests, ValidationFailed
@@ -23,10 +23,12 @@ from doctordesk.domain.events import (
     thread_topic,
     user_topic,
 )
+from doctordesk.domain.file_check import CheckedFile
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.runtime import Runtime
 from doctordesk.screens.protocol import Layout, UpdateSet, p_update
 from doctordesk.services.chat import chat_appointment, join_state, load_more, split_state
+from doctordesk.services.file_checking import check_upload
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store import chat_repo
 from doctordesk.store.chat_tables import ChatMessage, ChatThread
@@ -37,11 +39,12 @@ MESSAGE_EVENT = "chat-message"
 
 @dataclass(frozen=True, slots=True)
 class Upload:
-    """A received file part: the client's name and declared type (neither is trusted) and the bytes."""
+    """A received file part: the client's name and declared type (neither is trusted) and the file it was written
+    to (seekable; the caller closes it)."""
 
     filename: str | None
     declared_type: str | None
-    data: bytes
+    file: IO[bytes]
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,9 +60,11 @@ async def send_message(rt: Runtime, actor: Actor, form: SendForm, *, token: str 
     the new message appended and the input cleared. A retry with the same client message id stores nothing new
     and answers the same."""
     require_chat_role(actor)
+    # The file is checked before the transaction, so no connection or thread lock is held while it is parsed.
+    checked = await check_upload(form.upload.file) if form.upload is not None else None
     for attempt in (1, 2):
         try:
-            await _store_message(rt, actor, form)
+            await _store_message(rt, actor, form, checked)
             break
         except IntegrityError:
             # A concurrent send created the thread first, or a concurrent retry with the same client message id
@@ -102,7 +107,9 @@ async def _existing(session: AsyncSession, actor: Actor, form: SendForm) -> int 
     return message_id
 
 
-async def _store_message(rt: Runtime, actor: Actor, form: SendForm) -> None:
+async def _store_message(
+    rt: Runtime, actor: Actor, form: SendForm, checked: CheckedFile | ValidationFailed | None
+) -> None:
     settings = rt.settings
     now = rt.clock.now()
     async with unit_of_work(rt) as uow:
@@ -118,7 +125,8 @@ async def _store_message(rt: Runtime, actor: Actor, form: SendForm) -> None:
             has_file=form.upload is not None,
             max_chars=settings.max_message_chars,
         )
-        kind = files.detect(form.upload.data) if form.upload is not None else None
+        if isinstance(checked, ValidationFailed):
+            raise checked
         recent = (
             await session.scalars(
                 select(ChatMessage.created_at)
@@ -132,13 +140,13 @@ async def _store_message(rt: Runtime, actor: Actor, form: SendForm) -> None:
             raise TooManyRequests("Too many messages. Wait a moment before sending again.", retry_after=wait)
         thread_id = await _thread_for_update(session, appointment.id, now)
         attachment_id = None
-        if form.upload is not None and kind is not None:
+        if form.upload is not None and checked is not None:
             attachment_id = await chat_repo.add_attachment(
                 session,
                 uploader_id=actor.user_id,
                 filename=form.upload.filename,
-                kind=kind,
-                data=form.upload.data,
+                kind=checked.kind,
+                data=checked.data,
                 at=now,
             )
         message = ChatMessage(

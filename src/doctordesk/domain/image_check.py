@@ -26,9 +26,9 @@ _FORMATS = {PNG: "PNG", JPEG: "JPEG"}
 _SRGB = ImageCms.createProfile("sRGB")
 
 
-def reencode_image(stream: IO[bytes], kind: FileType) -> bytes:
-    """The image in ``stream`` decoded and encoded again as ``kind``; ValidationFailed when it cannot be read or
-    has too many pixels."""
+def reencode_image(stream: IO[bytes], kind: FileType, *, out: IO[bytes]) -> None:
+    """Decode the image in ``stream`` and write it to ``out`` encoded again as ``kind``; ValidationFailed when it
+    cannot be read or has too many pixels."""
     image_format = _FORMATS[kind]
     stream.seek(0)
     try:
@@ -38,12 +38,10 @@ def reencode_image(stream: IO[bytes], kind: FileType) -> bytes:
                 raise _too_large(width, height)
             image.load()
             clean = _normalised(image)
-            out = io.BytesIO()
             if kind is JPEG:
                 clean.save(out, "JPEG", quality=JPEG_QUALITY)
             else:
                 clean.save(out, "PNG")
-            return out.getvalue()
     except DomainError:
         raise
     except (Image.DecompressionBombError, Image.DecompressionBombWarning):

@@ -28,7 +28,7 @@ from doctordesk.domain.roles import Actor, Role
 from doctordesk.runtime import Runtime
 from doctordesk.screens.protocol import Layout, UpdateSet, p_update
 from doctordesk.services.chat import chat_appointment, join_state, load_more, split_state
-from doctordesk.services.file_checking import check_upload
+from doctordesk.services.file_checking import check_upload, read_checked, storing
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store import chat_repo
 from doctordesk.store.chat_tables import ChatMessage, ChatThread
@@ -62,19 +62,23 @@ async def send_message(rt: Runtime, actor: Actor, form: SendForm, *, token: str 
     require_chat_role(actor)
     # The file is checked before the transaction, so no connection or thread lock is held while it is parsed.
     checked = await check_upload(form.upload.file) if form.upload is not None else None
-    for attempt in (1, 2):
-        try:
-            await _store_message(rt, actor, form, checked)
-            break
-        except IntegrityError:
-            # A concurrent send created the thread first, or a concurrent retry with the same client message id
-            # stored the message: then that message is this send's result.
-            if form.client_message_id is not None:
-                async with rt.db.read() as session:
-                    if await _existing(session, actor, form) is not None:
-                        break
-            if attempt == 2:
-                raise
+    try:
+        for attempt in (1, 2):
+            try:
+                await _store_message(rt, actor, form, checked)
+                break
+            except IntegrityError:
+                # A concurrent send created the thread first, or a concurrent retry with the same client message id
+                # stored the message: then that message is this send's result.
+                if form.client_message_id is not None:
+                    async with rt.db.read() as session:
+                        if await _existing(session, actor, form) is not None:
+                            break
+                if attempt == 2:
+                    raise
+    finally:
+        if isinstance(checked, CheckedFile):
+            checked.file.close()  # the re-encoded image's temporary file (closing the upload twice is harmless)
     inner, window = split_state(token)
     if window is not None and window.appointment_id != form.appointment_id:
         inner, window = None, None
@@ -141,14 +145,7 @@ async def _store_message(
         thread_id = await _thread_for_update(session, appointment.id, now)
         attachment_id = None
         if form.upload is not None and checked is not None:
-            attachment_id = await chat_repo.add_attachment(
-                session,
-                uploader_id=actor.user_id,
-                filename=form.upload.filename,
-                kind=checked.kind,
-                data=checked.data,
-                at=now,
-            )
+            attachment_id = await _store_file(session, actor, form.upload, checked, now)
         message = ChatMessage(
             thread_id=thread_id,
             sender_id=actor.user_id,
@@ -186,6 +183,19 @@ async def _store_message(
                 # The push text never carries the message: it travels through a partner's servers.
                 notify_text=f"New message from {actor.display_name} about appointment #{appointment.id}",
             )
+        )
+
+
+async def _store_file(session: AsyncSession, actor: Actor, upload: Upload, checked: CheckedFile, now: datetime) -> int:
+    """The attachment row; the file's bytes are in memory only here, a bounded number of sends at a time."""
+    async with storing():
+        return await chat_repo.add_attachment(
+            session,
+            uploader_id=actor.user_id,
+            filename=upload.filename,
+            kind=checked.kind,
+            data=await read_checked(checked),
+            at=now,
         )
 
 

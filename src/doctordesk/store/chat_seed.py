@@ -63,7 +63,7 @@ async def seed_chat(session: AsyncSession, demo: Demo) -> None:
                     uploader_id=demo.users[sender],
                     filename=names[file_kind],
                     kind=checked.kind,
-                    data=checked.data,
+                    data=checked.read(),
                     at=at,
                 )
             last = ChatMessage(

@@ -154,9 +154,9 @@ async def test_html_deep_inside_a_png_is_not_stored(client, login, demo, runtime
 async def test_files_are_checked_in_the_check_threads_not_on_the_event_loop(client, login, demo, monkeypatch):
     seen: list[str] = []
 
-    def recording(stream):
+    def recording(stream, **options):
         seen.append(threading.current_thread().name)
-        return file_check.check(stream)
+        return file_check.check(stream, **options)
 
     monkeypatch.setattr(file_checking, "check", recording)
     doctor = await login("doctor1")
@@ -174,10 +174,10 @@ async def test_large_upload_goes_through_a_temporary_file_that_is_gone_after_the
     opened: list[str] = []
     real_check = file_check.check
 
-    def recording(stream):
+    def recording(stream, **options):
         # While the file is checked it is on disk, in the spool directory (unnamed: deleted when closed).
         opened.extend(os.readlink(f"/proc/self/fd/{fd}") for fd in os.listdir("/proc/self/fd") if _is_in(fd, spool))
-        return real_check(stream)
+        return real_check(stream, **options)
 
     monkeypatch.setattr(file_checking, "check", recording)
     data = sample_files.pdf(padding=1024 * 1024)

@@ -3,7 +3,8 @@
 ``python -m bench.upload_memory``: a seeded server on loopback (bench/common.Server); one small send warms it up
 (imports, pools); then its peak RSS is reset (``/proc/<pid>/clear_refs``) and eight sends of a file just under the
 upload limit go out together. Reported per file type: RSS before, the peak during the sends, the growth. The files:
-a PDF padded to size, and a JPEG of noise (the worst case for decoding: no photo compresses less).
+a PDF padded to size, and a JPEG of noise (the worst case for decoding: no photo compresses less), each against
+a fresh server. SQLite by default, PostgreSQL with ``DOCTORDESK_BENCH_DATABASE_URL`` (bench/common.py).
 """
 
 from __future__ import annotations
@@ -67,14 +68,13 @@ async def _round(server: Server, headers: dict[str, str], appointments: list[int
 
 def main() -> int:
     rows = []
-    with Server() as server:
-        headers = server.login("doctor1")
-        listing = httpx.get(f"{server.url}/api/appointments", params={"limit": 50}, headers=headers).json()
-        appointments = [a["id"] for a in listing["appointments"]]
-        for name, data in (
-            ("report.pdf", sample_files.pdf(padding=FILE_BYTES)),
-            ("photo.jpg", _noise_jpeg(FILE_BYTES)),
-        ):
+    files = (("report.pdf", sample_files.pdf(padding=FILE_BYTES)), ("photo.jpg", _noise_jpeg(FILE_BYTES)))
+    for name, data in files:
+        # A fresh server per file type: memory a process once took is rarely given back and would hide the growth.
+        with Server() as server:
+            headers = server.login("doctor1")
+            listing = httpx.get(f"{server.url}/api/appointments", params={"limit": 50}, headers=headers).json()
+            appointments = [a["id"] for a in listing["appointments"]]
             rows.append(asyncio.run(_round(server, headers, appointments, name, data)))
     print(f"{CONCURRENT} concurrent uploads, server RSS in MiB")
     print(table(["file", "KiB each", "RSS before", "peak RSS", "growth", "status"], rows))

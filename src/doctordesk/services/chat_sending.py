@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import IO
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
@@ -23,10 +24,12 @@ from doctordesk.domain.events import (
     thread_topic,
     user_topic,
 )
+from doctordesk.domain.file_check import CheckedFile
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.runtime import Runtime
 from doctordesk.screens.protocol import Layout, UpdateSet, p_update
 from doctordesk.services.chat import chat_appointment, join_state, load_more, split_state
+from doctordesk.services.file_checking import check_upload, read_checked, storing
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store import chat_repo
 from doctordesk.store.chat_tables import ChatMessage, ChatThread
@@ -37,11 +40,12 @@ MESSAGE_EVENT = "chat-message"
 
 @dataclass(frozen=True, slots=True)
 class Upload:
-    """A received file part: the client's name and declared type (neither is trusted) and the bytes."""
+    """A received file part: the client's name and declared type (neither is trusted) and the file it was written
+    to (seekable; the caller closes it)."""
 
     filename: str | None
     declared_type: str | None
-    data: bytes
+    file: IO[bytes]
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,19 +61,25 @@ async def send_message(rt: Runtime, actor: Actor, form: SendForm, *, token: str 
     the new message appended and the input cleared. A retry with the same client message id stores nothing new
     and answers the same."""
     require_chat_role(actor)
-    for attempt in (1, 2):
-        try:
-            await _store_message(rt, actor, form)
-            break
-        except IntegrityError:
-            # A concurrent send created the thread first, or a concurrent retry with the same client message id
-            # stored the message: then that message is this send's result.
-            if form.client_message_id is not None:
-                async with rt.db.read() as session:
-                    if await _existing(session, actor, form) is not None:
-                        break
-            if attempt == 2:
-                raise
+    # The file is checked before the transaction, so no connection or thread lock is held while it is parsed.
+    checked = await check_upload(form.upload.file) if form.upload is not None else None
+    try:
+        for attempt in (1, 2):
+            try:
+                await _store_message(rt, actor, form, checked)
+                break
+            except IntegrityError:
+                # A concurrent send created the thread first, or a concurrent retry with the same client message id
+                # stored the message: then that message is this send's result.
+                if form.client_message_id is not None:
+                    async with rt.db.read() as session:
+                        if await _existing(session, actor, form) is not None:
+                            break
+                if attempt == 2:
+                    raise
+    finally:
+        if isinstance(checked, CheckedFile):
+            checked.file.close()  # the re-encoded image's temporary file (closing the upload twice is harmless)
     inner, window = split_state(token)
     if window is not None and window.appointment_id != form.appointment_id:
         inner, window = None, None
@@ -102,7 +112,9 @@ async def _existing(session: AsyncSession, actor: Actor, form: SendForm) -> int 
     return message_id
 
 
-async def _store_message(rt: Runtime, actor: Actor, form: SendForm) -> None:
+async def _store_message(
+    rt: Runtime, actor: Actor, form: SendForm, checked: CheckedFile | ValidationFailed | None
+) -> None:
     settings = rt.settings
     now = rt.clock.now()
     async with unit_of_work(rt) as uow:
@@ -120,7 +132,8 @@ async def _store_message(rt: Runtime, actor: Actor, form: SendForm) -> None:
         )
         if form.upload is not None:
             files.check_filename(form.upload.filename)
-        kind = files.detect(form.upload.data) if form.upload is not None else None
+        if isinstance(checked, ValidationFailed):
+            raise checked
         recent = (
             await session.scalars(
                 select(ChatMessage.created_at)
@@ -134,15 +147,8 @@ async def _store_message(rt: Runtime, actor: Actor, form: SendForm) -> None:
             raise TooManyRequests("Too many messages. Wait a moment before sending again.", retry_after=wait)
         thread_id = await _thread_for_update(session, appointment.id, now)
         attachment_id = None
-        if form.upload is not None and kind is not None:
-            attachment_id = await chat_repo.add_attachment(
-                session,
-                uploader_id=actor.user_id,
-                filename=form.upload.filename,
-                kind=kind,
-                data=form.upload.data,
-                at=now,
-            )
+        if form.upload is not None and checked is not None:
+            attachment_id = await _store_file(session, actor, form.upload, checked, now)
         message = ChatMessage(
             thread_id=thread_id,
             sender_id=actor.user_id,
@@ -180,6 +186,19 @@ async def _store_message(rt: Runtime, actor: Actor, form: SendForm) -> None:
                 # The push text never carries the message: it travels through a partner's servers.
                 notify_text=f"New message from {actor.display_name} about appointment #{appointment.id}",
             )
+        )
+
+
+async def _store_file(session: AsyncSession, actor: Actor, upload: Upload, checked: CheckedFile, now: datetime) -> int:
+    """The attachment row; the file's bytes are in memory only here, a bounded number of sends at a time."""
+    async with storing():
+        return await chat_repo.add_attachment(
+            session,
+            uploader_id=actor.user_id,
+            filename=upload.filename,
+            kind=checked.kind,
+            data=await read_checked(checked),
+            at=now,
         )
 
 

@@ -6,7 +6,7 @@ from datetime import timedelta
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from doctordesk.domain import files
+from doctordesk.domain import file_check
 from doctordesk.store import chat_repo, sample_files
 from doctordesk.store.chat_tables import ChatMessage, ChatRead, ChatThread
 from doctordesk.store.seed import EXTRA_SEEDERS, Demo
@@ -57,10 +57,14 @@ async def seed_chat(session: AsyncSession, demo: Demo) -> None:
             at = demo.now - timedelta(minutes=minutes)
             attachment_id = None
             if file_kind is not None:
-                data = made[file_kind]
-                kind = files.detect(data)
+                checked = file_check.check_bytes(made[file_kind])
                 attachment_id = await chat_repo.add_attachment(
-                    session, uploader_id=demo.users[sender], filename=names[file_kind], kind=kind, data=data, at=at
+                    session,
+                    uploader_id=demo.users[sender],
+                    filename=names[file_kind],
+                    kind=checked.kind,
+                    data=checked.read(),
+                    at=at,
                 )
             last = ChatMessage(
                 thread_id=thread.id,

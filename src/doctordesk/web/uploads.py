@@ -1,14 +1,19 @@
 """Reading a send-message form while it streams in: text fields and at most one file, each within its limit.
 
-The file is collected in memory up to the upload limit and no further: the part that crosses it stops the read
-and the request is answered 413 at once, before the rest of the body is accepted. Nothing is written to disk
-(no temporary files), so a rejected upload leaves nothing behind. A declared Content-Length over the limit is
-refused before any of the body is read.
+The file goes straight into a temporary file as it arrives (the first ``SPOOL_BYTES`` in memory, the rest on
+disk), so an upload is held in memory once at most, and only when it is small. Bytes are counted as they come:
+the chunk that crosses the upload limit stops the read and the request is answered 413 at once, before the rest
+of the body is accepted. A declared Content-Length over the limit is refused before any of the body is read. The
+temporary file is unnamed and deleted when closed: on a refusal at once, otherwise when the request is done
+(``ReceivedForm.close``). Only the field ``file`` may carry a file.
 """
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
+from tempfile import SpooledTemporaryFile
+from typing import IO
 from urllib.parse import parse_qsl
 
 from python_multipart.exceptions import MultipartParseError
@@ -22,6 +27,9 @@ from doctordesk.domain.inputs import parse_int
 MAX_PARTS = 16
 MAX_SMALL_FIELD_BYTES = 256
 HEADROOM_BYTES = 16 * 1024  # multipart boundaries and part headers
+# Files up to this size stay in memory; larger ones go to disk as they arrive.
+SPOOL_BYTES = 256 * 1024
+MAX_NAME_CHARS = 64
 
 
 def size_text(size: int) -> str:
@@ -34,7 +42,8 @@ def size_text(size: int) -> str:
 class ReceivedFile:
     filename: str | None
     declared_type: str | None
-    data: bytes
+    file: IO[bytes]
+    size: int
 
 
 @dataclass
@@ -42,13 +51,35 @@ class ReceivedForm:
     fields: dict[str, str] = field(default_factory=dict)
     file: ReceivedFile | None = None
 
+    def close(self) -> None:
+        """Delete the temporary file, if any."""
+        if self.file is not None:
+            self.file.file.close()
+
 
 @dataclass
 class _Part:
     headers: dict[str, bytes] = field(default_factory=dict)
     name: str = ""
     filename: str | None = None
-    data: bytearray = field(default_factory=bytearray)
+    data: bytearray = field(default_factory=bytearray)  # text fields only
+    spool: SpooledTemporaryFile[bytes] | None = None  # file parts only
+    pending: bytearray = field(default_factory=bytearray)  # file bytes parsed, not yet in the spool
+    size: int = 0
+
+
+async def _flush(parts: list[_Part]) -> None:
+    """Move parsed file bytes into their temporary file: in memory while it is small, through a thread once it is
+    on disk (file writes do not run on the event loop)."""
+    for part in parts:
+        if part.spool is None or not part.pending:
+            continue
+        data = bytes(part.pending)
+        part.pending.clear()
+        if part.size <= SPOOL_BYTES:
+            part.spool.write(data)
+        else:
+            await asyncio.to_thread(part.spool.write, data)
 
 
 class FormReader:
@@ -101,11 +132,20 @@ class FormReader:
         return form
 
     async def _multipart(self, request: Request, boundary: bytes) -> ReceivedForm:
-        form = ReceivedForm()
         parts: list[_Part] = []
+        try:
+            await self._parse(request, boundary, parts)
+            return self._form(parts)
+        except BaseException:
+            for part in parts:
+                if part.spool is not None:
+                    part.spool.close()
+            raise
+
+    async def _parse(self, request: Request, boundary: bytes, parts: list[_Part]) -> None:
         header_name = bytearray()
         header_value = bytearray()
-        file_part: list[_Part] = []
+        files_seen: list[_Part] = []
 
         def part_begin() -> None:
             if len(parts) >= MAX_PARTS:
@@ -130,25 +170,32 @@ class FormReader:
                 raise ValidationFailed(fields={"request": "Every part needs a form-data name."})
             part.name = params[b"name"].decode("utf-8", "replace")
             if b"filename" in params:
+                if part.name != FILE_FIELD:
+                    name = part.name[:MAX_NAME_CHARS] or "request"
+                    raise ValidationFailed(fields={name: f"Only the field {FILE_FIELD!r} may carry a file."})
                 part.filename = params[b"filename"].decode("utf-8", "replace")
-                if part.filename and file_part:
+                if part.filename and files_seen:
                     raise ValidationFailed(fields={FILE_FIELD: "At most one file per message."})
+                part.spool = SpooledTemporaryFile(max_size=SPOOL_BYTES)
 
         def part_end() -> None:
             part = parts[-1]
             # Browsers send an empty, nameless file part when no file was chosen: that is no file.
-            if part.filename is not None and (part.filename or part.data):
-                if file_part:
+            if part.filename is not None and (part.filename or part.size):
+                if files_seen:
                     raise ValidationFailed(fields={FILE_FIELD: "At most one file per message."})
-                file_part.append(part)
+                files_seen.append(part)
 
         def part_data(data: bytes, start: int, end: int) -> None:
             part = parts[-1]
-            part.data.extend(data[start:end])
-            if part.filename is not None:
-                if len(part.data) > self.max_file_bytes:
+            if part.spool is not None:
+                part.size += end - start
+                if part.size > self.max_file_bytes:
                     raise PayloadTooLarge(f"The file is larger than {size_text(self.max_file_bytes)}.")
-            elif len(part.data) > self._field_limit(part.name):
+                part.pending.extend(data[start:end])
+                return
+            part.data.extend(data[start:end])
+            if len(part.data) > self._field_limit(part.name):
                 if part.name == "content":
                     raise ValidationFailed(fields={"content": "The message is too long."})
                 raise ValidationFailed(fields={part.name: "Too long."})
@@ -168,11 +215,25 @@ class FormReader:
         try:
             async for chunk in request.stream():
                 parser.write(chunk)
+                await _flush(parts)
             parser.finalize()
+            await _flush(parts)
         except MultipartParseError:
             raise ValidationFailed(fields={"request": "The multipart body could not be read."}) from None
+
+    @staticmethod
+    def _form(parts: list[_Part]) -> ReceivedForm:
+        form = ReceivedForm()
         for part in parts:
-            if part.filename is not None:
+            if part.spool is not None:
+                if form.file is None and (part.filename or part.size):
+                    declared = part.headers.get("content-type")
+                    part.spool.seek(0)
+                    form.file = ReceivedFile(
+                        part.filename, declared.decode("latin-1") if declared else None, part.spool, part.size
+                    )
+                else:
+                    part.spool.close()
                 continue
             if part.name == FILE_FIELD:
                 if part.data:
@@ -182,8 +243,4 @@ class FormReader:
                 form.fields.setdefault(part.name, part.data.decode("utf-8"))
             except UnicodeDecodeError:
                 raise ValidationFailed(fields={part.name: "Not valid UTF-8 text."}) from None
-        if file_part:
-            part = file_part[0]
-            declared = part.headers.get("content-type")
-            form.file = ReceivedFile(part.filename, declared.decode("latin-1") if declared else None, bytes(part.data))
         return form

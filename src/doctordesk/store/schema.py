@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from doctordesk.store import chat_tables, realtime_tables, review_tables, tables
+from doctordesk.store import chat_tables, realtime_tables, review_tables, tables, webhook_tables
 from doctordesk.store.tables import Base
 
 metadata = Base.metadata
 
-__all__ = ["Base", "chat_tables", "metadata", "realtime_tables", "review_tables", "tables"]
+__all__ = ["Base", "chat_tables", "metadata", "realtime_tables", "review_tables", "tables", "webhook_tables"]

@@ -14,6 +14,7 @@ from starlette.types import ASGIApp
 
 from doctordesk import __version__
 from doctordesk.config import Settings, load_settings
+from doctordesk.domain import webhooks
 from doctordesk.domain.clock import Clock, SystemClock
 from doctordesk.domain.events import DomainEvent
 from doctordesk.realtime import wiring as realtime
@@ -29,7 +30,7 @@ from doctordesk.store.db import Database
 from doctordesk.web import errors, responses
 from doctordesk.web.limits import BodyLimit
 from doctordesk.web.observability import RequestTimer
-from doctordesk.web.routers import api, appointments, chat, ops, review, stream
+from doctordesk.web.routers import api, appointments, chat, ops, review, stream, webhooks_admin
 from doctordesk.web.routers import auth as auth_router
 from doctordesk.web.security import SecurityHeaders
 from doctordesk.web.webapp import web_app_mount
@@ -58,6 +59,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
     runtime = build_runtime(settings, clock=clock, bus=bus)
 
     dispatcher = realtime.build_dispatcher(runtime) if settings.push_in_process else None
+    hooks = realtime.build_webhook_dispatcher(runtime) if settings.webhook_in_process else None
     _connect_bus_state(runtime)
     runtime.hub.on_delivered = runtime.metrics.messages_delivered.inc
 
@@ -68,6 +70,8 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
         await runtime.hub.on_event(event)
         if dispatcher is not None and event.notify_user_ids:
             dispatcher.wake()
+        if hooks is not None and webhooks.wakes_dispatcher(event.kind):
+            hooks.wake()
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -75,6 +79,8 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
         await runtime.bus.start()
         if dispatcher is not None:
             dispatcher.start()
+        if hooks is not None:
+            hooks.start()
         heartbeats = asyncio.create_task(runtime.hub.run_heartbeats(settings.heartbeat_seconds))
         _tune_collector()
         try:
@@ -84,6 +90,8 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
             runtime.hub.close_all()
             if dispatcher is not None:
                 await dispatcher.stop()
+            if hooks is not None:
+                await hooks.stop()
             await runtime.bus.stop()
             await runtime.db.dispose()
 
@@ -94,6 +102,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
         lifespan=lifespan,
     )
     app.state.runtime = runtime
+    app.state.webhook_dispatcher = hooks
     app.state.passwords = Passwords(time_cost=settings.argon2_time_cost, memory_kib=settings.argon2_memory_kib)
     errors.install(app)
     responses.install_openapi(app)
@@ -104,6 +113,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
     app.include_router(chat.router)
     app.include_router(stream.router)
     app.include_router(ops.router)
+    app.include_router(webhooks_admin.router)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(RequestTimer, metrics=runtime.metrics)
     app.add_middleware(SecurityHeaders)

@@ -13,9 +13,10 @@ from doctordesk.app import create_app
 from doctordesk.realtime import webhook_outbox
 from doctordesk.realtime.wiring import build_webhook_dispatcher
 from doctordesk.store.realtime_tables import Device, PushOutbox
+from doctordesk.store.review_tables import AppointmentOffer
 from doctordesk.store.tables import AuditLog
 from doctordesk.store.webhook_tables import WebhookDelivery, WebhookEndpoint
-from tests.integration.services.review_support import REQUESTED, aid, approve_url, card
+from tests.integration.services.review_support import PENDING_5, PENDING_9, REQUESTED, aid, approve_url, card
 from tests.support.chat import send
 
 
@@ -312,3 +313,32 @@ async def test_after_a_secret_rotation_both_secrets_verify_for_the_overlap(
     assert len(during.headers["webhook-signature"].split(" ")) == 2
     assert after.verified(rotated["secret"])["type"] == "webhook.test"
     assert len(after.headers["webhook-signature"].split(" ")) == 1
+
+
+async def test_auto_approval_and_the_patients_answers_map_to_their_event_types(
+    client, login, demo, runtime, receiver, register, dispatcher
+):
+    await register(
+        receiver.url(), ["appointment.approved", "appointment.offer-accepted", "appointment.offers-rejected"]
+    )
+    berlin, d1 = demo.locations["berlin"], demo.users["doctor1"]
+    # An alternative equal to the request approves it.
+    await approve(client, await login("doctor1"), aid(demo, REQUESTED), **card(1, d1, berlin, "2026-11-25", "09:00"))
+    offers = f"/profile/appointments/{aid(demo, PENDING_5)}/offers"
+    async with runtime.db.read() as s:
+        offer_id = await s.scalar(
+            select(AppointmentOffer.id).where(AppointmentOffer.appointment_id == aid(demo, PENDING_5)).limit(1)
+        )
+    patient1 = await login("patient1")
+    response = await client.post(f"{offers}/{offer_id}/accept", headers=patient1.headers, data={"version": "1"})
+    assert response.status_code == 200, response.text
+    rejected = f"/profile/appointments/{aid(demo, PENDING_9)}/offers/reject"
+    response = await client.post(rejected, headers=(await login("patient4")).headers, data={"version": "1"})
+    assert response.status_code == 200, response.text
+    await dispatcher.drain()
+    got = {r.json()["data"]["appointment_id"]: r.json() for r in receiver.requests()}
+    assert {a: (p["type"], p["data"]["status"]["name"]) for a, p in got.items()} == {
+        aid(demo, REQUESTED): ("appointment.approved", "approved"),
+        aid(demo, PENDING_5): ("appointment.offer-accepted", "approved"),
+        aid(demo, PENDING_9): ("appointment.offers-rejected", "canceled"),
+    }

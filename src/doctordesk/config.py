@@ -89,7 +89,7 @@ class Settings(BaseSettings):
     webhook_timeout_seconds: Annotated[float, Field(ge=0.5, le=60)] = 10.0
     webhook_backoff_seconds: Annotated[float, Field(ge=0.01, le=3600)] = 5.0  # first retry delay; doubles
     webhook_backoff_max_seconds: Annotated[float, Field(ge=0.01, le=86400)] = 3600.0
-    webhook_max_attempts: Annotated[int, Field(ge=1, le=1000)] = 100  # then the delivery is failed (replayable)
+    webhook_max_attempts: Annotated[int, Field(ge=1, le=1000)] = 150  # then the delivery is failed (replayable)
     webhook_concurrency: Annotated[int, Field(ge=1, le=1000)] = 64  # requests in flight per dispatcher
     webhook_batch_size: Annotated[int, Field(ge=1, le=5000)] = 256  # deliveries leased per round
     # An endpoint whose every attempt has failed for this long is disabled and the admins are told (5 days).

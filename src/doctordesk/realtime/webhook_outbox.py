@@ -10,9 +10,9 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import func, select, update
+from sqlalchemy import Table, bindparam, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain import webhooks
@@ -153,19 +153,29 @@ class Attempt:
 
 
 async def settle(session: AsyncSession, attempts: Sequence[Attempt], *, now: datetime) -> None:
-    """Record a round's outcomes, and each endpoint's failing streak: cleared by any success, started by the
-    first failure after one."""
-    for a in attempts:
-        values: dict[str, Any] = {"last_attempt_at": now, "last_status_code": a.status_code}
-        if a.ok:
-            values.update(status=DELIVERED, delivered_at=now, last_error=None)
-        elif a.retry_at is not None:
-            values.update(next_attempt_at=a.retry_at, last_error=(a.error or "")[:300])
-        else:
-            values.update(status=FAILED, last_error=(a.error or "")[:300])
-        await session.execute(
-            update(WebhookDelivery).where(WebhookDelivery.id == a.id, WebhookDelivery.status == PENDING).values(values)
-        )
+    """Record a round's outcomes (one batched statement per kind of outcome), and each endpoint's failing
+    streak: cleared by any success, started by the first failure after one."""
+    table = cast(Table, WebhookDelivery.__table__)
+    pending = (table.c.id == bindparam("row_id")) & (table.c.status == PENDING)
+    delivered = [{"row_id": a.id, "code": a.status_code} for a in attempts if a.ok]
+    retried = [
+        {"row_id": a.id, "code": a.status_code, "error": (a.error or "")[:300], "at": a.retry_at}
+        for a in attempts
+        if not a.ok and a.retry_at is not None
+    ]
+    gave_up = [
+        {"row_id": a.id, "code": a.status_code, "error": (a.error or "")[:300]}
+        for a in attempts
+        if not a.ok and a.retry_at is None
+    ]
+    common = {"last_attempt_at": now, "last_status_code": bindparam("code")}
+    for rows, values in (
+        (delivered, {"status": DELIVERED, "delivered_at": now, "last_error": None}),
+        (retried, {"next_attempt_at": bindparam("at"), "last_error": bindparam("error")}),
+        (gave_up, {"status": FAILED, "last_error": bindparam("error")}),
+    ):
+        if rows:
+            await session.execute(update(table).where(pending).values(**common, **values), rows)
     succeeded = {a.endpoint_id for a in attempts if a.ok}
     failed = {a.endpoint_id for a in attempts if not a.ok} - succeeded
     if succeeded:

@@ -90,8 +90,8 @@ class Settings(BaseSettings):
     webhook_backoff_seconds: Annotated[float, Field(ge=0.01, le=3600)] = 5.0  # first retry delay; doubles
     webhook_backoff_max_seconds: Annotated[float, Field(ge=0.01, le=86400)] = 3600.0
     webhook_max_attempts: Annotated[int, Field(ge=1, le=1000)] = 150  # then the delivery is failed (replayable)
-    webhook_concurrency: Annotated[int, Field(ge=1, le=1000)] = 64  # requests in flight per dispatcher
-    webhook_batch_size: Annotated[int, Field(ge=1, le=5000)] = 256  # deliveries leased per round
+    webhook_concurrency: Annotated[int, Field(ge=1, le=256)] = 32  # lanes (requests in flight) per dispatcher
+    webhook_batch_size: Annotated[int, Field(ge=1, le=1000)] = 16  # deliveries a lane leases at a time
     # An endpoint whose every attempt has failed for this long is disabled and the admins are told (5 days).
     webhook_disable_after_seconds: Annotated[int, Field(ge=60, le=90 * 86400)] = 5 * 86400
     # After a secret rotation the previous secret keeps signing (a second signature) this long.

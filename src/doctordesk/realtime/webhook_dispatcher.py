@@ -6,7 +6,7 @@ connection) is retried with exponential backoff and jitter (``webhook_backoff_se
 ``webhook_backoff_max_seconds``; a longer ``Retry-After`` on 429 or 503 is honoured up to that maximum) until
 ``webhook_max_attempts``. 410 Gone disables the endpoint at once. An endpoint whose attempts have all failed for
 ``webhook_disable_after_seconds`` is disabled, and the admins are told. At most ``webhook_concurrency``
-requests are in flight per dispatcher; deliveries are not ordered.
+requests are in flight per dispatcher (one per lane); deliveries are not ordered.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from doctordesk.store.webhook_tables import WebhookEndpoint
 log = logging.getLogger(__name__)
 
 GONE_REASON = "The endpoint answered 410 Gone."
+LANE_CONNECTIONS = 4
 
 
 def signed_headers(due: Due, *, at: datetime) -> dict[str, str]:
@@ -48,17 +49,14 @@ def signed_headers(due: Due, *, at: datetime) -> dict[str, str]:
 
 
 class WebhookDispatcher(DrainLoop):
+    """``webhook_concurrency`` lanes, each with its own HTTP client, leasing ``webhook_batch_size`` deliveries at a
+    time, sending them one after the other and recording the outcomes, until nothing is due. A slow endpoint holds
+    up only its lane. (Lanes rather than one client with a large pool: the pool's bookkeeping grows with the
+    requests waiting in it, and cost several times more CPU per request than the request itself.)"""
+
     name = "webhook-dispatcher"
 
-    def __init__(
-        self,
-        db: Database,
-        *,
-        settings: Settings,
-        clock: Clock,
-        wall: Clock | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
-    ) -> None:
+    def __init__(self, db: Database, *, settings: Settings, clock: Clock, wall: Clock | None = None) -> None:
         super().__init__(poll_seconds=settings.webhook_poll_seconds)
         self.db = db
         self.settings = settings
@@ -66,42 +64,53 @@ class WebhookDispatcher(DrainLoop):
         # clock (they refuse timestamps more than a few minutes off).
         self.clock = clock
         self.wall = wall or SystemClock()
-        concurrency = settings.webhook_concurrency
-        self.limit = asyncio.Semaphore(concurrency)
-        self.client = httpx.AsyncClient(
-            timeout=settings.webhook_timeout_seconds,
-            follow_redirects=False,
-            limits=httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency),
-            headers={"user-agent": f"doctordesk-webhooks/{__version__}"},
-            transport=transport,
-        )
+        tls = httpx.create_ssl_context()  # one for every lane: building it reads the CA bundle
+        self.clients = [
+            httpx.AsyncClient(
+                timeout=settings.webhook_timeout_seconds,
+                follow_redirects=False,
+                verify=tls,
+                # A lane sends one request at a time; its pool keeps a few endpoints' connections alive.
+                limits=httpx.Limits(max_connections=LANE_CONNECTIONS, max_keepalive_connections=LANE_CONNECTIONS),
+                headers={"user-agent": f"doctordesk-webhooks/{__version__}"},
+            )
+            for _ in range(settings.webhook_concurrency)
+        ]
 
     async def close(self) -> None:
-        await self.client.aclose()
+        for client in self.clients:
+            await client.aclose()
 
     async def round(self) -> bool:
-        s = self.settings
-        due = await webhook_outbox.claim(
-            self.db, now=self.clock.now(), limit=s.webhook_batch_size, lease_seconds=s.webhook_lease_seconds
-        )
-        if not due:
-            return False
-        outcomes = list(zip(due, await asyncio.gather(*(self._send(d) for d in due)), strict=True))
-        now = self.clock.now()
-        attempts = [self._attempt(d, code, error, asked, now=now) for d, (code, error, asked) in outcomes]
-        gone = {d.endpoint_id for d, (code, _, _) in outcomes if code == 410}
-        await self._settle(attempts, gone=gone, now=now)
-        return True
+        """Every lane works until nothing is due; True when any lane found work."""
+        found = await asyncio.gather(*(self._lane(client) for client in self.clients))
+        return any(found)
 
-    async def _send(self, due: Due) -> tuple[int | None, str | None, float | None]:
+    async def _lane(self, client: httpx.AsyncClient) -> bool:
+        s = self.settings
+        worked = False
+        while not self._stopping:
+            due = await webhook_outbox.claim(
+                self.db, now=self.clock.now(), limit=s.webhook_batch_size, lease_seconds=s.webhook_lease_seconds
+            )
+            if not due:
+                return worked
+            worked = True
+            outcomes = [(d, await self._send(client, d)) for d in due]
+            now = self.clock.now()
+            attempts = [self._attempt(d, code, error, asked, now=now) for d, (code, error, asked) in outcomes]
+            gone = {d.endpoint_id for d, (code, _, _) in outcomes if code == 410}
+            await self._settle(attempts, gone=gone, now=now)
+        return worked
+
+    async def _send(self, client: httpx.AsyncClient, due: Due) -> tuple[int | None, str | None, float | None]:
         """Status code (None: no answer), error text, and the delay the endpoint asked for."""
-        async with self.limit:
-            try:
-                response = await self.client.post(
-                    due.url, content=due.payload.encode(), headers=signed_headers(due, at=self.wall.now())
-                )
-            except httpx.HTTPError as exc:
-                return None, f"{type(exc).__name__}: {exc}"[:300], None
+        try:
+            response = await client.post(
+                due.url, content=due.payload.encode(), headers=signed_headers(due, at=self.wall.now())
+            )
+        except httpx.HTTPError as exc:
+            return None, f"{type(exc).__name__}: {exc}"[:300], None
         code = response.status_code
         if 200 <= code < 300:
             return code, None, None

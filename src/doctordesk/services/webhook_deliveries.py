@@ -12,7 +12,7 @@ from doctordesk.domain import webhooks
 from doctordesk.domain.errors import NotFound
 from doctordesk.domain.events import DomainEvent
 from doctordesk.domain.roles import Actor
-from doctordesk.realtime.webhook_outbox import FAILED, PENDING, delivery
+from doctordesk.realtime.webhook_outbox import FAILED, PENDING, delivery_values
 from doctordesk.runtime import Runtime
 from doctordesk.services.audit import audit
 from doctordesk.services.uow import UnitOfWork, unit_of_work
@@ -160,7 +160,7 @@ async def send_test(rt: Runtime, actor: Actor, endpoint_id: int) -> DeliveryView
     async with unit_of_work(rt) as uow:
         await endpoint_row(uow.session, endpoint_id)
         body = webhooks.payload(webhooks.TEST_EVENT, at=now, data={"endpoint_id": endpoint_id})
-        row = delivery(endpoint_id, webhooks.TEST_EVENT, body, now=now)
+        row = WebhookDelivery(**delivery_values(endpoint_id, webhooks.TEST_EVENT, body, now=now))
         uow.session.add(row)
         await uow.session.flush()
         _queued(uow)

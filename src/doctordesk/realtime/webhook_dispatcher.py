@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
@@ -34,6 +35,8 @@ from doctordesk.store.webhook_tables import WebhookEndpoint
 log = logging.getLogger(__name__)
 
 GONE_REASON = "The endpoint answered 410 Gone."
+# An attempt's status code (None: no answer), error (None: delivered) and the delay the endpoint asked for.
+Outcome = tuple[int | None, str | None, float | None]
 LANE_CONNECTIONS = 4
 
 
@@ -96,14 +99,36 @@ class WebhookDispatcher(DrainLoop):
             if not due:
                 return worked
             worked = True
-            outcomes = [(d, await self._send(client, d)) for d in due]
+            outcomes = await self._send_batch(client, due)
             now = self.clock.now()
             attempts = [self._attempt(d, code, error, asked, now=now) for d, (code, error, asked) in outcomes]
             gone = {d.endpoint_id for d, (code, _, _) in outcomes if code == 410}
             await self._settle(attempts, gone=gone, now=now)
         return worked
 
-    async def _send(self, client: httpx.AsyncClient, due: Due) -> tuple[int | None, str | None, float | None]:
+    async def _send_batch(self, client: httpx.AsyncClient, due: Sequence[Due]) -> list[tuple[Due, Outcome]]:
+        """Send a lane's batch one after the other. After an endpoint gave no answer (timeout, refused) or asked
+        to slow down (429, 503), its other deliveries in the batch are not tried now but rescheduled like the
+        failed one; and no send starts after half the lease, so the batch is settled before its lease ends and no
+        other lane takes it meanwhile."""
+        budget = time.monotonic() + self.settings.webhook_lease_seconds / 2
+        held: dict[int, Outcome] = {}
+        outcomes: list[tuple[Due, Outcome]] = []
+        for d in due:
+            if d.endpoint_id in held:
+                code, error, asked = held[d.endpoint_id]
+                outcome: Outcome = (code, f"not sent: an earlier delivery failed ({error})"[:300], asked)
+            elif time.monotonic() > budget:
+                outcome = (None, "not sent: the batch ran out of time", None)
+            else:
+                outcome = await self._send(client, d)
+                code, error, _ = outcome
+                if error is not None and (code is None or code in (429, 503)):
+                    held[d.endpoint_id] = outcome
+            outcomes.append((d, outcome))
+        return outcomes
+
+    async def _send(self, client: httpx.AsyncClient, due: Due) -> Outcome:
         """Status code (None: no answer), error text, and the delay the endpoint asked for."""
         try:
             response = await client.post(

@@ -342,3 +342,22 @@ async def test_auto_approval_and_the_patients_answers_map_to_their_event_types(
         aid(demo, PENDING_5): ("appointment.offer-accepted", "approved"),
         aid(demo, PENDING_9): ("appointment.offers-rejected", "canceled"),
     }
+
+
+async def test_after_an_endpoint_asks_to_slow_down_its_other_deliveries_wait_too(
+    client, login, demo, runtime, clock, receiver, register, dispatcher, admin
+):
+    endpoint = await register(receiver.url(), ["appointment.approved"])
+    for _ in range(3):
+        response = await client.post(f"/api/admin/webhooks/{endpoint['id']}/test", headers=admin.headers)
+        assert response.status_code == 202
+    receiver.fail_next(1, 503, retry_after="300")
+    await dispatcher.round()
+    assert len(receiver.requests()) == 1  # the other two were not tried against an endpoint that asked for a pause
+    rows = await deliveries(runtime)
+    assert all(r.status == "pending" and r.next_attempt_at - clock.now() >= timedelta(seconds=300) for r in rows)
+    assert sum("not sent" in (r.last_error or "") for r in rows) == 2
+    clock.advance(timedelta(seconds=400))
+    await dispatcher.drain()
+    assert len({r.webhook_id for r in receiver.requests()}) == 3
+    assert {r.status for r in await deliveries(runtime)} == {"delivered"}

@@ -8,8 +8,9 @@ delivered twice under different ids (so, after de-duplication, none twice), no b
 never restarted is measured in the same run.
 
 Environment: ``BENCH_WEBHOOK_EVENTS`` (default 20000), ``BENCH_WEBHOOK_WORKERS`` (worker processes, default 2),
-``DOCTORDESK_BENCH_POSTGRES_URL`` (default: the test database, ``DOCTORDESK_TEST_POSTGRES_URL``; its schema is
-dropped and recreated).
+``BENCH_WEBHOOK_CONCURRENCY`` and ``BENCH_WEBHOOK_BATCH_SIZE`` (lanes per worker and batch per lane; default: the
+service's defaults), ``DOCTORDESK_BENCH_POSTGRES_URL`` (default: the test database,
+``DOCTORDESK_TEST_POSTGRES_URL``; its schema is dropped and recreated).
 """
 
 from __future__ import annotations
@@ -55,6 +56,10 @@ def environment(url: str) -> dict[str, str]:
         DOCTORDESK_WEBHOOK_LEASE_SECONDS="30",
         DOCTORDESK_WEBHOOK_TIMEOUT_SECONDS="5",
     )
+    # The product's defaults unless asked otherwise.
+    for name in ("CONCURRENCY", "BATCH_SIZE"):
+        if f"BENCH_WEBHOOK_{name}" in os.environ:
+            env[f"DOCTORDESK_WEBHOOK_{name}"] = os.environ[f"BENCH_WEBHOOK_{name}"]
     return env
 
 

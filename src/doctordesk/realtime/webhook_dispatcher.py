@@ -108,9 +108,9 @@ class WebhookDispatcher(DrainLoop):
 
     async def _send_batch(self, client: httpx.AsyncClient, due: Sequence[Due]) -> list[tuple[Due, Outcome]]:
         """Send a lane's batch one after the other. After an endpoint gave no answer (timeout, refused) or asked
-        to slow down (429, 503), its other deliveries in the batch are not tried now but rescheduled like the
-        failed one; and no send starts after half the lease, so the batch is settled before its lease ends and no
-        other lane takes it meanwhile."""
+        for a pause (429 or 503 with Retry-After), its other deliveries in the batch are not tried now but
+        rescheduled like the failed one (any other error concerns that one delivery). No send starts after half
+        the lease, so the batch is settled before its lease ends and no other lane takes it meanwhile."""
         budget = time.monotonic() + self.settings.webhook_lease_seconds / 2
         held: dict[int, Outcome] = {}
         outcomes: list[tuple[Due, Outcome]] = []
@@ -122,8 +122,8 @@ class WebhookDispatcher(DrainLoop):
                 outcome = (None, "not sent: the batch ran out of time", None)
             else:
                 outcome = await self._send(client, d)
-                code, error, _ = outcome
-                if error is not None and (code is None or code in (429, 503)):
+                code, error, asked = outcome
+                if error is not None and (code is None or asked is not None):
                     held[d.endpoint_id] = outcome
             outcomes.append((d, outcome))
         return outcomes

@@ -4,6 +4,8 @@ types only, retries with backoff under one webhook-id, replays, restarts, and di
 from __future__ import annotations
 
 import asyncio
+import os
+import sys
 from datetime import timedelta
 
 import httpx
@@ -361,3 +363,18 @@ async def test_after_an_endpoint_asks_to_slow_down_its_other_deliveries_wait_too
     await dispatcher.drain()
     assert len({r.webhook_id for r in receiver.requests()}) == 3
     assert {r.status for r in await deliveries(runtime)} == {"delivered"}
+
+
+async def test_doctordesk_worker_delivers_what_the_server_queued(
+    client, login, demo, database_url, tmp_path, receiver, register
+):
+    endpoint = await register(receiver.url(), ["appointment.approved"])
+    await approve(client, await login("doctor1"), aid(demo, REQUESTED))
+    env = {**os.environ, "DOCTORDESK_DATABASE_URL": database_url, "DOCTORDESK_DATA_DIR": str(tmp_path)}
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "doctordesk.cli", "worker", "--once", env=env, stderr=asyncio.subprocess.PIPE
+    )
+    _, stderr = await asyncio.wait_for(process.communicate(), timeout=120)
+    assert process.returncode == 0, stderr.decode()
+    [got] = receiver.requests()
+    assert got.verified(endpoint["secret"])["type"] == "appointment.approved"

@@ -50,6 +50,7 @@ def register(client: httpx.AsyncClient, admin: Any) -> Callable[..., Any]:
             "/api/admin/webhooks", json={"url": url, "event_types": event_types, **extra}, headers=admin.headers
         )
         assert response.status_code == 201, response.text
+        assert response.headers["cache-control"] == "no-store"  # it carries the secret
         body: dict[str, Any] = response.json()
         return body
 

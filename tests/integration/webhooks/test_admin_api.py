@@ -51,14 +51,16 @@ async def test_a_new_endpoint_shows_its_whsec_secret_once(client, admin, runtime
     secret = created["secret"]
     assert secret.startswith("whsec_") and len(base64.b64decode(secret.removeprefix("whsec_"))) == 32
     assert created["enabled"] and created["include_content"] is False and created["description"] == "CRM"
+    rotated = await client.post(f"{BASE}/{created['id']}/rotate-secret", headers=admin.headers)
+    assert rotated.headers["cache-control"] == "no-store" and rotated.json()["secret"].startswith("whsec_")
     read = (await client.get(f"{BASE}/{created['id']}", headers=admin.headers)).json()
     listed = (await client.get(BASE, headers=admin.headers)).json()["endpoints"]
     assert "secret" not in read and all("secret" not in e for e in listed)
-    assert secret not in str(read) + str(listed)
-    assert read == {k: v for k, v in created.items() if k != "secret"}
+    assert secret not in str(read) + str(listed) and rotated.json()["secret"] not in str(read) + str(listed)
+    assert read == {k: v for k, v in rotated.json().items() if k not in ("secret", "previous_secret_valid_until")}
     async with runtime.db.read() as s:
         actions = (await s.scalars(select(AuditLog.action).where(AuditLog.entity == "webhook_endpoint"))).all()
-    assert actions == ["webhook.create"]
+    assert actions == ["webhook.create", "webhook.rotate-secret"]
 
 
 @pytest.mark.parametrize(
@@ -168,3 +170,11 @@ async def test_replay_since_needs_a_time_with_a_zone(client, admin, register):
     assert response.status_code == 422 and "since" in response.json()["fields"]
     response = await client.post(path, json={"since": "2026-11-23T00:00:00+01:00"}, headers=admin.headers)
     assert response.json() == {"replayed": 0}
+
+
+async def test_metrics_show_how_many_deliveries_wait(client, admin, register):
+    created = await register("https://example.com/a", ["appointment.approved"])
+    for _ in range(2):
+        await client.post(f"{BASE}/{created['id']}/test", headers=admin.headers)
+    metrics = (await client.get("/metrics")).text
+    assert "doctordesk_webhook_outbox_depth 2.0" in metrics

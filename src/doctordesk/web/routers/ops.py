@@ -10,7 +10,7 @@ from fastapi.security import HTTPAuthorizationCredentials
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from doctordesk.domain.errors import Unauthorized
-from doctordesk.realtime import outbox
+from doctordesk.realtime import outbox, webhook_outbox
 from doctordesk.web.deps import RuntimeDep, bearer
 
 router = APIRouter(tags=["operations"])
@@ -43,6 +43,8 @@ async def metrics(
         raise Unauthorized()
     try:
         rt.metrics.outbox_depth.set(await outbox.depth(rt.db))
+        rt.metrics.webhook_depth.set(await webhook_outbox.depth(rt.db))
     except Exception:  # metrics stay available while the database is down
         rt.metrics.outbox_depth.set(-1)
+        rt.metrics.webhook_depth.set(-1)
     return Response(generate_latest(rt.metrics.registry), media_type=CONTENT_TYPE_LATEST)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Path, Query
+from fastapi import APIRouter, Path, Query, Response
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StrictBool
 
 from doctordesk.domain.keyset import Position
@@ -28,6 +28,7 @@ EndpointId = Annotated[int, Path(ge=1, le=MAX_ID)]
 DeliveryId = Annotated[int, Path(ge=1, le=MAX_ID)]
 MAX_PAGE = 200
 MAX_EVENT_TYPES = 50
+NO_STORE = "no-store"  # answers that carry a signing secret are kept by no cache
 
 
 class EndpointIn(BaseModel):
@@ -104,7 +105,7 @@ def delivery_json(v: DeliveryView, *, payload: bool = False) -> dict[str, Any]:
 
 
 @router.post("/webhooks", status_code=201)
-async def create(rt: RuntimeDep, actor: ActorDep, body: EndpointIn) -> dict[str, Any]:
+async def create(rt: RuntimeDep, actor: ActorDep, body: EndpointIn, response: Response) -> dict[str, Any]:
     """Register an endpoint. The answer's `secret` (`whsec_...`) is shown only here: receivers verify the
     `webhook-signature` header with it."""
     view, secret = await endpoints.create_endpoint(
@@ -115,6 +116,7 @@ async def create(rt: RuntimeDep, actor: ActorDep, body: EndpointIn) -> dict[str,
         description=body.description,
         include_content=body.include_content,
     )
+    response.headers["Cache-Control"] = NO_STORE
     return {**endpoint_json(view), "secret": secret}
 
 
@@ -155,10 +157,11 @@ async def enable(rt: RuntimeDep, actor: ActorDep, endpoint_id: EndpointId) -> di
 
 
 @router.post("/webhooks/{endpoint_id}/rotate-secret")
-async def rotate_secret(rt: RuntimeDep, actor: ActorDep, endpoint_id: EndpointId) -> dict[str, Any]:
+async def rotate_secret(rt: RuntimeDep, actor: ActorDep, endpoint_id: EndpointId, response: Response) -> dict[str, Any]:
     """A new signing secret, shown only here. The previous one also signs (a second signature in the header)
     until `previous_secret_valid_until`."""
     view, secret, until = await endpoints.rotate_secret(rt, actor, endpoint_id)
+    response.headers["Cache-Control"] = NO_STORE
     return {**endpoint_json(view), "secret": secret, "previous_secret_valid_until": _time(until)}
 
 

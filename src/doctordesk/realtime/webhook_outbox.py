@@ -83,8 +83,14 @@ async def _data(session: AsyncSession, event: DomainEvent, event_type: str, *, i
             content = message.content if message is not None else None
         return webhooks.chat_data(event.data, content=content)
     appointment = await session.get(Appointment, event.data["appointment_id"])
+    known: dict[str, Any] = dict(event.data)
+    if appointment is not None:
+        # The event describes the change; the row (current in this transaction) fills what an event leaves out.
+        known.setdefault("status", appointment.status)
+        known.setdefault("version", appointment.version)
+        known.setdefault("start", appointment.start_at.isoformat())
     return webhooks.appointment_data(
-        event.data,
+        known,
         doctor_id=appointment.doctor_id if appointment else None,
         patient_id=appointment.patient_id if appointment else None,
         location_id=appointment.location_id if appointment else None,

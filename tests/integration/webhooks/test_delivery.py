@@ -12,8 +12,10 @@ import httpx
 from sqlalchemy import func, select
 
 from doctordesk.app import create_app
+from doctordesk.domain.events import DomainEvent
 from doctordesk.realtime import webhook_outbox
 from doctordesk.realtime.wiring import build_webhook_dispatcher
+from doctordesk.services.uow import unit_of_work
 from doctordesk.store.realtime_tables import Device, PushOutbox
 from doctordesk.store.review_tables import AppointmentOffer
 from doctordesk.store.tables import AuditLog
@@ -378,3 +380,23 @@ async def test_doctordesk_worker_delivers_what_the_server_queued(
     assert process.returncode == 0, stderr.decode()
     [got] = receiver.requests()
     assert got.verified(endpoint["secret"])["type"] == "appointment.approved"
+
+
+async def test_a_request_event_from_the_coming_integration_api_is_delivered_as_appointment_requested(
+    demo, runtime, receiver, register, dispatcher
+):
+    await register(receiver.url(), ["appointment.requested", "appointment.canceled"])
+    a = aid(demo, REQUESTED)
+    async with unit_of_work(runtime) as uow:
+        # The shape its transition emits for a new appointment: no previous status.
+        uow.emit(DomainEvent("appointment.request", topics=(), data={"appointment_id": a, "from_status": None}))
+        uow.emit(
+            DomainEvent("appointment.cancel", topics=(), data={"appointment_id": a, "from_status": 1, "status": 4})
+        )
+    await dispatcher.drain()
+    got = sorted((r.json() for r in receiver.requests()), key=lambda p: p["type"])
+    assert [p["type"] for p in got] == ["appointment.canceled", "appointment.requested"]
+    requested = got[1]["data"]
+    assert requested["status"] == {"code": 1, "name": "requested"} and "previous_status" not in requested
+    assert requested["version"] == 1 and requested["appointment_id"] == a
+    assert got[0]["data"]["previous_status"]["name"] == "requested"

@@ -53,7 +53,8 @@ def signed_headers(due: Due, *, at: datetime) -> dict[str, str]:
 
 class WebhookDispatcher(DrainLoop):
     """``webhook_concurrency`` lanes, each with its own HTTP client, leasing ``webhook_batch_size`` deliveries at a
-    time, sending them one after the other and recording the outcomes, until nothing is due. A slow endpoint holds
+    time, sending them one after the other and recording the outcomes, until nothing is due (the lanes start only
+    once a first lease found work). A slow endpoint holds
     up only its lane. (Lanes rather than one client with a large pool: the pool's bookkeeping grows with the
     requests waiting in it, and cost several times more CPU per request than the request itself.)"""
 
@@ -85,26 +86,34 @@ class WebhookDispatcher(DrainLoop):
             await client.aclose()
 
     async def round(self) -> bool:
-        """Every lane works until nothing is due; True when any lane found work."""
-        found = await asyncio.gather(*(self._lane(client) for client in self.clients))
-        return any(found)
+        """One lease looks for due deliveries (an idle dispatcher costs one query per poll); when it finds some,
+        every lane works until nothing is due. True when there was work."""
+        first = await self._claim()
+        if not first:
+            return False
+        lanes = [self._lane(client) for client in self.clients[1:]]
+        await asyncio.gather(self._lane(self.clients[0], first=first), *lanes)
+        return True
 
-    async def _lane(self, client: httpx.AsyncClient) -> bool:
+    async def _claim(self) -> list[Due]:
         s = self.settings
-        worked = False
+        return await webhook_outbox.claim(
+            self.db, now=self.clock.now(), limit=s.webhook_batch_size, lease_seconds=s.webhook_lease_seconds
+        )
+
+    async def _lane(self, client: httpx.AsyncClient, *, first: list[Due] | None = None) -> None:
+        due = first
         while not self._stopping:
-            due = await webhook_outbox.claim(
-                self.db, now=self.clock.now(), limit=s.webhook_batch_size, lease_seconds=s.webhook_lease_seconds
-            )
+            if due is None:
+                due = await self._claim()
             if not due:
-                return worked
-            worked = True
+                return
             outcomes = await self._send_batch(client, due)
             now = self.clock.now()
             attempts = [self._attempt(d, code, error, asked, now=now) for d, (code, error, asked) in outcomes]
             gone = {d.endpoint_id for d, (code, _, _) in outcomes if code == 410}
             await self._settle(attempts, gone=gone, now=now)
-        return worked
+            due = None
 
     async def _send_batch(self, client: httpx.AsyncClient, due: Sequence[Due]) -> list[tuple[Due, Outcome]]:
         """Send a lane's batch one after the other. After an endpoint gave no answer (timeout, refused) or asked

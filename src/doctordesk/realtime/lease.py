@@ -80,13 +80,21 @@ class DrainLoop:
     def start(self) -> None:
         self._task = asyncio.create_task(self.run(), name=self.name)
 
-    async def stop(self) -> None:
+    async def stop(self, *, grace_seconds: float = 15.0) -> None:
+        """Finish the work in hand (a round stops between sends), then close; cancel only after
+        ``grace_seconds``. Cancelling at once could cut a database call in the middle, which some drivers do not
+        survive cleanly."""
         self._stopping = True
         self._wake.set()
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            try:
+                await asyncio.wait_for(asyncio.shield(self._task), grace_seconds)
+            except TimeoutError:
+                self._task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await self._task
+            except Exception:  # the loop logs its own failures
+                log.exception("%s ended with an error", self.name)
         await self.close()
 
     async def close(self) -> None:
@@ -100,6 +108,10 @@ class DrainLoop:
         """Rounds until nothing is due (the worker's ``--once``, tests)."""
         while await self.round():
             pass
+
+    @property
+    def stopping(self) -> bool:
+        return self._stopping
 
     async def run(self) -> None:
         while not self._stopping:

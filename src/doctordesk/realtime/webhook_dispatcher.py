@@ -37,6 +37,8 @@ log = logging.getLogger(__name__)
 GONE_REASON = "The endpoint answered 410 Gone."
 # An attempt's status code (None: no answer), error (None: delivered) and the delay the endpoint asked for.
 Outcome = tuple[int | None, str | None, float | None]
+# A leased delivery left unsent because the dispatcher is stopping: due again at once, as if never leased.
+RELEASED: Outcome = (None, "released", None)
 LANE_CONNECTIONS = 4
 
 
@@ -103,30 +105,37 @@ class WebhookDispatcher(DrainLoop):
 
     async def _lane(self, client: httpx.AsyncClient, *, first: list[Due] | None = None) -> None:
         due = first
-        while not self._stopping:
+        while True:
             if due is None:
+                if self.stopping:
+                    return
                 due = await self._claim()
             if not due:
                 return
-            outcomes = await self._send_batch(client, due)
+            sent = await self._send_batch(client, due)
             now = self.clock.now()
+            outcomes = [(d, o) for d, o in sent if o is not RELEASED]
             attempts = [self._attempt(d, code, error, asked, now=now) for d, (code, error, asked) in outcomes]
             gone = {d.endpoint_id for d, (code, _, _) in outcomes if code == 410}
-            await self._settle(attempts, gone=gone, now=now)
+            await self._settle(attempts, gone=gone, now=now, released=[d.id for d, o in sent if o is RELEASED])
             due = None
 
     async def _send_batch(self, client: httpx.AsyncClient, due: Sequence[Due]) -> list[tuple[Due, Outcome]]:
         """Send a lane's batch one after the other. After an endpoint gave no answer (timeout, refused) or asked
         for a pause (429 or 503 with Retry-After), its other deliveries in the batch are not tried now but
         rescheduled like the failed one (any other error concerns that one delivery). No send starts after half
-        the lease, so the batch is settled before its lease ends and no other lane takes it meanwhile."""
+        the lease, so the batch is settled before its lease ends and no other lane takes it meanwhile; none
+        after the dispatcher was told to stop (those are released)."""
         budget = time.monotonic() + self.settings.webhook_lease_seconds / 2
         held: dict[int, Outcome] = {}
         outcomes: list[tuple[Due, Outcome]] = []
         for d in due:
-            if d.endpoint_id in held:
+            outcome: Outcome
+            if self.stopping:
+                outcome = RELEASED
+            elif d.endpoint_id in held:
                 code, error, asked = held[d.endpoint_id]
-                outcome: Outcome = (code, f"not sent: an earlier delivery failed ({error})"[:300], asked)
+                outcome = (code, f"not sent: an earlier delivery failed ({error})"[:300], asked)
             elif time.monotonic() > budget:
                 outcome = (None, "not sent: the batch ran out of time", None)
             else:
@@ -168,11 +177,15 @@ class WebhookDispatcher(DrainLoop):
             due.id, due.endpoint_id, ok=False, status_code=code, error=error, retry_at=now + timedelta(seconds=delay)
         )
 
-    async def _settle(self, attempts: Sequence[Attempt], *, gone: set[int], now: datetime) -> None:
+    async def _settle(
+        self, attempts: Sequence[Attempt], *, gone: set[int], now: datetime, released: Sequence[int] = ()
+    ) -> None:
         failing = {a.endpoint_id for a in attempts if not a.ok}
         limit = now - timedelta(seconds=self.settings.webhook_disable_after_seconds)
         async with self.db.transaction() as session:
             await webhook_outbox.settle(session, attempts, now=now)
+            if released:
+                await webhook_outbox.release(session, released, now=now)
             if gone:
                 await disable_and_tell_admins(session, sorted(gone), now=now, reason=GONE_REASON)
             if failing - gone:

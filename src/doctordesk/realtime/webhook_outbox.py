@@ -200,6 +200,15 @@ async def settle(session: AsyncSession, attempts: Sequence[Attempt], *, now: dat
         )
 
 
+async def release(session: AsyncSession, ids: Sequence[int], *, now: datetime) -> None:
+    """Give back leased deliveries that were not sent: due now, the lease's attempt not counted."""
+    await session.execute(
+        update(WebhookDelivery)
+        .where(WebhookDelivery.id.in_(list(ids)), WebhookDelivery.status == PENDING)
+        .values(next_attempt_at=now, attempts=WebhookDelivery.attempts - 1)
+    )
+
+
 async def depth(db: Database) -> int:
     """Deliveries waiting (for enabled and disabled endpoints)."""
     async with db.read() as session:

@@ -400,3 +400,22 @@ async def test_a_request_event_from_the_coming_integration_api_is_delivered_as_a
     assert requested["status"] == {"code": 1, "name": "requested"} and "previous_status" not in requested
     assert requested["version"] == 1 and requested["appointment_id"] == a
     assert got[0]["data"]["previous_status"]["name"] == "requested"
+
+
+async def test_a_stopping_dispatcher_sends_nothing_more_and_gives_its_leases_back(
+    client, demo, runtime, clock, receiver, register, dispatcher, admin
+):
+    endpoint = await register(receiver.url(), ["appointment.approved"])
+    await client.post(f"/api/admin/webhooks/{endpoint['id']}/test", headers=admin.headers)
+    dispatcher._stopping = True  # as stop() sets it while a round is under way
+    await dispatcher.round()
+    assert receiver.requests() == []
+    [row] = await deliveries(runtime)
+    assert (row.status, row.attempts, row.next_attempt_at) == ("pending", 0, clock.now())
+    await dispatcher.stop()
+    fresh = build_webhook_dispatcher(runtime)
+    try:
+        await fresh.drain()
+    finally:
+        await fresh.close()
+    assert len(receiver.requests()) == 1

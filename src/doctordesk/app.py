@@ -102,7 +102,6 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
         lifespan=lifespan,
     )
     app.state.runtime = runtime
-    app.state.webhook_dispatcher = hooks
     app.state.passwords = Passwords(time_cost=settings.argon2_time_cost, memory_kib=settings.argon2_memory_kib)
     errors.install(app)
     responses.install_openapi(app)

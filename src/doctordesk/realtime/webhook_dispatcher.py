@@ -205,7 +205,3 @@ class WebhookDispatcher(DrainLoop):
                     )
                     for endpoint_id in disabled:
                         log.warning("webhook endpoint %s disabled: failing too long", endpoint_id)
-
-
-def build(db: Database, settings: Settings, clock: Clock) -> WebhookDispatcher:
-    return WebhookDispatcher(db, settings=settings, clock=clock)

@@ -16,6 +16,7 @@ from starlette.types import ASGIApp
 
 from doctordesk import __version__
 from doctordesk.config import Settings, load_settings
+from doctordesk.domain import webhooks
 from doctordesk.domain.clock import Clock, SystemClock
 from doctordesk.domain.events import DomainEvent
 from doctordesk.realtime import wiring as realtime
@@ -47,6 +48,7 @@ from doctordesk.web.routers import (
     ops,
     review,
     stream,
+    webhooks_admin,
 )
 from doctordesk.web.routers import auth as auth_router
 from doctordesk.web.security import SecurityHeaders
@@ -77,6 +79,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
 
     dispatcher = realtime.build_dispatcher(runtime) if settings.push_in_process else None
     token_checks = TokenChecks(runtime, interval=settings.stream_check_seconds)
+    hooks = realtime.build_webhook_dispatcher(runtime) if settings.webhook_in_process else None
     _connect_bus_state(runtime, token_checks)
     runtime.hub.on_delivered = runtime.metrics.messages_delivered.inc
 
@@ -87,6 +90,8 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
         await runtime.hub.on_event(event)
         if dispatcher is not None and event.notify_user_ids:
             dispatcher.wake()
+        if hooks is not None and webhooks.wakes_dispatcher(event.kind):
+            hooks.wake()
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -94,6 +99,8 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
         await runtime.bus.start()
         if dispatcher is not None:
             dispatcher.start()
+        if hooks is not None:
+            hooks.start()
         heartbeats = asyncio.create_task(runtime.hub.run_heartbeats(settings.heartbeat_seconds))
         stopping = asyncio.Event()
         checks = asyncio.create_task(token_checks.run(), name="stream-token-checks")
@@ -112,6 +119,8 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
             runtime.hub.close_all()
             if dispatcher is not None:
                 await dispatcher.stop()
+            if hooks is not None:
+                await hooks.stop()
             await runtime.bus.stop()
             await runtime.db.dispose()
 
@@ -140,6 +149,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
     app.include_router(admin_hours.router)
     app.include_router(admin_fees.router)
     app.include_router(admin_policies.router)
+    app.include_router(webhooks_admin.router)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(RequestTimer, metrics=runtime.metrics)
     app.add_middleware(SecurityHeaders)

@@ -165,37 +165,43 @@ def export_file(
 def worker(
     once: bool = typer.Option(False, "--once", help="Send what is due now, then exit"),
 ) -> None:
-    """Send push notifications from the outbox (run several on PostgreSQL; set DOCTORDESK_PUSH_IN_PROCESS=false
-    on the servers then)."""
+    """Send push notifications and webhook deliveries from their outboxes (run several on PostgreSQL; set
+    DOCTORDESK_PUSH_IN_PROCESS=false and DOCTORDESK_WEBHOOK_IN_PROCESS=false on the servers then). Push runs only
+    when a partner is configured."""
     import signal
 
     from doctordesk.domain.clock import SystemClock
     from doctordesk.realtime.dispatcher import Dispatcher
+    from doctordesk.realtime.lease import DrainLoop
     from doctordesk.realtime.metrics import Metrics
     from doctordesk.realtime.push import make_adapter
+    from doctordesk.realtime.webhook_dispatcher import WebhookDispatcher
     from doctordesk.store.db import Database
 
     settings = checked_settings()
     adapter = make_adapter(settings.push_adapter, settings.push_url, settings.push_credentials)
-    if adapter is None:
-        raise typer.BadParameter("no push partner configured (DOCTORDESK_PUSH_URL, DOCTORDESK_PUSH_ADAPTER)")
 
     async def run() -> None:
         db = Database.from_settings(settings)
-        dispatcher = Dispatcher(db, adapter, settings=settings, clock=SystemClock(), metrics=Metrics())
+        clock = SystemClock()
+        loops: list[DrainLoop] = [WebhookDispatcher(db, settings=settings, clock=clock)]
+        if adapter is not None:
+            loops.append(Dispatcher(db, adapter, settings=settings, clock=clock, metrics=Metrics()))
         try:
             if once:
-                while await dispatcher.round():
-                    pass
+                for loop in loops:
+                    await loop.drain()
                 return
             stop = asyncio.Event()
-            loop = asyncio.get_running_loop()
+            running = asyncio.get_running_loop()
             for sig in (signal.SIGTERM, signal.SIGINT):
-                loop.add_signal_handler(sig, stop.set)
-            dispatcher.start()
+                running.add_signal_handler(sig, stop.set)
+            for loop in loops:
+                loop.start()
             await stop.wait()
         finally:
-            await dispatcher.stop()
+            for loop in loops:
+                await loop.stop()
             await db.dispose()
 
     asyncio.run(run())

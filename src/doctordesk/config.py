@@ -7,7 +7,7 @@ import logging
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -95,6 +95,23 @@ class Settings(BaseSettings):
     push_backoff_seconds: float = Field(2.0, gt=0, le=86400)  # first retry delay; doubles per attempt
     push_backoff_max_seconds: float = Field(300.0, gt=0, le=7 * 86400)
     push_max_attempts: int = Field(30, ge=1, le=1000)
+    # Webhooks (docs/webhooks.md): deliveries go out from the server process unless this is off (then run
+    # `doctordesk worker`).
+    webhook_in_process: bool = True
+    webhook_poll_seconds: Annotated[float, Field(ge=0.05, le=60)] = 1.0
+    webhook_lease_seconds: Annotated[float, Field(ge=5, le=3600)] = 60.0
+    webhook_timeout_seconds: Annotated[float, Field(ge=0.5, le=60)] = 10.0
+    webhook_backoff_seconds: Annotated[float, Field(ge=0.01, le=3600)] = 5.0  # first retry delay; doubles
+    webhook_backoff_max_seconds: Annotated[float, Field(ge=0.01, le=86400)] = 3600.0
+    webhook_max_attempts: Annotated[int, Field(ge=1, le=1000)] = 150  # then the delivery is failed (replayable)
+    webhook_concurrency: Annotated[int, Field(ge=1, le=256)] = 32  # lanes (requests in flight) per dispatcher
+    webhook_batch_size: Annotated[int, Field(ge=1, le=1000)] = 32  # deliveries a lane leases at a time
+    # An endpoint whose every attempt has failed for this long is disabled and the admins are told (5 days).
+    webhook_disable_after_seconds: Annotated[int, Field(ge=60, le=90 * 86400)] = 5 * 86400
+    # After a secret rotation the previous secret keeps signing (a second signature) this long.
+    webhook_secret_overlap_seconds: Annotated[int, Field(ge=0, le=30 * 86400)] = 86400
+    # Endpoint URLs on loopback, private or link-local addresses (and "localhost") are refused unless this is on.
+    webhook_allow_private_addresses: bool = False
     metrics_token: str = ""  # when set, GET /metrics needs it as a bearer token; empty: loopback clients only
     # Prefix of the Redis channel and keys (several deployments on one Redis).
     redis_channel: str = Field("doctordesk", min_length=1, max_length=64)
@@ -155,6 +172,9 @@ class Settings(BaseSettings):
             )
         if not self.database_url:
             self.database_url = f"sqlite+aiosqlite:///{self.data_dir / 'doctordesk.db'}"
+        if self.webhook_lease_seconds < 3 * self.webhook_timeout_seconds:
+            # A lane starts no send after half the lease; the last one may take the whole timeout.
+            raise ValueError("DOCTORDESK_WEBHOOK_LEASE_SECONDS must be at least 3 × DOCTORDESK_WEBHOOK_TIMEOUT_SECONDS")
         return self
 
     @property

@@ -8,68 +8,37 @@ notification is dropped (logged, counted).
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
-import random
 from datetime import datetime, timedelta
 
 from doctordesk.config import Settings
 from doctordesk.domain.clock import Clock
 from doctordesk.realtime import outbox
+from doctordesk.realtime.lease import DrainLoop, backoff
 from doctordesk.realtime.metrics import Metrics
 from doctordesk.realtime.push import PushAdapter
 from doctordesk.store.db import Database
 
 log = logging.getLogger(__name__)
 
-
-def backoff(attempts: int, *, base: float, cap: float, asked: float | None) -> float:
-    delay = min(cap, base * 2 ** max(0, attempts - 1)) * (0.8 + 0.4 * random.random())
-    return float(max(delay, asked or 0.0))
+__all__ = ["Dispatcher", "backoff"]
 
 
-class Dispatcher:
+class Dispatcher(DrainLoop):
+    name = "push-dispatcher"
+
     def __init__(
         self, db: Database, adapter: PushAdapter, *, settings: Settings, clock: Clock, metrics: Metrics
     ) -> None:
+        super().__init__(poll_seconds=settings.push_poll_seconds)
         self.db = db
         self.adapter = adapter
         self.settings = settings
         self.clock = clock
         self.metrics = metrics
-        self._wake = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
-        self._stopping = False
 
-    def wake(self) -> None:
-        """New rows were committed: look now instead of at the next poll."""
-        self._wake.set()
-
-    def start(self) -> None:
-        self._task = asyncio.create_task(self.run(), name="push-dispatcher")
-
-    async def stop(self) -> None:
-        self._stopping = True
-        self._wake.set()
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+    async def close(self) -> None:
         await self.adapter.close()
-
-    async def run(self) -> None:
-        while not self._stopping:
-            try:
-                busy = await self.round()
-            except Exception:  # the database or partner hiccuped: try again shortly
-                log.exception("push dispatch round failed")
-                busy = False
-            if not busy:
-                self._wake.clear()
-                with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(self.settings.push_poll_seconds):
-                        await self._wake.wait()
 
     async def round(self) -> bool:
         """One claim–send–settle round; True when it found work (there may be more)."""

@@ -20,6 +20,9 @@ class Metrics:
             "doctordesk_messages_delivered", "Real-time messages queued to open streams", registry=r
         )
         self.outbox_depth = Gauge("doctordesk_push_outbox_depth", "Push notifications waiting to be sent", registry=r)
+        self.webhook_depth = Gauge(
+            "doctordesk_webhook_outbox_depth", "Webhook deliveries waiting to be sent (or retried)", registry=r
+        )
         self.push_attempts = Counter("doctordesk_push_attempts", "Push notifications handed to the partner", registry=r)
         self.push_failures = Counter(
             "doctordesk_push_failures", "Push attempts that failed (retried or dropped)", ["reason"], registry=r

@@ -1,9 +1,8 @@
 """The push outbox in the database: written in the transaction of the change, claimed and settled by dispatchers.
 
-Claiming takes a lease: the due rows get ``next_attempt_at = now + lease`` and one more attempt in a short
-transaction (``FOR UPDATE SKIP LOCKED`` on PostgreSQL, so several workers never take the same row; SQLite
-serialises writers anyway). A dispatcher that dies mid-delivery leaves its rows to come due again when the lease
-ends; the notification id is the same, so the partner can drop the duplicate.
+Claims are leases (``realtime/lease.py``, shared with the webhook outbox): a dispatcher that dies mid-delivery
+leaves its rows to come due again when the lease ends; the notification id is the same, so the partner can drop
+the duplicate.
 """
 
 from __future__ import annotations
@@ -11,12 +10,13 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from sqlalchemy import func, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.events import DomainEvent
+from doctordesk.realtime.lease import lease_due
 from doctordesk.store.db import Database
 from doctordesk.store.realtime_tables import Device, PushOutbox
 
@@ -87,22 +87,11 @@ async def enqueue(
 async def claim(db: Database, *, now: datetime, limit: int, lease_seconds: float) -> list[Due]:
     """Take up to ``limit`` due notifications for ``lease_seconds``."""
     async with db.transaction() as session:
-        query = (
-            select(PushOutbox.id)
-            .where(PushOutbox.status == PENDING, PushOutbox.next_attempt_at <= now)
-            .order_by(PushOutbox.next_attempt_at, PushOutbox.id)
-            .limit(limit)
+        ids = await lease_due(
+            session, PushOutbox, now=now, limit=limit, lease_seconds=lease_seconds, skip_locked=not db.is_sqlite
         )
-        if not db.is_sqlite:
-            query = query.with_for_update(skip_locked=True)
-        ids = list((await session.scalars(query)).all())
         if not ids:
             return []
-        await session.execute(
-            update(PushOutbox)
-            .where(PushOutbox.id.in_(ids))
-            .values(next_attempt_at=now + timedelta(seconds=lease_seconds), attempts=PushOutbox.attempts + 1)
-        )
         rows = await session.execute(
             select(PushOutbox, Device.platform, Device.push_token)
             .join(Device, Device.id == PushOutbox.device_id)

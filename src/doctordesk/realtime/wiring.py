@@ -10,8 +10,9 @@ from collections.abc import Sequence
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.config import Settings
+from doctordesk.domain import webhooks
 from doctordesk.domain.events import DomainEvent
-from doctordesk.realtime import outbox
+from doctordesk.realtime import outbox, webhook_outbox
 from doctordesk.realtime.bus import EventBus, MemoryBus
 from doctordesk.realtime.dispatcher import Dispatcher
 from doctordesk.realtime.hub import Hub
@@ -19,6 +20,7 @@ from doctordesk.realtime.message import TIMEOUT_ONLY
 from doctordesk.realtime.push import make_adapter
 from doctordesk.realtime.redis_bus import RedisBus
 from doctordesk.realtime.routing import Screen, message_for
+from doctordesk.realtime.webhook_dispatcher import WebhookDispatcher
 from doctordesk.runtime import Runtime
 from doctordesk.screens.state import Shown, Viewer
 from doctordesk.store.realtime_tables import Device
@@ -32,7 +34,8 @@ def build_bus(settings: Settings, hub: Hub) -> EventBus:
 
 
 def install(rt: Runtime) -> None:
-    """Presence from every page and poll answer handed out, and the push outbox in every unit of work."""
+    """Presence from every page and poll answer handed out, and the push and webhook outboxes in every unit of
+    work."""
     pending: set[asyncio.Task[None]] = set()
 
     def on_shown(viewer: Viewer, shown: Shown, *, opened: bool) -> None:
@@ -66,7 +69,12 @@ def install(rt: Runtime) -> None:
         if any(e.notify_user_ids for e in events):
             await outbox.enqueue(session, events, now=rt.clock.now(), data_for=data_for)
 
+    async def webhook_hook(session: AsyncSession, events: Sequence[DomainEvent]) -> None:
+        if any(webhooks.event_type_for(e.kind) for e in events):
+            await webhook_outbox.enqueue(session, events, now=rt.clock.now())
+
     rt.transaction_hooks.append(outbox_hook)
+    rt.transaction_hooks.append(webhook_hook)
 
 
 PRESENCE_TTL_SECONDS = 24 * 3600
@@ -102,3 +110,8 @@ def build_dispatcher(rt: Runtime) -> Dispatcher | None:
     if adapter is None:
         return None
     return Dispatcher(rt.db, adapter, settings=s, clock=rt.clock, metrics=rt.metrics)
+
+
+def build_webhook_dispatcher(rt: Runtime) -> WebhookDispatcher:
+    """The webhook dispatcher for this runtime (scheduling on the runtime's clock)."""
+    return WebhookDispatcher(rt.db, settings=rt.settings, clock=rt.clock)

@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from doctordesk.store import admin_tables, chat_tables, integration_tables, realtime_tables, review_tables, tables
+from doctordesk.store import (
+    admin_tables,
+    chat_tables,
+    integration_tables,
+    realtime_tables,
+    review_tables,
+    tables,
+    webhook_tables,
+)
 from doctordesk.store.tables import Base
 
 metadata = Base.metadata
@@ -16,4 +24,5 @@ __all__ = [
     "realtime_tables",
     "review_tables",
     "tables",
+    "webhook_tables",
 ]

@@ -13,7 +13,7 @@ from fastapi.security import HTTPAuthorizationCredentials
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from doctordesk.domain.errors import Forbidden, Unauthorized
-from doctordesk.realtime import outbox
+from doctordesk.realtime import outbox, webhook_outbox
 from doctordesk.realtime.redis_bus import RedisBus
 from doctordesk.web.deps import RuntimeDep, bearer
 from doctordesk.web.responses import error_doc
@@ -71,8 +71,10 @@ async def metrics(
         raise Forbidden("Metrics are served to this host only; set DOCTORDESK_METRICS_TOKEN to scrape from elsewhere.")
     try:
         rt.metrics.outbox_depth.set(await outbox.depth(rt.db))
+        rt.metrics.webhook_depth.set(await webhook_outbox.depth(rt.db))
     except Exception:  # metrics stay available while the database is down
         rt.metrics.outbox_depth.set(-1)
+        rt.metrics.webhook_depth.set(-1)
     return Response(generate_latest(rt.metrics.registry), media_type=CONTENT_TYPE_LATEST)
 
 

@@ -1,0 +1,215 @@
+"""The webhook outbox: deliveries written in the transaction of the change (one per event per subscribed
+endpoint), leased by dispatchers (``realtime/lease.py``, as the push outbox) and settled with their outcome.
+
+A delivery row is also the endpoint's delivery log: attempts, the last status code or error and when.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, cast
+
+from sqlalchemy import Table, bindparam, func, insert, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from doctordesk.domain import webhooks
+from doctordesk.domain.events import DomainEvent
+from doctordesk.realtime.lease import lease_due
+from doctordesk.store.chat_tables import ChatMessage
+from doctordesk.store.db import Database
+from doctordesk.store.tables import Appointment
+from doctordesk.store.webhook_tables import WebhookDelivery, WebhookEndpoint
+
+PENDING, DELIVERED, FAILED = "pending", "delivered", "failed"
+
+
+def new_message_id() -> str:
+    """A delivery's stable id (the ``webhook-id`` header): ``msg_`` and a random UUID."""
+    return f"msg_{uuid.uuid4().hex}"
+
+
+def delivery_values(endpoint_id: int, event_type: str, body: str, *, now: datetime) -> dict[str, Any]:
+    """A new delivery row's columns: due now, with a fresh message id."""
+    return {
+        "message_id": new_message_id(),
+        "endpoint_id": endpoint_id,
+        "event_type": event_type,
+        "payload": body,
+        "created_at": now,
+        "status": PENDING,
+        "attempts": 0,
+        "next_attempt_at": now,
+        "replays": 0,
+    }
+
+
+async def enqueue(session: AsyncSession, events: Sequence[DomainEvent], *, now: datetime) -> int:
+    """Deliveries for the enabled endpoints subscribed to each event's type, in the caller's transaction (one
+    INSERT for them all)."""
+    typed = [(e, t) for e in events if (t := webhooks.event_type_for(e.kind)) is not None]
+    if not typed:
+        return 0
+    endpoints = (
+        await session.execute(
+            select(WebhookEndpoint.id, WebhookEndpoint.event_types, WebhookEndpoint.include_content).where(
+                WebhookEndpoint.enabled.is_(True)
+            )
+        )
+    ).all()
+    rows: list[dict[str, Any]] = []
+    with session.no_autoflush:  # the event's rows are in the session already; nothing to write before reading
+        for event, event_type in typed:
+            wanting = [(i, content) for i, types, content in endpoints if event_type in (types or ())]
+            bodies: dict[bool, str] = {}
+            for endpoint_id, include_content in wanting:
+                if include_content not in bodies:
+                    data = await _data(session, event, event_type, include_content=include_content)
+                    bodies[include_content] = webhooks.payload(event_type, at=now, data=data)
+                rows.append(delivery_values(endpoint_id, event_type, bodies[include_content], now=now))
+    if rows:
+        await session.execute(insert(WebhookDelivery), rows)
+    return len(rows)
+
+
+async def _data(session: AsyncSession, event: DomainEvent, event_type: str, *, include_content: bool) -> dict[str, Any]:
+    if event_type == webhooks.CHAT_MESSAGE_CREATED:
+        content = None
+        if include_content:
+            # The changed rows are in the session already: no extra query on the hot path.
+            message = await session.get(ChatMessage, event.data["message_id"])
+            content = message.content if message is not None else None
+        return webhooks.chat_data(event.data, content=content)
+    appointment = await session.get(Appointment, event.data["appointment_id"])
+    known: dict[str, Any] = dict(event.data)
+    if appointment is not None:
+        # The event describes the change; the row (current in this transaction) fills what an event leaves out.
+        known.setdefault("status", appointment.status)
+        known.setdefault("version", appointment.version)
+        known.setdefault("start", appointment.start_at.isoformat())
+    return webhooks.appointment_data(
+        known,
+        doctor_id=appointment.doctor_id if appointment else None,
+        patient_id=appointment.patient_id if appointment else None,
+        location_id=appointment.location_id if appointment else None,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Due:
+    """A leased delivery with what signing and sending it needs."""
+
+    id: int
+    message_id: str
+    endpoint_id: int
+    url: str
+    payload: str
+    attempts: int
+    secrets: tuple[str, ...]
+
+
+async def claim(db: Database, *, now: datetime, limit: int, lease_seconds: float) -> list[Due]:
+    """Lease up to ``limit`` due deliveries of enabled endpoints for ``lease_seconds``."""
+    enabled = select(WebhookEndpoint.id).where(WebhookEndpoint.enabled.is_(True)).scalar_subquery()
+    async with db.transaction() as session:
+        ids = await lease_due(
+            session,
+            WebhookDelivery,
+            now=now,
+            limit=limit,
+            lease_seconds=lease_seconds,
+            skip_locked=not db.is_sqlite,
+            where=WebhookDelivery.endpoint_id.in_(enabled),
+        )
+        if not ids:
+            return []
+        rows = await session.execute(
+            select(
+                WebhookDelivery.id,
+                WebhookDelivery.message_id,
+                WebhookDelivery.endpoint_id,
+                WebhookEndpoint.url,
+                WebhookDelivery.payload,
+                WebhookDelivery.attempts,
+                WebhookEndpoint.secret,
+                WebhookEndpoint.previous_secret,
+                WebhookEndpoint.previous_secret_until,
+            )
+            .join(WebhookEndpoint, WebhookEndpoint.id == WebhookDelivery.endpoint_id)
+            .where(WebhookDelivery.id.in_(ids))
+            .order_by(WebhookDelivery.id)
+        )
+        due = []
+        for row_id, message_id, endpoint_id, url, body, attempts, secret, previous, until in rows.all():
+            keys = (secret, previous) if previous and until and until > now else (secret,)
+            due.append(Due(row_id, message_id, endpoint_id, url, body, attempts, keys))
+        return due
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """The outcome of one delivery attempt. ``retry_at`` None with ``ok`` False: given up (status failed)."""
+
+    id: int
+    endpoint_id: int
+    ok: bool
+    status_code: int | None = None
+    error: str | None = None
+    retry_at: datetime | None = None
+
+
+async def settle(session: AsyncSession, attempts: Sequence[Attempt], *, now: datetime) -> None:
+    """Record a round's outcomes (one batched statement per kind of outcome), and each endpoint's failing
+    streak: cleared by any success, started by the first failure after one."""
+    table = cast(Table, WebhookDelivery.__table__)
+    pending = (table.c.id == bindparam("row_id")) & (table.c.status == PENDING)
+    delivered = [{"row_id": a.id, "code": a.status_code} for a in attempts if a.ok]
+    retried = [
+        {"row_id": a.id, "code": a.status_code, "error": (a.error or "")[:300], "at": a.retry_at}
+        for a in attempts
+        if not a.ok and a.retry_at is not None
+    ]
+    gave_up = [
+        {"row_id": a.id, "code": a.status_code, "error": (a.error or "")[:300]}
+        for a in attempts
+        if not a.ok and a.retry_at is None
+    ]
+    common = {"last_attempt_at": now, "last_status_code": bindparam("code")}
+    for rows, values in (
+        (delivered, {"status": DELIVERED, "delivered_at": now, "last_error": None}),
+        (retried, {"next_attempt_at": bindparam("at"), "last_error": bindparam("error")}),
+        (gave_up, {"status": FAILED, "last_error": bindparam("error")}),
+    ):
+        if rows:
+            await session.execute(update(table).where(pending).values(**common, **values), rows)
+    succeeded = {a.endpoint_id for a in attempts if a.ok}
+    failed = {a.endpoint_id for a in attempts if not a.ok} - succeeded
+    if succeeded:
+        await session.execute(
+            update(WebhookEndpoint)
+            .where(WebhookEndpoint.id.in_(sorted(succeeded)), WebhookEndpoint.failing_since.is_not(None))
+            .values(failing_since=None)
+        )
+    if failed:
+        await session.execute(
+            update(WebhookEndpoint)
+            .where(WebhookEndpoint.id.in_(sorted(failed)), WebhookEndpoint.failing_since.is_(None))
+            .values(failing_since=now)
+        )
+
+
+async def release(session: AsyncSession, ids: Sequence[int], *, now: datetime) -> None:
+    """Give back leased deliveries that were not sent: due now, the lease's attempt not counted."""
+    await session.execute(
+        update(WebhookDelivery)
+        .where(WebhookDelivery.id.in_(list(ids)), WebhookDelivery.status == PENDING)
+        .values(next_attempt_at=now, attempts=WebhookDelivery.attempts - 1)
+    )
+
+
+async def depth(db: Database) -> int:
+    """Deliveries waiting (for enabled and disabled endpoints)."""
+    async with db.read() as session:
+        return int(await session.scalar(select(func.count()).where(WebhookDelivery.status == PENDING)) or 0)

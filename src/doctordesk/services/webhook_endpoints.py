@@ -1,0 +1,299 @@
+"""Admins' webhook use cases: register, read, change, disable and enable endpoints, rotate the signing secret; and
+disabling an endpoint (also done by the dispatcher, which then tells the admins).
+
+Every change is audited. Endpoints are never deleted: their deliveries are the log.
+"""
+
+from __future__ import annotations
+
+import base64
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from doctordesk.domain import webhooks
+from doctordesk.domain.errors import Forbidden, NotFound, ValidationFailed
+from doctordesk.domain.events import DomainEvent
+from doctordesk.domain.roles import Actor, Role
+from doctordesk.realtime import outbox
+from doctordesk.realtime.message import TIMEOUT_ONLY
+from doctordesk.runtime import Runtime
+from doctordesk.services.audit import audit
+from doctordesk.services.uow import unit_of_work
+from doctordesk.store.tables import User
+from doctordesk.store.webhook_tables import AdminNotice, WebhookEndpoint
+
+SECRET_BYTES = 32
+ENDPOINT_DISABLED = "webhook.endpoint-disabled"
+
+
+@dataclass(frozen=True, slots=True)
+class EndpointView:
+    id: int
+    url: str
+    description: str
+    event_types: tuple[str, ...]
+    include_content: bool
+    enabled: bool
+    disabled_at: datetime | None
+    disabled_reason: str | None
+    failing_since: datetime | None
+    created_at: datetime
+    updated_at: datetime
+
+    @classmethod
+    def of(cls, e: WebhookEndpoint) -> EndpointView:
+        return cls(
+            e.id,
+            e.url,
+            e.description,
+            tuple(e.event_types or ()),
+            e.include_content,
+            e.enabled,
+            e.disabled_at,
+            e.disabled_reason,
+            e.failing_since,
+            e.created_at,
+            e.updated_at,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class EndpointChanges:
+    """What an update sets; None leaves a field as it is."""
+
+    url: str | None = None
+    description: str | None = None
+    event_types: Sequence[str] | None = None
+    include_content: bool | None = None
+
+
+def new_secret() -> str:
+    """A signing secret in the Standard Webhooks form: ``whsec_`` and 32 random bytes, base64."""
+    return "whsec_" + base64.b64encode(secrets.token_bytes(SECRET_BYTES)).decode()
+
+
+def require_admin(actor: Actor) -> None:
+    if actor.role is not Role.ADMIN:
+        raise Forbidden()
+
+
+async def endpoint_row(session: AsyncSession, endpoint_id: int, *, lock: bool = False) -> WebhookEndpoint:
+    query = select(WebhookEndpoint).where(WebhookEndpoint.id == endpoint_id)
+    if lock:
+        query = query.with_for_update()
+    row = await session.scalar(query)
+    if row is None:
+        raise NotFound("No such webhook endpoint.")
+    return row
+
+
+def _description(raw: str | None) -> str:
+    text = (raw or "").strip()
+    if len(text) > webhooks.MAX_DESCRIPTION_CHARS:
+        raise ValidationFailed(fields={"description": f"At most {webhooks.MAX_DESCRIPTION_CHARS} characters."})
+    return text
+
+
+async def create_endpoint(
+    rt: Runtime,
+    actor: Actor,
+    *,
+    url: str,
+    event_types: Sequence[str],
+    description: str | None = None,
+    include_content: bool = False,
+) -> tuple[EndpointView, str]:
+    """Register an endpoint; the answer carries its signing secret (shown this once)."""
+    require_admin(actor)
+    allow_private = rt.settings.webhook_allow_private_addresses
+    fields: dict[str, str] = {}
+    checked: dict[str, Any] = {}
+    for name, check in (
+        ("url", lambda: webhooks.check_url(url, allow_private=allow_private)),
+        ("event_types", lambda: webhooks.clean_event_types(event_types)),
+        ("description", lambda: _description(description)),
+    ):
+        try:
+            checked[name] = check()
+        except ValidationFailed as exc:
+            fields.update(exc.fields)
+    if fields:
+        raise ValidationFailed(fields=fields)
+    now = rt.clock.now()
+    secret = new_secret()
+    async with unit_of_work(rt) as uow:
+        row = WebhookEndpoint(
+            url=checked["url"],
+            description=checked["description"],
+            event_types=checked["event_types"],
+            include_content=include_content,
+            secret=secret,
+            enabled=True,
+            created_by=actor.user_id,
+            created_at=now,
+            updated_at=now,
+        )
+        uow.session.add(row)
+        await uow.session.flush()
+        audit(
+            uow.session,
+            at=now,
+            actor_id=actor.user_id,
+            action="webhook.create",
+            entity="webhook_endpoint",
+            entity_id=row.id,
+            details={"url": row.url, "event_types": row.event_types, "include_content": include_content},
+        )
+    return EndpointView.of(row), secret
+
+
+async def list_endpoints(rt: Runtime, actor: Actor) -> list[EndpointView]:
+    """Every endpoint, disabled ones included, oldest first."""
+    require_admin(actor)
+    async with rt.db.read() as session:
+        rows = (await session.scalars(select(WebhookEndpoint).order_by(WebhookEndpoint.id))).all()
+        return [EndpointView.of(r) for r in rows]
+
+
+async def get_endpoint(rt: Runtime, actor: Actor, endpoint_id: int) -> EndpointView:
+    require_admin(actor)
+    async with rt.db.read() as session:
+        return EndpointView.of(await endpoint_row(session, endpoint_id))
+
+
+async def update_endpoint(rt: Runtime, actor: Actor, endpoint_id: int, changes: EndpointChanges) -> EndpointView:
+    """Change the URL, description, subscribed types or the content flag (deliveries already queued keep the
+    body they were created with)."""
+    require_admin(actor)
+    values: dict[str, Any] = {}
+    if changes.url is not None:
+        values["url"] = webhooks.check_url(changes.url, allow_private=rt.settings.webhook_allow_private_addresses)
+    if changes.event_types is not None:
+        values["event_types"] = webhooks.clean_event_types(changes.event_types)
+    if changes.description is not None:
+        values["description"] = _description(changes.description)
+    if changes.include_content is not None:
+        values["include_content"] = changes.include_content
+    now = rt.clock.now()
+    async with unit_of_work(rt) as uow:
+        row = await endpoint_row(uow.session, endpoint_id, lock=True)
+        for name, value in values.items():
+            setattr(row, name, value)
+        row.updated_at = now
+        audit(
+            uow.session,
+            at=now,
+            actor_id=actor.user_id,
+            action="webhook.update",
+            entity="webhook_endpoint",
+            entity_id=row.id,
+            details=values,
+        )
+    return EndpointView.of(row)
+
+
+async def set_enabled(
+    rt: Runtime, actor: Actor, endpoint_id: int, *, enabled: bool, reason: str | None = None
+) -> EndpointView:
+    """Disable (with an optional reason) or enable again. Enabling clears the failing streak; deliveries that
+    waited meanwhile go out, failed ones only when replayed."""
+    require_admin(actor)
+    text = _description(reason) or "Disabled by an admin."
+    now = rt.clock.now()
+    async with unit_of_work(rt) as uow:
+        row = await endpoint_row(uow.session, endpoint_id, lock=True)
+        if not enabled:
+            if row.enabled:
+                disable(uow.session, row, now=now, reason=text, actor_id=actor.user_id)
+        elif not row.enabled:
+            row.enabled, row.disabled_at, row.disabled_reason, row.failing_since = True, None, None, None
+            row.updated_at = now
+            audit(
+                uow.session,
+                at=now,
+                actor_id=actor.user_id,
+                action="webhook.enable",
+                entity="webhook_endpoint",
+                entity_id=row.id,
+            )
+            uow.emit(DomainEvent(webhooks.QUEUED_EVENT, topics=()))
+    return EndpointView.of(row)
+
+
+async def rotate_secret(rt: Runtime, actor: Actor, endpoint_id: int) -> tuple[EndpointView, str, datetime]:
+    """A new signing secret (shown this once); the old one keeps signing too until the returned time."""
+    require_admin(actor)
+    now = rt.clock.now()
+    until = now + timedelta(seconds=rt.settings.webhook_secret_overlap_seconds)
+    secret = new_secret()
+    async with unit_of_work(rt) as uow:
+        row = await endpoint_row(uow.session, endpoint_id, lock=True)
+        row.previous_secret, row.previous_secret_until = row.secret, until
+        row.secret = secret
+        row.updated_at = now
+        audit(
+            uow.session,
+            at=now,
+            actor_id=actor.user_id,
+            action="webhook.rotate-secret",
+            entity="webhook_endpoint",
+            entity_id=row.id,
+            details={"previous_valid_until": until.isoformat()},
+        )
+    return EndpointView.of(row), secret, until
+
+
+def disable(session: AsyncSession, row: WebhookEndpoint, *, now: datetime, reason: str, actor_id: int | None) -> None:
+    """Mark an endpoint disabled (its pending deliveries wait) and audit it."""
+    row.enabled = False
+    row.disabled_at = now
+    row.disabled_reason = reason[:300]
+    row.updated_at = now
+    audit(
+        session,
+        at=now,
+        actor_id=actor_id,
+        action="webhook.disable",
+        entity="webhook_endpoint",
+        entity_id=row.id,
+        details={"reason": row.disabled_reason},
+    )
+
+
+async def disable_and_tell_admins(
+    session: AsyncSession, endpoint_ids: Sequence[int], *, now: datetime, reason: str
+) -> list[int]:
+    """The service disables endpoints on its own (failing too long, or 410 Gone): audited, a notice for the
+    admins, and a push to every active admin's devices. The ids actually disabled (not already disabled)."""
+    rows = (
+        await session.scalars(
+            select(WebhookEndpoint)
+            .where(WebhookEndpoint.id.in_(list(endpoint_ids)), WebhookEndpoint.enabled.is_(True))
+            .order_by(WebhookEndpoint.id)
+            .with_for_update()
+        )
+    ).all()
+    if not rows:
+        return []
+    for row in rows:
+        disable(session, row, now=now, reason=reason, actor_id=None)
+        session.add(
+            AdminNotice(
+                created_at=now,
+                kind=ENDPOINT_DISABLED,
+                text=f"Webhook endpoint #{row.id} ({row.url}) was disabled: {row.disabled_reason}",
+                details={"endpoint_id": row.id, "url": row.url, "reason": row.disabled_reason},
+            )
+        )
+    admins = (await session.scalars(select(User.id).where(User.role == Role.ADMIN.value, User.active.is_(True)))).all()
+    if admins:
+        text = f"{len(rows)} webhook endpoint{'s were' if len(rows) > 1 else ' was'} disabled: {reason}"
+        event = DomainEvent(ENDPOINT_DISABLED, topics=(), notify_user_ids=tuple(admins), notify_text=text[:200])
+        await outbox.enqueue(session, [event], now=now, data_for=lambda _e, _d: str(TIMEOUT_ONLY))
+    return [r.id for r in rows]

@@ -1,0 +1,83 @@
+"""A webhook receiver on loopback for the tests: records every request (path, headers, body), answers 204, or the
+queued answers of ``fail_next`` first (a status and optional Retry-After). It can go down and come back on the
+same port."""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from standardwebhooks.webhooks import Webhook
+
+from tests.support.live import free_port
+
+
+@dataclass(frozen=True)
+class Received:
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+    @property
+    def webhook_id(self) -> str:
+        return self.headers["webhook-id"]
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+    def verified(self, secret: str) -> Any:
+        """The payload, after the Standard Webhooks library checked the signature with ``secret``."""
+        return Webhook(secret).verify(self.body, self.headers)
+
+
+class WebhookReceiver:
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.lock = threading.Lock()
+        self.received: list[Received] = []
+        self.answers: list[tuple[int, str | None]] = []
+        self._server: ThreadingHTTPServer | None = None
+
+    def url(self, path: str = "/hook") -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def fail_next(self, count: int, status: int = 503, retry_after: str | None = None) -> None:
+        with self.lock:
+            self.answers.extend([(status, retry_after)] * count)
+
+    def requests(self, path: str | None = None) -> list[Received]:
+        with self.lock:
+            return [r for r in self.received if path is None or r.path == path]
+
+    def up(self) -> WebhookReceiver:
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *_args: Any) -> None:
+                return
+
+            def do_POST(self) -> None:  # noqa: N802 (the http.server API)
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                with receiver.lock:
+                    receiver.received.append(Received(self.path, {k.lower(): v for k, v in self.headers.items()}, body))
+                    status, retry_after = receiver.answers.pop(0) if receiver.answers else (204, None)
+                self.send_response(status)
+                if retry_after is not None:
+                    self.send_header("Retry-After", retry_after)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+        ThreadingHTTPServer.allow_reuse_address = True
+        self._server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self
+
+    def down(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None

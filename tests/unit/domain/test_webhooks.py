@@ -1,0 +1,104 @@
+"""Webhook rules: the event type table, endpoint URLs, and the body a receiver gets."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import pytest
+
+from doctordesk.domain import webhooks
+from doctordesk.domain.decisions import Trigger
+from doctordesk.domain.errors import ValidationFailed
+
+
+def test_every_decision_trigger_of_today_has_a_webhook_event_type() -> None:
+    assert {t.value for t in Trigger} <= {k.removeprefix("appointment.") for k in webhooks.EVENT_TYPES}
+
+
+def test_approval_and_auto_approval_are_both_appointment_approved() -> None:
+    assert webhooks.event_type_for("appointment.approve") == "appointment.approved"
+    assert webhooks.event_type_for("appointment.auto-approve") == "appointment.approved"
+
+
+def test_the_triggers_still_to_come_are_mapped_already() -> None:
+    assert [webhooks.event_type_for(f"appointment.{t}") for t in ("request", "cancel", "complete")] == [
+        "appointment.requested",
+        "appointment.canceled",
+        "appointment.completed",
+    ]
+    assert webhooks.event_type_for("appointment.no-show") == "appointment.no-show"
+    assert webhooks.event_type_for("appointment.reschedule-request") == "appointment.reschedule-requested"
+
+
+def test_events_webhooks_do_not_carry_have_no_type() -> None:
+    assert webhooks.event_type_for("presence") is None and webhooks.event_type_for("token-revoked") is None
+
+
+def test_subscribed_types_are_deduplicated_in_table_order_and_unknown_ones_refused() -> None:
+    assert webhooks.clean_event_types(["chat.message-created", "appointment.requested", "chat.message-created"]) == [
+        "appointment.requested",
+        "chat.message-created",
+    ]
+    with pytest.raises(ValidationFailed) as error:
+        webhooks.clean_event_types(["appointment.approved", "appointment.eaten"])
+    assert "appointment.eaten" in error.value.fields["event_types"]
+
+
+@pytest.mark.parametrize(
+    "url", ["https://example.com/hook", "http://example.com:8080/a?b=c", "https://hooks.example.org", "http://8.8.8.8/"]
+)
+def test_public_http_and_https_urls_are_accepted(url: str) -> None:
+    assert webhooks.check_url(f"  {url} ", allow_private=False) == url
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "ftp://example.com/",
+        "javascript:alert(1)",
+        "https:///path",
+        "https://example.com/a#frag",
+        "https://exa mple.com/",
+        "https://example.com:0x50/",
+        "http://" + "a" * 2050 + ".com/",
+    ],
+)
+def test_malformed_or_non_http_urls_are_refused(url: str) -> None:
+    with pytest.raises(ValidationFailed) as error:
+        webhooks.check_url(url, allow_private=True)
+    assert "url" in error.value.fields
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1/",
+        "http://localhost:8000/",
+        "http://api.localhost/",
+        "http://192.168.1.5/",
+        "http://[fd00::1]/",
+    ],
+)
+def test_private_addresses_need_the_setting(url: str) -> None:
+    with pytest.raises(ValidationFailed):
+        webhooks.check_url(url, allow_private=False)
+    assert webhooks.check_url(url, allow_private=True) == url
+
+
+def test_the_payload_is_type_timestamp_and_data_in_compact_json() -> None:
+    body = webhooks.payload("appointment.declined", at=datetime(2026, 11, 23, 7, 0, tzinfo=UTC), data={"a": 1})
+    assert body == '{"type":"appointment.declined","timestamp":"2026-11-23T07:00:00Z","data":{"a":1}}'
+
+
+def test_appointment_data_names_statuses_and_carries_no_free_text() -> None:
+    event = {"appointment_id": 4, "from_status": 1, "status": 3, "version": 2, "start": "x", "reason": "private"}
+    data = webhooks.appointment_data(event, doctor_id=1, patient_id=2, location_id=3)
+    assert data["status"] == {"code": 3, "name": "declined"} and data["previous_status"]["name"] == "requested"
+    assert "private" not in json.dumps(data)
+
+
+def test_chat_content_is_included_only_when_given() -> None:
+    event = {"appointment_id": 1, "thread_id": 2, "message_id": 3, "sender_id": 4}
+    assert "content" not in webhooks.chat_data(event, content=None)
+    assert webhooks.chat_data(event, content="hi")["content"] == "hi"

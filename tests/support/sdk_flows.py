@@ -14,7 +14,7 @@ def awaiting_decision(screen: Screen) -> list[int]:
 
 
 async def approve_one_as(url: str, username: str, candidates: list[int]) -> int:
-    """Someone else approves one of the doctor's appointments through its Review and Approve screen (the first
+    """Another client (the doctor on another device) approves one of the appointments through its Review and Approve screen (the first
     whose Approve is enabled: some need a disclaimer or have insurer data that blocks approval)."""
     async with Client(url, realtime=False) as other:
         await other.login(username, "demo")

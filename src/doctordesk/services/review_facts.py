@@ -42,8 +42,8 @@ from doctordesk.store.tables import (
 
 
 def may_decide(actor: Actor, appointment: Appointment) -> bool:
-    """Only the appointment's doctor, or an admin, decides on it."""
-    return actor.role is Role.ADMIN or (actor.role is Role.DOCTOR and actor.user_id == appointment.doctor_id)
+    """Only the appointment's doctor decides on it (an admin administers the clinic; it is no doctor)."""
+    return actor.role is Role.DOCTOR and actor.user_id == appointment.doctor_id
 
 
 def may_answer(actor: Actor, appointment: Appointment) -> bool:

@@ -24,7 +24,7 @@ async def test_polling_alone_keeps_the_list_current_without_a_stream(own_server)
         screen = await doctor.open("/profile/appointments")
         seen = []
         screen.on_change(seen.append)
-        appointment_id = await approve_one_as(own_server.url, "admin", awaiting_decision(screen))
+        appointment_id = await approve_one_as(own_server.url, "doctor1", awaiting_decision(screen))
         started = time.monotonic()
         await screen.wait_for(status_is(appointment_id, "approved"), timeout=3)
         assert time.monotonic() - started < 2.5  # within about one poll interval

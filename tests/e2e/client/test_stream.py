@@ -18,7 +18,7 @@ async def test_a_change_by_someone_else_reaches_the_screen_through_the_stream_wi
         assert screen.timeout >= 20  # polling cannot be what delivers the change below
         assert doctor.stream is not None
         await doctor.stream.wait_connected()
-        appointment_id = await approve_one_as(stream_server.url, "admin", awaiting_decision(screen))
+        appointment_id = await approve_one_as(stream_server.url, "doctor1", awaiting_decision(screen))
         started = time.monotonic()
         await screen.wait_for(status_is(appointment_id, "approved"), timeout=1.0)
         assert time.monotonic() - started < 1.0
@@ -37,7 +37,7 @@ async def test_logout_closes_the_stream_and_login_opens_a_new_one_with_the_new_t
         assert second is not None and second is not first
         await second.wait_connected()
         screen = await client.open("/profile/appointments")
-        appointment_id = await approve_one_as(stream_server.url, "admin", awaiting_decision(screen))
+        appointment_id = await approve_one_as(stream_server.url, "doctor2", awaiting_decision(screen))
         await screen.wait_for(status_is(appointment_id, "approved"), timeout=1.0)
 
 
@@ -56,7 +56,7 @@ async def test_the_stream_reconnects_after_the_server_restarts(stream_server) ->
                 if (change.kind, change.trigger) == ("page", "reload"):
                     break
         assert stream.connections == 2 and stream.connected.is_set()
-        appointment_id = await approve_one_as(stream_server.url, "admin", awaiting_decision(screen))
+        appointment_id = await approve_one_as(stream_server.url, "doctor1", awaiting_decision(screen))
         await screen.wait_for(status_is(appointment_id, "approved"), timeout=1.0)
 
 

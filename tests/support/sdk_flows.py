@@ -14,8 +14,8 @@ def awaiting_decision(screen: Screen) -> list[int]:
 
 
 async def approve_one_as(url: str, username: str, candidates: list[int]) -> int:
-    """Another client (the doctor on another device) approves one of the appointments through its Review and Approve screen (the first
-    whose Approve is enabled: some need a disclaimer or have insurer data that blocks approval)."""
+    """Another client (the doctor on another device) approves one of the appointments through its Review and
+    Approve screen (the first whose Approve is enabled: some need a disclaimer or insurer data blocks approval)."""
     async with Client(url, realtime=False) as other:
         await other.login(username, "demo")
         for appointment_id in candidates:

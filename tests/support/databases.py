@@ -10,7 +10,10 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+from collections.abc import Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any, TypeVar
 
 import pytest
 from sqlalchemy import text
@@ -21,6 +24,7 @@ from doctordesk.store.schema import metadata
 
 POSTGRES_URL = os.environ.get("DOCTORDESK_TEST_POSTGRES_URL", "postgresql+asyncpg://root@127.0.0.1:5432/test")
 REDIS_URL = os.environ.get("DOCTORDESK_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+T = TypeVar("T")
 REQUIRED = os.environ.get("DOCTORDESK_REQUIRE_SERVICES") == "1"
 
 
@@ -57,7 +61,7 @@ def redis_url() -> str:
 def postgres_error() -> str | None:
     """Why the PostgreSQL server cannot be used, or None when it is ready (migrated)."""
     if "error" not in _pg_state:
-        _pg_state["error"] = asyncio.run(_postgres_ready())
+        _pg_state["error"] = _run(_postgres_ready)
     return _pg_state["error"]
 
 
@@ -88,6 +92,17 @@ async def _postgres_ready() -> str | None:
 
 
 _pg_state: dict[str, str | None] = {}
+
+
+def _run(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """Run a coroutine to completion from sync code, also when called inside a running event loop (an async
+    fixture that is the first to ask for a database): then on a thread of its own, with its own loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(make())
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(lambda: asyncio.run(make())).result()
 
 
 def postgres_url() -> str:
@@ -121,7 +136,7 @@ def sqlite_url(directory: Path, template_dir: Path) -> str:
             await upgrade(engine)
             await engine.dispose()
 
-        asyncio.run(run())
+        _run(run)
         _sqlite_template["path"] = path
     target = directory / "doctordesk.db"
     shutil.copy(_sqlite_template["path"], target)

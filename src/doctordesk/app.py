@@ -43,6 +43,7 @@ from doctordesk.web.routers import (
     admin_users,
     api,
     appointments,
+    booking,
     chat,
     integration,
     ops,
@@ -136,6 +137,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
     responses.install_openapi(app)
     app.include_router(auth_router.router)
     app.include_router(appointments.router)
+    app.include_router(booking.router)
     app.include_router(review.router)
     app.include_router(api.router)
     app.include_router(admin_service_accounts.router)

@@ -39,6 +39,7 @@ class AppointmentView:
     version: int
     updated_at: datetime
     unread: int = 0  # unread chat messages for the viewer
+    request_note: str | None = None  # what the patient wrote with the request
 
     @property
     def end(self) -> datetime:

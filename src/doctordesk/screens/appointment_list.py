@@ -3,13 +3,14 @@ Approve and to Chat."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from doctordesk.domain.appointments import AppointmentView, format_local
 from doctordesk.domain.events import ALL_APPOINTMENTS_TOPIC, doctor_topic, patient_topic, user_topic
 from doctordesk.domain.keyset import COUNT_CAP, Slice
 from doctordesk.domain.list_sections import Section
+from doctordesk.domain.notices import Notice
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.status import Status
 from doctordesk.screens.protocol import Action, Element, Layout, Page, el
@@ -19,6 +20,8 @@ from doctordesk.screens.wording import status_badge
 SCREEN = "appointment-list"
 ENDPOINT = "/profile/appointments"
 MORE_ENDPOINT = "/profile/appointments/more"
+NOTICES_ENDPOINT = "/profile/notices"
+BOOK_ENDPOINT = "/profile/book"
 
 # Each section's title from the viewer's point of view.
 _TITLES: dict[Role, dict[Section, str]] = {
@@ -138,11 +141,47 @@ def _more(section: Section, rows: Slice[AppointmentView]) -> Element:
     )
 
 
+def _notices(notices: Sequence[Notice]) -> Element:
+    """What others changed on the viewer's appointments since they last looked (docs/booking.md)."""
+    items = [
+        el(
+            f"notice-{n.id}",
+            "Notice",
+            el(
+                f"dismiss-{n.id}",
+                "Button",
+                label="Dismiss",
+                action=Action("POST", f"{NOTICES_ENDPOINT}/{n.id}/dismiss"),
+            ),
+            value=n.text,
+            props={"tone": "info", "appointment": n.appointment_id},
+        )
+        for n in notices
+    ]
+    dismiss_all = el(
+        "dismiss-all",
+        "Link",
+        label="Dismiss all",
+        visible=len(items) > 1,
+        action=Action("POST", f"{NOTICES_ENDPOINT}/dismiss"),
+    )
+    return el("notices", "Section", *items, dismiss_all, label="Notices", visible=bool(items))
+
+
 def render(
-    sections: Mapping[Section, Slice[AppointmentView]], actor: Actor, *, now: datetime, layout: Layout, timeout: int
+    sections: Mapping[Section, Slice[AppointmentView]],
+    actor: Actor,
+    *,
+    now: datetime,
+    layout: Layout,
+    timeout: int,
+    notices: Sequence[Notice] = (),
 ) -> Page:
-    """The list: each section's rows in its order, each with its "show more" link."""
-    elements: list[Element] = [el("title", "Heading", value="Appointments")]
+    """The list: the viewer's notices, then each section's rows in its order, each with its "show more" link.
+    Patients also get the way to book."""
+    elements: list[Element] = [el("title", "Heading", value="Appointments"), _notices(notices)]
+    if actor.role is Role.PATIENT:
+        elements.append(el("book", "Link", label="Book an appointment", action=Action("PUT", BOOK_ENDPOINT)))
     for section in Section:
         shown = sections[section]
         key = section.value

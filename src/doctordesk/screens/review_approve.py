@@ -91,6 +91,7 @@ def _metadata(view: AppointmentView) -> Element:
         el("doctor", "Regular", label="Doctor", value=view.doctor.name),
         el("location", "Regular", label="Location", value=view.location.name),
         el("service", "Regular", label="Service", value=view.service),
+        el("request-note", "Text", label="Patient's note", value=view.request_note, visible=bool(view.request_note)),
         status_badge("status", view.status, Role.DOCTOR, label="Status"),
         label="Appointment",
     )

@@ -26,7 +26,7 @@ from doctordesk.screens.protocol import Layout, Page
 from doctordesk.screens.state import Viewer
 from doctordesk.screens.viewing import Viewing
 from doctordesk.screens.windows import Windows
-from doctordesk.services import show_more
+from doctordesk.services import notices, show_more
 from doctordesk.services.appointments import base_query, position_of, view_of, visible_to, with_unread
 from doctordesk.services.show_more import Bound, PagedScreen, Take
 from doctordesk.store import keyset
@@ -147,7 +147,8 @@ def _viewing(rt: Runtime, actor: Actor, windows: Windows, *, layout: Layout, cli
     async def render() -> Page:
         async with rt.db.read() as session:
             sections = await read_sections(session, actor, now=now, windows=windows, size=rt.settings.list_page_size)
-        return screen.render(sections, actor, now=now, layout=layout, timeout=timeout)
+            told = await notices.open_notices(session, actor.user_id)
+        return screen.render(sections, actor, now=now, layout=layout, timeout=timeout, notices=told)
 
     viewer = Viewer(client_id, actor.user_id)
     return Viewing(rt.screens, rt.wall(), viewer, screen.shown(actor), timeout, render)

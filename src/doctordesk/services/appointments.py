@@ -67,6 +67,7 @@ def view_of(row: Any) -> AppointmentView:
         prescription_needed=a.prescription_needed,
         version=a.version,
         updated_at=a.updated_at,
+        request_note=a.request_note,
     )
 
 

@@ -31,6 +31,7 @@ from doctordesk.runtime import Runtime
 from doctordesk.screens import review_approve
 from doctordesk.screens.protocol import UpdateSet, p_update
 from doctordesk.screens.wording import status_label, status_props
+from doctordesk.services import notices
 from doctordesk.services.audit import audit
 from doctordesk.services.review import assess_cards, cards_from_form, version_from
 from doctordesk.services.review_facts import cached_clinic, subject_for
@@ -248,6 +249,9 @@ async def transition(
     if notify is None:
         patient_user = await session.scalar(_patient_user(a.patient_id))
         notify = (patient_user,) if patient_user is not None else ()
+    if text and not created:
+        told = [u for u in notify if u != actor_id]
+        notices.leave(session, told, appointment_id=a.id, text=text, now=now)
     doctors = {a.doctor_id, *(also_doctors or ()), *((old_doctor,) if old_doctor else ())}
     topics = (
         appointment_topic(a.id),

@@ -23,12 +23,13 @@ from doctordesk.domain.appointments import format_local
 from doctordesk.domain.decisions import Trigger
 from doctordesk.domain.errors import Forbidden, IdempotencyKeyReused, NotFound, ValidationFailed
 from doctordesk.domain.integration import IDEMPOTENCY_TTL, Integration, Scope
+from doctordesk.domain.roles import Actor
 from doctordesk.domain.scheduling import Original, Proposal, check_proposals, windows
 from doctordesk.domain.status import Status
 from doctordesk.runtime import Runtime
 from doctordesk.services.decisions import transition
 from doctordesk.services.review_facts import Clinic, busy_times, cached_clinic, lock_schedules
-from doctordesk.services.uow import unit_of_work
+from doctordesk.services.uow import UnitOfWork, unit_of_work
 from doctordesk.store.integration_tables import IdempotencyRecord, IntegrationRequest
 from doctordesk.store.tables import Appointment, Location, Patient, User
 
@@ -99,6 +100,63 @@ def _check_refs(c: Clinic, req: RequestInput, patient: Patient | None) -> None:
         fields["location"] = "The doctor does not work at this location."
     if fields:
         raise ValidationFailed(fields=fields)
+
+
+async def place_request(
+    rt: Runtime, uow: UnitOfWork, caller: Actor | Integration, req: RequestInput, *, now: datetime
+) -> Appointment:
+    """A new appointment request (status requested) by the scheduling rules the screens apply, with its history,
+    audit, push and the doctor's list updated: the one way a request comes in, from the integration API and from
+    the patient's booking screen. Refused (FIELDS_VALIDATION_ERROR, nothing written) when a reference is unknown or
+    the time breaks a rule."""
+    session = uow.session
+    c = await cached_clinic(rt, session)
+    patient = await session.get(Patient, req.patient_id)
+    _check_refs(c, req, patient)
+    assert patient is not None
+    await check_time(
+        session,
+        c,
+        now=now,
+        appointment_id=0,
+        doctor_id=req.doctor_id,
+        location_id=req.location_id,
+        start=req.start,
+        duration_minutes=req.duration_minutes,
+    )
+    a = Appointment(
+        patient_id=patient.id,
+        doctor_id=req.doctor_id,
+        location_id=req.location_id,
+        service=req.service,
+        start_at=req.start,
+        duration_minutes=req.duration_minutes,
+        status=int(Status.REQUESTED),
+        version=1,
+        chat_enabled=True,
+        disclaimer_required=False,
+        prescription_needed=False,
+        request_note=req.note or None,
+        created_at=now,
+        updated_at=now,
+    )
+    session.add(a)
+    await session.flush()
+    when = format_local(req.start, c.directory.locations[req.location_id])
+    details: dict[str, Any] = {"action": Trigger.REQUEST.value, "start": req.start.isoformat(), "note": req.note}
+    await transition(
+        uow,
+        caller,
+        a,
+        Status.REQUESTED,
+        Trigger.REQUEST,
+        details,
+        now=now,
+        notify=(req.doctor_id,),
+        text=f"New appointment request from {patient.name} for {when}.",
+        created=True,
+    )
+    return a
 
 
 async def appointment_body(session: AsyncSession, appointment_id: int) -> dict[str, Any]:
@@ -196,55 +254,11 @@ async def _create_once(
             # Taken now: a concurrent request with the same key waits here (PostgreSQL) and then fails on the
             # unique key, to be answered as a repeat.
             await session.flush()
-        c = await cached_clinic(rt, session)
-        patient = await session.get(Patient, req.patient_id)
-        _check_refs(c, req, patient)
-        assert patient is not None
-        await check_time(
-            session,
-            c,
-            now=now,
-            appointment_id=0,
-            doctor_id=req.doctor_id,
-            location_id=req.location_id,
-            start=req.start,
-            duration_minutes=req.duration_minutes,
-        )
-        a = Appointment(
-            patient_id=patient.id,
-            doctor_id=req.doctor_id,
-            location_id=req.location_id,
-            service=req.service,
-            start_at=req.start,
-            duration_minutes=req.duration_minutes,
-            status=int(Status.REQUESTED),
-            version=1,
-            chat_enabled=True,
-            disclaimer_required=False,
-            prescription_needed=False,
-            created_at=now,
-            updated_at=now,
-        )
-        session.add(a)
-        await session.flush()
+        a = await place_request(rt, uow, caller, req, now=now)
         session.add(
             IntegrationRequest(
                 appointment_id=a.id, service_account_id=caller.service_account_id, note=req.note, created_at=now
             )
-        )
-        when = format_local(req.start, c.directory.locations[req.location_id])
-        details: dict[str, Any] = {"action": Trigger.REQUEST.value, "start": req.start.isoformat(), "note": req.note}
-        await transition(
-            uow,
-            caller,
-            a,
-            Status.REQUESTED,
-            Trigger.REQUEST,
-            details,
-            now=now,
-            notify=(req.doctor_id,),
-            text=f"New appointment request from {patient.name} for {when}.",
-            created=True,
         )
         await session.flush()
         body = await appointment_body(session, a.id)

@@ -144,6 +144,7 @@ def view_of(subject: Subject, c: Clinic) -> AppointmentView:
         prescription_needed=a.prescription_needed,
         version=a.version,
         updated_at=a.updated_at,
+        request_note=a.request_note,
     )
 
 

@@ -84,6 +84,14 @@ class PagedScreen:
         update.state = join_state(update.state, windows, self.sections)
         return update
 
+    async def refresh(self, token: str | None) -> UpdateSet:
+        """The screen rendered now as patches to the client's page, its windows kept: the answer to an action
+        taken on the list."""
+        inner, windows = split_state(token, self.sections)
+        update = await self.viewing(windows).refresh(inner)
+        update.state = join_state(update.state, windows, self.sections)
+        return update
+
     async def more(self, token: str | None, section: str) -> UpdateSet:
         """Show more of ``section``: its next rows (and whatever else changed) as patches to the client's page."""
         if section not in self.sections:

@@ -225,6 +225,8 @@ class Appointment(Base):
     disclaimer_required: Mapped[bool] = mapped_column(Boolean, default=False)
     prescription_needed: Mapped[bool] = mapped_column(Boolean, default=False)
     decline_reason: Mapped[str | None] = mapped_column(Text)
+    # What the patient (or the clinic's booking system) wrote with the request (migration booking_0001).
+    request_note: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime]
     updated_at: Mapped[datetime]
     # The clinic's own id for the row (bulk import and export, migration import_0001); unique where present.

@@ -13,6 +13,7 @@ from typing import Annotated, Any
 
 from fastapi import Depends, Header, Request
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
+from starlette.datastructures import UploadFile
 
 from doctordesk.domain.errors import Forbidden, Unauthorized, ValidationFailed
 from doctordesk.domain.integration import Integration
@@ -227,3 +228,17 @@ SCREEN_HEADERS: dict[str, Any] = {
         ),
     ]
 }
+
+
+async def form_fields(request: Request) -> dict[str, str]:
+    """The submitted form as name → text (the first value of each name); files are refused here."""
+    form = await request.form()
+    out: dict[str, str] = {}
+    for key, value in form.multi_items():
+        if isinstance(value, UploadFile):
+            raise ValidationFailed(fields={key: "Files are not accepted here."})
+        out.setdefault(key, value)
+    return out
+
+
+FormDep = Annotated[dict[str, str], Depends(form_fields)]

@@ -85,7 +85,7 @@ def install_openapi(app: FastAPI) -> None:
     app.openapi = openapi  # type: ignore[method-assign]
 
 
-# --- form bodies read by hand (web/routers/review.py's FormDep): described here so clients and tests know them ---
+# --- form bodies read by hand (web/deps.py's FormDep): described here so clients and tests know them ---
 
 ID_FIELD: dict[str, Any] = {"type": "integer", "minimum": 1, "maximum": 2**53}
 VERSION_FIELD: dict[str, Any] = {

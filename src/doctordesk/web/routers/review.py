@@ -5,14 +5,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Path, Request
-from starlette.datastructures import UploadFile
+from fastapi import APIRouter, Path
 
-from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.inputs import MAX_ID
 from doctordesk.screens.viewing import Viewing
 from doctordesk.services import decisions, offers, review
-from doctordesk.web.deps import SCREEN_HEADERS, ActorDep, RuntimeDep, ScreenRequest, ScreenRequestDep
+from doctordesk.web.deps import SCREEN_HEADERS, ActorDep, FormDep, RuntimeDep, ScreenRequest, ScreenRequestDep
 from doctordesk.web.params import STRICT_ID, strict_int
 from doctordesk.web.responses import (
     FLAG_FIELD,
@@ -40,20 +38,6 @@ APPROVE_BODY = form_body(
 DECLINE_BODY = form_body({"reason": REASON_FIELD, "version": VERSION_FIELD}, required=("reason", "version"))
 ACCEPT_BODY = form_body({"version": VERSION_FIELD, "coverage-acknowledged": FLAG_FIELD}, required=("version",))
 REJECT_BODY = form_body({"version": VERSION_FIELD}, required=("version",))
-
-
-async def form_fields(request: Request) -> dict[str, str]:
-    """The submitted form as name → text (the first value of each name); files are refused here."""
-    form = await request.form()
-    out: dict[str, str] = {}
-    for key, value in form.multi_items():
-        if isinstance(value, UploadFile):
-            raise ValidationFailed(fields={key: "Files are not accepted here."})
-        out.setdefault(key, value)
-    return out
-
-
-FormDep = Annotated[dict[str, str], Depends(form_fields)]
 
 
 @router.put(BASE, responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)

@@ -1,0 +1,214 @@
+"""The patient's booking screen: choose doctor, location and service, browse a week of free times, pick one, add a
+note and send the request. The choice lives in the screen's URL (``endpoint``), so Back, a reload and a shared
+link show the same screen; free times are rendered in the location's timezone."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from itertools import groupby
+from urllib.parse import urlencode
+from zoneinfo import ZoneInfo
+
+from doctordesk.domain.appointments import format_local
+from doctordesk.domain.booking import NOTE_MAX, SERVICES, Choice
+from doctordesk.domain.events import doctor_topic, user_topic
+from doctordesk.screens.protocol import Action, Element, Layout, Option, Page, el
+from doctordesk.screens.state import Shown
+
+SCREEN = "booking"
+BASE = "/profile/book"
+CHOOSE_ENDPOINT = f"{BASE}/choose"
+REQUEST_ENDPOINT = f"{BASE}/request"
+START_FORMAT = "%Y%m%dT%H%MZ"  # a picked start in the URL and the form: UTC, to the minute
+
+
+def start_param(start: datetime) -> str:
+    return start.astimezone(UTC).strftime(START_FORMAT)
+
+
+def parse_start(value: str) -> datetime | None:
+    """A start written by ``start_param``, or None when ``value`` is not one."""
+    if len(value) != 14:
+        return None
+    try:
+        return datetime.strptime(value, START_FORMAT).replace(tzinfo=UTC)
+    except ValueError:
+        return None
+
+
+def endpoint(c: Choice) -> str:
+    query: dict[str, str] = {}
+    if c.doctor_id is not None:
+        query["doctor"] = str(c.doctor_id)
+    if c.location_id is not None:
+        query["location"] = str(c.location_id)
+    query["service"] = c.service
+    query["week"] = c.week.isoformat()
+    if c.start is not None:
+        query["start"] = start_param(c.start)
+    return f"{BASE}?{urlencode(query)}"
+
+
+def shown(c: Choice, user_id: int) -> Shown:
+    """Free times change with any change to the doctor's appointments: the doctor's topic."""
+    topics = (doctor_topic(c.doctor_id), user_topic(user_id)) if c.doctor_id else (user_topic(user_id),)
+    return Shown(SCREEN, endpoint(c), topics)
+
+
+@dataclass(frozen=True, slots=True)
+class BookingScreen:
+    choice: Choice
+    doctors: Sequence[Option]
+    locations: Sequence[Option]  # where the chosen doctor works
+    timezone: str | None  # the chosen location's
+    free: Sequence[datetime]  # the week's free starts, UTC, ascending
+    first_week: date
+    last_week: date
+    layout: Layout
+    timeout: int
+
+
+def _choice(s: BookingScreen) -> Element:
+    change = Action("PATCH", CHOOSE_ENDPOINT, form="choice")
+    c = s.choice
+    return el(
+        "choice",
+        "Section",
+        el(
+            "doctor",
+            "Combo",
+            label="Doctor",
+            name="doctor",
+            value=str(c.doctor_id or ""),
+            options=s.doctors,
+            action=change,
+        ),
+        el(
+            "location",
+            "Combo",
+            label="Location",
+            name="location",
+            value=str(c.location_id or ""),
+            options=s.locations,
+            action=change,
+        ),
+        el(
+            "service",
+            "Combo",
+            label="Service",
+            name="service",
+            value=c.service,
+            options=[Option(k, v) for k, v in SERVICES.items()],
+            action=change,
+        ),
+        el("week", "Hidden", name="week", value=c.week.isoformat()),
+        label="What and where",
+    )
+
+
+def _week_link(ref: str, s: BookingScreen, week: date, label: str, enabled: bool) -> Element:
+    target = Choice(s.choice.doctor_id, s.choice.location_id, s.choice.service, week)
+    return el(ref, "Link", label=label, enabled=enabled, action=Action("PUT", endpoint(target)))
+
+
+def _times(s: BookingScreen) -> Element:
+    c = s.choice
+    zone = ZoneInfo(s.timezone or "UTC")
+    days: list[Element] = []
+    for day, starts in groupby(s.free, key=lambda t: t.astimezone(zone).date()):
+        links = [
+            el(
+                f"time-{start_param(t)}",
+                "Link",
+                label=t.astimezone(zone).strftime("%H:%M"),
+                highlighted=t == c.start,
+                action=Action("PUT", endpoint(Choice(c.doctor_id, c.location_id, c.service, c.week, t))),
+                props={"start": t.isoformat()},
+            )
+            for t in starts
+        ]
+        days.append(el(f"day-{day.isoformat()}", "Group", *links, label=day.strftime("%a %d %b")))
+    last_day = c.week + timedelta(days=6)
+    title = f"Free times {c.week.strftime('%d %b')} – {last_day.strftime('%d %b %Y')}"
+    return el(
+        "times",
+        "Section",
+        _week_link("previous-week", s, c.week - timedelta(weeks=1), "Previous week", c.week > s.first_week),
+        _week_link("next-week", s, c.week + timedelta(weeks=1), "Next week", c.week < s.last_week),
+        el("timezone-note", "Caption", value=f"Times in {s.timezone}." if s.timezone else None),
+        el("times-empty", "Caption", value="No free times this week.", visible=not days),
+        *days,
+        label=title if s.timezone else "Free times",
+    )
+
+
+def _confirm(s: BookingScreen) -> Element:
+    c = s.choice
+    picked = c.start if c.start is not None and c.start in s.free else None
+    gone = c.start is not None and picked is None
+    return el(
+        "confirm",
+        "Section",
+        el(
+            "taken",
+            "Notice",
+            value="That time is no longer free. Please pick another.",
+            visible=gone,
+            props={"tone": "warning"},
+        ),
+        el(
+            "chosen-time",
+            "Regular",
+            label="Time",
+            value=format_local(picked, s.timezone or "UTC") if picked else None,
+            visible=picked is not None,
+        ),
+        el(
+            "note",
+            "Edit",
+            label="Note for the doctor (optional)",
+            name="note",
+            visible=picked is not None,
+            props={"multiline": True, "maxlength": NOTE_MAX},
+        ),
+        el("req-doctor", "Hidden", name="doctor", value=str(c.doctor_id or "")),
+        el("req-location", "Hidden", name="location", value=str(c.location_id or "")),
+        el("req-service", "Hidden", name="service", value=c.service),
+        el("req-start", "Hidden", name="start", value=start_param(picked) if picked else ""),
+        el(
+            "request",
+            "Button",
+            label="Request this time",
+            visible=picked is not None,
+            action=Action("POST", REQUEST_ENDPOINT, form="confirm"),
+        ),
+        label="Your request",
+        visible=c.start is not None,
+    )
+
+
+def render(s: BookingScreen) -> Page:
+    elements = [
+        el("title", "Heading", value="Book an appointment"),
+        el(
+            "no-doctors",
+            "Notice",
+            value="No doctor can be booked at the moment.",
+            visible=not s.doctors,
+            props={"tone": "info"},
+        ),
+        _choice(s),
+        _times(s),
+        _confirm(s),
+    ]
+    return Page(
+        screen=SCREEN,
+        title="Book an appointment",
+        endpoint=endpoint(s.choice),
+        poll=endpoint(s.choice),
+        timeout=s.timeout,
+        elements=tuple(elements),
+        layout=s.layout,
+    )

@@ -1,0 +1,121 @@
+"""The patient's booking screen (docs/booking.md) and the notices of the appointment list."""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Query
+
+from doctordesk.domain.booking import NOTE_MAX
+from doctordesk.domain.inputs import MAX_ID
+from doctordesk.screens.viewing import Viewing
+from doctordesk.services import booking, notices
+from doctordesk.services.appointment_list import list_screen
+from doctordesk.services.show_more import PagedScreen
+from doctordesk.web.deps import SCREEN_HEADERS, FormDep, ScreenRequest, ScreenRequestDep
+from doctordesk.web.params import STRICT_DATE, STRICT_ID
+from doctordesk.web.responses import ID_FIELD, SCREEN_RESPONSES, SUBMIT_RESPONSES, form_body
+
+router = APIRouter(prefix="/profile", tags=["booking"])
+
+SERVICE_FIELD: dict[str, Any] = {"type": "string", "maxLength": 64, "description": "consultation, follow-up, ..."}
+START_FIELD: dict[str, Any] = {
+    "type": "string",
+    "pattern": "^[0-9]{8}T[0-9]{4}Z$",
+    "description": "A free time as shown on the screen: UTC, e.g. 20261130T0800Z",
+}
+CHOOSE_BODY = form_body(
+    {"doctor": ID_FIELD, "location": ID_FIELD, "service": SERVICE_FIELD, "week": {"type": "string", "format": "date"}}
+)
+REQUEST_BODY = form_body(
+    {
+        "doctor": ID_FIELD,
+        "location": ID_FIELD,
+        "service": SERVICE_FIELD,
+        "start": START_FIELD,
+        "note": {"type": "string", "maxLength": NOTE_MAX, "description": "Optional; may span lines"},
+    },
+    required=("doctor", "location", "service", "start"),
+)
+
+Doctor = Annotated[int | None, Query(ge=1, le=MAX_ID, description="The doctor (user id)"), STRICT_ID]
+Location = Annotated[int | None, Query(ge=1, le=MAX_ID, description="The location"), STRICT_ID]
+Service = Annotated[str | None, Query(max_length=64, description="The service")]
+Week = Annotated[date | None, Query(description="A day of the week shown (YYYY-MM-DD)"), STRICT_DATE]
+Start = Annotated[str | None, Query(pattern=START_FIELD["pattern"], description=START_FIELD["description"])]
+
+
+async def _booking(
+    screen: ScreenRequest,
+    doctor: int | None,
+    location: int | None,
+    service: str | None,
+    week: date | None,
+    start: str | None,
+) -> Viewing:
+    asked = booking.Asked(doctor, location, service, week, start)
+    return await booking.viewing(screen.rt, screen.actor, asked, layout=screen.layout, client_id=screen.client_id)
+
+
+@router.put("/book", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
+async def booking_page(
+    screen: ScreenRequestDep,
+    doctor: Doctor = None,
+    location: Location = None,
+    service: Service = None,
+    week: Week = None,
+    start: Start = None,
+) -> dict[str, Any]:
+    """The booking screen (patients only; others get 404): doctor, location and service to choose, the week's
+    free times, and the picked time to request. The query is the choice; one that no longer fits is settled to the
+    nearest that does."""
+    viewing = await _booking(screen, doctor, location, service, week, start)
+    return (await viewing.page()).to_json()
+
+
+@router.patch("/book", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
+async def booking_poll(
+    screen: ScreenRequestDep,
+    doctor: Doctor = None,
+    location: Location = None,
+    service: Service = None,
+    week: Week = None,
+    start: Start = None,
+) -> dict[str, Any]:
+    """The booking screen's poll: free times taken or freed meanwhile."""
+    viewing = await _booking(screen, doctor, location, service, week, start)
+    return (await viewing.poll(screen.state)).to_json()
+
+
+@router.patch("/book/choose", responses=SUBMIT_RESPONSES, openapi_extra=CHOOSE_BODY)
+async def booking_choose(screen: ScreenRequestDep, form: FormDep) -> dict[str, Any]:
+    """Another doctor, location or service chosen: an update set that navigates to the screen for that choice."""
+    return (await booking.choose(screen.rt, screen.actor, form)).to_json()
+
+
+@router.post("/book/request", responses=SUBMIT_RESPONSES, openapi_extra=REQUEST_BODY)
+async def booking_request(screen: ScreenRequestDep, form: FormDep) -> dict[str, Any]:
+    """Request the picked time (``doctor``, ``location``, ``service``, ``start``, optional ``note``): the same
+    rules and codes as the integration API; the doctor's list shows it at once."""
+    return (await booking.request(screen.rt, screen.actor, form)).to_json()
+
+
+@router.post("/notices/{notice_id}/dismiss", responses=SUBMIT_RESPONSES)
+async def dismiss_notice(
+    screen: ScreenRequestDep, notice_id: Annotated[int, Path(ge=1, le=MAX_ID), STRICT_ID]
+) -> dict[str, Any]:
+    """Dismiss one of your notices (another user's is 404): the list's update set."""
+    await notices.dismiss(screen.rt, screen.actor, notice_id)
+    return (await _list(screen).refresh(screen.state)).to_json()
+
+
+@router.post("/notices/dismiss", responses=SUBMIT_RESPONSES)
+async def dismiss_all_notices(screen: ScreenRequestDep) -> dict[str, Any]:
+    """Dismiss all your notices: the list's update set."""
+    await notices.dismiss(screen.rt, screen.actor, None)
+    return (await _list(screen).refresh(screen.state)).to_json()
+
+
+def _list(screen: ScreenRequest) -> PagedScreen:
+    return list_screen(screen.rt, screen.actor, layout=screen.layout, client_id=screen.client_id)

@@ -1,0 +1,164 @@
+"""The patient's booking screen (docs/booking.md), on SQLite and PostgreSQL: it offers the free times the
+integration API computes, a picked time becomes a request in the doctor's list, a refused request writes nothing,
+and only patients book."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from sqlalchemy import func, select
+
+from doctordesk.domain.status import Status
+from doctordesk.screens.protocol import walk
+from doctordesk.store.tables import Appointment
+from tests.support.integration import make_key
+
+BOOK = "/profile/book"
+
+
+def by_id(page: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {e["id"]: e for e in walk(page["elements"])}
+
+
+def free_links(page: dict[str, Any]) -> list[dict[str, Any]]:
+    return [e for e in walk(page["elements"]) if e["id"].startswith("time-")]
+
+
+async def appointment_count(runtime) -> int:
+    async with runtime.db.read() as s:
+        return int(await s.scalar(select(func.count()).select_from(Appointment)) or 0)
+
+
+async def open_booking(client, headers, url: str = BOOK) -> dict[str, Any]:
+    response = await client.put(url, headers=headers)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+async def test_the_screen_offers_the_free_times_the_integration_api_computes(client, login, demo):
+    patient = await login("patient1")
+    doctor, berlin = demo.users["doctor1"], demo.locations["berlin"]
+    page = await open_booking(client, patient.headers, f"{BOOK}?doctor={doctor}&location={berlin}&week=2026-11-30")
+    shown = [datetime.fromisoformat(e["props"]["start"]) for e in free_links(page)]
+    admin = await login("admin")
+    key = await make_key(client, admin.headers)
+    api = await client.get(
+        "/integration/v1/free-times",
+        headers=key.headers,
+        params={"doctor": doctor, "location": berlin, "from": "2026-11-30", "to": "2026-12-06", "duration": 30},
+    )
+    assert api.status_code == 200, api.text
+    assert shown and shown == [datetime.fromisoformat(f["start"]) for f in api.json()["free"]]
+    assert by_id(page)["timezone-note"]["value"] == "Times in Europe/Berlin."
+
+
+async def test_a_picked_time_becomes_a_request_in_the_doctors_list(client, login, demo, runtime):
+    patient = await login("patient1")
+    doctor = await login("doctor1")
+    page = await open_booking(client, patient.headers, f"{BOOK}?week=2026-11-30")
+    first = free_links(page)[0]
+    picked = await open_booking(client, patient.headers, first["action"]["endpoint"])
+    elements = by_id(picked)
+    assert elements["request"].get("visible", True) and elements["chosen-time"]["value"]
+    form = {e["name"]: e.get("value") or "" for e in walk([elements["confirm"]]) if e.get("name")}
+    form["note"] = "Knee hurts when climbing stairs"
+    before = await appointment_count(runtime)
+    sent = await client.post(f"{BOOK}/request", headers=patient.headers, data=form)
+    assert sent.status_code == 200, sent.text
+    assert sent.json()["navigate"] == "/profile/appointments"
+    assert "Request sent for" in sent.json()["notice"]["text"]
+    assert await appointment_count(runtime) == before + 1
+    listed = await client.put("/profile/appointments", headers=doctor.headers)
+    rows = [e for e in walk(listed.json()["elements"]) if e["id"].startswith("appointment-")]
+    async with runtime.db.read() as s:
+        newest = await s.scalar(select(Appointment).order_by(Appointment.id.desc()).limit(1))
+    assert newest is not None and newest.request_note == "Knee hurts when climbing stairs"
+    assert f"appointment-{newest.id}" in {r["id"] for r in rows}
+    review = await client.put(f"/profile/appointments/{newest.id}/approve", headers=doctor.headers)
+    assert by_id(review.json())["request-note"]["value"] == "Knee hurts when climbing stairs"
+
+
+async def test_a_time_taken_meanwhile_is_refused_and_nothing_is_written(client, login, runtime):
+    patient = await login("patient1")
+    other = await login("patient2")
+    page = await open_booking(client, patient.headers, f"{BOOK}?week=2026-11-30")
+    picked = by_id(await open_booking(client, patient.headers, free_links(page)[0]["action"]["endpoint"]))
+    form = {e["name"]: e.get("value") or "" for e in walk([picked["confirm"]]) if e.get("name")}
+    assert (await client.post(f"{BOOK}/request", headers=other.headers, data=form)).status_code == 200
+    # The doctor approves the first request: its time is taken.
+    async with runtime.db.transaction() as s:
+        newest = await s.scalar(select(Appointment).order_by(Appointment.id.desc()).limit(1))
+        assert newest is not None
+        newest.status = int(Status.APPROVED)
+    before = await appointment_count(runtime)
+    refused = await client.post(f"{BOOK}/request", headers=patient.headers, data=form)
+    assert refused.status_code == 422, refused.text
+    body = refused.json()
+    assert body["code"] == "FIELDS_VALIDATION_ERROR" and "start" in body["fields"]
+    assert await appointment_count(runtime) == before
+
+
+async def test_bad_input_is_refused_with_field_errors(client, login, runtime):
+    patient = await login("patient1")
+    before = await appointment_count(runtime)
+    cases = [
+        {"doctor": "²", "location": "1", "service": "consultation", "start": "20261130T0800Z"},
+        {"doctor": "1", "location": "1", "service": "massage", "start": "20261130T0800Z"},
+        {"doctor": "1", "location": "1", "service": "consultation", "start": "2026-11-30T08:00"},
+        {"doctor": "1", "location": "1", "service": "consultation", "start": "20261130T0800Z", "note": "a\x00b"},
+    ]
+    for form in cases:
+        response = await client.post(f"{BOOK}/request", headers=patient.headers, data=form)
+        assert response.status_code == 422, (form, response.text)
+        assert response.json()["fields"]
+    assert (await client.put(f"{BOOK}?doctor=%2B1", headers=patient.headers)).status_code == 422
+    assert (await client.put(f"{BOOK}?start=tomorrow", headers=patient.headers)).status_code == 422
+    assert await appointment_count(runtime) == before
+
+
+async def test_only_patients_book(client, login, demo):
+    for who in ("doctor1", "support1", "admin"):
+        user = await login(who)
+        assert (await client.put(BOOK, headers=user.headers)).status_code == 404
+        form = {"doctor": str(demo.users["doctor1"]), "location": "1", "service": "consultation", "start": "x"}
+        assert (await client.post(f"{BOOK}/request", headers=user.headers, data=form)).status_code in (404, 422)
+    assert (await client.put(BOOK)).status_code == 401
+
+
+async def test_a_choice_that_no_longer_fits_is_settled(client, login, demo):
+    patient = await login("patient1")
+    page = await open_booking(client, patient.headers, f"{BOOK}?doctor=999999&location=999999&week=2001-01-01")
+    query = parse_qs(urlsplit(page["endpoint"]).query)
+    assert query["week"] == ["2026-11-23"]
+    assert int(query["doctor"][0]) in demo.users.values()
+    assert by_id(page)["previous-week"].get("enabled") is False
+    chosen = await client.patch(
+        f"{BOOK}/choose", headers=patient.headers, data={"doctor": query["doctor"][0], "service": "follow-up"}
+    )
+    assert chosen.status_code == 200, chosen.text
+    assert "service=follow-up" in chosen.json()["navigate"]
+
+
+async def test_a_time_the_doctor_approves_for_another_patient_leaves_the_screen(client, login, runtime):
+    patient = await login("patient2")
+    other = await login("patient1")  # whose policy covers the time
+    doctor = await login("doctor1")
+    page = await open_booking(client, patient.headers, f"{BOOK}?week=2026-11-30")
+    state, first = page["state"], free_links(page)[0]
+    quiet = await client.patch(page["endpoint"], headers={**patient.headers, "X-Screen-State": state})
+    assert quiet.status_code == 200 and not quiet.json().get("patches")
+    picked = by_id(await open_booking(client, other.headers, first["action"]["endpoint"]))
+    form = {e["name"]: e.get("value") or "" for e in walk([picked["confirm"]]) if e.get("name")}
+    assert (await client.post(f"{BOOK}/request", headers=other.headers, data=form)).status_code == 200
+    async with runtime.db.read() as s:
+        newest = await s.scalar(select(Appointment.id).order_by(Appointment.id.desc()).limit(1))
+    approved = await client.post(
+        f"/profile/appointments/{newest}/approve", headers=doctor.headers, data={"version": "1"}
+    )
+    assert approved.status_code == 200, approved.text
+    polled = await client.patch(page["endpoint"], headers={**patient.headers, "X-Screen-State": state})
+    assert polled.status_code == 200
+    removed = {p["id"] for p in polled.json()["patches"] if p["op"] == "remove"}
+    assert first["id"] in removed

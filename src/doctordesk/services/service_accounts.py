@@ -1,5 +1,6 @@
 """Service accounts and their API keys, managed by admins: create an account, issue a key (shown once), list them,
-revoke a key. Nothing is ever deleted; every change is audited with the admin as actor."""
+revoke a key, deactivate or reactivate an account. Nothing is ever deleted; every change is audited with the admin
+as actor and the entity's before and after (never a key, only its prefix)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from doctordesk.domain.errors import Forbidden, NotFound, ValidationFailed
 from doctordesk.domain.integration import KEY_PREFIX, SHOWN_PREFIX_CHARS, Scope, key_hash
 from doctordesk.domain.roles import Actor
 from doctordesk.runtime import Runtime
-from doctordesk.services.audit import audit
+from doctordesk.services.admin_audit import record_change
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.integration_tables import ApiKey, ServiceAccount
 
@@ -55,6 +56,20 @@ def _require_admin(actor: Actor) -> None:
         raise Forbidden()
 
 
+def _key_audit(k: ApiKey) -> dict[str, object]:
+    return {
+        "service_account": k.service_account_id,
+        "prefix": k.prefix,
+        "label": k.label,
+        "scopes": list(k.scopes),
+        "revoked_at": k.revoked_at.isoformat() if k.revoked_at else None,
+    }
+
+
+def _account_audit(a: ServiceAccount) -> dict[str, object]:
+    return {"name": a.name, "description": a.description, "active": a.active}
+
+
 def _key_info(k: ApiKey) -> KeyInfo:
     return KeyInfo(k.id, k.prefix, k.label, tuple(k.scopes), k.created_at, k.last_used_at, k.revoked_at)
 
@@ -87,14 +102,15 @@ async def create_account(rt: Runtime, actor: Actor, *, name: str, description: s
             )
             session.add(account)
             await session.flush()
-            audit(
+            record_change(
                 session,
+                actor,
                 at=now,
-                actor_id=actor.user_id,
                 action="service-account.create",
                 entity="service_account",
                 entity_id=account.id,
-                details={"name": name},
+                before=None,
+                after=_account_audit(account),
             )
             info = await _account_info(session, account)
     except IntegrityError as exc:
@@ -143,14 +159,15 @@ async def issue_key(rt: Runtime, actor: Actor, account_id: int, *, scopes: Seque
         )
         session.add(row)
         await session.flush()
-        audit(
+        record_change(
             session,
+            actor,
             at=now,
-            actor_id=actor.user_id,
             action="api-key.create",
             entity="api_key",
             entity_id=row.id,
-            details={"service_account": account.id, "scopes": row.scopes, "prefix": row.prefix},
+            before=None,
+            after=_key_audit(row),
         )
         info = _key_info(row)
     return NewKey(key, info)
@@ -166,15 +183,44 @@ async def revoke_key(rt: Runtime, actor: Actor, account_id: int, key_id: int) ->
         if row is None or row.service_account_id != account_id:
             raise NotFound("API key not found.")
         if row.revoked_at is None:
+            before = _key_audit(row)
             row.revoked_at = now
-            audit(
+            record_change(
                 session,
+                actor,
                 at=now,
-                actor_id=actor.user_id,
                 action="api-key.revoke",
                 entity="api_key",
                 entity_id=row.id,
-                details={"service_account": account_id, "prefix": row.prefix},
+                before=before,
+                after=_key_audit(row),
             )
         info = _key_info(row)
     return info
+
+
+async def set_active(rt: Runtime, actor: Actor, account_id: int, *, active: bool) -> AccountInfo:
+    """Deactivate (``active`` False) or reactivate an account. A deactivated account's keys are refused from the
+    next request on, on every instance (each call reads its key and account); they stay listed and work again
+    after a reactivation unless revoked. Setting the state it has changes nothing and audits nothing."""
+    _require_admin(actor)
+    now = rt.clock.now()
+    async with unit_of_work(rt) as uow:
+        session = uow.session
+        account = await session.get(ServiceAccount, account_id, with_for_update=True)
+        if account is None:
+            raise NotFound("Service account not found.")
+        if account.active != active:
+            before = _account_audit(account)
+            account.active = active
+            record_change(
+                session,
+                actor,
+                at=now,
+                action="service-account.reactivate" if active else "service-account.deactivate",
+                entity="service_account",
+                entity_id=account.id,
+                before=before,
+                after=_account_audit(account),
+            )
+        return await _account_info(session, account)

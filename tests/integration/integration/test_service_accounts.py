@@ -180,3 +180,55 @@ async def test_unknown_or_malformed_keys_are_unauthorized(client, demo):
     for headers in bad:
         response = await client.get(url, headers=headers)
         assert response.status_code == 401 and response.json()["code"] == "UNAUTHORIZED"
+
+
+async def test_a_deactivated_accounts_keys_are_refused_at_once_and_work_again_after_reactivation(
+    client, login, runtime
+):
+    admin = await login("admin")
+    key = await make_key(client, admin.headers, name="portal")
+    url = f"/integration/v1/appointments/{1}"
+    assert (await client.get(url, headers=key.headers)).status_code in (200, 404)
+    off = await client.post(f"/admin/service-accounts/{key.account_id}/deactivate", headers=admin.headers)
+    assert off.status_code == 200 and off.json()["active"] is False
+    assert (await client.get(url, headers=key.headers)).status_code == 401
+    again = await client.post(f"/admin/service-accounts/{key.account_id}/deactivate", headers=admin.headers)
+    assert again.status_code == 200
+    on = await client.post(f"/admin/service-accounts/{key.account_id}/reactivate", headers=admin.headers)
+    assert on.status_code == 200 and on.json()["active"] is True
+    assert (await client.get(url, headers=key.headers)).status_code in (200, 404)
+    async with runtime.db.read() as s:
+        rows = (
+            await s.scalars(select(AuditLog).where(AuditLog.entity == "service_account").order_by(AuditLog.id))
+        ).all()
+    changes = [(r.action, r.details["before"], r.details["after"]) for r in rows]
+    assert [c[0] for c in changes] == [
+        "service-account.create",
+        "service-account.deactivate",
+        "service-account.reactivate",
+    ]
+    assert changes[1][1]["active"] is True and changes[1][2]["active"] is False
+    assert changes[2][1]["active"] is False and changes[2][2]["active"] is True
+
+
+async def test_key_changes_are_audited_with_before_and_after_without_the_key(client, login, runtime):
+    admin = await login("admin")
+    key = await make_key(client, admin.headers, name="portal")
+    revoked = await client.delete(f"/admin/service-accounts/{key.account_id}/keys/{key.key_id}", headers=admin.headers)
+    assert revoked.status_code == 200
+    async with runtime.db.read() as s:
+        rows = (await s.scalars(select(AuditLog).where(AuditLog.entity == "api_key").order_by(AuditLog.id))).all()
+    create, revoke = rows
+    assert create.details["before"] is None and create.details["after"]["prefix"] == key.key[:12]
+    assert revoke.details["before"]["revoked_at"] is None and revoke.details["after"]["revoked_at"]
+    assert all(key.key not in str(r.details) for r in rows)
+
+
+async def test_only_admins_deactivate_service_accounts(client, login):
+    admin = await login("admin")
+    key = await make_key(client, admin.headers, name="portal")
+    doctor = await login("doctor1")
+    refused = await client.post(f"/admin/service-accounts/{key.account_id}/deactivate", headers=doctor.headers)
+    assert refused.status_code in (403, 404)
+    assert (await client.post("/admin/service-accounts/999999/deactivate", headers=admin.headers)).status_code == 404
+    assert (await client.get("/integration/v1/appointments/1", headers=key.headers)).status_code != 401

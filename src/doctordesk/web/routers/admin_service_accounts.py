@@ -75,6 +75,19 @@ async def get_account(rt: RuntimeDep, actor: AdminDep, account_id: AccountId) ->
     return account_json(await accounts.get_account(rt, actor, account_id))
 
 
+@router.post("/service-accounts/{account_id}/deactivate", responses=SUBMIT_RESPONSES)
+async def deactivate_account(rt: RuntimeDep, actor: AdminDep, account_id: AccountId) -> dict[str, Any]:
+    """Deactivate a service account: every key of it is refused (401) from the next request on, on every
+    instance. Its keys stay listed; reactivating makes the unrevoked ones work again."""
+    return account_json(await accounts.set_active(rt, actor, account_id, active=False))
+
+
+@router.post("/service-accounts/{account_id}/reactivate", responses=SUBMIT_RESPONSES)
+async def reactivate_account(rt: RuntimeDep, actor: AdminDep, account_id: AccountId) -> dict[str, Any]:
+    """Reactivate a service account: its keys that were not revoked work again."""
+    return account_json(await accounts.set_active(rt, actor, account_id, active=True))
+
+
 @router.post("/service-accounts/{account_id}/keys", status_code=201, responses=SUBMIT_RESPONSES)
 async def issue_key(rt: RuntimeDep, actor: AdminDep, account_id: AccountId, body: KeyIn) -> dict[str, Any]:
     """Issue an API key with the given scopes. The answer's `key` is shown this once: only its hash is kept."""

@@ -27,7 +27,7 @@ ExportFormat = Literal["csv", "jsonl"]
 
 def record_change(
     session: AsyncSession,
-    actor: Actor,
+    actor: Actor | None,
     *,
     at: datetime,
     action: str,
@@ -37,11 +37,11 @@ def record_change(
     after: Mapping[str, Any] | None,
 ) -> None:
     """Audit one administrative change inside the caller's transaction: what the entity was and became (None for
-    "did not exist" / "no longer shown")."""
+    "did not exist" / "no longer shown"). ``actor`` None: the service itself made the change."""
     audit(
         session,
         at=at,
-        actor_id=actor.user_id,
+        actor_id=actor.user_id if actor is not None else None,
         action=action,
         entity=entity,
         entity_id=entity_id,

@@ -1,7 +1,8 @@
 """Admins' webhook use cases: register, read, change, disable and enable endpoints, rotate the signing secret; and
 disabling an endpoint (also done by the dispatcher, which then tells the admins).
 
-Every change is audited. Endpoints are never deleted: their deliveries are the log.
+Every change is audited with the endpoint before and after (never a secret). Endpoints are never deleted: their
+deliveries are the log.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from doctordesk.domain.roles import Actor, Role
 from doctordesk.realtime import outbox
 from doctordesk.realtime.message import TIMEOUT_ONLY
 from doctordesk.runtime import Runtime
-from doctordesk.services.audit import audit
+from doctordesk.services.admin_audit import record_change
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.tables import User
 from doctordesk.store.webhook_tables import AdminNotice, WebhookEndpoint
@@ -76,6 +77,40 @@ class EndpointChanges:
 def new_secret() -> str:
     """A signing secret in the Standard Webhooks form: ``whsec_`` and 32 random bytes, base64."""
     return "whsec_" + base64.b64encode(secrets.token_bytes(SECRET_BYTES)).decode()
+
+
+def _audited(e: WebhookEndpoint) -> dict[str, Any]:
+    """What the audit keeps of an endpoint: everything but its secrets (and when the previous one expires)."""
+    return {
+        "url": e.url,
+        "description": e.description,
+        "event_types": list(e.event_types),
+        "include_content": e.include_content,
+        "enabled": e.enabled,
+        "disabled_reason": e.disabled_reason,
+        "previous_secret_until": e.previous_secret_until.isoformat() if e.previous_secret_until else None,
+    }
+
+
+def _record(
+    session: AsyncSession,
+    actor: Actor | None,
+    row: WebhookEndpoint,
+    action: str,
+    before: dict[str, Any] | None,
+    *,
+    now: datetime,
+) -> None:
+    record_change(
+        session,
+        actor,
+        at=now,
+        action=action,
+        entity="webhook_endpoint",
+        entity_id=row.id,
+        before=before,
+        after=_audited(row),
+    )
 
 
 def require_admin(actor: Actor) -> None:
@@ -141,15 +176,7 @@ async def create_endpoint(
         )
         uow.session.add(row)
         await uow.session.flush()
-        audit(
-            uow.session,
-            at=now,
-            actor_id=actor.user_id,
-            action="webhook.create",
-            entity="webhook_endpoint",
-            entity_id=row.id,
-            details={"url": row.url, "event_types": row.event_types, "include_content": include_content},
-        )
+        _record(uow.session, actor, row, "webhook.create", None, now=now)
     return EndpointView.of(row), secret
 
 
@@ -183,18 +210,11 @@ async def update_endpoint(rt: Runtime, actor: Actor, endpoint_id: int, changes: 
     now = rt.clock.now()
     async with unit_of_work(rt) as uow:
         row = await endpoint_row(uow.session, endpoint_id, lock=True)
+        before = _audited(row)
         for name, value in values.items():
             setattr(row, name, value)
         row.updated_at = now
-        audit(
-            uow.session,
-            at=now,
-            actor_id=actor.user_id,
-            action="webhook.update",
-            entity="webhook_endpoint",
-            entity_id=row.id,
-            details=values,
-        )
+        _record(uow.session, actor, row, "webhook.update", before, now=now)
     return EndpointView.of(row)
 
 
@@ -210,18 +230,12 @@ async def set_enabled(
         row = await endpoint_row(uow.session, endpoint_id, lock=True)
         if not enabled:
             if row.enabled:
-                disable(uow.session, row, now=now, reason=text, actor_id=actor.user_id)
+                disable(uow.session, row, now=now, reason=text, actor=actor)
         elif not row.enabled:
+            before = _audited(row)
             row.enabled, row.disabled_at, row.disabled_reason, row.failing_since = True, None, None, None
             row.updated_at = now
-            audit(
-                uow.session,
-                at=now,
-                actor_id=actor.user_id,
-                action="webhook.enable",
-                entity="webhook_endpoint",
-                entity_id=row.id,
-            )
+            _record(uow.session, actor, row, "webhook.enable", before, now=now)
             uow.emit(DomainEvent(webhooks.QUEUED_EVENT, topics=()))
     return EndpointView.of(row)
 
@@ -234,36 +248,22 @@ async def rotate_secret(rt: Runtime, actor: Actor, endpoint_id: int) -> tuple[En
     secret = new_secret()
     async with unit_of_work(rt) as uow:
         row = await endpoint_row(uow.session, endpoint_id, lock=True)
+        before = _audited(row)
         row.previous_secret, row.previous_secret_until = row.secret, until
         row.secret = secret
         row.updated_at = now
-        audit(
-            uow.session,
-            at=now,
-            actor_id=actor.user_id,
-            action="webhook.rotate-secret",
-            entity="webhook_endpoint",
-            entity_id=row.id,
-            details={"previous_valid_until": until.isoformat()},
-        )
+        _record(uow.session, actor, row, "webhook.rotate-secret", before, now=now)
     return EndpointView.of(row), secret, until
 
 
-def disable(session: AsyncSession, row: WebhookEndpoint, *, now: datetime, reason: str, actor_id: int | None) -> None:
-    """Mark an endpoint disabled (its pending deliveries wait) and audit it."""
+def disable(session: AsyncSession, row: WebhookEndpoint, *, now: datetime, reason: str, actor: Actor | None) -> None:
+    """Mark an endpoint disabled (its pending deliveries wait) and audit it; ``actor`` None: the service did."""
+    before = _audited(row)
     row.enabled = False
     row.disabled_at = now
     row.disabled_reason = reason[:300]
     row.updated_at = now
-    audit(
-        session,
-        at=now,
-        actor_id=actor_id,
-        action="webhook.disable",
-        entity="webhook_endpoint",
-        entity_id=row.id,
-        details={"reason": row.disabled_reason},
-    )
+    _record(session, actor, row, "webhook.disable", before, now=now)
 
 
 async def disable_and_tell_admins(
@@ -282,7 +282,7 @@ async def disable_and_tell_admins(
     if not rows:
         return []
     for row in rows:
-        disable(session, row, now=now, reason=reason, actor_id=None)
+        disable(session, row, now=now, reason=reason, actor=None)
         session.add(
             AdminNotice(
                 created_at=now,

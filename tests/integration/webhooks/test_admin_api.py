@@ -178,3 +178,35 @@ async def test_metrics_show_how_many_deliveries_wait(client, admin, register):
         await client.post(f"{BASE}/{created['id']}/test", headers=admin.headers)
     metrics = (await client.get("/metrics")).text
     assert "doctordesk_webhook_outbox_depth 2.0" in metrics
+
+
+async def test_every_endpoint_change_is_audited_with_before_and_after_and_no_secret(client, admin, runtime, register):
+    created = await register("https://hooks.example.com/in", ["appointment.approved"], description="CRM")
+    base = f"{BASE}/{created['id']}"
+    changed = await client.post(base, headers=admin.headers, json={"description": "CRM v2"})
+    assert changed.status_code == 200, changed.text
+    rotated = (await client.post(f"{base}/rotate-secret", headers=admin.headers)).json()
+    assert (await client.post(f"{base}/disable", headers=admin.headers, json={})).status_code == 200
+    assert (await client.post(f"{base}/enable", headers=admin.headers)).status_code == 200
+    async with runtime.db.read() as s:
+        rows = (
+            await s.scalars(select(AuditLog).where(AuditLog.entity == "webhook_endpoint").order_by(AuditLog.id))
+        ).all()
+    by_action = {r.action: r.details for r in rows}
+    assert list(by_action) == [
+        "webhook.create",
+        "webhook.update",
+        "webhook.rotate-secret",
+        "webhook.disable",
+        "webhook.enable",
+    ]
+    assert by_action["webhook.create"]["before"] is None
+    assert by_action["webhook.update"]["before"]["description"] == "CRM"
+    assert by_action["webhook.update"]["after"]["description"] == "CRM v2"
+    assert by_action["webhook.rotate-secret"]["before"]["previous_secret_until"] is None
+    assert by_action["webhook.rotate-secret"]["after"]["previous_secret_until"]
+    assert by_action["webhook.disable"]["before"]["enabled"] is True
+    assert by_action["webhook.disable"]["after"]["enabled"] is False
+    assert by_action["webhook.enable"]["after"]["enabled"] is True
+    for secret in (created["secret"], rotated["secret"]):
+        assert all(secret not in str(r.details) for r in rows)

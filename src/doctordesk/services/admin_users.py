@@ -19,7 +19,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.errors import NotFound, ValidationFailed
-from doctordesk.domain.events import DomainEvent, user_topic
+from doctordesk.domain.events import DomainEvent, doctor_topic, thread_topic, user_topic
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.scheduling import is_timezone
 from doctordesk.runtime import Runtime
@@ -28,7 +28,7 @@ from doctordesk.services.auth import TOKEN_REVOKED
 from doctordesk.services.passwords import Passwords
 from doctordesk.services.uow import UnitOfWork, unit_of_work
 from doctordesk.store.admin_tables import DoctorSettings
-from doctordesk.store.tables import AccessToken, DoctorProfile, Patient, User
+from doctordesk.store.tables import AccessToken, Appointment, DoctorProfile, Patient, User
 
 USERNAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
 MIN_PASSWORD = 8
@@ -376,8 +376,13 @@ async def update_doctor(rt: Runtime, actor: Actor, user_id: int, change: DoctorC
             profile.timezone = change.timezone
         if change.can_prescribe is not None:
             profile.can_prescribe = change.can_prescribe
-        if change.chat_enabled is not None:
+        if change.chat_enabled is not None and change.chat_enabled != settings.chat_enabled:
             settings.chat_enabled = change.chat_enabled
+            # Open chats of the doctor's appointments show the new state on their next poll or real-time update.
+            # Every appointment's, with or without messages yet: a rare change, one small topic each.
+            ids = await session.scalars(select(Appointment.id).where(Appointment.doctor_id == user_id))
+            topics = tuple(thread_topic(a) for a in ids)
+            uow.emit(DomainEvent(kind="doctor.chat-setting", topics=(doctor_topic(user_id), *topics)))
         await session.flush()
         after = await _view(session, user)
         _changed(uow, actor, now, "admin.doctor-updated", before, after)

@@ -10,9 +10,10 @@ token is how ``PATCH /profile/messages/load-more`` knows the thread.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.appointments import AppointmentView
@@ -41,6 +42,7 @@ from doctordesk.screens.viewing import Viewing
 from doctordesk.services.appointments import get_appointment
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store import chat_repo
+from doctordesk.store.admin_tables import DoctorSettings
 
 READ_EVENT = "chat-read"
 
@@ -91,6 +93,13 @@ async def chat_appointment(session: AsyncSession, actor: Actor, appointment_id: 
     view = await get_appointment(session, actor, appointment_id)
     if not may_read(actor, doctor_id=view.doctor.id):
         raise NotFound("Appointment not found.")
+    # Chat is on when it is on for the appointment and for its doctor (an admin's setting, absent: on).
+    if (
+        view.chat_enabled
+        and await session.scalar(select(DoctorSettings.chat_enabled).where(DoctorSettings.user_id == view.doctor.id))
+        is False
+    ):
+        return replace(view, chat_enabled=False)
     return view
 
 

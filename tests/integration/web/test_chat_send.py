@@ -33,6 +33,40 @@ async def test_send_on_a_disabled_chat_is_refused_with_chat_disabled(client, log
     assert await stored(runtime) == (0, 0, 0)
 
 
+async def test_chat_switched_off_for_the_doctor_blocks_every_appointment_of_theirs_at_once(
+    client, login, demo, runtime
+):
+    doctor = await login("doctor1")
+    admin = await login("admin")
+    a = demo.appointments[0]
+    page = await open_chat(client, doctor, a)
+    off = await client.post(
+        f"/admin/doctors/{demo.users['doctor1']}", json={"chat_enabled": False}, headers=admin.headers
+    )
+    assert off.status_code == 200, off.text
+    refused = await send(client, doctor, a, "Hello", state=page["state"])
+    assert refused.status_code == 403 and refused.json()["code"] == "DOCTOR_COMMUNITY_CHAT_DISABLED"
+    support = await send(client, await login("support1"), a, "Hello")
+    assert support.status_code == 403
+    assert await stored(runtime) == (0, 0, 0)
+    # The open chat learns it on its poll, without a message in the thread.
+    polled = await client.patch(
+        "/profile/messages/load-more",
+        headers={**doctor.headers, "X-Screen-State": page["state"]},
+        params={"appointment-id": str(a)},
+    )
+    assert polled.status_code == 200, polled.text
+    assert "chat-blocked" in str(polled.json()["patches"])
+    # Another doctor's chat is untouched.
+    other = await send(client, await login("doctor2"), demo.appointments[OTHER_DOCTORS], "Hello")
+    assert other.status_code == 200, other.text
+    on = await client.post(
+        f"/admin/doctors/{demo.users['doctor1']}", json={"chat_enabled": True}, headers=admin.headers
+    )
+    assert on.status_code == 200
+    assert (await send(client, doctor, a, "Hello again")).status_code == 200
+
+
 async def test_disabled_chat_page_shows_the_chat_blocked(client, login, demo):
     page = await open_chat(client, await login("doctor1"), demo.appointments[DISABLED])
     by_id = {e["id"]: e for e in page["elements"]}

@@ -39,6 +39,7 @@ from doctordesk.web.routers import (
     admin_hours,
     admin_locations,
     admin_policies,
+    admin_screens,
     admin_service_accounts,
     admin_users,
     api,
@@ -152,6 +153,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
     app.include_router(admin_fees.router)
     app.include_router(admin_policies.router)
     app.include_router(webhooks_admin.router)
+    app.include_router(admin_screens.router)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(RequestTimer, metrics=runtime.metrics)
     app.add_middleware(SecurityHeaders)

@@ -10,10 +10,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import select
 
+from doctordesk.domain.cursors import MAX_LIMIT, encode_cursor
 from doctordesk.domain.keyset import Position
 from doctordesk.domain.status import Status
 from doctordesk.store.tables import Appointment
-from doctordesk.web.paging import MAX_LIMIT, encode_cursor
 from tests.support.errors import assert_error
 
 

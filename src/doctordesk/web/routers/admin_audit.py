@@ -8,13 +8,13 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Query
 from fastapi.responses import StreamingResponse
 
+from doctordesk.domain.cursors import MAX_CURSOR_CHARS, decode_cursor, encode_cursor
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.inputs import MAX_ID
 from doctordesk.domain.roles import Role
 from doctordesk.services import admin_audit
 from doctordesk.services.admin_audit import AuditFilter
 from doctordesk.web.deps import RuntimeDep, require_roles
-from doctordesk.web.paging import MAX_CURSOR_CHARS, decode_cursor, encode_cursor
 from doctordesk.web.params import STRICT_ID, strict_int
 from doctordesk.web.responses import SCREEN_RESPONSES
 from doctordesk.web.routers.admin_models import instant, printable

@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Path, Query, Response
 from pydantic import AwareDatetime, Field, StrictBool
 
+from doctordesk.domain.cursors import MAX_CURSOR_CHARS, decode_cursor, encode_cursor
 from doctordesk.domain.inputs import MAX_ID
 from doctordesk.domain.keyset import Position
 from doctordesk.domain.roles import Role
@@ -18,7 +19,6 @@ from doctordesk.services.webhook_deliveries import DeliveryView
 from doctordesk.services.webhook_endpoints import EndpointChanges, EndpointView
 from doctordesk.web.bodies import StrictBody
 from doctordesk.web.deps import ActorDep, RuntimeDep, require_roles
-from doctordesk.web.paging import MAX_CURSOR_CHARS, decode_cursor, encode_cursor
 from doctordesk.web.params import STRICT_ID, strict_int
 from doctordesk.web.responses import FORBIDDEN, INVALID, NOT_FOUND, UNAUTHORIZED
 

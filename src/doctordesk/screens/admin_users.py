@@ -1,0 +1,183 @@
+"""Administration screens for people: the user list (filtered by role, a page at a time), a new user, and one
+user's page (name, doctor profile, deactivation, a new password shown once)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from urllib.parse import urlencode
+
+from doctordesk.domain.roles import Role
+from doctordesk.screens.admin_pages import BASE, notice, page
+from doctordesk.screens.protocol import Action, Element, Layout, Option, Page, el
+
+LIST_SCREEN = "admin-users"
+NEW_SCREEN = "admin-user-new"
+USER_SCREEN = "admin-user"
+USERS = f"{BASE}/users"
+NEW = f"{USERS}/new"
+PAGE_SIZE = 50
+
+ROLE_LABELS = {"doctor": "Doctor", "support": "Support agent", "patient": "Patient", "admin": "Administrator"}
+
+
+def list_endpoint(role: str | None = None, after: int | None = None) -> str:
+    query = {k: str(v) for k, v in (("role", role), ("after", after)) if v is not None}
+    return f"{USERS}?{urlencode(query)}" if query else USERS
+
+
+def user_endpoint(user_id: int) -> str:
+    return f"{USERS}/{user_id}"
+
+
+@dataclass(frozen=True, slots=True)
+class UserRow:
+    id: int
+    username: str
+    display_name: str
+    role: str
+    active: bool
+    specialty: str | None = None
+    timezone: str | None = None
+    can_prescribe: bool | None = None
+    chat_enabled: bool | None = None
+
+
+def _role_options(*, any_role: bool) -> list[Option]:
+    options = [Option("", "Every role")] if any_role else []
+    return options + [Option(r.value, ROLE_LABELS[r.value]) for r in Role]
+
+
+def render_list(
+    rows: Sequence[UserRow],
+    *,
+    role: str | None,
+    after: int | None,
+    next_after: int | None,
+    layout: Layout,
+    timeout: int,
+) -> Page:
+    items = [
+        el(
+            f"user-{u.id}",
+            "Row",
+            el(f"user-name-{u.id}", "Regular", label="Name", value=u.display_name),
+            el(f"user-username-{u.id}", "Regular", label="Username", value=u.username),
+            el(f"user-role-{u.id}", "Regular", label="Role", value=ROLE_LABELS.get(u.role, u.role)),
+            el(
+                f"user-active-{u.id}",
+                "Badge",
+                value="Active" if u.active else "Deactivated",
+                props={"tone": "ok" if u.active else "muted"},
+            ),
+            el(f"open-user-{u.id}", "Link", label="Open", action=Action("PUT", user_endpoint(u.id))),
+        )
+        for u in rows
+    ]
+    elements = [
+        el("new-user", "Link", label="New user", action=Action("PUT", NEW)),
+        el(
+            "filter",
+            "Section",
+            el(
+                "role",
+                "Combo",
+                label="Role",
+                name="role",
+                value=role or "",
+                options=_role_options(any_role=True),
+                action=Action("PATCH", f"{USERS}/filter", form="filter"),
+            ),
+            label="Filter",
+        ),
+        el(
+            "users",
+            "Section",
+            el("users-empty", "Caption", value="No users.", visible=not items),
+            *items,
+            el("first-page", "Link", label="First page", visible=after is not None,
+               action=Action("PUT", list_endpoint(role))),
+            el("next-page", "Link", label="Next page", visible=next_after is not None,
+               action=Action("PUT", list_endpoint(role, next_after))),
+            label="Users",
+        ),
+    ]  # fmt: skip
+    return page(
+        screen=LIST_SCREEN, current="users", title="Users", endpoint=list_endpoint(role, after),
+        elements=elements, layout=layout, timeout=timeout,
+    )  # fmt: skip
+
+
+def _doctor_fields(prefix: str, u: UserRow | None) -> list[Element]:
+    return [
+        el(f"{prefix}specialty", "Edit", label="Specialty (doctors)", name="specialty",
+           value=u.specialty if u else None),
+        el(f"{prefix}timezone", "Edit", label="Time zone (doctors), e.g. Europe/Berlin", name="timezone",
+           value=u.timezone if u else None),
+        el(f"{prefix}can-prescribe", "Checkbox", label="Can prescribe", name="can_prescribe",
+           value=u.can_prescribe if u and u.can_prescribe is not None else True),
+        el(f"{prefix}chat-enabled", "Checkbox", label="Chat enabled", name="chat_enabled",
+           value=u.chat_enabled if u and u.chat_enabled is not None else True),
+    ]  # fmt: skip
+
+
+def render_new(*, layout: Layout, timeout: int) -> Page:
+    form = el(
+        "user-form",
+        "Section",
+        el("new-role", "Combo", label="Role", name="role", value="doctor", options=_role_options(any_role=False)),
+        el("new-username", "Edit", label="Username", name="username"),
+        el("new-display-name", "Edit", label="Name", name="display_name"),
+        el("new-password", "Password", label="Password (leave empty to have one generated)", name="password"),
+        *_doctor_fields("new-", None),
+        el("create", "Button", label="Create user", action=Action("POST", f"{USERS}/create", form="user-form")),
+        label="New user",
+    )
+    return page(
+        screen=NEW_SCREEN, current="users", title="New user", endpoint=NEW,
+        elements=[notice("created"), form], layout=layout, timeout=timeout,
+    )  # fmt: skip
+
+
+def render_user(u: UserRow, *, layout: Layout, timeout: int) -> Page:
+    base = user_endpoint(u.id)
+    profile: list[Element] = [
+        el("user-username", "Regular", label="Username", value=u.username),
+        el("user-role", "Regular", label="Role", value=ROLE_LABELS.get(u.role, u.role)),
+        el("user-status", "Badge", value="Active" if u.active else "Deactivated",
+           props={"tone": "ok" if u.active else "muted"}),
+        el("display-name", "Edit", label="Name", name="display_name", value=u.display_name),
+    ]  # fmt: skip
+    if u.role == Role.DOCTOR.value:
+        profile += _doctor_fields("", u)
+    profile.append(el("save", "Button", label="Save", action=Action("POST", f"{base}/save", form="profile")))
+    account = el(
+        "account",
+        "Section",
+        el(
+            "toggle-active",
+            "Button",
+            label="Deactivate" if u.active else "Reactivate",
+            action=Action(
+                "POST",
+                f"{base}/{'deactivate' if u.active else 'reactivate'}",
+                confirm=f"{'Deactivate' if u.active else 'Reactivate'} {u.display_name}?"
+                + (" They are signed out everywhere at once." if u.active else ""),
+            ),
+        ),
+        el(
+            "reset-password",
+            "Button",
+            label="Reset password",
+            action=Action(
+                "POST", f"{base}/password", confirm="Give this user a new password? They are signed out everywhere."
+            ),
+        ),
+        notice("new-password"),
+        label="Account",
+    )
+    return page(
+        screen=USER_SCREEN, current="users", title=u.display_name, endpoint=base,
+        elements=[notice("saved"), el("profile", "Section", *profile, label="Profile"), account],
+        layout=layout, timeout=timeout,
+    )  # fmt: skip

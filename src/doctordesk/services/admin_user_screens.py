@@ -1,0 +1,293 @@
+"""The administration screens for people and places (``screens/admin_users.py``, ``screens/admin_locations.py``):
+their pages and polls, and their form actions, each calling the same administration service as the JSON API
+(``admin_users``, ``admin_locations``), so the rules, the audit with before and after, token revocation and stream
+closing are the same. Only admins; anyone else gets 404, as for a screen that is not theirs."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from doctordesk.domain.errors import NotFound, ValidationFailed
+from doctordesk.domain.events import DomainEvent
+from doctordesk.domain.inputs import text_problem
+from doctordesk.domain.roles import Actor, Role
+from doctordesk.runtime import Runtime
+from doctordesk.screens import admin_locations as locations_screen
+from doctordesk.screens import admin_users as screen
+from doctordesk.screens.admin_pages import ADMIN_TOPIC
+from doctordesk.screens.protocol import Layout, Page, UpdateSet, p_update
+from doctordesk.screens.state import Shown, Viewer
+from doctordesk.screens.viewing import Viewing
+from doctordesk.services import admin_locations, admin_users
+from doctordesk.services.passwords import Passwords
+
+_FLAGS = {"true": True, "false": False}
+
+
+def require_admin(actor: Actor) -> None:
+    if actor.role is not Role.ADMIN:
+        raise NotFound("Screen not found.")
+
+
+def viewing(
+    rt: Runtime,
+    actor: Actor,
+    *,
+    screen_name: str,
+    endpoint: str,
+    render: Callable[[], Awaitable[Page]],
+    client_id: str | None,
+) -> Viewing:
+    """An administration screen as ``actor`` sees it (admins only): it changes with the admin topic."""
+    require_admin(actor)
+    timeout = rt.settings.poll_list_seconds
+    shown = Shown(screen_name, endpoint, (ADMIN_TOPIC,))
+    return Viewing(rt.screens, rt.wall(), Viewer(client_id, actor.user_id), shown, timeout, render)
+
+
+async def changed(rt: Runtime) -> None:
+    """Tell every admin's open screens that something they show changed."""
+    await rt.publish([DomainEvent(kind="admin.changed", topics=(ADMIN_TOPIC,))])
+
+
+def told(update: UpdateSet, ref: str, text: str) -> UpdateSet:
+    """``update`` with the notice ``ref`` showing ``text`` (shown until the screen is opened again)."""
+    update.patches.append(p_update(ref, value=text, visible=True))
+    return update
+
+
+def _text(form: Mapping[str, str], name: str, *, max_chars: int, fields: dict[str, str]) -> str | None:
+    """A free-text field (None when absent or empty), its problem noted in ``fields``."""
+    value = form.get(name)
+    if value is None or not value.strip():
+        return None
+    problem = text_problem(value, max_chars=max_chars)
+    if problem:
+        fields[name] = problem
+    return value.strip()
+
+
+def _flag(form: Mapping[str, str], name: str, fields: dict[str, str]) -> bool | None:
+    value = form.get(name)
+    if value is None:
+        return None
+    if value not in _FLAGS:
+        fields[name] = "true or false."
+        return None
+    return _FLAGS[value]
+
+
+def _row(v: admin_users.UserView) -> screen.UserRow:
+    d = v.doctor
+    return screen.UserRow(
+        v.id,
+        v.username,
+        v.display_name,
+        v.role,
+        v.active,
+        specialty=d.specialty if d else None,
+        timezone=d.timezone if d else None,
+        can_prescribe=d.can_prescribe if d else None,
+        chat_enabled=d.chat_enabled if d else None,
+    )
+
+
+# --- the user list ---------------------------------------------------------------------------------------------
+
+
+def users_list(
+    rt: Runtime, actor: Actor, *, role: Role | None, after: int | None, layout: Layout, client_id: str | None
+) -> Viewing:
+    async def render() -> Page:
+        rows, next_after = await admin_users.list_users(
+            rt, role=role, active=None, after_id=after, limit=screen.PAGE_SIZE
+        )
+        return screen.render_list(
+            [_row(v) for v in rows],
+            role=role.value if role else None,
+            after=after,
+            next_after=next_after,
+            layout=layout,
+            timeout=rt.settings.poll_list_seconds,
+        )
+
+    endpoint = screen.list_endpoint(role.value if role else None, after)
+    return viewing(rt, actor, screen_name=screen.LIST_SCREEN, endpoint=endpoint, render=render, client_id=client_id)
+
+
+def filter_users(rt: Runtime, actor: Actor, form: Mapping[str, str]) -> UpdateSet:
+    """Another role chosen: the list for it, as a navigation."""
+    require_admin(actor)
+    role = form.get("role") or None
+    if role is not None and role not in Role._value2member_map_:
+        raise ValidationFailed(fields={"role": "One of: doctor, support, patient, admin."})
+    return UpdateSet(
+        screen=screen.LIST_SCREEN, state="", timeout=rt.settings.poll_list_seconds, navigate=screen.list_endpoint(role)
+    )
+
+
+# --- a new user ------------------------------------------------------------------------------------------------
+
+
+def new_user(rt: Runtime, actor: Actor, *, layout: Layout, client_id: str | None) -> Viewing:
+    async def render() -> Page:
+        return screen.render_new(layout=layout, timeout=rt.settings.poll_list_seconds)
+
+    return viewing(rt, actor, screen_name=screen.NEW_SCREEN, endpoint=screen.NEW, render=render, client_id=client_id)
+
+
+async def create_user(
+    rt: Runtime, passwords: Passwords, actor: Actor, form: Mapping[str, str], *, state: str | None
+) -> UpdateSet:
+    """Create the user on the form; the answer shows who was created and, when none was typed, the generated
+    password — this once. The form is emptied for the next one."""
+    require_admin(actor)
+    fields: dict[str, str] = {}
+    role = form.get("role", "")
+    if role not in Role._value2member_map_:
+        fields["role"] = "One of: doctor, support, patient, admin."
+    username = _text(form, "username", max_chars=64, fields=fields)
+    name = _text(form, "display_name", max_chars=128, fields=fields)
+    password = form.get("password") or None
+    doctor = role == Role.DOCTOR.value
+    new = admin_users.NewUser(
+        username=username or "",
+        role=Role(role) if "role" not in fields else Role.PATIENT,
+        display_name=name or "",
+        password=password,
+        specialty=_text(form, "specialty", max_chars=128, fields=fields) if doctor else None,
+        timezone=_text(form, "timezone", max_chars=64, fields=fields) if doctor else None,
+        can_prescribe=_flag(form, "can_prescribe", fields) if doctor else None,
+        chat_enabled=_flag(form, "chat_enabled", fields) if doctor else None,
+    )
+    if username is None:
+        fields["username"] = "Required."
+    if name is None:
+        fields["display_name"] = "Required."
+    if fields:
+        raise ValidationFailed(fields=fields)
+    view, generated = await admin_users.create_user(rt, passwords, actor, new)
+    await changed(rt)
+    text = f"Created {view.display_name} ({view.username}, {screen.ROLE_LABELS[view.role].lower()})."
+    if generated:
+        text += f" Password: {generated} — shown this once; give it to them now."
+    update = UpdateSet(screen=screen.NEW_SCREEN, state=state or "", timeout=rt.settings.poll_list_seconds)
+    for ref in ("new-username", "new-display-name", "new-password", "new-specialty", "new-timezone"):
+        update.patches.append(p_update(ref, value=""))
+    return told(update, "created", text)
+
+
+# --- one user --------------------------------------------------------------------------------------------------
+
+
+def user_page(rt: Runtime, actor: Actor, user_id: int, *, layout: Layout, client_id: str | None) -> Viewing:
+    async def render() -> Page:
+        try:
+            view = await admin_users.get_user(rt, user_id)
+        except NotFound:
+            raise NotFound("User not found.") from None
+        return screen.render_user(_row(view), layout=layout, timeout=rt.settings.poll_list_seconds)
+
+    endpoint = screen.user_endpoint(user_id)
+    return viewing(rt, actor, screen_name=screen.USER_SCREEN, endpoint=endpoint, render=render, client_id=client_id)
+
+
+async def _acted(rt: Runtime, page: Viewing, state: str | None, ref: str, text: str) -> UpdateSet:
+    await changed(rt)
+    return told(await page.refresh(state), ref, text)
+
+
+async def save_user(
+    rt: Runtime, actor: Actor, user_id: int, form: Mapping[str, str], *, page: Viewing, state: str | None
+) -> UpdateSet:
+    """Save the profile form: the name, and for a doctor the profile fields."""
+    require_admin(actor)
+    fields: dict[str, str] = {}
+    name = _text(form, "display_name", max_chars=128, fields=fields)
+    user = await admin_users.get_user(rt, user_id)
+    if user.doctor is not None:
+        change = admin_users.DoctorChange(
+            display_name=name,
+            specialty=_text(form, "specialty", max_chars=128, fields=fields),
+            timezone=_text(form, "timezone", max_chars=64, fields=fields),
+            can_prescribe=_flag(form, "can_prescribe", fields),
+            chat_enabled=_flag(form, "chat_enabled", fields),
+        )
+        if fields:
+            raise ValidationFailed(fields=fields)
+        await admin_users.update_doctor(rt, actor, user_id, change)
+    else:
+        if name is None:
+            fields["display_name"] = "Required."
+        if fields:
+            raise ValidationFailed(fields=fields)
+        await admin_users.rename_user(rt, actor, user_id, display_name=name or "")
+    return await _acted(rt, page, state, "saved", "Saved.")
+
+
+async def set_active(
+    rt: Runtime, actor: Actor, user_id: int, *, active: bool, page: Viewing, state: str | None
+) -> UpdateSet:
+    """Deactivate (signed out everywhere, streams closed) or reactivate."""
+    require_admin(actor)
+    if user_id == actor.user_id and not active:
+        raise ValidationFailed("You cannot deactivate yourself.")
+    view = await admin_users.set_active(rt, actor, user_id, active=active)
+    text = f"{view.display_name} is {'active again' if active else 'deactivated and signed out everywhere'}."
+    return await _acted(rt, page, state, "saved", text)
+
+
+async def reset_password(
+    rt: Runtime, passwords: Passwords, actor: Actor, user_id: int, *, page: Viewing, state: str | None
+) -> UpdateSet:
+    """A generated password, shown on the answer only (never stored readable, never on a later page)."""
+    require_admin(actor)
+    generated = await admin_users.set_password(rt, passwords, actor, user_id, password=None)
+    text = f"New password: {generated} — shown this once. The user was signed out everywhere."
+    return await _acted(rt, page, state, "new-password", text)
+
+
+# --- locations -------------------------------------------------------------------------------------------------
+
+
+def locations(rt: Runtime, actor: Actor, *, layout: Layout, client_id: str | None) -> Viewing:
+    async def render() -> Page:
+        rows = await admin_locations.list_locations(rt)
+        return locations_screen.render(rows, layout=layout, timeout=rt.settings.poll_list_seconds)
+
+    return viewing(
+        rt, actor, screen_name=locations_screen.SCREEN, endpoint=locations_screen.ENDPOINT, render=render,
+        client_id=client_id,
+    )  # fmt: skip
+
+
+def _location_change(form: Mapping[str, str]) -> admin_locations.LocationChange:
+    fields: dict[str, str] = {}
+    change = admin_locations.LocationChange(
+        name=_text(form, "name", max_chars=128, fields=fields),
+        address=_text(form, "address", max_chars=255, fields=fields),
+        timezone=_text(form, "timezone", max_chars=64, fields=fields),
+    )
+    if fields:
+        raise ValidationFailed(fields=fields)
+    return change
+
+
+async def save_location(
+    rt: Runtime, actor: Actor, location_id: int | None, form: Mapping[str, str], *, page: Viewing, state: str | None
+) -> UpdateSet:
+    """Create a location (``location_id`` None) or save one."""
+    require_admin(actor)
+    change = _location_change(form)
+    saved: Any
+    if location_id is None:
+        saved = await admin_locations.create_location(rt, actor, change)
+        text = f"Created {saved.name}."
+    else:
+        saved = await admin_locations.update_location(rt, actor, location_id, change)
+        text = f"Saved {saved.name}."
+    update = await _acted(rt, page, state, "saved", text)
+    if location_id is None:
+        update.patches += [p_update(ref, value="") for ref in ("new-name", "new-address", "new-timezone")]
+    return update

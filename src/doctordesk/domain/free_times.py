@@ -16,7 +16,9 @@ from datetime import date, datetime, time, timedelta
 from doctordesk.domain.scheduling import (
     LEAD_TIME,
     Busy,
+    ExceptionKind,
     Hours,
+    HoursException,
     Proposal,
     local_to_utc,
     overlaps,
@@ -52,22 +54,29 @@ def free_starts(
     now: datetime,
     hours: Sequence[Hours],
     busy: Sequence[Busy],
+    exceptions: Sequence[HoursException] = (),
 ) -> list[datetime]:
     """The free starts (UTC, ascending) of ``q``'s doctor at its location between its days, given the doctor's
-    hours there and the times the doctor is taken (``busy``: approved appointments and open offers)."""
+    hours there, the dated exceptions (holidays, absences, extra days) and the times the doctor is taken
+    (``busy``: approved appointments and open offers)."""
     duration = timedelta(minutes=q.duration_minutes)
     step = timedelta(minutes=q.step_minutes)
     taken = [b for b in busy if b.doctor_id == q.doctor_id]
     found: set[datetime] = set()
     day = q.first_day
     while day <= q.last_day:
-        for block in (h for h in hours if h.weekday == day.weekday()):
+        extra = [
+            Hours(day.weekday(), e.opens, e.closes)
+            for e in exceptions
+            if e.kind == ExceptionKind.EXTRA and e.applies(day, q.location_id) and e.opens and e.closes
+        ]
+        for block in [*(h for h in hours if h.weekday == day.weekday()), *extra]:
             for at in _local_starts(day, block, step, duration):
                 start = local_to_utc(day, at, q.timezone)
                 if start is None or start < now + LEAD_TIME:
                     continue
                 p = Proposal(1, q.doctor_id, q.location_id, start, q.duration_minutes)
-                if not within_hours(p, q.timezone, hours):
+                if not within_hours(p, q.timezone, hours, exceptions):
                     continue  # a block that ends after a clock change can be shorter than its wall-clock span
                 if any(overlaps(p.start, p.end, b.start, b.end) for b in taken):
                     continue

@@ -54,5 +54,11 @@ async def free_times(
         duration_minutes=duration_minutes,
         step_minutes=step_minutes,
     )
-    starts = free_starts(query, now=rt.clock.now(), hours=hours_at(c.work_hours, doctor_id, location_id), busy=busy)
+    starts = free_starts(
+        query,
+        now=rt.clock.now(),
+        hours=hours_at(c.work_hours, doctor_id, location_id),
+        busy=busy,
+        exceptions=c.hours_exceptions.get(doctor_id, ()),
+    )
     return timezone, starts

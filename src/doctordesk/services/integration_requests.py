@@ -81,7 +81,13 @@ async def check_time(
     await lock_schedules(session, [doctor_id])
     busy = await busy_times(session, appointment_id, windows([proposal]))
     errors = check_proposals(
-        [proposal], now=now, original=_NO_ORIGINAL, directory=c.directory, work_hours=c.work_hours, busy=busy
+        [proposal],
+        now=now,
+        original=_NO_ORIGINAL,
+        directory=c.directory,
+        work_hours=c.work_hours,
+        busy=busy,
+        exceptions=c.hours_exceptions,
     )
     if errors:
         message = next(iter(errors.values()))

@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+from zoneinfo import ZoneInfo
 
 from sqlalchemy import func, select
 
@@ -162,3 +163,25 @@ async def test_a_time_the_doctor_approves_for_another_patient_leaves_the_screen(
     assert polled.status_code == 200
     removed = {p["id"] for p in polled.json()["patches"] if p["op"] == "remove"}
     assert first["id"] in removed
+
+
+async def test_a_holiday_removes_its_day_from_the_screen_and_refuses_a_request_for_it(client, login, demo, runtime):
+    patient = await login("patient1")
+    admin = await login("admin")
+    page = await open_booking(client, patient.headers, f"{BOOK}?week=2026-11-30")
+    first = free_links(page)[0]
+    day = datetime.fromisoformat(first["props"]["start"]).astimezone(ZoneInfo("Europe/Berlin")).date()
+    picked = by_id(await open_booking(client, patient.headers, first["action"]["endpoint"]))
+    form = {e["name"]: e.get("value") or "" for e in walk([picked["confirm"]]) if e.get("name")}
+    holiday = await client.post(
+        f"/admin/doctors/{form['doctor']}/hours-exceptions",
+        headers=admin.headers,
+        json={"day": day.isoformat(), "kind": "holiday", "note": "Closed"},
+    )
+    assert holiday.status_code == 200, holiday.text
+    again = await open_booking(client, patient.headers, page["endpoint"])
+    assert f"day-{day.isoformat()}" not in by_id(again)
+    before = await appointment_count(runtime)
+    refused = await client.post(f"{BOOK}/request", headers=patient.headers, data=form)
+    assert refused.status_code == 422 and "start" in refused.json()["fields"]
+    assert await appointment_count(runtime) == before

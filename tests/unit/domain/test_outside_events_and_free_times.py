@@ -10,7 +10,7 @@ from doctordesk.domain.decisions import Trigger, can_decide, next_status, outsid
 from doctordesk.domain.errors import InvalidTransition
 from doctordesk.domain.free_times import FreeTimeQuery, free_starts
 from doctordesk.domain.integration import Integration, Scope, body_hash, needs_last_use
-from doctordesk.domain.scheduling import Busy, Hours
+from doctordesk.domain.scheduling import Busy, ExceptionKind, Hours, HoursException
 from doctordesk.domain.status import Status, codes_for_name
 
 OPEN = [Status.REQUESTED, Status.APPROVED, Status.PENDING_RESPONSE, Status.PENDING_RESPONSE_COVERAGE_RISK]
@@ -130,3 +130,22 @@ def test_a_visit_must_fit_inside_the_block():
         query(date(2026, 3, 2), date(2026, 3, 2), duration=90, step=30), now=NOW, hours=BERLIN_HOURS, busy=[]
     )
     assert [local(s) for s in starts] == ["2026-03-02 08:00", "2026-03-02 08:30"]
+
+
+def test_free_starts_follow_holidays_absences_and_extra_days():
+    holiday = HoursException(date(2026, 3, 2), ExceptionKind.HOLIDAY)
+    away = HoursException(date(2026, 3, 3), ExceptionKind.ABSENCE, None, time(8, 30), time(9, 30))
+    extra = HoursException(date(2026, 3, 4), ExceptionKind.EXTRA, 1, time(14, 0), time(15, 0))
+    elsewhere = HoursException(date(2026, 3, 5), ExceptionKind.HOLIDAY, 2)  # another location
+    starts = free_starts(
+        query(date(2026, 3, 2), date(2026, 3, 5)),
+        now=NOW,
+        hours=BERLIN_HOURS,
+        busy=[],
+        exceptions=[holiday, away, extra, elsewhere],
+    )
+    shown = [local(s) for s in starts]
+    assert not any(s.startswith("2026-03-02") for s in shown)
+    assert [s for s in shown if s.startswith("2026-03-03")] == ["2026-03-03 08:00", "2026-03-03 09:30"]
+    assert "2026-03-04 14:00" in shown and "2026-03-04 14:30" in shown
+    assert len([s for s in shown if s.startswith("2026-03-05")]) == 4

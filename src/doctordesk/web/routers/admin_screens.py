@@ -7,14 +7,19 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Path, Query, Request
 
-from doctordesk.domain.inputs import MAX_ID
+from doctordesk.domain.cursors import MAX_CURSOR_CHARS, decode_cursor
+from doctordesk.domain.inputs import MAX_ID, parse_id
 from doctordesk.domain.roles import Role
 from doctordesk.screens.viewing import Viewing
+from doctordesk.services import admin_audit_screen as audit
+from doctordesk.services import admin_hours_screen as hours
 from doctordesk.services import admin_user_screens as screens
+from doctordesk.services.admin_audit import AuditFilter
 from doctordesk.services.passwords import Passwords
 from doctordesk.web.deps import SCREEN_HEADERS, FormDep, ScreenRequest, ScreenRequestDep
 from doctordesk.web.params import STRICT_ID
 from doctordesk.web.responses import SCREEN_RESPONSES, SUBMIT_RESPONSES
+from doctordesk.web.routers.admin_audit import FilterDep
 
 router = APIRouter(prefix="/profile/admin", tags=["administration screens"])
 
@@ -168,3 +173,101 @@ async def save_location(screen: ScreenRequestDep, location_id: LocationId, form:
         screen.rt, screen.actor, location_id, form, page=_locations(screen), state=screen.state
     )
     return update.to_json()
+
+
+# --- work hours ------------------------------------------------------------------------------------------------
+
+DoctorQ = Annotated[int | None, Query(ge=1, le=MAX_ID, description="The doctor (user id)"), STRICT_ID]
+LocationQ = Annotated[int | None, Query(ge=1, le=MAX_ID, description="The location"), STRICT_ID]
+Confirm = Annotated[bool, Query(description="Apply even if approved appointments end up outside the hours")]
+ExceptionId = Annotated[int, Path(ge=1, le=MAX_ID, description="The exception"), STRICT_ID]
+
+
+def _hours(screen: ScreenRequest, doctor: int | None, location: int | None) -> Viewing:
+    return hours.hours_page(
+        screen.rt, screen.actor, doctor_id=doctor, location_id=location, layout=screen.layout,
+        client_id=screen.client_id,
+    )  # fmt: skip
+
+
+def _hours_of(screen: ScreenRequest, form: dict[str, str]) -> Viewing:
+    return _hours(screen, parse_id(form.get("doctor")), parse_id(form.get("location")))
+
+
+@router.put("/hours", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
+async def hours_page(screen: ScreenRequestDep, doctor: DoctorQ = None, location: LocationQ = None) -> dict[str, Any]:
+    """A doctor's weekly hours at a location, and their dated exceptions."""
+    return (await _hours(screen, doctor, location).page()).to_json()
+
+
+@router.patch("/hours", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
+async def hours_poll(screen: ScreenRequestDep, doctor: DoctorQ = None, location: LocationQ = None) -> dict[str, Any]:
+    """The work-hours screen's poll."""
+    return (await _hours(screen, doctor, location).poll(screen.state)).to_json()
+
+
+@router.patch("/hours/choose", responses=SUBMIT_RESPONSES)
+async def hours_choose(screen: ScreenRequestDep, form: FormDep) -> dict[str, Any]:
+    """Another doctor or location (``doctor``, ``location``): navigates to its hours."""
+    return hours.choose(screen.rt, screen.actor, form).to_json()
+
+
+@router.post("/hours/save", responses=SUBMIT_RESPONSES)
+async def hours_save(screen: ScreenRequestDep, form: FormDep, confirm: Confirm = False) -> dict[str, Any]:
+    """Replace the weekly hours at the location (``weekday~n``, ``opens~n``, ``closes~n``; lines without a day
+    are dropped). Without ``confirm``, a change leaving approved appointments outside is not applied: the answer
+    lists them."""
+    page = _hours_of(screen, form)
+    update = await hours.save_weekly(screen.rt, screen.actor, form, confirm=confirm, page=page, state=screen.state)
+    return update.to_json()
+
+
+@router.post("/hours/exceptions/add", responses=SUBMIT_RESPONSES)
+async def hours_add_exception(screen: ScreenRequestDep, form: FormDep, confirm: Confirm = False) -> dict[str, Any]:
+    """Add a holiday, an absence or an extra day (``doctor``, ``day``, ``kind``, ``location`` empty for all,
+    ``opens``, ``closes``, ``note``); conflicts as for the weekly hours."""
+    page = _hours_of(screen, form)
+    update = await hours.add_exception(screen.rt, screen.actor, form, confirm=confirm, page=page, state=screen.state)
+    return update.to_json()
+
+
+@router.post("/hours/exceptions/{exception_id}/remove", responses=SUBMIT_RESPONSES)
+async def hours_remove_exception(
+    screen: ScreenRequestDep, exception_id: ExceptionId, confirm: Confirm = False
+) -> dict[str, Any]:
+    """Withdraw an exception (kept in the records); conflicts as for the weekly hours."""
+    page = _hours(screen, None, None)
+    update = await hours.remove_exception(
+        screen.rt, screen.actor, exception_id, confirm=confirm, page=page, state=screen.state
+    )
+    return update.to_json()
+
+
+# --- audit trail -----------------------------------------------------------------------------------------------
+
+Cursor = Annotated[str | None, Query(max_length=MAX_CURSOR_CHARS, description="Where the page starts")]
+
+
+def _audit(screen: ScreenRequest, f: AuditFilter, cursor: str | None) -> Viewing:
+    after = decode_cursor(cursor) if cursor is not None else None
+    return audit.audit_screen(
+        screen.rt, screen.actor, f, after=after, cursor=cursor, layout=screen.layout, client_id=screen.client_id
+    )
+
+
+@router.put("/audit", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
+async def audit_page(screen: ScreenRequestDep, f: FilterDep, cursor: Cursor = None) -> dict[str, Any]:
+    """The audit trail, newest first, filtered as the query says, with its exports."""
+    return (await _audit(screen, f, cursor).page()).to_json()
+
+
+@router.patch("/audit", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
+async def audit_poll(screen: ScreenRequestDep, f: FilterDep, cursor: Cursor = None) -> dict[str, Any]:
+    """The audit trail screen's poll."""
+    return (await _audit(screen, f, cursor).poll(screen.state)).to_json()
+
+
+@router.patch("/audit/filter", responses=SUBMIT_RESPONSES)
+async def audit_filter_form(screen: ScreenRequestDep, form: FormDep) -> dict[str, Any]:
+    """The filter form (``actor``, ``appointment``, ``action``, ``from`` and ``to`` days): navigates to it."""
+    return audit.apply_filters(screen.rt, screen.actor, form).to_json()

@@ -1,0 +1,103 @@
+"""The audit trail screen: every recorded change, newest first, filtered by actor, appointment, action and days,
+a page at a time, with the same filter's CSV and JSON Lines export as downloads."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from datetime import UTC, timedelta
+from urllib.parse import urlencode
+
+from doctordesk.screens.admin_pages import BASE, page
+from doctordesk.screens.protocol import Action, Element, Layout, Page, el
+from doctordesk.services.admin_audit import AuditFilter, AuditRow
+
+SCREEN = "admin-audit"
+ENDPOINT = f"{BASE}/audit"
+EXPORT = "/admin/audit/export"
+PAGE_SIZE = 50
+DETAILS_CHARS = 300
+
+
+def query_of(f: AuditFilter) -> dict[str, str]:
+    """The filter as the query both the screen and the export read (``from``/``to`` are instants)."""
+    pairs = {
+        "actor": f.actor_id,
+        "appointment": f.appointment_id,
+        "action": f.action,
+        "entity": f.entity,
+        "from": f.since.astimezone(UTC).isoformat() if f.since else None,
+        "to": f.until.astimezone(UTC).isoformat() if f.until else None,
+    }
+    return {k: str(v) for k, v in pairs.items() if v is not None}
+
+
+def endpoint(f: AuditFilter, cursor: str | None = None) -> str:
+    query = query_of(f) | ({"cursor": cursor} if cursor else {})
+    return f"{ENDPOINT}?{urlencode(query)}" if query else ENDPOINT
+
+
+def _row(r: AuditRow, names: Mapping[int, str]) -> Element:
+    who = names.get(r.actor_id, f"user {r.actor_id}") if r.actor_id is not None else "the service"
+    details = json.dumps(r.details, ensure_ascii=False, sort_keys=True)
+    if len(details) > DETAILS_CHARS:
+        details = details[: DETAILS_CHARS - 1] + "…"
+    return el(
+        f"audit-{r.id}",
+        "Row",
+        el(f"audit-at-{r.id}", "Regular", label="When (UTC)", value=r.at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")),
+        el(f"audit-actor-{r.id}", "Regular", label="Who", value=who),
+        el(f"audit-action-{r.id}", "Regular", label="Action", value=r.action),
+        el(f"audit-entity-{r.id}", "Regular", label="About", value=f"{r.entity} {r.entity_id or ''}".strip()),
+        el(f"audit-details-{r.id}", "Caption", value=details),
+    )
+
+
+def render(
+    f: AuditFilter,
+    rows: Sequence[AuditRow],
+    names: Mapping[int, str],
+    *,
+    cursor: str | None,
+    next_cursor: str | None,
+    layout: Layout,
+    timeout: int,
+) -> Page:
+    day = "%Y-%m-%d"
+    filters = el(
+        "filters",
+        "Section",
+        el("f-actor", "Edit", label="Actor (user id)", name="actor", value=str(f.actor_id or "")),
+        el("f-appointment", "Edit", label="Appointment id", name="appointment", value=str(f.appointment_id or "")),
+        el("f-action", "Edit", label="Action, e.g. appointment.approve", name="action", value=f.action or ""),
+        el("f-from", "Date", label="From day (UTC)", name="from", value=f.since.strftime(day) if f.since else ""),
+        el("f-to", "Date", label="Until day (UTC, inclusive)", name="to",
+           value=(f.until - timedelta(days=1)).strftime(day) if f.until else ""),
+        el("apply-filters", "Button", label="Apply", action=Action("PATCH", f"{ENDPOINT}/filter", form="filters")),
+        label="Filter",
+    )  # fmt: skip
+    query = urlencode(query_of(f))
+    exports = el(
+        "exports",
+        "Group",
+        el("export-csv", "Attachment", label="audit.csv",
+           props={"href": f"{EXPORT}?{query}&format=csv" if query else f"{EXPORT}?format=csv", "mime": "text/csv"}),
+        el("export-jsonl", "Attachment", label="audit.jsonl",
+           props={"href": f"{EXPORT}?{query}&format=jsonl" if query else f"{EXPORT}?format=jsonl",
+                  "mime": "application/jsonl"}),
+        label="Export this filter",
+    )  # fmt: skip
+    listing = el(
+        "entries",
+        "Section",
+        el("entries-empty", "Caption", value="Nothing recorded for this filter.", visible=not rows),
+        *(_row(r, names) for r in rows),
+        el("newest", "Link", label="Newest", visible=cursor is not None, action=Action("PUT", endpoint(f))),
+        el("older", "Link", label="Older", visible=next_cursor is not None,
+           action=Action("PUT", endpoint(f, next_cursor))),
+        label="Entries, newest first",
+    )  # fmt: skip
+    return page(
+        screen=SCREEN, current="audit", title="Audit trail", endpoint=endpoint(f, cursor),
+        elements=[filters, exports, listing], layout=layout, timeout=timeout,
+    )  # fmt: skip

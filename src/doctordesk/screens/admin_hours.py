@@ -1,0 +1,137 @@
+"""The administration screen for work hours: a doctor's weekly hours at one location (one line per block, a few
+empty lines to add more) and their dated exceptions (holidays, absences, extra days). A change that would leave
+approved appointments outside the hours is not applied: the screen lists those appointments and asks again."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from urllib.parse import urlencode
+
+from doctordesk.domain.scheduling import ExceptionKind, Hours
+from doctordesk.screens.admin_pages import BASE, notice, page
+from doctordesk.screens.protocol import Action, Element, Layout, Option, Page, el
+
+SCREEN = "admin-hours"
+ENDPOINT = f"{BASE}/hours"
+EMPTY_LINES = 3
+WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+KINDS = (
+    (ExceptionKind.HOLIDAY, "Holiday (no hours)"),
+    (ExceptionKind.ABSENCE, "Absence (whole day, or from-to)"),
+    (ExceptionKind.EXTRA, "Extra hours (from-to)"),
+)
+
+
+def endpoint(doctor_id: int | None, location_id: int | None) -> str:
+    query = {k: str(v) for k, v in (("doctor", doctor_id), ("location", location_id)) if v is not None}
+    return f"{ENDPOINT}?{urlencode(query)}" if query else ENDPOINT
+
+
+@dataclass(frozen=True, slots=True)
+class ExceptionRow:
+    id: int
+    day: str
+    kind: str
+    location: str  # a location's name, or "Every location"
+    opens: str | None
+    closes: str | None
+    note: str
+
+
+@dataclass(frozen=True, slots=True)
+class HoursScreen:
+    doctor_id: int | None
+    location_id: int | None
+    doctors: Sequence[Option]
+    locations: Sequence[Option]
+    rules: Sequence[Hours]
+    exceptions: Sequence[ExceptionRow]
+    layout: Layout
+    timeout: int
+
+
+def _rule_line(i: int, rule: Hours | None) -> Element:
+    return el(
+        f"rule-{i}",
+        "Group",
+        el(f"weekday~{i}", "Combo", label="Day", name=f"weekday~{i}", value=str(rule.weekday) if rule else "",
+           options=[Option("", "—"), *(Option(str(n), d) for n, d in enumerate(WEEKDAYS))]),
+        el(f"opens~{i}", "Time", label="From", name=f"opens~{i}", value=rule.opens.strftime("%H:%M") if rule else ""),
+        el(f"closes~{i}", "Time", label="To", name=f"closes~{i}",
+           value=rule.closes.strftime("%H:%M") if rule else ""),
+    )  # fmt: skip
+
+
+def _exception(row: ExceptionRow) -> Element:
+    span = f", {row.opens}–{row.closes}" if row.opens and row.closes else ""
+    return el(
+        f"exception-{row.id}",
+        "Row",
+        el(f"exception-text-{row.id}", "Regular", value=f"{row.day}: {row.kind}{span} · {row.location}"),
+        el(f"exception-note-{row.id}", "Caption", value=row.note or None),
+        el(f"remove-exception-{row.id}", "Button", label="Remove",
+           action=Action("POST", f"{ENDPOINT}/exceptions/{row.id}/remove", confirm="Remove this exception?")),
+    )  # fmt: skip
+
+
+def render(s: HoursScreen) -> Page:
+    where = endpoint(s.doctor_id, s.location_id)
+    choice = el(
+        "choice",
+        "Section",
+        el("doctor", "Combo", label="Doctor", name="doctor", value=str(s.doctor_id or ""), options=s.doctors,
+           action=Action("PATCH", f"{ENDPOINT}/choose", form="choice")),
+        el("location", "Combo", label="Location", name="location", value=str(s.location_id or ""),
+           options=s.locations, action=Action("PATCH", f"{ENDPOINT}/choose", form="choice")),
+        label="Whose hours, where",
+    )  # fmt: skip
+    lines = [_rule_line(i, r) for i, r in enumerate(s.rules, start=1)]
+    lines += [_rule_line(i, None) for i in range(len(s.rules) + 1, len(s.rules) + 1 + EMPTY_LINES)]
+    weekly = el(
+        "weekly",
+        "Section",
+        el("rules-doctor", "Hidden", name="doctor", value=str(s.doctor_id or "")),
+        el("rules-location", "Hidden", name="location", value=str(s.location_id or "")),
+        el("weekly-hint", "Caption", value="Local time of the location. Leave a line's day empty to drop it."),
+        *lines,
+        el("save-hours", "Button", label="Save weekly hours",
+           action=Action("POST", f"{ENDPOINT}/save", form="weekly")),
+        label="Weekly hours",
+    )  # fmt: skip
+    conflicts = el(
+        "conflicts",
+        "Section",
+        el("conflicts-text", "Notice", props={"tone": "warning"}),
+        el("conflicts-list", "Group"),
+        el("confirm-change", "Button", label="Apply anyway"),
+        label="Appointments outside the new hours",
+        visible=False,
+    )
+    add = el(
+        "new-exception",
+        "Section",
+        el("exc-doctor", "Hidden", name="doctor", value=str(s.doctor_id or "")),
+        el("exc-day", "Date", label="Day", name="day"),
+        el("exc-kind", "Combo", label="Kind", name="kind", value=ExceptionKind.HOLIDAY,
+           options=[Option(k, label) for k, label in KINDS]),
+        el("exc-location", "Combo", label="Where", name="location", value="",
+           options=[Option("", "Every location"), *s.locations]),
+        el("exc-opens", "Time", label="From (optional)", name="opens"),
+        el("exc-closes", "Time", label="To (optional)", name="closes"),
+        el("exc-note", "Edit", label="Note", name="note"),
+        el("add-exception", "Button", label="Add exception",
+           action=Action("POST", f"{ENDPOINT}/exceptions/add", form="new-exception")),
+        label="Add a holiday, absence or extra day",
+    )  # fmt: skip
+    exceptions = el(
+        "exceptions",
+        "Section",
+        el("exceptions-empty", "Caption", value="No exceptions.", visible=not s.exceptions),
+        *(_exception(r) for r in s.exceptions),
+        label="Dated exceptions",
+    )
+    return page(
+        screen=SCREEN, current="hours", title="Work hours", endpoint=where,
+        elements=[notice("saved"), choice, conflicts, weekly, exceptions, add], layout=s.layout, timeout=s.timeout,
+    )  # fmt: skip

@@ -61,7 +61,7 @@ class Server:
         pg = os.environ.get("DOCTORDESK_BENCH_DATABASE_URL")
         if pg:
             env["DOCTORDESK_DATABASE_URL"] = pg
-        else:
+        elif "DOCTORDESK_DATABASE_URL" not in self.env:  # a database the benchmark made for itself stays
             env.pop("DOCTORDESK_DATABASE_URL", None)
         return env
 

@@ -19,6 +19,7 @@ from doctordesk.config import Settings, load_settings
 from doctordesk.domain import webhooks
 from doctordesk.domain.clock import Clock, SystemClock
 from doctordesk.domain.events import DomainEvent
+from doctordesk.realtime import outbox
 from doctordesk.realtime import wiring as realtime
 from doctordesk.realtime.bus import EventBus
 from doctordesk.realtime.hub import Hub
@@ -90,7 +91,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
         runtime.screens.revisions.bump(event.topics)
         await auth.on_event(runtime, event)
         await runtime.hub.on_event(event)
-        if dispatcher is not None and event.notify_user_ids:
+        if dispatcher is not None and event.kind == outbox.QUEUED_EVENT:
             dispatcher.wake()
         if hooks is not None and webhooks.wakes_dispatcher(event.kind):
             hooks.wake()

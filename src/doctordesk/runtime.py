@@ -21,7 +21,8 @@ from doctordesk.services.device_cache import DeviceCache
 from doctordesk.store.db import Database
 
 # Runs inside a unit of work's transaction with the events it emitted (e.g. writes the push outbox).
-TransactionHook = Callable[[AsyncSession, Sequence[DomainEvent]], Awaitable[None]]
+# A hook writes in the transaction that emitted ``events`` (an outbox) and may add events of its own to the list.
+TransactionHook = Callable[[AsyncSession, list[DomainEvent]], Awaitable[None]]
 
 
 @dataclass

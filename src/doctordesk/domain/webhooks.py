@@ -60,7 +60,8 @@ def event_type_for(kind: str) -> str | None:
 
 
 def wakes_dispatcher(kind: str) -> bool:
-    return kind in EVENT_TYPES or kind == QUEUED_EVENT
+    """Deliveries were queued (by an event's transaction, a replay or an endpoint enabled again)."""
+    return kind == QUEUED_EVENT
 
 
 def clean_event_types(raw: Iterable[str]) -> list[str]:

@@ -47,6 +47,10 @@ async def depth(db: Database) -> int:
         return int(await session.scalar(select(func.count()).where(PushOutbox.status == PENDING)) or 0)
 
 
+# Published after a transaction that queued notifications: wakes the push dispatchers (on every instance).
+QUEUED_EVENT = "push.queued"
+
+
 async def enqueue(
     session: AsyncSession,
     events: Sequence[DomainEvent],

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Sequence
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -65,13 +64,21 @@ def install(rt: Runtime) -> None:
         message = message_for(frozenset(event.topics), screen) if screen and screen.user_id == device.user_id else None
         return str(message or TIMEOUT_ONLY)
 
-    async def outbox_hook(session: AsyncSession, events: Sequence[DomainEvent]) -> None:
-        if any(e.notify_user_ids for e in events):
-            await outbox.enqueue(session, events, now=rt.clock.now(), data_for=data_for)
+    async def outbox_hook(session: AsyncSession, events: list[DomainEvent]) -> None:
+        # As for webhooks: push dispatchers are woken only when notifications were queued (a user without
+        # devices costs them nothing).
+        if any(e.notify_user_ids for e in events) and await outbox.enqueue(
+            session, events, now=rt.clock.now(), data_for=data_for
+        ):
+            events.append(DomainEvent(outbox.QUEUED_EVENT, topics=()))
 
-    async def webhook_hook(session: AsyncSession, events: Sequence[DomainEvent]) -> None:
-        if any(webhooks.event_type_for(e.kind) for e in events):
-            await webhook_outbox.enqueue(session, events, now=rt.clock.now())
+    async def webhook_hook(session: AsyncSession, events: list[DomainEvent]) -> None:
+        # Webhook dispatchers (on any instance) are woken only when deliveries were queued: without subscribed
+        # endpoints an event costs them nothing (their claim is a write transaction).
+        if any(webhooks.event_type_for(e.kind) for e in events) and await webhook_outbox.enqueue(
+            session, events, now=rt.clock.now()
+        ):
+            events.append(DomainEvent(webhooks.QUEUED_EVENT, topics=()))
 
     rt.transaction_hooks.append(outbox_hook)
     rt.transaction_hooks.append(webhook_hook)

@@ -259,6 +259,8 @@ def _decline_modal(s: ReviewScreen) -> Element:
         el("decline-close", "Link", label="Back", action=Action("PATCH", f"{endpoint(a)}/decline-dialog/close")),
         label="Decline the request",
         visible=s.decline_open and s.assessment.decidable,
+        # Escape activates this control: the server closes the dialog too, so it does not open again next visit.
+        props={"cancel": "decline-close"},
     )
 
 

@@ -190,3 +190,23 @@ def test_declining_what_was_decided_elsewhere_closes_the_dialog_and_the_message_
     page.locator("#back").click()
     page.locator(f'[data-id="status-{DECLINED_ELSEWHERE}"][data-value="Declined"]').wait_for()
     assert banner.is_hidden()  # the list shows no message about another screen
+
+
+def test_escape_closes_the_decline_dialog_for_good_and_focus_returns_to_decline(server, new_page):
+    page = new_page(server.url)
+    sign_in(page, "doctor1")
+    open_review(page, MUNICH_REQUEST)
+    page.locator('[data-id="decline"]').click()
+    dialog = page.get_by_role("dialog", name="Decline the request")
+    dialog.wait_for()
+    with page.expect_response(lambda r: r.url.endswith("/decline-dialog/close")) as closed:
+        page.keyboard.press("Escape")
+    assert closed.value.status == 200
+    dialog.wait_for(state="hidden")
+    page.wait_for_function("() => document.activeElement && document.activeElement.closest('[data-id=\"decline\"]')")
+    # A new visit (another tab, or after a reload) does not bring the dialog back.
+    again = new_page(server.url)
+    sign_in(again, "doctor1")
+    open_review(again, MUNICH_REQUEST)
+    again.wait_for_timeout(300)
+    assert again.get_by_role("dialog", name="Decline the request").is_hidden()

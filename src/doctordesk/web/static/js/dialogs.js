@@ -1,5 +1,6 @@
 // The Modal element: a native <dialog>, open while the model is visible. Focus moves into it and back to where it
-// was; Escape closes it on this client only (the server shows it again when it says so).
+// was. Escape activates the control the model names in props.cancel (its own "Back"), so the server closes it too;
+// without one, Escape closes it on this client only.
 
 import { node, uid } from "./dom.js";
 
@@ -14,14 +15,20 @@ export function buildModal(model, { entry, view }) {
   root.append(title);
   if (model.value !== null && model.value !== undefined) root.append(node("p", "modal-text", model.value));
   root.append(messages, host);
+  let cancelled = null;
   root.addEventListener("cancel", (event) => {
     event.preventDefault();
     const current = view.nodes.get(model.id) || entry;
+    cancelled = view.nodes.get((current.model.props || {}).cancel) || null;
     current.model.visible = false;
     root.close();
   });
   root.addEventListener("close", () => {
-    if (view.lastFocus && view.lastFocus.isConnected) view.lastFocus.focus();
+    if (view.lastFocus) view.refocus(view.lastFocus);
+    // After focus is back: the cancel control's request runs in the screen's queue like any other action.
+    const cancel = cancelled;
+    cancelled = null;
+    if (cancel && cancel.model.action && cancel.model.enabled !== false) view.onAction(cancel.model, view);
   });
   return { root, host, messages };
 }
@@ -31,7 +38,10 @@ export function syncModal(view, entry) {
   const dialog = entry.root;
   const show = entry.model.visible !== false;
   if (show && !dialog.open && dialog.isConnected) {
-    view.lastFocus = document.activeElement;
+    // The control that opened it (by id: an update may rebuild its node meanwhile). While its request ran the
+    // control was disabled and focus fell to the page, so the last activated element stands in for it.
+    const holder = document.activeElement && document.activeElement.closest("[data-id]");
+    view.lastFocus = holder && !dialog.contains(holder) ? holder.dataset.id : view.lastActivated;
     dialog.showModal();
   } else if (!show && dialog.open) {
     dialog.close();

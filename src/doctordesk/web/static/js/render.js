@@ -28,7 +28,8 @@ export class ScreenView {
     this.elements = [];
     this.nodes = new Map(); // element id -> its entry
     this.blobUrls = new Set();
-    this.lastFocus = null; // where focus returns when a dialog closes
+    this.lastFocus = null; // the element id focus returns to when a dialog closes
+    this.lastActivated = null; // the element whose action ran last
   }
 
   destroy() {
@@ -180,6 +181,7 @@ export class ScreenView {
       if (event) event.preventDefault();
       const current = this.nodes.get(entry.model.id);
       if (!current || current.model.enabled === false) return;
+      this.lastActivated = current.model.id; // where focus returns when the dialog this opens closes
       this.onAction(current.model, this);
     };
     if (entry.button) entry.button.addEventListener("click", fire);

@@ -40,6 +40,7 @@ class AppointmentView:
     updated_at: datetime
     unread: int = 0  # unread chat messages for the viewer
     request_note: str | None = None  # what the patient wrote with the request
+    decline_reason: str | None = None  # the doctor's reason, when declined
 
     @property
     def end(self) -> datetime:

@@ -13,6 +13,7 @@ from doctordesk.domain.decisions import can_answer
 from doctordesk.domain.events import appointment_topic, user_topic
 from doctordesk.domain.fees import money
 from doctordesk.domain.roles import Role
+from doctordesk.domain.status import Status
 from doctordesk.screens.protocol import Action, Element, Layout, Page, el
 from doctordesk.screens.state import Shown
 from doctordesk.screens.wording import status_badge
@@ -132,6 +133,13 @@ def render(s: OffersScreen) -> Page:
             el("doctor", "Regular", label="Doctor", value=view.doctor.name),
             el("location", "Regular", label="Location", value=view.location.name),
             status_badge("status", view.status, Role.PATIENT if s.is_patient else Role.DOCTOR, label="Status"),
+            el(
+                "decline-reason",
+                "Text",
+                label="The doctor's reason" if s.is_patient else "Reason for declining",
+                value=view.decline_reason,
+                visible=view.status is Status.DECLINED and bool(view.decline_reason),
+            ),
             label="Appointment",
         ),
         el("status-note", "Notice", value=note, visible=note is not None, props={"tone": "info"}),

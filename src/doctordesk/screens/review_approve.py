@@ -12,6 +12,7 @@ from doctordesk.domain.events import appointment_topic, doctor_topic
 from doctordesk.domain.review import Assessment, CardAssessment
 from doctordesk.domain.roles import Role
 from doctordesk.domain.scheduling import MAX_ALTERNATIVES
+from doctordesk.domain.status import Status
 from doctordesk.screens.protocol import Action, Element, Layout, Option, Page, el
 from doctordesk.screens.state import Shown
 from doctordesk.screens.wording import status_badge
@@ -92,6 +93,13 @@ def _metadata(view: AppointmentView) -> Element:
         el("location", "Regular", label="Location", value=view.location.name),
         el("service", "Regular", label="Service", value=view.service),
         el("request-note", "Text", label="Patient's note", value=view.request_note, visible=bool(view.request_note)),
+        el(
+            "decline-reason",
+            "Text",
+            label="Reason for declining",
+            value=view.decline_reason,
+            visible=view.status is Status.DECLINED and bool(view.decline_reason),
+        ),
         status_badge("status", view.status, Role.DOCTOR, label="Status"),
         label="Appointment",
     )

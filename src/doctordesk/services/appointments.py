@@ -68,6 +68,7 @@ def view_of(row: Any) -> AppointmentView:
         version=a.version,
         updated_at=a.updated_at,
         request_note=a.request_note,
+        decline_reason=a.decline_reason,
     )
 
 

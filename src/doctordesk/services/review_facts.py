@@ -145,6 +145,7 @@ def view_of(subject: Subject, c: Clinic) -> AppointmentView:
         version=a.version,
         updated_at=a.updated_at,
         request_note=a.request_note,
+        decline_reason=a.decline_reason,
     )
 
 

@@ -9,6 +9,7 @@ import pytest
 from sqlalchemy import select
 
 from doctordesk.domain.status import Status
+from doctordesk.screens.protocol import walk
 from doctordesk.store.review_tables import AppointmentOffer
 from doctordesk.store.tables import Appointment, AppointmentHistory, AuditLog, Patient
 from tests.integration.services.review_support import (
@@ -384,3 +385,24 @@ async def test_a_malformed_version_is_refused(client, login, demo, version):
     doctor = await login("doctor1")
     response = await post(client, doctor.headers, aid(demo, REQUESTED), version=version)
     assert response.status_code == 422 and "version" in response.json()["fields"]
+
+
+async def test_the_decline_reason_is_shown_to_the_doctor_and_to_the_patient(client, login, demo):
+    doctor = await login("doctor1")
+    patient = await login("patient1")
+    a = aid(demo, REQUESTED)
+    reason = "Please see a specialist first.\nI will gladly see you afterwards."
+    declined = await client.post(
+        f"/profile/appointments/{a}/decline", headers=doctor.headers, data={"version": "1", "reason": reason}
+    )
+    assert declined.status_code == 200, declined.text
+
+    def shown(page: dict) -> dict:
+        return {e["id"]: e for e in walk(page["elements"])}["decline-reason"]
+
+    review = (await client.put(approve_url(a), headers=doctor.headers)).json()
+    assert shown(review)["value"] == reason and shown(review).get("visible", True)
+    offers = (await client.put(f"/profile/appointments/{a}/offers", headers=patient.headers)).json()
+    assert shown(offers)["value"] == reason and shown(offers)["label"] == "The doctor's reason"
+    other = (await client.put(approve_url(aid(demo, PENDING_5)), headers=doctor.headers)).json()
+    assert shown(other).get("visible") is False

@@ -199,6 +199,12 @@ def composer(state: ChatState) -> list[Element]:
     return elements
 
 
+def subject(a: AppointmentView) -> str:
+    """What the chat is about, as people name it: the patient and the appointment's local time (appointment
+    numbers appear nowhere else)."""
+    return f"{a.patient.name}, {format_local(a.start, a.location.timezone)}"
+
+
 def render(state: ChatState, *, layout: Layout, timeout: int) -> Page:
     a = state.appointment
     close_query = urlencode({"appointment-id": a.id})
@@ -213,14 +219,22 @@ def render(state: ChatState, *, layout: Layout, timeout: int) -> Page:
         ]
     else:
         header = [
-            el("tag", "Regular", value=f"Appointment #{a.id}", platform="mobile", props={"appointment": a.id}),
+            # The spec's label naming the appointment id, with what people recognise it by.
+            el(
+                "tag",
+                "Regular",
+                label=f"Appointment #{a.id}",
+                value=subject(a),
+                platform="mobile",
+                props={"appointment": a.id},
+            ),
             el("scroll", "Scroller", container, platform="mobile"),
         ]
     elements = [*header, *composer(state)]
     other = a.doctor.name if state.viewer.role is not Role.DOCTOR else "Support"
     return Page(
         screen=SCREEN,
-        title=f"Chat · Appointment #{a.id} · {other}",
+        title=f"Chat · {subject(a)} · {other}",
         endpoint=page_endpoint(a.id),
         poll=LOAD_MORE_ENDPOINT,
         timeout=timeout,

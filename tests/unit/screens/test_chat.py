@@ -93,6 +93,7 @@ SPEC_ORDER_BODY = [
 
 def test_desktop_page_has_the_elements_of_2_3_1_in_order():
     page = chat.render(state(), layout="desktop", timeout=5)
+    assert page.title.startswith(f"Chat · {state().appointment.patient.name}, ") and "#" not in page.title
     assert refs(page)[:2] == ["spacer", "close"]
     assert [r for r in refs(page)[2:] if r != "appointment-id"] == SPEC_ORDER_BODY
     assert "tag" not in refs(page) and "scroll" not in refs(page)
@@ -103,7 +104,8 @@ def test_mobile_page_has_the_elements_of_2_3_1_in_order():
     assert refs(page)[:2] == ["tag", "scroll"]
     assert [r for r in refs(page)[2:] if r != "appointment-id"] == SPEC_ORDER_BODY
     tag = page.elements_json()[0]
-    assert tag["value"] == "Appointment #7"
+    assert tag["label"] == "Appointment #7"  # the spec's label naming the appointment id
+    assert tag["value"].startswith(state().appointment.patient.name + ", ")  # and whom and when it is about
     scroll = page.elements_json()[1]
     assert scroll["children"][0]["id"] == "spacer"
     assert "close" not in refs(page)

@@ -210,3 +210,21 @@ def test_escape_closes_the_decline_dialog_for_good_and_focus_returns_to_decline(
     open_review(again, MUNICH_REQUEST)
     again.wait_for_timeout(300)
     assert again.get_by_role("dialog", name="Decline the request").is_hidden()
+
+
+def test_a_cards_prescription_warning_is_shown_as_text_and_the_card_keeps_its_layout(server, new_page):
+    page = new_page(server.url)
+    sign_in(page, "doctor1")
+    open_review(page, PATIENT1_LATER)
+    page.locator('[data-id="another-alternative"]').click()
+    card = page.locator('[data-id="alternative-1"]')
+    card.wait_for()
+    card.locator('[data-name="profile~1"]').select_option(label="Dr. Mei Chen")
+    note = page.locator('[data-id="prescription-info~1"]')
+    note.wait_for()
+    assert note.locator("button").count() == 0  # not a control that does nothing
+    warning = note.locator(".msg-warning")
+    assert warning.is_visible() and "prescri" in (warning.text_content() or "").lower()
+    date_box = card.locator('[data-name="date~1"]').bounding_box()
+    time_box = card.locator('[data-name="time~1"]').bounding_box()
+    assert date_box and time_box and abs(date_box["y"] - time_box["y"]) < 5  # Date and Time side by side

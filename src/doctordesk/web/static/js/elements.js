@@ -99,6 +99,15 @@ function buildButton(model, className) {
     }
     return { root: a };
   }
+  if (!model.action) {
+    // Nothing to activate (e.g. the prescription note of a card): an inline note, its warning shown beside it,
+    // not a control that does nothing. An update that gives it an action rebuilds it as a button.
+    const root = node("div", "inline-info");
+    root.append(node("span", "inline-info-label", model.label || model.value || model.ref));
+    const messages = node("div", "field-messages");
+    root.append(messages);
+    return { root, messages };
+  }
   const button = node("button", className);
   button.type = "button";
   button.append(node("span", "button-label", model.label || model.value || model.ref));

@@ -12,7 +12,14 @@ async def test_the_list_opens_with_its_sections_and_an_unchanged_poll_changes_no
     async with Client(shared_server.url, realtime=False) as client:
         await client.login("doctor1", "demo")
         screen = await client.open("/profile/appointments")
-        assert [e["id"] for e in screen.elements] == ["title", "needs-decision", "waiting", "upcoming", "past"]
+        assert [e["id"] for e in screen.elements] == [
+            "title",
+            "notices",
+            "needs-decision",
+            "waiting",
+            "upcoming",
+            "past",
+        ]
         assert screen.timeout == 1 and screen.state
         assert await screen.patch() is None
 

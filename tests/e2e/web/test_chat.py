@@ -184,7 +184,9 @@ def test_on_a_phone_the_chat_takes_the_whole_screen_and_back_returns_to_the_list
     open_chat_from_list(doctor, MOBILE_CHAT)
     assert doctor.locator("#panel").is_hidden()
     assert doctor.locator('#main-screen[data-screen="chat"]').is_visible()
-    assert doctor.locator('[data-id="tag"]').text_content().strip().endswith(f"#{MOBILE_CHAT}")
+    tag = doctor.locator('[data-id="tag"]')
+    assert tag.locator(".regular-label").text_content() == f"Appointment #{MOBILE_CHAT}"  # the spec's id
+    assert (tag.locator(".regular-value").text_content() or "").startswith("Maria Schmidt, ")  # whom, when
     assert doctor.locator('[data-id="close"]').count() == 0  # desktop-only element
     assert doctor.evaluate("document.documentElement.scrollWidth") <= MOBILE["width"]
     doctor.get_by_role("button", name="Back to the appointments").click()

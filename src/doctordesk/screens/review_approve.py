@@ -180,7 +180,8 @@ def _card(s: ReviewScreen, c: CardAssessment) -> Element:
             )
         )
     card_error = None
-    if not c.complete:
+    if not c.complete and (c.card.date or c.card.time):
+        # A card the doctor has not typed in yet shows no error (Approve stays disabled until it is complete).
         card_error = "Enter a date and time for this alternative."
     elif c.coverage_error is not None and not coverage_fields:
         card_error = c.coverage_error.message
@@ -188,7 +189,8 @@ def _card(s: ReviewScreen, c: CardAssessment) -> Element:
         f"alternative-{n}",
         "Card",
         *children,
-        label="Suggested Scheduling",
+        # The spec's card, numbered as the errors name it ("Overlaps alternative 1").
+        label=f"Suggested Scheduling · Alternative {n}",
         error=card_error,
         warning=c.coverage_warning,
         props={"n": n, "equals_request": c.equals_request} if c.equals_request else {"n": n},
@@ -200,7 +202,8 @@ def _timezone_box(s: ReviewScreen) -> Element:
     options = list(COMMON_TIMEZONES)
     if a.entry_timezone not in options:
         options.insert(0, a.entry_timezone)
-    needed = a.suggesting and not a.timezone_confirmed
+    # Asked for once the doctor entered a time, not before: no error on a card nobody has typed in.
+    needed = a.suggesting and not a.timezone_confirmed and any(c.card.date or c.card.time for c in a.cards)
     return el(
         "timezone-box",
         "Section",

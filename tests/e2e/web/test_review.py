@@ -65,8 +65,15 @@ def test_two_alternatives_show_fees_and_red_highlights_and_the_second_can_be_del
     for n in (1, 2):
         card = page.locator(f'[data-id="alternative-{n}"]')
         assert card.locator(f'[data-id="date~{n}"]').get_attribute("class").count("is-highlighted")
-        color = card.locator(f'[data-name="date~{n}"]').evaluate("e => getComputedStyle(e).borderTopColor")
-        assert color == "rgb(200, 30, 30)"  # the red highlight
+        style = card.locator(f'[data-name="date~{n}"]').evaluate(
+            "e => { const s = getComputedStyle(e); "
+            "return [s.color, s.boxShadow, s.borderTopColor, s.backgroundColor]; }"
+        )
+        color, bar, border, fill = style
+        assert color == "rgb(200, 30, 30)" and "rgb(200, 30, 30)" in bar  # changed: red text and a red bar
+        assert border != "rgb(200, 30, 30)" and fill != "rgb(255, 240, 240)"  # not the error's frame and fill
+        label = card.locator(f'[data-id="date~{n}"] .field-label')
+        assert label.evaluate("e => getComputedStyle(e, '::after').content") == '" · changed"'
         assert card.locator(f'[data-id="doctor-fee~{n}"]').text_content().strip()
         assert card.locator(f'[data-id="fee-text~{n}"]').is_visible()
     assert page.locator('[data-id="delete~1"]').count() == 0  # the only-one rule: no delete on card 1
@@ -88,6 +95,8 @@ def test_declining_without_a_reason_is_refused_and_the_reason_field_is_marked(se
     reason = dialog.get_by_label("Reason")
     page.locator('[data-id="reason"] .msg-error').wait_for()
     assert reason.get_attribute("aria-invalid") == "true"
+    frame = reason.evaluate("e => [getComputedStyle(e).borderTopColor, getComputedStyle(e).backgroundColor]")
+    assert frame == ["rgb(200, 30, 30)", "rgb(255, 240, 240)"]  # an error: red frame and fill, unlike a change
     assert dialog.is_visible()
     # Still undecided.
     page.keyboard.press("Escape")

@@ -83,6 +83,10 @@ async def test_suggest_another_alternative_adds_a_card_with_doctor_and_location_
     assert s["fee-text~1"]["visible"] is False and s["doctor-fee~1"]["visible"] is False
     assert not s.has("delete~1") and not s.has("prescription-info~1")
     assert s["approve"]["enabled"] is False  # the card is incomplete
+    assert "error" not in card  # but nothing was typed yet: no error before input
+    assert card["label"] == "Suggested Scheduling · Alternative 1"
+    await s.patch("/change", {"date~1": "2026-11-26"})
+    assert s["alternative-1"]["error"] == "Enter a date and time for this alternative."
     await s.patch("/add-alternative")
     assert s["delete~2"]["type"] == "Link"
     await s.matches_a_fresh_put()
@@ -159,6 +163,7 @@ async def test_the_timezone_must_be_confirmed_when_the_profile_has_none(client, 
     s = await Screen(client, doctor.headers, aid(demo, NO_TIMEZONE)).open()
     assert s["timezone"]["type"] == "Timezone" and s["timezone"]["value"] == "Europe/Berlin"
     await s.patch("/add-alternative")
+    assert "error" not in s["timezone"]  # not before the doctor entered a time
     await s.patch("/change", {"date~1": "2026-11-26", "time~1": "10:00"})
     assert s["approve"]["enabled"] is False and s["timezone"]["error"]
     body = await s.patch("/timezone", {"timezone": "Mars/Olympus"}, expect=422)

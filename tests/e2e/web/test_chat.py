@@ -231,3 +231,29 @@ def test_a_reset_answer_or_a_reload_keeps_the_message_being_typed_its_file_and_t
     doctor.locator('[data-id="send"]').click()
     sent = doctor.locator('[data-ref^="outgoing-"]', has_text="they look good.")
     sent.locator(".attachment", has_text="report.pdf").wait_for()
+
+
+PHONE_THREAD = 13  # a chat of its own, filled here
+
+
+def test_on_a_phone_the_chat_opens_at_the_newest_message_with_the_input_on_screen(chat_server, new_page):
+    send_via_api(chat_server.url, PHONE_THREAD, [f"Phone message {i}" for i in range(1, 9)])
+    doctor = new_page(chat_server.url, viewport=MOBILE)
+    sign_in(doctor, "doctor1")
+    open_chat_directly(doctor, PHONE_THREAD)
+    doctor.get_by_text("Phone message 8").wait_for()
+    log = doctor.locator(".scroller .scroller")
+    doctor.wait_for_function(
+        "() => { const l = document.querySelector('.scroller .scroller');"
+        " return l && l.scrollHeight - l.scrollTop - l.clientHeight < 4 && l.scrollHeight > l.clientHeight; }"
+    )
+    newest = doctor.get_by_text("Phone message 8").bounding_box()
+    box = doctor.locator('[data-id="content"] textarea').bounding_box()
+    assert newest and box and 0 <= newest["y"] < MOBILE["height"]  # the newest message is in view
+    assert box["y"] + box["height"] <= MOBILE["height"]  # and so is the input, without scrolling the page
+    # "No messages yet." belongs to an empty thread only.
+    empty = doctor.evaluate(
+        "() => [...document.querySelectorAll('.scroller')].map(s => getComputedStyle(s, '::before').content)"
+    )
+    assert all("No messages yet" not in c for c in empty), empty
+    assert log.count() == 1

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import date
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Query
+from fastapi import APIRouter, Depends, Path, Query
 
 from doctordesk.domain.booking import NOTE_MAX
 from doctordesk.domain.inputs import MAX_ID
@@ -46,46 +46,36 @@ Week = Annotated[date | None, Query(description="A day of the week shown (YYYY-M
 Start = Annotated[str | None, Query(pattern=START_FIELD["pattern"], description=START_FIELD["description"])]
 
 
-async def _booking(
-    screen: ScreenRequest,
-    doctor: int | None,
-    location: int | None,
-    service: str | None,
-    week: date | None,
-    start: str | None,
-) -> Viewing:
-    asked = booking.Asked(doctor, location, service, week, start)
-    return await booking.viewing(screen.rt, screen.actor, asked, layout=screen.layout, client_id=screen.client_id)
+def asked(
+    doctor: Doctor = None,
+    location: Location = None,
+    service: Service = None,
+    week: Week = None,
+    start: Start = None,
+) -> booking.Asked:
+    """The choice the query spells (strictly parsed; unknown ids are settled by the screen, not refused)."""
+    return booking.Asked(doctor, location, service, week, start)
+
+
+AskedDep = Annotated[booking.Asked, Depends(asked)]
+
+
+async def _booking(screen: ScreenRequest, choice: booking.Asked) -> Viewing:
+    return await booking.viewing(screen.rt, screen.actor, choice, layout=screen.layout, client_id=screen.client_id)
 
 
 @router.put("/book", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
-async def booking_page(
-    screen: ScreenRequestDep,
-    doctor: Doctor = None,
-    location: Location = None,
-    service: Service = None,
-    week: Week = None,
-    start: Start = None,
-) -> dict[str, Any]:
+async def booking_page(screen: ScreenRequestDep, choice: AskedDep) -> dict[str, Any]:
     """The booking screen (patients only; others get 404): doctor, location and service to choose, the week's
     free times, and the picked time to request. The query is the choice; one that no longer fits is settled to the
     nearest that does."""
-    viewing = await _booking(screen, doctor, location, service, week, start)
-    return (await viewing.page()).to_json()
+    return (await (await _booking(screen, choice)).page()).to_json()
 
 
 @router.patch("/book", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
-async def booking_poll(
-    screen: ScreenRequestDep,
-    doctor: Doctor = None,
-    location: Location = None,
-    service: Service = None,
-    week: Week = None,
-    start: Start = None,
-) -> dict[str, Any]:
+async def booking_poll(screen: ScreenRequestDep, choice: AskedDep) -> dict[str, Any]:
     """The booking screen's poll: free times taken or freed meanwhile."""
-    viewing = await _booking(screen, doctor, location, service, week, start)
-    return (await viewing.poll(screen.state)).to_json()
+    return (await (await _booking(screen, choice)).poll(screen.state)).to_json()
 
 
 @router.patch("/book/choose", responses=SUBMIT_RESPONSES, openapi_extra=CHOOSE_BODY)

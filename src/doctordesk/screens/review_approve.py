@@ -259,7 +259,14 @@ def _decline_modal(s: ReviewScreen) -> Element:
     return el(
         "decline-modal",
         "Modal",
-        el("reason", "Edit", label="Reason", name="reason", placeholder="Why is the request declined?"),
+        el(
+            "reason",
+            "Edit",
+            label="Reason",
+            name="reason",
+            placeholder="Why is the request declined?",
+            props={"multiline": True, "maxlength": 1000},
+        ),
         el("version~decline", "Hidden", name="version", value=str(s.view.version)),
         el(
             "decline-submit",
@@ -336,7 +343,8 @@ def render(s: ReviewScreen) -> Page:
         el(
             "cancel",
             "Link",
-            label="Cancel",
+            # Beside Decline on a canceled appointment, "Cancel" read as "cancel the appointment".
+            label="Discard changes and go back" if a.suggesting else "Back to the list",
             action=Action("PATCH", f"{base}/cancel", confirm="Discard your changes?" if a.suggesting else None),
         ),
         _decline_modal(s),

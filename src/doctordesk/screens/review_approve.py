@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from doctordesk.domain.appointments import AppointmentView, format_local
+from doctordesk.domain.decisions import MAX_REASON_CHARS
 from doctordesk.domain.events import appointment_topic, doctor_topic
 from doctordesk.domain.review import Assessment, CardAssessment
 from doctordesk.domain.roles import Role
@@ -265,7 +266,7 @@ def _decline_modal(s: ReviewScreen) -> Element:
             label="Reason",
             name="reason",
             placeholder="Why is the request declined?",
-            props={"multiline": True, "maxlength": 1000},
+            props={"multiline": True, "maxlength": MAX_REASON_CHARS},
         ),
         el("version~decline", "Hidden", name="version", value=str(s.view.version)),
         el(

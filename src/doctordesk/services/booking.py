@@ -160,10 +160,9 @@ async def request(rt: Runtime, actor: Actor, form: Mapping[str, str]) -> UpdateS
     now = rt.clock.now()
     async with unit_of_work(rt) as uow:
         a = await place_request(rt, uow, actor, req, now=now)
-        location = a.location_id
-    async with rt.db.read() as session:
-        c = await cached_clinic(rt, session)
-    when = format_local(req.start, c.directory.locations.get(location, "UTC"))
+        # The reference data place_request just read (cached): no second connection for the time zone.
+        c = await cached_clinic(rt, uow.session)
+        when = format_local(req.start, c.directory.locations.get(a.location_id, "UTC"))
     return UpdateSet(
         screen=screen.SCREEN,
         state="",

@@ -14,7 +14,7 @@ from doctordesk.domain.events import DomainEvent
 from doctordesk.domain.roles import Actor
 from doctordesk.realtime.webhook_outbox import FAILED, PENDING, delivery_values
 from doctordesk.runtime import Runtime
-from doctordesk.services.audit import audit
+from doctordesk.services.admin_audit import record_change
 from doctordesk.services.uow import UnitOfWork, unit_of_work
 from doctordesk.services.webhook_endpoints import endpoint_row, require_admin
 from doctordesk.store.webhook_tables import AdminNotice, WebhookDelivery
@@ -97,6 +97,12 @@ async def get_delivery(rt: Runtime, actor: Actor, endpoint_id: int, delivery_id:
         return DeliveryView.of(row)
 
 
+def _audited(d: WebhookDelivery) -> dict[str, object]:
+    """What the audit keeps of a delivery: which message, and its state (never the body)."""
+    return {"delivery_id": d.id, "message_id": d.message_id, "event_type": d.event_type, "status": d.status,
+            "attempts": d.attempts, "replays": d.replays}  # fmt: skip
+
+
 def _queued(uow: UnitOfWork) -> None:
     uow.emit(DomainEvent(webhooks.QUEUED_EVENT, topics=()))
 
@@ -109,16 +115,12 @@ async def replay(rt: Runtime, actor: Actor, endpoint_id: int, delivery_id: int) 
         row = await uow.session.get(WebhookDelivery, delivery_id, with_for_update=True)
         if row is None or row.endpoint_id != endpoint_id:
             raise NotFound("No such delivery.")
+        before = _audited(row)
         row.status, row.attempts, row.next_attempt_at, row.replays = PENDING, 0, now, row.replays + 1
-        audit(
-            uow.session,
-            at=now,
-            actor_id=actor.user_id,
-            action="webhook.replay",
-            entity="webhook_endpoint",
-            entity_id=endpoint_id,
-            details={"message_id": row.message_id},
-        )
+        record_change(
+            uow.session, actor, at=now, action="webhook.replay", entity="webhook_endpoint", entity_id=endpoint_id,
+            before=before, after=_audited(row),
+        )  # fmt: skip
         _queued(uow)
     return DeliveryView.of(row)
 
@@ -139,15 +141,11 @@ async def replay_failed(rt: Runtime, actor: Actor, endpoint_id: int, *, since: d
             .values(status=PENDING, attempts=0, next_attempt_at=now, replays=WebhookDelivery.replays + 1)
         )
         count = int(getattr(result, "rowcount", 0) or 0)
-        audit(
-            uow.session,
-            at=now,
-            actor_id=actor.user_id,
-            action="webhook.replay-failed",
-            entity="webhook_endpoint",
-            entity_id=endpoint_id,
-            details={"since": since.isoformat(), "count": count},
-        )
+        record_change(
+            uow.session, actor, at=now, action="webhook.replay-failed", entity="webhook_endpoint",
+            entity_id=endpoint_id, before={"status": FAILED, "since": since.isoformat(), "count": count},
+            after={"status": PENDING, "since": since.isoformat(), "count": count},
+        )  # fmt: skip
         if count:
             _queued(uow)
     return count
@@ -163,6 +161,10 @@ async def send_test(rt: Runtime, actor: Actor, endpoint_id: int) -> DeliveryView
         row = WebhookDelivery(**delivery_values(endpoint_id, webhooks.TEST_EVENT, body, now=now))
         uow.session.add(row)
         await uow.session.flush()
+        record_change(
+            uow.session, actor, at=now, action="webhook.send-test", entity="webhook_endpoint",
+            entity_id=endpoint_id, before=None, after=_audited(row),
+        )  # fmt: skip
         _queued(uow)
     return DeliveryView.of(row)
 

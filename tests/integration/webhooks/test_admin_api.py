@@ -210,3 +210,30 @@ async def test_every_endpoint_change_is_audited_with_before_and_after_and_no_sec
     assert by_action["webhook.enable"]["after"]["enabled"] is True
     for secret in (created["secret"], rotated["secret"]):
         assert all(secret not in str(r.details) for r in rows)
+
+
+async def test_test_events_and_replays_are_audited_with_the_delivery_before_and_after(client, admin, runtime, register):
+    created = await register("https://hooks.example.com/in", ["appointment.approved"])
+    base = f"{BASE}/{created['id']}"
+    sent = (await client.post(f"{base}/test", headers=admin.headers)).json()
+    replayed = await client.post(f"{base}/deliveries/{sent['id']}/replay", headers=admin.headers)
+    assert replayed.status_code == 200, replayed.text
+    since = {"since": "2026-01-01T00:00:00Z"}
+    assert (await client.post(f"{base}/replay", headers=admin.headers, json=since)).json() == {"replayed": 0}
+    async with runtime.db.read() as s:
+        rows = (
+            await s.scalars(
+                select(AuditLog)
+                .where(AuditLog.entity == "webhook_endpoint", AuditLog.action != "webhook.create")
+                .order_by(AuditLog.id)
+            )
+        ).all()
+    by_action = {r.action: r.details for r in rows}
+    assert list(by_action) == ["webhook.send-test", "webhook.replay", "webhook.replay-failed"]
+    assert by_action["webhook.send-test"] == {"before": None, "after": by_action["webhook.send-test"]["after"]}
+    assert by_action["webhook.send-test"]["after"]["event_type"] == "webhook.test"
+    assert by_action["webhook.replay"]["before"]["replays"] == 0
+    assert by_action["webhook.replay"]["after"]["replays"] == 1
+    assert by_action["webhook.replay"]["after"]["message_id"] == sent["webhook_id"]
+    assert by_action["webhook.replay-failed"]["before"]["count"] == 0
+    assert all(created["secret"] not in str(r.details) for r in rows)

@@ -36,6 +36,7 @@ from doctordesk.web.limits import BodyLimit
 from doctordesk.web.observability import RequestTimer
 from doctordesk.web.routers import (
     admin_audit,
+    admin_data_screens,
     admin_fees,
     admin_hours,
     admin_locations,
@@ -155,6 +156,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
     app.include_router(admin_policies.router)
     app.include_router(webhooks_admin.router)
     app.include_router(admin_screens.router)
+    app.include_router(admin_data_screens.router)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(RequestTimer, metrics=runtime.metrics)
     app.add_middleware(SecurityHeaders)

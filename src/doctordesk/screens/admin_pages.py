@@ -16,6 +16,8 @@ SECTIONS = (
     ("users", "Users", f"{BASE}/users"),
     ("locations", "Locations", f"{BASE}/locations"),
     ("hours", "Work hours", f"{BASE}/hours"),
+    ("fees", "Fees", f"{BASE}/fees"),
+    ("webhooks", "Webhooks", f"{BASE}/webhooks"),
     ("audit", "Audit trail", f"{BASE}/audit"),
 )
 

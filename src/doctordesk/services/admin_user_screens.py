@@ -57,7 +57,7 @@ def told(update: UpdateSet, ref: str, text: str) -> UpdateSet:
     return update
 
 
-def _text(form: Mapping[str, str], name: str, *, max_chars: int, fields: dict[str, str]) -> str | None:
+def form_text(form: Mapping[str, str], name: str, *, max_chars: int, fields: dict[str, str]) -> str | None:
     """A free-text field (None when absent or empty), its problem noted in ``fields``."""
     value = form.get(name)
     if value is None or not value.strip():
@@ -68,7 +68,7 @@ def _text(form: Mapping[str, str], name: str, *, max_chars: int, fields: dict[st
     return value.strip()
 
 
-def _flag(form: Mapping[str, str], name: str, fields: dict[str, str]) -> bool | None:
+def form_flag(form: Mapping[str, str], name: str, fields: dict[str, str]) -> bool | None:
     value = form.get(name)
     if value is None:
         return None
@@ -147,8 +147,8 @@ async def create_user(
     role = form.get("role", "")
     if role not in Role._value2member_map_:
         fields["role"] = "One of: doctor, support, patient, admin."
-    username = _text(form, "username", max_chars=64, fields=fields)
-    name = _text(form, "display_name", max_chars=128, fields=fields)
+    username = form_text(form, "username", max_chars=64, fields=fields)
+    name = form_text(form, "display_name", max_chars=128, fields=fields)
     password = form.get("password") or None
     doctor = role == Role.DOCTOR.value
     new = admin_users.NewUser(
@@ -156,10 +156,10 @@ async def create_user(
         role=Role(role) if "role" not in fields else Role.PATIENT,
         display_name=name or "",
         password=password,
-        specialty=_text(form, "specialty", max_chars=128, fields=fields) if doctor else None,
-        timezone=_text(form, "timezone", max_chars=64, fields=fields) if doctor else None,
-        can_prescribe=_flag(form, "can_prescribe", fields) if doctor else None,
-        chat_enabled=_flag(form, "chat_enabled", fields) if doctor else None,
+        specialty=form_text(form, "specialty", max_chars=128, fields=fields) if doctor else None,
+        timezone=form_text(form, "timezone", max_chars=64, fields=fields) if doctor else None,
+        can_prescribe=form_flag(form, "can_prescribe", fields) if doctor else None,
+        chat_enabled=form_flag(form, "chat_enabled", fields) if doctor else None,
     )
     if username is None:
         fields["username"] = "Required."
@@ -193,7 +193,7 @@ def user_page(rt: Runtime, actor: Actor, user_id: int, *, layout: Layout, client
     return viewing(rt, actor, screen_name=screen.USER_SCREEN, endpoint=endpoint, render=render, client_id=client_id)
 
 
-async def _acted(rt: Runtime, page: Viewing, state: str | None, ref: str, text: str) -> UpdateSet:
+async def acted(rt: Runtime, page: Viewing, state: str | None, ref: str, text: str) -> UpdateSet:
     await changed(rt)
     return told(await page.refresh(state), ref, text)
 
@@ -204,15 +204,15 @@ async def save_user(
     """Save the profile form: the name, and for a doctor the profile fields."""
     require_admin(actor)
     fields: dict[str, str] = {}
-    name = _text(form, "display_name", max_chars=128, fields=fields)
+    name = form_text(form, "display_name", max_chars=128, fields=fields)
     user = await admin_users.get_user(rt, user_id)
     if user.doctor is not None:
         change = admin_users.DoctorChange(
             display_name=name,
-            specialty=_text(form, "specialty", max_chars=128, fields=fields),
-            timezone=_text(form, "timezone", max_chars=64, fields=fields),
-            can_prescribe=_flag(form, "can_prescribe", fields),
-            chat_enabled=_flag(form, "chat_enabled", fields),
+            specialty=form_text(form, "specialty", max_chars=128, fields=fields),
+            timezone=form_text(form, "timezone", max_chars=64, fields=fields),
+            can_prescribe=form_flag(form, "can_prescribe", fields),
+            chat_enabled=form_flag(form, "chat_enabled", fields),
         )
         if fields:
             raise ValidationFailed(fields=fields)
@@ -223,7 +223,7 @@ async def save_user(
         if fields:
             raise ValidationFailed(fields=fields)
         await admin_users.rename_user(rt, actor, user_id, display_name=name or "")
-    return await _acted(rt, page, state, "saved", "Saved.")
+    return await acted(rt, page, state, "saved", "Saved.")
 
 
 async def set_active(
@@ -235,7 +235,7 @@ async def set_active(
         raise ValidationFailed("You cannot deactivate yourself.")
     view = await admin_users.set_active(rt, actor, user_id, active=active)
     text = f"{view.display_name} is {'active again' if active else 'deactivated and signed out everywhere'}."
-    return await _acted(rt, page, state, "saved", text)
+    return await acted(rt, page, state, "saved", text)
 
 
 async def reset_password(
@@ -245,7 +245,7 @@ async def reset_password(
     require_admin(actor)
     generated = await admin_users.set_password(rt, passwords, actor, user_id, password=None)
     text = f"New password: {generated} — shown this once. The user was signed out everywhere."
-    return await _acted(rt, page, state, "new-password", text)
+    return await acted(rt, page, state, "new-password", text)
 
 
 # --- locations -------------------------------------------------------------------------------------------------
@@ -265,9 +265,9 @@ def locations(rt: Runtime, actor: Actor, *, layout: Layout, client_id: str | Non
 def _location_change(form: Mapping[str, str]) -> admin_locations.LocationChange:
     fields: dict[str, str] = {}
     change = admin_locations.LocationChange(
-        name=_text(form, "name", max_chars=128, fields=fields),
-        address=_text(form, "address", max_chars=255, fields=fields),
-        timezone=_text(form, "timezone", max_chars=64, fields=fields),
+        name=form_text(form, "name", max_chars=128, fields=fields),
+        address=form_text(form, "address", max_chars=255, fields=fields),
+        timezone=form_text(form, "timezone", max_chars=64, fields=fields),
     )
     if fields:
         raise ValidationFailed(fields=fields)
@@ -287,7 +287,7 @@ async def save_location(
     else:
         saved = await admin_locations.update_location(rt, actor, location_id, change)
         text = f"Saved {saved.name}."
-    update = await _acted(rt, page, state, "saved", text)
+    update = await acted(rt, page, state, "saved", text)
     if location_id is None:
         update.patches += [p_update(ref, value="") for ref in ("new-name", "new-address", "new-timezone")]
     return update

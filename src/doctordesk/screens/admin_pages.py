@@ -17,6 +17,7 @@ SECTIONS = (
     ("locations", "Locations", f"{BASE}/locations"),
     ("hours", "Work hours", f"{BASE}/hours"),
     ("fees", "Fees", f"{BASE}/fees"),
+    ("insurance", "Insurance", f"{BASE}/insurance"),
     ("webhooks", "Webhooks", f"{BASE}/webhooks"),
     ("audit", "Audit trail", f"{BASE}/audit"),
 )

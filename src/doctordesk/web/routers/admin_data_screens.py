@@ -1,15 +1,17 @@
 """The administration screens for the clinic's reference data (docs/administration.md): fees as dated versions,
-and webhook endpoints with their delivery log. Admins only; anyone else gets 404."""
+insurance policies (coverage, network membership, exclusions), and webhook endpoints with their delivery log.
+Admins only; anyone else gets 404."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path
+from fastapi import APIRouter, Path, Query
 
-from doctordesk.domain.inputs import MAX_ID
+from doctordesk.domain.inputs import MAX_ID, parse_id
 from doctordesk.screens.viewing import Viewing
 from doctordesk.services import admin_fee_screen as fees
+from doctordesk.services import admin_insurance_screen as insurance
 from doctordesk.services import admin_webhook_screens as hooks
 from doctordesk.web.deps import SCREEN_HEADERS, FormDep, ScreenRequest, ScreenRequestDep
 from doctordesk.web.params import STRICT_ID
@@ -18,6 +20,8 @@ from doctordesk.web.responses import SCREEN_RESPONSES, SUBMIT_RESPONSES
 router = APIRouter(prefix="/profile/admin", tags=["administration screens"])
 
 EndpointId = Annotated[int, Path(ge=1, le=MAX_ID, description="The webhook endpoint"), STRICT_ID]
+PolicyId = Annotated[int, Path(ge=1, le=MAX_ID, description="The policy"), STRICT_ID]
+PatientQ = Annotated[int | None, Query(ge=1, le=MAX_ID, description="The patient"), STRICT_ID]
 DeliveryId = Annotated[int, Path(ge=1, le=MAX_ID, description="The delivery"), STRICT_ID]
 
 
@@ -45,6 +49,50 @@ async def add_fee_version(screen: ScreenRequestDep, form: FormDep) -> dict[str, 
     """A new version of a rule (``kind``, ``doctor`` and ``location`` empty for any, ``amount`` such as 80.50,
     ``percent`` for surcharges, ``currency``, ``effective_from`` day, ``retired``)."""
     return (await fees.add_version(screen.rt, screen.actor, form, page=_fees(screen), state=screen.state)).to_json()
+
+
+# --- insurance -------------------------------------------------------------------------------------------------
+
+
+def _insurance(screen: ScreenRequest, patient: int | None) -> Viewing:
+    return insurance.insurance_page(
+        screen.rt, screen.actor, patient_id=patient, layout=screen.layout, client_id=screen.client_id
+    )
+
+
+@router.put("/insurance", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
+async def insurance_page(screen: ScreenRequestDep, patient: PatientQ = None) -> dict[str, Any]:
+    """The insurers, a patient's policies (coverage, network, exclusions, the insurer's record), a new policy."""
+    return (await _insurance(screen, patient).page()).to_json()
+
+
+@router.patch("/insurance", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
+async def insurance_poll(screen: ScreenRequestDep, patient: PatientQ = None) -> dict[str, Any]:
+    """The insurance screen's poll."""
+    return (await _insurance(screen, patient).poll(screen.state)).to_json()
+
+
+@router.patch("/insurance/choose", responses=SUBMIT_RESPONSES)
+async def insurance_choose(screen: ScreenRequestDep, form: FormDep) -> dict[str, Any]:
+    """Another patient (``patient``): navigates to their policies."""
+    return insurance.choose(screen.rt, screen.actor, form).to_json()
+
+
+@router.post("/insurance/create", responses=SUBMIT_RESPONSES)
+async def create_policy(screen: ScreenRequestDep, form: FormDep) -> dict[str, Any]:
+    """Add a policy for ``patient`` (``insurer``, ``policy_number``, ``valid_from``, ``valid_to`` required;
+    ``network_doctor~<id>``, ``network_location~<id>``, ``excluded_doctor~<id>`` ticks, ``excluded_services``
+    comma-separated, ``third_party_data``)."""
+    page = _insurance(screen, parse_id(form.get("patient")))
+    return (await insurance.create_policy(screen.rt, screen.actor, form, page=page, state=screen.state)).to_json()
+
+
+@router.post("/insurance/policies/{policy_id}/save", responses=SUBMIT_RESPONSES)
+async def save_policy(screen: ScreenRequestDep, policy_id: PolicyId, form: FormDep) -> dict[str, Any]:
+    """Save a policy's form; the ticks replace its lists whole, an empty record clears it."""
+    page = _insurance(screen, parse_id(form.get("patient")))
+    update = await insurance.save_policy(screen.rt, screen.actor, policy_id, form, page=page, state=screen.state)
+    return update.to_json()
 
 
 # --- webhooks --------------------------------------------------------------------------------------------------

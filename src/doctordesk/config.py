@@ -46,7 +46,7 @@ class Settings(BaseSettings):
 
     # Accounts
     token_ttl_seconds: int = Field(12 * 3600, ge=60, le=90 * 86400)
-    auth_cache_seconds: float = Field(5.0, ge=0, le=3600)
+    auth_cache_seconds: float = Field(300.0, ge=0, le=3600)
     # Clinic reference data (doctors, locations, work hours, fees) is re-read at most this often by Review and
     # Approve; 0 reads it on every request.
     reference_cache_seconds: float = Field(5.0, ge=0, le=86400)

@@ -37,6 +37,8 @@ class Settings(BaseSettings):
     # `serve` believes X-Forwarded-For (the client's address) and X-Forwarded-Proto only on connections from these
     # addresses or networks, comma-separated ("*": any; empty: none). Login throttling counts per client address.
     forwarded_allow_ips: str = "127.0.0.1,::1"
+    # One log line per request: clinics behind a proxy that logs requests may turn it off (it costs the poll).
+    access_log: bool = True
     data_dir: Path = Path("var")
     database_url: str = ""  # empty: sqlite+aiosqlite:///<data_dir>/doctordesk.db
     redis_url: str = ""  # empty: in-process event bus

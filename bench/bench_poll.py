@@ -22,7 +22,7 @@ CONCURRENCY = (1, 50)
 
 
 def main() -> int:
-    with Server(app="bench.app:create_app") as server:
+    with Server(app="bench.app:create_app", postgres=True) as server:
         headers = server.login("doctor1")
         poll_url = f"{server.url}/profile/appointments"
 

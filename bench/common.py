@@ -1,10 +1,10 @@
 """Shared helpers of the benchmarks: a real server on loopback, a load generator, percentiles and tables.
 
-``Server`` migrates and seeds a fresh database (SQLite in a temporary directory, or PostgreSQL when
-``DOCTORDESK_BENCH_DATABASE_URL`` is set: that database is emptied first) and serves it with uvicorn in a
-subprocess on a free loopback port. ``load`` drives it with ``wrk`` (Debian's, installed by ``make bench``) or,
-without wrk, with an asyncio + httpx generator (which saturates long before the server on 2 cores: numbers from
-it are marked).
+``Server`` migrates and seeds a fresh database (SQLite in a temporary directory, or, with ``postgres=True`` and
+``DOCTORDESK_BENCH_POSTGRES_URL`` set, a PostgreSQL database of the benchmark's own, created and dropped) and serves
+it with uvicorn in a subprocess on a free loopback port. ``load`` drives it with ``wrk`` (Debian's, installed by
+``make bench``) or, without wrk, with an asyncio + httpx generator (which saturates long before the server on 2
+cores: numbers from it are marked).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,19 +37,40 @@ def free_port() -> int:
         return port
 
 
+def postgres_server() -> str | None:
+    """The PostgreSQL server a benchmark may create its own databases on (``DOCTORDESK_BENCH_POSTGRES_URL``): the
+    database that URL names is only connected through, never changed. None: SQLite only."""
+    return os.environ.get("DOCTORDESK_BENCH_POSTGRES_URL") or None
+
+
 def database_label() -> str:
-    return "PostgreSQL" if os.environ.get("DOCTORDESK_BENCH_DATABASE_URL") else "SQLite"
+    return "PostgreSQL" if postgres_server() else "SQLite"
+
+
+@contextmanager
+def scratch_database(directory: Path, name: str) -> Iterator[str]:
+    """A fresh, empty database for one benchmark: a SQLite file in ``directory``, or, when
+    ``DOCTORDESK_BENCH_POSTGRES_URL`` is set, a PostgreSQL database of its own, dropped afterwards."""
+    server = postgres_server()
+    if server is None:
+        yield f"sqlite+aiosqlite:///{directory / f'{name}.db'}"
+        return
+    with own_postgres_databases(server, [f"doctordesk_bench_{name}"]) as (url,):
+        yield url
 
 
 @dataclass
 class Server:
-    """``with Server() as s: s.url`` — a seeded doctordesk (or ``app``) under uvicorn on loopback."""
+    """``with Server() as s: s.url`` — a seeded doctordesk (or ``app``) under uvicorn on loopback. ``postgres``: on
+    a PostgreSQL database of its own when ``DOCTORDESK_BENCH_POSTGRES_URL`` is set (SQLite otherwise)."""
 
     app: str = "doctordesk.app:create_app"
     env: dict[str, str] = field(default_factory=dict)
+    postgres: bool = False
     port: int = field(default_factory=free_port)
     process: subprocess.Popen[bytes] | None = None
     _tmp: tempfile.TemporaryDirectory[str] | None = None
+    _databases: ExitStack = field(default_factory=ExitStack)
 
     @property
     def url(self) -> str:
@@ -58,10 +79,7 @@ class Server:
     def _environment(self, data_dir: Path) -> dict[str, str]:
         env = {**os.environ, **FAST_HASHING, "DOCTORDESK_DATA_DIR": str(data_dir), **self.env}
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-        pg = os.environ.get("DOCTORDESK_BENCH_DATABASE_URL")
-        if pg:
-            env["DOCTORDESK_DATABASE_URL"] = pg
-        elif "DOCTORDESK_DATABASE_URL" not in self.env:  # a database the benchmark made for itself stays
+        if "DOCTORDESK_DATABASE_URL" not in self.env:  # never a database the benchmark did not make
             env.pop("DOCTORDESK_DATABASE_URL", None)
         return env
 
@@ -69,8 +87,10 @@ class Server:
         self._tmp = tempfile.TemporaryDirectory(prefix="doctordesk-bench-")
         data = Path(self._tmp.name)
         env = self._environment(data)
-        if os.environ.get("DOCTORDESK_BENCH_DATABASE_URL"):
-            _reset_postgres(env)
+        server = postgres_server()
+        if self.postgres and server and "DOCTORDESK_DATABASE_URL" not in self.env:
+            (url,) = self._databases.enter_context(own_postgres_databases(server, [f"doctordesk_bench_{self.port}"]))
+            env["DOCTORDESK_DATABASE_URL"] = url
         for args in (["migrate"], ["seed-demo", "--if-empty"]):
             subprocess.run([sys.executable, "-m", "doctordesk.cli", *args], env=env, check=True, capture_output=True)
         log = open(data / "server.log", "wb")  # noqa: SIM115 - closed with the process
@@ -112,6 +132,7 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(5)
+        self._databases.close()
         if self._tmp is not None:
             self._tmp.cleanup()
 
@@ -119,22 +140,6 @@ class Server:
         response = httpx.post(f"{self.url}/auth/login", data={"username": username, "password": password})
         response.raise_for_status()
         return {"Authorization": f"Bearer {response.json()['access_token']}"}
-
-
-def _reset_postgres(env: dict[str, str]) -> None:
-    code = (
-        "import asyncio, sys\n"
-        "from sqlalchemy import text\n"
-        "from doctordesk.store.db import create_engine\n"
-        "async def main():\n"
-        "    e = create_engine(sys.argv[1])\n"
-        "    async with e.begin() as c:\n"
-        "        await c.execute(text('DROP SCHEMA IF EXISTS public CASCADE'))\n"
-        "        await c.execute(text('CREATE SCHEMA public'))\n"
-        "    await e.dispose()\n"
-        "asyncio.run(main())\n"
-    )
-    subprocess.run([sys.executable, "-c", code, env["DOCTORDESK_DATABASE_URL"]], env=env, check=True)
 
 
 @contextmanager

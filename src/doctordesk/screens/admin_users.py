@@ -173,6 +173,13 @@ def render_user(u: UserRow, *, layout: Layout, timeout: int) -> Page:
                 "POST", f"{base}/password", confirm="Give this user a new password? They are signed out everywhere."
             ),
         ),
+        el(
+            "password-link",
+            "Button",
+            label="One-time link to set a password",
+            visible=u.active,
+            action=Action("POST", f"{base}/password-link"),
+        ),
         notice("new-password"),
         label="Account",
     )

@@ -19,7 +19,7 @@ from doctordesk.screens.admin_pages import ADMIN_TOPIC
 from doctordesk.screens.protocol import Layout, Page, UpdateSet, p_update
 from doctordesk.screens.state import Shown, Viewer
 from doctordesk.screens.viewing import Viewing
-from doctordesk.services import admin_locations, admin_users
+from doctordesk.services import admin_locations, admin_users, password_links
 from doctordesk.services.passwords import Passwords
 
 _FLAGS = {"true": True, "false": False}
@@ -245,6 +245,19 @@ async def reset_password(
     require_admin(actor)
     generated = await admin_users.set_password(rt, passwords, actor, user_id, password=None)
     text = f"New password: {generated} — shown this once. The user was signed out everywhere."
+    return await acted(rt, page, state, "new-password", text)
+
+
+async def password_link(
+    rt: Runtime, actor: Actor, user_id: int, base_url: str, *, page: Viewing, state: str | None
+) -> UpdateSet:
+    """A one-time link through which the user sets their own password, shown on the answer only."""
+    require_admin(actor)
+    link = await password_links.create_link(rt, actor, user_id)
+    text = (
+        f"One-time link: {link.url(base_url)} — shown this once; it works once, until "
+        f"{link.expires_at:%Y-%m-%d %H:%M} UTC. Earlier links for this user no longer work."
+    )
     return await acted(rt, page, state, "new-password", text)
 
 

@@ -43,8 +43,24 @@ class WorkHoursException(Base):
     __table_args__ = (Index("ix_work_hours_exceptions_doctor_day", "doctor_id", "day"),)
 
 
+class PasswordLink(Base):
+    """A one-time link through which a user sets their own password (migration admin_0003). Only the SHA-256 of
+    the link's token is kept. A link is spent when used, and void when a newer link for the user is made; rows
+    stay (the audit refers to them)."""
+
+    __tablename__ = "password_links"
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    created_at: Mapped[datetime]
+    expires_at: Mapped[datetime]
+    used_at: Mapped[datetime | None]
+    voided_at: Mapped[datetime | None]
+
+
 # The audit trail's list and export read one index range in (at, id) order, overall or per actor.
 Index("ix_audit_log_at_id", AuditLog.at, AuditLog.id)
 Index("ix_audit_log_actor_at_id", AuditLog.actor_id, AuditLog.at, AuditLog.id)
 
-__all__ = ["DoctorSettings", "WorkHoursException"]
+__all__ = ["DoctorSettings", "PasswordLink", "WorkHoursException"]

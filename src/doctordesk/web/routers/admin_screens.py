@@ -138,6 +138,16 @@ async def reset_password(screen: ScreenRequestDep, request: Request, user_id: Us
     return update.to_json()
 
 
+@router.post("/users/{user_id}/password-link", responses=SUBMIT_RESPONSES)
+async def password_link(screen: ScreenRequestDep, request: Request, user_id: UserId) -> dict[str, Any]:
+    """A one-time link through which the user sets their own password, shown on this answer only."""
+    page = _user(screen, user_id)
+    update = await screens.password_link(
+        screen.rt, screen.actor, user_id, str(request.base_url), page=page, state=screen.state
+    )
+    return update.to_json()
+
+
 # --- locations -------------------------------------------------------------------------------------------------
 
 

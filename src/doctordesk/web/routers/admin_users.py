@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Path, Query, Request
+from fastapi import APIRouter, Path, Query, Request, Response
 from pydantic import Field
 
 from doctordesk.domain.inputs import MAX_ID
 from doctordesk.domain.roles import Role
-from doctordesk.services import admin_users
+from doctordesk.services import admin_users, password_links
 from doctordesk.services.admin_users import DoctorChange, NewUser, UserView
 from doctordesk.web.deps import ActorDep, RuntimeDep, require_roles
 from doctordesk.web.params import STRICT_ID, strict_int
@@ -121,6 +121,17 @@ async def set_password(
     are revoked either way."""
     generated = await admin_users.set_password(rt, passwords(request), actor, user_id, password=body.password)
     return {"password": generated}
+
+
+@router.post("/users/{user_id}/password-link", status_code=201)
+async def create_password_link(
+    request: Request, response: Response, rt: RuntimeDep, actor: ActorDep, user_id: UserId
+) -> dict[str, Any]:
+    """A one-time link through which the user sets their own password, returned in `url` this once (only its
+    hash is stored). It works once, for 24 hours, while the user is active; a newer link voids it."""
+    link = await password_links.create_link(rt, actor, user_id)
+    response.headers["Cache-Control"] = "no-store"
+    return {"user_id": user_id, "url": link.url(str(request.base_url)), "expires_at": link.expires_at.isoformat()}
 
 
 @router.post("/doctors/{user_id}")

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import Response
 
-from doctordesk.services import auth
+from doctordesk.services import auth, password_links
 from doctordesk.web.deps import ActorDep, RuntimeDep
 from doctordesk.web.responses import INVALID, TOO_LARGE, UNAUTHORIZED, error_doc
 
@@ -50,6 +50,26 @@ async def login(
         "expires_in": result.expires_in,
         "user": user_json(result.actor),
     }
+
+
+@router.post(
+    "/password-link",
+    responses={
+        404: error_doc("NOT_FOUND: the link expired, was already used or replaced, or its user is deactivated"),
+        413: TOO_LARGE,
+        422: INVALID,
+    },
+)
+async def use_password_link(
+    request: Request,
+    rt: RuntimeDep,
+    token: Annotated[str, Form(min_length=1, max_length=128, description="The token from the one-time link")],
+    password: Annotated[str, Form(min_length=1, description="The new password: 8 to 1024 characters")],
+) -> dict[str, Any]:
+    """Set one's own password through a one-time link an admin made; then sign in with it. The user's other
+    sessions end."""
+    username = await password_links.use_link(rt, request.app.state.passwords, token, password)
+    return {"username": username}
 
 
 @router.post("/logout", status_code=204, responses={401: UNAUTHORIZED})

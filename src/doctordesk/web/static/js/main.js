@@ -2,6 +2,7 @@
 // Everything a screen shows comes from the server's page objects (render.js); nothing here knows a screen.
 
 import * as api from "./api.js";
+import { linkToken, showSetPassword } from "./password-link.js";
 import { Screen } from "./screen.js";
 import { handleMessage, loadEndpoints, RealtimeLink } from "./sync.js";
 
@@ -64,7 +65,9 @@ class Shell {
       if (!session) this.loggedOut("Your session has ended. Please sign in again.");
     });
     this.endpointsReady = loadEndpoints();
-    if (api.currentSession()) this.loggedIn(this.endpointFromLocation(), { push: false });
+    const token = linkToken();
+    if (token) showSetPassword(token, { onDone: (username, message) => this.showLogin(message, username) });
+    else if (api.currentSession()) this.loggedIn(this.endpointFromLocation(), { push: false });
     else this.showLogin();
   }
 
@@ -73,7 +76,7 @@ class Shell {
     return hash.startsWith("/profile/") ? hash : HOME;
   }
 
-  showLogin(message) {
+  showLogin(message, username) {
     document.title = "Sign in · doctordesk";
     $("topbar").hidden = true;
     $("main-screen").hidden = true;
@@ -84,7 +87,8 @@ class Shell {
     error.hidden = !message;
     error.textContent = message || "";
     $("login-password").value = "";
-    $("login-username").focus();
+    if (username) $("login-username").value = username;
+    (username ? $("login-password") : $("login-username")).focus();
   }
 
   async submitLogin(event) {

@@ -15,7 +15,8 @@ export function showSetPassword(token, { onDone }) {
   history.replaceState(null, "", location.pathname);
   document.title = "Set your password · doctordesk";
   for (const id of ["topbar", "main-screen", "panel", "login"]) $(id).hidden = true;
-  $("set-password").hidden = false;
+  // The form lives in a template until needed, so the sign-in form stays the page's only password form.
+  $("main").prepend($("set-password-template").content.cloneNode(true));
   document.body.dataset.view = "login";
   const form = $("set-password-form");
   const error = $("set-password-error");
@@ -39,7 +40,7 @@ export function showSetPassword(token, { onDone }) {
         ],
       });
       error.hidden = true;
-      $("set-password").hidden = true;
+      $("set-password").remove();
       onDone(body.username, "Your password is set. Sign in with it.");
     } catch (e) {
       submit.disabled = false;

@@ -333,3 +333,57 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 def machine() -> str:
     load_avg = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     return f"{os.cpu_count()} cores, load average {load_avg:.1f}, {time.strftime('%Y-%m-%d')}"
+
+
+# --- rounds at a number of requests in flight ---------------------------------------------------------------
+
+ROUND_COLUMNS = ["database", "what", "in flight", "n", "p50 ms", "p99 ms", "max ms", "per s", "errors"]
+
+
+@dataclass
+class Round:
+    """One measured round of a write benchmark: a row of its table (``ROUND_COLUMNS``)."""
+
+    database: str
+    what: str
+    in_flight: int
+    latencies: list[float]
+    seconds: float
+    errors: int
+
+    def row(self) -> list[Any]:
+        n = len(self.latencies)
+        return [
+            self.database,
+            self.what,
+            self.in_flight,
+            n,
+            percentile(self.latencies, 50),
+            percentile(self.latencies, 99),
+            max(self.latencies) if self.latencies else 0.0,
+            n / self.seconds if self.seconds else 0.0,
+            self.errors,
+        ]
+
+
+async def in_flight_rounds(count: int, in_flight: int, send: Any) -> tuple[list[float], float, int]:
+    """``count`` calls of ``send(i)`` (an awaitable HTTP response) with ``in_flight`` of them under way at any time:
+    each call's latency in ms, the wall time in s, and how many answered 400 or more."""
+    latencies: list[float] = []
+    errors = 0
+    next_index = 0
+
+    async def worker() -> None:
+        nonlocal errors, next_index
+        while next_index < count:
+            i = next_index
+            next_index += 1
+            started = time.perf_counter()
+            response = await send(i)
+            latencies.append((time.perf_counter() - started) * 1000)
+            if response.status_code >= 400:
+                errors += 1
+
+    started = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(in_flight)))
+    return latencies, time.perf_counter() - started, errors

@@ -19,7 +19,7 @@ from doctordesk.screens import admin_audit as screen
 from doctordesk.screens.protocol import Layout, Page, UpdateSet
 from doctordesk.screens.viewing import Viewing
 from doctordesk.services.admin_audit import AuditFilter, audit_page
-from doctordesk.services.admin_user_screens import require_admin, viewing
+from doctordesk.services.admin_screen_base import navigation, require_admin, viewing
 from doctordesk.store.tables import User
 
 _DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", re.ASCII)
@@ -92,4 +92,4 @@ def apply_filters(rt: Runtime, actor: Actor, form: Mapping[str, str]) -> UpdateS
         since=datetime.combine(first, time.min, tzinfo=UTC) if first else None,
         until=datetime.combine(last + timedelta(days=1), time.min, tzinfo=UTC) if last else None,
     )
-    return UpdateSet(screen=screen.SCREEN, state="", timeout=rt.settings.poll_list_seconds, navigate=screen.endpoint(f))
+    return navigation(rt, screen.SCREEN, screen.endpoint(f))

@@ -18,7 +18,7 @@ from doctordesk.screens import admin_fees as screen
 from doctordesk.screens.protocol import Layout, Page, UpdateSet, p_update
 from doctordesk.screens.viewing import Viewing
 from doctordesk.services import admin_fees
-from doctordesk.services.admin_user_screens import acted, form_flag, require_admin, viewing
+from doctordesk.services.admin_screen_base import acted, form_flag, require_admin, viewing
 from doctordesk.services.review_facts import cached_clinic
 
 _AMOUNT = re.compile(r"([0-9]{1,6})(?:\.([0-9]{1,2}))?", re.ASCII)

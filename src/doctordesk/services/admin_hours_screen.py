@@ -18,7 +18,7 @@ from doctordesk.screens import admin_hours as screen
 from doctordesk.screens.protocol import Action, Layout, Option, Page, UpdateSet, el, p_replace, p_update
 from doctordesk.screens.viewing import Viewing
 from doctordesk.services import admin_hours
-from doctordesk.services.admin_user_screens import changed, require_admin, told, viewing
+from doctordesk.services.admin_screen_base import changed, navigation, require_admin, told, viewing
 from doctordesk.services.review_facts import cached_clinic
 
 MAX_LINES = admin_hours.MAX_BLOCKS
@@ -96,7 +96,7 @@ def choose(rt: Runtime, actor: Actor, form: Mapping[str, str]) -> UpdateSet:
     """Another doctor or location: the screen for it, as a navigation."""
     require_admin(actor)
     where = screen.endpoint(parse_id(form.get("doctor")), parse_id(form.get("location")))
-    return UpdateSet(screen=screen.SCREEN, state="", timeout=rt.settings.poll_list_seconds, navigate=where)
+    return navigation(rt, screen.SCREEN, where)
 
 
 def _ids(form: Mapping[str, str]) -> tuple[int, int | None]:

@@ -17,7 +17,7 @@ from doctordesk.screens import admin_insurance as screen
 from doctordesk.screens.protocol import Layout, Option, Page, UpdateSet, p_update
 from doctordesk.screens.viewing import Viewing
 from doctordesk.services import admin_policies
-from doctordesk.services.admin_user_screens import acted, form_flag, form_text, require_admin, viewing
+from doctordesk.services.admin_screen_base import acted, form_flag, form_text, navigation, require_admin, viewing
 from doctordesk.services.review_facts import cached_clinic
 from doctordesk.store.tables import Patient
 
@@ -55,7 +55,7 @@ def choose(rt: Runtime, actor: Actor, form: Mapping[str, str]) -> UpdateSet:
     """Another patient: the screen for them, as a navigation."""
     require_admin(actor)
     where = screen.endpoint(parse_id(form.get("patient")))
-    return UpdateSet(screen=screen.SCREEN, state="", timeout=rt.settings.poll_list_seconds, navigate=where)
+    return navigation(rt, screen.SCREEN, where)
 
 
 def _day(form: Mapping[str, str], name: str, fields: dict[str, str]) -> date | None:

@@ -5,77 +5,28 @@ closing are the same. Only admins; anyone else gets 404, as for a screen that is
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from doctordesk.domain.errors import NotFound, ValidationFailed
-from doctordesk.domain.events import DomainEvent
-from doctordesk.domain.inputs import text_problem
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.runtime import Runtime
 from doctordesk.screens import admin_locations as locations_screen
 from doctordesk.screens import admin_users as screen
-from doctordesk.screens.admin_pages import ADMIN_TOPIC
 from doctordesk.screens.protocol import Layout, Page, UpdateSet, p_update
-from doctordesk.screens.state import Shown, Viewer
 from doctordesk.screens.viewing import Viewing
 from doctordesk.services import admin_locations, admin_users, password_links
+from doctordesk.services.admin_screen_base import (
+    acted,
+    changed,
+    form_flag,
+    form_text,
+    navigation,
+    require_admin,
+    told,
+    viewing,
+)
 from doctordesk.services.passwords import Passwords
-
-_FLAGS = {"true": True, "false": False}
-
-
-def require_admin(actor: Actor) -> None:
-    if actor.role is not Role.ADMIN:
-        raise NotFound("Screen not found.")
-
-
-def viewing(
-    rt: Runtime,
-    actor: Actor,
-    *,
-    screen_name: str,
-    endpoint: str,
-    render: Callable[[], Awaitable[Page]],
-    client_id: str | None,
-) -> Viewing:
-    """An administration screen as ``actor`` sees it (admins only): it changes with the admin topic."""
-    require_admin(actor)
-    timeout = rt.settings.poll_list_seconds
-    shown = Shown(screen_name, endpoint, (ADMIN_TOPIC,))
-    return Viewing(rt.screens, rt.wall(), Viewer(client_id, actor.user_id), shown, timeout, render)
-
-
-async def changed(rt: Runtime) -> None:
-    """Tell every admin's open screens that something they show changed."""
-    await rt.publish([DomainEvent(kind="admin.changed", topics=(ADMIN_TOPIC,))])
-
-
-def told(update: UpdateSet, ref: str, text: str) -> UpdateSet:
-    """``update`` with the notice ``ref`` showing ``text`` (shown until the screen is opened again)."""
-    update.patches.append(p_update(ref, value=text, visible=True))
-    return update
-
-
-def form_text(form: Mapping[str, str], name: str, *, max_chars: int, fields: dict[str, str]) -> str | None:
-    """A free-text field (None when absent or empty), its problem noted in ``fields``."""
-    value = form.get(name)
-    if value is None or not value.strip():
-        return None
-    problem = text_problem(value, max_chars=max_chars)
-    if problem:
-        fields[name] = problem
-    return value.strip()
-
-
-def form_flag(form: Mapping[str, str], name: str, fields: dict[str, str]) -> bool | None:
-    value = form.get(name)
-    if value is None:
-        return None
-    if value not in _FLAGS:
-        fields[name] = "true or false."
-        return None
-    return _FLAGS[value]
 
 
 def _row(v: admin_users.UserView) -> screen.UserRow:
@@ -122,9 +73,7 @@ def filter_users(rt: Runtime, actor: Actor, form: Mapping[str, str]) -> UpdateSe
     role = form.get("role") or None
     if role is not None and role not in Role._value2member_map_:
         raise ValidationFailed(fields={"role": "One of: doctor, support, patient, admin."})
-    return UpdateSet(
-        screen=screen.LIST_SCREEN, state="", timeout=rt.settings.poll_list_seconds, navigate=screen.list_endpoint(role)
-    )
+    return navigation(rt, screen.LIST_SCREEN, screen.list_endpoint(role))
 
 
 # --- a new user ------------------------------------------------------------------------------------------------
@@ -191,11 +140,6 @@ def user_page(rt: Runtime, actor: Actor, user_id: int, *, layout: Layout, client
 
     endpoint = screen.user_endpoint(user_id)
     return viewing(rt, actor, screen_name=screen.USER_SCREEN, endpoint=endpoint, render=render, client_id=client_id)
-
-
-async def acted(rt: Runtime, page: Viewing, state: str | None, ref: str, text: str) -> UpdateSet:
-    await changed(rt)
-    return told(await page.refresh(state), ref, text)
 
 
 async def save_user(

@@ -16,7 +16,7 @@ from doctordesk.screens.protocol import Layout, Page, UpdateSet, p_update
 from doctordesk.screens.viewing import Viewing
 from doctordesk.services import webhook_deliveries as deliveries
 from doctordesk.services import webhook_endpoints as endpoints
-from doctordesk.services.admin_user_screens import acted, form_flag, form_text, require_admin, viewing
+from doctordesk.services.admin_screen_base import acted, form_flag, form_text, require_admin, viewing
 
 
 def list_page(rt: Runtime, actor: Actor, *, layout: Layout, client_id: str | None) -> Viewing:

@@ -7,7 +7,10 @@ from __future__ import annotations
 from sqlalchemy import func, select
 
 from doctordesk.store.tables import AuditLog, InsurancePolicy
+from tests.integration.admin.test_admin_policies import decide
 from tests.integration.admin_screens.test_user_screens import by_id, patched
+from tests.integration.services.review_support import REQUESTED, aid
+from tests.support.errors import assert_error
 from tests.support.integration import make_key
 
 INSURANCE = "/profile/admin/insurance"
@@ -105,3 +108,24 @@ async def test_only_admins_reach_the_insurance_screen(client, login, demo, runti
     assert await policy_count(runtime) == before
     async with runtime.db.read() as s:
         assert await s.scalar(select(func.count()).select_from(AuditLog).where(AuditLog.entity == "policy")) == 0
+
+
+async def test_edits_on_the_screen_drive_the_coverage_rules_of_review_and_approve(client, login, demo):
+    admin, doctor = await login("admin"), await login("doctor1")
+    a = aid(demo, REQUESTED)
+    [policy] = (
+        await client.get(f"/admin/patients/{demo.patients['patient1']}/policies", headers=admin.headers)
+    ).json()["policies"]
+    save = f"{INSURANCE}/policies/{policy['id']}/save"
+    kept = {"patient": str(demo.patients["patient1"]), "insurer": policy["insurer"],
+            "policy_number": policy["policy_number"], "third_party_data": policy["third_party_data"] or ""}  # fmt: skip
+    ended = {**kept, "valid_from": "2020-01-01", "valid_to": "2021-01-01"}
+    assert (await client.post(save, headers=admin.headers, data=ended)).status_code == 200
+    assert_error(await decide(client, doctor.headers, a), 422, "APPOINTMENT_DATE_NOT_COVERED")
+    covered = {**kept, "valid_from": "2020-01-01", "valid_to": "2030-01-01"}
+    forbidding = {**covered, f"excluded_doctor~{demo.users['doctor1']}": "true"}
+    assert (await client.post(save, headers=admin.headers, data=forbidding)).status_code == 200
+    assert_error(await decide(client, doctor.headers, a), 422, "FORBIDDEN_DUE_TO_POLICY_TERMS")
+    broken = {**covered, "third_party_data": '{"member_id": '}
+    assert (await client.post(save, headers=admin.headers, data=broken)).status_code == 200
+    assert_error(await decide(client, doctor.headers, a), 422, "THIRD_PARTY_DATA_INVALID")

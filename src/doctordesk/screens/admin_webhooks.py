@@ -1,6 +1,6 @@
 """The administration screens for webhooks: the endpoints with a form to register one (its signing secret shown on
-the answer only), and one endpoint's page: its settings, disable or enable, a test event, and its delivery log
-with a replay per delivery (the same ``webhook-id`` again)."""
+the answer only), and one endpoint's page: its settings, disable or enable, a test event, a new signing secret
+(shown once), and its delivery log with a replay per delivery (the same ``webhook-id`` again)."""
 
 from __future__ import annotations
 
@@ -115,6 +115,17 @@ def render_endpoint(e: EndpointView, log: Sequence[DeliveryView], *, layout: Lay
         el("state", "Regular", value=_state(e)),
         toggle,
         el("send-test", "Button", label="Send a test event", action=Action("POST", f"{base}/test")),
+        el(
+            "rotate-secret",
+            "Button",
+            label="New signing secret",
+            action=Action(
+                "POST",
+                f"{base}/rotate-secret",
+                confirm="Make a new signing secret? The old one keeps signing for a while, then stops.",
+            ),
+        ),
+        notice("secret", tone="warning"),
         label="Status",
     )
     deliveries = el(

@@ -98,6 +98,16 @@ async def send_test(rt: Runtime, actor: Actor, endpoint_id: int, *, page: Viewin
     return await acted(rt, page, state, "saved", f"Test event queued ({sent.message_id}).")
 
 
+async def rotate_secret(rt: Runtime, actor: Actor, endpoint_id: int, *, page: Viewing, state: str | None) -> UpdateSet:
+    """A new signing secret, on this answer only; the old one keeps signing until the overlap ends."""
+    require_admin(actor)
+    _, secret, until = await endpoints.rotate_secret(rt, actor, endpoint_id)
+    text = (
+        f"New signing secret: {secret} — shown this once. The previous one also signs until {until:%Y-%m-%d %H:%M} UTC."
+    )
+    return await acted(rt, page, state, "secret", text)
+
+
 async def replay(
     rt: Runtime, actor: Actor, endpoint_id: int, delivery_id: int, *, page: Viewing, state: str | None
 ) -> UpdateSet:

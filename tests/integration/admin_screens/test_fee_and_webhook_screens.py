@@ -135,6 +135,14 @@ async def test_an_endpoint_is_edited_disabled_enabled_tested_and_replayed_on_its
                             "webhook.send-test", "webhook.replay"}  # fmt: skip
     other = await client.post(f"{HOOKS}/{endpoint_id + 1}/deliveries/{delivery.id}/replay", headers=admin.headers)
     assert other.status_code == 404
+    rotated = await client.post(f"{url}/rotate-secret", headers=admin.headers)
+    secret = patched(rotated.json(), "secret")["set"]["value"].split("New signing secret: ")[1].split(" ")[0]
+    async with runtime.db.read() as s:
+        row = await s.get(WebhookEndpoint, endpoint_id)
+        entry = await s.scalar(select(AuditLog).where(AuditLog.action == "webhook.rotate-secret"))
+    assert row.secret == secret and row.previous_secret and row.previous_secret != secret
+    assert secret not in str(entry.details)
+    assert secret not in str((await client.put(url, headers=admin.headers)).json())
 
 
 async def test_a_bad_webhook_form_names_the_fields_and_writes_nothing(client, login, runtime):
@@ -168,6 +176,7 @@ async def test_only_admins_reach_the_fee_and_webhook_screens(client, login, demo
         (f"{HOOKS}/{endpoint_id}/disable", {}),
         (f"{HOOKS}/{endpoint_id}/enable", {}),
         (f"{HOOKS}/{endpoint_id}/test", {}),
+        (f"{HOOKS}/{endpoint_id}/rotate-secret", {}),
         (f"{HOOKS}/{endpoint_id}/deliveries/1/replay", {}),
     )
     fees_before = await fee_count(runtime)

@@ -167,6 +167,13 @@ async def test_webhook(screen: ScreenRequestDep, endpoint_id: EndpointId) -> dic
     return (await hooks.send_test(screen.rt, screen.actor, endpoint_id, page=page, state=screen.state)).to_json()
 
 
+@router.post("/webhooks/{endpoint_id}/rotate-secret", responses=SUBMIT_RESPONSES)
+async def rotate_webhook_secret(screen: ScreenRequestDep, endpoint_id: EndpointId) -> dict[str, Any]:
+    """A new signing secret, shown on this answer only; the previous one signs too for the overlap."""
+    page = _hook(screen, endpoint_id)
+    return (await hooks.rotate_secret(screen.rt, screen.actor, endpoint_id, page=page, state=screen.state)).to_json()
+
+
 @router.post("/webhooks/{endpoint_id}/deliveries/{delivery_id}/replay", responses=SUBMIT_RESPONSES)
 async def replay_delivery(screen: ScreenRequestDep, endpoint_id: EndpointId, delivery_id: DeliveryId) -> dict[str, Any]:
     """Send a delivery again under its own ``webhook-id``."""

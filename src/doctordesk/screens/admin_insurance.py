@@ -65,13 +65,16 @@ def render(
     layout: Layout,
     timeout: int,
 ) -> Page:
-    known = ", ".join(f"{i['name']} ({i['policies']})" for i in insurers) or "None yet."
+    known = (
+        ", ".join(f"{i['name']} ({i['policies']} {'policy' if i['policies'] == 1 else 'policies'})" for i in insurers)
+        or "none yet"
+    )
     choice = el(
         "choice",
         "Section",
         el("patient", "Combo", label="Patient", name="patient", value=str(patient_id or ""), options=patients,
            action=Action("PATCH", f"{ENDPOINT}/choose", form="choice")),
-        el("insurers", "Caption", value=f"Insurers on policies (policies): {known}"),
+        el("insurers", "Caption", value=f"Insurers named on policies: {known}."),
         label="Whose policies",
     )  # fmt: skip
     cards = [

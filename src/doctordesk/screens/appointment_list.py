@@ -8,7 +8,7 @@ from datetime import datetime
 
 from doctordesk.domain.appointments import AppointmentView, format_local
 from doctordesk.domain.events import ALL_APPOINTMENTS_TOPIC, doctor_topic, patient_topic, user_topic
-from doctordesk.domain.keyset import COUNT_CAP, Slice
+from doctordesk.domain.keyset import Slice, count_label
 from doctordesk.domain.list_sections import Section
 from doctordesk.domain.notices import Notice
 from doctordesk.domain.roles import Actor, Role
@@ -109,7 +109,7 @@ def row(view: AppointmentView, actor: Actor, *, now: datetime) -> Element:
         el(
             f"unread-{a}",
             "Badge",
-            value=str(view.unread),
+            value=count_label(view.unread),
             label="unread messages",
             visible=view.unread > 0,
             props={"tone": "attention"},
@@ -125,7 +125,7 @@ def _label(section: Section, actor: Actor, rows: Slice[AppointmentView]) -> str:
         return title
     if rows.total is None:
         return f"{title} ({len(rows.rows)})"
-    return f"{title} ({COUNT_CAP - 1}+)" if rows.total >= COUNT_CAP else f"{title} ({rows.total})"
+    return f"{title} ({count_label(rows.total)})"
 
 
 def _more(section: Section, rows: Slice[AppointmentView]) -> Element:

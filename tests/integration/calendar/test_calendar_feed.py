@@ -317,7 +317,7 @@ async def test_an_admin_revokes_a_doctors_feed_and_no_one_else_may(client, login
     path = await make_feed(client, doctor.headers)
     url = f"/admin/users/{demo.users['doctor1']}/calendar-feed"
     other = await login("doctor3")
-    assert (await client.delete(url, headers=other.headers)).status_code == 404
+    assert (await client.delete(url, headers=other.headers)).status_code == 403  # as every administration route
     assert (await client.get(path)).status_code == 200
     admin = await login("admin")
     patient = f"/admin/users/{demo.users['patient1']}/calendar-feed"

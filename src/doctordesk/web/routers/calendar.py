@@ -1,6 +1,6 @@
 """Calendar feeds (docs/calendar-feed.md): the feed itself at its secret address (no other credentials, for
 calendar apps), the doctor's JSON endpoints to make, rotate, read and revoke the address, an admin's revocation,
-and the feed's screen. Everything but the feed is for doctors (admins: the revocation) only; anyone else gets 404."""
+and the feed's screen. Everything but the feed and the admin's revocation is for doctors only; anyone else gets 404."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Request, Response
 
-from doctordesk.domain.errors import NotFound
 from doctordesk.domain.inputs import MAX_ID
+from doctordesk.domain.roles import Role
 from doctordesk.screens.viewing import Viewing
 from doctordesk.services import calendar_feed_screen, calendar_feeds
 from doctordesk.services.calendar_feeds import FeedInfo
-from doctordesk.web.deps import SCREEN_HEADERS, ActorDep, RuntimeDep, ScreenRequest, ScreenRequestDep
+from doctordesk.web.deps import SCREEN_HEADERS, ActorDep, RuntimeDep, ScreenRequest, ScreenRequestDep, require_roles
 from doctordesk.web.params import STRICT_ID
 from doctordesk.web.responses import NOT_FOUND, SCREEN_RESPONSES, SUBMIT_RESPONSES
 
@@ -82,15 +82,19 @@ async def revoke_calendar_feed(rt: RuntimeDep, actor: ActorDep) -> dict[str, Any
     return {"revoked": await calendar_feeds.revoke_feed(rt, actor)}
 
 
-@router.delete("/admin/users/{user_id}/calendar-feed", responses=SUBMIT_RESPONSES)
+@router.delete(
+    "/admin/users/{user_id}/calendar-feed",
+    tags=["administration"],
+    dependencies=[require_roles(Role.ADMIN)],
+    responses=SUBMIT_RESPONSES,
+)
 async def admin_revoke_calendar_feed(
     rt: RuntimeDep,
     actor: ActorDep,
     user_id: Annotated[int, Path(ge=1, le=MAX_ID, description="The doctor"), STRICT_ID],
 ) -> dict[str, Any]:
-    """An admin revokes a doctor's feed address (audited with the admin as actor). Admins only."""
-    if not actor.is_admin:
-        raise NotFound()
+    """An admin revokes a doctor's feed address (audited with the admin as actor; 404 for a user who is not a
+    doctor). Admins only (403 for anyone else, as every administration route)."""
     return {"revoked": await calendar_feeds.revoke_feed(rt, actor, doctor_id=user_id)}
 
 

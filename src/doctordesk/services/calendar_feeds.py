@@ -30,6 +30,8 @@ from doctordesk.store.calendar_tables import CalendarFeed
 from doctordesk.store.tables import User
 
 FEED_PATH = "/calendar/{token}.ics"
+# Tries of a make that loses a race with another make of the same doctor's feed.
+MAKE_ATTEMPTS = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,12 +96,14 @@ async def make_feed(rt: Runtime, actor: Actor) -> NewFeed:
     """A new feed address for the doctor. When one is live it is revoked in the same transaction (a rotation): the
     old address is "not found" from the next fetch on."""
     _require_doctor(actor)
-    try:
-        return await _make(rt, actor)
-    except IntegrityError:
-        # Two requests made a feed at once; the second to commit lost the race on the live-feed index. Its
-        # rotation now revokes the winner's address, as if it had come a moment later.
-        return await _make(rt, actor)
+    for _ in range(MAKE_ATTEMPTS - 1):
+        try:
+            return await _make(rt, actor)
+        except IntegrityError:
+            # Requests made a feed at once; this one lost the race on the live-feed index. Tried again, its
+            # rotation revokes the winner's address, as if it had come a moment later.
+            continue
+    return await _make(rt, actor)
 
 
 async def _make(rt: Runtime, actor: Actor) -> NewFeed:

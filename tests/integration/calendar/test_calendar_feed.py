@@ -3,8 +3,10 @@ alone, and that its address is a revocable secret (SQLite and PostgreSQL)."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from datetime import UTC, datetime, timedelta
+from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -328,3 +330,14 @@ async def test_an_admin_revokes_a_doctors_feed_and_no_one_else_may(client, login
     async with runtime.db.read() as s:
         row = (await s.scalars(select(AuditLog).where(AuditLog.action == "calendar-feed.revoke"))).one()
     assert row.actor_id == admin.user["id"]
+
+
+async def test_concurrent_creates_leave_one_live_address_and_every_other_is_404(client, login, runtime):
+    doctor = await login("doctor1")
+    answers = await asyncio.gather(*(client.post("/api/calendar-feed", headers=doctor.headers) for _ in range(4)))
+    assert [a.status_code for a in answers] == [201] * 4
+    async with runtime.db.read() as s:
+        live = (await s.scalars(select(CalendarFeed).where(CalendarFeed.revoked_at.is_(None)))).all()
+    assert len(live) == 1
+    working = [a for a in answers if (await client.get(urlsplit(a.json()["url"]).path)).status_code == 200]
+    assert len(working) == 1 and working[0].json()["feed"]["id"] == live[0].id

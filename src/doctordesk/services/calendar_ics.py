@@ -8,6 +8,7 @@ shows the clinic's wall-clock time on both sides of a DST change whatever zone i
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
@@ -71,3 +72,13 @@ def render_feed(entries: Sequence[FeedEntry], *, name: str, window: tuple[dateti
     )
     ics: bytes = calendar.to_ical()
     return ics
+
+
+def fingerprint(entries: Sequence[FeedEntry], *, name: str, window: tuple[datetime, datetime]) -> str:
+    """What the feed's bytes depend on, hashed: the entries, the calendar's name and the years its VTIMEZONEs
+    cover. Equal fingerprints give equal feeds, so it is the feed's ETag and its cache key."""
+    first, last = window
+    digest = hashlib.sha256(f"{PRODID}|{name}|{first.year}|{last.year}".encode())
+    for entry in entries:
+        digest.update(repr(entry).encode())
+    return digest.hexdigest()[:32]

@@ -341,3 +341,17 @@ async def test_concurrent_creates_leave_one_live_address_and_every_other_is_404(
     assert len(live) == 1
     working = [a for a in answers if (await client.get(urlsplit(a.json()["url"]).path)).status_code == 200]
     assert len(working) == 1 and working[0].json()["feed"]["id"] == live[0].id
+
+
+async def test_an_unchanged_feed_answers_304_to_its_etag_and_a_change_gives_a_new_one(client, login, runtime, demo):
+    doctor = await login("doctor1")
+    path = await make_feed(client, doctor.headers)
+    first = await client.get(path)
+    etag = first.headers["etag"]
+    again = await client.get(path, headers={"If-None-Match": etag})
+    assert again.status_code == 304 and again.content == b"" and again.headers["etag"] == etag
+    assert (await client.get(path)).content == first.content
+    a = await add_appointment(runtime, demo, start=datetime(2026, 12, 9, 9, 0, tzinfo=BERLIN), status=Status.APPROVED)
+    changed = await client.get(path, headers={"If-None-Match": etag})
+    assert changed.status_code == 200 and changed.headers["etag"] != etag
+    assert uid(a) in changed.text

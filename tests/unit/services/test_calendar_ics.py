@@ -9,7 +9,7 @@ from icalendar import Calendar
 
 from doctordesk.domain.calendar_feed import FeedEntry, Kind
 from doctordesk.domain.status import Status
-from doctordesk.services.calendar_ics import render_feed
+from doctordesk.services.calendar_ics import fingerprint, render_feed
 
 NOW = datetime(2026, 11, 23, 7, 0, tzinfo=UTC)
 WINDOW = (NOW - timedelta(days=30), NOW + timedelta(days=365))
@@ -80,3 +80,14 @@ def test_the_same_entries_give_the_same_bytes():
     entries = [entry(NOW + timedelta(days=1), "Europe/Berlin")]
     first = render_feed(entries, name="x", window=WINDOW)
     assert first == render_feed(entries, name="x", window=WINDOW)
+
+
+def test_the_fingerprint_changes_with_any_entry_and_the_name_only():
+    base = [entry(NOW + timedelta(days=1), "Europe/Berlin")]
+    moved = [entry(NOW + timedelta(days=1, hours=1), "Europe/Berlin")]
+    resequenced = [entry(NOW + timedelta(days=1), "Europe/Berlin", sequence=1)]
+    later = (WINDOW[0] + timedelta(hours=5), WINDOW[1] + timedelta(hours=5))
+    assert fingerprint(base, name="x", window=WINDOW) == fingerprint(list(base), name="x", window=later)
+    others = {fingerprint(e, name="x", window=WINDOW) for e in (moved, resequenced, [])}
+    others.add(fingerprint(base, name="y", window=WINDOW))
+    assert len(others) == 4 and fingerprint(base, name="x", window=WINDOW) not in others

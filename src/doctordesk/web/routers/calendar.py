@@ -43,7 +43,11 @@ def _feed_json(info: FeedInfo | None) -> dict[str, Any] | None:
 @feed_router.get(
     "/calendar/{token}.ics",
     response_class=Response,
-    responses={200: {"content": {"text/calendar": {}}, "description": "The iCalendar feed"}, 404: NOT_FOUND},
+    responses={
+        200: {"content": {"text/calendar": {}}, "description": "The iCalendar feed"},
+        304: {"description": "Unchanged since the ETag sent in If-None-Match"},
+        404: NOT_FOUND,
+    },
 )
 async def calendar_feed(
     rt: RuntimeDep,
@@ -51,11 +55,16 @@ async def calendar_feed(
     token: Annotated[str, Path(max_length=128, description="The feed's secret, as shown when it was made")],
 ) -> Response:
     """A doctor's calendar feed (iCalendar, RFC 5545), for a calendar app to subscribe to. The secret in the path
-    is the only credential; a malformed, unknown, rotated or revoked one is 404."""
-    body = await calendar_feeds.read_feed(rt, token)
+    is the only credential; a malformed, unknown, rotated or revoked one is 404. With ``If-None-Match`` naming the
+    current ``ETag`` the answer is 304."""
+    known = request.headers.get("if-none-match", "").removeprefix("W/").strip('"')[:64] or None
+    feed = await calendar_feeds.read_feed(rt, token, known=known)
+    headers = {**FEED_HEADERS, "ETag": f'"{feed.etag}"'}
+    if feed.body is None:
+        return Response(status_code=304, headers=headers)
     if request.method == "HEAD":
-        return Response(media_type=ICS, headers={**FEED_HEADERS, "Content-Length": str(len(body))})
-    return Response(content=body, media_type=ICS, headers=FEED_HEADERS)
+        return Response(media_type=ICS, headers={**headers, "Content-Length": str(len(feed.body))})
+    return Response(content=feed.body, media_type=ICS, headers=headers)
 
 
 # --- the doctor's JSON endpoints (the SDK's) ---------------------------------------------------------------------

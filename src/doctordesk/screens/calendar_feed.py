@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Protocol
 
+from doctordesk.domain.appointments import format_local
 from doctordesk.screens.protocol import Action, Element, Layout, Page, UpdateSet, el, p_update
 
 SCREEN = "calendar-feed"
@@ -32,14 +33,14 @@ class FeedLike(Protocol):
     def last_fetched_at(self) -> datetime | None: ...
 
 
-def _when(moment: datetime) -> str:
-    return moment.strftime("%a %d %b %Y, %H:%M UTC")
-
-
-def render(feed: FeedLike | None, *, layout: Layout, timeout: int) -> Page:
-    """The screen for a doctor with the live feed ``feed`` (None: no address yet). The address itself is never on
-    the page: it is shown by ``shown_once`` in the answer to Create or Rotate."""
+def render(feed: FeedLike | None, *, timezone: str, layout: Layout, timeout: int) -> Page:
+    """The screen for a doctor with the live feed ``feed`` (None: no address yet), times in ``timezone``. The
+    address itself is never on the page: it is shown by ``shown_once`` in the answer to Create or Rotate."""
     live = feed is not None
+
+    def _when(moment: datetime) -> str:
+        return format_local(moment, timezone)
+
     if feed is None:
         status, fetched = "No feed address yet.", None
     else:

@@ -4,6 +4,8 @@ only; anyone else gets 404, as for a screen that is not theirs."""
 
 from __future__ import annotations
 
+from sqlalchemy import select
+
 from doctordesk.domain.calendar_feed import feed_topic
 from doctordesk.domain.errors import NotFound
 from doctordesk.domain.roles import Actor, Role
@@ -13,6 +15,7 @@ from doctordesk.screens.protocol import Layout, Page, UpdateSet
 from doctordesk.screens.state import Shown, Viewer
 from doctordesk.screens.viewing import Viewing
 from doctordesk.services import calendar_feeds
+from doctordesk.store.tables import DoctorProfile
 
 
 def viewing(rt: Runtime, actor: Actor, *, layout: Layout, client_id: str | None) -> Viewing:
@@ -22,7 +25,10 @@ def viewing(rt: Runtime, actor: Actor, *, layout: Layout, client_id: str | None)
 
     async def render() -> Page:
         feed = await calendar_feeds.feed_status(rt, actor)
-        return screen.render(feed, layout=layout, timeout=rt.settings.poll_default_seconds)
+        async with rt.db.read() as session:
+            zone = await session.scalar(select(DoctorProfile.timezone).where(DoctorProfile.user_id == actor.user_id))
+        # The doctor's own zone when their profile has one, else UTC (said in the times shown).
+        return screen.render(feed, timezone=zone or "UTC", layout=layout, timeout=rt.settings.poll_default_seconds)
 
     shown = Shown(screen.SCREEN, screen.ENDPOINT, (feed_topic(actor.user_id),))
     return Viewing(

@@ -50,7 +50,8 @@ async def test_create_shows_the_address_once_with_a_copy_control_and_the_address
     # Opened again, the screen says a feed is live but never shows the address.
     again = (await client.put(SCREEN, headers=doctor.headers)).json()
     assert url.split("/")[-1].removesuffix(".ics") not in str(again)
-    assert find(again["elements"], "feed-status")["value"].startswith("Active since")
+    # In the doctor's own zone (Dr. Berger: Berlin; the tests' clock is 07:00 UTC).
+    assert find(again["elements"], "feed-status")["value"].startswith("Active since Mon 23 Nov 2026, 08:00 CET")
     assert find(again["elements"], "make")["action"]["confirm"]
 
 

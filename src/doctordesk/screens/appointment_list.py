@@ -23,6 +23,7 @@ MORE_ENDPOINT = "/profile/appointments/more"
 NOTICES_ENDPOINT = "/profile/notices"
 BOOK_ENDPOINT = "/profile/book"
 ADMIN_ENDPOINT = "/profile/admin/users"
+CALENDAR_ENDPOINT = "/profile/calendar-feed"
 
 # Each section's title from the viewer's point of view.
 _TITLES: dict[Role, dict[Section, str]] = {
@@ -179,10 +180,12 @@ def render(
     notices: Sequence[Notice] = (),
 ) -> Page:
     """The list: the viewer's notices, then each section's rows in its order, each with its "show more" link.
-    Patients also get the way to book, admins the way to administration."""
+    Patients also get the way to book, doctors their calendar feed, admins the way to administration."""
     elements: list[Element] = [el("title", "Heading", value="Appointments"), _notices(notices)]
     if actor.role is Role.PATIENT:
         elements.append(el("book", "Link", label="Book an appointment", action=Action("PUT", BOOK_ENDPOINT)))
+    if actor.role is Role.DOCTOR:
+        elements.append(el("calendar-feed", "Link", label="Calendar feed", action=Action("PUT", CALENDAR_ENDPOINT)))
     if actor.role is Role.ADMIN:
         elements.append(el("administration", "Link", label="Administration", action=Action("PUT", ADMIN_ENDPOINT)))
     for section in Section:

@@ -17,6 +17,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.errors import NotFound, ValidationFailed
 from doctordesk.domain.inputs import check_text
@@ -93,6 +94,19 @@ async def create_link(rt: Runtime, actor: Actor, user_id: int) -> IssuedLink:
     return IssuedLink(link.id, user_id, token, link.expires_at)
 
 
+async def _usable(session: AsyncSession, token: str, now: datetime, *, lock: bool) -> tuple[PasswordLink, User]:
+    """The link and its user, when the link may be used now; NotFound otherwise."""
+    query = select(PasswordLink).where(PasswordLink.token_hash == token_hash(token))
+    link = await session.scalar(query.with_for_update() if lock else query)
+    if link is None or link.used_at or link.voided_at or link.expires_at <= now:
+        raise NotFound(INVALID)
+    users = select(User).where(User.id == link.user_id)
+    user = await session.scalar(users.with_for_update() if lock else users)
+    if user is None or not user.active:
+        raise NotFound(INVALID)
+    return link, user
+
+
 async def use_link(rt: Runtime, passwords: Passwords, token: str, password: str) -> str:
     """Set the password through the link; the username (to sign in with). A spent, void, expired or unknown link,
     or a deactivated user: NotFound, nothing written."""
@@ -104,18 +118,13 @@ async def use_link(rt: Runtime, passwords: Passwords, token: str, password: str)
         raise ValidationFailed(fields=fields)
     if not token or len(token) > MAX_TOKEN_CHARS:
         raise NotFound(INVALID)
+    async with rt.db.read() as session:
+        await _usable(session, token, rt.clock.now(), lock=False)  # refused before the slow hash
     hashed = await asyncio.to_thread(passwords.hash, password)
     now = rt.clock.now()
     async with unit_of_work(rt) as uow:
         session = uow.session
-        link = await session.scalar(
-            select(PasswordLink).where(PasswordLink.token_hash == token_hash(token)).with_for_update()
-        )
-        if link is None or link.used_at or link.voided_at or link.expires_at <= now:
-            raise NotFound(INVALID)
-        user = await session.scalar(select(User).where(User.id == link.user_id).with_for_update())
-        if user is None or not user.active:
-            raise NotFound(INVALID)
+        link, user = await _usable(session, token, now, lock=True)
         before = _audited(link)
         link.used_at = now
         user.password_hash = hashed

@@ -47,6 +47,7 @@ from doctordesk.web.routers import (
     appointments,
     booking,
     chat,
+    fhir,
     integration,
     ops,
     review,
@@ -144,6 +145,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
     app.include_router(api.router)
     app.include_router(admin_service_accounts.router)
     app.include_router(integration.router)
+    app.include_router(fhir.router)
     app.include_router(chat.router)
     app.include_router(stream.router)
     app.include_router(ops.router)

@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from doctordesk.domain import fhir
-from doctordesk.services import fhir_appointments
+from doctordesk.services import fhir_appointments, fhir_slots
 
 SEARCH_TYPES = {
     "date": "date",
@@ -18,12 +18,21 @@ SEARCH_TYPES = {
     "location": "reference",
     "appointment": "reference",
     "actor": "reference",
+    "schedule": "reference",
+    "start": "date",
 }
+_READ_SEARCH = ("read", "search-type")
 
 # resource type → (interactions, search parameters, conditional create)
 SUPPORTED: dict[str, tuple[tuple[str, ...], tuple[str, ...], bool]] = {
     "Appointment": (("read", "search-type", "create"), fhir_appointments.SEARCH_PARAMETERS, True),
     "AppointmentResponse": (("read", "search-type", "create"), ("appointment", "actor"), False),
+    "Practitioner": (_READ_SEARCH, (), False),
+    "PractitionerRole": (_READ_SEARCH, ("practitioner", "location"), False),
+    "Location": (_READ_SEARCH, (), False),
+    "Patient": (_READ_SEARCH, (), False),
+    "Schedule": (_READ_SEARCH, ("actor",), False),
+    "Slot": (_READ_SEARCH, fhir_slots.SEARCH_PARAMETERS, False),
 }
 
 
@@ -33,12 +42,13 @@ def capability_statement(base_url: str, *, software_version: str, published: dat
         entry: dict[str, Any] = {
             "type": kind,
             "interaction": [{"code": code} for code in interactions],
-            "versioning": "versioned",
+            "versioning": "versioned" if kind.startswith("Appointment") else "no-version",
             "readHistory": False,
             "updateCreate": False,
             "conditionalCreate": conditional,
-            "searchParam": [{"name": name, "type": SEARCH_TYPES[name]} for name in params],
         }
+        if params:
+            entry["searchParam"] = [{"name": name, "type": SEARCH_TYPES[name]} for name in params]
         resources.append(entry)
     return {
         "resourceType": "CapabilityStatement",

@@ -29,7 +29,7 @@ async def test_the_capability_statement_is_valid_r4_and_lists_exactly_the_served
         kind = "read" if len(parts) == 2 else "create" if "POST" in methods else "search-type"
         served.setdefault(parts[0], set()).add(kind)
     assert listed == served
-    params = {r["type"]: {p["name"] for p in r["searchParam"]} for r in statement["rest"][0]["resource"]}
+    params = {r["type"]: {p["name"] for p in r.get("searchParam", [])} for r in statement["rest"][0]["resource"]}
     assert params["Appointment"] == {"date", "status", "practitioner", "patient", "location", "identifier"}
 
 

@@ -11,7 +11,14 @@ from doctordesk import __version__
 from doctordesk.domain import fhir
 from doctordesk.domain.errors import NotFound
 from doctordesk.domain.fhir_errors import NotSupported
-from doctordesk.services import fhir_answers, fhir_appointments, fhir_capability, fhir_requests
+from doctordesk.services import (
+    fhir_answers,
+    fhir_appointments,
+    fhir_capability,
+    fhir_directory,
+    fhir_requests,
+    fhir_slots,
+)
 from doctordesk.services.fhir_search import Search
 from doctordesk.web.deps import FhirCallerDep, RuntimeDep
 from doctordesk.web.fhir_http import FhirResponse, FhirRoute, json_body, resource_response
@@ -103,6 +110,93 @@ async def create_appointment_response(
     answer, version = await fhir_answers.create(rt, caller, body, if_match=if_match)
     location = f"{_base(request)}/AppointmentResponse/{answer['id']}"
     return resource_response(answer, status_code=201, version=version, location=location)
+
+
+@router.get("/Practitioner/{doctor_id}")
+async def read_practitioner(rt: RuntimeDep, caller: FhirCallerDep, doctor_id: str) -> FhirResponse:
+    """A doctor."""
+    return FhirResponse(await fhir_directory.read_practitioner(rt, caller, _id(doctor_id, "Practitioner")))
+
+
+@router.get("/Practitioner")
+async def search_practitioners(
+    rt: RuntimeDep, caller: FhirCallerDep, request: Request, prefer: PreferHeader = None
+) -> FhirResponse:
+    """The clinic's doctors."""
+    search = _search(request, "Practitioner", prefer)
+    return FhirResponse(await fhir_directory.search_practitioners(rt, caller, search))
+
+
+@router.get("/Location/{location_id}")
+async def read_location(rt: RuntimeDep, caller: FhirCallerDep, location_id: str) -> FhirResponse:
+    """A location, with its time zone."""
+    return FhirResponse(await fhir_directory.read_location(rt, caller, _id(location_id, "Location")))
+
+
+@router.get("/Location")
+async def search_locations(
+    rt: RuntimeDep, caller: FhirCallerDep, request: Request, prefer: PreferHeader = None
+) -> FhirResponse:
+    """The clinic's locations."""
+    return FhirResponse(await fhir_directory.search_locations(rt, caller, _search(request, "Location", prefer)))
+
+
+@router.get("/PractitionerRole/{role_id}")
+async def read_practitioner_role(rt: RuntimeDep, caller: FhirCallerDep, role_id: str) -> FhirResponse:
+    """A doctor at a location (``<doctor>-<location>``), with the work hours as availableTime."""
+    return FhirResponse(await fhir_directory.read_pair(rt, caller, role_id, "PractitionerRole"))
+
+
+@router.get("/PractitionerRole")
+async def search_practitioner_roles(
+    rt: RuntimeDep, caller: FhirCallerDep, request: Request, prefer: PreferHeader = None
+) -> FhirResponse:
+    """Doctors at locations, by ``practitioner`` and ``location``."""
+    search = _search(request, "PractitionerRole", prefer)
+    return FhirResponse(await fhir_directory.search_pairs(rt, caller, search, "PractitionerRole"))
+
+
+@router.get("/Schedule/{schedule_id}")
+async def read_schedule(rt: RuntimeDep, caller: FhirCallerDep, schedule_id: str) -> FhirResponse:
+    """A doctor's schedule at a location (``<doctor>-<location>``)."""
+    return FhirResponse(await fhir_directory.read_pair(rt, caller, schedule_id, "Schedule"))
+
+
+@router.get("/Schedule")
+async def search_schedules(
+    rt: RuntimeDep, caller: FhirCallerDep, request: Request, prefer: PreferHeader = None
+) -> FhirResponse:
+    """Schedules, by ``actor`` (Practitioner/<id> or Location/<id>)."""
+    search = _search(request, "Schedule", prefer)
+    return FhirResponse(await fhir_directory.search_pairs(rt, caller, search, "Schedule"))
+
+
+@router.get("/Slot/{slot_id}")
+async def read_slot(rt: RuntimeDep, caller: FhirCallerDep, slot_id: str) -> FhirResponse:
+    """A free time (404 once it is taken)."""
+    return FhirResponse(await fhir_slots.read(rt, caller, slot_id))
+
+
+@router.get("/Slot")
+async def search_slots(
+    rt: RuntimeDep, caller: FhirCallerDep, request: Request, prefer: PreferHeader = None
+) -> FhirResponse:
+    """Free times of one ``schedule`` in a ``start`` range, as the booking screen computes them."""
+    return FhirResponse(await fhir_slots.search(rt, caller, _search(request, "Slot", prefer)))
+
+
+@router.get("/Patient/{patient_id}")
+async def read_patient(rt: RuntimeDep, caller: FhirCallerDep, patient_id: str) -> FhirResponse:
+    """A patient the caller may see (a patient themself; a doctor their patients)."""
+    return FhirResponse(await fhir_directory.read_patient(rt, caller, _id(patient_id, "Patient")))
+
+
+@router.get("/Patient")
+async def search_patients(
+    rt: RuntimeDep, caller: FhirCallerDep, request: Request, prefer: PreferHeader = None
+) -> FhirResponse:
+    """The patients the caller may see."""
+    return FhirResponse(await fhir_directory.search_patients(rt, caller, _search(request, "Patient", prefer)))
 
 
 @router.api_route(

@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from doctordesk.domain import fhir
-from doctordesk.services import fhir_appointments, fhir_slots
+from doctordesk.services import fhir_appointments, fhir_audit, fhir_slots
 
 SEARCH_TYPES = {
     "date": "date",
@@ -20,6 +20,8 @@ SEARCH_TYPES = {
     "actor": "reference",
     "schedule": "reference",
     "start": "date",
+    "entity": "reference",
+    "subtype": "token",
 }
 _READ_SEARCH = ("read", "search-type")
 
@@ -33,6 +35,7 @@ SUPPORTED: dict[str, tuple[tuple[str, ...], tuple[str, ...], bool]] = {
     "Patient": (_READ_SEARCH, (), False),
     "Schedule": (_READ_SEARCH, ("actor",), False),
     "Slot": (_READ_SEARCH, fhir_slots.SEARCH_PARAMETERS, False),
+    "AuditEvent": (_READ_SEARCH, fhir_audit.SEARCH_PARAMETERS, False),
 }
 
 

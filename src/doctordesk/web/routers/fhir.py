@@ -14,6 +14,7 @@ from doctordesk.domain.fhir_errors import NotSupported
 from doctordesk.services import (
     fhir_answers,
     fhir_appointments,
+    fhir_audit,
     fhir_capability,
     fhir_directory,
     fhir_requests,
@@ -197,6 +198,20 @@ async def search_patients(
 ) -> FhirResponse:
     """The patients the caller may see."""
     return FhirResponse(await fhir_directory.search_patients(rt, caller, _search(request, "Patient", prefer)))
+
+
+@router.get("/AuditEvent/{event_id}")
+async def read_audit_event(rt: RuntimeDep, caller: FhirCallerDep, event_id: str) -> FhirResponse:
+    """One entry of the audit trail (admins only)."""
+    return FhirResponse(await fhir_audit.read(rt, caller, _id(event_id, "AuditEvent")))
+
+
+@router.get("/AuditEvent")
+async def search_audit_events(
+    rt: RuntimeDep, caller: FhirCallerDep, request: Request, prefer: PreferHeader = None
+) -> FhirResponse:
+    """The audit trail, newest first (admins only): by ``date``, ``entity`` and ``subtype``."""
+    return FhirResponse(await fhir_audit.search(rt, caller, _search(request, "AuditEvent", prefer)))
 
 
 @router.api_route(

@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from doctordesk.domain import fhir
-from doctordesk.services import fhir_appointments, fhir_audit, fhir_slots
+from doctordesk.services import fhir_appointments, fhir_audit, fhir_chat, fhir_slots
 
 SEARCH_TYPES = {
     "date": "date",
@@ -22,6 +22,7 @@ SEARCH_TYPES = {
     "start": "date",
     "entity": "reference",
     "subtype": "token",
+    "about": "reference",
 }
 _READ_SEARCH = ("read", "search-type")
 
@@ -36,6 +37,8 @@ SUPPORTED: dict[str, tuple[tuple[str, ...], tuple[str, ...], bool]] = {
     "Schedule": (_READ_SEARCH, ("actor",), False),
     "Slot": (_READ_SEARCH, fhir_slots.SEARCH_PARAMETERS, False),
     "AuditEvent": (_READ_SEARCH, fhir_audit.SEARCH_PARAMETERS, False),
+    "Communication": (_READ_SEARCH, fhir_chat.SEARCH_PARAMETERS, False),
+    "Binary": (("read",), (), False),
 }
 
 

@@ -5,17 +5,19 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Header, Request
+from fastapi import APIRouter, Header, Request, Response
 
 from doctordesk import __version__
 from doctordesk.domain import fhir
 from doctordesk.domain.errors import NotFound
 from doctordesk.domain.fhir_errors import NotSupported
+from doctordesk.domain.files import content_disposition
 from doctordesk.services import (
     fhir_answers,
     fhir_appointments,
     fhir_audit,
     fhir_capability,
+    fhir_chat,
     fhir_directory,
     fhir_requests,
     fhir_slots,
@@ -212,6 +214,32 @@ async def search_audit_events(
 ) -> FhirResponse:
     """The audit trail, newest first (admins only): by ``date``, ``entity`` and ``subtype``."""
     return FhirResponse(await fhir_audit.search(rt, caller, _search(request, "AuditEvent", prefer)))
+
+
+@router.get("/Communication/{message_id}")
+async def read_communication(rt: RuntimeDep, caller: FhirCallerDep, message_id: str) -> FhirResponse:
+    """A chat message (the chat's rights: the appointment's doctor, support, admins)."""
+    return FhirResponse(await fhir_chat.read(rt, caller, _id(message_id, "Communication")))
+
+
+@router.get("/Communication")
+async def search_communications(
+    rt: RuntimeDep, caller: FhirCallerDep, request: Request, prefer: PreferHeader = None
+) -> FhirResponse:
+    """One appointment's chat messages (``about=Appointment/<id>``), newest first."""
+    return FhirResponse(await fhir_chat.search(rt, caller, _search(request, "Communication", prefer)))
+
+
+@router.get("/Binary/{attachment_id}")
+async def read_binary(rt: RuntimeDep, caller: FhirCallerDep, request: Request, attachment_id: str) -> Response:
+    """A chat message's file, by the chat download's checks: the file itself, always as a download, unless the
+    client asks for ``application/fhir+json`` (then a Binary resource with the data in base64)."""
+    resource, file = await fhir_chat.binary(rt, caller, _id(attachment_id, "Binary"))
+    private = {"Cache-Control": "private, no-store", "X-Content-Type-Options": "nosniff"}
+    if fhir.MEDIA_TYPE in request.headers.get("accept", ""):
+        return FhirResponse(resource, headers=private)
+    headers = {**private, "Content-Disposition": content_disposition(file.filename)}
+    return Response(file.data, media_type=file.mime, headers=headers)
 
 
 @router.api_route(

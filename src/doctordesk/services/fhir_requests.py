@@ -77,7 +77,8 @@ def _participants(raw: Any) -> dict[str, int]:
         raise ValidationFailed(fields={"participant": "Name the Patient, the Practitioner and the Location."})
     found: dict[str, int] = {}
     for item in raw:
-        ref = item.get("actor", {}).get("reference") if isinstance(item, dict) else None
+        actor = item.get("actor") if isinstance(item, dict) else None
+        ref = actor.get("reference") if isinstance(actor, dict) else None
         kind = ref.split("/")[0] if isinstance(ref, str) else ""
         row_id = fhir.reference_id(ref, kind) if isinstance(ref, str) and kind else None
         if kind not in ("Patient", "Practitioner", "Location") or row_id is None or kind in found:
@@ -98,7 +99,11 @@ def _service(raw: Any) -> str:
     value = first.get("text") if first else None
     if value is None and isinstance(codings, list) and codings and isinstance(codings[0], dict):
         value = codings[0].get("code")
-    if not isinstance(value, str) or not value.strip() or len(value) > MAX_SERVICE_CHARS:
+    if (
+        not isinstance(value, str)
+        or not value.strip()
+        or text_problem(value.strip(), max_chars=MAX_SERVICE_CHARS, multiline=False)
+    ):
         raise ValidationFailed(fields={"serviceType": f"One serviceType with a text of 1 to {MAX_SERVICE_CHARS}."})
     return value.strip()
 

@@ -151,8 +151,8 @@ async def json_body(request: Request, resource_type: str) -> dict[str, Any]:
             raise e.PayloadTooLarge(f"A resource may have at most {fhir.MAX_BODY_BYTES} bytes.")
     try:
         body = json.loads(raw)
-    except (UnicodeDecodeError, ValueError):
-        raise e.ValidationFailed("The body is not valid JSON.") from None
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise e.ValidationFailed("The body is not valid JSON (or nested too deeply).") from None
     if not isinstance(body, dict):
         raise e.ValidationFailed("The body must be a JSON object (one resource).")
     if body.get("resourceType") != resource_type:

@@ -208,3 +208,35 @@ async def test_a_read_only_key_cannot_create(client, login, demo, runtime):
     before = await written(runtime)
     assert_outcome(await post(client, reader.headers, request(demo)), 403, "FORBIDDEN")
     assert await written(runtime) == before
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"[" * 20_000 + b"]" * 20_000,
+        json.dumps({"resourceType": "Appointment", "status": "proposed", "participant": ["Patient/1"]}).encode(),
+        json.dumps(
+            {"resourceType": "Appointment", "status": "proposed", "participant": [{"actor": "Patient/1"}]}
+        ).encode(),
+        json.dumps({"resourceType": "Appointment", "status": "proposed", "start": 5}).encode(),
+        b'{"resourceType": "Appointment", "status": "proposed", "minutesDuration": 1e400}',
+        json.dumps({"resourceType": "Appointment", "status": ["proposed"]}).encode(),
+        json.dumps({"resourceType": "Appointment", "serviceType": "x", "status": "proposed"}).encode(),
+        json.dumps({"resourceType": "Appointment", "identifier": {"value": 1}, "status": "proposed"}).encode(),
+    ],
+)
+async def test_hostile_bodies_get_an_operation_outcome_never_a_500(client, key, demo, runtime, content):
+    before = await written(runtime)
+    response = await client.post(
+        "/fhir/Appointment", content=content, headers={**key.headers, "Content-Type": FHIR_JSON}
+    )
+    assert response.status_code in (400, 413), response.text
+    resource_of(response, response.status_code)
+    assert await written(runtime) == before
+
+
+async def test_a_service_type_with_control_characters_is_refused(client, key, demo, runtime):
+    before = await written(runtime)
+    response = await post(client, key.headers, request(demo, serviceType=[{"text": "con\x00sult"}]))
+    assert_outcome(response, 400, "FIELDS_VALIDATION_ERROR", expression="Appointment.serviceType")
+    assert await written(runtime) == before

@@ -4,24 +4,31 @@ API's (``services.appointments``), paged by keyset on (start, id)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain import fhir
 from doctordesk.domain.errors import NotFound, ValidationFailed
+from doctordesk.domain.fhir_errors import NotSupported
 from doctordesk.domain.keyset import Position
 from doctordesk.domain.status import Status
 from doctordesk.runtime import Runtime
+from doctordesk.services import fhir_directory
 from doctordesk.services.appointments import base_query
 from doctordesk.services.fhir_access import Caller, appointments_visible
 from doctordesk.services.fhir_search import Search, bundle, check, references
+from doctordesk.services.review_facts import cached_clinic
 from doctordesk.store import keyset
-from doctordesk.store.tables import Appointment
+from doctordesk.store.tables import Appointment, Patient
 
 SEARCH_PARAMETERS = ("date", "status", "practitioner", "patient", "location", "identifier")
+# _include targets: the participants of the page's appointments (one query or the cached directory each).
+INCLUDES = ("Appointment:patient", "Appointment:practitioner", "Appointment:location")
 SORTS = {"date": False, "-date": True}
 APPOINTMENT_STATUSES = frozenset(
     {
@@ -126,7 +133,10 @@ async def search(rt: Runtime, caller: Caller, request: Search) -> dict[str, Any]
     """Appointments by ``date`` (start; ``ge``/``gt``/``le``/``lt``/``eq``), ``status``, ``practitioner``,
     ``patient``, ``location`` and ``identifier``, sorted by start (``_sort=date`` or ``-date``), ``_count`` per
     page; ``next`` continues after the page's last row, so rows inserted meanwhile neither repeat nor shift."""
-    checked = check(request, SEARCH_PARAMETERS, sorts=SORTS)
+    checked = check(request, (*SEARCH_PARAMETERS, "_include"), sorts=SORTS)
+    includes = set(checked.params.get("_include", []))
+    if includes - set(INCLUDES):
+        raise NotSupported(fields={"_include": f"Supported: {', '.join(INCLUDES)}."})
     query = appointments_visible(base_query(), caller)
     if "date" in checked.params:
         span = fhir.date_range(checked.params["date"])
@@ -153,4 +163,32 @@ async def search(rt: Runtime, caller: Caller, request: Search) -> dict[str, Any]
     query = query.order_by(*keyset.ordered(Appointment.start_at, Appointment.id, descending=checked.descending))
     async with rt.db.read() as session:
         rows = (await session.execute(query.limit(checked.count + 1))).all()
-    return bundle(request, checked, rows, to_resource=resource, position=lambda r: Position(r[0].start_at, r[0].id))
+        included = await _included(rt, session, rows[: checked.count], includes)
+    return bundle(
+        request,
+        checked,
+        rows,
+        to_resource=resource,
+        position=lambda r: Position(r[0].start_at, r[0].id),
+        included=included,
+    )
+
+
+async def _included(
+    rt: Runtime, session: AsyncSession, rows: Sequence[Any], includes: set[str]
+) -> list[dict[str, Any]]:
+    """The page's patients, practitioners and locations, once each (they are visible to whoever sees the
+    appointment)."""
+    out: list[dict[str, Any]] = []
+    if "Appointment:patient" in includes:
+        ids = sorted({r[0].patient_id for r in rows})
+        patients = (await session.scalars(select(Patient).where(Patient.id.in_(ids)).order_by(Patient.id))).all()
+        out.extend(fhir_directory.patient(p) for p in patients)
+    if "Appointment:practitioner" in includes:
+        c = await cached_clinic(rt, session)
+        doctors = sorted({r[0].doctor_id for r in rows})
+        out.extend(fhir_directory.practitioner(c, d) for d in doctors if d in c.directory.doctors)
+    if "Appointment:location" in includes:
+        places = {r[2].id: r[2] for r in rows}
+        out.extend(fhir_directory.location(places[i]) for i in sorted(places))
+    return out

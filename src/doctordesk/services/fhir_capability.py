@@ -53,6 +53,8 @@ def capability_statement(base_url: str, *, software_version: str, published: dat
             "updateCreate": False,
             "conditionalCreate": conditional,
         }
+        if kind == "Appointment":
+            entry["searchInclude"] = list(fhir_appointments.INCLUDES)
         if params:
             entry["searchParam"] = [{"name": name, "type": SEARCH_TYPES[name]} for name in params]
         resources.append(entry)

@@ -112,9 +112,11 @@ def bundle(
     *,
     to_resource: Callable[[Any], dict[str, Any]],
     position: Callable[[Any], Position] | None,
+    included: Sequence[dict[str, Any]] = (),
 ) -> dict[str, Any]:
     """A searchset Bundle of the first ``checked.count`` of ``rows`` (one more was read, to know whether a next
-    page exists), with ``self`` and ``next`` links and the warnings as an OperationOutcome entry."""
+    page exists), the ``included`` resources, ``self`` and ``next`` links and the warnings as an OperationOutcome
+    entry."""
     shown = rows[: checked.count]
     kept = [(k, v) for k, v in search.items if k in checked.params and k != "_cursor"]
     url = f"{search.base_url}/{search.resource_type}"
@@ -130,6 +132,14 @@ def bundle(
                 "fullUrl": f"{search.base_url}/{resource['resourceType']}/{resource['id']}",
                 "resource": resource,
                 "search": {"mode": "match"},
+            }
+        )
+    for resource in included:
+        entries.append(
+            {
+                "fullUrl": f"{search.base_url}/{resource['resourceType']}/{resource['id']}",
+                "resource": resource,
+                "search": {"mode": "include"},
             }
         )
     if checked.warnings:

@@ -202,3 +202,22 @@ async def _row(runtime, appointment_id):
         a = await s.get(Appointment, appointment_id)
     keep = ("patient_id", "doctor_id", "location_id", "service", "start_at", "duration_minutes", "status")
     return {**{k: getattr(a, k) for k in keep}, "version": 1, "created_at": a.created_at, "updated_at": a.updated_at}
+
+
+async def test_include_adds_the_pages_participants_once_each(client, login, demo):
+    doctor = await login("doctor1")
+    url = (
+        "/fhir/Appointment?_count=5&_include=Appointment:patient&_include=Appointment:practitioner"
+        "&_include=Appointment:location"
+    )
+    page = resource_of(await client.get(url, headers=doctor.headers))
+    shown = entries(page)
+    included = {(r["resourceType"], r["id"]) for r in entries(page, "include")}
+    referenced = {tuple(p["actor"]["reference"].split("/")) for r in shown for p in r["participant"]}
+    assert included == referenced and len(entries(page, "include")) == len(included)
+    assert "_include=Appointment%3Apatient" in (next_link(page) or "")
+
+
+async def test_an_unsupported_include_is_refused(client, key):
+    response = await client.get("/fhir/Appointment?_include=Appointment:slot", headers=key.headers)
+    assert_outcome(response, 400, "NOT_SUPPORTED", expression="Appointment._include")

@@ -49,6 +49,7 @@ from doctordesk.web.routers import (
     booking,
     calendar,
     chat,
+    fhir,
     integration,
     ops,
     review,
@@ -146,6 +147,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
     app.include_router(api.router)
     app.include_router(admin_service_accounts.router)
     app.include_router(integration.router)
+    app.include_router(fhir.router)
     app.include_router(chat.router)
     app.include_router(stream.router)
     app.include_router(ops.router)

@@ -165,6 +165,14 @@ async def place_request(
     return a
 
 
+def record_origin(session: AsyncSession, caller: Integration, a: Appointment, *, note: str, now: datetime) -> None:
+    """Remember which service account asked for the appointment (a key with only ``appointments:write`` reads
+    back what its account created)."""
+    session.add(
+        IntegrationRequest(appointment_id=a.id, service_account_id=caller.service_account_id, note=note, created_at=now)
+    )
+
+
 async def appointment_body(session: AsyncSession, appointment_id: int) -> dict[str, Any]:
     """The integration API's view of one appointment."""
     row = (
@@ -261,11 +269,7 @@ async def _create_once(
             # unique key, to be answered as a repeat.
             await session.flush()
         a = await place_request(rt, uow, caller, req, now=now)
-        session.add(
-            IntegrationRequest(
-                appointment_id=a.id, service_account_id=caller.service_account_id, note=req.note, created_at=now
-            )
-        )
+        record_origin(session, caller, a, note=req.note, now=now)
         await session.flush()
         body = await appointment_body(session, a.id)
         if record is not None:

@@ -96,7 +96,29 @@ def _answered(rt: Runtime, to: Status, text: str) -> UpdateSet:
 async def accept(rt: Runtime, actor: Actor, appointment_id: int, offer_id: int, form: Mapping[str, str]) -> UpdateSet:
     """Accept one offer: the appointment is approved at its time (and with its doctor and location); the other
     offers are withdrawn. An offer with a coverage warning needs ``coverage-acknowledged``."""
-    version = version_from(form)
+    to, when = await accept_offer(
+        rt,
+        actor,
+        appointment_id,
+        offer_id,
+        version=version_from(form),
+        coverage_acknowledged=truthy(form.get("coverage-acknowledged")),
+    )
+    return _answered(rt, to, f"Appointment confirmed for {when}.")
+
+
+async def accept_offer(
+    rt: Runtime,
+    actor: Actor,
+    appointment_id: int,
+    offer_id: int,
+    *,
+    version: int | None,
+    coverage_acknowledged: bool,
+) -> tuple[Status, str]:
+    """The patient accepts one offer (the screen's and the FHIR interface's one path): the new status and the
+    accepted time as the patient reads it. ``version``: refused with APPOINTMENT_CHANGED when stale (None: no
+    check)."""
     now = rt.clock.now()
     async with unit_of_work(rt) as uow:
         session = uow.session
@@ -104,14 +126,14 @@ async def accept(rt: Runtime, actor: Actor, appointment_id: int, offer_id: int, 
         offer = await session.get(AppointmentOffer, offer_id)
         if offer is None or offer.appointment_id != a.id:
             raise NotFound("Offer not found.")
-        if a.version != version:
+        if version is not None and a.version != version:
             raise AppointmentChanged()
         to = next_status(Status(a.status), Trigger.ACCEPT_OFFER)
         if offer.state != OfferState.OPEN:
             raise InvalidTransition("This offer is no longer open.")
         if offer.start_at <= now:
             raise InvalidTransition("This offered time has passed.")
-        if offer.coverage_warning and not truthy(form.get("coverage-acknowledged")):
+        if offer.coverage_warning and not coverage_acknowledged:
             raise ValidationFailed(
                 fields={"coverage-acknowledged": "Confirm that you accept the coverage risk of this time."}
             )
@@ -143,17 +165,22 @@ async def accept(rt: Runtime, actor: Actor, appointment_id: int, offer_id: int, 
             notify=tuple(sorted(doctors)),
             text=f"{actor.display_name} accepted the time {when}.",
         )
-    return _answered(rt, to, f"Appointment confirmed for {when}.")
+    return to, when
 
 
 async def reject_all(rt: Runtime, actor: Actor, appointment_id: int, form: Mapping[str, str]) -> UpdateSet:
     """Reject every offer: the request is canceled (a new request can be made)."""
-    version = version_from(form)
+    to = await reject_offers(rt, actor, appointment_id, version=version_from(form))
+    return _answered(rt, to, "All offered times rejected; the request is canceled.")
+
+
+async def reject_offers(rt: Runtime, actor: Actor, appointment_id: int, *, version: int | None) -> Status:
+    """The patient rejects every offer (the screen's and the FHIR interface's one path): the new status."""
     now = rt.clock.now()
     async with unit_of_work(rt) as uow:
         session = uow.session
         a = await appointment_for(session, actor, appointment_id, lock=True, patient=True)
-        if a.version != version:
+        if version is not None and a.version != version:
             raise AppointmentChanged()
         to = next_status(Status(a.status), Trigger.REJECT_OFFERS)
         offers = (
@@ -177,4 +204,4 @@ async def reject_all(rt: Runtime, actor: Actor, appointment_id: int, form: Mappi
             notify=tuple(sorted(doctors)),
             text=f"{actor.display_name} rejected the offered times; the request is canceled.",
         )
-    return _answered(rt, to, "All offered times rejected; the request is canceled.")
+    return to

@@ -58,6 +58,19 @@ async def thread_id_for(session: AsyncSession, appointment_id: int) -> int | Non
     return found
 
 
+async def message(session: AsyncSession, message_id: int) -> tuple[MessageView, int] | None:
+    """One message and the appointment of its thread (None when unknown)."""
+    row = (
+        await session.execute(
+            _select_messages()
+            .add_columns(ChatThread.appointment_id)
+            .join(ChatThread, ChatThread.id == ChatMessage.thread_id)
+            .where(ChatMessage.id == message_id)
+        )
+    ).first()
+    return (_view(row[:6]), int(row[6])) if row is not None else None
+
+
 async def cursor_of(session: AsyncSession, thread_id: int, message_id: int) -> Cursor | None:
     """The position of a message of this thread (None when the id is not a message of the thread)."""
     row = (

@@ -16,7 +16,7 @@ from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBea
 from starlette.datastructures import UploadFile
 
 from doctordesk.domain.errors import Forbidden, Unauthorized, ValidationFailed
-from doctordesk.domain.integration import Integration
+from doctordesk.domain.integration import Integration, looks_like_key
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.runtime import Runtime
 from doctordesk.screens.protocol import LAYOUTS, Layout
@@ -242,3 +242,23 @@ async def form_fields(request: Request) -> dict[str, str]:
 
 
 FormDep = Annotated[dict[str, str], Depends(form_fields)]
+
+
+async def fhir_caller(
+    rt: RuntimeDep,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
+    header_key: Annotated[str | None, Depends(api_key_header)],
+) -> Actor | Integration:
+    """The FHIR interface's caller: a service account by its API key (bearer ``ddk_...`` or X-Api-Key), or a user
+    by their access token (docs/fhir.md#access)."""
+    token = bearer_token(credentials)
+    if header_key is not None:
+        if token is not None and token != header_key:
+            raise Unauthorized("Send one credential: in Authorization or in X-Api-Key.")
+        return await api_keys.authenticate(rt, header_key)
+    if token is not None and looks_like_key(token):
+        return await api_keys.authenticate(rt, token)
+    return await auth.authenticate(rt, token)
+
+
+FhirCallerDep = Annotated[Actor | Integration, Depends(fhir_caller)]

@@ -3,10 +3,7 @@ once, and the curl walkthrough of docs/integration.md runs as written."""
 
 from __future__ import annotations
 
-import os
-import re
 import shutil
-import subprocess
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -16,6 +13,7 @@ import pytest
 
 from tests.support.live import LiveServer, serving
 from tests.support.sse import open_stream
+from tests.support.walkthrough import run_walkthrough
 
 DOC = Path(__file__).parents[3] / "docs" / "integration.md"
 
@@ -74,19 +72,7 @@ def day(days: int) -> str:
     return (datetime.now(UTC) + timedelta(days=days)).date().isoformat()
 
 
-def shell_blocks() -> str:
-    return "\n".join(re.findall(r"```sh\n(.*?)```", DOC.read_text(encoding="utf-8"), flags=re.S))
-
-
 @pytest.mark.skipif(not (shutil.which("curl") and shutil.which("jq")), reason="needs curl and jq")
 def test_the_curl_walkthrough_runs_as_written(server: LiveServer) -> None:
-    script = "set -euo pipefail\n" + shell_blocks()
-    assert script.count("curl") >= 10
-    result = subprocess.run(
-        ["bash", "-c", script],
-        env={**os.environ, "BASE": server.url},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = run_walkthrough(DOC, server.url, min_curls=10)
     assert result.returncode == 0, result.stdout + result.stderr

@@ -134,12 +134,24 @@ def requests(draw: st.DrawFn, ops: list[dict[str, Any]], ids: list[str]) -> dict
 
 
 def assert_error_shape(response: Any) -> None:
+    if response.url.path.startswith("/fhir/"):
+        assert_operation_outcome(response)
+        return
     assert response.headers["content-type"].startswith("application/json"), response.text[:200]
     body = response.json()
     assert set(body) - {"reload"} == {"kind", "code", "message", "status", "fields"}, body
     assert body["kind"] == "error" and body["status"] == response.status_code
     assert isinstance(body["code"], str) and body["code"] and isinstance(body["message"], str)
     assert isinstance(body["fields"], dict) and all(isinstance(v, str) for v in body["fields"].values())
+
+
+def assert_operation_outcome(response: Any) -> None:
+    """The FHIR interface's error shape (docs/fhir.md#errors): an OperationOutcome with the code in details."""
+    assert response.headers["content-type"].startswith("application/fhir+json"), response.text[:200]
+    body = response.json()
+    assert body["resourceType"] == "OperationOutcome" and body["issue"], body
+    for issue in body["issue"]:
+        assert issue["severity"] == "error" and isinstance(issue["details"]["coding"][0]["code"], str), body
 
 
 def _writes_by_design(request: dict[str, Any], status: int) -> bool:

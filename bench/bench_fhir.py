@@ -1,0 +1,180 @@
+"""FHIR Appointment search by date range for one doctor, with 1,000 and 100,000 appointments in the clinic (its three
+doctors in turn, every 30 minutes): ``GET /fhir/Appointment?practitioner=…&date=ge…&date=lt…`` for one week, one
+page of 50, p50/p99, against the unchanged poll of the appointment list in the same run. The searched week holds
+the same appointments in every case (the first ``IN_WEEK``); the rest are history before it, so only the size of the
+clinic changes between cases.
+
+Runs the app in-process (httpx ASGI transport, no network), one fresh database per case, the cases interleaved
+(one request of each in turn). SQLite always; PostgreSQL too when ``DOCTORDESK_BENCH_POSTGRES_URL`` names a server
+database to connect through (the benchmark creates and drops databases of its own there).
+
+    python -m bench fhir            (or: make bench BENCH=fhir)
+    DOCTORDESK_BENCH_FHIR_SIZES=200,2000 DOCTORDESK_BENCH_REQUESTS=20 python -m bench fhir   (a smoke run)
+Targets: search p50 ≤ 10 ms on SQLite; p50 at the largest size / at the smallest ≤ 1.5.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import tempfile
+import time
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+from sqlalchemy import insert, text
+from sqlalchemy.ext.asyncio import async_sessionmaker
+
+from bench.common import own_postgres_databases, percentile
+from doctordesk.app import create_app
+from doctordesk.config import Settings
+from doctordesk.domain.clock import FixedClock
+from doctordesk.domain.status import Status
+from doctordesk.services.passwords import Passwords
+from doctordesk.store import seed
+from doctordesk.store.db import create_engine
+from doctordesk.store.migrate import upgrade
+from doctordesk.store.tables import Appointment
+
+NOW = datetime(2026, 11, 23, 7, 0, tzinfo=UTC)
+SIZES = tuple(int(n) for n in os.environ.get("DOCTORDESK_BENCH_FHIR_SIZES", "1000,100000").split(","))
+REQUESTS = int(os.environ.get("DOCTORDESK_BENCH_REQUESTS", "200"))
+WARMUP = 20
+WEEK_START = datetime(2026, 12, 7, tzinfo=UTC)
+WEEK = "date=ge2026-12-07T00:00:00Z&date=lt2026-12-14T00:00:00Z"
+IN_WEEK = 180  # 60 for each doctor: more than one page of 50
+
+
+@dataclass
+class Case:
+    url: str
+    appointments: int
+    search_ms: list[float] = field(default_factory=list)
+    poll_ms: list[float] = field(default_factory=list)
+    found: int = 0
+
+
+async def _prepare(url: str, appointments: int) -> dict[str, int]:
+    """The demo clinic and ``appointments`` more, spread over its doctors, half behind and half ahead of now."""
+    engine = create_engine(url)
+    await upgrade(engine)
+    sessions = async_sessionmaker(engine, expire_on_commit=False)
+    async with sessions() as session, session.begin():
+        demo = await seed.seed_demo(session, Passwords(time_cost=1, memory_kib=1024), NOW)
+        doctors = [demo.users[d] for d in ("doctor1", "doctor2", "doctor3")]
+
+        def row(i: int) -> dict[str, Any]:
+            if i < IN_WEEK:
+                start = WEEK_START + timedelta(hours=8, minutes=30 * i)
+            else:
+                start = NOW - timedelta(minutes=30 * (i - IN_WEEK + 1))
+            return {
+                "patient_id": demo.patients["patient1"],
+                "doctor_id": doctors[i % len(doctors)],
+                "location_id": demo.locations["berlin"],
+                "service": "consultation",
+                "start_at": start,
+                "duration_minutes": 30,
+                "status": int(Status.COMPLETED if start < NOW else Status.APPROVED),
+                "version": 1,
+                "chat_enabled": True,
+                "disclaimer_required": False,
+                "prescription_needed": False,
+                "created_at": NOW,
+                "updated_at": NOW,
+            }
+
+        for chunk in range(0, appointments, 5000):
+            rows = [row(i) for i in range(chunk, min(chunk + 5000, appointments))]
+            await session.execute(insert(Appointment), rows)
+    async with engine.begin() as conn:
+        await conn.execute(text("ANALYZE"))
+    await engine.dispose()
+    return demo.users
+
+
+async def _measure(cases: list[Case], users: list[dict[str, int]], tmp: Path) -> None:
+    async with AsyncExitStack() as stack:
+        clients = []
+        for case, ids in zip(cases, users, strict=True):
+            settings = Settings(
+                database_url=case.url, data_dir=tmp, argon2_time_cost=1, argon2_memory_kib=1024, push_adapter="none"
+            )
+            app = create_app(settings, clock=FixedClock(NOW))
+            await stack.enter_async_context(app.router.lifespan_context(app))
+            client = await stack.enter_async_context(
+                httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://bench")
+            )
+            login = await client.post("/auth/login", data={"username": "doctor1", "password": "demo"})
+            headers = {"Authorization": f"Bearer {login.json()['access_token']}"}
+            page = await client.put("/profile/appointments", headers=headers)
+            search = f"/fhir/Appointment?practitioner=Practitioner/{ids['doctor1']}&{WEEK}&_count=50"
+            clients.append((case, client, headers, page.json()["state"], search))
+        for i in range(REQUESTS + WARMUP):
+            for case, client, headers, state, search in clients:
+                t0 = time.perf_counter()
+                found = await client.get(search, headers=headers)
+                t1 = time.perf_counter()
+                poll = await client.patch("/profile/appointments", headers={**headers, "X-Screen-State": state})
+                t2 = time.perf_counter()
+                if found.status_code != 200 or poll.status_code != 200 or poll.json()["patches"]:
+                    raise SystemExit(f"{case.appointments}: unexpected {found.text[:300]} {poll.text[:300]}")
+                if i >= WARMUP:
+                    case.search_ms.append((t1 - t0) * 1000)
+                    case.poll_ms.append((t2 - t1) * 1000)
+                    case.found = len(found.json().get("entry", []))
+
+
+async def _suite(urls: list[str], tmp: Path) -> list[Case]:
+    cases = [Case(url, n) for url, n in zip(urls, SIZES, strict=True)]
+    users = [await _prepare(case.url, case.appointments) for case in cases]
+    await _measure(cases, users, tmp)
+    return cases
+
+
+def _report(name: str, cases: list[Case], *, sqlite: bool) -> bool:
+    print(f"\n{name}: FHIR Appointment search, one doctor, one week ({REQUESTS} requests per case)")
+    print(f"{'appointments':>12} {'search p50':>11} {'search p99':>11} {'poll p50':>9} {'poll p99':>9} {'found':>6}")
+    for c in cases:
+        print(
+            f"{c.appointments:>12,} {percentile(c.search_ms, 50):>11.2f} {percentile(c.search_ms, 99):>11.2f} "
+            f"{percentile(c.poll_ms, 50):>9.3f} {percentile(c.poll_ms, 99):>9.3f} {c.found:>6}"
+        )
+    small, large = cases[0], cases[-1]
+    ratio = percentile(large.search_ms, 50) / percentile(small.search_ms, 50)
+    p50 = percentile(large.search_ms, 50)
+    ok = ratio <= 1.5 and (p50 <= 10 or not sqlite)
+    print(
+        f"search p50 {large.appointments:,} / {small.appointments:,} = {ratio:.2f} (target ≤ 1.5); "
+        f"p50 at {large.appointments:,}: {p50:.2f} ms"
+        f"{' (target ≤ 10 ms)' if sqlite else ''}; vs the unchanged poll: "
+        f"{p50 / percentile(large.poll_ms, 50):.1f}×: {'met' if ok else 'MISSED'}"
+    )
+    return ok
+
+
+def main() -> int:
+    """Run the benchmark and print the tables; exit status 1 when a target is missed."""
+    results: list[tuple[str, list[Case]]] = []
+    with tempfile.TemporaryDirectory(prefix="bench-fhir-") as tmp:
+        root = Path(tmp)
+        files = [f"sqlite+aiosqlite:///{root}/fhir-{n}.db" for n in SIZES]
+        results.append(("SQLite", asyncio.run(_suite(files, root))))
+        server = os.environ.get("DOCTORDESK_BENCH_POSTGRES_URL")
+        if server:
+            with own_postgres_databases(server, [f"doctordesk_bench_fhir_{n}" for n in SIZES]) as urls:
+                results.append(("PostgreSQL", asyncio.run(_suite(urls, root))))
+    print(f"\nmachine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}, {time.strftime('%Y-%m-%d')}")
+    ok = True
+    for name, cases in results:
+        ok = _report(name, cases, sqlite=name == "SQLite") and ok
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

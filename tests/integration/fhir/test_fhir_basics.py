@@ -1,0 +1,68 @@
+"""The FHIR interface's edge: the CapabilityStatement, authentication by API key and user token, and errors as
+OperationOutcome with FHIR's statuses (SQLite and PostgreSQL)."""
+
+from __future__ import annotations
+
+import pytest
+
+from doctordesk.services.fhir_capability import SUPPORTED
+from doctordesk.web.routers import fhir as fhir_router
+from tests.support.fhir import FHIR_JSON, assert_outcome, resource_of
+from tests.support.integration import make_key
+
+
+@pytest.fixture
+async def key(client, login):
+    return await make_key(client, (await login("admin")).headers)
+
+
+async def test_the_capability_statement_is_valid_r4_and_lists_exactly_the_served_interactions(client):
+    statement = resource_of(await client.get("/fhir/metadata"))
+    assert statement["fhirVersion"] == "4.0.1" and statement["kind"] == "instance"
+    listed = {r["type"]: {i["code"] for i in r["interaction"]} for r in statement["rest"][0]["resource"]}
+    served: dict[str, set[str]] = {}
+    for route in fhir_router.router.routes:
+        path, methods = route.path, route.methods  # type: ignore[attr-defined]
+        parts = path.removeprefix("/fhir/").split("/")
+        if parts[0] not in SUPPORTED:
+            continue
+        kind = "read" if len(parts) == 2 else "create" if "POST" in methods else "search-type"
+        served.setdefault(parts[0], set()).add(kind)
+    assert listed == served
+    params = {r["type"]: {p["name"] for p in r.get("searchParam", [])} for r in statement["rest"][0]["resource"]}
+    assert params["Appointment"] == {"date", "status", "practitioner", "patient", "location", "identifier"}
+
+
+async def test_no_credentials_is_401_as_an_operation_outcome(client, demo):
+    response = await client.get("/fhir/Appointment")
+    assert_outcome(response, 401, "UNAUTHORIZED")
+    assert response.headers["www-authenticate"] == "Bearer"
+
+
+async def test_an_unknown_api_key_and_an_unknown_token_are_401(client, demo):
+    for token in ("ddk_" + "x" * 43, "not-a-token"):
+        response = await client.get("/fhir/Appointment", headers={"Authorization": f"Bearer {token}"})
+        assert_outcome(response, 401, "UNAUTHORIZED")
+
+
+async def test_api_keys_and_user_tokens_are_both_accepted(client, key, login):
+    doctor = await login("doctor1")
+    for headers in (key.headers, {"X-Api-Key": key.key}, doctor.headers):
+        assert resource_of(await client.get("/fhir/Appointment", headers=headers))["type"] == "searchset"
+
+
+async def test_an_unknown_resource_type_is_404_and_an_unsupported_interaction_405(client, key, demo):
+    assert_outcome(await client.get("/fhir/Observation", headers=key.headers), 404, "NOT_SUPPORTED")
+    assert_outcome(
+        await client.delete(f"/fhir/Appointment/{demo.appointments[0]}", headers=key.headers), 405, "NOT_SUPPORTED"
+    )
+
+
+async def test_a_malformed_or_unknown_id_is_404(client, key):
+    for raw in ("abc", "0", "99999999", "1.5"):
+        assert_outcome(await client.get(f"/fhir/Appointment/{raw}", headers=key.headers), 404, "NOT_FOUND")
+
+
+async def test_answers_are_fhir_json(client, key, demo):
+    response = await client.get(f"/fhir/Appointment/{demo.appointments[0]}", headers=key.headers)
+    assert response.headers["content-type"].startswith(FHIR_JSON)

@@ -245,7 +245,8 @@ async def transition(
         entity_id=a.id,
         details={"from": from_status, "to": int(to), **details},
     )
-    await session.execute(delete(ReviewDraft).where(ReviewDraft.appointment_id == a.id))
+    if not created:  # a new appointment has no review drafts yet: no statement for them
+        await session.execute(delete(ReviewDraft).where(ReviewDraft.appointment_id == a.id))
     if notify is None:
         patient_user = await session.scalar(_patient_user(a.patient_id))
         notify = (patient_user,) if patient_user is not None else ()

@@ -188,18 +188,38 @@ async def appointment_body(session: AsyncSession, appointment_id: int) -> dict[s
     if row is None:
         raise NotFound("Appointment not found.")
     a, doctor, patient, loc, origin = row
+    return _body(
+        a,
+        doctor=doctor,
+        patient=patient,
+        location=(loc.id, loc.name, loc.timezone),
+        note=origin.note if origin else None,
+        service_account=origin.service_account_id if origin else None,
+    )
+
+
+def _body(
+    a: Appointment,
+    *,
+    doctor: str,
+    patient: str,
+    location: tuple[int, str, str],
+    note: str | None,
+    service_account: int | None,
+) -> dict[str, Any]:
     status = Status(a.status)
+    location_id, location_name, timezone = location
     return {
         "id": a.id,
         "status": {"code": int(status), "name": status.public_name},
-        "start": a.start_at.astimezone(ZoneInfo(loc.timezone)).isoformat(),
+        "start": a.start_at.astimezone(ZoneInfo(timezone)).isoformat(),
         "duration_minutes": a.duration_minutes,
         "doctor": {"id": a.doctor_id, "name": doctor},
-        "location": {"id": loc.id, "name": loc.name, "timezone": loc.timezone},
+        "location": {"id": location_id, "name": location_name, "timezone": timezone},
         "patient": {"id": a.patient_id, "name": patient},
         "service": a.service,
-        "note": origin.note if origin else None,
-        "service_account": origin.service_account_id if origin else None,
+        "note": note,
+        "service_account": service_account,
         "version": a.version,
     }
 
@@ -223,38 +243,50 @@ async def create_request(
     rt: Runtime, caller: Integration, req: RequestInput, *, idempotency_key: str | None, request_hash: str
 ) -> Answer:
     """Create an appointment request (status requested) for the doctor to review, or repeat the answer stored
-    for ``idempotency_key``. The doctor's list updates at once and the doctor gets a push."""
+    for ``idempotency_key``. The doctor's list updates at once and the doctor gets a push.
+
+    A new key is the common case: it is written without being looked up first (the unique (account, key) row
+    refuses it when it is not new), and only then is the stored record read and answered from."""
     require(caller, Scope.APPOINTMENTS_WRITE)
     try:
         return await _create_once(rt, caller, req, idempotency_key=idempotency_key, request_hash=request_hash)
     except IntegrityError:
         if idempotency_key is None:
             raise
-        # Another request with this key committed first: answer as its repeat.
-        return await _create_once(rt, caller, req, idempotency_key=idempotency_key, request_hash=request_hash)
+        # The key was used before (or another request with it committed first): answer from its record.
+        return await _create_once(
+            rt, caller, req, idempotency_key=idempotency_key, request_hash=request_hash, look_up=True
+        )
 
 
 async def _create_once(
-    rt: Runtime, caller: Integration, req: RequestInput, *, idempotency_key: str | None, request_hash: str
+    rt: Runtime,
+    caller: Integration,
+    req: RequestInput,
+    *,
+    idempotency_key: str | None,
+    request_hash: str,
+    look_up: bool = False,
 ) -> Answer:
     now = rt.clock.now()
     async with unit_of_work(rt) as uow:
         session = uow.session
         record = None
         if idempotency_key is not None:
-            record = await session.scalar(
-                select(IdempotencyRecord).where(
-                    IdempotencyRecord.service_account_id == caller.service_account_id,
-                    IdempotencyRecord.key == idempotency_key,
+            if look_up:
+                record = await session.scalar(
+                    select(IdempotencyRecord).where(
+                        IdempotencyRecord.service_account_id == caller.service_account_id,
+                        IdempotencyRecord.key == idempotency_key,
+                    )
                 )
-            )
-            if record is not None and record.expires_at > now:
-                if record.request_hash != request_hash:
-                    raise IdempotencyKeyReused()
-                return Answer(record.status_code, dict(record.response), replayed=True)
-            if record is not None:
-                await session.delete(record)
-                await session.flush()
+                if record is not None and record.expires_at > now:
+                    if record.request_hash != request_hash:
+                        raise IdempotencyKeyReused()
+                    return Answer(record.status_code, dict(record.response), replayed=True)
+                if record is not None:
+                    await session.delete(record)
+                    await session.flush()
             record = IdempotencyRecord(
                 service_account_id=caller.service_account_id,
                 key=idempotency_key,
@@ -264,14 +296,28 @@ async def _create_once(
                 created_at=now,
                 expires_at=now + IDEMPOTENCY_TTL,
             )
-            session.add(record)
-            # Taken now: a concurrent request with the same key waits here (PostgreSQL) and then fails on the
-            # unique key, to be answered as a repeat.
-            await session.flush()
+            if not rt.db.is_sqlite:
+                # Taken now: a concurrent request with the same key waits here and then fails on the unique key,
+                # to be answered as a repeat. (SQLite writers take turns for the whole transaction: the record is
+                # written last, with the answer, in one INSERT.)
+                session.add(record)
+                await session.flush()
         a = await place_request(rt, uow, caller, req, now=now)
         record_origin(session, caller, a, note=req.note, now=now)
-        await session.flush()
-        body = await appointment_body(session, a.id)
+        # Everything the answer shows is known here: the row just written, the patient read by place_request
+        # (in the session already) and the cached reference data place_request checked the request against.
+        c = await cached_clinic(rt, session)
+        patient = await session.get(Patient, a.patient_id)
+        assert patient is not None
+        body = _body(
+            a,
+            doctor=c.directory.doctors[a.doctor_id],
+            patient=patient.name,
+            location=(a.location_id, c.location_names[a.location_id], c.directory.locations[a.location_id]),
+            note=req.note,
+            service_account=caller.service_account_id,
+        )
         if record is not None:
             record.response = body
+            session.add(record)
     return Answer(CREATED, body)

@@ -215,3 +215,13 @@ async def test_a_read_key_reads_any_appointment_a_write_key_only_its_own(client,
         assert (await client.get(f"/integration/v1/appointments/{a}", headers=writer.headers)).status_code == 404
         assert (await client.get(f"/integration/v1/appointments/{a}", headers=reader.headers)).status_code == 200
     assert (await client.get("/integration/v1/appointments/99999999", headers=reader.headers)).status_code == 404
+
+
+async def test_the_answer_to_a_request_is_the_appointment_as_read_back(client, key, demo):
+    # A time sent in UTC is answered in the location's zone, an empty note as the empty note stored.
+    utc = request_body(demo, start="2026-11-26T13:30:00Z", note="")
+    created = await client.post(URL, headers={**key.headers, "Idempotency-Key": "read-back"}, json=utc)
+    assert created.status_code == 201, created.text
+    read = await client.get(f"/integration/v1/appointments/{created.json()['id']}", headers=key.headers)
+    assert created.json() == read.json()
+    assert created.json()["start"] == "2026-11-26T14:30:00+01:00" and created.json()["note"] == ""

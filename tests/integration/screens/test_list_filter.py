@@ -55,7 +55,8 @@ async def test_a_name_search_matches_the_start_of_any_name_word_ignoring_case_an
 ):
     now = clock.now()
     jorg = await _new_patient(runtime, "Jörg Meyer-Müller")
-    mine = await _appointments_of(runtime, demo, jorg, [now + timedelta(days=3), now - timedelta(days=3)], Status.APPROVED)
+    starts = [now + timedelta(days=3), now - timedelta(days=3)]
+    mine = await _appointments_of(runtime, demo, jorg, starts, Status.APPROVED)
     doctor = await login("doctor1")
     for search in ("müller", "MULL", "jorg", "meyer", "jörg mü"):
         page = await _put(client, doctor.headers, q=search)

@@ -301,3 +301,7 @@ __all__ = [
     "User",
     "WorkHours",
 ]
+
+# The name search's words follow every ORM write of a patient (mapper events, registered on import): whatever
+# imports the tables gets them.
+from doctordesk.store import name_words  # noqa: E402, F401

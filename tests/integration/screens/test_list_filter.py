@@ -7,7 +7,8 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import select
+import pytest
+from sqlalchemy import event, select, text
 
 from doctordesk.domain.status import Status
 from doctordesk.screens.protocol import apply
@@ -177,3 +178,53 @@ async def test_poll_refresh_and_show_more_keep_the_filter_from_the_state_token(c
     assert response.status_code == 200, response.text
     elements = apply(elements, response.json()["patches"])
     assert _all_rows(elements) == [hers, *mine]
+
+
+@pytest.mark.slow
+async def test_a_name_search_reads_index_ranges_not_the_doctors_whole_history(client, login, demo, runtime, clock):
+    """20,000 appointments of 2,000 patients: searching one patient's name reads the name index and the
+    appointments by (doctor, patient) or (patient) ranges; no statement of the PUT scans a table."""
+    now = clock.now()
+    async with runtime.db.transaction() as session:
+        patients = [Patient(name=f"Crowd{i:04d} Person") for i in range(2000)]
+        session.add_all(patients)
+        await session.flush()
+        crowd = [p.id for p in patients]
+    rows = [
+        {
+            **_row(demo, start=now - timedelta(hours=1 + i), status=Status.COMPLETED, now=now),
+            "patient_id": crowd[i % 2000],
+        }
+        for i in range(20_000)
+    ]
+    await _insert(runtime, rows)
+    target = await _new_patient(runtime, "Quentin Quist")
+    mine = await _appointments_of(
+        runtime, demo, target, [now - timedelta(days=3), now + timedelta(days=3)], Status.COMPLETED
+    )
+    async with runtime.db.transaction() as session:
+        await session.execute(text("ANALYZE"))
+
+    statements: list[tuple[str, Any]] = []
+
+    def capture(_conn: Any, _cursor: Any, statement: str, parameters: Any, _context: Any, _many: bool) -> None:
+        if "appointments" in statement and "patient_id IN" in statement:
+            statements.append((statement, parameters))
+
+    engine = runtime.db.read_engine.sync_engine
+    event.listen(engine, "before_cursor_execute", capture)
+    try:
+        doctor = await login("doctor1")
+        page = await _put(client, doctor.headers, q="quis")
+    finally:
+        event.remove(engine, "before_cursor_execute", capture)
+    assert sorted(_all_rows(page["elements"])) == sorted(mine)
+    assert statements
+
+    explain = "EXPLAIN QUERY PLAN " if runtime.db.is_sqlite else "EXPLAIN "
+    async with runtime.db.read() as session:
+        connection = await session.connection()
+        for statement, parameters in statements:
+            plan = " | ".join(str(r[-1]) for r in await connection.exec_driver_sql(explain + statement, parameters))
+            assert "ix_appointments" in plan, plan
+            assert "SCAN appointments" not in plan and "Seq Scan on appointments" not in plan, plan

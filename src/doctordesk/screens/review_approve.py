@@ -322,13 +322,15 @@ def render(s: ReviewScreen) -> Page:
     if a.decidable:
         elements += [_card(s, c) for c in a.cards]
     full = len(a.cards) >= MAX_ALTERNATIVES
+    # Disabled, with the reason beside it, when it could only add cards that must fail.
+    hopeless = a.no_alternative_reason if a.decidable else None
     elements += [
         el(
             "another-alternative",
             "Link",
             label="Suggest another alternative",
-            enabled=a.decidable and not full,
-            warning=f"At most {MAX_ALTERNATIVES} alternatives." if full and a.decidable else None,
+            enabled=a.decidable and not full and hopeless is None,
+            warning=hopeless or (f"At most {MAX_ALTERNATIVES} alternatives." if full and a.decidable else None),
             action=Action("PATCH", f"{base}/add-alternative"),
         ),
         el("spacer", "Spacer"),

@@ -358,9 +358,7 @@ async def test_export_then_import_round_trips_as_csv_one_file_per_kind(db, datab
         await twin.dispose()
 
 
-async def test_imported_patients_are_found_by_the_lists_name_search_and_a_renamed_one_under_the_new_name(
-    db, tmp_path
-):
+async def test_imported_patients_are_found_by_the_lists_name_search_and_a_renamed_one_under_the_new_name(db, tmp_path):
     from doctordesk.domain.list_filter import search_words
     from doctordesk.services.list_search import matching_patients
 

@@ -12,8 +12,10 @@ from tests.integration.services.review_support import (
     CHEN_OUT_OF_NETWORK,
     DISCLAIMER,
     NO_TIMEZONE,
+    NOT_COVERED,
     PRESCRIPTION,
     REQUESTED,
+    THIRD_PARTY_INVALID,
     aid,
     approve_url,
     find,
@@ -281,3 +283,17 @@ async def test_a_pending_appointment_links_to_the_offers_sent(client, login, dem
     s = await Screen(client, doctor.headers, aid(demo, PENDING_5)).open()
     assert s["offers-link"]["action"]["endpoint"] == f"/profile/appointments/{aid(demo, PENDING_5)}/offers"
     assert s["approve"]["enabled"] is False and "answer is awaited" in s["status-note"]["value"]
+
+
+async def test_suggest_another_alternative_is_disabled_with_the_reason_when_every_date_must_fail(client, login, demo):
+    doctor = await login("doctor1")
+    expired = await Screen(client, doctor.headers, aid(demo, NOT_COVERED)).open()
+    link = expired["another-alternative"]
+    assert link["enabled"] is False
+    assert "policy does not cover any date" in link["warning"]
+    invalid = await Screen(client, doctor.headers, aid(demo, THIRD_PARTY_INVALID)).open()
+    assert invalid["another-alternative"]["enabled"] is False
+    assert "insurer's data" in invalid["another-alternative"]["warning"]
+    covered = await Screen(client, doctor.headers, aid(demo, REQUESTED)).open()
+    assert covered["another-alternative"].get("enabled", True) is not False
+    assert not covered["another-alternative"].get("warning")

@@ -83,7 +83,7 @@ def _filters(f: ListFilter, actor: Actor) -> Element:
         el("apply-filter", "Button", label="Apply", action=Action("PATCH", FILTER_ENDPOINT, form="filters")),
         el("clear-filter", "Link", label="Clear filter", visible=f.active, action=Action("PUT", ENDPOINT)),
     ]
-    return el("filters", "Group", *children, label="Filter")
+    return el("filters", "Section", *children, label="Filter")
 
 
 def shown(actor: Actor) -> Shown:

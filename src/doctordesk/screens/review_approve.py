@@ -330,9 +330,11 @@ def render(s: ReviewScreen) -> Page:
             "Link",
             label="Suggest another alternative",
             enabled=a.decidable and not full and hopeless is None,
-            warning=hopeless or (f"At most {MAX_ALTERNATIVES} alternatives." if full and a.decidable else None),
+            warning=f"At most {MAX_ALTERNATIVES} alternatives." if full and a.decidable else None,
             action=Action("PATCH", f"{base}/add-alternative"),
+            props={"description": hopeless} if hopeless else None,
         ),
+        el("another-alternative-note", "Caption", value=hopeless, visible=hopeless is not None),
         el("spacer", "Spacer"),
         el(
             "approve",

@@ -288,12 +288,11 @@ async def test_a_pending_appointment_links_to_the_offers_sent(client, login, dem
 async def test_suggest_another_alternative_is_disabled_with_the_reason_when_every_date_must_fail(client, login, demo):
     doctor = await login("doctor1")
     expired = await Screen(client, doctor.headers, aid(demo, NOT_COVERED)).open()
-    link = expired["another-alternative"]
-    assert link["enabled"] is False
-    assert "policy does not cover any date" in link["warning"]
+    assert expired["another-alternative"]["enabled"] is False
+    assert "policy does not cover any date" in expired["another-alternative-note"]["value"]
     invalid = await Screen(client, doctor.headers, aid(demo, THIRD_PARTY_INVALID)).open()
     assert invalid["another-alternative"]["enabled"] is False
-    assert "insurer's data" in invalid["another-alternative"]["warning"]
+    assert "insurer's data" in invalid["another-alternative-note"]["value"]
     covered = await Screen(client, doctor.headers, aid(demo, REQUESTED)).open()
     assert covered["another-alternative"].get("enabled", True) is not False
-    assert not covered["another-alternative"].get("warning")
+    assert covered["another-alternative-note"].get("visible") is False

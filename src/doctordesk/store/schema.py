@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from doctordesk.store import (
     admin_tables,
+    calendar_tables,
     chat_tables,
     integration_tables,
     name_words,
@@ -20,6 +21,7 @@ metadata = Base.metadata
 __all__ = [
     "Base",
     "admin_tables",
+    "calendar_tables",
     "chat_tables",
     "integration_tables",
     "metadata",

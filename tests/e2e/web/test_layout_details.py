@@ -151,3 +151,30 @@ def test_a_new_tab_on_a_deep_url_joins_the_browsers_session(server, new_page):
     fresh = page.context.new_page()
     fresh.goto(f"{server.url}/#/profile/appointments")
     fresh.locator("#login").wait_for()
+
+
+def test_a_bad_card_left_on_the_phone_is_shown_on_the_desktop_as_restored_and_discarded_there(server, new_page):
+    phone = new_page(server.url, viewport=MOBILE)
+    sign_in(phone, "doctor1")
+    open_review(phone, PLAIN_REQUEST)
+    if phone.locator('[data-id="alternative-1"]').count() == 0:
+        phone.locator('[data-id="another-alternative"]').click()
+        phone.locator('[data-id="alternative-1"]').wait_for()
+    date = phone.locator('[data-name="date~1"]')
+    date.fill("2020-01-06")  # in the past: the card can never be sent
+    date.dispatch_event("change")
+    phone.locator('[data-id="alternative-1"] .msg-error').first.wait_for()
+
+    desktop = new_page(server.url)
+    sign_in(desktop, "doctor1")
+    open_review(desktop, PLAIN_REQUEST)
+    note = desktop.locator('[data-id="draft-note"]')
+    note.wait_for()
+    assert "Restored your unsent changes from" in note.inner_text()
+    assert desktop.locator('[data-id="approve"]').is_disabled()
+    note.get_by_role("button", name="Discard changes").click()
+    desktop.locator('[data-id="alternative-1"]').wait_for(state="detached")
+    desktop.locator('[data-id="approve"]:not([disabled])').wait_for()
+    assert note.is_hidden()
+    # The phone follows (stream or poll): the bad card is gone there too.
+    phone.locator('[data-id="alternative-1"]').wait_for(state="detached", timeout=30_000)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 
 from doctordesk.domain import coverage, fees
 from doctordesk.domain.decisions import can_decide, why_not
@@ -88,10 +88,22 @@ class Assessment:
     request_conflict: str | None
     request_prescription_warning: str | None
     form_errors: dict[str, str] = field(default_factory=dict)  # disclaimer, timezone, unknown fields
+    covered_until: date | None = None  # the last day any of the patient's policies covers (None: no policy)
 
     @property
     def suggesting(self) -> bool:
         return bool(self.cards)
+
+    @property
+    def no_alternative_reason(self) -> str | None:
+        """Why no alternative could ever be sent, when every date must fail (None when one may pass): invalid
+        insurer data, or no policy covering any day from today on (every zone's today is at most a day behind
+        UTC's)."""
+        if self.third_party_error is not None:
+            return "No alternative can be sent: the insurer's data for this patient is invalid."
+        if self.covered_until is None or self.covered_until < self.facts.now.date() - timedelta(days=1):
+            return "No alternative can be sent: the patient's policy does not cover any date from today on."
+        return None
 
     def blocking_error(self) -> DomainError | None:
         """The first error that blocks approval, in the order the POST reports them: third-party data, input
@@ -255,6 +267,7 @@ def assess(
         request_conflict=conflict,
         request_prescription_warning=prescription,
         form_errors=dict(form_errors or {}),
+        covered_until=max((t.valid_to for t in policy_terms), default=None),
     )
 
 

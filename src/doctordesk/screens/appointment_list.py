@@ -5,21 +5,24 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime
+from urllib.parse import urlencode
 
 from doctordesk.domain.appointments import AppointmentView, format_local
 from doctordesk.domain.events import ALL_APPOINTMENTS_TOPIC, doctor_topic, patient_topic, user_topic
 from doctordesk.domain.keyset import Slice, count_label
+from doctordesk.domain.list_filter import MAX_SEARCH_CHARS, STATUSES, ListFilter
 from doctordesk.domain.list_sections import Section
 from doctordesk.domain.notices import Notice
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.status import Status
-from doctordesk.screens.protocol import Action, Element, Layout, Page, el
+from doctordesk.screens.protocol import Action, Element, Layout, Option, Page, el
 from doctordesk.screens.state import Shown
-from doctordesk.screens.wording import status_badge
+from doctordesk.screens.wording import status_badge, status_label
 
 SCREEN = "appointment-list"
 ENDPOINT = "/profile/appointments"
 MORE_ENDPOINT = "/profile/appointments/more"
+FILTER_ENDPOINT = "/profile/appointments/filter"
 NOTICES_ENDPOINT = "/profile/notices"
 BOOK_ENDPOINT = "/profile/book"
 ADMIN_ENDPOINT = "/profile/admin/users"
@@ -55,6 +58,33 @@ def topics(actor: Actor) -> tuple[str, ...]:
     if actor.role is Role.PATIENT and actor.patient_id is not None:
         return (patient_topic(actor.patient_id), user_topic(actor.user_id))
     return (ALL_APPOINTMENTS_TOPIC, user_topic(actor.user_id))
+
+
+def endpoint(f: ListFilter) -> str:
+    """The list's URL for a filter (the plain list without one)."""
+    query = f.query()
+    return f"{ENDPOINT}?{urlencode(query)}" if query else ENDPOINT
+
+
+def _filters(f: ListFilter, actor: Actor) -> Element:
+    """The filter form: status, days, patient name. "Apply" navigates to the list's URL for it."""
+    statuses = [Option("", "Any status")]
+    statuses += [Option(key, status_label(codes[0], actor.role)) for key, codes in STATUSES.items()]
+    children = [
+        el("f-status", "Combo", label="Status", name="status", value=f.status or "", options=statuses),
+        el("f-from", "Date", label="From", name="from", value=f.first.isoformat() if f.first else ""),
+        el("f-to", "Date", label="To", name="to", value=f.last.isoformat() if f.last else ""),
+    ]
+    if actor.role is not Role.PATIENT:
+        children.append(
+            el("f-q", "Edit", label="Patient name", name="q", value=f.search,
+               props={"type": "search", "maxlength": MAX_SEARCH_CHARS, "submit": "apply-filter"})
+        )  # fmt: skip
+    children += [
+        el("apply-filter", "Button", label="Apply", action=Action("PATCH", FILTER_ENDPOINT, form="filters")),
+        el("clear-filter", "Link", label="Clear filter", visible=f.active, action=Action("PUT", ENDPOINT)),
+    ]
+    return el("filters", "Section", *children, label="Filter")
 
 
 def shown(actor: Actor) -> Shown:
@@ -178,9 +208,11 @@ def render(
     layout: Layout,
     timeout: int,
     notices: Sequence[Notice] = (),
+    f: ListFilter | None = None,
 ) -> Page:
-    """The list: the viewer's notices, then each section's rows in its order, each with its "show more" link.
-    Patients also get the way to book, doctors their calendar feed, admins the way to administration."""
+    """The list: the viewer's notices, the filter, then each section's rows in its order, each with its "show
+    more" link. Patients also get the way to book, doctors their calendar feed, admins the way to administration."""
+    f = f or ListFilter()
     elements: list[Element] = [el("title", "Heading", value="Appointments"), _notices(notices)]
     if actor.role is Role.PATIENT:
         elements.append(el("book", "Link", label="Book an appointment", action=Action("PUT", BOOK_ENDPOINT)))
@@ -188,16 +220,18 @@ def render(
         elements.append(el("calendar-feed", "Link", label="Calendar feed", action=Action("PUT", CALENDAR_ENDPOINT)))
     if actor.role is Role.ADMIN:
         elements.append(el("administration", "Link", label="Administration", action=Action("PUT", ADMIN_ENDPOINT)))
+    elements.append(_filters(f, actor))
+    nothing = "Nothing matches the filter." if f.active else "Nothing here."
     for section in Section:
         shown = sections[section]
         key = section.value
         rows = [row(v, actor, now=now) for v in shown.rows]
-        empty = el(f"{key}-empty", "Caption", value="Nothing here.", visible=not rows)
+        empty = el(f"{key}-empty", "Caption", value=nothing, visible=not rows)
         elements.append(el(key, "Section", empty, *rows, _more(section, shown), label=_label(section, actor, shown)))
     return Page(
         screen=SCREEN,
         title="Appointments",
-        endpoint=ENDPOINT,
+        endpoint=endpoint(f),
         poll=ENDPOINT,
         timeout=timeout,
         elements=tuple(elements),

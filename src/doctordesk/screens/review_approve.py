@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from doctordesk.domain.appointments import AppointmentView, format_local
 from doctordesk.domain.decisions import MAX_REASON_CHARS
@@ -72,6 +73,9 @@ class ReviewScreen:
     decline_open: bool
     layout: Layout
     timeout: int
+    # When the viewer's draft (kept for them on every device, docs/review-and-approve.md#drafts) was last saved;
+    # None without a draft or with nothing in it.
+    draft_saved: datetime | None = None
 
 
 def _notice(ref: str, text: str | None, tone: str) -> Element:
@@ -283,6 +287,24 @@ def _decline_modal(s: ReviewScreen) -> Element:
     )
 
 
+def _draft_note(s: ReviewScreen, base: str) -> Element:
+    """Says that unsent changes were kept (they follow the doctor to every device), when, and offers to discard
+    them: a card left on another device is seen, and can be dropped, before it blocks Approve."""
+    saved = s.draft_saved
+    text = None
+    if saved is not None and s.assessment.decidable:
+        when = format_local(saved, s.view.location.timezone)
+        text = f"Restored your unsent changes from {when}. They are kept on every device you sign in on."
+    return el(
+        "draft-note",
+        "Notice",
+        el("discard-draft", "Button", label="Discard changes", action=Action("PATCH", f"{base}/discard")),
+        value=text,
+        visible=text is not None,
+        props={"tone": "info"},
+    )
+
+
 def render(s: ReviewScreen) -> Page:
     a = s.assessment
     view = s.view
@@ -295,6 +317,7 @@ def render(s: ReviewScreen) -> Page:
         coverage_warning = request_coverage.warning
     elements: list[Element] = [
         el("title", "Heading", value="Review and approve"),
+        _draft_note(s, base),
         el("version", "Hidden", name="version", value=str(view.version)),
         _metadata(view),
         _notice("status-note", a.not_decidable_reason, "info"),
@@ -322,15 +345,19 @@ def render(s: ReviewScreen) -> Page:
     if a.decidable:
         elements += [_card(s, c) for c in a.cards]
     full = len(a.cards) >= MAX_ALTERNATIVES
+    # Disabled, with the reason beside it, when it could only add cards that must fail.
+    hopeless = a.no_alternative_reason if a.decidable else None
     elements += [
         el(
             "another-alternative",
             "Link",
             label="Suggest another alternative",
-            enabled=a.decidable and not full,
+            enabled=a.decidable and not full and hopeless is None,
             warning=f"At most {MAX_ALTERNATIVES} alternatives." if full and a.decidable else None,
             action=Action("PATCH", f"{base}/add-alternative"),
+            props={"description": hopeless} if hopeless else None,
         ),
+        el("another-alternative-note", "Caption", value=hopeless, visible=hopeless is not None),
         el("spacer", "Spacer"),
         el(
             "approve",

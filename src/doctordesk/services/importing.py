@@ -22,6 +22,7 @@ from doctordesk.domain.status import PENDING, Status
 from doctordesk.services.audit import audit
 from doctordesk.services.import_files import RawRow
 from doctordesk.store import external_ids as store
+from doctordesk.store import name_words
 from doctordesk.store.db import Database
 from doctordesk.store.tables import AppointmentHistory, Base, DoctorProfile
 
@@ -376,6 +377,8 @@ async def _patients(run: _Run, rows: list[CheckedRow], counts: Counts) -> None:
         counts,
         desired=lambda r: {"name": r.values["name"], "birth_date": r.values["birth_date"]},
     )
+    # Bulk writes bypass the ORM's events: the name search's words are written here.
+    await name_words.sync(run.session, run.ids[Kind.PATIENTS].values())
 
 
 async def _policies(run: _Run, rows: list[CheckedRow], counts: Counts) -> None:

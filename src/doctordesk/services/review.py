@@ -167,8 +167,14 @@ async def _render(rt: Runtime, actor: Actor, appointment_id: int, layout: Any) -
             decline_open=bool(draft and draft.decline_open),
             layout=layout,
             timeout=rt.settings.poll_review_seconds,
+            draft_saved=draft.updated_at if draft is not None and _holds_changes(draft) else None,
         )
     )
+
+
+def _holds_changes(draft: ReviewDraft) -> bool:
+    """Whether a draft keeps anything the doctor would lose by discarding it (an open dialog alone is not)."""
+    return bool(_draft_cards(draft) or draft.disclaimer_acknowledged_at or draft.timezone)
 
 
 def viewing(rt: Runtime, actor: Actor, appointment_id: int, *, layout: Any, client_id: str | None = None) -> Viewing:
@@ -327,6 +333,19 @@ async def decline_dialog(
         draft.decline_open = open
 
     return await _edit(rt, actor, appointment_id, change, layout=layout, state=state)
+
+
+async def discard(rt: Runtime, actor: Actor, appointment_id: int, *, layout: Any, state: str | None) -> UpdateSet:
+    """Discard the draft and stay: the screen as the request stands, on every device of the doctor."""
+    async with unit_of_work(rt) as uow:
+        a = await appointment_for(uow.session, actor, appointment_id, lock=True)
+        await uow.session.execute(
+            delete(ReviewDraft).where(ReviewDraft.appointment_id == a.id, ReviewDraft.user_id == actor.user_id)
+        )
+        uow.emit(DomainEvent("review.draft-changed", topics=(review_approve.draft_topic(a.id, actor.user_id),)))
+    update = await _refresh(rt, actor, appointment_id, layout, state)
+    update.notice = {"level": "info", "text": "Changes discarded."}
+    return update
 
 
 async def cancel(rt: Runtime, actor: Actor, appointment_id: int) -> UpdateSet:

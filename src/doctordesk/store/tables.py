@@ -187,6 +187,19 @@ class Patient(Base):
     external_id: Mapped[str | None] = mapped_column(String(64), unique=True, index=True)
 
 
+class PatientNameWord(Base):
+    """The folded words of a patient's name (``domain/list_filter.name_words``), for the list's name search: a
+    search word is an index range on ``word`` (migration ``listsearch_0001``). Kept by ``store/name_words.py``
+    whenever a name is written. Compared in code point order (PostgreSQL: collation "C"), so "starts with" is a
+    range in every database."""
+
+    __tablename__ = "patient_name_words"
+    word: Mapped[str] = mapped_column(
+        String(64).with_variant(String(64, collation="C"), "postgresql"), primary_key=True
+    )
+    patient_id: Mapped[int] = mapped_column(ForeignKey("patients.id", ondelete="CASCADE"), primary_key=True)
+
+
 class InsurancePolicy(Base):
     """A patient's policy. ``network`` and ``exclusions`` are JSON lists; ``third_party_data`` is the raw record
     from the insurer's system as received (it may be missing or malformed; the rules check it)."""
@@ -238,6 +251,9 @@ class Appointment(Base):
         Index("ix_appointments_doctor_status", "doctor_id", "status", "start_at", "id"),
         Index("ix_appointments_status_start", "status", "start_at", "id"),
         Index("ix_appointments_patient_start", "patient_id", "start_at", "id"),
+        # A doctor's list searched by patient name: per matching patient, a range in the list's order
+        # (listsearch_0001).
+        Index("ix_appointments_doctor_patient_start", "doctor_id", "patient_id", "start_at", "id"),
         Index("ix_appointments_start_id", "start_at", "id"),
     )
 
@@ -281,6 +297,11 @@ __all__ = [
     "LoginAddressThrottle",
     "LoginThrottle",
     "Patient",
+    "PatientNameWord",
     "User",
     "WorkHours",
 ]
+
+# The name search's words follow every ORM write of a patient (mapper events, registered on import): whatever
+# imports the tables gets them.
+from doctordesk.store import name_words  # noqa: E402, F401

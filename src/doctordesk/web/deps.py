@@ -42,6 +42,8 @@ DEVICE_ID_PATTERN = rf"^[!-~]{{1,{devices.MAX_DEVICE_ID_CHARS}}}$"
 PUSH_TOKEN_PATTERN = rf"^[!-~]{{1,{devices.MAX_TOKEN_CHARS}}}$"
 _DEVICE_ID = re.compile(DEVICE_ID_PATTERN, re.ASCII)
 _PUSH_TOKEN = re.compile(PUSH_TOKEN_PATTERN, re.ASCII)
+# The most of an X-Screen-State header read: a state token with a list's four windows and its filter fits.
+MAX_STATE_CHARS = 600
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,9 +187,9 @@ async def screen_request(
     request: Request, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
 ) -> ScreenRequest:
     """The actor (the same checks as ``ActorDep``, push headers included), the layout, the state token (at most
-    200 characters are kept) and the client id, read straight from the headers. Every client polls all the time,
-    and FastAPI's per-parameter header validation cost the unchanged poll more than its own work; here it is one
-    dependency (docs/benchmarks.md). The headers are documented with ``SCREEN_HEADERS`` on the route."""
+    ``MAX_STATE_CHARS`` characters are kept) and the client id, read straight from the headers. Every client polls
+    all the time, and FastAPI's per-parameter header validation cost the unchanged poll more than its own work;
+    here it is one dependency (docs/benchmarks.md). The headers are documented with ``SCREEN_HEADERS`` on the route."""
     headers = request.headers
     rt: Runtime = request.app.state.runtime
     actor = await auth.authenticate(rt, bearer_token(credentials))
@@ -199,7 +201,9 @@ async def screen_request(
     if device is not None:
         await devices.record(rt, actor, device)
     state = headers.get("x-screen-state")
-    return ScreenRequest(rt=rt, actor=actor, layout=screen_layout, state=state[:200] if state else None, client_id=cid)
+    return ScreenRequest(
+        rt=rt, actor=actor, layout=screen_layout, state=state[:MAX_STATE_CHARS] if state else None, client_id=cid
+    )
 
 
 ScreenRequestDep = Annotated[ScreenRequest, Depends(screen_request)]

@@ -356,3 +356,22 @@ async def test_export_then_import_round_trips_as_csv_one_file_per_kind(db, datab
         assert await export_rows(twin, kinds=KIND_ORDER, now=NOW) == exported
     finally:
         await twin.dispose()
+
+
+async def test_imported_patients_are_found_by_the_lists_name_search_and_a_renamed_one_under_the_new_name(db, tmp_path):
+    from doctordesk.domain.list_filter import search_words
+    from doctordesk.services.list_search import matching_patients
+
+    async def found(text: str) -> set[int]:
+        async with db.read() as session:
+            return set(await session.scalars(matching_patients(search_words(text))))
+
+    await run(db, write(tmp_path, "clinic.json", CLINIC))
+    async with db.read() as session:
+        p1 = await session.scalar(select(Patient.id).where(Patient.external_id == "P-1"))
+    assert await found("schmi") == {p1}
+    renamed = json.loads(json.dumps(CLINIC))
+    renamed["patients"][0]["name"] = "Maria Schmidt-Özdemir"
+    await run(db, write(tmp_path, "renamed.json", renamed), now=NOW + timedelta(hours=1))
+    assert await found("ozd") == {p1}
+    assert await found("maria schmidt") == {p1}

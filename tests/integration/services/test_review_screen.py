@@ -12,8 +12,10 @@ from tests.integration.services.review_support import (
     CHEN_OUT_OF_NETWORK,
     DISCLAIMER,
     NO_TIMEZONE,
+    NOT_COVERED,
     PRESCRIPTION,
     REQUESTED,
+    THIRD_PARTY_INVALID,
     aid,
     approve_url,
     find,
@@ -281,3 +283,44 @@ async def test_a_pending_appointment_links_to_the_offers_sent(client, login, dem
     s = await Screen(client, doctor.headers, aid(demo, PENDING_5)).open()
     assert s["offers-link"]["action"]["endpoint"] == f"/profile/appointments/{aid(demo, PENDING_5)}/offers"
     assert s["approve"]["enabled"] is False and "answer is awaited" in s["status-note"]["value"]
+
+
+async def test_suggest_another_alternative_is_disabled_with_the_reason_when_every_date_must_fail(client, login, demo):
+    doctor = await login("doctor1")
+    expired = await Screen(client, doctor.headers, aid(demo, NOT_COVERED)).open()
+    assert expired["another-alternative"]["enabled"] is False
+    assert "policy does not cover any date" in expired["another-alternative-note"]["value"]
+    invalid = await Screen(client, doctor.headers, aid(demo, THIRD_PARTY_INVALID)).open()
+    assert invalid["another-alternative"]["enabled"] is False
+    assert "insurer's data" in invalid["another-alternative-note"]["value"]
+    covered = await Screen(client, doctor.headers, aid(demo, REQUESTED)).open()
+    assert covered["another-alternative"].get("enabled", True) is not False
+    assert covered["another-alternative-note"].get("visible") is False
+
+
+async def test_a_draft_left_on_the_phone_is_shown_on_the_desktop_with_its_time_and_can_be_discarded_there(
+    client, login, demo
+):
+    doctor = await login("doctor1")
+    phone_headers = {**doctor.headers, "X-Client-Id": "phone-tab", "X-Layout": "mobile"}
+    desktop_headers = {**doctor.headers, "X-Client-Id": "desktop-tab"}
+    phone = await Screen(client, phone_headers, aid(demo, REQUESTED)).open()
+    assert phone["draft-note"]["visible"] is False  # nothing kept yet
+    await phone.patch("/add-alternative")
+    await phone.patch("/change", {"date~1": "2020-01-01", "time~1": "07:00"})  # a bad card, never sent
+
+    desktop = await Screen(client, desktop_headers, aid(demo, REQUESTED)).open()
+    note = desktop["draft-note"]
+    assert note.get("visible", True) is not False
+    assert note["value"].startswith("Restored your unsent changes from ")
+    assert desktop.has("alternative-1") and desktop["approve"]["enabled"] is False
+
+    await desktop.patch("/discard")
+    assert not desktop.has("alternative-1")
+    assert desktop["draft-note"]["visible"] is False
+    assert desktop["approve"].get("enabled", True) is not False
+    # The phone's next poll follows: its card is gone too.
+    response = await client.patch(approve_url(phone.a), headers={**phone_headers, "X-Screen-State": phone.state})
+    assert response.status_code == 200, response.text
+    phone.elements = apply(phone.elements, response.json()["patches"])
+    assert not phone.has("alternative-1")

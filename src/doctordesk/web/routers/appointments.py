@@ -6,20 +6,43 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query
 
+from doctordesk.domain.errors import ValidationFailed
+from doctordesk.domain.list_filter import MAX_SEARCH_CHARS, parse_filter
 from doctordesk.services import appointment_list
-from doctordesk.services.show_more import PagedScreen
-from doctordesk.web.deps import SCREEN_HEADERS, ScreenRequest, ScreenRequestDep
-from doctordesk.web.responses import SCREEN_RESPONSES
+from doctordesk.services.appointment_list import ListScreen
+from doctordesk.web.deps import SCREEN_HEADERS, FormDep, ScreenRequest, ScreenRequestDep
+from doctordesk.web.responses import SCREEN_RESPONSES, SUBMIT_RESPONSES
 
 router = APIRouter(prefix="/profile", tags=["appointment list"])
 
 SectionName = Literal["needs-decision", "waiting", "upcoming", "past"]
+StatusFilter = Literal["requested", "pending-response", "approved", "declined", "canceled", "completed", "no-show"]
 
 
 @router.put("/appointments", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
-async def appointment_list_page(screen: ScreenRequestDep) -> dict[str, Any]:
-    """The appointment list screen (page object): every section at its first page."""
-    return (await _list(screen).page()).to_json()
+async def appointment_list_page(
+    screen: ScreenRequestDep,
+    status: Annotated[StatusFilter | None, Query(description="Only appointments in this status")] = None,
+    day_from: Annotated[str | None, Query(alias="from", description="First day shown, YYYY-MM-DD")] = None,
+    day_to: Annotated[str | None, Query(alias="to", description="Last day shown, YYYY-MM-DD")] = None,
+    q: Annotated[
+        str | None, Query(max_length=MAX_SEARCH_CHARS, description="Patient name: each word starts a name word")
+    ] = None,
+) -> dict[str, Any]:
+    """The appointment list screen (page object): every section at its first page, narrowed by the filter in the
+    query (the page's state token carries it on to every poll, update and "show more")."""
+    values = {"status": status or "", "from": day_from or "", "to": day_to or "", "q": q or ""}
+    f, fields = parse_filter(values)
+    if fields:
+        raise ValidationFailed(fields=fields)
+    return (await _list(screen).page(f)).to_json()
+
+
+@router.patch("/appointments/filter", responses=SUBMIT_RESPONSES)
+async def appointment_list_filter(screen: ScreenRequestDep, form: FormDep) -> dict[str, Any]:
+    """Apply the filter form (``status``, ``from``, ``to``, ``q``): an update set that navigates to the list's URL
+    with that filter."""
+    return appointment_list.apply_filter(screen.rt, form).to_json()
 
 
 @router.patch("/appointments", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
@@ -38,5 +61,5 @@ async def appointment_list_more(
     return (await _list(screen).more(screen.state, section)).to_json()
 
 
-def _list(screen: ScreenRequest) -> PagedScreen:
+def _list(screen: ScreenRequest) -> ListScreen:
     return appointment_list.list_screen(screen.rt, screen.actor, layout=screen.layout, client_id=screen.client_id)

@@ -11,8 +11,7 @@ from doctordesk.domain.booking import NOTE_MAX
 from doctordesk.domain.inputs import MAX_ID
 from doctordesk.screens.viewing import Viewing
 from doctordesk.services import booking, notices
-from doctordesk.services.appointment_list import list_screen
-from doctordesk.services.show_more import PagedScreen
+from doctordesk.services.appointment_list import ListScreen, list_screen
 from doctordesk.web.deps import SCREEN_HEADERS, FormDep, ScreenRequest, ScreenRequestDep
 from doctordesk.web.params import STRICT_DATE, STRICT_ID
 from doctordesk.web.responses import ID_FIELD, SCREEN_RESPONSES, SUBMIT_RESPONSES, form_body
@@ -107,5 +106,5 @@ async def dismiss_all_notices(screen: ScreenRequestDep) -> dict[str, Any]:
     return (await _list(screen).refresh(screen.state)).to_json()
 
 
-def _list(screen: ScreenRequest) -> PagedScreen:
+def _list(screen: ScreenRequest) -> ListScreen:
     return list_screen(screen.rt, screen.actor, layout=screen.layout, client_id=screen.client_id)

@@ -114,6 +114,13 @@ async def close_decline_dialog(screen: ScreenRequestDep, appointment_id: Appoint
     return (await review.decline_dialog(rt, actor, appointment_id, open=False, layout=layout, state=state)).to_json()
 
 
+@router.patch(BASE + "/discard", responses=SUBMIT_RESPONSES, openapi_extra=SCREEN_HEADERS)
+async def discard_draft(screen: ScreenRequestDep, appointment_id: AppointmentId) -> dict[str, Any]:
+    """Discard the unsent changes (the draft, on every device) and stay on the screen."""
+    rt, actor, layout, state = screen.rt, screen.actor, screen.layout, screen.state
+    return (await review.discard(rt, actor, appointment_id, layout=layout, state=state)).to_json()
+
+
 @router.patch(BASE + "/cancel", responses=SUBMIT_RESPONSES)
 async def cancel(rt: RuntimeDep, actor: ActorDep, appointment_id: AppointmentId) -> dict[str, Any]:
     """Discard the changes and leave the screen (navigate to the list)."""

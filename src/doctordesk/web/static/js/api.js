@@ -33,6 +33,38 @@ export function setSession(value) {
   for (const listener of listeners) listener(session);
 }
 
+// The tabs of one browser share the signed-in session: a tab opened without one (a new tab on a deep URL) asks
+// the others over a same-origin BroadcastChannel and takes the first answer. The token still never goes into a
+// URL or persistent storage; with no other tab signed in, the tab shows the login after a short wait.
+const shareChannel = typeof BroadcastChannel === "function" ? new BroadcastChannel("doctordesk.session-share") : null;
+if (shareChannel) {
+  shareChannel.addEventListener("message", (event) => {
+    if (event.data && event.data.kind === "ask" && session) shareChannel.postMessage({ kind: "session", session });
+  });
+}
+
+export function askOtherTabs(waitMs = 300) {
+  if (session || !shareChannel) return Promise.resolve(session);
+  return new Promise((resolve) => {
+    let timer = null;
+    const done = (value) => {
+      shareChannel.removeEventListener("message", onAnswer);
+      clearTimeout(timer);
+      resolve(value);
+    };
+    const onAnswer = (event) => {
+      const answer = event.data;
+      if (!answer || answer.kind !== "session" || !answer.session) return;
+      if (typeof answer.session.token !== "string" || !answer.session.user) return;
+      setSession(answer.session);
+      done(answer.session);
+    };
+    shareChannel.addEventListener("message", onAnswer);
+    timer = setTimeout(() => done(null), waitMs);
+    shareChannel.postMessage({ kind: "ask" });
+  });
+}
+
 export function onSessionChange(listener) {
   listeners.add(listener);
   return () => listeners.delete(listener);

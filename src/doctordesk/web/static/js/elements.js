@@ -30,7 +30,7 @@ function buildInput(model, type) {
     control.rows = Number.isInteger(props.rows) ? props.rows : 2;
   } else {
     control = document.createElement("input");
-    control.type = type;
+    control.type = type === "text" && props.type === "search" ? "search" : type;
   }
   if (model.value !== null && model.value !== undefined) control.value = text(model.value);
   if (model.placeholder) control.placeholder = model.placeholder;

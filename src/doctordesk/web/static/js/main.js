@@ -68,7 +68,13 @@ class Shell {
     const token = linkToken();
     if (token) showSetPassword(token, { onDone: (username, message) => this.showLogin(message, username) });
     else if (api.currentSession()) this.loggedIn(this.endpointFromLocation(), { push: false });
-    else this.showLogin();
+    else {
+      // A new tab: another tab of this browser may hold the session (a deep link opened beside the app).
+      api.askOtherTabs().then((session) => {
+        if (session) this.loggedIn(this.endpointFromLocation(), { push: false });
+        else this.showLogin();
+      });
+    }
   }
 
   endpointFromLocation() {

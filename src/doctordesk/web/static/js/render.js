@@ -144,6 +144,7 @@ export class ScreenView {
     if (entry.control && model.name) entry.control.dataset.name = model.name;
     this.addMessages(entry);
     if (model.action) this.wireAction(entry);
+    if (entry.control && typeof props.submit === "string") this.wireSubmit(entry, props.submit);
     const requires = forms.requiresOf(model);
     if (requires) entry.requires = requires;
     return entry;
@@ -194,6 +195,18 @@ export class ScreenView {
         if (event.key === "Enter" || event.key === " ") fire(event);
       });
     }
+  }
+
+  // Enter in an input whose `props.submit` names a control activates that control (a search box and its Apply).
+  wireSubmit(entry, id) {
+    entry.control.addEventListener("keydown", (event) => {
+      if (event.key !== "Enter" || event.isComposing) return;
+      const target = this.nodes.get(id);
+      if (!target || !target.model.action || target.model.enabled === false) return;
+      event.preventDefault();
+      this.lastActivated = target.model.id;
+      this.onAction(target.model, this);
+    });
   }
 
   refocus(id) {

@@ -209,7 +209,10 @@ export class Screen {
       .filter(([name]) => !placed.includes(name))
       .map(([name, message]) => `${name}: ${message}`);
     const message = [body.message || error.message, ...rest].join(" ");
-    this.showBanner(message, { tone: "error" });
+    // Errors placed on the fields of an open dialog are shown there once; a banner behind the dialog would
+    // repeat them (and stay after the dialog closes).
+    const inDialog = placed.length > 0 && !rest.length && placed.every((name) => this.inOpenDialog(name));
+    if (!inDialog) this.showBanner(message, { tone: "error" });
     if (body.reload && this.page) await this.reloadAfter(message);
   }
 
@@ -220,6 +223,11 @@ export class Screen {
     if (!page) return;
     this.showBanner(`${message} ${RELOADED}`, { tone: "error" });
     if (!document.activeElement || document.activeElement === document.body) this.banner.focus();
+  }
+
+  inOpenDialog(name) {
+    const control = this.body.querySelector(`[data-name="${CSS.escape(name)}"]`);
+    return Boolean(control && control.closest("dialog[open]"));
   }
 
   showBanner(message, { tone = "error" } = {}) {

@@ -15,6 +15,8 @@ async def test_the_list_opens_with_its_sections_and_an_unchanged_poll_changes_no
         assert [e["id"] for e in screen.elements] == [
             "title",
             "notices",
+            "calendar-feed",
+            "filters",
             "needs-decision",
             "waiting",
             "upcoming",

@@ -12,7 +12,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import aliased
 
 from doctordesk.domain.appointments import format_local
-from doctordesk.domain.decisions import Trigger, next_status, truthy
+from doctordesk.domain.decisions import Trigger, next_status, parse_flag
 from doctordesk.domain.errors import AppointmentChanged, InvalidTransition, NotFound, ValidationFailed
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.status import Status
@@ -111,7 +111,8 @@ async def accept(rt: Runtime, actor: Actor, appointment_id: int, offer_id: int, 
             raise InvalidTransition("This offer is no longer open.")
         if offer.start_at <= now:
             raise InvalidTransition("This offered time has passed.")
-        if offer.coverage_warning and not truthy(form.get("coverage-acknowledged")):
+        coverage_acknowledged = parse_flag(form.get("coverage-acknowledged"), field="coverage-acknowledged")
+        if offer.coverage_warning and not coverage_acknowledged:
             raise ValidationFailed(
                 fields={"coverage-acknowledged": "Confirm that you accept the coverage risk of this time."}
             )

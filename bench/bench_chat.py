@@ -5,8 +5,8 @@ Runs the whole app in process (httpx ASGI transport: routing, auth, parsing, dat
 Baseline in the same run: an unchanged poll of the appointment list (auth + state check, no database).
 
     python -m bench.bench_chat            # SQLite in a temporary directory
-    DOCTORDESK_BENCH_DATABASE_URL=postgresql+asyncpg://... python -m bench.bench_chat   # a scratch PostgreSQL db
-                                          # (its public schema is dropped and recreated)
+    DOCTORDESK_BENCH_POSTGRES_URL=postgresql+asyncpg://... python -m bench.bench_chat   # PostgreSQL, in a
+                                          # database of its own on that server (created, then dropped)
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from typing import Any
 import httpx
 from sqlalchemy import text
 
+from bench.common import database_label, scratch_database
 from doctordesk.app import create_app
 from doctordesk.config import Settings
 from doctordesk.services.passwords import Passwords
@@ -70,16 +71,12 @@ async def _timed(n: int, call: Callable[[int], Awaitable[httpx.Response]]) -> tu
 async def _prepare(url: str) -> None:
     engine = create_engine(url)
     try:
-        if engine.dialect.name == "postgresql":
-            async with engine.begin() as conn:
-                await conn.execute(text("DROP SCHEMA IF EXISTS public CASCADE"))
-                await conn.execute(text("CREATE SCHEMA public"))
         await upgrade(engine)
     finally:
         await engine.dispose()
 
 
-async def _fill_thread(runtime: Any, appointment_id: int, doctor_id: int, support_id: int, count: int) -> None:
+async def fill_thread(runtime: Any, appointment_id: int, doctor_id: int, support_id: int, count: int) -> None:
     """``count`` messages in one statement, a second apart, ending before the benchmark's clock."""
     now = runtime.clock.now()
     base = now - timedelta(seconds=count + 10)
@@ -108,87 +105,86 @@ async def _fill_thread(runtime: Any, appointment_id: int, doctor_id: int, suppor
                 ),
                 {**params, "base": base},
             )
+        newest = await session.scalar(text("SELECT max(id) FROM chat_messages WHERE thread_id = :t"), {"t": thread.id})
+        thread.last_message_id = newest
     if not runtime.db.is_sqlite:
         async with runtime.db.engine.begin() as conn:
             await conn.execute(text("ANALYZE chat_messages"))
 
 
-async def run() -> list[dict[str, Any]]:
-    url = os.environ.get("DOCTORDESK_BENCH_DATABASE_URL", "")
-    with tempfile.TemporaryDirectory() as tmp:
-        url = url or f"sqlite+aiosqlite:///{Path(tmp) / 'bench.db'}"
-        await _prepare(url)
-        settings = Settings(
-            database_url=url,
-            data_dir=Path(tmp),
-            argon2_time_cost=1,
-            argon2_memory_kib=1024,
-            chat_send_per_minute=0,
-        )
-        app = create_app(settings)
-        runtime = app.state.runtime
-        rows: list[dict[str, Any]] = []
-        async with app.router.lifespan_context(app):
-            async with runtime.db.transaction() as session:
-                demo = await seed.seed_demo(session, Passwords(time_cost=1, memory_kib=1024), runtime.clock.now())
-            transport = httpx.ASGITransport(app=app)
-            async with httpx.AsyncClient(transport=transport, base_url="http://bench") as client:
+async def run(url: str, tmp: str) -> list[dict[str, Any]]:
+    await _prepare(url)
+    settings = Settings(
+        database_url=url,
+        data_dir=Path(tmp),
+        argon2_time_cost=1,
+        argon2_memory_kib=1024,
+        chat_send_per_minute=0,
+    )
+    app = create_app(settings)
+    runtime = app.state.runtime
+    rows: list[dict[str, Any]] = []
+    async with app.router.lifespan_context(app):
+        async with runtime.db.transaction() as session:
+            demo = await seed.seed_demo(session, Passwords(time_cost=1, memory_kib=1024), runtime.clock.now())
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://bench") as client:
 
-                async def login(name: str) -> dict[str, str]:
-                    r = await client.post("/auth/login", data={"username": name, "password": "demo"})
-                    return {"Authorization": f"Bearer {r.json()['access_token']}"}
+            async def login(name: str) -> dict[str, str]:
+                r = await client.post("/auth/login", data={"username": name, "password": "demo"})
+                return {"Authorization": f"Bearer {r.json()['access_token']}"}
 
-                doctor, support = await login("doctor1"), await login("support1")
-                listing = (await client.put("/profile/appointments", headers=doctor)).json()
-                poll_headers = {**doctor, "X-Screen-State": listing["state"]}
-                samples, wall = await _timed(
-                    LOAD_MORE_RUNS, lambda _i: client.patch("/profile/appointments", headers=poll_headers)
-                )
-                rows.append(_row("baseline: unchanged list poll", samples, wall))
+            doctor, support = await login("doctor1"), await login("support1")
+            listing = (await client.put("/profile/appointments", headers=doctor)).json()
+            poll_headers = {**doctor, "X-Screen-State": listing["state"]}
+            samples, wall = await _timed(
+                LOAD_MORE_RUNS, lambda _i: client.patch("/profile/appointments", headers=poll_headers)
+            )
+            rows.append(_row("baseline: unchanged list poll", samples, wall))
 
-                a = demo.appointments[0]
-                samples, wall = await _timed(
-                    SENDS_TEXT,
-                    lambda i: client.post(
-                        "/profile/messages/send-message",
-                        data={"content": f"Message {i}", "appointment-id": str(a)},
-                        headers=doctor,
-                    ),
-                )
-                rows.append(_row("send-message, text", samples, wall))
+            a = demo.appointments[0]
+            samples, wall = await _timed(
+                SENDS_TEXT,
+                lambda i: client.post(
+                    "/profile/messages/send-message",
+                    data={"content": f"Message {i}", "appointment-id": str(a)},
+                    headers=doctor,
+                ),
+            )
+            rows.append(_row("send-message, text", samples, wall))
 
-                pdf = sample_files.pdf("Report", padding=100 * 1024)
-                samples, wall = await _timed(
-                    SENDS_PDF,
-                    lambda i: client.post(
-                        "/profile/messages/send-message",
-                        data={"content": f"Report {i}", "appointment-id": str(a)},
-                        files={"file": ("report.pdf", pdf, "application/pdf")},
-                        headers=doctor,
-                    ),
-                )
-                rows.append(_row("send-message, 100 KB PDF", samples, wall))
+            pdf = sample_files.pdf("Report", padding=100 * 1024)
+            samples, wall = await _timed(
+                SENDS_PDF,
+                lambda i: client.post(
+                    "/profile/messages/send-message",
+                    data={"content": f"Report {i}", "appointment-id": str(a)},
+                    files={"file": ("report.pdf", pdf, "application/pdf")},
+                    headers=doctor,
+                ),
+            )
+            rows.append(_row("send-message, 100 KB PDF", samples, wall))
 
-                small, big = demo.appointments[1], demo.appointments[3]
-                await _fill_thread(runtime, small, demo.users["doctor1"], demo.users["support1"], 100)
-                t0 = time.perf_counter()
-                await _fill_thread(runtime, big, demo.users["doctor1"], demo.users["support1"], BIG_THREAD)
-                fill = time.perf_counter() - t0
-                for appointment, label in ((small, "100"), (big, f"{BIG_THREAD:,}")):
-                    page = (
-                        await client.put(f"/profile/messages/user-chat?appointment-id={appointment}", headers=support)
-                    ).json()
-                    link = _find(page["elements"], "load-more")
-                    headers = {**support, "X-Screen-State": page["state"]}
-                    endpoint = link["action"]["endpoint"]
+            small, big = demo.appointments[1], demo.appointments[3]
+            await fill_thread(runtime, small, demo.users["doctor1"], demo.users["support1"], 100)
+            t0 = time.perf_counter()
+            await fill_thread(runtime, big, demo.users["doctor1"], demo.users["support1"], BIG_THREAD)
+            fill = time.perf_counter() - t0
+            for appointment, label in ((small, "100"), (big, f"{BIG_THREAD:,}")):
+                page = (
+                    await client.put(f"/profile/messages/user-chat?appointment-id={appointment}", headers=support)
+                ).json()
+                link = _find(page["elements"], "load-more")
+                headers = {**support, "X-Screen-State": page["state"]}
+                endpoint = link["action"]["endpoint"]
 
-                    def load_more(_i: int, url: str = endpoint, h: dict[str, str] = headers) -> Any:
-                        return client.patch(url, headers=h)
+                def load_more(_i: int, url: str = endpoint, h: dict[str, str] = headers) -> Any:
+                    return client.patch(url, headers=h)
 
-                    samples, wall = await _timed(LOAD_MORE_RUNS, load_more)
-                    rows.append(_row(f"load-more, thread of {label}", samples, wall))
-                rows.append({"case": f"(bulk insert of {BIG_THREAD:,} messages: {fill:.1f} s)"})
-        return rows
+                samples, wall = await _timed(LOAD_MORE_RUNS, load_more)
+                rows.append(_row(f"load-more, thread of {label}", samples, wall))
+            rows.append({"case": f"(bulk insert of {BIG_THREAD:,} messages: {fill:.1f} s)"})
+    return rows
 
 
 def _find(elements: list[dict[str, Any]], element_id: str) -> dict[str, Any]:
@@ -202,8 +198,9 @@ def _find(elements: list[dict[str, Any]], element_id: str) -> dict[str, Any]:
 
 
 def main() -> None:
-    backend = "PostgreSQL" if os.environ.get("DOCTORDESK_BENCH_DATABASE_URL") else "SQLite"
-    rows = asyncio.run(run())
+    backend = database_label()
+    with tempfile.TemporaryDirectory() as tmp, scratch_database(Path(tmp), "chat") as url:
+        rows = asyncio.run(run(url, tmp))
     print(f"\nChat ({backend}, {platform.machine()}, {os.cpu_count()} cores, in-process ASGI)")
     print(f"{'case':<40} {'n':>5} {'per s':>9} {'p50 ms':>9} {'p99 ms':>9}")
     for r in rows:

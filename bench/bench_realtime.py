@@ -5,8 +5,8 @@ in a subprocess, SQLite, the demo clinic) and talks to it over raw sockets, so t
 thousands of streams. Baselines are measured in the same run: plain keep-alive connections (memory), the POST's
 own round trip (latency), and the dispatcher against an instant partner (push throughput).
 
-Environment: ``BENCH_STREAMS`` (default ``1000,5000``), ``DOCTORDESK_BENCH_POSTGRES_URL`` (default: the test
-database ``DOCTORDESK_TEST_POSTGRES_URL``) for the push part.
+Environment: ``BENCH_STREAMS`` (default ``1000,5000``), ``DOCTORDESK_BENCH_POSTGRES_URL`` (default: the server of
+``DOCTORDESK_TEST_POSTGRES_URL``) for the push part, which creates a database of its own there and drops it after.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any
 import httpx
 from tests.support.live import LiveServer
 
-from bench.common import percentile
+from bench.common import own_postgres_databases, percentile
 
 STREAM_SIZES = [int(n) for n in os.environ.get("BENCH_STREAMS", "1000,5000").split(",")]
 PRESENCE_CLIENTS = 200
@@ -315,7 +315,7 @@ async def end_to_end(work: Path) -> None:
 # --- 4: push outbox throughput ---------------------------------------------------------------------------------
 
 
-async def push_throughput() -> None:
+async def push_throughput(url: str) -> None:
     from datetime import UTC, datetime
 
     from sqlalchemy import insert, select, text
@@ -332,19 +332,8 @@ async def push_throughput() -> None:
     from doctordesk.store.realtime_tables import Device, PushOutbox
     from doctordesk.store.tables import User
 
-    url = os.environ.get("DOCTORDESK_BENCH_POSTGRES_URL") or os.environ.get(
-        "DOCTORDESK_TEST_POSTGRES_URL", "postgresql+asyncpg://root@127.0.0.1:5432/test"
-    )
     db = Database(url)
-    try:
-        async with db.engine.begin() as conn:
-            await conn.execute(text("DROP SCHEMA IF EXISTS public CASCADE"))
-            await conn.execute(text("CREATE SCHEMA public"))
-        await upgrade(db.engine)
-    except Exception as exc:  # no PostgreSQL here: say so and skip this part
-        print(f"\nPush outbox throughput: skipped ({type(exc).__name__}: {exc})")
-        await db.dispose()
-        return
+    await upgrade(db.engine)
 
     class InstantPartner:
         batch_size = 500
@@ -461,7 +450,14 @@ def main() -> None:
         work = Path(tmp)
         run(idle_and_fanout(work / "server"))
         run(end_to_end(work / "server"))
-    run(push_throughput())
+    server = os.environ.get("DOCTORDESK_BENCH_POSTGRES_URL") or os.environ.get(
+        "DOCTORDESK_TEST_POSTGRES_URL", "postgresql+asyncpg://root@127.0.0.1:5432/test"
+    )
+    try:
+        with own_postgres_databases(server, ["doctordesk_bench_push"]) as (url,):
+            run(push_throughput(url))
+    except OSError as exc:  # no PostgreSQL here: say so and skip this part
+        print(f"\nPush outbox throughput: skipped ({type(exc).__name__}: {exc})")
 
 
 if __name__ == "__main__":

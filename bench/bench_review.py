@@ -3,7 +3,8 @@ existing appointments (the overlap check must read an index range, not the docto
 
 Runs the app in-process (httpx ASGI transport, no network) on fresh SQLite files, one per case, with the cases
 interleaved (one request of each in turn, so the machine's drift falls on all alike), and on PostgreSQL too when
-``DOCTORDESK_BENCH_POSTGRES_URL`` names a database it may empty (one database: the cases run one after the other).
+``DOCTORDESK_BENCH_POSTGRES_URL`` names a server to create a database of its own on (one database, dropped afterwards:
+the cases run one after the other, each emptying it first).
 Baseline, measured in the same run: approving a request as proposed (no alternatives) for the doctor with 100
 appointments.
 
@@ -28,7 +29,7 @@ from zoneinfo import ZoneInfo
 import httpx
 from sqlalchemy import insert, select, text
 
-from bench.common import percentile
+from bench.common import own_postgres_databases, percentile
 from doctordesk.app import create_app
 from doctordesk.config import Settings
 from doctordesk.domain.clock import FixedClock
@@ -254,7 +255,8 @@ def main() -> int:
         suites.append(asyncio.run(_suite("sqlite", files, root)))
         pg = os.environ.get("DOCTORDESK_BENCH_POSTGRES_URL")
         if pg:
-            suites.append(asyncio.run(_suite("postgres", [pg], root)))
+            with own_postgres_databases(pg, ["doctordesk_bench_review"]) as urls:
+                suites.append(asyncio.run(_suite("postgres", urls, root)))
     ok = True
     print("Review and Approve: POST /profile/appointments/{id}/approve")
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")

@@ -1,20 +1,19 @@
 """What one check of the open streams' tokens costs (realtime/token_checks.py): 5,000 streams on one instance,
 each with its own token, checked against the database in batched primary-key lookups. Prints the time per check
 (p50, p99, in ms) with every token valid and with a tenth of them revoked; SQLite by default, PostgreSQL when
-``DOCTORDESK_BENCH_DATABASE_URL`` is set (that database is emptied first)."""
+``DOCTORDESK_BENCH_POSTGRES_URL`` is set (in a database of its own on that server, dropped afterwards)."""
 
 from __future__ import annotations
 
 import asyncio
-import os
 import tempfile
 import time
 from datetime import timedelta
 from pathlib import Path
 
-from sqlalchemy import insert, text, update
+from sqlalchemy import insert, update
 
-from bench.common import database_label, machine, percentile, table
+from bench.common import database_label, machine, percentile, scratch_database, table
 from doctordesk.app import build_runtime
 from doctordesk.config import Settings
 from doctordesk.realtime.token_checks import TokenChecks
@@ -29,10 +28,6 @@ RUNS = 30
 async def _prepare(url: str) -> None:
     engine = create_engine(url)
     try:
-        if engine.dialect.name == "postgresql":
-            async with engine.begin() as conn:
-                await conn.execute(text("DROP SCHEMA IF EXISTS public CASCADE"))
-                await conn.execute(text("CREATE SCHEMA public"))
         await upgrade(engine)
     finally:
         await engine.dispose()
@@ -47,41 +42,38 @@ async def _timed(checks: TokenChecks) -> list[float]:
     return samples
 
 
-async def run() -> list[list[object]]:
-    url = os.environ.get("DOCTORDESK_BENCH_DATABASE_URL", "")
-    with tempfile.TemporaryDirectory() as tmp:
-        url = url or f"sqlite+aiosqlite:///{Path(tmp) / 'bench.db'}"
-        await _prepare(url)
-        rt = build_runtime(Settings(database_url=url, data_dir=Path(tmp)))
-        now = rt.clock.now()
-        try:
-            async with rt.db.transaction() as session:
-                user = {"password_hash": "x", "role": "doctor", "display_name": "u", "created_at": now}
-                users = [{**user, "username": f"u{i}"} for i in range(STREAMS // 5)]
-                await session.execute(insert(User), users)
-                await session.execute(
-                    insert(AccessToken),
-                    [
-                        {
-                            "token_hash": f"{i:064d}",
-                            "user_id": i % len(users) + 1,
-                            "created_at": now,
-                            "expires_at": now + timedelta(hours=12),
-                        }
-                        for i in range(STREAMS)
-                    ],
-                )
-            for token_id in range(1, STREAMS + 1):
-                rt.hub.open(f"client-{token_id}", user_id=1, token_id=token_id, expires_at=None)
-            checks = TokenChecks(rt, interval=10)
-            valid = await _timed(checks)
-            async with rt.db.transaction() as session:
-                await session.execute(update(AccessToken).where(AccessToken.id % 10 == 0).values(revoked_at=now))
-            first = time.perf_counter()
-            closed = await checks.check()
-            closing = (time.perf_counter() - first) * 1000
-        finally:
-            await rt.db.dispose()
+async def run(url: str, tmp: str) -> list[list[object]]:
+    await _prepare(url)
+    rt = build_runtime(Settings(database_url=url, data_dir=Path(tmp)))
+    now = rt.clock.now()
+    try:
+        async with rt.db.transaction() as session:
+            user = {"password_hash": "x", "role": "doctor", "display_name": "u", "created_at": now}
+            users = [{**user, "username": f"u{i}"} for i in range(STREAMS // 5)]
+            await session.execute(insert(User), users)
+            await session.execute(
+                insert(AccessToken),
+                [
+                    {
+                        "token_hash": f"{i:064d}",
+                        "user_id": i % len(users) + 1,
+                        "created_at": now,
+                        "expires_at": now + timedelta(hours=12),
+                    }
+                    for i in range(STREAMS)
+                ],
+            )
+        for token_id in range(1, STREAMS + 1):
+            rt.hub.open(f"client-{token_id}", user_id=1, token_id=token_id, expires_at=None)
+        checks = TokenChecks(rt, interval=10)
+        valid = await _timed(checks)
+        async with rt.db.transaction() as session:
+            await session.execute(update(AccessToken).where(AccessToken.id % 10 == 0).values(revoked_at=now))
+        first = time.perf_counter()
+        closed = await checks.check()
+        closing = (time.perf_counter() - first) * 1000
+    finally:
+        await rt.db.dispose()
     return [
         [f"{STREAMS} streams, all tokens valid", percentile(valid, 50), percentile(valid, 99), 0],
         [f"{STREAMS} streams, a tenth revoked (one check)", closing, closing, closed],
@@ -89,7 +81,8 @@ async def run() -> list[list[object]]:
 
 
 def main() -> int:
-    rows = asyncio.run(run())
+    with tempfile.TemporaryDirectory() as tmp, scratch_database(Path(tmp), "token_checks") as url:
+        rows = asyncio.run(run(url, tmp))
     print(f"Stream token checks on {database_label()} ({machine()})")
     print(table(["check", "p50 ms", "p99 ms", "streams closed"], rows))
     return 0

@@ -9,8 +9,8 @@ never restarted is measured in the same run.
 
 Environment: ``BENCH_WEBHOOK_EVENTS`` (default 20000), ``BENCH_WEBHOOK_WORKERS`` (worker processes, default 2),
 ``BENCH_WEBHOOK_CONCURRENCY`` and ``BENCH_WEBHOOK_BATCH_SIZE`` (lanes per worker and batch per lane; default: the
-service's defaults), ``DOCTORDESK_BENCH_POSTGRES_URL`` (default: the test database,
-``DOCTORDESK_TEST_POSTGRES_URL``; its schema is dropped and recreated).
+service's defaults), ``DOCTORDESK_BENCH_POSTGRES_URL`` (the server to create a database of its own on, dropped
+afterwards; default: the server of ``DOCTORDESK_TEST_POSTGRES_URL``, whose database is only connected through).
 """
 
 from __future__ import annotations
@@ -24,12 +24,13 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from contextlib import ExitStack
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench.common import ROOT, free_port, table
+from bench.common import ROOT, free_port, own_postgres_databases, table
 
 EVENTS = int(os.environ.get("BENCH_WEBHOOK_EVENTS", "20000"))
 WORKERS = int(os.environ.get("BENCH_WEBHOOK_WORKERS", "2"))
@@ -38,7 +39,7 @@ BATCH = 500  # events per committed transaction
 WARM_UP = -1  # the version (sequence number) of the event that shows the workers are up
 
 
-def postgres_url() -> str:
+def postgres_server() -> str:
     return os.environ.get("DOCTORDESK_BENCH_POSTGRES_URL") or os.environ.get(
         "DOCTORDESK_TEST_POSTGRES_URL", "postgresql+asyncpg://root@127.0.0.1:5432/test"
     )
@@ -118,9 +119,7 @@ class Result:
 
 
 async def prepare(url: str) -> tuple[list[int], str]:
-    """A fresh schema with the demo clinic: its appointment ids and a new signing secret."""
-    from sqlalchemy import text
-
+    """The demo clinic in an empty database: its appointment ids and a new signing secret."""
     from doctordesk.services.passwords import Passwords
     from doctordesk.services.webhook_endpoints import new_secret
     from doctordesk.store import seed
@@ -129,9 +128,6 @@ async def prepare(url: str) -> tuple[list[int], str]:
 
     db = Database(url)
     try:
-        async with db.engine.begin() as conn:
-            await conn.execute(text("DROP SCHEMA IF EXISTS public CASCADE"))
-            await conn.execute(text("CREATE SCHEMA public"))
         await upgrade(db.engine)
         async with db.transaction() as session:
             demo = await seed.seed_demo(session, Passwords(time_cost=1, memory_kib=1024), datetime.now(UTC))
@@ -249,14 +245,15 @@ async def run_case(
 
 
 def main() -> int:
-    url = postgres_url()
     print(f"Webhook delivery on PostgreSQL: {EVENTS} events, {WORKERS} worker processes (docs/webhooks.md)")
-    try:
+    with ExitStack() as stack:
+        try:
+            (url,) = stack.enter_context(own_postgres_databases(postgres_server(), ["doctordesk_bench_webhooks"]))
+        except Exception as exc:  # no PostgreSQL here: say so
+            print(f"skipped: PostgreSQL not reachable ({type(exc).__name__}: {exc})")
+            return 1
+        tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-webhooks-"))
         appointments, secret = asyncio.run(prepare(url))
-    except Exception as exc:  # no PostgreSQL here: say so
-        print(f"skipped: PostgreSQL not reachable ({type(exc).__name__}: {exc})")
-        return 1
-    with tempfile.TemporaryDirectory(prefix="bench-webhooks-") as tmp:
         cases = [("baseline: receiver never fails", 0.0, False), ("30 % failures, receiver restarted once", 0.3, True)]
         results = [
             asyncio.run(run_case(url, appointments, secret, Path(tmp), label=label, fail_rate=rate, restart=restart))

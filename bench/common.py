@@ -1,10 +1,10 @@
 """Shared helpers of the benchmarks: a real server on loopback, a load generator, percentiles and tables.
 
-``Server`` migrates and seeds a fresh database (SQLite in a temporary directory, or PostgreSQL when
-``DOCTORDESK_BENCH_DATABASE_URL`` is set: that database is emptied first) and serves it with uvicorn in a
-subprocess on a free loopback port. ``load`` drives it with ``wrk`` (Debian's, installed by ``make bench``) or,
-without wrk, with an asyncio + httpx generator (which saturates long before the server on 2 cores: numbers from
-it are marked).
+``Server`` migrates and seeds a fresh database (SQLite in a temporary directory, or, with ``postgres=True`` and
+``DOCTORDESK_BENCH_POSTGRES_URL`` set, a PostgreSQL database of the benchmark's own, created and dropped) and serves
+it with uvicorn in a subprocess on a free loopback port. ``load`` drives it with ``wrk`` (Debian's, installed by
+``make bench``) or, without wrk, with an asyncio + httpx generator (which saturates long before the server on 2
+cores: numbers from it are marked).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,19 +37,41 @@ def free_port() -> int:
         return port
 
 
+def postgres_server() -> str | None:
+    """The PostgreSQL server a benchmark may create its own databases on (``DOCTORDESK_BENCH_POSTGRES_URL``): the
+    database that URL names is only connected through, never changed. None: SQLite only."""
+    return os.environ.get("DOCTORDESK_BENCH_POSTGRES_URL") or None
+
+
 def database_label() -> str:
-    return "PostgreSQL" if os.environ.get("DOCTORDESK_BENCH_DATABASE_URL") else "SQLite"
+    return "PostgreSQL" if postgres_server() else "SQLite"
+
+
+@contextmanager
+def scratch_database(directory: Path, name: str, *, postgres: bool | None = None) -> Iterator[str]:
+    """A fresh, empty database for one benchmark: a SQLite file in ``directory``, or, when
+    ``DOCTORDESK_BENCH_POSTGRES_URL`` is set (and ``postgres`` is not False), a PostgreSQL database of its own,
+    dropped afterwards."""
+    server = postgres_server() if postgres is not False else None
+    if server is None:
+        yield f"sqlite+aiosqlite:///{directory / f'{name}.db'}"
+        return
+    with own_postgres_databases(server, [f"doctordesk_bench_{name}"]) as (url,):
+        yield url
 
 
 @dataclass
 class Server:
-    """``with Server() as s: s.url`` — a seeded doctordesk (or ``app``) under uvicorn on loopback."""
+    """``with Server() as s: s.url`` — a seeded doctordesk (or ``app``) under uvicorn on loopback. ``postgres``: on
+    a PostgreSQL database of its own when ``DOCTORDESK_BENCH_POSTGRES_URL`` is set (SQLite otherwise)."""
 
     app: str = "doctordesk.app:create_app"
     env: dict[str, str] = field(default_factory=dict)
+    postgres: bool = False
     port: int = field(default_factory=free_port)
     process: subprocess.Popen[bytes] | None = None
     _tmp: tempfile.TemporaryDirectory[str] | None = None
+    _databases: ExitStack = field(default_factory=ExitStack)
 
     @property
     def url(self) -> str:
@@ -58,10 +80,7 @@ class Server:
     def _environment(self, data_dir: Path) -> dict[str, str]:
         env = {**os.environ, **FAST_HASHING, "DOCTORDESK_DATA_DIR": str(data_dir), **self.env}
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-        pg = os.environ.get("DOCTORDESK_BENCH_DATABASE_URL")
-        if pg:
-            env["DOCTORDESK_DATABASE_URL"] = pg
-        elif "DOCTORDESK_DATABASE_URL" not in self.env:  # a database the benchmark made for itself stays
+        if "DOCTORDESK_DATABASE_URL" not in self.env:  # never a database the benchmark did not make
             env.pop("DOCTORDESK_DATABASE_URL", None)
         return env
 
@@ -69,8 +88,10 @@ class Server:
         self._tmp = tempfile.TemporaryDirectory(prefix="doctordesk-bench-")
         data = Path(self._tmp.name)
         env = self._environment(data)
-        if os.environ.get("DOCTORDESK_BENCH_DATABASE_URL"):
-            _reset_postgres(env)
+        server = postgres_server()
+        if self.postgres and server and "DOCTORDESK_DATABASE_URL" not in self.env:
+            (url,) = self._databases.enter_context(own_postgres_databases(server, [f"doctordesk_bench_{self.port}"]))
+            env["DOCTORDESK_DATABASE_URL"] = url
         for args in (["migrate"], ["seed-demo", "--if-empty"]):
             subprocess.run([sys.executable, "-m", "doctordesk.cli", *args], env=env, check=True, capture_output=True)
         log = open(data / "server.log", "wb")  # noqa: SIM115 - closed with the process
@@ -112,6 +133,7 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(5)
+        self._databases.close()
         if self._tmp is not None:
             self._tmp.cleanup()
 
@@ -119,22 +141,6 @@ class Server:
         response = httpx.post(f"{self.url}/auth/login", data={"username": username, "password": password})
         response.raise_for_status()
         return {"Authorization": f"Bearer {response.json()['access_token']}"}
-
-
-def _reset_postgres(env: dict[str, str]) -> None:
-    code = (
-        "import asyncio, sys\n"
-        "from sqlalchemy import text\n"
-        "from doctordesk.store.db import create_engine\n"
-        "async def main():\n"
-        "    e = create_engine(sys.argv[1])\n"
-        "    async with e.begin() as c:\n"
-        "        await c.execute(text('DROP SCHEMA IF EXISTS public CASCADE'))\n"
-        "        await c.execute(text('CREATE SCHEMA public'))\n"
-        "    await e.dispose()\n"
-        "asyncio.run(main())\n"
-    )
-    subprocess.run([sys.executable, "-c", code, env["DOCTORDESK_DATABASE_URL"]], env=env, check=True)
 
 
 @contextmanager
@@ -207,22 +213,36 @@ def load(
     headers: dict[str, str] | None = None,
     connections: int = 1,
     seconds: float = 5.0,
+    rotate: Sequence[dict[str, str]] = (),
 ) -> Load:
-    """Drive ``url`` with ``connections`` concurrent keep-alive clients for ``seconds``."""
+    """Drive ``url`` with ``connections`` concurrent keep-alive clients for ``seconds``. ``rotate``: header sets
+    taken in turn, one per request (added to ``headers``), so many distinct clients share the connections."""
+    sets = [{**(headers or {}), **extra} for extra in rotate] or [headers or {}]
     if have_wrk():
-        return _wrk(url, method=method, headers=headers or {}, connections=connections, seconds=seconds)
-    return asyncio.run(
-        _python_load(url, method=method, headers=headers or {}, connections=connections, seconds=seconds)
-    )
+        return _wrk(url, method=method, header_sets=sets, connections=connections, seconds=seconds)
+    return asyncio.run(_python_load(url, method=method, header_sets=sets, connections=connections, seconds=seconds))
 
 
 def _lua_string(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def _wrk(url: str, *, method: str, headers: dict[str, str], connections: int, seconds: float) -> Load:
+def _wrk(url: str, *, method: str, header_sets: list[dict[str, str]], connections: int, seconds: float) -> Load:
     lines = [f"wrk.method = {_lua_string(method)}"]
-    lines += [f"wrk.headers[{_lua_string(k)}] = {_lua_string(v)}" for k, v in headers.items()]
+    if len(header_sets) == 1:
+        lines += [f"wrk.headers[{_lua_string(k)}] = {_lua_string(v)}" for k, v in header_sets[0].items()]
+    else:
+        entries = (
+            "{" + ", ".join(f"[{_lua_string(k)}] = {_lua_string(v)}" for k, v in hs.items()) + "}" for hs in header_sets
+        )
+        lines += [
+            "local sets = {" + ",\n".join(entries) + "}",
+            "local turn = 0",
+            "request = function()",
+            "  turn = turn % #sets + 1",
+            "  return wrk.format(nil, nil, sets[turn])",
+            "end",
+        ]
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
         script.write("\n".join(lines) + "\n")
     try:
@@ -279,16 +299,21 @@ def _parse_wrk(out: str) -> Load:
     )
 
 
-async def _python_load(url: str, *, method: str, headers: dict[str, str], connections: int, seconds: float) -> Load:
+async def _python_load(
+    url: str, *, method: str, header_sets: list[dict[str, str]], connections: int, seconds: float
+) -> Load:
     latencies: list[float] = []
     errors = 0
+    turn = 0
     limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
     async with httpx.AsyncClient(limits=limits, timeout=10) as client:
         deadline = time.perf_counter() + seconds
 
         async def worker() -> None:
-            nonlocal errors
+            nonlocal errors, turn
             while time.perf_counter() < deadline:
+                headers = header_sets[turn % len(header_sets)]
+                turn += 1
                 started = time.perf_counter()
                 try:
                     response = await client.request(method, url, headers=headers)
@@ -328,3 +353,57 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 def machine() -> str:
     load_avg = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     return f"{os.cpu_count()} cores, load average {load_avg:.1f}, {time.strftime('%Y-%m-%d')}"
+
+
+# --- rounds at a number of requests in flight ---------------------------------------------------------------
+
+ROUND_COLUMNS = ["database", "what", "in flight", "n", "p50 ms", "p99 ms", "max ms", "per s", "errors"]
+
+
+@dataclass
+class Round:
+    """One measured round of a write benchmark: a row of its table (``ROUND_COLUMNS``)."""
+
+    database: str
+    what: str
+    in_flight: int
+    latencies: list[float]
+    seconds: float
+    errors: int
+
+    def row(self) -> list[Any]:
+        n = len(self.latencies)
+        return [
+            self.database,
+            self.what,
+            self.in_flight,
+            n,
+            percentile(self.latencies, 50),
+            percentile(self.latencies, 99),
+            max(self.latencies) if self.latencies else 0.0,
+            n / self.seconds if self.seconds else 0.0,
+            self.errors,
+        ]
+
+
+async def in_flight_rounds(count: int, in_flight: int, send: Any) -> tuple[list[float], float, int]:
+    """``count`` calls of ``send(i)`` (an awaitable HTTP response) with ``in_flight`` of them under way at any time:
+    each call's latency in ms, the wall time in s, and how many answered 400 or more."""
+    latencies: list[float] = []
+    errors = 0
+    next_index = 0
+
+    async def worker() -> None:
+        nonlocal errors, next_index
+        while next_index < count:
+            i = next_index
+            next_index += 1
+            started = time.perf_counter()
+            response = await send(i)
+            latencies.append((time.perf_counter() - started) * 1000)
+            if response.status_code >= 400:
+                errors += 1
+
+    started = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(in_flight)))
+    return latencies, time.perf_counter() - started, errors

@@ -4,7 +4,8 @@
 (imports, pools); then its peak RSS is reset (``/proc/<pid>/clear_refs``) and eight sends of a file just under the
 upload limit go out together. Reported per file type: RSS before, the peak during the sends, the growth. The files:
 a PDF padded to size, and a JPEG of noise (the worst case for decoding: no photo compresses less), each against
-a fresh server. SQLite by default, PostgreSQL with ``DOCTORDESK_BENCH_DATABASE_URL`` (bench/common.py).
+a fresh server. SQLite by default; PostgreSQL, in a database of its own, with ``DOCTORDESK_BENCH_POSTGRES_URL``
+(bench/common.py).
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ def main() -> int:
     files = (("report.pdf", sample_files.pdf(padding=FILE_BYTES)), ("photo.jpg", _noise_jpeg(FILE_BYTES)))
     for name, data in files:
         # A fresh server per file type: memory a process once took is rarely given back and would hide the growth.
-        with Server() as server:
+        with Server(postgres=True) as server:
             headers = server.login("doctor1")
             listing = httpx.get(f"{server.url}/api/appointments", params={"limit": 50}, headers=headers).json()
             appointments = [a["id"] for a in listing["appointments"]]

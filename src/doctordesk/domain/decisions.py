@@ -126,8 +126,14 @@ def clean_reason(raw: str | None) -> str:
     return reason
 
 
-TRUE_VALUES = frozenset({"true", "1", "on", "yes"})
+FLAG_VALUES = {"true": True, "false": False}
 
 
-def truthy(raw: str | None) -> bool:
-    return (raw or "").strip().lower() in TRUE_VALUES
+def parse_flag(raw: str | None, *, field: str) -> bool:
+    """A form's yes/no field: ``true`` or ``false`` as documented (absent: false); any other text is refused."""
+    if raw is None:
+        return False
+    value = FLAG_VALUES.get(raw)
+    if value is None:
+        raise ValidationFailed(fields={field: "Use true or false."})
+    return value

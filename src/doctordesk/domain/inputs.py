@@ -21,8 +21,16 @@ _DIGITS = re.compile(r"(?:0|[1-9][0-9]*)", re.ASCII)
 # The longest spelling parse_int reads: MAX_ID has 16 digits; longer inputs are refused before int() sees them.
 _MAX_DIGITS = 19
 
-_CONTROL_SINGLE_LINE = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
-_CONTROL_MULTI_LINE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+# Free text refuses control characters (C0, DEL, C1) and lone surrogates; multi-line text allows tab, LF and CR.
+_SINGLE_LINE_REFUSED = r"\x00-\x1f\x7f-\x9f"
+_MULTI_LINE_REFUSED = r"\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f"
+_CONTROL_SINGLE_LINE = re.compile(rf"[{_SINGLE_LINE_REFUSED}\ud800-\udfff]")
+_CONTROL_MULTI_LINE = re.compile(rf"[{_MULTI_LINE_REFUSED}\ud800-\udfff]")
+# The same rule as JSON Schema patterns, for the API description (a lone surrogate cannot travel as UTF-8 at all).
+TEXT_PATTERN = rf"^[^{_SINGLE_LINE_REFUSED}]*$"
+MULTI_LINE_TEXT_PATTERN = rf"^[^{_MULTI_LINE_REFUSED}]*$"
+# Multi-line text with something besides white space in it.
+NON_BLANK_MULTI_LINE_TEXT_PATTERN = rf"^[^{_MULTI_LINE_REFUSED}]*[^\s{_MULTI_LINE_REFUSED}][^{_MULTI_LINE_REFUSED}]*$"
 
 
 def parse_int(raw: str | None, *, minimum: int = 1, maximum: int = MAX_ID) -> int | None:

@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy import delete, select
 
 from doctordesk.domain.appointments import format_local
-from doctordesk.domain.decisions import Trigger, can_decide, clean_reason, next_status, truthy, why_not
+from doctordesk.domain.decisions import Trigger, can_decide, clean_reason, next_status, parse_flag, why_not
 from doctordesk.domain.errors import AppointmentChanged, InvalidTransition
 from doctordesk.domain.events import (
     ALL_APPOINTMENTS_TOPIC,
@@ -60,7 +60,7 @@ async def approve(rt: Runtime, actor: Actor, appointment_id: int, form: Mapping[
             raise InvalidTransition(why_not(Status(a.status)))
         timezone = timezone_field or (draft.timezone if draft else None)
         if "disclaimer-displayed" in form:
-            acknowledged = truthy(form["disclaimer-displayed"])
+            acknowledged = parse_flag(form["disclaimer-displayed"], field="disclaimer-displayed")
         else:
             acknowledged = bool(draft and draft.disclaimer_acknowledged_at)
         assessment = await assess_cards(

@@ -12,7 +12,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import aliased
 
 from doctordesk.domain.appointments import format_local
-from doctordesk.domain.decisions import Trigger, next_status, truthy
+from doctordesk.domain.decisions import Trigger, next_status, parse_flag
 from doctordesk.domain.errors import AppointmentChanged, InvalidTransition, NotFound, ValidationFailed
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.status import Status
@@ -102,7 +102,7 @@ async def accept(rt: Runtime, actor: Actor, appointment_id: int, offer_id: int, 
         appointment_id,
         offer_id,
         version=version_from(form),
-        coverage_acknowledged=truthy(form.get("coverage-acknowledged")),
+        coverage_acknowledged=parse_flag(form.get("coverage-acknowledged"), field="coverage-acknowledged"),
     )
     return _answered(rt, to, f"Appointment confirmed for {when}.")
 

@@ -16,7 +16,7 @@ from typing import Any
 from sqlalchemy import delete
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from doctordesk.domain.decisions import can_decide, truthy, why_not
+from doctordesk.domain.decisions import can_decide, parse_flag, why_not
 from doctordesk.domain.errors import InvalidTransition, ValidationFailed
 from doctordesk.domain.events import (
     DomainEvent,
@@ -315,7 +315,7 @@ async def acknowledge_disclaimer(
 ) -> UpdateSet:
     """Record (or withdraw) the acknowledgement that the disclaimer was displayed."""
     now = rt.clock.now()
-    acknowledged = truthy(value)
+    acknowledged = parse_flag(value, field="disclaimer-displayed")
 
     def change(draft: ReviewDraft, _cards: list[CardInput]) -> None:
         draft.disclaimer_acknowledged_at = now if acknowledged else None

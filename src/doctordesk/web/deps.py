@@ -126,13 +126,16 @@ api_key_header = APIKeyHeader(
 
 
 async def integration_caller(
+    request: Request,
     rt: RuntimeDep,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(api_key_bearer)],
     header_key: Annotated[str | None, Depends(api_key_header)],
 ) -> Integration:
-    """The service account behind the call's API key (401 without a valid one; user tokens are not API keys)."""
+    """The service account behind the call's API key (401 without a valid one; user tokens are not API keys). A
+    call sending both headers must send the same key in both: any other Authorization beside X-Api-Key (another
+    scheme, another token) is refused, not ignored."""
     bearer_key = credentials.credentials if credentials and credentials.scheme.lower() == "bearer" else None
-    if bearer_key is not None and header_key is not None and bearer_key != header_key:
+    if header_key is not None and "authorization" in request.headers and bearer_key != header_key:
         raise Unauthorized("Send the API key once: in Authorization or in X-Api-Key.")
     return await api_keys.authenticate(rt, header_key or bearer_key)
 
@@ -152,8 +155,8 @@ def require_roles(*roles: Role):  # type: ignore[no-untyped-def]
 
 
 def layout(value: str | None) -> Layout:
-    """The ``X-Layout`` header's layout (desktop when absent; ValidationFailed when unknown)."""
-    layout = (value or "desktop").lower()
+    """The ``X-Layout`` header's layout (desktop when absent; ValidationFailed when unknown, or sent empty)."""
+    layout = "desktop" if value is None else value.lower()
     if layout not in LAYOUTS:
         raise ValidationFailed(fields={"X-Layout": "Use desktop or mobile."})
     return layout  # type: ignore[return-value,unused-ignore]

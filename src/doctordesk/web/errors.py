@@ -94,7 +94,14 @@ def install(app: FastAPI) -> None:
         return error_response(exc)
 
     @app.exception_handler(RequestValidationError)
-    async def _validation(_request: Request, exc: RequestValidationError) -> JSONResponse:
+    async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
+        allowed = allowed_methods(request)
+        if allowed and request.method not in allowed:
+            # A path of its own (``/profile/admin/users/create``) that a templated route also matches with an
+            # invalid id (``/profile/admin/users/{user_id}``): the method is not allowed on that resource.
+            headers = {"Allow": ", ".join(allowed)}
+            body = error_body("METHOD_NOT_ALLOWED", "Method Not Allowed", 405)
+            return JSONResponse(body, status_code=405, headers=headers)
         fields: dict[str, str] = {}
         for err in exc.errors():
             fields.setdefault(_field_name(tuple(err.get("loc", ()))), str(err.get("msg", "Invalid value.")))
@@ -125,18 +132,23 @@ def install(app: FastAPI) -> None:
 
 def allowed_methods(request: Request) -> list[str]:
     """Every method the API description lists for the request's path (HEAD beside GET), sorted. Read from
-    /openapi.json's paths, compiled once per app: the framework's own 405 names only the first route's methods."""
-    table: list[tuple[re.Pattern[str], set[str]]] | None = getattr(request.app.state, "allowed_methods", None)
+    /openapi.json's paths, compiled once per app: the framework's own 405 names only the first route's methods.
+    A path of its own (no ``{…}``) is its own resource: only its methods count, not those of a templated path that
+    also matches it."""
+    table: list[tuple[re.Pattern[str], set[str], bool]] | None = getattr(request.app.state, "allowed_methods", None)
     if table is None:
         table = []
         for path, operations in request.app.openapi().get("paths", {}).items():
             methods = {m.upper() for m in operations if m in _METHODS}
             if "GET" in methods:
                 methods.add("HEAD")
-            table.append((compile_path(path)[0], methods))
+            table.append((compile_path(path)[0], methods, "{" not in path))
         request.app.state.allowed_methods = table
     path = request.url.path
-    return sorted({m for regex, methods in table if regex.match(path) for m in methods})
+    matches = [(methods, literal) for regex, methods, literal in table if regex.match(path)]
+    if any(literal for _, literal in matches):
+        matches = [(methods, literal) for methods, literal in matches if literal]
+    return sorted({m for methods, _ in matches for m in methods})
 
 
 _METHODS = {"get", "put", "post", "patch", "delete", "head", "options"}

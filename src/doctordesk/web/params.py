@@ -9,7 +9,7 @@ parameter). The validator comes after ``Path``/``Query`` so that the schema keep
 from __future__ import annotations
 
 import re
-from datetime import date
+from datetime import date, datetime
 from typing import Any
 
 from pydantic import BeforeValidator
@@ -18,6 +18,10 @@ from pydantic_core import PydanticCustomError
 from doctordesk.domain.inputs import MAX_ID, parse_int
 
 _ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", re.ASCII)
+# RFC 3339 date-time (what JSON Schema's ``date-time`` format means): seconds and a zone offset are required.
+_INSTANT = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?([Zz]|[+-][0-9]{2}:[0-9]{2})", re.ASCII
+)
 
 
 def strict_int(*, minimum: int = 1, maximum: int = MAX_ID) -> BeforeValidator:
@@ -45,5 +49,15 @@ def _check_date(value: Any) -> date:
     raise PydanticCustomError("strict_date", "A date as YYYY-MM-DD.")
 
 
+def _check_instant(value: Any) -> datetime:
+    if isinstance(value, str) and _INSTANT.fullmatch(value):
+        try:
+            return datetime.fromisoformat(value.upper())
+        except ValueError:
+            pass
+    raise PydanticCustomError("strict_instant", "An instant as YYYY-MM-DDTHH:MM:SS with a zone offset (or Z).")
+
+
 STRICT_ID = strict_int()
 STRICT_DATE = BeforeValidator(_check_date)
+STRICT_INSTANT = BeforeValidator(_check_instant)

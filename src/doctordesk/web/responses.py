@@ -7,6 +7,8 @@ from typing import Any
 from fastapi import FastAPI
 from pydantic import BaseModel, Field
 
+from doctordesk.web.bodies import describe_text
+
 
 class ErrorBody(BaseModel):
     """The one error shape of every 4xx (docs/protocol.md#errors)."""
@@ -35,6 +37,8 @@ THROTTLED = error_doc("TOO_MANY_REQUESTS: rate limited (Retry-After)")
 
 # Screens (PUT, PATCH) and the read API.
 SCREEN_RESPONSES: dict[int | str, dict[str, Any]] = {401: UNAUTHORIZED, 404: NOT_FOUND, 422: INVALID}
+# Reads of one role's data (the administration API): the other roles get 403.
+ROLE_READ_RESPONSES: dict[int | str, dict[str, Any]] = {**SCREEN_RESPONSES, 403: FORBIDDEN}
 # Submissions (POST, and PATCH with a form).
 SUBMIT_RESPONSES: dict[int | str, dict[str, Any]] = {
     401: UNAUTHORIZED,
@@ -114,8 +118,14 @@ def card_fields(*, alternatives: int = 3, as_typed: bool = False) -> dict[str, A
     return fields
 
 
-def form_body(properties: dict[str, Any], *, required: tuple[str, ...] = ()) -> dict[str, Any]:
-    """An ``openapi_extra`` describing an ``application/x-www-form-urlencoded`` body."""
+def form_body(
+    properties: dict[str, Any], *, required: tuple[str, ...] = (), multiline: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """An ``openapi_extra`` describing an ``application/x-www-form-urlencoded`` body; its text fields follow the
+    free-text rule (``multiline``: the fields that may hold line breaks)."""
+    properties = {name: dict(field) for name, field in properties.items()}
+    for name, field in properties.items():
+        describe_text(field, multiline=name in multiline)
     schema: dict[str, Any] = {"type": "object", "properties": properties}
     if required:
         schema["required"] = list(required)

@@ -20,6 +20,8 @@ from starlette.types import Scope
 
 API_PREFIXES = (
     "/api/",
+    "/admin/",
+    "/integration/",
     "/profile/",
     "/auth/",
     "/calendar/",

@@ -10,17 +10,21 @@ from fastapi.responses import StreamingResponse
 
 from doctordesk.domain.cursors import MAX_CURSOR_CHARS, decode_cursor, encode_cursor
 from doctordesk.domain.errors import ValidationFailed
-from doctordesk.domain.inputs import MAX_ID
+from doctordesk.domain.inputs import MAX_ID, TEXT_PATTERN
 from doctordesk.domain.roles import Role
 from doctordesk.services import admin_audit
 from doctordesk.services.admin_audit import AuditFilter
 from doctordesk.web.deps import RuntimeDep, require_roles
-from doctordesk.web.params import STRICT_ID, strict_int
-from doctordesk.web.responses import SCREEN_RESPONSES
+from doctordesk.web.params import STRICT_ID, STRICT_INSTANT, strict_int
+from doctordesk.web.responses import ROLE_READ_RESPONSES
 from doctordesk.web.routers.admin_models import instant, printable
 
+TEXT: dict[str, Any] = {"pattern": TEXT_PATTERN}
 router = APIRouter(
-    prefix="/admin/audit", tags=["administration"], dependencies=[require_roles(Role.ADMIN)], responses=SCREEN_RESPONSES
+    prefix="/admin/audit",
+    tags=["administration"],
+    dependencies=[require_roles(Role.ADMIN)],
+    responses=ROLE_READ_RESPONSES,
 )
 
 MEDIA = {"csv": "text/csv; charset=utf-8", "jsonl": "application/jsonl"}
@@ -31,15 +35,22 @@ def audit_filter(
     appointment: Annotated[
         int | None, Query(ge=1, le=MAX_ID, description="Only rows about this appointment"), STRICT_ID
     ] = None,
-    action: Annotated[str | None, Query(min_length=1, max_length=64, description="Exact action name")] = None,
+    action: Annotated[
+        str | None, Query(min_length=1, max_length=64, description="Exact action name", json_schema_extra=TEXT)
+    ] = None,
     entity: Annotated[
-        str | None, Query(min_length=1, max_length=32, description="user, location, appointment, ...")
+        str | None,
+        Query(min_length=1, max_length=32, description="user, location, appointment, ...", json_schema_extra=TEXT),
     ] = None,
     since: Annotated[
-        datetime | None, Query(alias="from", description="From this instant (with offset), inclusive")
+        datetime | None,
+        Query(alias="from", description="From this instant (with offset), inclusive"),
+        STRICT_INSTANT,
     ] = None,
     until: Annotated[
-        datetime | None, Query(alias="to", description="Until this instant (with offset), exclusive")
+        datetime | None,
+        Query(alias="to", description="Until this instant (with offset), exclusive"),
+        STRICT_INSTANT,
     ] = None,
 ) -> AuditFilter:
     since, until = instant(since, "from"), instant(until, "to")

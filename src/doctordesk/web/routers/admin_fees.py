@@ -14,6 +14,7 @@ from doctordesk.domain.roles import Role
 from doctordesk.services import admin_fees
 from doctordesk.services.admin_fees import FeeRuleInput
 from doctordesk.web.deps import ActorDep, RuntimeDep, require_roles
+from doctordesk.web.params import STRICT_INSTANT
 from doctordesk.web.responses import SUBMIT_RESPONSES
 from doctordesk.web.routers.admin_models import Strict, instant
 
@@ -40,7 +41,9 @@ class FeeRuleCreate(Strict):
 @router.get("/fees")
 async def list_fees(
     rt: RuntimeDep,
-    at: Annotated[datetime | None, Query(description="The rules in force at this instant (default now)")] = None,
+    at: Annotated[
+        datetime | None, Query(description="The rules in force at this instant (default now)"), STRICT_INSTANT
+    ] = None,
     history: Annotated[bool, Query(description="Every version ever recorded instead")] = False,
 ) -> dict[str, Any]:
     """The fee rules Review and Approve uses at a moment, or their whole history."""

@@ -24,6 +24,15 @@ from doctordesk.web.params import STRICT_ID
 from doctordesk.web.responses import SUBMIT_RESPONSES
 from doctordesk.web.routers.admin_models import Strict
 
+
+def hh_mm(schema: dict[str, Any]) -> None:
+    """Times are HH:MM (no seconds, no zone): stated as a pattern instead of the looser ``time`` format."""
+    for option in [schema, *schema.get("anyOf", [])]:
+        if option.get("format") == "time":
+            del option["format"]
+            option["pattern"] = "^[0-9]{2}:[0-9]{2}$"
+
+
 router = APIRouter(
     prefix="/admin", tags=["administration"], dependencies=[require_roles(Role.ADMIN)], responses=SUBMIT_RESPONSES
 )
@@ -33,8 +42,8 @@ Id = Annotated[int, Path(ge=1, le=MAX_ID), STRICT_ID]
 
 class Block(Strict):
     weekday: int = Field(ge=0, le=6, description="0 = Monday ... 6 = Sunday")
-    opens: time = Field(description="Local wall-clock time at the location, HH:MM")
-    closes: time = Field(description="Local wall-clock time at the location, HH:MM")
+    opens: time = Field(description="Local wall-clock time at the location, HH:MM", json_schema_extra=hh_mm)
+    closes: time = Field(description="Local wall-clock time at the location, HH:MM", json_schema_extra=hh_mm)
 
 
 class WeeklyRules(Strict):
@@ -46,8 +55,10 @@ class ExceptionCreate(Strict):
     day: date = Field(description="The location's local date")
     kind: Literal["holiday", "absence", "extra"]
     location_id: int | None = Field(None, ge=1, le=MAX_ID, description="Omit: every location of the doctor")
-    opens: time | None = Field(None, description="extra: required; absence: with closes for part of the day")
-    closes: time | None = None
+    opens: time | None = Field(
+        None, description="extra: required; absence: with closes for part of the day", json_schema_extra=hh_mm
+    )
+    closes: time | None = Field(None, json_schema_extra=hh_mm)
     note: str = Field("", max_length=255)
     confirm: bool = False
 

@@ -10,6 +10,7 @@ from pydantic import Field
 
 from doctordesk.domain.inputs import MAX_ID
 from doctordesk.domain.roles import Role
+from doctordesk.domain.scheduling import TIMEZONES
 from doctordesk.services import admin_locations
 from doctordesk.services.admin_locations import LocationChange
 from doctordesk.web.deps import ActorDep, RuntimeDep, require_roles
@@ -17,6 +18,9 @@ from doctordesk.web.params import STRICT_ID
 from doctordesk.web.responses import SUBMIT_RESPONSES
 from doctordesk.web.routers.admin_models import Strict
 
+# Time zones: the IANA names the service knows (domain/scheduling.py), stated in /openapi.json.
+ZONES: dict[str, Any] = {"enum": list(TIMEZONES)}
+ZONES_OR_NULL: dict[str, Any] = {"enum": [*TIMEZONES, None]}
 router = APIRouter(
     prefix="/admin", tags=["administration"], dependencies=[require_roles(Role.ADMIN)], responses=SUBMIT_RESPONSES
 )
@@ -25,13 +29,13 @@ router = APIRouter(
 class LocationCreate(Strict):
     name: str = Field(min_length=1, max_length=128)
     address: str = Field("", max_length=255)
-    timezone: str = Field(min_length=1, max_length=64, description="IANA time zone, e.g. Europe/Berlin")
+    timezone: str = Field(description="IANA time zone, e.g. Europe/Berlin", json_schema_extra=ZONES)
 
 
 class LocationUpdate(Strict):
     name: str | None = Field(None, min_length=1, max_length=128)
     address: str | None = Field(None, max_length=255)
-    timezone: str | None = Field(None, min_length=1, max_length=64)
+    timezone: str | None = Field(None, json_schema_extra=ZONES_OR_NULL)
 
 
 @router.get("/locations")

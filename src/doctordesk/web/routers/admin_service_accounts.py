@@ -14,7 +14,7 @@ from doctordesk.services import service_accounts as accounts
 from doctordesk.web.bodies import StrictBody
 from doctordesk.web.deps import RuntimeDep, require_roles
 from doctordesk.web.params import STRICT_ID
-from doctordesk.web.responses import SCREEN_RESPONSES, SUBMIT_RESPONSES
+from doctordesk.web.responses import ROLE_READ_RESPONSES, SUBMIT_RESPONSES
 
 router = APIRouter(prefix="/admin", tags=["admin"])
 
@@ -63,13 +63,13 @@ async def create_account(rt: RuntimeDep, actor: AdminDep, body: AccountIn) -> di
     return account_json(await accounts.create_account(rt, actor, name=body.name, description=body.description))
 
 
-@router.get("/service-accounts", responses=SCREEN_RESPONSES)
+@router.get("/service-accounts", responses=ROLE_READ_RESPONSES)
 async def list_accounts(rt: RuntimeDep, actor: AdminDep) -> dict[str, Any]:
     """Every service account with its keys (prefix, scopes, last use, revocation; never the key itself)."""
     return {"service_accounts": [account_json(a) for a in await accounts.list_accounts(rt, actor)]}
 
 
-@router.get("/service-accounts/{account_id}", responses=SCREEN_RESPONSES)
+@router.get("/service-accounts/{account_id}", responses=ROLE_READ_RESPONSES)
 async def get_account(rt: RuntimeDep, actor: AdminDep, account_id: AccountId) -> dict[str, Any]:
     """One service account with its keys."""
     return account_json(await accounts.get_account(rt, actor, account_id))

@@ -10,6 +10,7 @@ from pydantic import Field
 
 from doctordesk.domain.inputs import MAX_ID
 from doctordesk.domain.roles import Role
+from doctordesk.domain.scheduling import TIMEZONES
 from doctordesk.services import admin_users, password_links
 from doctordesk.services.admin_users import DoctorChange, NewUser, UserView
 from doctordesk.web.deps import ActorDep, RuntimeDep, require_roles
@@ -17,6 +18,9 @@ from doctordesk.web.params import STRICT_ID, strict_int
 from doctordesk.web.responses import SUBMIT_RESPONSES
 from doctordesk.web.routers.admin_models import Strict
 
+# Time zones: the IANA names the service knows (domain/scheduling.py), stated in /openapi.json.
+ZONES: dict[str, Any] = {"enum": list(TIMEZONES)}
+ZONES_OR_NULL: dict[str, Any] = {"enum": [*TIMEZONES, None]}
 router = APIRouter(
     prefix="/admin", tags=["administration"], dependencies=[require_roles(Role.ADMIN)], responses=SUBMIT_RESPONSES
 )
@@ -31,7 +35,7 @@ class UserCreate(Strict):
     display_name: str = Field(min_length=1, max_length=128)
     password: str | None = Field(None, max_length=1024, description="Omit to have one generated and shown once")
     specialty: str | None = Field(None, max_length=64, description="Doctors only")
-    timezone: str | None = Field(None, max_length=64, description="Doctors only: IANA time zone")
+    timezone: str | None = Field(None, description="Doctors only: IANA time zone", json_schema_extra=ZONES_OR_NULL)
     can_prescribe: bool | None = Field(None, description="Doctors only (default true)")
     chat_enabled: bool | None = Field(None, description="Doctors only (default true)")
 
@@ -47,7 +51,7 @@ class PasswordSet(Strict):
 class DoctorUpdate(Strict):
     display_name: str | None = Field(None, min_length=1, max_length=128)
     specialty: str | None = Field(None, min_length=1, max_length=64)
-    timezone: str | None = Field(None, max_length=64)
+    timezone: str | None = Field(None, json_schema_extra=ZONES_OR_NULL)
     can_prescribe: bool | None = None
     chat_enabled: bool | None = None
 

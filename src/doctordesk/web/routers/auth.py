@@ -7,6 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import Response
 
+from doctordesk.domain.inputs import TEXT_PATTERN
 from doctordesk.services import auth, password_links
 from doctordesk.web.deps import ActorDep, RuntimeDep
 from doctordesk.web.responses import INVALID, TOO_LARGE, UNAUTHORIZED, error_doc
@@ -38,8 +39,24 @@ def user_json(actor: Any) -> dict[str, Any]:
 async def login(
     request: Request,
     rt: RuntimeDep,
-    username: Annotated[str, Form(min_length=1, description="Up to 64 characters, no control characters")],
-    password: Annotated[str, Form(min_length=1, description="Up to 1024 characters, no control characters")],
+    username: Annotated[
+        str,
+        Form(
+            min_length=1,
+            max_length=auth.MAX_USERNAME,
+            description="No control characters",
+            json_schema_extra={"pattern": TEXT_PATTERN},
+        ),
+    ],
+    password: Annotated[
+        str,
+        Form(
+            min_length=1,
+            max_length=auth.MAX_PASSWORD,
+            description="No control characters",
+            json_schema_extra={"pattern": TEXT_PATTERN},
+        ),
+    ],
 ) -> dict[str, Any]:
     """Exchange a username and password for a bearer access token."""
     client_host = request.client.host if request.client else None

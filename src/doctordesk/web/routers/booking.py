@@ -36,6 +36,7 @@ REQUEST_BODY = form_body(
         "note": {"type": "string", "maxLength": NOTE_MAX, "description": "Optional; may span lines"},
     },
     required=("doctor", "location", "service", "start"),
+    multiline=("note",),
 )
 
 Doctor = Annotated[int | None, Query(ge=1, le=MAX_ID, description="The doctor (user id)"), STRICT_ID]

@@ -10,7 +10,7 @@ from fastapi.responses import Response
 from doctordesk.domain.chat import check_client_message_id
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.files import content_disposition
-from doctordesk.domain.inputs import MAX_ID, parse_id
+from doctordesk.domain.inputs import MAX_ID, MULTI_LINE_TEXT_PATTERN, NON_BLANK_MULTI_LINE_TEXT_PATTERN, parse_id
 from doctordesk.services import chat, chat_sending, chat_threads
 from doctordesk.services.show_more import PagedScreen
 from doctordesk.web.deps import SCREEN_HEADERS, ActorDep, RuntimeDep, ScreenRequest, ScreenRequestDep
@@ -29,6 +29,15 @@ OptionalAppointmentQuery = Annotated[
     STRICT_ID,
 ]
 
+_APPOINTMENT_ID = {"type": "integer", "minimum": 1, "maximum": MAX_ID}
+_CLIENT_MESSAGE_ID = {
+    "type": "string",
+    "pattern": "^[A-Za-z0-9_-]{0,64}$",
+    "description": "Idempotency key (or the header): up to 64 of A-Z a-z 0-9 - _",
+}
+_CONTENT = {"type": "string", "pattern": MULTI_LINE_TEXT_PATTERN, "description": "The message text, stored as sent"}
+# Blank text is refused unless a file comes with it.
+_WRITTEN = {"type": "string", "pattern": NON_BLANK_MULTI_LINE_TEXT_PATTERN}
 SEND_BODY: dict[str, Any] = {
     "requestBody": {
         "required": True,
@@ -38,21 +47,22 @@ SEND_BODY: dict[str, Any] = {
                     "type": "object",
                     "required": ["appointment-id"],
                     "properties": {
-                        "content": {"type": "string", "description": "The message text, stored as sent"},
-                        "appointment-id": {"type": "integer", "minimum": 1},
+                        "content": _CONTENT,
+                        "appointment-id": _APPOINTMENT_ID,
                         "file": {"type": "string", "format": "binary", "description": "At most one: PDF, PNG, JPEG"},
-                        "client-message-id": {"type": "string", "description": "Idempotency key (or the header)"},
+                        "client-message-id": _CLIENT_MESSAGE_ID,
                     },
+                    "anyOf": [{"required": ["file"]}, {"required": ["content"], "properties": {"content": _WRITTEN}}],
                 }
             },
             "application/x-www-form-urlencoded": {
                 "schema": {
                     "type": "object",
-                    "required": ["appointment-id"],
+                    "required": ["appointment-id", "content"],
                     "properties": {
-                        "content": {"type": "string"},
-                        "appointment-id": {"type": "integer", "minimum": 1},
-                        "client-message-id": {"type": "string"},
+                        "content": {**_CONTENT, **_WRITTEN},
+                        "appointment-id": _APPOINTMENT_ID,
+                        "client-message-id": _CLIENT_MESSAGE_ID,
                     },
                 }
             },
@@ -96,7 +106,11 @@ async def send_message(
     request: Request,
     screen: ScreenRequestDep,
     x_client_message_id: Annotated[
-        str | None, Header(description="Idempotency key: a retried send with the same key stores one message")
+        str | None,
+        Header(
+            description="Idempotency key: a retried send with the same key stores one message",
+            json_schema_extra={"pattern": _CLIENT_MESSAGE_ID["pattern"]},
+        ),
     ] = None,
 ) -> dict[str, Any]:
     """Save Message: text and optionally one file; answers with the chat updated and the input cleared."""

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path
 
 from doctordesk.domain.inputs import MAX_ID
+from doctordesk.domain.scheduling import TIMEZONES
 from doctordesk.screens.viewing import Viewing
 from doctordesk.services import decisions, offers, review
 from doctordesk.web.deps import SCREEN_HEADERS, ActorDep, FormDep, RuntimeDep, ScreenRequest, ScreenRequestDep
@@ -26,7 +27,11 @@ router = APIRouter(prefix="/profile/appointments", tags=["review and approve"])
 AppointmentId = Annotated[int, Path(ge=1, le=MAX_ID, description="The appointment"), STRICT_ID]
 BASE = "/{appointment_id}/approve"
 
-TIMEZONE_FIELD: dict[str, Any] = {"type": "string", "maxLength": 64, "description": "An IANA zone, e.g. Europe/Berlin"}
+TIMEZONE_FIELD: dict[str, Any] = {
+    "type": "string",
+    "enum": list(TIMEZONES),
+    "description": "An IANA zone, e.g. Europe/Berlin",
+}
 REASON_FIELD: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": 1000, "description": "May span lines"}
 CHANGE_BODY = form_body(card_fields(as_typed=True))
 TIMEZONE_BODY = form_body({"timezone": TIMEZONE_FIELD}, required=("timezone",))
@@ -35,7 +40,9 @@ APPROVE_BODY = form_body(
     {"version": VERSION_FIELD, "disclaimer-displayed": FLAG_FIELD, "timezone": TIMEZONE_FIELD, **card_fields()},
     required=("version",),
 )
-DECLINE_BODY = form_body({"reason": REASON_FIELD, "version": VERSION_FIELD}, required=("reason", "version"))
+DECLINE_BODY = form_body(
+    {"reason": REASON_FIELD, "version": VERSION_FIELD}, required=("reason", "version"), multiline=("reason",)
+)
 ACCEPT_BODY = form_body({"version": VERSION_FIELD, "coverage-acknowledged": FLAG_FIELD}, required=("version",))
 REJECT_BODY = form_body({"version": VERSION_FIELD}, required=("version",))
 

@@ -25,6 +25,21 @@ STREAM_PATH = "/profile/stream"
 
 SSE_EXAMPLE = "retry: 3000\nid: 1795291947000-1\ndata: \n\nid: 1795291947000-2\ndata: Timeout /profile/appointments\n\n"
 
+# One event as a client's SSE parser reads it (the description of `text/event-stream` before OpenAPI 3.2: the schema
+# describes each event). The `retry:` line comes once, with the first event.
+SSE_EVENT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "description": "One event: `id: <ms>-<n>` and `data: <message>` (a real-time message, docs/realtime.md; empty: "
+    "a heartbeat); the first also carries `retry: <ms>`",
+    "properties": {
+        "id": {"type": "string", "pattern": "^[0-9]+-[0-9]+$"},
+        "data": {"type": "string", "pattern": "^(Timeout( /[!-~]*)?|/[!-~]*)?$"},
+        "event": {"type": "string", "enum": ["message"], "description": "Not sent: the default event type"},
+        "retry": {"type": "integer", "minimum": 0},
+    },
+    "required": ["id", "data"],
+}
+
 STREAM_DESCRIPTION = """Server-sent events (`text/event-stream`) carrying real-time messages (docs/realtime.md):
 each event has an `id` and `data` holding `Timeout <endpoint>`, `Timeout`, `<endpoint>` or nothing (a heartbeat).
 
@@ -44,12 +59,7 @@ screen. A reconnect sending `Last-Event-ID` that missed a message (or is malform
             "description": "The event stream: `retry: <ms>` once, then events of `id: <ms>-<n>` and `data: <message>`",
             "content": {
                 "text/event-stream": {
-                    "schema": {
-                        "type": "string",
-                        "description": "UTF-8 SSE frames: a `retry:` line first, then per event an `id:` line "
-                        "and one `data:` line (a real-time message, docs/realtime.md; empty: a heartbeat), each "
-                        "event ended by a blank line",
-                    },
+                    "schema": SSE_EVENT_SCHEMA,
                     "example": SSE_EXAMPLE,
                 }
             },
@@ -81,7 +91,7 @@ async def stream(
 ) -> EventStreamResponse:
     token = credentials.credentials if credentials and credentials.scheme.lower() == "bearer" else None
     return await open_event_stream(
-        rt, token=token, ticket=ticket, client=x_client_id or client, last_event_id=last_event_id
+        rt, token=token, ticket=ticket, client=client_named(x_client_id, client), last_event_id=last_event_id
     )
 
 
@@ -113,6 +123,15 @@ async def open_event_stream(
         first=hub.recovery_message() if missed else None,
         on_close=rt.metrics.open_streams.dec,
     )
+
+
+def client_named(header: str | None, parameter: str | None) -> str | None:
+    """The client id of a stream request: the header, else the parameter. Both are judged when both are sent: a
+    malformed one is what the request names (and is refused once the caller is authenticated)."""
+    for value in (header, parameter):
+        if value is not None and not _names_client(value):
+            return value
+    return header if header is not None else parameter
 
 
 def _unnamed() -> ValidationFailed:
@@ -148,7 +167,7 @@ class StreamFastPath:
                 self.runtime,
                 token=credentials.strip() if scheme.lower() == "bearer" else None,
                 ticket=query.get("ticket"),
-                client=headers.get("x-client-id") or query.get("client"),
+                client=client_named(headers.get("x-client-id"), query.get("client")),
                 last_event_id=headers.get("last-event-id"),
             )
         except DomainError as exc:

@@ -1,0 +1,93 @@
+"""The whole API description, checked against the running service by Schemathesis: for each operation of
+/openapi.json, requests generated from its schema (valid and invalid ones, plus every documented method missing),
+sent to a real server on loopback, and every check Schemathesis has — no server error, only documented status
+codes, content types and headers, every response body (errors and stream events included) matching its schema,
+valid requests accepted, invalid ones refused, missing methods answered 405 with the right ``Allow``, and
+authentication not ignored.
+
+One run per caller: a doctor and a support agent over every operation, an administrator over the administration
+API, a service account's API key over the integration API. The settings (examples per operation, the phases) are
+in ``schemathesis.toml`` beside this file; the request rules OpenAPI cannot state are in ``hooks.py``.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.support.live import LiveServer, serving
+
+HERE = Path(__file__).parent
+ROOT = HERE.parents[2]
+CONFIG = HERE / "schemathesis.toml"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    # No chat rate limit (the run sends many messages); heartbeats often, so that stream reads end quickly.
+    with serving(
+        tmp_path_factory.mktemp("conformance"),
+        DOCTORDESK_CHAT_SEND_PER_MINUTE="0",
+        DOCTORDESK_HEARTBEAT_SECONDS="0.2",
+    ) as live:
+        yield live
+
+
+def login(server: LiveServer, username: str) -> dict[str, str]:
+    response = httpx.post(f"{server.url}/auth/login", data={"username": username, "password": "demo"}, timeout=10)
+    response.raise_for_status()
+    return {"Authorization": f"Bearer {response.json()['access_token']}"}
+
+
+def api_key(server: LiveServer) -> dict[str, str]:
+    admin = login(server, "admin")
+    account = httpx.post(f"{server.url}/admin/service-accounts", headers=admin, json={"name": "conformance"}).json()
+    scopes = ["appointments:write", "appointments:read"]
+    key = httpx.post(
+        f"{server.url}/admin/service-accounts/{account['id']}/keys", headers=admin, json={"scopes": scopes}
+    ).json()["key"]
+    return {"X-Api-Key": key}
+
+
+def run_schemathesis(
+    server: LiveServer, headers: dict[str, str], work: Path, *, username: str = "", only: str = ""
+) -> None:
+    command = [sys.executable, "-m", "schemathesis.cli", "--config-file", str(CONFIG), "run"]
+    command += [f"{server.url}/openapi.json", "--no-color", "--report", "junit", "--report-dir", str(work)]
+    for name, value in headers.items():
+        command += ["-H", f"{name}: {value}"]
+    if only:
+        command += ["--include-path-regex", only]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "CONFORMANCE_SERVER": server.url, "CONFORMANCE_USERNAME": username}
+    work.mkdir(parents=True, exist_ok=True)
+    # Run outside the repository: Schemathesis keeps a cache in its working directory.
+    result = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout[-20000:] + result.stderr[-5000:]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("username", ["doctor1", "support1"])
+def test_every_operation_conforms_to_the_api_description_for_a_user(
+    server: LiveServer, tmp_path: Path, username: str
+) -> None:
+    # The user's token is set by hooks.py (a new one for each logout).
+    run_schemathesis(server, {"X-Client-Id": f"conformance-{username}"}, tmp_path, username=username)
+
+
+@pytest.mark.slow
+def test_the_administration_api_conforms_to_the_api_description_for_an_admin(
+    server: LiveServer, tmp_path: Path
+) -> None:
+    headers = {"X-Client-Id": "conformance-admin"}
+    run_schemathesis(server, headers, tmp_path, username="admin", only="^/(admin|profile/admin)/")
+
+
+@pytest.mark.slow
+def test_the_integration_api_conforms_to_the_api_description_for_an_api_key(server: LiveServer, tmp_path: Path) -> None:
+    run_schemathesis(server, api_key(server), tmp_path, only="^/integration/")

@@ -80,8 +80,24 @@ async def login(
 async def use_password_link(
     request: Request,
     rt: RuntimeDep,
-    token: Annotated[str, Form(min_length=1, max_length=128, description="The token from the one-time link")],
-    password: Annotated[str, Form(min_length=1, description="The new password: 8 to 1024 characters")],
+    token: Annotated[
+        str,
+        Form(
+            min_length=1,
+            max_length=128,
+            description="The token from the one-time link",
+            json_schema_extra={"pattern": TEXT_PATTERN},
+        ),
+    ],
+    password: Annotated[
+        str,
+        Form(
+            min_length=1,
+            max_length=auth.MAX_PASSWORD,
+            description="The new password: 8 to 1024 characters, no control characters",
+            json_schema_extra={"pattern": TEXT_PATTERN},
+        ),
+    ],
 ) -> dict[str, Any]:
     """Set one's own password through a one-time link an admin made; then sign in with it. The user's other
     sessions end."""

@@ -3,7 +3,7 @@ status FHIR expects (docs/fhir.md#errors)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from doctordesk.domain.errors import AppointmentChanged, DomainError, ValidationFailed
 
@@ -22,6 +22,14 @@ class NotSupported(DomainError):
     code = "NOT_SUPPORTED"
     default_message = "Not supported."
 
-    def __init__(self, message: str | None = None, *, status: int = 400, fields: Mapping[str, str] | None = None):
+    def __init__(
+        self,
+        message: str | None = None,
+        *,
+        status: int = 400,
+        fields: Mapping[str, str] | None = None,
+        allow: Sequence[str] = (),
+    ):
         super().__init__(message, fields=dict(fields) if fields else None)
         self.status = status
+        self.allow = tuple(allow)  # a 405's methods that the path does serve

@@ -67,6 +67,54 @@ def resource_response(
     return FhirResponse(dict(resource), status_code=status_code, headers=headers)
 
 
+_RESOURCE = {"type": "object", "properties": {"resourceType": {"type": "string"}}, "required": ["resourceType"]}
+_OUTCOME = {
+    "type": "object",
+    "properties": {"resourceType": {"const": "OperationOutcome"}, "issue": {"type": "array"}},
+    "required": ["resourceType", "issue"],
+}
+_ERROR_STATUSES = {
+    400: "the request is malformed (OperationOutcome)",
+    401: "no valid token or API key",
+    403: "the caller's role or key may not do this",
+    404: "unknown, or not the caller's to see",
+    405: "an interaction the CapabilityStatement does not list (`Allow` names those it does)",
+    409: "the appointment's state does not allow it, or the identifier belongs to another request",
+    412: "`If-Match` names another version",
+    413: "the body is larger than the limit",
+    415: "the body is not application/fhir+json",
+    422: "a scheduling or business rule refuses it",
+    429: "too many requests",
+    503: "storage busy: nothing was written, retry after `Retry-After`",
+}
+
+
+def fhir_body(resource_type: str) -> dict[str, Any]:
+    """The request body a FHIR create documents (``openapi_extra``): one resource of ``resource_type`` as
+    ``application/fhir+json``. Its elements follow the R4 resource (docs/fhir.md), which JSON Schema here does not
+    repeat."""
+    schema = {
+        "type": "object",
+        "properties": {"resourceType": {"const": resource_type}},
+        "required": ["resourceType"],
+    }
+    return {"requestBody": {"required": True, "content": {fhir.MEDIA_TYPE: {"schema": schema}}}}
+
+
+def fhir_responses(*, created: bool = False, any_file: bool = False) -> dict[int | str, dict[str, Any]]:
+    """The responses a FHIR operation documents in /openapi.json: its resource as ``application/fhir+json`` and
+    every error as an OperationOutcome. ``any_file``: the 200 may also be a file of any type (Binary)."""
+    ok: dict[str, Any] = {fhir.MEDIA_TYPE: {"schema": _RESOURCE}}
+    if any_file:
+        ok["*/*"] = {"schema": {"type": "string", "format": "binary"}}
+    docs: dict[int | str, dict[str, Any]] = {200: {"description": "the resource or Bundle", "content": ok}}
+    if created:
+        docs[201] = {"description": "created", "content": {fhir.MEDIA_TYPE: {"schema": _RESOURCE}}}
+    for status, description in _ERROR_STATUSES.items():
+        docs[status] = {"description": description, "content": {fhir.MEDIA_TYPE: {"schema": _OUTCOME}}}
+    return docs
+
+
 def status_for(error: e.DomainError) -> int:
     for cls in type(error).__mro__:
         if cls in STATUS:
@@ -76,10 +124,12 @@ def status_for(error: e.DomainError) -> int:
 
 def error_response(error: e.DomainError, *, resource_type: str | None = None) -> FhirResponse:
     status = status_for(error)
+    headers: dict[str, str] = {}
     if isinstance(error, NotSupported):
         status = error.status
+        if error.allow:
+            headers["Allow"] = ", ".join(error.allow)
     body = fhir.error_outcome(error.code, error.message, error.fields, resource_type=resource_type)
-    headers: dict[str, str] = {}
     if error.retry_after:
         headers["Retry-After"] = str(error.retry_after)
     if status == 401:

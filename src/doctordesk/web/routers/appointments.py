@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query
 
 from doctordesk.domain.errors import ValidationFailed
+from doctordesk.domain.inputs import TEXT_PATTERN
 from doctordesk.domain.list_filter import MAX_SEARCH_CHARS, parse_filter
 from doctordesk.services import appointment_list
 from doctordesk.services.appointment_list import ListScreen
@@ -16,6 +17,7 @@ from doctordesk.web.responses import SCREEN_RESPONSES, SUBMIT_RESPONSES
 router = APIRouter(prefix="/profile", tags=["appointment list"])
 
 SectionName = Literal["needs-decision", "waiting", "upcoming", "past"]
+DAY: dict[str, Any] = {"pattern": r"^([0-9]{4}-[0-9]{2}-[0-9]{2})?$"}  # empty: no bound
 StatusFilter = Literal["requested", "pending-response", "approved", "declined", "canceled", "completed", "no-show"]
 
 
@@ -23,10 +25,20 @@ StatusFilter = Literal["requested", "pending-response", "approved", "declined", 
 async def appointment_list_page(
     screen: ScreenRequestDep,
     status: Annotated[StatusFilter | None, Query(description="Only appointments in this status")] = None,
-    day_from: Annotated[str | None, Query(alias="from", description="First day shown, YYYY-MM-DD")] = None,
-    day_to: Annotated[str | None, Query(alias="to", description="Last day shown, YYYY-MM-DD")] = None,
+    day_from: Annotated[
+        str | None, Query(alias="from", description="First day shown, YYYY-MM-DD", json_schema_extra=DAY)
+    ] = None,
+    day_to: Annotated[
+        str | None,
+        Query(alias="to", description="Last day shown (not before `from`), YYYY-MM-DD", json_schema_extra=DAY),
+    ] = None,
     q: Annotated[
-        str | None, Query(max_length=MAX_SEARCH_CHARS, description="Patient name: each word starts a name word")
+        str | None,
+        Query(
+            max_length=MAX_SEARCH_CHARS,
+            description="Patient name: each word starts a name word",
+            json_schema_extra={"pattern": TEXT_PATTERN},
+        ),
     ] = None,
 ) -> dict[str, Any]:
     """The appointment list screen (page object): every section at its first page, narrowed by the filter in the

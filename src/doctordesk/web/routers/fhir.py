@@ -24,9 +24,23 @@ from doctordesk.services import (
 )
 from doctordesk.services.fhir_search import Search
 from doctordesk.web.deps import FhirCallerDep, RuntimeDep
-from doctordesk.web.fhir_http import FhirResponse, FhirRoute, json_body, resource_response
+from doctordesk.web.errors import allowed_methods
+from doctordesk.web.fhir_http import (
+    FhirResponse,
+    FhirRoute,
+    fhir_body,
+    fhir_responses,
+    json_body,
+    resource_response,
+)
 
-router = APIRouter(prefix="/fhir", tags=["FHIR R4"], route_class=FhirRoute)
+router = APIRouter(
+    prefix="/fhir",
+    tags=["FHIR R4"],
+    route_class=FhirRoute,
+    default_response_class=FhirResponse,
+    responses=fhir_responses(),
+)
 
 PreferHeader = Annotated[str | None, Header(description="handling=strict: refuse unknown search parameters")]
 IfMatch = Annotated[str | None, Header(description='W/"n": act only if the appointment is at version n (else 412)')]
@@ -74,7 +88,7 @@ async def search_appointments(
     return FhirResponse(await fhir_appointments.search(rt, caller, _search(request, "Appointment", prefer)))
 
 
-@router.post("/Appointment")
+@router.post("/Appointment", responses=fhir_responses(created=True), openapi_extra=fhir_body("Appointment"))
 async def create_appointment(
     rt: RuntimeDep, caller: FhirCallerDep, request: Request, if_none_exist: IfNoneExist = None
 ) -> FhirResponse:
@@ -103,7 +117,9 @@ async def search_appointment_responses(
     return FhirResponse(await fhir_answers.search(rt, caller, _search(request, "AppointmentResponse", prefer)))
 
 
-@router.post("/AppointmentResponse")
+@router.post(
+    "/AppointmentResponse", responses=fhir_responses(created=True), openapi_extra=fhir_body("AppointmentResponse")
+)
 async def create_appointment_response(
     rt: RuntimeDep, caller: FhirCallerDep, request: Request, if_match: IfMatch = None
 ) -> FhirResponse:
@@ -230,7 +246,7 @@ async def search_communications(
     return FhirResponse(await fhir_chat.search(rt, caller, _search(request, "Communication", prefer)))
 
 
-@router.get("/Binary/{attachment_id}")
+@router.get("/Binary/{attachment_id}", responses=fhir_responses(any_file=True))
 async def read_binary(rt: RuntimeDep, caller: FhirCallerDep, request: Request, attachment_id: str) -> Response:
     """A chat message's file, by the chat download's checks: the file itself, always as a download, unless the
     client asks for ``application/fhir+json`` (then a Binary resource with the data in base64)."""
@@ -245,9 +261,12 @@ async def read_binary(rt: RuntimeDep, caller: FhirCallerDep, request: Request, a
 @router.api_route(
     "/{rest:path}", methods=["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"], include_in_schema=False
 )
-async def not_supported(rest: str) -> FhirResponse:
-    """Anything else under /fhir: an OperationOutcome, 404 for an unknown resource type, 405 for an interaction
-    the CapabilityStatement does not list."""
+async def not_supported(request: Request, rest: str) -> FhirResponse:
+    """Anything else under /fhir: an OperationOutcome, 405 (with ``Allow``) for a method a served path does not
+    take, 404 for an unknown resource type, 405 for an interaction the CapabilityStatement does not list."""
+    allow = allowed_methods(request)
+    if allow:
+        raise NotSupported(f"{request.method} is not supported here.", status=405, allow=allow)
     kind = rest.split("/")[0]
     if kind in fhir_capability.SUPPORTED:
         raise NotSupported(f"This interaction on {kind} is not supported.", status=405)

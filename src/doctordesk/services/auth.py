@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import secrets
 from collections.abc import Sequence
@@ -10,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, String, any_, bindparam, select
+from sqlalchemy import ColumnElement, String, any_, bindparam, func, select
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -163,13 +164,15 @@ async def _read_token(rt: Runtime, condition: ColumnElement[bool]) -> tuple[Acto
 
 
 async def _rows_by_hash(rt: Runtime, hashes: Sequence[str]) -> dict[str, Sequence[Any]]:
-    """The token-and-user rows of ``hashes`` in one query (the unknown ones absent); on PostgreSQL the hashes
-    travel as one array parameter, so the statement is prepared once whatever their number."""
-    wanted = (
-        AccessToken.token_hash.in_(hashes)
-        if rt.db.is_sqlite
-        else AccessToken.token_hash == any_(bindparam("hashes", list(hashes), type_=ARRAY(String)))
-    )
+    """The token-and-user rows of ``hashes`` in one query (the unknown ones absent). The hashes travel as one
+    parameter whatever their number (SQLite: a JSON array read by ``json_each``; PostgreSQL: an array), so the
+    statement is the same for every batch: a statement per batch size would fill each connection's cache of
+    prepared statements, which on SQLite kept the server's memory growing while streams churned."""
+    if rt.db.is_sqlite:
+        each = func.json_each(bindparam("hashes", json.dumps(list(hashes)), type_=String)).table_valued("value")
+        wanted: ColumnElement[bool] = AccessToken.token_hash.in_(select(each.c.value))
+    else:
+        wanted = AccessToken.token_hash == any_(bindparam("hashes", list(hashes), type_=ARRAY(String)))
     async with rt.db.read() as session:
         rows = (await session.execute(_TOKEN_AND_USER.add_columns(AccessToken.token_hash).where(wanted))).all()
     return {row[-1]: row for row in rows}

@@ -59,3 +59,25 @@ async def test_a_revoked_expired_unknown_or_deactivated_token_among_them_is_refu
     assert refused == {"doctor2", "support1", "patient1", "unknown"}
     granted = [r for r in results if not isinstance(r, BaseException)]
     assert sorted(g.actor.username for g in granted) == sorted(set(NAMES) - refused)
+
+
+async def test_a_batch_of_any_size_runs_the_same_statement_so_prepared_statements_do_not_pile_up(uncached, login):
+    from sqlalchemy import event
+
+    users = [await login(name) for name in NAMES]
+    statements: list[str] = []
+
+    def record(_conn, _cursor, statement, *_args):
+        if "access_tokens.token_hash" in statement.partition("WHERE")[2]:
+            statements.append(statement)
+
+    engine = uncached.db.read_engine.sync_engine
+    event.listen(engine, "before_cursor_execute", record)
+    try:
+        await streams.grant_for_token(uncached, users[0].token)
+        await asyncio.gather(*(streams.grant_for_token(uncached, u.token) for u in users[1:4]))
+        await asyncio.gather(*(streams.grant_for_token(uncached, u.token) for u in users))
+    finally:
+        event.remove(engine, "before_cursor_execute", record)
+    assert len(statements) == 3
+    assert len(set(statements)) == 1

@@ -70,6 +70,7 @@ class Server:
     postgres: bool = False
     port: int = field(default_factory=free_port)
     process: subprocess.Popen[bytes] | None = None
+    database_url: str = ""  # the database it serves (set on start)
     _tmp: tempfile.TemporaryDirectory[str] | None = None
     _databases: ExitStack = field(default_factory=ExitStack)
 
@@ -92,6 +93,7 @@ class Server:
         if self.postgres and server and "DOCTORDESK_DATABASE_URL" not in self.env:
             (url,) = self._databases.enter_context(own_postgres_databases(server, [f"doctordesk_bench_{self.port}"]))
             env["DOCTORDESK_DATABASE_URL"] = url
+        self.database_url = env.get("DOCTORDESK_DATABASE_URL") or f"sqlite+aiosqlite:///{data / 'doctordesk.db'}"
         for args in (["migrate"], ["seed-demo", "--if-empty"]):
             subprocess.run([sys.executable, "-m", "doctordesk.cli", *args], env=env, check=True, capture_output=True)
         log = open(data / "server.log", "wb")  # noqa: SIM115 - closed with the process

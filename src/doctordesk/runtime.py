@@ -18,6 +18,7 @@ from doctordesk.realtime.metrics import Metrics
 from doctordesk.screens.state import ScreenStates
 from doctordesk.services.auth_cache import AuthCache
 from doctordesk.services.device_cache import DeviceCache
+from doctordesk.services.token_reads import BatchedReads
 from doctordesk.store.db import Database
 
 # Runs inside a unit of work's transaction with the events it emitted (e.g. writes the push outbox).
@@ -33,6 +34,8 @@ class Runtime:
     clock: Clock
     screens: ScreenStates
     auth_cache: AuthCache = field(default_factory=AuthCache)
+    # Token reads arriving together share one query (services/token_reads.py).
+    token_reads: BatchedReads[Any] = field(default_factory=BatchedReads)
     transaction_hooks: list[TransactionHook] = field(default_factory=list)
     hub: Hub = field(default_factory=Hub)
     metrics: Metrics = field(default_factory=Metrics)

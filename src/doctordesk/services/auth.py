@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
-from sqlalchemy import ColumnElement, select
+from sqlalchemy import ColumnElement, String, any_, bindparam, func, select
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.errors import TooManyRequests, Unauthorized, ValidationFailed
@@ -154,13 +158,32 @@ _TOKEN_AND_USER = (
 
 async def _read_token(rt: Runtime, condition: ColumnElement[bool]) -> tuple[Actor, datetime]:
     """The actor and expiry of the token matching ``condition``; Unauthorized when unknown, expired or revoked."""
-    now = rt.clock.now()
     async with rt.db.read() as session:
         row = (await session.execute(_TOKEN_AND_USER.where(condition))).first()
+    return _valid_actor(rt, row)
+
+
+async def _rows_by_hash(rt: Runtime, hashes: Sequence[str]) -> dict[str, Sequence[Any]]:
+    """The token-and-user rows of ``hashes`` in one query (the unknown ones absent). The hashes travel as one
+    parameter whatever their number (SQLite: a JSON array read by ``json_each``; PostgreSQL: an array), so the
+    statement is the same for every batch: a statement per batch size would fill each connection's cache of
+    prepared statements, which on SQLite kept the server's memory growing while streams churned."""
+    if rt.db.is_sqlite:
+        each = func.json_each(bindparam("hashes", json.dumps(list(hashes)), type_=String)).table_valued("value")
+        wanted: ColumnElement[bool] = AccessToken.token_hash.in_(select(each.c.value))
+    else:
+        wanted = AccessToken.token_hash == any_(bindparam("hashes", list(hashes), type_=ARRAY(String)))
+    async with rt.db.read() as session:
+        rows = (await session.execute(_TOKEN_AND_USER.add_columns(AccessToken.token_hash).where(wanted))).all()
+    return {row[-1]: row for row in rows}
+
+
+def _valid_actor(rt: Runtime, row: Sequence[Any] | None) -> tuple[Actor, datetime]:
+    """The actor and expiry a token-and-user row stands for; Unauthorized when absent, expired or revoked."""
     if row is None:
         raise Unauthorized()
-    token_id, revoked_at, expires_at, user_id, username, role, display_name, active, patient_id = row
-    if revoked_at is not None or expires_at <= now or not active:
+    token_id, revoked_at, expires_at, user_id, username, role, display_name, active, patient_id = row[:9]
+    if revoked_at is not None or expires_at <= rt.clock.now() or not active:
         raise Unauthorized("The access token has expired or was revoked.")
     actor = Actor(
         user_id=user_id,
@@ -184,7 +207,9 @@ async def verified_token(rt: Runtime, token: str | None) -> tuple[Actor, datetim
         return cached
 
     async def read() -> tuple[Actor, datetime]:
-        actor, expires_at = await _read_token(rt, AccessToken.token_hash == hashed)
+        # Reads of many tokens at once (streams reopening together) share one query (services/token_reads.py).
+        row = await rt.token_reads.get(hashed, lambda hashes: _rows_by_hash(rt, hashes))
+        actor, expires_at = _valid_actor(rt, row)
         rt.auth_cache.put(hashed, actor, expires_at)
         return actor, expires_at
 

@@ -32,6 +32,7 @@ from doctordesk.services.auth_cache import AuthCache
 from doctordesk.services.passwords import Passwords
 from doctordesk.store.db import Database
 from doctordesk.web import errors, responses
+from doctordesk.web.language import Language
 from doctordesk.web.limits import BodyLimit
 from doctordesk.web.observability import RequestTimer
 from doctordesk.web.routers import (
@@ -48,6 +49,7 @@ from doctordesk.web.routers import (
     booking,
     chat,
     integration,
+    language,
     ops,
     review,
     stream,
@@ -155,9 +157,11 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
     app.include_router(admin_policies.router)
     app.include_router(webhooks_admin.router)
     app.include_router(admin_screens.router)
+    app.include_router(language.router)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(RequestTimer, metrics=runtime.metrics)
     app.add_middleware(SecurityHeaders)
+    app.add_middleware(Language)
     if STATIC.is_dir():
         app.router.routes.append(web_app_mount(STATIC))
     return app

@@ -6,13 +6,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
-from doctordesk.domain.appointments import AppointmentView, format_local
+from doctordesk.domain.appointments import AppointmentView
 from doctordesk.domain.events import ALL_APPOINTMENTS_TOPIC, doctor_topic, patient_topic, user_topic
 from doctordesk.domain.keyset import COUNT_CAP, Slice
 from doctordesk.domain.list_sections import Section
 from doctordesk.domain.notices import Notice
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.status import Status
+from doctordesk.i18n import N_, _
+from doctordesk.i18n.formats import format_local
 from doctordesk.screens.protocol import Action, Element, Layout, Page, el
 from doctordesk.screens.state import Shown
 from doctordesk.screens.wording import status_badge
@@ -27,22 +29,22 @@ ADMIN_ENDPOINT = "/profile/admin/users"
 # Each section's title from the viewer's point of view.
 _TITLES: dict[Role, dict[Section, str]] = {
     Role.DOCTOR: {
-        Section.NEEDS_DECISION: "Awaiting your decision",
-        Section.WAITING: "Waiting for the patient",
-        Section.UPCOMING: "Upcoming",
-        Section.PAST: "Past and closed",
+        Section.NEEDS_DECISION: N_("Awaiting your decision"),
+        Section.WAITING: N_("Waiting for the patient"),
+        Section.UPCOMING: N_("Upcoming"),
+        Section.PAST: N_("Past and closed"),
     },
     Role.PATIENT: {
-        Section.NEEDS_DECISION: "Waiting for the doctor",
-        Section.WAITING: "Offers for you to answer",
-        Section.UPCOMING: "Upcoming",
-        Section.PAST: "Past and closed",
+        Section.NEEDS_DECISION: N_("Waiting for the doctor"),
+        Section.WAITING: N_("Offers for you to answer"),
+        Section.UPCOMING: N_("Upcoming"),
+        Section.PAST: N_("Past and closed"),
     },
     Role.SUPPORT: {
-        Section.NEEDS_DECISION: "Awaiting the doctor's decision",
-        Section.WAITING: "Waiting for the patient",
-        Section.UPCOMING: "Upcoming",
-        Section.PAST: "Past and closed",
+        Section.NEEDS_DECISION: N_("Awaiting the doctor's decision"),
+        Section.WAITING: N_("Waiting for the patient"),
+        Section.UPCOMING: N_("Upcoming"),
+        Section.PAST: N_("Past and closed"),
     },
 }
 
@@ -68,16 +70,16 @@ def _actions(view: AppointmentView, actor: Actor) -> list[Element]:
     """What the viewer can do from the row: a doctor decides, doctors and support chat, a patient answers."""
     a = view.id
     if actor.role is Role.PATIENT:
-        label = "Choose a time" if view.status.is_pending_response else "View"
+        label = _("Choose a time") if view.status.is_pending_response else _("View")
         return [el(f"offers-{a}", "Link", label=label, action=Action("PUT", f"/profile/appointments/{a}/offers"))]
     actions = []
     if actor.role is Role.DOCTOR:
-        label = "Review and approve" if view.status is Status.REQUESTED else "Details"
+        label = _("Review and approve") if view.status is Status.REQUESTED else _("Details")
         actions.append(
             el(f"review-{a}", "Link", label=label, action=Action("PUT", f"/profile/appointments/{a}/approve"))
         )
     actions.append(
-        el(f"chat-{a}", "Link", label="Chat", action=Action("PUT", chat_endpoint(a)), props={"panel": "chat"})
+        el(f"chat-{a}", "Link", label=_("Chat"), action=Action("PUT", chat_endpoint(a)), props={"panel": "chat"})
     )
     return actions
 
@@ -94,17 +96,17 @@ def row(view: AppointmentView, actor: Actor, *, now: datetime) -> Element:
             value=format_local(view.start, view.location.timezone),
             props={"datetime": view.start.isoformat(), "minutes": view.duration_minutes, "today": is_today},
         ),
-        el(f"today-{a}", "Badge", value="Today", visible=is_today, props={"tone": "info"}),
+        el(f"today-{a}", "Badge", value=_("Today"), visible=is_today, props={"tone": "info"}),
     ]
     if actor.role is Role.PATIENT:
-        children.append(el(f"doctor-{a}", "Regular", value=view.doctor.name, label="Doctor"))
+        children.append(el(f"doctor-{a}", "Regular", value=view.doctor.name, label=_("Doctor")))
     else:
-        children.append(el(f"patient-{a}", "Regular", value=view.patient.name, label="Patient"))
+        children.append(el(f"patient-{a}", "Regular", value=view.patient.name, label=_("Patient")))
         if actor.role is not Role.DOCTOR:
-            children.append(el(f"doctor-{a}", "Regular", value=view.doctor.name, label="Doctor"))
+            children.append(el(f"doctor-{a}", "Regular", value=view.doctor.name, label=_("Doctor")))
     children += [
-        el(f"location-{a}", "Regular", value=view.location.name, label="Location"),
-        el(f"service-{a}", "Regular", value=view.service, label="Service"),
+        el(f"location-{a}", "Regular", value=view.location.name, label=_("Location")),
+        el(f"service-{a}", "Regular", value=view.service, label=_("Service")),
         status_badge(f"status-{a}", view.status, actor.role),
         el(
             f"unread-{a}",
@@ -120,7 +122,7 @@ def row(view: AppointmentView, actor: Actor, *, now: datetime) -> Element:
 
 
 def _label(section: Section, actor: Actor, rows: Slice[AppointmentView]) -> str:
-    title = _TITLES.get(actor.role, _TITLES[Role.SUPPORT])[section]
+    title = _(_TITLES.get(actor.role, _TITLES[Role.SUPPORT])[section])
     if section is Section.PAST:
         return title
     if rows.total is None:
@@ -132,11 +134,11 @@ def _more(section: Section, rows: Slice[AppointmentView]) -> Element:
     """The section's "show more" link (or, at the most a section shows, a note that says so)."""
     key = section.value
     if rows.at_limit and rows.more:
-        return el(f"{key}-limit", "Caption", value="The list shows no more here; the read API pages through all.")
+        return el(f"{key}-limit", "Caption", value=_("The list shows no more here; the read API pages through all."))
     return el(
         f"{key}-more",
         "Link",
-        label="Show older" if section.newest_first else "Show more",
+        label=_("Show older") if section.newest_first else _("Show more"),
         visible=rows.more,
         action=Action("PATCH", f"{MORE_ENDPOINT}?section={key}"),
     )
@@ -151,7 +153,7 @@ def _notices(notices: Sequence[Notice]) -> Element:
             el(
                 f"dismiss-{n.id}",
                 "Button",
-                label="Dismiss",
+                label=_("Dismiss"),
                 action=Action("POST", f"{NOTICES_ENDPOINT}/{n.id}/dismiss"),
             ),
             value=n.text,
@@ -162,11 +164,11 @@ def _notices(notices: Sequence[Notice]) -> Element:
     dismiss_all = el(
         "dismiss-all",
         "Link",
-        label="Dismiss all",
+        label=_("Dismiss all"),
         visible=len(items) > 1,
         action=Action("POST", f"{NOTICES_ENDPOINT}/dismiss"),
     )
-    return el("notices", "Section", *items, dismiss_all, label="Notices", visible=bool(items))
+    return el("notices", "Section", *items, dismiss_all, label=_("Notices"), visible=bool(items))
 
 
 def render(
@@ -180,20 +182,20 @@ def render(
 ) -> Page:
     """The list: the viewer's notices, then each section's rows in its order, each with its "show more" link.
     Patients also get the way to book, admins the way to administration."""
-    elements: list[Element] = [el("title", "Heading", value="Appointments"), _notices(notices)]
+    elements: list[Element] = [el("title", "Heading", value=_("Appointments")), _notices(notices)]
     if actor.role is Role.PATIENT:
-        elements.append(el("book", "Link", label="Book an appointment", action=Action("PUT", BOOK_ENDPOINT)))
+        elements.append(el("book", "Link", label=_("Book an appointment"), action=Action("PUT", BOOK_ENDPOINT)))
     if actor.role is Role.ADMIN:
-        elements.append(el("administration", "Link", label="Administration", action=Action("PUT", ADMIN_ENDPOINT)))
+        elements.append(el("administration", "Link", label=_("Administration"), action=Action("PUT", ADMIN_ENDPOINT)))
     for section in Section:
         shown = sections[section]
         key = section.value
         rows = [row(v, actor, now=now) for v in shown.rows]
-        empty = el(f"{key}-empty", "Caption", value="Nothing here.", visible=not rows)
+        empty = el(f"{key}-empty", "Caption", value=_("Nothing here."), visible=not rows)
         elements.append(el(key, "Section", empty, *rows, _more(section, shown), label=_label(section, actor, shown)))
     return Page(
         screen=SCREEN,
-        title="Appointments",
+        title=_("Appointments"),
         endpoint=ENDPOINT,
         poll=ENDPOINT,
         timeout=timeout,

@@ -16,6 +16,7 @@ from doctordesk.domain.events import DomainEvent, user_topic
 from doctordesk.domain.inputs import check_text, is_plain_text
 from doctordesk.domain.login_throttle import address_key
 from doctordesk.domain.roles import Actor, Role
+from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
 from doctordesk.services import login_throttle
 from doctordesk.services.audit import audit
@@ -54,6 +55,7 @@ async def actor_for(session: AsyncSession, user: User, token_id: int | None) -> 
         display_name=user.display_name,
         token_id=token_id,
         patient_id=patient_id,
+        language=user.language,
     )
 
 
@@ -63,7 +65,7 @@ async def login(
     """Check the credentials and issue a new access token. Failures are throttled per username and client address
     (``client_host``: the peer, or the client a trusted proxy names) and per username (docs/accounts.md)."""
     username = username.strip().lower()
-    fields = {k: "Required." for k, v in (("username", username), ("password", password)) if not v}
+    fields = {k: N_("Required.") for k, v in (("username", username), ("password", password)) if not v}
     check_text(fields, "username", username, max_chars=MAX_USERNAME)
     check_text(fields, "password", password, max_chars=MAX_PASSWORD)
     if fields:
@@ -110,7 +112,7 @@ async def login(
                 details={"address": address},
             )
     if not ok or user is None:
-        raise Unauthorized("Wrong username or password.")
+        raise Unauthorized(N_("Wrong username or password."))
     return LoginResult(access_token=token, expires_in=settings.token_ttl_seconds, actor=actor)
 
 
@@ -151,7 +153,7 @@ async def authenticate(rt: Runtime, token: str | None) -> Actor:
             raise Unauthorized()
         access, user = found
         if access.revoked_at is not None or access.expires_at <= now or not user.active:
-            raise Unauthorized("The access token has expired or was revoked.")
+            raise Unauthorized(N_("The access token has expired or was revoked."))
         actor = await actor_for(session, user, access.id)
     rt.auth_cache.put(hashed, actor, access.expires_at)
     return actor

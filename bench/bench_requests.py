@@ -17,65 +17,18 @@ from __future__ import annotations
 
 import asyncio
 import os
-import time
 import uuid
 from contextlib import ExitStack
-from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
 
 import httpx
 
-from bench.common import Server, machine, own_postgres_databases, percentile, table
+from bench.common import Round, Server, in_flight_rounds, machine, own_postgres_databases, percentile, table
 
 LEVELS = (1, 10, 50)
 PER_LEVEL = int(os.environ.get("DOCTORDESK_BENCH_REQUESTS", "600"))
 BENCH_DB = "doctordesk_bench_requests"
-
-
-@dataclass
-class Round:
-    database: str
-    what: str
-    in_flight: int
-    latencies: list[float]
-    seconds: float
-    errors: int
-
-    def row(self) -> list[Any]:
-        n = len(self.latencies)
-        return [
-            self.database,
-            self.what,
-            self.in_flight,
-            n,
-            percentile(self.latencies, 50),
-            percentile(self.latencies, 99),
-            max(self.latencies) if self.latencies else 0.0,
-            n / self.seconds if self.seconds else 0.0,
-            self.errors,
-        ]
-
-
-async def _run(count: int, in_flight: int, send: Any) -> tuple[list[float], float, int]:
-    latencies: list[float] = []
-    errors = 0
-    next_index = 0
-
-    async def worker() -> None:
-        nonlocal errors, next_index
-        while next_index < count:
-            i = next_index
-            next_index += 1
-            started = time.perf_counter()
-            response = await send(i)
-            latencies.append((time.perf_counter() - started) * 1000)
-            if response.status_code >= 400:
-                errors += 1
-
-    started = time.perf_counter()
-    await asyncio.gather(*(worker() for _ in range(in_flight)))
-    return latencies, time.perf_counter() - started, errors
 
 
 async def _setup(base: str) -> tuple[dict[str, str], dict[str, str], list[dict[str, Any]]]:
@@ -139,9 +92,9 @@ async def _measure(base: str, database: str) -> list[Round]:
             await create(0)
         for in_flight in LEVELS:
             await fresh_state()
-            latencies, seconds, errors = await _run(PER_LEVEL, in_flight, poll)
+            latencies, seconds, errors = await in_flight_rounds(PER_LEVEL, in_flight, poll)
             rounds.append(Round(database, "unchanged poll (baseline)", in_flight, latencies, seconds, errors))
-            latencies, seconds, errors = await _run(PER_LEVEL, in_flight, create)
+            latencies, seconds, errors = await in_flight_rounds(PER_LEVEL, in_flight, create)
             sent += PER_LEVEL
             rounds.append(Round(database, "create request", in_flight, latencies, seconds, errors))
     return rounds

@@ -212,22 +212,36 @@ def load(
     headers: dict[str, str] | None = None,
     connections: int = 1,
     seconds: float = 5.0,
+    rotate: Sequence[dict[str, str]] = (),
 ) -> Load:
-    """Drive ``url`` with ``connections`` concurrent keep-alive clients for ``seconds``."""
+    """Drive ``url`` with ``connections`` concurrent keep-alive clients for ``seconds``. ``rotate``: header sets
+    taken in turn, one per request (added to ``headers``), so many distinct clients share the connections."""
+    sets = [{**(headers or {}), **extra} for extra in rotate] or [headers or {}]
     if have_wrk():
-        return _wrk(url, method=method, headers=headers or {}, connections=connections, seconds=seconds)
-    return asyncio.run(
-        _python_load(url, method=method, headers=headers or {}, connections=connections, seconds=seconds)
-    )
+        return _wrk(url, method=method, header_sets=sets, connections=connections, seconds=seconds)
+    return asyncio.run(_python_load(url, method=method, header_sets=sets, connections=connections, seconds=seconds))
 
 
 def _lua_string(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def _wrk(url: str, *, method: str, headers: dict[str, str], connections: int, seconds: float) -> Load:
+def _wrk(url: str, *, method: str, header_sets: list[dict[str, str]], connections: int, seconds: float) -> Load:
     lines = [f"wrk.method = {_lua_string(method)}"]
-    lines += [f"wrk.headers[{_lua_string(k)}] = {_lua_string(v)}" for k, v in headers.items()]
+    if len(header_sets) == 1:
+        lines += [f"wrk.headers[{_lua_string(k)}] = {_lua_string(v)}" for k, v in header_sets[0].items()]
+    else:
+        entries = (
+            "{" + ", ".join(f"[{_lua_string(k)}] = {_lua_string(v)}" for k, v in hs.items()) + "}" for hs in header_sets
+        )
+        lines += [
+            "local sets = {" + ",\n".join(entries) + "}",
+            "local turn = 0",
+            "request = function()",
+            "  turn = turn % #sets + 1",
+            "  return wrk.format(nil, nil, sets[turn])",
+            "end",
+        ]
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
         script.write("\n".join(lines) + "\n")
     try:
@@ -284,16 +298,21 @@ def _parse_wrk(out: str) -> Load:
     )
 
 
-async def _python_load(url: str, *, method: str, headers: dict[str, str], connections: int, seconds: float) -> Load:
+async def _python_load(
+    url: str, *, method: str, header_sets: list[dict[str, str]], connections: int, seconds: float
+) -> Load:
     latencies: list[float] = []
     errors = 0
+    turn = 0
     limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
     async with httpx.AsyncClient(limits=limits, timeout=10) as client:
         deadline = time.perf_counter() + seconds
 
         async def worker() -> None:
-            nonlocal errors
+            nonlocal errors, turn
             while time.perf_counter() < deadline:
+                headers = header_sets[turn % len(header_sets)]
+                turn += 1
                 started = time.perf_counter()
                 try:
                     response = await client.request(method, url, headers=headers)
@@ -333,3 +352,57 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 def machine() -> str:
     load_avg = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     return f"{os.cpu_count()} cores, load average {load_avg:.1f}, {time.strftime('%Y-%m-%d')}"
+
+
+# --- rounds at a number of requests in flight ---------------------------------------------------------------
+
+ROUND_COLUMNS = ["database", "what", "in flight", "n", "p50 ms", "p99 ms", "max ms", "per s", "errors"]
+
+
+@dataclass
+class Round:
+    """One measured round of a write benchmark: a row of its table (``ROUND_COLUMNS``)."""
+
+    database: str
+    what: str
+    in_flight: int
+    latencies: list[float]
+    seconds: float
+    errors: int
+
+    def row(self) -> list[Any]:
+        n = len(self.latencies)
+        return [
+            self.database,
+            self.what,
+            self.in_flight,
+            n,
+            percentile(self.latencies, 50),
+            percentile(self.latencies, 99),
+            max(self.latencies) if self.latencies else 0.0,
+            n / self.seconds if self.seconds else 0.0,
+            self.errors,
+        ]
+
+
+async def in_flight_rounds(count: int, in_flight: int, send: Any) -> tuple[list[float], float, int]:
+    """``count`` calls of ``send(i)`` (an awaitable HTTP response) with ``in_flight`` of them under way at any time:
+    each call's latency in ms, the wall time in s, and how many answered 400 or more."""
+    latencies: list[float] = []
+    errors = 0
+    next_index = 0
+
+    async def worker() -> None:
+        nonlocal errors, next_index
+        while next_index < count:
+            i = next_index
+            next_index += 1
+            started = time.perf_counter()
+            response = await send(i)
+            latencies.append((time.perf_counter() - started) * 1000)
+            if response.status_code >= 400:
+                errors += 1
+
+    started = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(in_flight)))
+    return latencies, time.perf_counter() - started, errors

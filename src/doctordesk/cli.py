@@ -45,6 +45,7 @@ def serve(
         port=port or config.port,
         workers=workers,
         log_level="info",
+        access_log=config.access_log,
         proxy_headers=True,
         forwarded_allow_ips=config.forwarded_allow_ips,
     )

@@ -37,6 +37,8 @@ class Settings(BaseSettings):
     # `serve` believes X-Forwarded-For (the client's address) and X-Forwarded-Proto only on connections from these
     # addresses or networks, comma-separated ("*": any; empty: none). Login throttling counts per client address.
     forwarded_allow_ips: str = "127.0.0.1,::1"
+    # One log line per request: clinics behind a proxy that logs requests may turn it off (it costs the poll).
+    access_log: bool = True
     data_dir: Path = Path("var")
     database_url: str = ""  # empty: sqlite+aiosqlite:///<data_dir>/doctordesk.db
     redis_url: str = ""  # empty: in-process event bus
@@ -46,7 +48,7 @@ class Settings(BaseSettings):
 
     # Accounts
     token_ttl_seconds: int = Field(12 * 3600, ge=60, le=90 * 86400)
-    auth_cache_seconds: float = Field(5.0, ge=0, le=3600)
+    auth_cache_seconds: float = Field(300.0, ge=0, le=3600)
     # Clinic reference data (doctors, locations, work hours, fees) is re-read at most this often by Review and
     # Approve; 0 reads it on every request.
     reference_cache_seconds: float = Field(5.0, ge=0, le=86400)

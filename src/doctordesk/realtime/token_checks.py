@@ -1,4 +1,5 @@
-"""A stream never outlives its token: every open stream's token is re-checked against the database.
+"""A stream never outlives its token: every open stream's token (and every token the auth cache holds) is
+re-checked against the database.
 
 A logout closes its token's streams at once on every instance through the bus (``token-revoked``). When the bus
 cannot carry that event (Redis down or frozen when the logout happened) or nothing publishes one (a user made
@@ -37,9 +38,10 @@ class TokenChecks:
         self._due.set()
 
     async def check(self) -> int:
-        """Close the streams whose token is no longer valid; the number of streams closed."""
+        """Close the streams whose token is no longer valid, and forget such tokens in the auth cache (one lookup
+        covers both); the number of streams closed."""
         hub = self.rt.hub
-        token_ids = hub.token_ids()
+        token_ids = sorted({*hub.token_ids(), *self.rt.auth_cache.token_ids()})
         if not token_ids:
             return 0
         valid = await streams.valid_tokens(self.rt, token_ids)

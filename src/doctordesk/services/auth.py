@@ -144,18 +144,25 @@ async def authenticate(rt: Runtime, token: str | None) -> Actor:
     cached = rt.auth_cache.get(hashed, now)
     if cached is not None:
         return cached
-    async with rt.db.read() as session:
-        row = await session.execute(
-            select(AccessToken, User).join(User, User.id == AccessToken.user_id).where(AccessToken.token_hash == hashed)
-        )
-        found = row.first()
-        if found is None:
-            raise Unauthorized()
-        access, user = found
-        if access.revoked_at is not None or access.expires_at <= now or not user.active:
-            raise Unauthorized(N_("The access token has expired or was revoked."))
-        actor = await actor_for(session, user, access.id)
-    rt.auth_cache.put(hashed, actor, access.expires_at)
+
+    async def read() -> tuple[Actor, datetime]:
+        async with rt.db.read() as session:
+            row = await session.execute(
+                select(AccessToken, User)
+                .join(User, User.id == AccessToken.user_id)
+                .where(AccessToken.token_hash == hashed)
+            )
+            found = row.first()
+            if found is None:
+                raise Unauthorized()
+            access, user = found
+            if access.revoked_at is not None or access.expires_at <= now or not user.active:
+                raise Unauthorized(N_("The access token has expired or was revoked."))
+            actor = await actor_for(session, user, access.id)
+        rt.auth_cache.put(hashed, actor, access.expires_at)
+        return actor, access.expires_at
+
+    actor, _expires_at = await rt.auth_cache.read_once(hashed, read)
     return actor
 
 

@@ -1,24 +1,30 @@
-"""A short-lived in-process cache of verified access tokens, so a poll does not hit the database to authenticate.
+"""An in-process cache of verified access tokens, so a poll does not hit the database to authenticate.
 
-Entries live ``ttl`` seconds at most; a revocation (logout) drops them at once on every instance through the bus.
+An entry lives until its token expires or ``ttl`` seconds pass, whichever is first. It is not trusted blindly for
+that long: a logout drops it at once on every instance through the bus, and the periodic token check
+(``realtime/token_checks.py``) re-reads every cached token id with the open streams' ones, in the same batched
+lookup, so a revocation or deactivation whose event was lost is refused within ``DOCTORDESK_STREAM_CHECK_SECONDS``.
 A revoked token id is remembered for a while, so a request that read the token from the database just before the
-revocation committed cannot put it back into the cache.
+revocation committed cannot put it back into the cache. Concurrent misses on one token share one database read.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
+from collections.abc import Awaitable, Callable
 from datetime import datetime
 
 from doctordesk.domain.roles import Actor
 
 
 class AuthCache:
-    def __init__(self, ttl: float = 5.0, size: int = 50_000) -> None:
+    def __init__(self, ttl: float = 300.0, size: int = 50_000) -> None:
         self.ttl = ttl
         self.size = size
         self._entries: dict[str, tuple[Actor, datetime, float]] = {}
         self._revoked: dict[int, float] = {}  # token id -> when it was revoked (monotonic)
+        self._reading: dict[str, asyncio.Future[tuple[Actor, datetime]]] = {}  # reads under way
 
     def get(self, token_hash: str, now: datetime) -> Actor | None:
         entry = self._entries.get(token_hash)
@@ -30,19 +36,43 @@ class AuthCache:
             return None
         return actor
 
+    async def read_once(
+        self, token_hash: str, read: Callable[[], Awaitable[tuple[Actor, datetime]]]
+    ) -> tuple[Actor, datetime]:
+        """``read()`` the token from the database, or wait for the read of it already under way: the requests of
+        one client that arrive together after its entry ended ask the database once. The read runs as its own
+        task, so a caller that goes away (a closed connection) does not cancel it for the others."""
+        task = self._reading.get(token_hash)
+        if task is None:
+            task = asyncio.ensure_future(read())
+            self._reading[token_hash] = task
+            task.add_done_callback(lambda done: self._read_done(token_hash, done))
+        return await asyncio.shield(task)
+
+    def _read_done(self, token_hash: str, task: asyncio.Future[tuple[Actor, datetime]]) -> None:
+        self._reading.pop(token_hash, None)
+        if not task.cancelled():
+            task.exception()  # retrieved: a read whose callers all went away logs nothing
+
     def put(self, token_hash: str, actor: Actor, expires_at: datetime) -> None:
         if actor.token_id is not None and actor.token_id in self._revoked:
+            return
+        if self.ttl <= 0:
             return
         if len(self._entries) >= self.size:
             self._entries.clear()
         self._entries[token_hash] = (actor, expires_at, time.monotonic())
+
+    def token_ids(self) -> list[int]:
+        """The ids of the cached tokens (for the periodic re-check)."""
+        return [a.token_id for a, _, _ in self._entries.values() if a.token_id is not None]
 
     def drop_token(self, token_id: int) -> None:
         now = time.monotonic()
         self._revoked[token_id] = now
         if len(self._revoked) > 1000:
             # Older tombstones are past any in-flight request (a read takes far less than a minute).
-            self._revoked = {k: t for k, t in self._revoked.items() if now - t < max(60.0, self.ttl * 2)}
+            self._revoked = {k: t for k, t in self._revoked.items() if now - t < 60.0}
         for key in [k for k, (a, _, _) in self._entries.items() if a.token_id == token_id]:
             self._entries.pop(key, None)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 
 import pytest
@@ -174,3 +175,49 @@ async def test_a_deactivated_user_loses_access(client, login, runtime):
     assert_error(
         await client.post("/auth/login", data={"username": "doctor1", "password": "demo"}), 401, "UNAUTHORIZED"
     )
+
+
+async def test_a_polling_client_stays_cached_between_its_list_polls(runtime):
+    """The list polls every ``poll_list_seconds``: a token cached for less would be read from the database on
+    nearly every real poll."""
+    assert runtime.auth_cache.ttl > runtime.settings.poll_list_seconds
+
+
+async def test_concurrent_requests_of_one_uncached_token_read_it_from_the_database_once(client, login, runtime):
+    from sqlalchemy import event
+
+    doctor = await login("doctor1")
+    runtime.auth_cache._entries.clear()
+    reads: list[str] = []
+
+    def count(_conn, _cursor, statement, *_args):
+        if "access_tokens.token_hash = " in statement:
+            reads.append(statement)
+
+    event.listen(runtime.db.read_engine.sync_engine, "before_cursor_execute", count)
+    try:
+        answers = await asyncio.gather(*(client.get("/auth/me", headers=doctor.headers) for _ in range(20)))
+    finally:
+        event.remove(runtime.db.read_engine.sync_engine, "before_cursor_execute", count)
+    assert [a.status_code for a in answers] == [200] * 20
+    assert len(reads) == 1
+
+
+async def test_concurrent_requests_of_an_unknown_token_are_all_refused(client, demo):
+    headers = {"Authorization": "Bearer " + "x" * 43}
+    answers = await asyncio.gather(*(client.get("/auth/me", headers=headers) for _ in range(5)))
+    for answer in answers:
+        assert_error(answer, 401, "UNAUTHORIZED")
+
+
+async def test_a_cached_token_revoked_without_an_event_is_refused_after_the_periodic_check(client, login, runtime):
+    from doctordesk.realtime.token_checks import TokenChecks
+
+    doctor = await login("doctor1")
+    assert (await client.get("/auth/me", headers=doctor.headers)).status_code == 200  # cached now
+    async with runtime.db.transaction() as session:  # revoked where no event tells this instance (another one)
+        token = await session.scalar(select(AccessToken).where(AccessToken.token_hash == token_hash(doctor.token)))
+        token.revoked_at = runtime.clock.now()
+    assert (await client.get("/auth/me", headers=doctor.headers)).status_code == 200  # still trusted from memory
+    await TokenChecks(runtime, interval=60).check()
+    assert_error(await client.get("/auth/me", headers=doctor.headers), 401, "UNAUTHORIZED")

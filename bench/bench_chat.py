@@ -76,7 +76,7 @@ async def _prepare(url: str) -> None:
         await engine.dispose()
 
 
-async def _fill_thread(runtime: Any, appointment_id: int, doctor_id: int, support_id: int, count: int) -> None:
+async def fill_thread(runtime: Any, appointment_id: int, doctor_id: int, support_id: int, count: int) -> None:
     """``count`` messages in one statement, a second apart, ending before the benchmark's clock."""
     now = runtime.clock.now()
     base = now - timedelta(seconds=count + 10)
@@ -105,6 +105,8 @@ async def _fill_thread(runtime: Any, appointment_id: int, doctor_id: int, suppor
                 ),
                 {**params, "base": base},
             )
+        newest = await session.scalar(text("SELECT max(id) FROM chat_messages WHERE thread_id = :t"), {"t": thread.id})
+        thread.last_message_id = newest
     if not runtime.db.is_sqlite:
         async with runtime.db.engine.begin() as conn:
             await conn.execute(text("ANALYZE chat_messages"))
@@ -164,9 +166,9 @@ async def run(url: str, tmp: str) -> list[dict[str, Any]]:
             rows.append(_row("send-message, 100 KB PDF", samples, wall))
 
             small, big = demo.appointments[1], demo.appointments[3]
-            await _fill_thread(runtime, small, demo.users["doctor1"], demo.users["support1"], 100)
+            await fill_thread(runtime, small, demo.users["doctor1"], demo.users["support1"], 100)
             t0 = time.perf_counter()
-            await _fill_thread(runtime, big, demo.users["doctor1"], demo.users["support1"], BIG_THREAD)
+            await fill_thread(runtime, big, demo.users["doctor1"], demo.users["support1"], BIG_THREAD)
             fill = time.perf_counter() - t0
             for appointment, label in ((small, "100"), (big, f"{BIG_THREAD:,}")):
                 page = (

@@ -48,10 +48,11 @@ def database_label() -> str:
 
 
 @contextmanager
-def scratch_database(directory: Path, name: str) -> Iterator[str]:
+def scratch_database(directory: Path, name: str, *, postgres: bool | None = None) -> Iterator[str]:
     """A fresh, empty database for one benchmark: a SQLite file in ``directory``, or, when
-    ``DOCTORDESK_BENCH_POSTGRES_URL`` is set, a PostgreSQL database of its own, dropped afterwards."""
-    server = postgres_server()
+    ``DOCTORDESK_BENCH_POSTGRES_URL`` is set (and ``postgres`` is not False), a PostgreSQL database of its own,
+    dropped afterwards."""
+    server = postgres_server() if postgres is not False else None
     if server is None:
         yield f"sqlite+aiosqlite:///{directory / f'{name}.db'}"
         return

@@ -47,6 +47,7 @@ from doctordesk.web.routers import (
     api,
     appointments,
     booking,
+    calendar,
     chat,
     integration,
     language,
@@ -157,6 +158,8 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
     app.include_router(admin_policies.router)
     app.include_router(webhooks_admin.router)
     app.include_router(admin_screens.router)
+    app.include_router(calendar.feed_router)
+    app.include_router(calendar.router)
     app.include_router(language.router)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(RequestTimer, metrics=runtime.metrics)

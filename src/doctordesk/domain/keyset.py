@@ -34,3 +34,8 @@ class Slice(Generic[T]):
 # Section totals are counted up to this and shown as "99+" beyond: a count reads at most this many index
 # entries, however long the history.
 COUNT_CAP = 100
+
+
+def count_label(count: int) -> str:
+    """A count as shown: exact below ``COUNT_CAP``, "99+" from there (counts are read only that far)."""
+    return f"{COUNT_CAP - 1}+" if count >= COUNT_CAP else str(count)

@@ -8,7 +8,7 @@ from datetime import datetime
 
 from doctordesk.domain.appointments import AppointmentView
 from doctordesk.domain.events import ALL_APPOINTMENTS_TOPIC, doctor_topic, patient_topic, user_topic
-from doctordesk.domain.keyset import COUNT_CAP, Slice
+from doctordesk.domain.keyset import Slice, count_label
 from doctordesk.domain.list_sections import Section
 from doctordesk.domain.notices import Notice
 from doctordesk.domain.roles import Actor, Role
@@ -25,6 +25,7 @@ MORE_ENDPOINT = "/profile/appointments/more"
 NOTICES_ENDPOINT = "/profile/notices"
 BOOK_ENDPOINT = "/profile/book"
 ADMIN_ENDPOINT = "/profile/admin/users"
+CALENDAR_ENDPOINT = "/profile/calendar-feed"
 
 # Each section's title from the viewer's point of view.
 _TITLES: dict[Role, dict[Section, str]] = {
@@ -111,7 +112,7 @@ def row(view: AppointmentView, actor: Actor, *, now: datetime) -> Element:
         el(
             f"unread-{a}",
             "Badge",
-            value=str(view.unread),
+            value=count_label(view.unread),
             label="unread messages",
             visible=view.unread > 0,
             props={"tone": "attention"},
@@ -127,7 +128,7 @@ def _label(section: Section, actor: Actor, rows: Slice[AppointmentView]) -> str:
         return title
     if rows.total is None:
         return f"{title} ({len(rows.rows)})"
-    return f"{title} ({COUNT_CAP - 1}+)" if rows.total >= COUNT_CAP else f"{title} ({rows.total})"
+    return f"{title} ({count_label(rows.total)})"
 
 
 def _more(section: Section, rows: Slice[AppointmentView]) -> Element:
@@ -181,10 +182,12 @@ def render(
     notices: Sequence[Notice] = (),
 ) -> Page:
     """The list: the viewer's notices, then each section's rows in its order, each with its "show more" link.
-    Patients also get the way to book, admins the way to administration."""
+    Patients also get the way to book, doctors their calendar feed, admins the way to administration."""
     elements: list[Element] = [el("title", "Heading", value=_("Appointments")), _notices(notices)]
     if actor.role is Role.PATIENT:
         elements.append(el("book", "Link", label=_("Book an appointment"), action=Action("PUT", BOOK_ENDPOINT)))
+    if actor.role is Role.DOCTOR:
+        elements.append(el("calendar-feed", "Link", label=_("Calendar feed"), action=Action("PUT", CALENDAR_ENDPOINT)))
     if actor.role is Role.ADMIN:
         elements.append(el("administration", "Link", label=_("Administration"), action=Action("PUT", ADMIN_ENDPOINT)))
     for section in Section:

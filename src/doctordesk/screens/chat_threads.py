@@ -7,7 +7,7 @@ from datetime import datetime
 
 from doctordesk.domain.chat import excerpt
 from doctordesk.domain.events import SUPPORT_TOPIC, user_topic
-from doctordesk.domain.keyset import COUNT_CAP, Slice
+from doctordesk.domain.keyset import Slice, count_label
 from doctordesk.i18n import _
 from doctordesk.i18n.formats import format_local
 from doctordesk.screens.chat import page_endpoint
@@ -71,7 +71,7 @@ def row(t: ThreadSummary) -> Element:
         el(
             f"unread-{a}",
             "Badge",
-            value=str(t.unread),
+            value=count_label(t.unread),
             label="unread messages",
             visible=t.unread > 0,
             props={"tone": "attention"},
@@ -85,7 +85,7 @@ def render(threads: Slice[ThreadSummary], *, layout: Layout, timeout: int) -> Pa
     """The threads shown, most recently active first, with a "show more" link while older ones exist."""
     rows = [row(t) for t in threads.rows]
     total = len(rows) if threads.total is None else threads.total
-    count = f"{COUNT_CAP - 1}+" if total >= COUNT_CAP else str(total)
+    count = count_label(total)
     unread = sum(1 for t in threads.rows if t.unread)
     more = (
         el("threads-limit", "Caption", value=_("The list shows no more conversations."))

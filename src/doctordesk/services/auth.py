@@ -8,7 +8,7 @@ import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import select
+from sqlalchemy import ColumnElement, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.errors import TooManyRequests, Unauthorized, ValidationFailed
@@ -135,35 +135,74 @@ async def _audit_throttled(rt: Runtime, *, username: str, address: str, now: dat
         log.warning("could not audit a throttled login of %r from %s", username, address, exc_info=True)
 
 
-async def authenticate(rt: Runtime, token: str | None) -> Actor:
-    """The actor behind a bearer token; Unauthorized when missing, unknown, expired or revoked."""
+# A token and its user in one query of plain columns (no ORM objects: this runs on every stream open and every
+# poll whose token is not cached); a patient's own patient id comes along.
+_TOKEN_AND_USER = (
+    select(
+        AccessToken.id,
+        AccessToken.revoked_at,
+        AccessToken.expires_at,
+        User.id,
+        User.username,
+        User.role,
+        User.display_name,
+        User.active,
+        Patient.id,
+    )
+    .join(User, User.id == AccessToken.user_id)
+    .outerjoin(Patient, Patient.user_id == User.id)
+)
+
+
+async def _read_token(rt: Runtime, condition: ColumnElement[bool]) -> tuple[Actor, datetime]:
+    """The actor and expiry of the token matching ``condition``; Unauthorized when unknown, expired or revoked."""
+    now = rt.clock.now()
+    async with rt.db.read() as session:
+        row = (await session.execute(_TOKEN_AND_USER.where(condition))).first()
+    if row is None:
+        raise Unauthorized()
+    token_id, revoked_at, expires_at, user_id, username, role, display_name, active, patient_id = row
+    if revoked_at is not None or expires_at <= now or not active:
+        raise Unauthorized(N_("The access token has expired or was revoked."))
+    actor = Actor(
+        user_id=user_id,
+        username=username,
+        role=Role(role),
+        display_name=display_name,
+        token_id=token_id,
+        patient_id=patient_id if role == Role.PATIENT else None,
+    )
+    return actor, expires_at
+
+
+async def verified_token(rt: Runtime, token: str | None) -> tuple[Actor, datetime]:
+    """The actor behind a bearer token and when the token expires; Unauthorized when missing, unknown, expired or
+    revoked. Cached (services/auth_cache.py)."""
     if not token or not is_plain_text(token, max_chars=MAX_TOKEN_CHARS):
         raise Unauthorized()
     hashed = token_hash(token)
-    now = rt.clock.now()
-    cached = rt.auth_cache.get(hashed, now)
+    cached = rt.auth_cache.entry(hashed, rt.clock.now())
     if cached is not None:
         return cached
 
     async def read() -> tuple[Actor, datetime]:
-        async with rt.db.read() as session:
-            row = await session.execute(
-                select(AccessToken, User)
-                .join(User, User.id == AccessToken.user_id)
-                .where(AccessToken.token_hash == hashed)
-            )
-            found = row.first()
-            if found is None:
-                raise Unauthorized()
-            access, user = found
-            if access.revoked_at is not None or access.expires_at <= now or not user.active:
-                raise Unauthorized(N_("The access token has expired or was revoked."))
-            actor = await actor_for(session, user, access.id)
-        rt.auth_cache.put(hashed, actor, access.expires_at)
-        return actor, access.expires_at
+        actor, expires_at = await _read_token(rt, AccessToken.token_hash == hashed)
+        rt.auth_cache.put(hashed, actor, expires_at)
+        return actor, expires_at
 
-    actor, _expires_at = await rt.auth_cache.read_once(hashed, read)
+    return await rt.auth_cache.read_once(hashed, read)
+
+
+async def authenticate(rt: Runtime, token: str | None) -> Actor:
+    """The actor behind a bearer token; Unauthorized when missing, unknown, expired or revoked."""
+    actor, _expires_at = await verified_token(rt, token)
     return actor
+
+
+async def token_by_id(rt: Runtime, token_id: int) -> tuple[Actor, datetime]:
+    """The actor and expiry of a token known by id (a redeemed stream ticket's); Unauthorized when it is no
+    longer valid."""
+    return await _read_token(rt, AccessToken.id == token_id)
 
 
 async def logout(rt: Runtime, actor: Actor) -> None:

@@ -26,7 +26,8 @@ class AuthCache:
         self._revoked: dict[int, float] = {}  # token id -> when it was revoked (monotonic)
         self._reading: dict[str, asyncio.Future[tuple[Actor, datetime]]] = {}  # reads under way
 
-    def get(self, token_hash: str, now: datetime) -> Actor | None:
+    def entry(self, token_hash: str, now: datetime) -> tuple[Actor, datetime] | None:
+        """The cached actor and token expiry, or None (not cached, expired, or kept longer than ``ttl``)."""
         entry = self._entries.get(token_hash)
         if entry is None:
             return None
@@ -34,7 +35,7 @@ class AuthCache:
         if expires_at <= now or time.monotonic() - cached_at > self.ttl:
             self._entries.pop(token_hash, None)
             return None
-        return actor
+        return actor, expires_at
 
     async def read_once(
         self, token_hash: str, read: Callable[[], Awaitable[tuple[Actor, datetime]]]

@@ -94,27 +94,13 @@ async def grant_for_ticket(rt: Runtime, ticket: str) -> StreamGrant:
 
 
 async def grant_for_token(rt: Runtime, token: str | None) -> StreamGrant:
-    actor = await auth.authenticate(rt, token)
-    if actor.token_id is None:
-        raise Unauthorized()
-    return await _grant_for_token_id(rt, actor.token_id)
+    actor, expires_at = await auth.verified_token(rt, token)
+    return StreamGrant(actor, expires_at)
 
 
 async def _grant_for_token_id(rt: Runtime, token_id: int) -> StreamGrant:
-    now = rt.clock.now()
-    async with rt.db.read() as session:
-        found = (
-            await session.execute(
-                select(AccessToken, User).join(User, User.id == AccessToken.user_id).where(AccessToken.id == token_id)
-            )
-        ).first()
-        if found is None:
-            raise Unauthorized()
-        access, user = found
-        if access.revoked_at is not None or access.expires_at <= now or not user.active:
-            raise Unauthorized(N_("The access token has expired or was revoked."))
-        actor = await auth.actor_for(session, user, access.id)
-    return StreamGrant(actor, access.expires_at)
+    actor, expires_at = await auth.token_by_id(rt, token_id)
+    return StreamGrant(actor, expires_at)
 
 
 async def valid_tokens(rt: Runtime, token_ids: Sequence[int]) -> set[int]:

@@ -12,12 +12,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import BigInteger, and_, func, literal, or_, select, tuple_
+from sqlalchemy import BigInteger, and_, func, literal, or_, select, tuple_, union_all
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain import files
 from doctordesk.domain.chat import AttachmentView, Cursor, MessageView
+from doctordesk.domain.keyset import COUNT_CAP
 from doctordesk.domain.roles import Role
 from doctordesk.store.chat_tables import Attachment, ChatMessage, ChatRead, ChatThread
 from doctordesk.store.tables import User, UTCDateTime
@@ -25,6 +26,8 @@ from doctordesk.store.tables import User, UTCDateTime
 # A window is everything from the client's oldest shown message on; this bounds it (a client that loaded more
 # than this many older messages gets the newest ones only after a poll re-renders).
 MAX_WINDOW = 5000
+# Threads counted per statement (SQLite allows 500 parts in a compound SELECT).
+UNREAD_BATCH = 200
 
 
 def _select_messages() -> Any:
@@ -180,23 +183,58 @@ async def mark_read(session: AsyncSession, *, thread_id: int, user_id: int, up_t
 
 
 async def unread_counts(session: AsyncSession, reader_id: int, appointment_ids: Sequence[int]) -> dict[int, int]:
-    """Unread messages per appointment for one reader, in one grouped query (messages of others after the
-    reader's read position)."""
+    """Unread messages per appointment for one reader (messages of others after the reader's read position),
+    each counted up to ``COUNT_CAP`` (shown as "99+" beyond), so a thread of 50,000 unread messages costs what one
+    of 100 does. Threads whose newest message is the one the reader read last are not counted at all."""
     if not appointment_ids:
         return {}
-    after_read = or_(
-        ChatRead.user_id.is_(None),
-        ChatMessage.created_at > ChatRead.message_created_at,
-        and_(ChatMessage.created_at == ChatRead.message_created_at, ChatMessage.id > ChatRead.message_id),
+    threads: Sequence[Any] = (
+        await session.execute(
+            select(ChatThread.id, ChatThread.appointment_id, ChatRead.message_created_at, ChatRead.message_id)
+            .outerjoin(ChatRead, and_(ChatRead.thread_id == ChatThread.id, ChatRead.user_id == reader_id))
+            .where(
+                ChatThread.appointment_id.in_(list(appointment_ids)),
+                or_(
+                    ChatRead.message_id.is_(None),
+                    ChatThread.last_message_id.is_(None),
+                    ChatThread.last_message_id != ChatRead.message_id,
+                ),
+            )
+        )
+    ).all()
+    counts: dict[int, int] = {}
+    for start in range(0, len(threads), UNREAD_BATCH):
+        parts: list[Any] = [
+            _unread_up_to_cap(reader_id, thread_id, appointment_id, read_at, read_id)
+            for thread_id, appointment_id, read_at, read_id in threads[start : start + UNREAD_BATCH]
+        ]
+        statement: Any = parts[0]
+        if len(parts) > 1:
+            statement = union_all(*parts)
+        for row in (await session.execute(statement)).all():
+            if row[1]:
+                counts[int(row[0])] = int(row[1])
+    return counts
+
+
+def _unread_up_to_cap(
+    reader_id: int, thread_id: int, appointment_id: int, read_at: datetime | None, read_id: int | None
+) -> Any:
+    """One thread's unread messages, counted along its (thread, time, id) index up to ``COUNT_CAP``."""
+    wanted = [ChatMessage.thread_id == thread_id, ChatMessage.sender_id != reader_id]
+    if read_at is not None and read_id is not None:
+        wanted += [
+            ChatMessage.created_at >= read_at,
+            or_(ChatMessage.created_at > read_at, ChatMessage.id > read_id),
+        ]
+    first = (
+        select(ChatMessage.id)
+        .where(*wanted)
+        .order_by(ChatMessage.created_at, ChatMessage.id)
+        .limit(COUNT_CAP)
+        .subquery()
     )
-    rows = await session.execute(
-        select(ChatThread.appointment_id, func.count(ChatMessage.id))
-        .join(ChatMessage, ChatMessage.thread_id == ChatThread.id)
-        .outerjoin(ChatRead, and_(ChatRead.thread_id == ChatThread.id, ChatRead.user_id == reader_id))
-        .where(ChatThread.appointment_id.in_(list(appointment_ids)), ChatMessage.sender_id != reader_id, after_read)
-        .group_by(ChatThread.appointment_id)
-    )
-    return {int(row[0]): int(row[1]) for row in rows.all()}
+    return select(literal(appointment_id, BigInteger), func.count()).select_from(first)
 
 
 async def add_attachment(

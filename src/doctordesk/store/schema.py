@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from doctordesk.store import (
     admin_tables,
+    calendar_tables,
     chat_tables,
     integration_tables,
     notice_tables,
@@ -19,6 +20,7 @@ metadata = Base.metadata
 __all__ = [
     "Base",
     "admin_tables",
+    "calendar_tables",
     "chat_tables",
     "integration_tables",
     "metadata",

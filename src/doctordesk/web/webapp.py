@@ -18,7 +18,18 @@ from starlette.routing import Match, Mount
 from starlette.staticfiles import PathLike, StaticFiles
 from starlette.types import Scope
 
-API_PREFIXES = ("/api/", "/profile/", "/auth/", "/metrics", "/healthz", "/readyz", "/openapi.json", "/docs", "/redoc")
+API_PREFIXES = (
+    "/api/",
+    "/profile/",
+    "/auth/",
+    "/calendar/",
+    "/metrics",
+    "/healthz",
+    "/readyz",
+    "/openapi.json",
+    "/docs",
+    "/redoc",
+)
 
 
 class WebAppMount(Mount):

@@ -219,3 +219,60 @@ async def test_history_is_never_deleted(client, login, demo, runtime, clock):
             await session.execute(delete(ChatMessage))
     page = await open_chat(client, await login("admin"), demo.appointments[0])
     assert len(messages(page["elements"])) == 3
+
+
+async def _bulk_messages(runtime, a, sender_id, count, clock):
+    """``count`` messages of ``sender_id`` in the thread of ``a``, inserted in one statement, a second apart."""
+    from sqlalchemy import insert, select
+
+    from doctordesk.store.chat_tables import ChatThread
+
+    async with runtime.db.transaction() as session:
+        thread_id = await session.scalar(select(ChatThread.id).where(ChatThread.appointment_id == a))
+        start = clock.now()
+        at = [start + timedelta(seconds=i) for i in range(count)]
+        rows = [{"thread_id": thread_id, "sender_id": sender_id, "content": "b", "created_at": t} for t in at]
+        await session.execute(insert(ChatMessage), rows)
+        newest = await session.scalar(select(ChatMessage.id).order_by(ChatMessage.id.desc()).limit(1))
+        thread = await session.get(ChatThread, thread_id)
+        thread.last_message_id = newest
+        thread.last_activity_at = start + timedelta(seconds=count)
+    clock.advance(timedelta(seconds=count + 1))
+
+
+async def test_unread_counts_stop_at_99_plus_however_long_the_thread(client, login, demo, runtime, clock):
+    a = demo.appointments[0]
+    doctor, support = await login("doctor1"), await login("support1")
+    await send(client, doctor, a, "Question")  # the thread exists, read by the doctor up to here
+    await _bulk_messages(runtime, a, support.user["id"], 150, clock)
+    listing = (await client.put("/profile/appointments", headers=doctor.headers)).json()
+    assert _by_id(listing["elements"])[f"unread-{a}"]["value"] == "99+"
+    threads = (await client.put("/profile/messages/threads", headers=(await login("support2")).headers)).json()
+    assert _by_id(threads["elements"])[f"unread-{a}"]["value"] == "99+"  # 151 messages, none read by support2
+
+
+async def test_unread_counts_below_the_cap_are_exact_and_skip_the_readers_own_messages(
+    client, login, demo, runtime, clock
+):
+    a = demo.appointments[0]
+    doctor, support = await login("doctor1"), await login("support1")
+    await send(client, doctor, a, "Question")
+    await _bulk_messages(runtime, a, support.user["id"], 98, clock)
+    await _bulk_messages(runtime, a, doctor.user["id"], 5, clock)  # the doctor's own, not read yet: not unread
+    listing = (await client.put("/profile/appointments", headers=doctor.headers)).json()
+    assert _by_id(listing["elements"])[f"unread-{a}"]["value"] == "98"
+
+
+async def test_messages_at_the_same_instant_as_the_read_position_count_by_their_order(
+    client, login, demo, runtime, clock
+):
+    runtime.settings.chat_send_per_minute = 0
+    a = demo.appointments[0]
+    doctor, support = await login("doctor1"), await login("support1")
+    page = await open_chat(client, doctor, a)
+    await send(client, support, a, "first")
+    await client.patch(LOAD_MORE, headers={**doctor.headers, "X-Screen-State": page["state"]})  # read: "first"
+    await send(client, support, a, "second, same instant")
+    await send(client, support, a, "third, same instant")
+    listing = (await client.put("/profile/appointments", headers=doctor.headers)).json()
+    assert _by_id(listing["elements"])[f"unread-{a}"]["value"] == "2"

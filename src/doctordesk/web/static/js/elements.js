@@ -100,6 +100,7 @@ function buildButton(model, className) {
     }
     return { root: a };
   }
+  if (!model.action && typeof props.copy === "string") return copyButton(model, className, props.copy);
   if (!model.action) {
     // Nothing to activate (e.g. the prescription note of a card): an inline note, its warning shown beside it,
     // not a control that does nothing. An update that gives it an action rebuilds it as a button.
@@ -116,6 +117,52 @@ function buildButton(model, className) {
     button.append(node("span", "button-badge", props.badge));
   }
   if (typeof props.description === "string") button.setAttribute("aria-label", `${model.label} ${props.description}`);
+  return { root: button, button };
+}
+
+// A button that puts `value` on the clipboard (no request): a secret address shown once, for instance. The
+// clipboard API needs a secure context; elsewhere a selected, off-screen text area is copied instead.
+function copyButton(model, className, value) {
+  const label = model.label || "Copy";
+  const button = node("button", className);
+  button.type = "button";
+  const caption = node("span", "button-label", label);
+  button.append(caption);
+  const status = node("span", "visually-hidden");
+  status.setAttribute("role", "status");
+  button.append(status);
+  button.addEventListener("click", async () => {
+    let copied = false;
+    try {
+      if (navigator.clipboard && window.isSecureContext) {
+        await navigator.clipboard.writeText(value);
+        copied = true;
+      }
+    } catch {
+      copied = false;
+    }
+    if (!copied) {
+      const area = document.createElement("textarea");
+      area.value = value;
+      area.setAttribute("readonly", "");
+      area.style.position = "fixed";
+      area.style.left = "-9999px";
+      document.body.append(area);
+      area.select();
+      try {
+        copied = document.execCommand("copy");
+      } catch {
+        copied = false;
+      }
+      area.remove();
+    }
+    caption.textContent = copied ? "Copied" : "Select and copy the address";
+    status.textContent = copied ? "Copied to the clipboard" : "Could not copy";
+    button.dataset.copied = copied ? "true" : "false";
+    setTimeout(() => {
+      caption.textContent = label;
+    }, 2000);
+  });
   return { root: button, button };
 }
 

@@ -27,6 +27,7 @@ from doctordesk.store.tables import AccessToken, Patient, User
 log = logging.getLogger(__name__)
 
 TOKEN_REVOKED = "token-revoked"
+LANGUAGE_CHOSEN = "user.language"
 MAX_USERNAME = 64  # the column's width: longer names cannot exist, and must not reach the database
 MAX_PASSWORD = 1024
 # Tokens are 43 characters; anything much longer is not one of ours and is not hashed.
@@ -148,6 +149,7 @@ _TOKEN_AND_USER = (
         User.display_name,
         User.active,
         Patient.id,
+        User.language,
     )
     .join(User, User.id == AccessToken.user_id)
     .outerjoin(Patient, Patient.user_id == User.id)
@@ -161,7 +163,7 @@ async def _read_token(rt: Runtime, condition: ColumnElement[bool]) -> tuple[Acto
         row = (await session.execute(_TOKEN_AND_USER.where(condition))).first()
     if row is None:
         raise Unauthorized()
-    token_id, revoked_at, expires_at, user_id, username, role, display_name, active, patient_id = row
+    token_id, revoked_at, expires_at, user_id, username, role, display_name, active, patient_id, language = row
     if revoked_at is not None or expires_at <= now or not active:
         raise Unauthorized(N_("The access token has expired or was revoked."))
     actor = Actor(
@@ -171,6 +173,7 @@ async def _read_token(rt: Runtime, condition: ColumnElement[bool]) -> tuple[Acto
         display_name=display_name,
         token_id=token_id,
         patient_id=patient_id if role == Role.PATIENT else None,
+        language=language,
     )
     return actor, expires_at
 
@@ -223,6 +226,9 @@ async def logout(rt: Runtime, actor: Actor) -> None:
 
 
 async def on_event(rt: Runtime, event: DomainEvent) -> None:
-    """Bus subscriber: forget revoked tokens (events from other instances too)."""
+    """Bus subscriber: forget revoked tokens, and the cached actors of a user who chose another language (events
+    from other instances too)."""
     if event.kind == TOKEN_REVOKED:
         rt.auth_cache.drop_token(int(event.data.get("token_id") or -1))
+    elif event.kind == LANGUAGE_CHOSEN:
+        rt.auth_cache.drop_user(int(event.data.get("user_id") or -1))

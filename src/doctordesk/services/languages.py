@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from doctordesk import i18n
 from doctordesk.domain.errors import ValidationFailed
+from doctordesk.domain.events import DomainEvent, user_topic
 from doctordesk.domain.roles import Actor
 from doctordesk.domain.texts import Text
 from doctordesk.runtime import Runtime
+from doctordesk.services.auth import LANGUAGE_CHOSEN
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.tables import User
 
@@ -26,6 +28,8 @@ async def choose(rt: Runtime, actor: Actor, raw: str) -> str:
         user = await uow.session.get(User, actor.user_id)
         if user is not None:
             user.language = language
+        # Every instance forgets the user's cached actor; the user's open screens render again (their topic).
+        uow.emit(DomainEvent(LANGUAGE_CHOSEN, (user_topic(actor.user_id),), {"user_id": actor.user_id}))
     rt.auth_cache.drop_user(actor.user_id)
     i18n.use(language)
     return language

@@ -138,3 +138,19 @@ async def test_a_push_is_written_in_the_recipients_language(client, login, demo,
     async with runtime.db.read() as session:
         texts = (await session.scalars(select(PushOutbox.text).where(PushOutbox.user_id == doctor.user["id"]))).all()
     assert texts == [f"Neue Nachricht von {support.user['display_name']} zu Termin Nr. {aid(demo, REQUESTED)}"]
+
+
+async def test_a_choice_made_on_another_instance_reaches_this_ones_cached_sign_in(client, login, demo, runtime) -> None:
+    from sqlalchemy import update
+
+    from doctordesk.domain.events import DomainEvent
+    from doctordesk.services import auth
+
+    doctor = await login("doctor1")
+    assert (await auth.authenticate(runtime, doctor.token)).language is None  # now cached here
+    # Another instance stores the choice and publishes the event; this one hears it on the bus.
+    async with runtime.db.transaction() as session:
+        await session.execute(update(User).where(User.id == doctor.user["id"]).values(language="de"))
+    assert (await auth.authenticate(runtime, doctor.token)).language is None  # still the cached actor
+    await auth.on_event(runtime, DomainEvent(auth.LANGUAGE_CHOSEN, (), {"user_id": doctor.user["id"]}))
+    assert (await auth.authenticate(runtime, doctor.token)).language == "de"

@@ -52,6 +52,10 @@ def signed_in_screens(username: str) -> Callable[[Any, Findings, str], None]:
 
 def doctor(page: Any, findings: Findings, layout: str) -> None:
     findings.check(page, "appointment list")
+    page.locator('[data-id="calendar-feed"]').click()
+    page.locator('[data-id="make"]').wait_for()
+    findings.check(page, "calendar feed")
+    page.locator('[data-id="back"]').click()
     page.locator(f'[data-id="review-{REVIEWED[layout]}"]').click()
     page.locator('[data-id="approve"]').wait_for()
     findings.check(page, "review and approve")

@@ -9,7 +9,7 @@ with Babel when first needed. There is no compiled ``.mo`` to keep in step: the 
 from __future__ import annotations
 
 from contextvars import ContextVar
-from functools import cache
+from functools import cache, lru_cache
 from io import BytesIO
 from pathlib import Path
 from typing import Final
@@ -85,6 +85,7 @@ def in_every_locale(msgid: str, **params: object) -> dict[str, str]:
     return {locale: t(locale, msgid, **params) for locale in LOCALES}
 
 
+@lru_cache(maxsize=512)
 def negotiate(accept_language: str | None) -> str:
     """The best of ``LOCALES`` for an ``Accept-Language`` header (q-values honoured; English when none fits)."""
     if not accept_language:

@@ -18,7 +18,7 @@ from babel.numbers import format_currency
 from doctordesk import i18n
 
 CLINIC_LOCALES: Final = {"en": "en_GB", "de": "de_DE"}
-_MOMENT: Final = {"en": "EEE dd MMM y, HH:mm z", "de": "EEE, d. MMM y, HH:mm z"}
+_MOMENT: Final = {"en": "EEE dd MMM y, HH:mm z", "de": "EEE, d. MMM y, HH:mm z"}  # the zone last
 _DAY: Final = {"en": "EEE dd MMM", "de": "EEE, d. MMM"}
 _FULL_DAY: Final = {"en": "dd MMM y", "de": "d. MMM y"}
 
@@ -31,7 +31,13 @@ def format_local(moment: datetime, timezone: str, locale: str | None = None) -> 
     """E.g. ``Mon 23 Nov 2026, 09:30 CET`` or ``Mo., 23. Nov. 2026, 09:30 MEZ`` in the given timezone."""
     language = locale or i18n.current()
     zone = ZoneInfo(timezone)
-    return _format_datetime(moment, _MOMENT.get(language, _MOMENT["en"]), tzinfo=zone, locale=clinic_locale(language))
+    locale = clinic_locale(language)
+    text = _format_datetime(moment, _MOMENT.get(language, _MOMENT["en"]), tzinfo=zone, locale=locale)
+    zone_name = _format_datetime(moment, "z", tzinfo=zone, locale=locale)
+    if zone_name[:1] in "+-" or zone_name.startswith("GMT+") or zone_name.startswith("GMT-"):
+        # No short name in this language (London in German): the zone's own abbreviation, e.g. GMT or BST.
+        text = text[: len(text) - len(zone_name)] + (moment.astimezone(zone).tzname() or timezone)
+    return text
 
 
 def format_day(day: date, *, with_year: bool = False) -> str:

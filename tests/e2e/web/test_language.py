@@ -57,6 +57,10 @@ def test_the_header_switch_changes_the_language_in_place_and_the_account_keeps_i
     page.get_by_role("heading", name="Wartet auf die Entscheidung des Arztes").wait_for()
     assert page.get_by_role("button", name="Abmelden").is_visible()
     assert page.evaluate("document.documentElement.lang") == "de"
+    # On the phone the switch and the longer "Abmelden" stay on the top bar's one row.
+    boxes = [page.locator(sel).bounding_box() for sel in ("#brand", "#language", "#logout")]
+    centers = [b["y"] + b["height"] / 2 for b in boxes]
+    assert max(centers) - min(centers) < 8, boxes
     # Another device with an English browser: the account's choice wins once signed in.
     other = new_page(server.url)
     sign_in(other, "support1")

@@ -89,6 +89,8 @@ def test_dates_and_money_in_the_clinic_formats() -> None:
     assert format_local(moment, "Europe/Berlin", "en") == "Mon 23 Nov 2026, 09:30 CET"
     assert format_local(moment, "Europe/Berlin", "de") == "Mo., 23. Nov. 2026, 09:30 MEZ"
     assert format_local(moment, "Europe/London", "en") == "Mon 23 Nov 2026, 08:30 GMT"
+    assert format_local(moment, "Europe/London", "de") == "Mo., 23. Nov. 2026, 08:30 GMT"
+    assert format_local(datetime(2026, 7, 1, 8, 30, tzinfo=UTC), "Europe/London", "de").endswith("09:30 BST")
     assert money(6000, "EUR", "en") == "€60.00"
     assert money(6000, "EUR", "de") == "60,00\u00a0€"
     assert money(123456, "GBP", "de") == "1.234,56\u00a0£"

@@ -48,12 +48,12 @@ def update(locale: str = "de") -> tuple[int, int]:
     found = extract()
     for msgid in sorted(found):
         kept = old.get(msgid)
-        new.add(msgid, kept.string if kept is not None else "", locations=sorted(found[msgid])[:3])
+        new.add(msgid, kept.string if kept is not None else "", locations=sorted(set(found[msgid]))[:3])
     added = sum(1 for m in found if old.get(m) is None)
     dropped = sum(1 for m in old if m.id and m.id not in found)
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("wb") as f:
-        write_po(f, new, width=120, omit_header=False, sort_output=True)
+        write_po(f, new, width=120, omit_header=False, sort_output=True, include_lineno=False)
     return added, dropped
 
 

@@ -32,6 +32,7 @@ from doctordesk.services.auth_cache import AuthCache
 from doctordesk.services.passwords import Passwords
 from doctordesk.store.db import Database
 from doctordesk.web import errors, responses
+from doctordesk.web.language import Language
 from doctordesk.web.limits import BodyLimit
 from doctordesk.web.observability import RequestTimer
 from doctordesk.web.routers import (
@@ -51,6 +52,7 @@ from doctordesk.web.routers import (
     chat,
     fhir,
     integration,
+    language,
     ops,
     review,
     stream,
@@ -162,9 +164,11 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
     app.include_router(admin_data_screens.router)
     app.include_router(calendar.feed_router)
     app.include_router(calendar.router)
+    app.include_router(language.router)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(RequestTimer, metrics=runtime.metrics)
     app.add_middleware(SecurityHeaders)
+    app.add_middleware(Language)
     if STATIC.is_dir():
         app.router.routes.append(web_app_mount(STATIC))
     return app

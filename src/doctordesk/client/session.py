@@ -15,7 +15,7 @@ import logging
 import re
 import secrets
 from collections.abc import Coroutine
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 import httpx
@@ -50,10 +50,18 @@ class User:
     username: str
     role: str
     display_name: str
+    language: str | None = None  # the stored choice (en, de); None: the calls' Accept-Language decides
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> User:
-        return cls(int(data["id"]), str(data["username"]), str(data["role"]), str(data.get("display_name", "")))
+        language = data.get("language")
+        return cls(
+            int(data["id"]),
+            str(data["username"]),
+            str(data["role"]),
+            str(data.get("display_name", "")),
+            language if isinstance(language, str) else None,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,9 +95,11 @@ class Client:
 
     ``client_id`` identifies this client to the service's real-time routing (default: the push registration's
     device id, else a random id per Client);
-    ``layout`` chooses desktop or mobile elements; ``push`` adds the push headers; ``realtime`` opens the SSE
-    stream while logged in (polling runs either way, as the spec asks). ``transport``/``http`` let tests and
-    integrators supply their own httpx transport or client; ``scheduler`` the poll timers.
+    ``layout`` chooses desktop or mobile elements; ``language`` (en, de) is sent as Accept-Language, so screens
+    and errors come in it (a user's stored choice, ``set_language``, wins); ``push`` adds the push headers;
+    ``realtime`` opens the SSE stream while logged in (polling runs either way, as the spec asks);
+    ``transport``/``http`` let tests and integrators supply their own httpx transport or client; ``scheduler`` the
+    poll timers.
     """
 
     def __init__(
@@ -98,6 +108,7 @@ class Client:
         *,
         client_id: str | None = None,
         layout: Layout = "desktop",
+        language: str | None = None,
         push: PushRegistration | None = None,
         realtime: bool = True,
         timeout: float = 10.0,
@@ -110,6 +121,7 @@ class Client:
         self.base_url = base_url.rstrip("/")
         self.client_id = client_id or default_client_id(push)
         self.layout: Layout = layout
+        self.language = language
         self.push = push
         self.min_poll_seconds = min_poll_seconds
         self.reconnect_delay = reconnect_delay
@@ -174,6 +186,14 @@ class Client:
                 await screen.close()
             await self._restart_stream()
 
+    async def set_language(self, language: str) -> None:
+        """Store the user's language (en, de) with the account: every screen, error and push for them uses it, on
+        every device (docs/web-app.md#language). Later calls of this client ask for it too."""
+        await self.request("PUT", "/profile/language", data={"language": language})
+        self.language = language
+        if self.user is not None:
+            self.user = replace(self.user, language=language)
+
     def set_push(self, push: PushRegistration | None) -> None:
         """Use this push registration on every later call (None: stop sending push headers)."""
         self.push = push
@@ -189,6 +209,8 @@ class Client:
             out[PUSH_TOKEN_HEADER] = self.push.token
             out[PUSH_PLATFORM_HEADER] = self.push.platform
             out[DEVICE_ID_HEADER] = self.push.device_id
+        if self.language:
+            out["Accept-Language"] = self.language
         if state:
             out["X-Screen-State"] = state
         return out

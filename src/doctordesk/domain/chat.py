@@ -15,6 +15,7 @@ from datetime import datetime
 from doctordesk.domain.errors import ChatDisabled, Forbidden, ValidationFailed
 from doctordesk.domain.inputs import text_problem
 from doctordesk.domain.roles import Actor, Role
+from doctordesk.domain.texts import N_
 
 CLIENT_MESSAGE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}", re.ASCII)
 
@@ -70,7 +71,7 @@ def may_write(actor: Actor, *, doctor_id: int) -> bool:
 def require_chat_role(actor: Actor) -> None:
     """Patients have no access to the doctors' support chat (403 whatever the appointment: nothing to probe)."""
     if actor.role is Role.PATIENT:
-        raise Forbidden("Patients have no access to this chat.")
+        raise Forbidden(N_("Patients have no access to this chat."))
 
 
 def check_send(
@@ -84,7 +85,7 @@ def check_send(
 ) -> None:
     """The rules of a send, in the order a user meets them. Raises; returns nothing when the send may go ahead."""
     if not may_write(actor, doctor_id=doctor_id):
-        raise Forbidden("You can read this chat but not write in it.")
+        raise Forbidden(N_("You can read this chat but not write in it."))
     if not chat_enabled:
         raise ChatDisabled()
     check_content(content, has_file=has_file, max_chars=max_chars)
@@ -93,7 +94,7 @@ def check_send(
 def check_content(content: str, *, has_file: bool, max_chars: int) -> None:
     """Text is stored exactly as sent; it must say something (or come with a file) and stay within the limit."""
     if not content.strip() and not has_file:
-        raise ValidationFailed(fields={"content": "Write a message or attach a file."})
+        raise ValidationFailed(fields={"content": N_("Write a message or attach a file.")})
     problem = text_problem(content, max_chars=max_chars, multiline=True)
     if problem is not None:
         raise ValidationFailed(fields={"content": problem})
@@ -104,7 +105,7 @@ def check_client_message_id(value: str | None) -> str | None:
     if value is None or value == "":
         return None
     if not CLIENT_MESSAGE_ID.fullmatch(value):
-        raise ValidationFailed(fields={"client-message-id": "Up to 64 letters, digits, '-' or '_'."})
+        raise ValidationFailed(fields={"client-message-id": N_("Up to 64 letters, digits, '-' or '_'.")})
     return value
 
 

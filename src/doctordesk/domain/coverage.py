@@ -17,6 +17,7 @@ from datetime import date
 from typing import Any
 
 from doctordesk.domain.errors import DateNotCovered, DomainError, ForbiddenByPolicy, ThirdPartyDataInvalid
+from doctordesk.domain.texts import N_, Text
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +47,7 @@ def _ids(value: Any, what: str) -> frozenset[int]:
     if value is None:
         return frozenset()
     if not isinstance(value, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
-        raise ThirdPartyDataInvalid(f"The policy's {what} list is malformed.")
+        raise ThirdPartyDataInvalid(Text("The policy's {what} list is malformed.", what=what))
     return frozenset(value)
 
 
@@ -54,23 +55,23 @@ def _names(value: Any, what: str) -> frozenset[str]:
     if value is None:
         return frozenset()
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ThirdPartyDataInvalid(f"The policy's {what} list is malformed.")
+        raise ThirdPartyDataInvalid(Text("The policy's {what} list is malformed.", what=what))
     return frozenset(v.lower() for v in value)
 
 
 def check_third_party(raw: str | None) -> dict[str, Any]:
     """The insurer's record, or THIRD_PARTY_DATA_INVALID when missing or malformed."""
     if raw is None or not raw.strip():
-        raise ThirdPartyDataInvalid("The insurer's data for this patient is missing.")
+        raise ThirdPartyDataInvalid(N_("The insurer's data for this patient is missing."))
     try:
         data = json.loads(raw)
     except ValueError:
-        raise ThirdPartyDataInvalid("The insurer's data for this patient is malformed.") from None
+        raise ThirdPartyDataInvalid(N_("The insurer's data for this patient is malformed.")) from None
     if not isinstance(data, dict):
-        raise ThirdPartyDataInvalid("The insurer's data for this patient is malformed.")
+        raise ThirdPartyDataInvalid(N_("The insurer's data for this patient is malformed."))
     for key in ("member_id", "plan", "status"):
         if not isinstance(data.get(key), str) or not data[key].strip():
-            raise ThirdPartyDataInvalid(f"The insurer's data lacks a valid '{key}'.")
+            raise ThirdPartyDataInvalid(Text("The insurer's data lacks a valid '{key}'.", key=key))
     if data["status"] != "active":
         raise ThirdPartyDataInvalid(f"The insurer reports the membership as '{data['status']}'.")
     return data
@@ -79,14 +80,14 @@ def check_third_party(raw: str | None) -> dict[str, Any]:
 def terms(policies: Sequence[Policy]) -> list[Terms]:
     """Check the patient's policies; no policy at all counts as missing insurer data."""
     if not policies:
-        raise ThirdPartyDataInvalid("The patient has no insurance policy on record.")
+        raise ThirdPartyDataInvalid(N_("The patient has no insurance policy on record."))
     out = []
     for p in policies:
         check_third_party(p.third_party_data)
         network = p.network if p.network is not None else {}
         exclusions = p.exclusions if p.exclusions is not None else {}
         if not isinstance(network, dict) or not isinstance(exclusions, dict):
-            raise ThirdPartyDataInvalid("The policy's network or exclusions are malformed.")
+            raise ThirdPartyDataInvalid(N_("The policy's network or exclusions are malformed."))
         out.append(
             Terms(
                 valid_from=p.valid_from,
@@ -120,18 +121,20 @@ def evaluate(
     covering = [t for t in policies if t.valid_from <= day <= t.valid_to]
     if not covering:
         return Coverage(
-            DateNotCovered(fields={f"date{field_prefix}": "Not covered by the patient's policy on this date."})
+            DateNotCovered(fields={f"date{field_prefix}": N_("Not covered by the patient's policy on this date.")})
             if field_prefix
             else DateNotCovered()
         )
     t = covering[0]
     if service.lower() in t.excluded_services:
-        return Coverage(ForbiddenByPolicy(f"The patient's policy excludes the service '{service}'."))
+        return Coverage(
+            ForbiddenByPolicy(Text("The patient's policy excludes the service '{service}'.", service=service))
+        )
     if doctor_id in t.excluded_doctors:
         return Coverage(
-            ForbiddenByPolicy(fields={f"profile{field_prefix}": "The patient's policy excludes this doctor."})
+            ForbiddenByPolicy(fields={f"profile{field_prefix}": N_("The patient's policy excludes this doctor.")})
             if field_prefix
-            else ForbiddenByPolicy("The patient's policy excludes this doctor.")
+            else ForbiddenByPolicy(N_("The patient's policy excludes this doctor."))
         )
     out = []
     if t.network_doctors and doctor_id not in t.network_doctors:

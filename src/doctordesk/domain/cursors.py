@@ -19,6 +19,7 @@ from datetime import UTC, datetime, timedelta
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.inputs import MAX_ID
 from doctordesk.domain.keyset import Position
+from doctordesk.domain.texts import N_
 
 # The default is the maximum, so a caller written before paging existed gets the same first page as before.
 MAX_LIMIT = 500
@@ -45,7 +46,7 @@ def encode_cursor(position: Position) -> str:
 def decode_cursor(raw: str) -> Position:
     """The position a cursor marks; ValidationFailed naming ``cursor`` for anything ``encode_cursor`` did not
     produce (cut short, altered, another version, out of range)."""
-    invalid = ValidationFailed(fields={"cursor": "Not a cursor this service gave out; start again without one."})
+    invalid = ValidationFailed(fields={"cursor": N_("Not a cursor this service gave out; start again without one.")})
     if len(raw) > MAX_CURSOR_CHARS or not _ENCODED.fullmatch(raw):
         raise invalid
     try:

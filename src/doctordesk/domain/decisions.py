@@ -29,6 +29,7 @@ from enum import StrEnum
 from doctordesk.domain.errors import InvalidTransition, ValidationFailed
 from doctordesk.domain.inputs import text_problem
 from doctordesk.domain.status import Status
+from doctordesk.domain.texts import N_, Text
 
 MAX_REASON_CHARS = 1000
 
@@ -68,10 +69,10 @@ def can_answer(status: Status) -> bool:
 
 def why_not(status: Status) -> str:
     if status.is_final:
-        return f"This appointment is {status.public_name}: no decision is possible."
+        return Text("This appointment is {public_name}: no decision is possible.", public_name=status.public_name)
     if status.is_pending_response:
-        return "Alternatives were sent; the patient's answer is awaited."
-    return f"This appointment is already {status.public_name}."
+        return N_("Alternatives were sent; the patient's answer is awaited.")
+    return Text("This appointment is already {public_name}.", public_name=status.public_name)
 
 
 def outside_next_status(current: Status, trigger: Trigger, *, started: bool) -> Status:
@@ -109,7 +110,7 @@ def next_status(current: Status, trigger: Trigger, *, coverage_warnings: Sequenc
     if trigger is Trigger.REJECT_OFFERS:
         return Status.CANCELED
     if not coverage_warnings:
-        raise ValidationFailed("Suggest at least one alternative.")
+        raise ValidationFailed(N_("Suggest at least one alternative."))
     if any(coverage_warnings):
         return Status.PENDING_RESPONSE_COVERAGE_RISK
     return Status.PENDING_RESPONSE
@@ -119,7 +120,7 @@ def clean_reason(raw: str | None) -> str:
     """The decline reason, required and bounded; errors name the ``reason`` field."""
     reason = (raw or "").strip()
     if not reason:
-        raise ValidationFailed("A reason is required to decline.", fields={"reason": "Enter a reason."})
+        raise ValidationFailed(N_("A reason is required to decline."), fields={"reason": N_("Enter a reason.")})
     problem = text_problem(reason, max_chars=MAX_REASON_CHARS, multiline=True)
     if problem is not None:
         raise ValidationFailed(fields={"reason": problem})

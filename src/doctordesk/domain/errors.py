@@ -23,10 +23,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from doctordesk.domain.texts import N_
+
 
 class DomainError(Exception):
     code = "ERROR"
-    default_message = "The request could not be completed."
+    default_message = N_("The request could not be completed.")
 
     def __init__(
         self,
@@ -43,69 +45,69 @@ class DomainError(Exception):
 
 class ValidationFailed(DomainError):
     code = "FIELDS_VALIDATION_ERROR"
-    default_message = "One or more fields are missing or invalid."
+    default_message = N_("One or more fields are missing or invalid.")
 
 
 class NotFound(DomainError):
     code = "NOT_FOUND"
-    default_message = "Not found."
+    default_message = N_("Not found.")
 
 
 class Unauthorized(DomainError):
     code = "UNAUTHORIZED"
-    default_message = "A valid access token is required."
+    default_message = N_("A valid access token is required.")
 
 
 class Forbidden(DomainError):
     code = "FORBIDDEN"
-    default_message = "You are not allowed to do this."
+    default_message = N_("You are not allowed to do this.")
 
 
 class TooManyRequests(DomainError):
     code = "TOO_MANY_REQUESTS"
-    default_message = "Too many requests. Try again later."
+    default_message = N_("Too many requests. Try again later.")
 
 
 class PayloadTooLarge(DomainError):
     code = "PAYLOAD_TOO_LARGE"
-    default_message = "The request body is too large."
+    default_message = N_("The request body is too large.")
 
 
 class ChatDisabled(DomainError):
     code = "DOCTOR_COMMUNITY_CHAT_DISABLED"
-    default_message = "Chat is disabled for this appointment."
+    default_message = N_("Chat is disabled for this appointment.")
 
 
 class AppointmentChanged(DomainError):
     code = "APPOINTMENT_CHANGED"
-    default_message = "The appointment has changed. Reload it before submitting."
+    default_message = N_("The appointment has changed. Reload it before submitting.")
 
 
 class DateNotCovered(DomainError):
     code = "APPOINTMENT_DATE_NOT_COVERED"
-    default_message = "The proposed date is not covered by the patient's policy."
+    default_message = N_("The proposed date is not covered by the patient's policy.")
 
 
 class ForbiddenByPolicy(DomainError):
     code = "FORBIDDEN_DUE_TO_POLICY_TERMS"
-    default_message = "The patient's policy terms do not allow this appointment."
+    default_message = N_("The patient's policy terms do not allow this appointment.")
 
 
 class ThirdPartyDataInvalid(DomainError):
     code = "THIRD_PARTY_DATA_INVALID"
-    default_message = "The patient's insurance data is missing or malformed."
+    default_message = N_("The patient's insurance data is missing or malformed.")
 
 
 class InvalidTransition(DomainError):
     code = "INVALID_TRANSITION"
-    default_message = "The appointment's status does not allow this action."
+    default_message = N_("The appointment's status does not allow this action.")
 
 
 class IdempotencyKeyReused(DomainError):
     code = "IDEMPOTENCY_KEY_REUSED"
-    default_message = "This Idempotency-Key was already used with a different request body."
+    default_message = N_("This Idempotency-Key was already used with a different request body.")
 
 
 class ServiceBusy(DomainError):
     code = "SERVICE_BUSY"
-    default_message = "The service is busy. Nothing was changed; please try again in a moment."
+    default_message = N_("The service is busy. Nothing was changed; please try again in a moment.")

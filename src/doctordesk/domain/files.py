@@ -14,6 +14,7 @@ from urllib.parse import quote
 
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.inputs import text_problem
+from doctordesk.domain.texts import N_
 
 FIELD = "file"
 MAX_FILENAME_CHARS = 120
@@ -49,7 +50,7 @@ def allowed_types_text() -> str:
 def sniff(head: bytes) -> FileType:
     """The type announced by the file's first bytes (at least ``SNIFF_BYTES`` of them), or ValidationFailed."""
     if not head:
-        raise refuse("The file is empty.")
+        raise refuse(N_("The file is empty."))
     if head.startswith(b"%PDF-"):
         return PDF
     if head.startswith(PNG_SIGNATURE):

@@ -16,6 +16,7 @@ from PIL import Image, ImageCms, ImageOps
 
 from doctordesk.domain.errors import DomainError
 from doctordesk.domain.files import JPEG, PNG, FileType, refuse
+from doctordesk.domain.texts import Text
 
 # 40 megapixels: beyond any phone camera's full-size photo; decoded RGB that is 120 MB, so the checks run two
 # at a time (services/file_checking.py).
@@ -49,7 +50,7 @@ def reencode_image(stream: IO[bytes], kind: FileType, *, out: IO[bytes]) -> None
     except Exception:
         # Truncated data, broken chunks, bad Huffman tables...: a decoder of untrusted bytes fails in many ways,
         # and all mean the image cannot be checked.
-        raise refuse(f"The {kind.label} could not be read: it is damaged or not an image.") from None
+        raise refuse(Text("The {label} could not be read: it is damaged or not an image.", label=kind.label)) from None
 
 
 def _too_large(width: int, height: int) -> DomainError:

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import re
 
+from doctordesk.domain.texts import N_, Text
+
 # Ids are positive and within what every database and JavaScript's numbers hold exactly.
 MAX_ID = 2**53
 
@@ -51,10 +53,10 @@ def text_problem(value: str, *, max_chars: int | None, multiline: bool = False) 
     """Why ``value`` is not acceptable free text (a message for the field), or None when it is. ``max_chars``
     None: no limit here (the field is cut or bounded elsewhere)."""
     if max_chars is not None and len(value) > max_chars:
-        return f"At most {max_chars} characters."
+        return Text("At most {count} characters.", count=max_chars)
     pattern = _CONTROL_MULTI_LINE if multiline else _CONTROL_SINGLE_LINE
     if pattern.search(value):
-        return "Contains control characters." if multiline else "Contains control characters or line breaks."
+        return N_("Contains control characters.") if multiline else N_("Contains control characters or line breaks.")
     return None
 
 

@@ -23,6 +23,7 @@ from pypdf.generic import ArrayObject, DictionaryObject, IndirectObject, NameObj
 
 from doctordesk.domain.errors import DomainError
 from doctordesk.domain.files import refuse
+from doctordesk.domain.texts import N_
 
 ACTIVE_NAMES = frozenset(
     {
@@ -49,7 +50,7 @@ HEAD_BYTES = 1024
 _WEB_MARKERS = (b"<script", b"<html", b"<svg", b"<iframe", b"<?php", b"<body")
 
 ACTIVE_MESSAGE = "PDFs with scripts, links, launch actions or embedded files are refused."
-UNREADABLE_MESSAGE = "The PDF could not be read: it is damaged or not a PDF."
+UNREADABLE_MESSAGE = N_("The PDF could not be read: it is damaged or not a PDF.")
 
 
 def check_pdf(stream: IO[bytes]) -> None:
@@ -59,7 +60,7 @@ def check_pdf(stream: IO[bytes]) -> None:
     try:
         reader = PdfReader(stream, strict=False)
         if reader.is_encrypted and not _open_without_password(reader):
-            raise refuse("Password-protected PDFs cannot be checked and are refused.")
+            raise refuse(N_("Password-protected PDFs cannot be checked and are refused."))
         if len(reader.pages) < 1:
             raise refuse(UNREADABLE_MESSAGE)
         found = _active_name(reader)
@@ -79,16 +80,16 @@ def _check_edges(stream: IO[bytes]) -> None:
     stream.seek(0)
     head = stream.read(HEAD_BYTES).lower()
     if any(marker in head for marker in _WEB_MARKERS):
-        raise refuse("The file also contains web content and is refused.")
+        raise refuse(N_("The file also contains web content and is refused."))
     stream.seek(max(0, size - ZIP_TAIL_BYTES))
     tail = stream.read()
     end = tail.rfind(b"%%EOF")
     if end < 0:
-        raise refuse("The PDF is incomplete, damaged or has data after its end.")
+        raise refuse(N_("The PDF is incomplete, damaged or has data after its end."))
     if tail[end + 5 :].strip(b"\r\n\t\x0c \x00"):
-        raise refuse("The PDF has data after its end and is refused.")
+        raise refuse(N_("The PDF has data after its end and is refused."))
     if ZIP_DIRECTORY_END in tail:
-        raise refuse("The file also contains an archive and is refused.")
+        raise refuse(N_("The file also contains an archive and is refused."))
 
 
 def _open_without_password(reader: PdfReader) -> bool:

@@ -29,6 +29,7 @@ from doctordesk.domain.scheduling import (
     utc_to_local,
 )
 from doctordesk.domain.status import Status
+from doctordesk.domain.texts import N_, Text
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,9 +101,9 @@ class Assessment:
         insurer data, or no policy covering any day from today on (every zone's today is at most a day behind
         UTC's)."""
         if self.third_party_error is not None:
-            return "No alternative can be sent: the insurer's data for this patient is invalid."
+            return N_("No alternative can be sent: the insurer's data for this patient is invalid.")
         if self.covered_until is None or self.covered_until < self.facts.now.date() - timedelta(days=1):
-            return "No alternative can be sent: the patient's policy does not cover any date from today on."
+            return N_("No alternative can be sent: the patient's policy does not cover any date from today on.")
         return None
 
     def blocking_error(self) -> DomainError | None:
@@ -116,9 +117,9 @@ class Assessment:
         for c in self.cards:
             fields.update(c.errors)
         if self.suggesting and not self.timezone_confirmed:
-            fields.setdefault("timezone", "Confirm the timezone the times are entered in.")
+            fields.setdefault("timezone", N_("Confirm the timezone the times are entered in."))
         if self.facts.disclaimer_required and not self.disclaimer_acknowledged:
-            fields.setdefault("disclaimer-displayed", "Acknowledge the disclaimer before approving.")
+            fields.setdefault("disclaimer-displayed", N_("Acknowledge the disclaimer before approving."))
         if not self.suggesting and self.request_conflict:
             return ValidationFailed(self.request_conflict)
         if fields:
@@ -207,7 +208,7 @@ def assess(
         result.complete = n not in parsed.incomplete
         doctor_id = _int(card.doctor)
         if facts.prescription_needed and doctor_id is not None and not facts.can_prescribe.get(doctor_id, True):
-            result.prescription_warning = "This appointment needs a prescription; this doctor cannot prescribe."
+            result.prescription_warning = N_("This appointment needs a prescription; this doctor cannot prescribe.")
         p = result.proposal
         if p is not None:
             result.equals_request = is_original(p, facts.original)
@@ -244,15 +245,15 @@ def assess(
     conflict = None
     end = facts.original.start + timedelta(minutes=facts.duration_minutes)
     if facts.original.start <= facts.now:
-        conflict = "The requested time has passed: suggest alternatives or decline."
+        conflict = N_("The requested time has passed: suggest alternatives or decline.")
     else:
         for b in busy:
             if b.doctor_id == facts.original.doctor_id and overlaps(facts.original.start, end, b.start, b.end):
-                conflict = f"The requested time overlaps {b.what}."
+                conflict = Text("The requested time overlaps {what}.", what=b.what)
                 break
     prescription = None
     if facts.prescription_needed and not facts.can_prescribe.get(facts.original.doctor_id, True):
-        prescription = "This appointment needs a prescription; the requested doctor cannot prescribe."
+        prescription = N_("This appointment needs a prescription; the requested doctor cannot prescribe.")
     decidable = can_decide(facts.status)
     return Assessment(
         facts=facts,

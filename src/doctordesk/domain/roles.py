@@ -23,6 +23,7 @@ class Actor:
     display_name: str
     token_id: int | None = None
     patient_id: int | None = None
+    language: str | None = None  # the stored choice (en, de); None: the request's Accept-Language decides
 
     @property
     def is_doctor(self) -> bool:

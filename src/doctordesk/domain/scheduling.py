@@ -22,6 +22,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo, available_timezones
 
 from doctordesk.domain.inputs import parse_id
+from doctordesk.domain.texts import N_, Text
 
 MAX_ALTERNATIVES = 3
 LEAD_TIME = timedelta(hours=2)
@@ -190,30 +191,30 @@ def parse_card(
     if not card.doctor.strip():
         missing = True
         if submitted:
-            errors[field("profile", n)] = "Choose a doctor."
+            errors[field("profile", n)] = N_("Choose a doctor.")
     elif doctor_id is None or doctor_id not in directory.doctors:
-        errors[field("profile", n)] = "Choose a doctor from the list."
+        errors[field("profile", n)] = N_("Choose a doctor from the list.")
     location_id = parse_id(card.location)
     if not card.location.strip():
         missing = True
         if submitted:
-            errors[field("location", n)] = "Choose a location."
+            errors[field("location", n)] = N_("Choose a location.")
     elif location_id is None or location_id not in directory.locations:
-        errors[field("location", n)] = "Choose a location from the list."
+        errors[field("location", n)] = N_("Choose a location from the list.")
     day = parse_date(card.date)
     if not card.date.strip():
         missing = True
         if submitted:
-            errors[field("date", n)] = "Enter a date."
+            errors[field("date", n)] = N_("Enter a date.")
     elif day is None:
-        errors[field("date", n)] = "Use the date format YYYY-MM-DD."
+        errors[field("date", n)] = N_("Use the date format YYYY-MM-DD.")
     at = parse_time(card.time)
     if not card.time.strip():
         missing = True
         if submitted:
-            errors[field("time", n)] = "Enter a time."
+            errors[field("time", n)] = N_("Enter a time.")
     elif at is None:
-        errors[field("time", n)] = "Use the time format HH:MM (24 hours)."
+        errors[field("time", n)] = N_("Use the time format HH:MM (24 hours).")
     if errors or missing or doctor_id is None or location_id is None or day is None or at is None:
         return None, errors, missing
     start = local_to_utc(day, at, timezone)
@@ -230,7 +231,7 @@ def parse_cards(
     for i, card in enumerate(cards):
         n = i + 1
         if n > MAX_ALTERNATIVES:
-            result.errors[field("date", n)] = f"At most {MAX_ALTERNATIVES} alternatives."
+            result.errors[field("date", n)] = Text("At most {count} alternatives.", count=MAX_ALTERNATIVES)
             continue
         proposal, errors, missing = parse_card(
             n, card, timezone=timezone, duration_minutes=duration_minutes, directory=directory, submitted=submitted
@@ -310,13 +311,17 @@ def check_proposals(
         if is_original(p, original):
             continue
         if p.start < now + LEAD_TIME:
-            put("time", p.n, "Propose a time at least 2 hours from now.")
+            put("time", p.n, N_("Propose a time at least 2 hours from now."))
             continue
         timezone = directory.locations[p.location_id]
         hours = work_hours.get((p.doctor_id, p.location_id), ())
         if not within_hours(p, timezone, hours, (exceptions or {}).get(p.doctor_id, ())):
             doctor = directory.doctors.get(p.doctor_id, "The doctor")
-            put("time", p.n, f"Outside {doctor}'s work hours at this location ({timezone}).")
+            put(
+                "time",
+                p.n,
+                Text("Outside {doctor}'s work hours at this location ({timezone}).", doctor=doctor, timezone=timezone),
+            )
             continue
         for b in busy:
             if b.doctor_id == p.doctor_id and overlaps(p.start, p.end, b.start, b.end):
@@ -325,9 +330,9 @@ def check_proposals(
     for i, p in enumerate(proposals):
         for q in proposals[:i]:
             if p.same_slot(q):
-                put("time", p.n, f"Same doctor, location, date and time as alternative {q.n}.")
+                put("time", p.n, Text("Same doctor, location, date and time as alternative {n}.", n=q.n))
             elif p.doctor_id == q.doctor_id and overlaps(p.start, p.end, q.start, q.end):
-                put("time", p.n, f"Overlaps alternative {q.n}.")
+                put("time", p.n, Text("Overlaps alternative {n}.", n=q.n))
     return errors
 
 
@@ -371,11 +376,11 @@ def hours_errors(blocks: Sequence[Hours]) -> dict[str, str]:
         if not 0 <= h.weekday <= 6:
             errors[key] = "weekday is 0 (Monday) to 6 (Sunday)."
         elif not _whole_minutes(h.opens) or not _whole_minutes(h.closes):
-            errors[key] = "Use HH:MM times without seconds or zone."
+            errors[key] = N_("Use HH:MM times without seconds or zone.")
         elif not h.opens < h.closes:
             errors[key] = "opens must be before closes."
         elif any(o.weekday == h.weekday and h.opens < o.closes and o.opens < h.closes for o in blocks[:i]):
-            errors[key] = "Overlaps another block on the same weekday."
+            errors[key] = N_("Overlaps another block on the same weekday.")
     return errors
 
 
@@ -383,17 +388,17 @@ def exception_errors(e: HoursException) -> dict[str, str]:
     """A dated exception that makes sense: a known kind; a holiday has no times, an extra day needs both, an
     absence both or none; opening before closing."""
     if e.kind not in ExceptionKind.ALL:
-        return {"kind": "Use holiday, absence or extra."}
+        return {"kind": N_("Use holiday, absence or extra.")}
     timed = (e.opens is not None, e.closes is not None)
     if e.kind == ExceptionKind.HOLIDAY and any(timed):
-        return {"opens": "A holiday has no times."}
+        return {"opens": N_("A holiday has no times.")}
     if e.kind == ExceptionKind.EXTRA and not all(timed):
-        return {"opens" if e.opens is None else "closes": "An extra day needs opens and closes."}
+        return {"opens" if e.opens is None else "closes": N_("An extra day needs opens and closes.")}
     if e.kind == ExceptionKind.ABSENCE and any(timed) and not all(timed):
-        return {"opens" if e.opens is None else "closes": "Give both times, or neither for the whole day."}
+        return {"opens" if e.opens is None else "closes": N_("Give both times, or neither for the whole day.")}
     if e.opens is not None and e.closes is not None:
         if not _whole_minutes(e.opens) or not _whole_minutes(e.closes):
-            return {"opens": "Use HH:MM times without seconds or zone."}
+            return {"opens": N_("Use HH:MM times without seconds or zone.")}
         if not e.opens < e.closes:
             return {"closes": "closes must be after opens."}
     return {}

@@ -27,6 +27,7 @@ from urllib.parse import urlsplit
 
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.status import Status
+from doctordesk.domain.texts import N_, Text
 
 EVENT_TYPES: dict[str, str] = {
     "appointment.request": "appointment.requested",
@@ -71,7 +72,7 @@ def clean_event_types(raw: Iterable[str]) -> list[str]:
     if unknown:
         raise ValidationFailed(fields={"event_types": f"Unknown event types: {', '.join(unknown)}."})
     if not wanted:
-        raise ValidationFailed(fields={"event_types": "Subscribe to at least one event type."})
+        raise ValidationFailed(fields={"event_types": N_("Subscribe to at least one event type.")})
     return [t for t in SUBSCRIBABLE if t in wanted]
 
 
@@ -80,23 +81,23 @@ def check_url(raw: str, *, allow_private: bool) -> str:
     that is ``localhost`` or an IP literal in a loopback, private, link-local or otherwise non-public range is
     refused (host names are not resolved here: see docs/webhooks.md#addresses)."""
     url = raw.strip()
-    problem = None
+    problem: str | None = None
     try:
         parts = urlsplit(url)
         host = parts.hostname or ""
         parts.port  # noqa: B018 - raises ValueError for a port out of range
     except ValueError:
-        raise ValidationFailed(fields={"url": "Not a valid URL."}) from None
+        raise ValidationFailed(fields={"url": N_("Not a valid URL.")}) from None
     if len(url) > MAX_URL_CHARS:
-        problem = f"At most {MAX_URL_CHARS} characters."
+        problem = Text("At most {count} characters.", count=MAX_URL_CHARS)
     elif parts.scheme not in ("http", "https"):
-        problem = "Use an http or https URL."
+        problem = N_("Use an http or https URL.")
     elif not host:
-        problem = "The URL needs a host."
+        problem = N_("The URL needs a host.")
     elif parts.fragment or any(c.isspace() for c in url):
-        problem = "Not a valid URL."
+        problem = N_("Not a valid URL.")
     elif not allow_private and _is_private(host):
-        problem = "Loopback and private addresses are not allowed."
+        problem = N_("Loopback and private addresses are not allowed.")
     if problem:
         raise ValidationFailed(fields={"url": problem})
     return url

@@ -15,10 +15,12 @@ from datetime import datetime
 from sqlalchemy import func, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from doctordesk import i18n
 from doctordesk.domain.events import DomainEvent
 from doctordesk.realtime.lease import lease_due
 from doctordesk.store.db import Database
 from doctordesk.store.realtime_tables import Device, PushOutbox
+from doctordesk.store.tables import User
 
 PENDING, SENT, DROPPED = "pending", "sent", "dropped"
 
@@ -63,19 +65,24 @@ async def enqueue(
     if not wanted:
         return 0
     user_ids = {u for e in wanted for u in e.notify_user_ids}
-    devices = (
-        await session.scalars(select(Device).where(Device.user_id.in_(user_ids), Device.push_token.is_not(None)))
+    rows = (
+        await session.execute(
+            select(Device, User.language)
+            .join(User, User.id == Device.user_id)
+            .where(Device.user_id.in_(user_ids), Device.push_token.is_not(None))
+        )
     ).all()
     count = 0
     for event in wanted:
-        for device in devices:
+        for device, language in rows:
             if device.user_id in event.notify_user_ids:
                 session.add(
                     PushOutbox(
                         notification_id=str(uuid.uuid4()),
                         device_id=device.id,
                         user_id=device.user_id,
-                        text=event.notify_text,
+                        # In the recipient's language (a Text keeps its template; English without a choice).
+                        text=i18n.t(language or i18n.DEFAULT, event.notify_text) if event.notify_text else None,
                         data=data_for(event, device),
                         kind=event.kind[:64],
                         created_at=now,

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, timedelta
 from urllib.parse import urlencode
 
+from doctordesk.i18n import _
 from doctordesk.screens.admin_pages import BASE, page
 from doctordesk.screens.protocol import Action, Element, Layout, Page, el
 from doctordesk.services.admin_audit import AuditFilter, AuditRow
@@ -46,9 +47,9 @@ def _row(r: AuditRow, names: Mapping[int, str]) -> Element:
         f"audit-{r.id}",
         "Row",
         el(f"audit-at-{r.id}", "Regular", label="When (UTC)", value=r.at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")),
-        el(f"audit-actor-{r.id}", "Regular", label="Who", value=who),
-        el(f"audit-action-{r.id}", "Regular", label="Action", value=r.action),
-        el(f"audit-entity-{r.id}", "Regular", label="About", value=f"{r.entity} {r.entity_id or ''}".strip()),
+        el(f"audit-actor-{r.id}", "Regular", label=_("Who"), value=who),
+        el(f"audit-action-{r.id}", "Regular", label=_("Action"), value=r.action),
+        el(f"audit-entity-{r.id}", "Regular", label=_("About"), value=f"{r.entity} {r.entity_id or ''}".strip()),
         el(f"audit-details-{r.id}", "Caption", value=details),
     )
 
@@ -68,13 +69,13 @@ def render(
         "filters",
         "Section",
         el("f-actor", "Edit", label="Actor (user id)", name="actor", value=str(f.actor_id or "")),
-        el("f-appointment", "Edit", label="Appointment id", name="appointment", value=str(f.appointment_id or "")),
-        el("f-action", "Edit", label="Action, e.g. appointment.approve", name="action", value=f.action or ""),
-        el("f-from", "Date", label="From day (UTC)", name="from", value=f.since.strftime(day) if f.since else ""),
-        el("f-to", "Date", label="Until day (UTC, inclusive)", name="to",
+        el("f-appointment", "Edit", label=_("Appointment id"), name="appointment", value=str(f.appointment_id or "")),
+        el("f-action", "Edit", label=_("Action, e.g. appointment.approve"), name="action", value=f.action or ""),
+        el("f-from", "Date", label=_("From day (UTC)"), name="from", value=f.since.strftime(day) if f.since else ""),
+        el("f-to", "Date", label=_("Until day (UTC, inclusive)"), name="to",
            value=(f.until - timedelta(days=1)).strftime(day) if f.until else ""),
-        el("apply-filters", "Button", label="Apply", action=Action("PATCH", f"{ENDPOINT}/filter", form="filters")),
-        label="Filter",
+        el("apply-filters", "Button", label=_("Apply"), action=Action("PATCH", f"{ENDPOINT}/filter", form="filters")),
+        label=_("Filter"),
     )  # fmt: skip
     query = urlencode(query_of(f))
     exports = el(
@@ -85,19 +86,19 @@ def render(
         el("export-jsonl", "Attachment", label="audit.jsonl",
            props={"href": f"{EXPORT}?{query}&format=jsonl" if query else f"{EXPORT}?format=jsonl",
                   "mime": "application/jsonl"}),
-        label="Export this filter",
+        label=_("Export this filter"),
     )  # fmt: skip
     listing = el(
         "entries",
         "Section",
-        el("entries-empty", "Caption", value="Nothing recorded for this filter.", visible=not rows),
+        el("entries-empty", "Caption", value=_("Nothing recorded for this filter."), visible=not rows),
         *(_row(r, names) for r in rows),
-        el("newest", "Link", label="Newest", visible=cursor is not None, action=Action("PUT", endpoint(f))),
-        el("older", "Link", label="Older", visible=next_cursor is not None,
+        el("newest", "Link", label=_("Newest"), visible=cursor is not None, action=Action("PUT", endpoint(f))),
+        el("older", "Link", label=_("Older"), visible=next_cursor is not None,
            action=Action("PUT", endpoint(f, next_cursor))),
-        label="Entries, newest first",
+        label=_("Entries, newest first"),
     )  # fmt: skip
     return page(
-        screen=SCREEN, current="audit", title="Audit trail", endpoint=endpoint(f, cursor),
+        screen=SCREEN, current="audit", title=_("Audit trail"), endpoint=endpoint(f, cursor),
         elements=[filters, exports, listing], layout=layout, timeout=timeout,
     )  # fmt: skip

@@ -9,17 +9,18 @@ from dataclasses import dataclass
 from urllib.parse import urlencode
 
 from doctordesk.domain.scheduling import ExceptionKind, Hours
+from doctordesk.i18n import N_, _
 from doctordesk.screens.admin_pages import BASE, notice, page
 from doctordesk.screens.protocol import Action, Element, Layout, Option, Page, el
 
 SCREEN = "admin-hours"
 ENDPOINT = f"{BASE}/hours"
 EMPTY_LINES = 3
-WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+WEEKDAYS = (N_("Monday"), N_("Tuesday"), N_("Wednesday"), N_("Thursday"), N_("Friday"), N_("Saturday"), N_("Sunday"))
 KINDS = (
-    (ExceptionKind.HOLIDAY, "Holiday (no hours)"),
-    (ExceptionKind.ABSENCE, "Absence (whole day, or from-to)"),
-    (ExceptionKind.EXTRA, "Extra hours (from-to)"),
+    (ExceptionKind.HOLIDAY, N_("Holiday (no hours)")),
+    (ExceptionKind.ABSENCE, N_("Absence (whole day, or from-to)")),
+    (ExceptionKind.EXTRA, N_("Extra hours (from-to)")),
 )
 
 
@@ -55,10 +56,11 @@ def _rule_line(i: int, rule: Hours | None) -> Element:
     return el(
         f"rule-{i}",
         "Group",
-        el(f"weekday~{i}", "Combo", label="Day", name=f"weekday~{i}", value=str(rule.weekday) if rule else "",
-           options=[Option("", "—"), *(Option(str(n), d) for n, d in enumerate(WEEKDAYS))]),
-        el(f"opens~{i}", "Time", label="From", name=f"opens~{i}", value=rule.opens.strftime("%H:%M") if rule else ""),
-        el(f"closes~{i}", "Time", label="To", name=f"closes~{i}",
+        el(f"weekday~{i}", "Combo", label=_("Day"), name=f"weekday~{i}", value=str(rule.weekday) if rule else "",
+           options=[Option("", "—"), *(Option(str(n), _(d)) for n, d in enumerate(WEEKDAYS))]),
+        el(f"opens~{i}", "Time", label=_("From"), name=f"opens~{i}",
+           value=rule.opens.strftime("%H:%M") if rule else ""),
+        el(f"closes~{i}", "Time", label=_("To"), name=f"closes~{i}",
            value=rule.closes.strftime("%H:%M") if rule else ""),
     )  # fmt: skip
 
@@ -70,8 +72,8 @@ def _exception(row: ExceptionRow) -> Element:
         "Row",
         el(f"exception-text-{row.id}", "Regular", value=f"{row.day}: {row.kind}{span} · {row.location}"),
         el(f"exception-note-{row.id}", "Caption", value=row.note or None),
-        el(f"remove-exception-{row.id}", "Button", label="Remove",
-           action=Action("POST", f"{ENDPOINT}/exceptions/{row.id}/remove", confirm="Remove this exception?")),
+        el(f"remove-exception-{row.id}", "Button", label=_("Remove"),
+           action=Action("POST", f"{ENDPOINT}/exceptions/{row.id}/remove", confirm=_("Remove this exception?"))),
     )  # fmt: skip
 
 
@@ -80,11 +82,11 @@ def render(s: HoursScreen) -> Page:
     choice = el(
         "choice",
         "Section",
-        el("doctor", "Combo", label="Doctor", name="doctor", value=str(s.doctor_id or ""), options=s.doctors,
+        el("doctor", "Combo", label=_("Doctor"), name="doctor", value=str(s.doctor_id or ""), options=s.doctors,
            action=Action("PATCH", f"{ENDPOINT}/choose", form="choice")),
-        el("location", "Combo", label="Location", name="location", value=str(s.location_id or ""),
+        el("location", "Combo", label=_("Location"), name="location", value=str(s.location_id or ""),
            options=s.locations, action=Action("PATCH", f"{ENDPOINT}/choose", form="choice")),
-        label="Whose hours, where",
+        label=_("Whose hours, where"),
     )  # fmt: skip
     lines = [_rule_line(i, r) for i, r in enumerate(s.rules, start=1)]
     lines += [_rule_line(i, None) for i in range(len(s.rules) + 1, len(s.rules) + 1 + EMPTY_LINES)]
@@ -93,45 +95,45 @@ def render(s: HoursScreen) -> Page:
         "Section",
         el("rules-doctor", "Hidden", name="doctor", value=str(s.doctor_id or "")),
         el("rules-location", "Hidden", name="location", value=str(s.location_id or "")),
-        el("weekly-hint", "Caption", value="Local time of the location. Leave a line's day empty to drop it."),
+        el("weekly-hint", "Caption", value=_("Local time of the location. Leave a line's day empty to drop it.")),
         *lines,
-        el("save-hours", "Button", label="Save weekly hours",
+        el("save-hours", "Button", label=_("Save weekly hours"),
            action=Action("POST", f"{ENDPOINT}/save", form="weekly")),
-        label="Weekly hours",
+        label=_("Weekly hours"),
     )  # fmt: skip
     conflicts = el(
         "conflicts",
         "Section",
         el("conflicts-text", "Notice", props={"tone": "warning"}),
         el("conflicts-list", "Group"),
-        el("confirm-change", "Button", label="Apply anyway"),
-        label="Appointments outside the new hours",
+        el("confirm-change", "Button", label=_("Apply anyway")),
+        label=_("Appointments outside the new hours"),
         visible=False,
     )
     add = el(
         "new-exception",
         "Section",
         el("exc-doctor", "Hidden", name="doctor", value=str(s.doctor_id or "")),
-        el("exc-day", "Date", label="Day", name="day"),
-        el("exc-kind", "Combo", label="Kind", name="kind", value=ExceptionKind.HOLIDAY,
-           options=[Option(k, label) for k, label in KINDS]),
-        el("exc-location", "Combo", label="Where", name="location", value="",
-           options=[Option("", "Every location"), *s.locations]),
+        el("exc-day", "Date", label=_("Day"), name="day"),
+        el("exc-kind", "Combo", label=_("Kind"), name="kind", value=ExceptionKind.HOLIDAY,
+           options=[Option(k, _(label)) for k, label in KINDS]),
+        el("exc-location", "Combo", label=_("Where"), name="location", value="",
+           options=[Option("", _("Every location")), *s.locations]),
         el("exc-opens", "Time", label="From (optional)", name="opens"),
         el("exc-closes", "Time", label="To (optional)", name="closes"),
-        el("exc-note", "Edit", label="Note", name="note"),
-        el("add-exception", "Button", label="Add exception",
+        el("exc-note", "Edit", label=_("Note"), name="note"),
+        el("add-exception", "Button", label=_("Add exception"),
            action=Action("POST", f"{ENDPOINT}/exceptions/add", form="new-exception")),
-        label="Add a holiday, absence or extra day",
+        label=_("Add a holiday, absence or extra day"),
     )  # fmt: skip
     exceptions = el(
         "exceptions",
         "Section",
-        el("exceptions-empty", "Caption", value="No exceptions.", visible=not s.exceptions),
+        el("exceptions-empty", "Caption", value=_("No exceptions."), visible=not s.exceptions),
         *(_exception(r) for r in s.exceptions),
-        label="Dated exceptions",
+        label=_("Dated exceptions"),
     )
     return page(
-        screen=SCREEN, current="hours", title="Work hours", endpoint=where,
+        screen=SCREEN, current="hours", title=_("Work hours"), endpoint=where,
         elements=[notice("saved"), choice, conflicts, weekly, exceptions, add], layout=s.layout, timeout=s.timeout,
     )  # fmt: skip

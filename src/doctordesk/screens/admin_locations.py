@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
+from doctordesk.i18n import _
 from doctordesk.screens.admin_pages import BASE, notice, page
 from doctordesk.screens.protocol import Action, Element, Layout, Page, el
 
@@ -26,9 +27,9 @@ class LocationLike(Protocol):
 
 def _fields(prefix: str, loc: LocationLike | None) -> list[Element]:
     return [
-        el(f"{prefix}name", "Edit", label="Name", name="name", value=loc.name if loc else None),
-        el(f"{prefix}address", "Edit", label="Address", name="address", value=loc.address if loc else None),
-        el(f"{prefix}timezone", "Edit", label="Time zone, e.g. Europe/Berlin", name="timezone",
+        el(f"{prefix}name", "Edit", label=_("Name"), name="name", value=loc.name if loc else None),
+        el(f"{prefix}address", "Edit", label=_("Address"), name="address", value=loc.address if loc else None),
+        el(f"{prefix}timezone", "Edit", label=_("Time zone, e.g. Europe/Berlin"), name="timezone",
            value=loc.timezone if loc else None),
     ]  # fmt: skip
 
@@ -39,7 +40,7 @@ def render(rows: Sequence[LocationLike], *, layout: Layout, timeout: int) -> Pag
             f"location-{loc.id}",
             "Card",
             *_fields(f"location-{loc.id}-", loc),
-            el(f"save-location-{loc.id}", "Button", label="Save",
+            el(f"save-location-{loc.id}", "Button", label=_("Save"),
                action=Action("POST", f"{ENDPOINT}/{loc.id}/save", form=f"location-{loc.id}")),
             label=loc.name,
         )
@@ -49,11 +50,16 @@ def render(rows: Sequence[LocationLike], *, layout: Layout, timeout: int) -> Pag
         "new-location",
         "Section",
         *_fields("new-", None),
-        el("create", "Button", label="Add location", action=Action("POST", f"{ENDPOINT}/create", form="new-location")),
-        label="New location",
+        el(
+            "create",
+            "Button",
+            label=_("Add location"),
+            action=Action("POST", f"{ENDPOINT}/create", form="new-location"),
+        ),
+        label=_("New location"),
     )
-    elements = [notice("saved"), el("locations", "Section", *items, label="Locations"), new]
+    elements = [notice("saved"), el("locations", "Section", *items, label=_("Locations")), new]
     return page(
-        screen=SCREEN, current="locations", title="Locations", endpoint=ENDPOINT, elements=elements, layout=layout,
+        screen=SCREEN, current="locations", title=_("Locations"), endpoint=ENDPOINT, elements=elements, layout=layout,
         timeout=timeout,
     )  # fmt: skip

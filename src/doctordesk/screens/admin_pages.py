@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from doctordesk.i18n import N_, _
 from doctordesk.screens.protocol import Action, Element, Layout, Page, el
 
 BASE = "/profile/admin"
@@ -13,13 +14,13 @@ BASE = "/profile/admin"
 ADMIN_TOPIC = "admin"
 
 SECTIONS = (
-    ("users", "Users", f"{BASE}/users"),
-    ("locations", "Locations", f"{BASE}/locations"),
-    ("hours", "Work hours", f"{BASE}/hours"),
-    ("fees", "Fees", f"{BASE}/fees"),
-    ("insurance", "Insurance", f"{BASE}/insurance"),
-    ("webhooks", "Webhooks", f"{BASE}/webhooks"),
-    ("audit", "Audit trail", f"{BASE}/audit"),
+    ("users", N_("Users"), f"{BASE}/users"),
+    ("locations", N_("Locations"), f"{BASE}/locations"),
+    ("hours", N_("Work hours"), f"{BASE}/hours"),
+    ("fees", N_("Fees"), f"{BASE}/fees"),
+    ("insurance", N_("Insurance"), f"{BASE}/insurance"),
+    ("webhooks", N_("Webhooks"), f"{BASE}/webhooks"),
+    ("audit", N_("Audit trail"), f"{BASE}/audit"),
 )
 
 
@@ -29,10 +30,10 @@ def nav(current: str) -> Element:
         "admin-nav",
         "Group",
         *(
-            el(f"nav-{key}", "Link", label=label, highlighted=key == current, action=Action("PUT", endpoint))
+            el(f"nav-{key}", "Link", label=_(label), highlighted=key == current, action=Action("PUT", endpoint))
             for key, label, endpoint in SECTIONS
         ),
-        label="Administration",
+        label=_("Administration"),
     )
 
 
@@ -50,6 +51,6 @@ def page(
         endpoint=endpoint,
         poll=endpoint,
         timeout=timeout,
-        elements=(nav(current), el("title", "Heading", value=title), *elements),
+        elements=(nav(current), el("title", N_("Heading"), value=title), *elements),
         layout=layout,
     )

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from urllib.parse import urlencode
 
-from doctordesk.domain.appointments import AppointmentView, format_local
+from doctordesk.domain.appointments import AppointmentView
 from doctordesk.domain.events import ALL_APPOINTMENTS_TOPIC, doctor_topic, patient_topic, user_topic
 from doctordesk.domain.keyset import Slice, count_label
 from doctordesk.domain.list_filter import MAX_SEARCH_CHARS, STATUSES, ListFilter
@@ -15,6 +15,8 @@ from doctordesk.domain.list_sections import Section
 from doctordesk.domain.notices import Notice
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.status import Status
+from doctordesk.i18n import N_, _
+from doctordesk.i18n.formats import format_local
 from doctordesk.screens.protocol import Action, Element, Layout, Option, Page, el
 from doctordesk.screens.state import Shown
 from doctordesk.screens.wording import status_badge, status_label
@@ -31,22 +33,22 @@ CALENDAR_ENDPOINT = "/profile/calendar-feed"
 # Each section's title from the viewer's point of view.
 _TITLES: dict[Role, dict[Section, str]] = {
     Role.DOCTOR: {
-        Section.NEEDS_DECISION: "Awaiting your decision",
-        Section.WAITING: "Waiting for the patient",
-        Section.UPCOMING: "Upcoming",
-        Section.PAST: "Past and closed",
+        Section.NEEDS_DECISION: N_("Awaiting your decision"),
+        Section.WAITING: N_("Waiting for the patient"),
+        Section.UPCOMING: N_("Upcoming"),
+        Section.PAST: N_("Past and closed"),
     },
     Role.PATIENT: {
-        Section.NEEDS_DECISION: "Waiting for the doctor",
-        Section.WAITING: "Offers for you to answer",
-        Section.UPCOMING: "Upcoming",
-        Section.PAST: "Past and closed",
+        Section.NEEDS_DECISION: N_("Waiting for the doctor"),
+        Section.WAITING: N_("Offers for you to answer"),
+        Section.UPCOMING: N_("Upcoming"),
+        Section.PAST: N_("Past and closed"),
     },
     Role.SUPPORT: {
-        Section.NEEDS_DECISION: "Awaiting the doctor's decision",
-        Section.WAITING: "Waiting for the patient",
-        Section.UPCOMING: "Upcoming",
-        Section.PAST: "Past and closed",
+        Section.NEEDS_DECISION: N_("Awaiting the doctor's decision"),
+        Section.WAITING: N_("Waiting for the patient"),
+        Section.UPCOMING: N_("Upcoming"),
+        Section.PAST: N_("Past and closed"),
     },
 }
 
@@ -68,23 +70,23 @@ def endpoint(f: ListFilter) -> str:
 
 def _filters(f: ListFilter, actor: Actor) -> Element:
     """The filter form: status, days, patient name. "Apply" navigates to the list's URL for it."""
-    statuses = [Option("", "Any status")]
+    statuses = [Option("", _("Any status"))]
     statuses += [Option(key, status_label(codes[0], actor.role)) for key, codes in STATUSES.items()]
     children = [
-        el("f-status", "Combo", label="Status", name="status", value=f.status or "", options=statuses),
-        el("f-from", "Date", label="From", name="from", value=f.first.isoformat() if f.first else ""),
-        el("f-to", "Date", label="To", name="to", value=f.last.isoformat() if f.last else ""),
+        el("f-status", "Combo", label=_("Status"), name="status", value=f.status or "", options=statuses),
+        el("f-from", "Date", label=_("From"), name="from", value=f.first.isoformat() if f.first else ""),
+        el("f-to", "Date", label=_("To"), name="to", value=f.last.isoformat() if f.last else ""),
     ]
     if actor.role is not Role.PATIENT:
         children.append(
-            el("f-q", "Edit", label="Patient name", name="q", value=f.search,
+            el("f-q", "Edit", label=_("Patient name"), name="q", value=f.search,
                props={"type": "search", "maxlength": MAX_SEARCH_CHARS, "submit": "apply-filter"})
         )  # fmt: skip
     children += [
-        el("apply-filter", "Button", label="Apply", action=Action("PATCH", FILTER_ENDPOINT, form="filters")),
-        el("clear-filter", "Link", label="Clear filter", visible=f.active, action=Action("PUT", ENDPOINT)),
+        el("apply-filter", "Button", label=_("Apply"), action=Action("PATCH", FILTER_ENDPOINT, form="filters")),
+        el("clear-filter", "Link", label=_("Clear filter"), visible=f.active, action=Action("PUT", ENDPOINT)),
     ]
-    return el("filters", "Section", *children, label="Filter")
+    return el("filters", "Section", *children, label=_("Filter"))
 
 
 def shown(actor: Actor) -> Shown:
@@ -99,16 +101,16 @@ def _actions(view: AppointmentView, actor: Actor) -> list[Element]:
     """What the viewer can do from the row: a doctor decides, doctors and support chat, a patient answers."""
     a = view.id
     if actor.role is Role.PATIENT:
-        label = "Choose a time" if view.status.is_pending_response else "View"
+        label = _("Choose a time") if view.status.is_pending_response else _("View")
         return [el(f"offers-{a}", "Link", label=label, action=Action("PUT", f"/profile/appointments/{a}/offers"))]
     actions = []
     if actor.role is Role.DOCTOR:
-        label = "Review and approve" if view.status is Status.REQUESTED else "Details"
+        label = _("Review and approve") if view.status is Status.REQUESTED else _("Details")
         actions.append(
             el(f"review-{a}", "Link", label=label, action=Action("PUT", f"/profile/appointments/{a}/approve"))
         )
     actions.append(
-        el(f"chat-{a}", "Link", label="Chat", action=Action("PUT", chat_endpoint(a)), props={"panel": "chat"})
+        el(f"chat-{a}", "Link", label=_("Chat"), action=Action("PUT", chat_endpoint(a)), props={"panel": "chat"})
     )
     return actions
 
@@ -125,17 +127,17 @@ def row(view: AppointmentView, actor: Actor, *, now: datetime) -> Element:
             value=format_local(view.start, view.location.timezone),
             props={"datetime": view.start.isoformat(), "minutes": view.duration_minutes, "today": is_today},
         ),
-        el(f"today-{a}", "Badge", value="Today", visible=is_today, props={"tone": "info"}),
+        el(f"today-{a}", "Badge", value=_("Today"), visible=is_today, props={"tone": "info"}),
     ]
     if actor.role is Role.PATIENT:
-        children.append(el(f"doctor-{a}", "Regular", value=view.doctor.name, label="Doctor"))
+        children.append(el(f"doctor-{a}", "Regular", value=view.doctor.name, label=_("Doctor")))
     else:
-        children.append(el(f"patient-{a}", "Regular", value=view.patient.name, label="Patient"))
+        children.append(el(f"patient-{a}", "Regular", value=view.patient.name, label=_("Patient")))
         if actor.role is not Role.DOCTOR:
-            children.append(el(f"doctor-{a}", "Regular", value=view.doctor.name, label="Doctor"))
+            children.append(el(f"doctor-{a}", "Regular", value=view.doctor.name, label=_("Doctor")))
     children += [
-        el(f"location-{a}", "Regular", value=view.location.name, label="Location"),
-        el(f"service-{a}", "Regular", value=view.service, label="Service"),
+        el(f"location-{a}", "Regular", value=view.location.name, label=_("Location")),
+        el(f"service-{a}", "Regular", value=view.service, label=_("Service")),
         status_badge(f"status-{a}", view.status, actor.role),
         el(
             f"unread-{a}",
@@ -151,7 +153,7 @@ def row(view: AppointmentView, actor: Actor, *, now: datetime) -> Element:
 
 
 def _label(section: Section, actor: Actor, rows: Slice[AppointmentView]) -> str:
-    title = _TITLES.get(actor.role, _TITLES[Role.SUPPORT])[section]
+    title = _(_TITLES.get(actor.role, _TITLES[Role.SUPPORT])[section])
     if section is Section.PAST:
         return title
     if rows.total is None:
@@ -163,11 +165,11 @@ def _more(section: Section, rows: Slice[AppointmentView]) -> Element:
     """The section's "show more" link (or, at the most a section shows, a note that says so)."""
     key = section.value
     if rows.at_limit and rows.more:
-        return el(f"{key}-limit", "Caption", value="The list shows no more here; the read API pages through all.")
+        return el(f"{key}-limit", "Caption", value=_("The list shows no more here; the read API pages through all."))
     return el(
         f"{key}-more",
         "Link",
-        label="Show older" if section.newest_first else "Show more",
+        label=_("Show older") if section.newest_first else _("Show more"),
         visible=rows.more,
         action=Action("PATCH", f"{MORE_ENDPOINT}?section={key}"),
     )
@@ -182,7 +184,7 @@ def _notices(notices: Sequence[Notice]) -> Element:
             el(
                 f"dismiss-{n.id}",
                 "Button",
-                label="Dismiss",
+                label=_("Dismiss"),
                 action=Action("POST", f"{NOTICES_ENDPOINT}/{n.id}/dismiss"),
             ),
             value=n.text,
@@ -193,11 +195,11 @@ def _notices(notices: Sequence[Notice]) -> Element:
     dismiss_all = el(
         "dismiss-all",
         "Link",
-        label="Dismiss all",
+        label=_("Dismiss all"),
         visible=len(items) > 1,
         action=Action("POST", f"{NOTICES_ENDPOINT}/dismiss"),
     )
-    return el("notices", "Section", *items, dismiss_all, label="Notices", visible=bool(items))
+    return el("notices", "Section", *items, dismiss_all, label=_("Notices"), visible=bool(items))
 
 
 def render(
@@ -213,15 +215,15 @@ def render(
     """The list: the viewer's notices, the filter, then each section's rows in its order, each with its "show
     more" link. Patients also get the way to book, doctors their calendar feed, admins the way to administration."""
     f = f or ListFilter()
-    elements: list[Element] = [el("title", "Heading", value="Appointments"), _notices(notices)]
+    elements: list[Element] = [el("title", "Heading", value=_("Appointments")), _notices(notices)]
     if actor.role is Role.PATIENT:
-        elements.append(el("book", "Link", label="Book an appointment", action=Action("PUT", BOOK_ENDPOINT)))
+        elements.append(el("book", "Link", label=_("Book an appointment"), action=Action("PUT", BOOK_ENDPOINT)))
     if actor.role is Role.DOCTOR:
-        elements.append(el("calendar-feed", "Link", label="Calendar feed", action=Action("PUT", CALENDAR_ENDPOINT)))
+        elements.append(el("calendar-feed", "Link", label=_("Calendar feed"), action=Action("PUT", CALENDAR_ENDPOINT)))
     if actor.role is Role.ADMIN:
-        elements.append(el("administration", "Link", label="Administration", action=Action("PUT", ADMIN_ENDPOINT)))
+        elements.append(el("administration", "Link", label=_("Administration"), action=Action("PUT", ADMIN_ENDPOINT)))
     elements.append(_filters(f, actor))
-    nothing = "Nothing matches the filter." if f.active else "Nothing here."
+    nothing = _("Nothing matches the filter.") if f.active else _("Nothing here.")
     for section in Section:
         shown = sections[section]
         key = section.value
@@ -230,7 +232,7 @@ def render(
         elements.append(el(key, "Section", empty, *rows, _more(section, shown), label=_label(section, actor, shown)))
     return Page(
         screen=SCREEN,
-        title="Appointments",
+        title=_("Appointments"),
         endpoint=endpoint(f),
         poll=ENDPOINT,
         timeout=timeout,

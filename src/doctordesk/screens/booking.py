@@ -11,9 +11,10 @@ from itertools import groupby
 from urllib.parse import urlencode
 from zoneinfo import ZoneInfo
 
-from doctordesk.domain.appointments import format_local
 from doctordesk.domain.booking import NOTE_MAX, SERVICES, Choice
 from doctordesk.domain.events import doctor_topic, user_topic
+from doctordesk.i18n import _
+from doctordesk.i18n.formats import format_day, format_local
 from doctordesk.screens.protocol import Action, Element, Layout, Option, Page, el
 from doctordesk.screens.state import Shown
 
@@ -79,7 +80,7 @@ def _choice(s: BookingScreen) -> Element:
         el(
             "doctor",
             "Combo",
-            label="Doctor",
+            label=_("Doctor"),
             name="doctor",
             value=str(c.doctor_id or ""),
             options=s.doctors,
@@ -88,7 +89,7 @@ def _choice(s: BookingScreen) -> Element:
         el(
             "location",
             "Combo",
-            label="Location",
+            label=_("Location"),
             name="location",
             value=str(c.location_id or ""),
             options=s.locations,
@@ -97,14 +98,14 @@ def _choice(s: BookingScreen) -> Element:
         el(
             "service",
             "Combo",
-            label="Service",
+            label=_("Service"),
             name="service",
             value=c.service,
             options=[Option(k, v) for k, v in SERVICES.items()],
             action=change,
         ),
         el("week", "Hidden", name="week", value=c.week.isoformat()),
-        label="What and where",
+        label=_("What and where"),
     )
 
 
@@ -129,18 +130,18 @@ def _times(s: BookingScreen) -> Element:
             )
             for t in starts
         ]
-        days.append(el(f"day-{day.isoformat()}", "Group", *links, label=day.strftime("%a %d %b")))
+        days.append(el(f"day-{day.isoformat()}", "Group", *links, label=format_day(day)))
     last_day = c.week + timedelta(days=6)
-    title = f"Free times {c.week.strftime('%d %b')} – {last_day.strftime('%d %b %Y')}"
+    title = _("Free times {first} – {last}", first=format_day(c.week), last=format_day(last_day, with_year=True))
     return el(
         "times",
         "Section",
-        _week_link("previous-week", s, c.week - timedelta(weeks=1), "Previous week", c.week > s.first_week),
-        _week_link("next-week", s, c.week + timedelta(weeks=1), "Next week", c.week < s.last_week),
-        el("timezone-note", "Caption", value=f"Times in {s.timezone}." if s.timezone else None),
-        el("times-empty", "Caption", value="No free times this week.", visible=not days),
+        _week_link("previous-week", s, c.week - timedelta(weeks=1), _("Previous week"), c.week > s.first_week),
+        _week_link("next-week", s, c.week + timedelta(weeks=1), _("Next week"), c.week < s.last_week),
+        el("timezone-note", "Caption", value=_("Times in {timezone}.", timezone=s.timezone) if s.timezone else None),
+        el("times-empty", "Caption", value=_("No free times this week."), visible=not days),
         *days,
-        label=title if s.timezone else "Free times",
+        label=title if s.timezone else _("Free times"),
     )
 
 
@@ -154,21 +155,21 @@ def _confirm(s: BookingScreen) -> Element:
         el(
             "taken",
             "Notice",
-            value="That time is no longer free. Please pick another.",
+            value=_("That time is no longer free. Please pick another."),
             visible=gone,
             props={"tone": "warning"},
         ),
         el(
             "chosen-time",
             "Regular",
-            label="Time",
+            label=_("Time"),
             value=format_local(picked, s.timezone or "UTC") if picked else None,
             visible=picked is not None,
         ),
         el(
             "note",
             "Edit",
-            label="Note for the doctor (optional)",
+            label=_("Note for the doctor (optional)"),
             name="note",
             visible=picked is not None,
             props={"multiline": True, "maxlength": NOTE_MAX},
@@ -180,22 +181,22 @@ def _confirm(s: BookingScreen) -> Element:
         el(
             "request",
             "Button",
-            label="Request this time",
+            label=_("Request this time"),
             visible=picked is not None,
             action=Action("POST", REQUEST_ENDPOINT, form="confirm"),
         ),
-        label="Your request",
+        label=_("Your request"),
         visible=c.start is not None,
     )
 
 
 def render(s: BookingScreen) -> Page:
     elements = [
-        el("title", "Heading", value="Book an appointment"),
+        el("title", "Heading", value=_("Book an appointment")),
         el(
             "no-doctors",
             "Notice",
-            value="No doctor can be booked at the moment.",
+            value=_("No doctor can be booked at the moment."),
             visible=not s.doctors,
             props={"tone": "info"},
         ),
@@ -205,7 +206,7 @@ def render(s: BookingScreen) -> Page:
     ]
     return Page(
         screen=SCREEN,
-        title="Book an appointment",
+        title=_("Book an appointment"),
         endpoint=endpoint(s.choice),
         poll=endpoint(s.choice),
         timeout=s.timeout,

@@ -6,7 +6,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Protocol
 
-from doctordesk.domain.appointments import format_local
+from doctordesk.i18n import N_, _
+from doctordesk.i18n.formats import format_local
 from doctordesk.screens.protocol import Action, Element, Layout, Page, UpdateSet, el, p_update
 
 SCREEN = "calendar-feed"
@@ -15,7 +16,7 @@ MAKE_ENDPOINT = f"{ENDPOINT}/make"
 REVOKE_ENDPOINT = f"{ENDPOINT}/revoke"
 LIST_ENDPOINT = "/profile/appointments"
 
-ABOUT = (
+ABOUT = N_(
     "Subscribe to this address in Google Calendar (Other calendars, From URL), Outlook (Add calendar, Subscribe "
     "from web) or Apple Calendar (New Calendar Subscription). It shows your approved appointments, requests "
     "awaiting your decision and the times you offered, from the last 30 days to a year ahead, in each clinic's "
@@ -42,46 +43,46 @@ def render(feed: FeedLike | None, *, timezone: str, layout: Layout, timeout: int
         return format_local(moment, timezone)
 
     if feed is None:
-        status, fetched = "No feed address yet.", None
+        status, fetched = _("No feed address yet."), None
     else:
-        status = f"Active since {_when(feed.created_at)}. The address begins {feed.prefix}…"
-        fetched = _when(feed.last_fetched_at) if feed.last_fetched_at else "Not yet fetched by a calendar."
-    rotate = "The current address stops working at once; calendars subscribed to it need the new one. Rotate?"
+        status = _("Active since {when}. The address begins {prefix}…", when=_when(feed.created_at), prefix=feed.prefix)
+        fetched = _when(feed.last_fetched_at) if feed.last_fetched_at else _("Not yet fetched by a calendar.")
+    rotate = _("The current address stops working at once; calendars subscribed to it need the new one. Rotate?")
     elements: list[Element] = [
-        el("back", "Link", label="Back to the list", action=Action("PUT", LIST_ENDPOINT)),
-        el("title", "Heading", value="Calendar feed"),
-        el("about", "Text", value=ABOUT),
-        el("feed-status", "Regular", label="Feed", value=status),
-        el("feed-fetched", "Regular", label="Last fetched", value=fetched, visible=fetched is not None),
+        el("back", "Link", label=_("Back to the list"), action=Action("PUT", LIST_ENDPOINT)),
+        el("title", "Heading", value=_("Calendar feed")),
+        el("about", "Text", value=_(ABOUT)),
+        el("feed-status", "Regular", label=_("Feed"), value=status),
+        el("feed-fetched", "Regular", label=_("Last fetched"), value=fetched, visible=fetched is not None),
         el(
             "feed-new",
             "Section",
-            el("feed-url", "Regular", label="Address", value=None),
-            el("copy-url", "Button", label="Copy address", props={"copy": ""}),
-            el("feed-once", "Caption", value="Shown this once: copy it now. Rotate to get a new one later."),
-            label="Your new feed address",
+            el("feed-url", "Regular", label=_("Address"), value=None),
+            el("copy-url", "Button", label=_("Copy address"), props={"copy": ""}),
+            el("feed-once", "Caption", value=_("Shown this once: copy it now. Rotate to get a new one later.")),
+            label=_("Your new feed address"),
             visible=False,
         ),
         el(
             "make",
             "Button",
-            label="Rotate address" if live else "Create feed address",
+            label=_("Rotate address") if live else _("Create feed address"),
             action=Action("POST", MAKE_ENDPOINT, confirm=rotate if live else None),
         ),
         el(
             "revoke",
             "Button",
-            label="Revoke",
+            label=_("Revoke"),
             visible=live,
             action=Action(
-                "POST", REVOKE_ENDPOINT, confirm="The address stops working at once. Revoke the calendar feed?"
+                "POST", REVOKE_ENDPOINT, confirm=_("The address stops working at once. Revoke the calendar feed?")
             ),
         ),
         el("feed-notice", "Notice", visible=False, props={"tone": "info"}),
     ]
     return Page(
         screen=SCREEN,
-        title="Calendar feed",
+        title=_("Calendar feed"),
         endpoint=ENDPOINT,
         poll=ENDPOINT,
         timeout=timeout,
@@ -103,7 +104,7 @@ def shown_once(update: UpdateSet, url: str) -> UpdateSet:
 
 def revoked(update: UpdateSet, *, had_one: bool) -> UpdateSet:
     """``update`` with the shown address (if any) hidden and a note of what happened."""
-    text = "The feed address was revoked: it no longer works." if had_one else "There was no feed address."
+    text = _("The feed address was revoked: it no longer works.") if had_one else _("There was no feed address.")
     update.patches += [
         p_update("feed-url", value=None),
         p_update("copy-url", props={"copy": ""}),

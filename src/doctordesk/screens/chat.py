@@ -14,11 +14,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
-from doctordesk.domain.appointments import AppointmentView, format_local
+from doctordesk.domain.appointments import AppointmentView
 from doctordesk.domain.chat import Cursor, MessageView, counterpart_read, is_outgoing, is_unread
 from doctordesk.domain.events import thread_topic, user_topic
 from doctordesk.domain.files import ALLOWED
 from doctordesk.domain.roles import Actor, Role
+from doctordesk.i18n import N_, _
+from doctordesk.i18n.formats import format_local
 from doctordesk.screens.protocol import Action, Element, Layout, Page, el
 from doctordesk.screens.state import Shown
 
@@ -30,7 +32,7 @@ CLOSE_ENDPOINT = "/profile/messages/close"
 ATTACHMENT_ENDPOINT = "/profile/messages/attachments"
 CONTAINER = "spacer"  # the parent of the message elements in both layouts
 NEWER_MARKER = "newer-messages-marker"
-PROMPT = "Write a message…"
+PROMPT = N_("Write a message…")
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +124,7 @@ def load_more_link(state: ChatState) -> Element:
     return el(
         "load-more",
         "Link",
-        label="Load older messages",
+        label=_("Load older messages"),
         action=Action("PATCH", f"{LOAD_MORE_ENDPOINT}?{query}"),
     )
 
@@ -130,7 +132,7 @@ def load_more_link(state: ChatState) -> Element:
 def new_message_marker() -> list[Element]:
     return [
         el("new-message-line", "Line", id="new-message-line~before"),
-        el("new-message", "Caption", value="New messages"),
+        el("new-message", "Caption", value=_("New messages")),
         el("new-message-line", "Line", id="new-message-line~after"),
     ]
 
@@ -157,13 +159,13 @@ def composer(state: ChatState) -> list[Element]:
             el(
                 "chat-blocked",
                 "Notice",
-                value="Chat is disabled for this appointment.",
+                value=_("Chat is disabled for this appointment."),
                 props={"tone": "warning", "code": "DOCTOR_COMMUNITY_CHAT_DISABLED"},
             )
         )
     elif not state.can_write:
         elements.append(
-            el("chat-blocked", "Notice", value="You can read this chat but not write in it.", props={"tone": "info"})
+            el("chat-blocked", "Notice", value=_("You can read this chat but not write in it."), props={"tone": "info"})
         )
     accept = ",".join(t.mime for t in ALLOWED)
     elements += [
@@ -173,7 +175,7 @@ def composer(state: ChatState) -> list[Element]:
             "Edit",
             name="content",
             value="",
-            placeholder=PROMPT,
+            placeholder=_(PROMPT),
             enabled=enabled,
             props={"multiline": True, "maxlength": state.max_chars},
         ),
@@ -181,14 +183,14 @@ def composer(state: ChatState) -> list[Element]:
             "upload",
             "Upload",
             name="file",
-            label="Attach a file",
+            label=_("Attach a file"),
             enabled=enabled,
             props={"max_files": 1, "accept": accept, "max_bytes": state.max_upload_bytes},
         ),
         el(
             "send",
             "Link",
-            label="Send",
+            label=_("Send"),
             enabled=enabled,
             action=Action("POST", SEND_ENDPOINT),
             # Clients keep send disabled while both of these are empty (spec 4.4, chat validation 1).
@@ -214,7 +216,7 @@ def render(state: ChatState, *, layout: Layout, timeout: int) -> Page:
         close = Action("POST", f"{CLOSE_ENDPOINT}?{close_query}")
         header = [
             el("spacer", "Spacer", id="spacer~popup", platform="desktop"),
-            el("close", "Link", label="Close", platform="desktop", action=close),
+            el("close", "Link", label=_("Close"), platform="desktop", action=close),
             container,
         ]
     else:
@@ -223,7 +225,7 @@ def render(state: ChatState, *, layout: Layout, timeout: int) -> Page:
             el(
                 "tag",
                 "Regular",
-                label=f"Appointment #{a.id}",
+                label=_("Appointment #{id}", id=a.id),
                 value=subject(a),
                 platform="mobile",
                 props={"appointment": a.id},
@@ -231,10 +233,10 @@ def render(state: ChatState, *, layout: Layout, timeout: int) -> Page:
             el("scroll", "Scroller", container, platform="mobile"),
         ]
     elements = [*header, *composer(state)]
-    other = a.doctor.name if state.viewer.role is not Role.DOCTOR else "Support"
+    other = a.doctor.name if state.viewer.role is not Role.DOCTOR else _("Support")
     return Page(
         screen=SCREEN,
-        title=f"Chat · {subject(a)} · {other}",
+        title=_("Chat · {subject} · {other}", subject=subject(a), other=other),
         endpoint=page_endpoint(a.id),
         poll=LOAD_MORE_ENDPOINT,
         timeout=timeout,

@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from doctordesk.domain.appointments import format_local
 from doctordesk.domain.chat import excerpt
 from doctordesk.domain.events import SUPPORT_TOPIC, user_topic
 from doctordesk.domain.keyset import Slice, count_label
+from doctordesk.i18n import _
+from doctordesk.i18n.formats import format_local
 from doctordesk.screens.chat import page_endpoint
 from doctordesk.screens.protocol import Action, Element, Layout, Page, el
 from doctordesk.screens.state import Shown
@@ -58,7 +59,7 @@ def row(t: ThreadSummary) -> Element:
             f"thread-appointment-{a}",
             "Regular",
             value=format_local(t.appointment_start, t.timezone),
-            label="Appointment",
+            label=_("Appointment"),
         ),
         el(f"thread-latest-{a}", "Text", value=preview, label=t.latest_sender or ""),
         el(
@@ -75,7 +76,7 @@ def row(t: ThreadSummary) -> Element:
             visible=t.unread > 0,
             props={"tone": "attention"},
         ),
-        el(f"open-{a}", "Link", label="Open chat", action=Action("PUT", page_endpoint(a)), props={"panel": "chat"}),
+        el(f"open-{a}", "Link", label=_("Open chat"), action=Action("PUT", page_endpoint(a)), props={"panel": "chat"}),
         props={"appointment": a, "unread": t.unread, "chat_enabled": t.chat_enabled},
     )
 
@@ -87,30 +88,30 @@ def render(threads: Slice[ThreadSummary], *, layout: Layout, timeout: int) -> Pa
     count = count_label(total)
     unread = sum(1 for t in threads.rows if t.unread)
     more = (
-        el("threads-limit", "Caption", value="The list shows no more conversations.")
+        el("threads-limit", "Caption", value=_("The list shows no more conversations."))
         if threads.at_limit and threads.more
         else el(
             "threads-more",
             "Link",
-            label="Show older conversations",
+            label=_("Show older conversations"),
             visible=threads.more,
             action=Action("PATCH", MORE_ENDPOINT),
         )
     )
     elements = [
-        el("title", "Heading", value="Support chats"),
+        el("title", "Heading", value=_("Support chats")),
         el(
             SECTION,
             "Section",
-            el("threads-empty", "Caption", value="No conversations yet.", visible=not rows),
+            el("threads-empty", "Caption", value=_("No conversations yet."), visible=not rows),
             *rows,
             more,
-            label=f"Conversations ({count}, {unread} unread)",
+            label=_("Conversations ({count}, {unread} unread)", count=count, unread=unread),
         ),
     ]
     return Page(
         screen=SCREEN,
-        title="Support chats",
+        title=_("Support chats"),
         endpoint=ENDPOINT,
         poll=ENDPOINT,
         timeout=timeout,

@@ -8,15 +8,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from doctordesk.domain.appointments import AppointmentView, format_local
+from doctordesk.domain.appointments import AppointmentView
 from doctordesk.domain.decisions import can_answer
 from doctordesk.domain.events import appointment_topic, user_topic
-from doctordesk.domain.fees import money
 from doctordesk.domain.roles import Role
 from doctordesk.domain.status import Status
+from doctordesk.i18n import _, maybe
+from doctordesk.i18n.formats import format_local, money
 from doctordesk.screens.protocol import Action, Element, Layout, Page, el
 from doctordesk.screens.state import Shown
-from doctordesk.screens.wording import status_badge
+from doctordesk.screens.wording import status_badge, status_label
 
 SCREEN = "appointment-offers"
 
@@ -63,20 +64,20 @@ def _offer(s: OffersScreen, o: OfferView, actionable: bool) -> Element:
     n = o.n
     open_offer = actionable and o.state == "open"
     children = [
-        el(f"offer-time~{n}", "Regular", label="Time", value=format_local(o.start, o.timezone)),
-        el(f"offer-doctor~{n}", "Regular", label="Doctor", value=o.doctor),
-        el(f"offer-location~{n}", "Regular", label="Location", value=o.location),
+        el(f"offer-time~{n}", "Regular", label=_("Time"), value=format_local(o.start, o.timezone)),
+        el(f"offer-doctor~{n}", "Regular", label=_("Doctor"), value=o.doctor),
+        el(f"offer-location~{n}", "Regular", label=_("Location"), value=o.location),
         el(
             f"offer-fee~{n}",
             "Section",
-            label="Total fee",
-            value=money(o.total_fee_cents, o.currency) if o.total_fee_cents is not None else "On request",
+            label=_("Total fee"),
+            value=money(o.total_fee_cents, o.currency) if o.total_fee_cents is not None else _("On request"),
         ),
         el(
             f"offer-doctor-fee~{n}",
             "Highlight",
-            label="Doctor fee",
-            value=money(o.doctor_fee_cents, o.currency) if o.doctor_fee_cents is not None else "On request",
+            label=_("Doctor fee"),
+            value=money(o.doctor_fee_cents, o.currency) if o.doctor_fee_cents is not None else _("On request"),
         ),
         el(f"offer-state~{n}", "Badge", value=o.state),
     ]
@@ -85,7 +86,7 @@ def _offer(s: OffersScreen, o: OfferView, actionable: bool) -> Element:
             el(
                 f"coverage-acknowledged~{n}",
                 "Checkbox",
-                label="I understand this time may not be covered by my insurance",
+                label=_("I understand this time may not be covered by my insurance"),
                 name="coverage-acknowledged",
                 value=False,
             )
@@ -96,7 +97,7 @@ def _offer(s: OffersScreen, o: OfferView, actionable: bool) -> Element:
             el(
                 f"accept~{n}",
                 "Button",
-                label="Accept this time",
+                label=_("Accept this time"),
                 enabled=open_offer,
                 action=Action("POST", f"{endpoint(a)}/{o.id}/accept", form=f"offer-{n}"),
             ),
@@ -105,8 +106,8 @@ def _offer(s: OffersScreen, o: OfferView, actionable: bool) -> Element:
         f"offer-{n}",
         "Card",
         *children,
-        label=f"Alternative {n}",
-        warning=o.coverage_warning,
+        label=_("Alternative {n}", n=n),
+        warning=maybe(o.coverage_warning),
         highlighted=o.state == "accepted",
         props={"offer": o.id},
     )
@@ -117,9 +118,13 @@ def render(s: OffersScreen) -> Page:
     actionable = s.is_patient and can_answer(view.status)
     note = None
     if not can_answer(view.status):
-        note = f"This appointment is {view.status.public_name}: {format_local(view.start, view.location.timezone)}."
+        note = _(
+            "This appointment is {status}: {when}.",
+            status=status_label(view.status, Role.PATIENT),
+            when=format_local(view.start, view.location.timezone),
+        )
     elements: list[Element] = [
-        el("title", "Heading", value="Your appointment" if s.is_patient else "Offers sent to the patient"),
+        el("title", "Heading", value=_("Your appointment") if s.is_patient else _("Offers sent to the patient")),
         el("version", "Hidden", name="version", value=str(view.version)),
         el(
             "details",
@@ -127,28 +132,28 @@ def render(s: OffersScreen) -> Page:
             el(
                 "requested-time",
                 "Regular",
-                label="Time",
+                label=_("Time"),
                 value=format_local(view.start, view.location.timezone),
             ),
-            el("doctor", "Regular", label="Doctor", value=view.doctor.name),
-            el("location", "Regular", label="Location", value=view.location.name),
-            status_badge("status", view.status, Role.PATIENT if s.is_patient else Role.DOCTOR, label="Status"),
+            el("doctor", "Regular", label=_("Doctor"), value=view.doctor.name),
+            el("location", "Regular", label=_("Location"), value=view.location.name),
+            status_badge("status", view.status, Role.PATIENT if s.is_patient else Role.DOCTOR, label=_("Status")),
             el(
                 "decline-reason",
                 "Text",
-                label="The doctor's reason" if s.is_patient else "Reason for declining",
+                label=_("The doctor's reason") if s.is_patient else _("Reason for declining"),
                 value=view.decline_reason,
                 visible=view.status is Status.DECLINED and bool(view.decline_reason),
             ),
-            label="Appointment",
+            label=_("Appointment"),
         ),
         el("status-note", "Notice", value=note, visible=note is not None, props={"tone": "info"}),
         el(
             "offers",
             "Section",
-            el("offers-empty", "Caption", value="No alternatives were offered.", visible=not s.offers),
+            el("offers-empty", "Caption", value=_("No alternatives were offered."), visible=not s.offers),
             *(_offer(s, o, actionable) for o in s.offers),
-            label="Times offered",
+            label=_("Times offered"),
         ),
     ]
     if s.is_patient:
@@ -156,18 +161,18 @@ def render(s: OffersScreen) -> Page:
             el(
                 "reject-all",
                 "Button",
-                label="Reject all offered times",
+                label=_("Reject all offered times"),
                 enabled=actionable and any(o.state == "open" for o in s.offers),
                 action=Action(
                     "POST",
                     f"{endpoint(view.id)}/reject",
-                    confirm="Reject every offered time? The request will be canceled.",
+                    confirm=_("Reject every offered time? The request will be canceled."),
                 ),
             )
         )
     return Page(
         screen=SCREEN,
-        title="Offered times",
+        title=_("Offered times"),
         endpoint=endpoint(view.id),
         poll=endpoint(view.id),
         timeout=s.timeout,

@@ -8,13 +8,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from doctordesk.domain.appointments import AppointmentView, format_local
+from doctordesk.domain.appointments import AppointmentView
 from doctordesk.domain.decisions import MAX_REASON_CHARS
 from doctordesk.domain.events import appointment_topic, doctor_topic
 from doctordesk.domain.review import Assessment, CardAssessment
 from doctordesk.domain.roles import Role
 from doctordesk.domain.scheduling import MAX_ALTERNATIVES
 from doctordesk.domain.status import Status
+from doctordesk.i18n import _, maybe
+from doctordesk.i18n.formats import format_local, money
 from doctordesk.screens.protocol import Action, Element, Layout, Option, Page, el
 from doctordesk.screens.state import Shown
 from doctordesk.screens.wording import status_badge
@@ -79,7 +81,7 @@ class ReviewScreen:
 
 
 def _notice(ref: str, text: str | None, tone: str) -> Element:
-    return el(ref, "Notice", value=text, visible=text is not None, props={"tone": tone})
+    return el(ref, "Notice", value=maybe(text), visible=text is not None, props={"tone": tone})
 
 
 def _metadata(view: AppointmentView) -> Element:
@@ -89,24 +91,24 @@ def _metadata(view: AppointmentView) -> Element:
         el(
             "requested-time",
             "Regular",
-            label="Requested time",
+            label=_("Requested time"),
             value=format_local(view.start, view.location.timezone),
             props={"datetime": view.start.isoformat(), "minutes": view.duration_minutes},
         ),
-        el("patient", "Regular", label="Patient", value=view.patient.name),
-        el("doctor", "Regular", label="Doctor", value=view.doctor.name),
-        el("location", "Regular", label="Location", value=view.location.name),
-        el("service", "Regular", label="Service", value=view.service),
-        el("request-note", "Text", label="Patient's note", value=view.request_note, visible=bool(view.request_note)),
+        el("patient", "Regular", label=_("Patient"), value=view.patient.name),
+        el("doctor", "Regular", label=_("Doctor"), value=view.doctor.name),
+        el("location", "Regular", label=_("Location"), value=view.location.name),
+        el("service", "Regular", label=_("Service"), value=view.service),
+        el("request-note", "Text", label=_("Patient's note"), value=view.request_note, visible=bool(view.request_note)),
         el(
             "decline-reason",
             "Text",
-            label="Reason for declining",
+            label=_("Reason for declining"),
             value=view.decline_reason,
             visible=view.status is Status.DECLINED and bool(view.decline_reason),
         ),
-        status_badge("status", view.status, Role.DOCTOR, label="Status"),
-        label="Appointment",
+        status_badge("status", view.status, Role.DOCTOR, label=_("Status")),
+        label=_("Appointment"),
     )
 
 
@@ -122,64 +124,75 @@ def _card(s: ReviewScreen, c: CardAssessment) -> Element:
         el(
             f"doctor~{n}",
             "Combo",
-            label="Doctor",
+            label=_("Doctor"),
             name=f"profile~{n}",
             value=c.card.doctor,
             options=s.doctors,
             highlighted=c.changed.get("doctor", False),
-            error=errors.get(f"profile~{n}"),
+            error=maybe(errors.get(f"profile~{n}")),
             action=change,
         ),
         el(
             f"location~{n}",
             "Combo",
-            label="Location",
+            label=_("Location"),
             name=f"location~{n}",
             value=c.card.location,
             options=s.locations,
             highlighted=c.changed.get("location", False),
-            error=errors.get(f"location~{n}"),
+            error=maybe(errors.get(f"location~{n}")),
             action=change,
         ),
     ]
     if c.prescription_warning:
         children.append(
-            el(f"prescription-info~{n}", "Link", label="Prescription needed", warning=c.prescription_warning)
+            el(f"prescription-info~{n}", "Link", label=_("Prescription needed"), warning=maybe(c.prescription_warning))
         )
     children += [
         el(
             f"date~{n}",
             "Date",
-            label="Date",
+            label=_("Date"),
             name=f"date~{n}",
             value=c.card.date,
             placeholder="YYYY-MM-DD",
             highlighted=c.changed.get("date", False),
-            error=errors.get(f"date~{n}"),
+            error=maybe(errors.get(f"date~{n}")),
             action=change,
         ),
         el(
             f"time~{n}",
             "Time",
-            label=f"Time ({tz})",
+            label=_("Time ({timezone})", timezone=tz),
             name=f"time~{n}",
             value=c.card.time,
             placeholder="HH:MM",
             highlighted=c.changed.get("time", False),
-            error=errors.get(f"time~{n}"),
+            error=maybe(errors.get(f"time~{n}")),
             action=change,
             props={"timezone": tz},
         ),
-        el(f"fee-text~{n}", "Section", label="Total fee", value=fees.total_fee if fees else None, visible=bool(fees)),
-        el(f"doctor-fee-text~{n}", "Regular", value="Doctor fee", visible=bool(fees)),
-        el(f"doctor-fee~{n}", "Highlight", value=fees.doctor_fee if fees else None, visible=bool(fees)),
+        el(
+            f"fee-text~{n}",
+            "Section",
+            label=_("Total fee"),
+            value=money(fees.total_fee_cents, fees.currency) if fees else None,
+            visible=bool(fees),
+        ),
+        el(f"doctor-fee-text~{n}", "Regular", value=_("Doctor fee"), visible=bool(fees)),
+        el(
+            f"doctor-fee~{n}",
+            "Highlight",
+            value=money(fees.doctor_fee_cents, fees.currency) if fees else None,
+            visible=bool(fees),
+        ),
     ]
     if n >= 2:
         children.append(
             el(
                 f"delete~{n}",
                 "Link",
-                label="Delete",
+                label=_("Delete"),
                 action=Action("PATCH", f"{endpoint(a)}/delete-alternative/{n}"),
                 props={"icon": "trash"},
             )
@@ -187,7 +200,7 @@ def _card(s: ReviewScreen, c: CardAssessment) -> Element:
     card_error = None
     if not c.complete and (c.card.date or c.card.time):
         # A card the doctor has not typed in yet shows no error (Approve stays disabled until it is complete).
-        card_error = "Enter a date and time for this alternative."
+        card_error = _("Enter a date and time for this alternative.")
     elif c.coverage_error is not None and not coverage_fields:
         card_error = c.coverage_error.message
     return el(
@@ -195,9 +208,9 @@ def _card(s: ReviewScreen, c: CardAssessment) -> Element:
         "Card",
         *children,
         # The spec's card, numbered as the errors name it ("Overlaps alternative 1").
-        label=f"Suggested Scheduling · Alternative {n}",
-        error=card_error,
-        warning=c.coverage_warning,
+        label=_("Suggested Scheduling · Alternative {n}", n=n),
+        error=maybe(card_error),
+        warning=maybe(c.coverage_warning),
         props={"n": n, "equals_request": c.equals_request} if c.equals_request else {"n": n},
     )
 
@@ -215,21 +228,21 @@ def _timezone_box(s: ReviewScreen) -> Element:
         el(
             "timezone",
             "Timezone",
-            label="Times are entered in",
+            label=_("Times are entered in"),
             name="timezone",
             value=a.entry_timezone,
             options=[Option(z, z) for z in options],
             highlighted=needed,
-            error="Confirm the timezone the times are entered in." if needed else None,
+            error=_("Confirm the timezone the times are entered in.") if needed else None,
         ),
         el(
             "confirm-timezone",
             "Button",
-            label="Timezone confirmed" if a.timezone_confirmed else "Confirm timezone",
+            label=_("Timezone confirmed") if a.timezone_confirmed else _("Confirm timezone"),
             action=Action("PATCH", f"{endpoint(s.view.id)}/timezone", form="timezone-box"),
         ),
-        label="Timezone",
-        props={"reason": "Your profile has no timezone set."},
+        label=_("Timezone"),
+        props={"reason": _("Your profile has no timezone set.")},
     )
 
 
@@ -241,7 +254,7 @@ def _disclaimer(s: ReviewScreen) -> Element:
         el(
             "disclaimer-text",
             "Text",
-            value=(
+            value=_(
                 "This appointment requires the patient disclaimer to be shown and acknowledged: the patient is "
                 "informed about the scope of a remote or follow-up consultation and its costs."
             ),
@@ -249,13 +262,13 @@ def _disclaimer(s: ReviewScreen) -> Element:
         el(
             "disclaimer-displayed",
             "Checkbox",
-            label="I have displayed the disclaimer to the patient",
+            label=_("I have displayed the disclaimer to the patient"),
             name="disclaimer-displayed",
             value=a.disclaimer_acknowledged,
             enabled=a.decidable,
             action=Action("PATCH", f"{endpoint(s.view.id)}/disclaimer", form="disclaimer"),
         ),
-        label="Disclaimer",
+        label=_("Disclaimer"),
     )
 
 
@@ -267,20 +280,20 @@ def _decline_modal(s: ReviewScreen) -> Element:
         el(
             "reason",
             "Edit",
-            label="Reason",
+            label=_("Reason"),
             name="reason",
-            placeholder="Why is the request declined?",
+            placeholder=_("Why is the request declined?"),
             props={"multiline": True, "maxlength": MAX_REASON_CHARS},
         ),
         el("version~decline", "Hidden", name="version", value=str(s.view.version)),
         el(
             "decline-submit",
             "Button",
-            label="Decline",
+            label=_("Decline"),
             action=Action("POST", f"/profile/appointments/{a}/decline", form="decline-modal"),
         ),
-        el("decline-close", "Link", label="Back", action=Action("PATCH", f"{endpoint(a)}/decline-dialog/close")),
-        label="Decline the request",
+        el("decline-close", "Link", label=_("Back"), action=Action("PATCH", f"{endpoint(a)}/decline-dialog/close")),
+        label=_("Decline the request"),
         visible=s.decline_open and s.assessment.decidable,
         # Escape activates this control: the server closes the dialog too, so it does not open again next visit.
         props={"cancel": "decline-close"},
@@ -294,11 +307,11 @@ def _draft_note(s: ReviewScreen, base: str) -> Element:
     text = None
     if saved is not None and s.assessment.decidable:
         when = format_local(saved, s.view.location.timezone)
-        text = f"Restored your unsent changes from {when}. They are kept on every device you sign in on."
+        text = _("Restored your unsent changes from {when}. They are kept on every device you sign in on.", when=when)
     return el(
         "draft-note",
         "Notice",
-        el("discard-draft", "Button", label="Discard changes", action=Action("PATCH", f"{base}/discard")),
+        el("discard-draft", "Button", label=_("Discard changes"), action=Action("PATCH", f"{base}/discard")),
         value=text,
         visible=text is not None,
         props={"tone": "info"},
@@ -316,7 +329,7 @@ def render(s: ReviewScreen) -> Page:
         coverage_error = request_coverage.error.message if request_coverage.error is not None else None
         coverage_warning = request_coverage.warning
     elements: list[Element] = [
-        el("title", "Heading", value="Review and approve"),
+        el("title", "Heading", value=_("Review and approve")),
         _draft_note(s, base),
         el("version", "Hidden", name="version", value=str(view.version)),
         _metadata(view),
@@ -324,7 +337,7 @@ def render(s: ReviewScreen) -> Page:
         el(
             "offers-link",
             "Link",
-            label="See the times offered to the patient",
+            label=_("See the times offered to the patient"),
             visible=view.status.is_pending_response,
             action=Action("PUT", f"/profile/appointments/{view.id}/offers"),
         ),
@@ -346,14 +359,14 @@ def render(s: ReviewScreen) -> Page:
         elements += [_card(s, c) for c in a.cards]
     full = len(a.cards) >= MAX_ALTERNATIVES
     # Disabled, with the reason beside it, when it could only add cards that must fail.
-    hopeless = a.no_alternative_reason if a.decidable else None
+    hopeless = maybe(a.no_alternative_reason) if a.decidable else None
     elements += [
         el(
             "another-alternative",
             "Link",
-            label="Suggest another alternative",
+            label=_("Suggest another alternative"),
             enabled=a.decidable and not full and hopeless is None,
-            warning=f"At most {MAX_ALTERNATIVES} alternatives." if full and a.decidable else None,
+            warning=_("At most {count} alternatives.", count=MAX_ALTERNATIVES) if full and a.decidable else None,
             action=Action("PATCH", f"{base}/add-alternative"),
             props={"description": hopeless} if hopeless else None,
         ),
@@ -362,24 +375,30 @@ def render(s: ReviewScreen) -> Page:
         el(
             "approve",
             "Button",
-            label="Approve",
+            label=_("Approve"),
             enabled=a.decidable and a.ready,
             action=Action("POST", base),
             props={"tone": "primary"},
         ),
-        el("decline", "Button", label="Decline", enabled=a.decidable, action=Action("PATCH", f"{base}/decline-dialog")),
+        el(
+            "decline",
+            "Button",
+            label=_("Decline"),
+            enabled=a.decidable,
+            action=Action("PATCH", f"{base}/decline-dialog"),
+        ),
         el(
             "cancel",
             "Link",
             # Beside Decline on a canceled appointment, "Cancel" read as "cancel the appointment".
-            label="Discard changes and go back" if a.suggesting else "Back to the list",
-            action=Action("PATCH", f"{base}/cancel", confirm="Discard your changes?" if a.suggesting else None),
+            label=_("Discard changes and go back") if a.suggesting else _("Back to the list"),
+            action=Action("PATCH", f"{base}/cancel", confirm=_("Discard your changes?") if a.suggesting else None),
         ),
         _decline_modal(s),
     ]
     return Page(
         screen=SCREEN,
-        title=f"Review and approve: {view.patient.name}",
+        title=_("Review and approve: {name}", name=view.patient.name),
         endpoint=base,
         poll=base,
         timeout=s.timeout,

@@ -1,10 +1,12 @@
 """State tokens, the page cache and the change check that make an unchanged poll cheap.
 
-A state token is ``{epoch}.{stamp}.{issued}.{hash}``: the process epoch, the sum of the revision counters of the
-topics the screen shows, when it was issued (unix seconds) and the page's content hash. A poll whose epoch and
-stamp still match and that is younger than ``max_age`` is answered with an empty update set without touching the
-database. Otherwise the screen is rendered again and diffed against the cached old page (or reset when the old
-page is unknown, e.g. after a restart or on another instance).
+A state token is ``{epoch}.{stamp}.{issued}.{language}.{hash}``: the process epoch, the sum of the revision
+counters of the topics the screen shows, when it was issued (unix seconds), the language it was rendered in and the
+page's content hash. A poll whose epoch, stamp and language still match and that is younger than ``max_age`` is
+answered with an empty update set without touching the database; a client that changed its language gets the page
+in the new one (patches from the old page, which the content hash names). Otherwise the screen is rendered again
+and diffed against the cached old page (or reset when the old page is unknown, e.g. after a restart or on another
+instance).
 
 Counters are bumped by domain events from the bus after commit. When the bus may have lost events (Redis
 reconnecting), ``invalidate`` starts a new epoch, so every token fails the cheap check once.
@@ -19,6 +21,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from doctordesk import i18n
 from doctordesk.screens.protocol import Page, diff, p_reset
 
 Render = Callable[[], Awaitable[Page]]
@@ -112,7 +115,7 @@ class ScreenStates:
     async def page(self, topics: Iterable[str], now: float, render: Render) -> Page:
         """Render a page and give it its state token."""
         topics = tuple(topics)
-        prefix = f"{self.revisions.epoch}.{self.revisions.stamp(topics)}.{int(now)}"
+        prefix = f"{self.revisions.epoch}.{self.revisions.stamp(topics)}.{int(now)}.{i18n.current()}"
         page = await render()
         content_hash = page.content_hash()
         self.cache.put(content_hash, page.elements_json())
@@ -124,7 +127,7 @@ class ScreenStates:
         if not token:
             return False
         parts = token.split(".")
-        if len(parts) != 4 or parts[0] != self.revisions.epoch:
+        if len(parts) != 5 or parts[0] != self.revisions.epoch or parts[3] != i18n.current():
             return False
         try:
             stamp, issued = int(parts[1]), int(parts[2])

@@ -4,30 +4,31 @@ from __future__ import annotations
 
 from doctordesk.domain.roles import Role
 from doctordesk.domain.status import Status
+from doctordesk.i18n import N_, _
 from doctordesk.screens.protocol import Element, el
 
 _STATUS: dict[Status, str] = {
-    Status.REQUESTED: "Requested",
-    Status.APPROVED: "Approved",
-    Status.DECLINED: "Declined",
-    Status.CANCELED: "Canceled",
-    Status.PENDING_RESPONSE: "Alternatives offered",
-    Status.PENDING_RESPONSE_COVERAGE_RISK: "Alternatives offered",
-    Status.COMPLETED: "Completed",
-    Status.NO_SHOW: "No-show",
+    Status.REQUESTED: N_("Requested"),
+    Status.APPROVED: N_("Approved"),
+    Status.DECLINED: N_("Declined"),
+    Status.CANCELED: N_("Canceled"),
+    Status.PENDING_RESPONSE: N_("Alternatives offered"),
+    Status.PENDING_RESPONSE_COVERAGE_RISK: N_("Alternatives offered"),
+    Status.COMPLETED: N_("Completed"),
+    Status.NO_SHOW: N_("No-show"),
 }
 # Where the patient's point of view differs: the offers are theirs to answer.
 _PATIENT_STATUS: dict[Status, str] = {
-    Status.PENDING_RESPONSE: "Choose a time",
-    Status.PENDING_RESPONSE_COVERAGE_RISK: "Choose a time",
+    Status.PENDING_RESPONSE: N_("Choose a time"),
+    Status.PENDING_RESPONSE_COVERAGE_RISK: N_("Choose a time"),
 }
 
 
 def status_label(status: Status, role: Role) -> str:
     """E.g. "Alternatives offered" for a doctor, "Choose a time" for the patient, never "pending-response"."""
     if role is Role.PATIENT and status in _PATIENT_STATUS:
-        return _PATIENT_STATUS[status]
-    return _STATUS[status]
+        return _(_PATIENT_STATUS[status])
+    return _(_STATUS[status])
 
 
 def status_props(status: Status) -> dict[str, object]:

@@ -14,6 +14,7 @@ from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.inputs import parse_id, text_problem
 from doctordesk.domain.keyset import Position
 from doctordesk.domain.roles import Actor
+from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
 from doctordesk.screens import admin_audit as screen
 from doctordesk.screens.protocol import Layout, Page, UpdateSet
@@ -63,7 +64,7 @@ def _day(raw: str | None, name: str, fields: dict[str, str]) -> date | None:
             return date.fromisoformat(raw)
     except ValueError:
         pass
-    fields[name] = "A date as YYYY-MM-DD."
+    fields[name] = N_("A date as YYYY-MM-DD.")
     return None
 
 
@@ -76,13 +77,13 @@ def apply_filters(rt: Runtime, actor: Actor, form: Mapping[str, str]) -> UpdateS
         raw = form.get(name, "")
         ids[name] = parse_id(raw) if raw else None
         if raw and ids[name] is None:
-            fields[name] = "An id in digits."
+            fields[name] = N_("An id in digits.")
     action = form.get("action", "").strip() or None
     if action is not None and (text_problem(action, max_chars=64) or " " in action):
-        fields["action"] = "An action name, e.g. appointment.approve."
+        fields["action"] = N_("An action name, e.g. appointment.approve.")
     first, last = _day(form.get("from"), "from", fields), _day(form.get("to"), "to", fields)
     if first and last and last < first:
-        fields["to"] = "Must not be before 'from'."
+        fields["to"] = N_("Must not be before 'from'.")
     if fields:
         raise ValidationFailed(fields=fields)
     f = AuditFilter(

@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.fees import SURCHARGES, FeeRow, in_force
 from doctordesk.domain.roles import Actor, Role
+from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
 from doctordesk.services.admin_audit import record_change
 from doctordesk.services.admin_users import forget_clinic
@@ -91,19 +92,19 @@ def _check(rule: FeeRuleInput, now: datetime) -> dict[str, str]:
         if not 0 <= rule.amount_cents <= MAX_AMOUNT_CENTS:
             fields["amount_cents"] = f"0 to {MAX_AMOUNT_CENTS}."
         if rule.percent:
-            fields["percent"] = "Only for surcharges."
+            fields["percent"] = N_("Only for surcharges.")
     elif not rule.retired:
         if not 0 <= rule.percent <= MAX_PERCENT:
             fields["percent"] = f"0 to {MAX_PERCENT}."
         if rule.amount_cents:
-            fields["amount_cents"] = "A surcharge is a percentage of the doctor fee."
+            fields["amount_cents"] = N_("A surcharge is a percentage of the doctor fee.")
     if not CURRENCY.fullmatch(rule.currency):
-        fields["currency"] = "Three capital letters (ISO 4217), e.g. EUR."
+        fields["currency"] = N_("Three capital letters (ISO 4217), e.g. EUR.")
     if rule.effective_from is not None:
         if rule.effective_from.tzinfo is None:
-            fields["effective_from"] = "Give a time zone offset."
+            fields["effective_from"] = N_("Give a time zone offset.")
         elif rule.effective_from < now:
-            fields["effective_from"] = "Not in the past: fees already shown are history."
+            fields["effective_from"] = N_("Not in the past: fees already shown are history.")
     return fields
 
 
@@ -119,9 +120,9 @@ async def add_rule(rt: Runtime, actor: Actor, rule: FeeRuleInput) -> dict[str, A
         if rule.doctor_id is not None:
             role = await session.scalar(select(User.role).where(User.id == rule.doctor_id))
             if role != Role.DOCTOR:
-                raise ValidationFailed(fields={"doctor_id": "Unknown doctor."})
+                raise ValidationFailed(fields={"doctor_id": N_("Unknown doctor.")})
         if rule.location_id is not None and await session.get(Location, rule.location_id) is None:
-            raise ValidationFailed(fields={"location_id": "Unknown location."})
+            raise ValidationFailed(fields={"location_id": N_("Unknown location.")})
         key = (rule.kind, rule.doctor_id, rule.location_id)
         current = _in_force(await _all(session), effective)
         previous = next((r for r in current if (r.kind, r.doctor_id, r.location_id) == key), None)

@@ -30,6 +30,7 @@ from doctordesk.domain.scheduling import (
     utc_to_local,
 )
 from doctordesk.domain.status import Status
+from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
 from doctordesk.services.admin_audit import record_change
 from doctordesk.services.admin_users import forget_clinic
@@ -77,7 +78,7 @@ def exception_json(row: WorkHoursException) -> dict[str, Any]:
 async def _doctor(session: AsyncSession, doctor_id: int) -> None:
     role = await session.scalar(select(User.role).where(User.id == doctor_id))
     if role != Role.DOCTOR:
-        raise NotFound("Doctor not found.")
+        raise NotFound(N_("Doctor not found."))
 
 
 async def _schedule(session: AsyncSession, doctor_id: int) -> tuple[Schedule, list[WorkHoursException]]:
@@ -140,7 +141,7 @@ async def set_weekly(
     """Replace the doctor's weekly blocks at one location (an empty list: no weekly hours there)."""
     errors = hours_errors(blocks)
     if len(blocks) > MAX_BLOCKS:
-        errors["rules"] = f"At most {MAX_BLOCKS} blocks."
+        errors["rules"] = Text("At most {count} blocks.", count=MAX_BLOCKS)
     if errors:
         raise ValidationFailed(fields=errors)
     now = rt.clock.now()
@@ -148,7 +149,7 @@ async def set_weekly(
         session = uow.session
         await _doctor(session, doctor_id)
         if await session.get(Location, location_id) is None:
-            raise NotFound("Location not found.")
+            raise NotFound(N_("Location not found."))
         await lock_schedules(session, [doctor_id])
         before, _ = await _schedule(session, doctor_id)
         after = Schedule({**before.hours, (doctor_id, location_id): list(blocks)}, before.exceptions)
@@ -182,7 +183,7 @@ async def add_exception(
     """Add a dated exception to the doctor's hours."""
     errors = exception_errors(exception)
     if len(note) > 255:
-        errors["note"] = "At most 255 characters."
+        errors["note"] = N_("At most 255 characters.")
     if errors:
         raise ValidationFailed(fields=errors)
     now = rt.clock.now()
@@ -190,7 +191,7 @@ async def add_exception(
         session = uow.session
         await _doctor(session, doctor_id)
         if exception.location_id is not None and await session.get(Location, exception.location_id) is None:
-            raise ValidationFailed(fields={"location_id": "Unknown location."})
+            raise ValidationFailed(fields={"location_id": N_("Unknown location.")})
         await lock_schedules(session, [doctor_id])
         before, _ = await _schedule(session, doctor_id)
         after = Schedule(before.hours, {doctor_id: [*before.exceptions.get(doctor_id, ()), exception]})
@@ -219,7 +220,7 @@ async def remove_exception(rt: Runtime, actor: Actor, exception_id: int, *, conf
         session = uow.session
         row = await session.get(WorkHoursException, exception_id)
         if row is None or row.removed_at is not None:
-            raise NotFound("Exception not found.")
+            raise NotFound(N_("Exception not found."))
         doctor_id = row.doctor_id
         await lock_schedules(session, [doctor_id])
         before, rows = await _schedule(session, doctor_id)

@@ -13,6 +13,7 @@ from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.inputs import parse_id, parse_int, text_problem
 from doctordesk.domain.roles import Actor
 from doctordesk.domain.scheduling import Hours, HoursException
+from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
 from doctordesk.screens import admin_hours as screen
 from doctordesk.screens.protocol import Action, Layout, Option, Page, UpdateSet, el, p_replace, p_update
@@ -29,7 +30,7 @@ def _time(raw: str | None, name: str, fields: dict[str, str]) -> time | None:
     if not raw:
         return None
     if not _HHMM.fullmatch(raw):
-        fields[name] = "A time as HH:MM."
+        fields[name] = N_("A time as HH:MM.")
         return None
     return time.fromisoformat(raw)
 
@@ -102,7 +103,7 @@ def choose(rt: Runtime, actor: Actor, form: Mapping[str, str]) -> UpdateSet:
 def _ids(form: Mapping[str, str]) -> tuple[int, int | None]:
     doctor = parse_id(form.get("doctor"))
     if doctor is None:
-        raise ValidationFailed(fields={"doctor": "Choose a doctor."})
+        raise ValidationFailed(fields={"doctor": N_("Choose a doctor.")})
     return doctor, parse_id(form.get("location"))
 
 
@@ -118,11 +119,11 @@ def _blocks(form: Mapping[str, str]) -> tuple[list[Hours], list[int]]:
         opens = _time(form.get(f"opens~{i}"), f"opens~{i}", fields)
         closes = _time(form.get(f"closes~{i}"), f"closes~{i}", fields)
         if weekday is None:
-            fields[f"weekday~{i}"] = "Choose a day."
+            fields[f"weekday~{i}"] = N_("Choose a day.")
         if opens is None and f"opens~{i}" not in fields:
-            fields[f"opens~{i}"] = "Required."
+            fields[f"opens~{i}"] = N_("Required.")
         if closes is None and f"closes~{i}" not in fields:
-            fields[f"closes~{i}"] = "Required."
+            fields[f"closes~{i}"] = N_("Required.")
         if weekday is not None and opens is not None and closes is not None:
             blocks.append(Hours(weekday, opens, closes))
             lines.append(i)
@@ -186,7 +187,7 @@ async def save_weekly(
     require_admin(actor)
     doctor, location = _ids(form)
     if location is None:
-        raise ValidationFailed(fields={"location": "Choose a location."})
+        raise ValidationFailed(fields={"location": N_("Choose a location.")})
     blocks, lines = _blocks(form)
     try:
         change = await admin_hours.set_weekly(rt, actor, doctor, location, blocks, confirm=confirm)
@@ -195,7 +196,7 @@ async def save_weekly(
     if not change.applied:
         again = Action("POST", f"{screen.ENDPOINT}/save?confirm=true", form="weekly")
         return _unapplied(_conflicts(change, again), state, rt)
-    return await _applied(rt, page, state, change, "Weekly hours saved.")
+    return await _applied(rt, page, state, change, N_("Weekly hours saved."))
 
 
 async def add_exception(
@@ -211,7 +212,7 @@ async def add_exception(
     except ValueError:
         day = None
     if day is None:
-        fields["day"] = "A date as YYYY-MM-DD."
+        fields["day"] = N_("A date as YYYY-MM-DD.")
     opens, closes = _time(form.get("opens"), "opens", fields), _time(form.get("closes"), "closes", fields)
     note = form.get("note", "").strip()
     problem = text_problem(note, max_chars=255)
@@ -225,7 +226,7 @@ async def add_exception(
     if not change.applied:
         again = Action("POST", f"{screen.ENDPOINT}/exceptions/add?confirm=true", form="new-exception")
         return _unapplied(_conflicts(change, again), state, rt)
-    update = await _applied(rt, page, state, change, "Exception added.")
+    update = await _applied(rt, page, state, change, N_("Exception added."))
     update.patches += [p_update(ref, value="") for ref in ("exc-day", "exc-opens", "exc-closes", "exc-note")]
     return update
 
@@ -238,4 +239,4 @@ async def remove_exception(
     if not change.applied:
         again = Action("POST", f"{screen.ENDPOINT}/exceptions/{exception_id}/remove?confirm=true")
         return _unapplied(_conflicts(change, again), state, rt)
-    return await _applied(rt, page, state, change, "Exception removed.")
+    return await _applied(rt, page, state, change, N_("Exception removed."))

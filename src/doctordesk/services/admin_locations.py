@@ -13,6 +13,7 @@ from sqlalchemy import select
 from doctordesk.domain.errors import NotFound, ValidationFailed
 from doctordesk.domain.roles import Actor
 from doctordesk.domain.scheduling import is_timezone
+from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
 from doctordesk.services.admin_audit import record_change
 from doctordesk.services.admin_users import forget_clinic
@@ -49,9 +50,9 @@ def _check(change: LocationChange) -> None:
     if change.name is not None and not 1 <= len(change.name.strip()) <= 128:
         fields["name"] = "1 to 128 characters."
     if change.address is not None and len(change.address) > 255:
-        fields["address"] = "At most 255 characters."
+        fields["address"] = N_("At most 255 characters.")
     if change.timezone is not None and not is_timezone(change.timezone):
-        fields["timezone"] = "An IANA time zone, e.g. Europe/Berlin."
+        fields["timezone"] = N_("An IANA time zone, e.g. Europe/Berlin.")
     if fields:
         raise ValidationFailed(fields=fields)
 
@@ -64,7 +65,7 @@ async def list_locations(rt: Runtime) -> list[LocationView]:
 
 async def create_location(rt: Runtime, actor: Actor, change: LocationChange) -> LocationView:
     """A new location (name and time zone required)."""
-    missing = {k: "Required." for k in ("name", "timezone") if getattr(change, k) is None}
+    missing = {k: N_("Required.") for k in ("name", "timezone") if getattr(change, k) is None}
     if missing:
         raise ValidationFailed(fields=missing)
     _check(change)
@@ -93,7 +94,7 @@ async def update_location(rt: Runtime, actor: Actor, location_id: int, change: L
             await uow.session.execute(select(Location).where(Location.id == location_id).with_for_update())
         ).scalar_one_or_none()
         if loc is None:
-            raise NotFound("Location not found.")
+            raise NotFound(N_("Location not found."))
         before = _view(loc)
         if change.name is not None:
             loc.name = change.name.strip()

@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from doctordesk.domain.coverage import check_third_party
 from doctordesk.domain.errors import DomainError, NotFound, ValidationFailed
 from doctordesk.domain.roles import Actor, Role
+from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
 from doctordesk.services.admin_audit import record_change
 from doctordesk.services.uow import unit_of_work
@@ -79,7 +80,7 @@ async def list_insurers(rt: Runtime) -> list[dict[str, Any]]:
 async def list_policies(rt: Runtime, patient_id: int) -> list[dict[str, Any]]:
     async with rt.db.read() as session:
         if await session.get(Patient, patient_id) is None:
-            raise NotFound("Patient not found.")
+            raise NotFound(N_("Patient not found."))
         rows = await session.execute(
             select(InsurancePolicy).where(InsurancePolicy.patient_id == patient_id).order_by(InsurancePolicy.id)
         )
@@ -111,9 +112,9 @@ def _check_values(data: PolicyInput) -> dict[str, str]:
     if data.policy_number is not None and not 1 <= len(data.policy_number.strip()) <= 64:
         fields["policy_number"] = "1 to 64 characters."
     if data.excluded_services is not None and any(not 1 <= len(s.strip()) <= 64 for s in data.excluded_services):
-        fields["exclusions.services"] = "Service names of 1 to 64 characters."
+        fields["exclusions.services"] = N_("Service names of 1 to 64 characters.")
     if data.third_party_data is not None and len(data.third_party_data) > MAX_RECORD_CHARS:
-        fields["third_party_data"] = f"At most {MAX_RECORD_CHARS} characters."
+        fields["third_party_data"] = Text("At most {count} characters.", count=MAX_RECORD_CHARS)
     return fields
 
 
@@ -145,18 +146,18 @@ def _apply(p: InsurancePolicy, data: PolicyInput) -> None:
 async def create_policy(rt: Runtime, actor: Actor, patient_id: int, data: PolicyInput) -> dict[str, Any]:
     """A new policy for a patient (insurer, number and period required)."""
     missing = {
-        k: "Required." for k in ("insurer", "policy_number", "valid_from", "valid_to") if getattr(data, k) is None
+        k: N_("Required.") for k in ("insurer", "policy_number", "valid_from", "valid_to") if getattr(data, k) is None
     }
     fields = missing or _check_values(data)
     if not fields and data.valid_from and data.valid_to and data.valid_to < data.valid_from:
-        fields["valid_to"] = "Must not be before valid_from."
+        fields["valid_to"] = N_("Must not be before valid_from.")
     if fields:
         raise ValidationFailed(fields=fields)
     now = rt.clock.now()
     async with unit_of_work(rt) as uow:
         session = uow.session
         if await session.get(Patient, patient_id) is None:
-            raise NotFound("Patient not found.")
+            raise NotFound(N_("Patient not found."))
         refs = await _check_refs(session, data)
         if refs:
             raise ValidationFailed(fields=refs)
@@ -184,7 +185,7 @@ async def update_policy(rt: Runtime, actor: Actor, policy_id: int, data: PolicyI
             await session.execute(select(InsurancePolicy).where(InsurancePolicy.id == policy_id).with_for_update())
         ).scalar_one_or_none()
         if policy is None:
-            raise NotFound("Policy not found.")
+            raise NotFound(N_("Policy not found."))
         refs = await _check_refs(session, data)
         if refs:
             raise ValidationFailed(fields=refs)
@@ -195,7 +196,7 @@ async def update_policy(rt: Runtime, actor: Actor, policy_id: int, data: PolicyI
             valid_to=data.valid_to or policy.valid_to,
         )
         if merged.valid_to is not None and merged.valid_from is not None and merged.valid_to < merged.valid_from:
-            raise ValidationFailed(fields={"valid_to": "Must not be before valid_from."})
+            raise ValidationFailed(fields={"valid_to": N_("Must not be before valid_from.")})
         _apply(policy, data)
         await session.flush()
         after = policy_json(policy)

@@ -11,6 +11,7 @@ from doctordesk.domain.errors import NotFound
 from doctordesk.domain.events import DomainEvent
 from doctordesk.domain.inputs import text_problem
 from doctordesk.domain.roles import Actor, Role
+from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
 from doctordesk.screens.admin_pages import ADMIN_TOPIC
 from doctordesk.screens.protocol import Page, UpdateSet, p_update
@@ -22,7 +23,7 @@ _FLAGS = {"true": True, "false": False}
 
 def require_admin(actor: Actor) -> None:
     if actor.role is not Role.ADMIN:
-        raise NotFound("Screen not found.")
+        raise NotFound(N_("Screen not found."))
 
 
 def viewing(

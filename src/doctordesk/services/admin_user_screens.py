@@ -10,6 +10,7 @@ from typing import Any
 
 from doctordesk.domain.errors import NotFound, ValidationFailed
 from doctordesk.domain.roles import Actor, Role
+from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
 from doctordesk.screens import admin_locations as locations_screen
 from doctordesk.screens import admin_users as screen
@@ -72,7 +73,7 @@ def filter_users(rt: Runtime, actor: Actor, form: Mapping[str, str]) -> UpdateSe
     require_admin(actor)
     role = form.get("role") or None
     if role is not None and role not in Role._value2member_map_:
-        raise ValidationFailed(fields={"role": "One of: doctor, support, patient, admin."})
+        raise ValidationFailed(fields={"role": N_("One of: doctor, support, patient, admin.")})
     return navigation(rt, screen.LIST_SCREEN, screen.list_endpoint(role))
 
 
@@ -95,7 +96,7 @@ async def create_user(
     fields: dict[str, str] = {}
     role = form.get("role", "")
     if role not in Role._value2member_map_:
-        fields["role"] = "One of: doctor, support, patient, admin."
+        fields["role"] = N_("One of: doctor, support, patient, admin.")
     username = form_text(form, "username", max_chars=64, fields=fields)
     name = form_text(form, "display_name", max_chars=128, fields=fields)
     password = form.get("password") or None
@@ -111,9 +112,9 @@ async def create_user(
         chat_enabled=form_flag(form, "chat_enabled", fields) if doctor else None,
     )
     if username is None:
-        fields["username"] = "Required."
+        fields["username"] = N_("Required.")
     if name is None:
-        fields["display_name"] = "Required."
+        fields["display_name"] = N_("Required.")
     if fields:
         raise ValidationFailed(fields=fields)
     view, generated = await admin_users.create_user(rt, passwords, actor, new)
@@ -135,7 +136,7 @@ def user_page(rt: Runtime, actor: Actor, user_id: int, *, layout: Layout, client
         try:
             view = await admin_users.get_user(rt, user_id)
         except NotFound:
-            raise NotFound("User not found.") from None
+            raise NotFound(N_("User not found.")) from None
         return screen.render_user(_row(view), layout=layout, timeout=rt.settings.poll_list_seconds)
 
     endpoint = screen.user_endpoint(user_id)
@@ -163,7 +164,7 @@ async def save_user(
         await admin_users.update_doctor(rt, actor, user_id, change)
     else:
         if name is None:
-            fields["display_name"] = "Required."
+            fields["display_name"] = N_("Required.")
         if fields:
             raise ValidationFailed(fields=fields)
         await admin_users.rename_user(rt, actor, user_id, display_name=name or "")
@@ -176,7 +177,7 @@ async def set_active(
     """Deactivate (signed out everywhere, streams closed) or reactivate."""
     require_admin(actor)
     if user_id == actor.user_id and not active:
-        raise ValidationFailed("You cannot deactivate yourself.")
+        raise ValidationFailed(N_("You cannot deactivate yourself."))
     view = await admin_users.set_active(rt, actor, user_id, active=active)
     text = f"{view.display_name} is {'active again' if active else 'deactivated and signed out everywhere'}."
     return await acted(rt, page, state, "saved", text)
@@ -188,7 +189,7 @@ async def reset_password(
     """A generated password, shown on the answer only (never stored readable, never on a later page)."""
     require_admin(actor)
     generated = await admin_users.set_password(rt, passwords, actor, user_id, password=None)
-    text = f"New password: {generated} — shown this once. The user was signed out everywhere."
+    text = Text("New password: {generated} — shown this once. The user was signed out everywhere.", generated=generated)
     return await acted(rt, page, state, "new-password", text)
 
 
@@ -240,10 +241,10 @@ async def save_location(
     saved: Any
     if location_id is None:
         saved = await admin_locations.create_location(rt, actor, change)
-        text = f"Created {saved.name}."
+        text = Text("Created {name}.", name=saved.name)
     else:
         saved = await admin_locations.update_location(rt, actor, location_id, change)
-        text = f"Saved {saved.name}."
+        text = Text("Saved {name}.", name=saved.name)
     update = await acted(rt, page, state, "saved", text)
     if location_id is None:
         update.patches += [p_update(ref, value="") for ref in ("new-name", "new-address", "new-timezone")]

@@ -22,6 +22,7 @@ from doctordesk.domain.errors import NotFound, ValidationFailed
 from doctordesk.domain.events import DomainEvent, doctor_topic, thread_topic, user_topic
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.scheduling import is_timezone
+from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
 from doctordesk.services.admin_audit import record_change
 from doctordesk.services.auth import TOKEN_REVOKED
@@ -125,7 +126,7 @@ async def _user(session: AsyncSession, user_id: int, *, lock: bool = False) -> U
         query = query.with_for_update()
     user = (await session.execute(query)).scalar_one_or_none()
     if user is None:
-        raise NotFound("User not found.")
+        raise NotFound(N_("User not found."))
     return user
 
 
@@ -186,7 +187,7 @@ def _check_doctor_fields(*, specialty: str | None, timezone: str | None) -> dict
     if specialty is not None and not 1 <= len(specialty.strip()) <= 64:
         fields["specialty"] = "1 to 64 characters."
     if timezone is not None and not is_timezone(timezone):
-        fields["timezone"] = "An IANA time zone, e.g. Europe/Berlin."
+        fields["timezone"] = N_("An IANA time zone, e.g. Europe/Berlin.")
     return fields
 
 
@@ -204,7 +205,7 @@ async def create_user(rt: Runtime, passwords: Passwords, actor: Actor, new: NewU
     if new.role is Role.DOCTOR:
         fields |= _check_doctor_fields(specialty=new.specialty, timezone=new.timezone)
     else:
-        fields |= {k: "Only for doctors." for k, v in doctor_only.items() if v is not None}
+        fields |= {k: N_("Only for doctors.") for k, v in doctor_only.items() if v is not None}
     if new.password is not None and not MIN_PASSWORD <= len(new.password) <= MAX_PASSWORD:
         fields["password"] = f"{MIN_PASSWORD} to {MAX_PASSWORD} characters."
     if fields:
@@ -215,7 +216,7 @@ async def create_user(rt: Runtime, passwords: Passwords, actor: Actor, new: NewU
     async with unit_of_work(rt) as uow:
         session = uow.session
         if await session.scalar(select(User.id).where(User.username == username)) is not None:
-            raise ValidationFailed(fields={"username": "Already taken."})
+            raise ValidationFailed(fields={"username": N_("Already taken.")})
         user = User(
             username=username,
             password_hash=hashed,
@@ -228,7 +229,7 @@ async def create_user(rt: Runtime, passwords: Passwords, actor: Actor, new: NewU
         try:
             await session.flush()
         except IntegrityError:
-            raise ValidationFailed(fields={"username": "Already taken."}) from None
+            raise ValidationFailed(fields={"username": N_("Already taken.")}) from None
         if new.role is Role.DOCTOR:
             session.add(
                 DoctorProfile(
@@ -302,7 +303,7 @@ async def set_active(rt: Runtime, actor: Actor, user_id: int, *, active: bool) -
     """Deactivate (tokens revoked at once, login refused) or reactivate a user. An admin cannot deactivate their
     own account (there would be no one left to undo it)."""
     if not active and user_id == actor.user_id:
-        raise ValidationFailed(fields={"active": "You cannot deactivate your own account."})
+        raise ValidationFailed(fields={"active": N_("You cannot deactivate your own account.")})
     now = rt.clock.now()
     revoked: list[int] = []
     async with unit_of_work(rt) as uow:
@@ -362,7 +363,7 @@ async def update_doctor(rt: Runtime, actor: Actor, user_id: int, change: DoctorC
         user = await _user(session, user_id, lock=True)
         profile = await session.get(DoctorProfile, user_id)
         if user.role != Role.DOCTOR or profile is None:
-            raise NotFound("Doctor not found.")
+            raise NotFound(N_("Doctor not found."))
         before = await _view(session, user)
         settings = await session.get(DoctorSettings, user_id)
         if settings is None:

@@ -18,6 +18,7 @@ from doctordesk.domain.integration import (
     looks_like_key,
     needs_last_use,
 )
+from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
 from doctordesk.store.integration_tables import ApiKey, ServiceAccount
 
@@ -25,9 +26,9 @@ from doctordesk.store.integration_tables import ApiKey, ServiceAccount
 async def authenticate(rt: Runtime, key: str | None) -> Integration:
     """The service account behind ``key``; Unauthorized when missing, unknown, revoked or its account deactivated."""
     if not key:
-        raise Unauthorized("An API key is required (Authorization: Bearer ddk_... or X-Api-Key).")
+        raise Unauthorized(N_("An API key is required (Authorization: Bearer ddk_... or X-Api-Key)."))
     if not looks_like_key(key):
-        raise Unauthorized("Unknown API key.")
+        raise Unauthorized(N_("Unknown API key."))
     now = rt.clock.now()
     hashed = key_hash(key)
     async with rt.db.read() as session:
@@ -39,10 +40,10 @@ async def authenticate(rt: Runtime, key: str | None) -> Integration:
             )
         ).first()
     if found is None:
-        raise Unauthorized("Unknown API key.")
+        raise Unauthorized(N_("Unknown API key."))
     row, account = found
     if row.revoked_at is not None or not account.active:
-        raise Unauthorized("This API key was revoked.")
+        raise Unauthorized(N_("This API key was revoked."))
     if needs_last_use(row.last_used_at, now):
         async with rt.db.transaction() as session:
             # Conditional, so instances racing on one key write it once.

@@ -17,6 +17,7 @@ from doctordesk.domain.errors import NotFound
 from doctordesk.domain.keyset import Position
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.status import Status
+from doctordesk.domain.texts import N_
 from doctordesk.store import chat_repo, keyset
 from doctordesk.store.tables import Appointment, Location, Patient, User
 
@@ -109,8 +110,8 @@ async def get_appointment(session: AsyncSession, actor: Actor, appointment_id: i
     """One appointment; NotFound when unknown or not the actor's to see (ids cannot be probed)."""
     row = (await session.execute(base_query().where(Appointment.id == appointment_id))).first()
     if row is None:
-        raise NotFound("Appointment not found.")
+        raise NotFound(N_("Appointment not found."))
     view = view_of(row)
     if not can_view(actor, doctor_id=view.doctor.id, patient_id=view.patient.id):
-        raise NotFound("Appointment not found.")
+        raise NotFound(N_("Appointment not found."))
     return view

@@ -20,6 +20,7 @@ from doctordesk.domain.events import DomainEvent, user_topic
 from doctordesk.domain.inputs import check_text, is_plain_text
 from doctordesk.domain.login_throttle import address_key
 from doctordesk.domain.roles import Actor, Role
+from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
 from doctordesk.services import login_throttle
 from doctordesk.services.audit import audit
@@ -30,6 +31,7 @@ from doctordesk.store.tables import AccessToken, Patient, User
 log = logging.getLogger(__name__)
 
 TOKEN_REVOKED = "token-revoked"
+LANGUAGE_CHOSEN = "user.language"
 MAX_USERNAME = 64  # the column's width: longer names cannot exist, and must not reach the database
 MAX_PASSWORD = 1024
 # Tokens are 43 characters; anything much longer is not one of ours and is not hashed.
@@ -58,6 +60,7 @@ async def actor_for(session: AsyncSession, user: User, token_id: int | None) -> 
         display_name=user.display_name,
         token_id=token_id,
         patient_id=patient_id,
+        language=user.language,
     )
 
 
@@ -67,7 +70,7 @@ async def login(
     """Check the credentials and issue a new access token. Failures are throttled per username and client address
     (``client_host``: the peer, or the client a trusted proxy names) and per username (docs/accounts.md)."""
     username = username.strip().lower()
-    fields = {k: "Required." for k, v in (("username", username), ("password", password)) if not v}
+    fields = {k: N_("Required.") for k, v in (("username", username), ("password", password)) if not v}
     check_text(fields, "username", username, max_chars=MAX_USERNAME)
     check_text(fields, "password", password, max_chars=MAX_PASSWORD)
     if fields:
@@ -114,7 +117,7 @@ async def login(
                 details={"address": address},
             )
     if not ok or user is None:
-        raise Unauthorized("Wrong username or password.")
+        raise Unauthorized(N_("Wrong username or password."))
     return LoginResult(access_token=token, expires_in=settings.token_ttl_seconds, actor=actor)
 
 
@@ -150,6 +153,7 @@ _TOKEN_AND_USER = (
         User.display_name,
         User.active,
         Patient.id,
+        User.language,
     )
     .join(User, User.id == AccessToken.user_id)
     .outerjoin(Patient, Patient.user_id == User.id)
@@ -182,9 +186,9 @@ def _valid_actor(rt: Runtime, row: Sequence[Any] | None) -> tuple[Actor, datetim
     """The actor and expiry a token-and-user row stands for; Unauthorized when absent, expired or revoked."""
     if row is None:
         raise Unauthorized()
-    token_id, revoked_at, expires_at, user_id, username, role, display_name, active, patient_id = row[:9]
+    token_id, revoked_at, expires_at, user_id, username, role, display_name, active, patient_id, language = row[:10]
     if revoked_at is not None or expires_at <= rt.clock.now() or not active:
-        raise Unauthorized("The access token has expired or was revoked.")
+        raise Unauthorized(N_("The access token has expired or was revoked."))
     actor = Actor(
         user_id=user_id,
         username=username,
@@ -192,6 +196,7 @@ def _valid_actor(rt: Runtime, row: Sequence[Any] | None) -> tuple[Actor, datetim
         display_name=display_name,
         token_id=token_id,
         patient_id=patient_id if role == Role.PATIENT else None,
+        language=language,
     )
     return actor, expires_at
 
@@ -246,6 +251,9 @@ async def logout(rt: Runtime, actor: Actor) -> None:
 
 
 async def on_event(rt: Runtime, event: DomainEvent) -> None:
-    """Bus subscriber: forget revoked tokens (events from other instances too)."""
+    """Bus subscriber: forget revoked tokens, and the cached actors of a user who chose another language (events
+    from other instances too)."""
     if event.kind == TOKEN_REVOKED:
         rt.auth_cache.drop_token(int(event.data.get("token_id") or -1))
+    elif event.kind == LANGUAGE_CHOSEN:
+        rt.auth_cache.drop_user(int(event.data.get("user_id") or -1))

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from functools import partial
 
-from doctordesk.domain.appointments import format_local
 from doctordesk.domain.booking import (
     HORIZON_WEEKS,
     NOTE_MAX,
@@ -23,6 +22,9 @@ from doctordesk.domain.booking import (
 from doctordesk.domain.errors import NotFound, ValidationFailed
 from doctordesk.domain.inputs import parse_id, text_problem
 from doctordesk.domain.roles import Actor, Role
+from doctordesk.domain.texts import N_, Text
+from doctordesk.i18n import _
+from doctordesk.i18n.formats import format_local
 from doctordesk.runtime import Runtime
 from doctordesk.screens import appointment_list
 from doctordesk.screens import booking as screen
@@ -48,7 +50,7 @@ class Asked:
 
 def _patient(actor: Actor) -> int:
     if actor.role is not Role.PATIENT or actor.patient_id is None:
-        raise NotFound("Screen not found.")
+        raise NotFound(N_("Screen not found."))
     return actor.patient_id
 
 
@@ -136,13 +138,13 @@ def _request_input(patient_id: int, form: Mapping[str, str]) -> RequestInput:
     start = screen.parse_start(form.get("start", ""))
     note = form.get("note", "").strip()
     if doctor is None:
-        fields["doctor"] = "Choose a doctor."
+        fields["doctor"] = N_("Choose a doctor.")
     if location is None:
-        fields["location"] = "Choose a location."
+        fields["location"] = N_("Choose a location.")
     if service not in SERVICES:
-        fields["service"] = "Choose a service."
+        fields["service"] = N_("Choose a service.")
     if start is None:
-        fields["start"] = "Pick one of the free times."
+        fields["start"] = N_("Pick one of the free times.")
     problem = text_problem(note, max_chars=NOTE_MAX, multiline=True)
     if problem:
         fields["note"] = problem
@@ -170,6 +172,6 @@ async def request(rt: Runtime, actor: Actor, form: Mapping[str, str]) -> UpdateS
         navigate=appointment_list.ENDPOINT,
         notice={
             "level": "info",
-            "text": f"Request sent for {when}. The doctor will confirm it or suggest other times.",
+            "text": _(Text("Request sent for {when}. The doctor will confirm it or suggest other times.", when=when)),
         },
     )

@@ -9,6 +9,7 @@ from sqlalchemy import select
 from doctordesk.domain.calendar_feed import feed_topic
 from doctordesk.domain.errors import NotFound
 from doctordesk.domain.roles import Actor, Role
+from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
 from doctordesk.screens import calendar_feed as screen
 from doctordesk.screens.protocol import Layout, Page, UpdateSet
@@ -21,7 +22,7 @@ from doctordesk.store.tables import DoctorProfile
 def viewing(rt: Runtime, actor: Actor, *, layout: Layout, client_id: str | None) -> Viewing:
     """The screen as the doctor ``actor`` sees it: it changes with the doctor's feed topic."""
     if actor.role is not Role.DOCTOR:
-        raise NotFound("Screen not found.")
+        raise NotFound(N_("Screen not found."))
 
     async def render() -> Page:
         feed = await calendar_feeds.feed_status(rt, actor)

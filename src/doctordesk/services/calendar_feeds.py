@@ -22,6 +22,7 @@ from doctordesk.domain.errors import NotFound
 from doctordesk.domain.events import DomainEvent, user_topic
 from doctordesk.domain.integration import needs_last_use
 from doctordesk.domain.roles import Actor, Role
+from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
 from doctordesk.services.admin_audit import record_change
 from doctordesk.services.calendar_entries import read_entries
@@ -74,7 +75,7 @@ def _audit(row: CalendarFeed) -> dict[str, object]:
 
 def _require_doctor(actor: Actor) -> None:
     if actor.role is not Role.DOCTOR:
-        raise NotFound("Calendar feed not found.")
+        raise NotFound(N_("Calendar feed not found."))
 
 
 def _changed(uow: UnitOfWork, doctor_id: int) -> None:
@@ -155,7 +156,7 @@ async def revoke_feed(rt: Runtime, actor: Actor, *, doctor_id: int | None = None
         if actor.is_admin:
             doctor = await session.get(User, doctor_id)
             if doctor is None or doctor.role != Role.DOCTOR.value:
-                raise NotFound("Doctor not found.")
+                raise NotFound(N_("Doctor not found."))
         row = await _live(session, doctor_id, lock=True)
         if row is None:
             return False
@@ -192,7 +193,7 @@ async def read_feed(rt: Runtime, token: str, *, known: str | None = None) -> Fee
     unchanged feed again and again: the entries are read on every fetch (so a change shows at once) and the bytes
     are written again only when the entries differ from the last ones written for this doctor."""
     if not rules.looks_like_token(token):
-        raise NotFound("Calendar feed not found.")
+        raise NotFound(N_("Calendar feed not found."))
     presented = rules.token_hash(token)
     now = rt.clock.now()
     async with rt.db.read() as session:
@@ -209,7 +210,7 @@ async def read_feed(rt: Runtime, token: str, *, known: str | None = None) -> Fee
             )
         ).first()
         if found is None or not rules.hashes_match(found.token_hash, presented):
-            raise NotFound("Calendar feed not found.")
+            raise NotFound(N_("Calendar feed not found."))
         name = await session.scalar(select(User.display_name).where(User.id == found.doctor_id))
         window = rules.window(now)
         entries = await read_entries(session, found.doctor_id, window)

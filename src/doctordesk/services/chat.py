@@ -34,6 +34,7 @@ from doctordesk.domain.events import (
 )
 from doctordesk.domain.inputs import parse_id, parse_int
 from doctordesk.domain.roles import Actor, Role
+from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
 from doctordesk.screens import chat as screen
 from doctordesk.screens.protocol import Layout, Page, UpdateSet, apply, diff, p_prepend, p_remove, p_reset
@@ -92,7 +93,7 @@ async def chat_appointment(session: AsyncSession, actor: Actor, appointment_id: 
     require_chat_role(actor)
     view = await get_appointment(session, actor, appointment_id)
     if not may_read(actor, doctor_id=view.doctor.id):
-        raise NotFound("Appointment not found.")
+        raise NotFound(N_("Appointment not found."))
     # Chat is on when it is on for the appointment and for its doctor (an admin's setting, absent: on).
     if (
         view.chat_enabled
@@ -130,7 +131,7 @@ async def _state(
         if before is not None:
             anchor = await chat_repo.cursor_of(session, thread_id, before)
             if anchor is None:
-                raise ValidationFailed(fields={"before": "Not a message of this chat."})
+                raise ValidationFailed(fields={"before": N_("Not a message of this chat.")})
             earlier, has_older = await chat_repo.older(session, thread_id, anchor, page_size)
             rest, _ = await chat_repo.since(session, thread_id, anchor)
             messages = earlier + rest
@@ -231,7 +232,7 @@ async def load_more(
     inner, window = split_state(token)
     if appointment_id is None:
         if window is None:
-            raise ValidationFailed(fields={"appointment-id": "Required (or the chat's state token)."})
+            raise ValidationFailed(fields={"appointment-id": N_("Required (or the chat's state token).")})
         appointment_id = window.appointment_id
     if window is not None and window.appointment_id != appointment_id:
         inner, window = None, None  # the client's page is another chat: answer with a reset
@@ -348,10 +349,10 @@ async def attachment_file(rt: Runtime, actor: Actor, attachment_id: int) -> Stor
     async with rt.db.read() as session:
         found = await chat_repo.attachment(session, attachment_id)
         if found is None:
-            raise NotFound("File not found.")
+            raise NotFound(N_("File not found."))
         file, appointment_id = found
         try:
             await chat_appointment(session, actor, appointment_id)
         except NotFound:
-            raise NotFound("File not found.") from None
+            raise NotFound(N_("File not found.")) from None
         return StoredFile(file.filename, file.mime, file.data)

@@ -26,6 +26,7 @@ from doctordesk.domain.events import (
 )
 from doctordesk.domain.file_check import CheckedFile
 from doctordesk.domain.roles import Actor, Role
+from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
 from doctordesk.screens.protocol import Layout, UpdateSet, p_update
 from doctordesk.services.chat import chat_appointment, join_state, load_more, split_state
@@ -107,7 +108,7 @@ async def _existing(session: AsyncSession, actor: Actor, form: SendForm) -> int 
     if row is None:
         return None
     if row[1] != form.appointment_id:
-        raise ValidationFailed(fields={"client-message-id": "Already used for a message in another chat."})
+        raise ValidationFailed(fields={"client-message-id": N_("Already used for a message in another chat.")})
     message_id: int = row[0]
     return message_id
 
@@ -144,7 +145,7 @@ async def _store_message(
         ).all()
         wait = retry_after(list(recent), now=now, per_minute=settings.chat_send_per_minute)
         if wait is not None:
-            raise TooManyRequests("Too many messages. Wait a moment before sending again.", retry_after=wait)
+            raise TooManyRequests(N_("Too many messages. Wait a moment before sending again."), retry_after=wait)
         thread_id = await _thread_for_update(session, appointment.id, now)
         attachment_id = None
         if form.upload is not None and checked is not None:
@@ -184,7 +185,9 @@ async def _store_message(
                 },
                 notify_user_ids=notify,
                 # The push text never carries the message: it travels through a partner's servers.
-                notify_text=f"New message from {actor.display_name} about appointment #{appointment.id}",
+                notify_text=Text(
+                    "New message from {name} about appointment #{id}", name=actor.display_name, id=appointment.id
+                ),
             )
         )
 

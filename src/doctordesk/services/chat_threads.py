@@ -13,6 +13,7 @@ from sqlalchemy.orm import aliased
 from doctordesk.domain.errors import Forbidden
 from doctordesk.domain.keyset import COUNT_CAP, Position, Slice
 from doctordesk.domain.roles import Actor, Role
+from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
 from doctordesk.screens import chat_threads as threads_screen
 from doctordesk.screens.chat_threads import ThreadSummary
@@ -35,7 +36,7 @@ _Sender = aliased(User)
 def require_thread_list_role(actor: Actor) -> None:
     """Support agents (and admins) see every thread; doctors find theirs on the appointment list."""
     if actor.role not in (Role.SUPPORT, Role.ADMIN):
-        raise Forbidden("The thread list is for support agents.")
+        raise Forbidden(N_("The thread list is for support agents."))
 
 
 def position_of(thread: ThreadSummary) -> Position:

@@ -27,6 +27,8 @@ from doctordesk.domain.integration import Integration
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.scheduling import is_timezone
 from doctordesk.domain.status import Status
+from doctordesk.domain.texts import N_, Text
+from doctordesk.i18n import _
 from doctordesk.runtime import Runtime
 from doctordesk.screens import review_approve
 from doctordesk.screens.protocol import UpdateSet, p_update
@@ -47,7 +49,7 @@ async def approve(rt: Runtime, actor: Actor, appointment_id: int, form: Mapping[
     version = version_from(form)
     timezone_field = (form.get("timezone") or "").strip() or None
     if timezone_field is not None and not is_timezone(timezone_field):
-        form_errors["timezone"] = "Choose a timezone from the list."
+        form_errors["timezone"] = N_("Choose a timezone from the list.")
         timezone_field = None
     now = rt.clock.now()
     async with unit_of_work(rt) as uow:
@@ -159,25 +161,30 @@ async def decline(rt: Runtime, actor: Actor, appointment_id: int, form: Mapping[
             Trigger.DECLINE,
             {"action": "decline", "reason": reason},
             now=now,
-            text=f"{subject.doctor_name} declined your appointment request: {reason}",
+            text=Text(
+                "{doctor} declined your appointment request: {reason}", doctor=subject.doctor_name, reason=reason
+            ),
             notify=subject.notify,
         )
-    return decided(rt, to, "Request declined.")
+    return decided(rt, to, N_("Request declined."))
 
 
 def _patient_text(doctor: str, trigger: Trigger, count: int) -> str:
+    if trigger is Trigger.SUGGEST and count > 1:
+        return Text("{doctor} suggested {count} other times for your appointment.", doctor=doctor, count=count)
     if trigger is Trigger.SUGGEST:
-        return f"{doctor} suggested {count} other time{'s' if count > 1 else ''} for your appointment."
-    return f"{doctor} approved your appointment."
+        return Text("{doctor} suggested another time for your appointment.", doctor=doctor)
+    return Text("{doctor} approved your appointment.", doctor=doctor)
 
 
 def _notice_for(trigger: Trigger, to: Status) -> str:
     if trigger is Trigger.SUGGEST:
-        risk = " (with an out-of-network coverage warning)" if to is Status.PENDING_RESPONSE_COVERAGE_RISK else ""
-        return f"Alternatives sent to the patient{risk}."
+        if to is Status.PENDING_RESPONSE_COVERAGE_RISK:
+            return N_("Alternatives sent to the patient (with an out-of-network coverage warning).")
+        return N_("Alternatives sent to the patient.")
     if trigger is Trigger.AUTO_APPROVE:
-        return "An alternative equals the requested time: the appointment is approved."
-    return "Appointment approved."
+        return N_("An alternative equals the requested time: the appointment is approved.")
+    return N_("Appointment approved.")
 
 
 def decided(rt: Runtime, to: Status, text: str) -> UpdateSet:
@@ -193,7 +200,7 @@ def decided(rt: Runtime, to: Status, text: str) -> UpdateSet:
             p_update("decline", enabled=False),
         ],
         navigate=review_approve.LIST_ENDPOINT,
-        notice={"level": "info", "text": text},
+        notice={"level": "info", "text": _(text)},
     )
 
 

@@ -10,6 +10,7 @@ from zoneinfo import ZoneInfo
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.free_times import MAX_DAYS, FreeTimeQuery, free_starts, hours_at
 from doctordesk.domain.scheduling import MAX_DURATION
+from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
 from doctordesk.services.review_facts import busy_times, cached_clinic
 
@@ -27,17 +28,17 @@ async def free_times(
     """The location's timezone and the free starts (UTC) between two local days, inclusive."""
     fields: dict[str, str] = {}
     if first_day.year < 2000 or last_day.year > 2999:
-        fields["from"] = "Use days between the years 2000 and 2999."
+        fields["from"] = N_("Use days between the years 2000 and 2999.")
     elif last_day < first_day:
-        fields["to"] = "Must not be before 'from'."
+        fields["to"] = N_("Must not be before 'from'.")
     elif (last_day - first_day).days >= MAX_DAYS:
-        fields["to"] = f"At most {MAX_DAYS} days from 'from'."
+        fields["to"] = Text("At most {count} days from 'from'.", count=MAX_DAYS)
     async with rt.db.read() as session:
         c = await cached_clinic(rt, session)
         if doctor_id not in c.directory.doctors:
-            fields["doctor"] = "Unknown doctor."
+            fields["doctor"] = N_("Unknown doctor.")
         if location_id not in c.directory.locations:
-            fields["location"] = "Unknown location."
+            fields["location"] = N_("Unknown location.")
         if fields:
             raise ValidationFailed(fields=fields)
         timezone = c.directory.locations[location_id]

@@ -26,6 +26,7 @@ from doctordesk.domain.integration import IDEMPOTENCY_TTL, Integration, Scope
 from doctordesk.domain.roles import Actor
 from doctordesk.domain.scheduling import Original, Proposal, check_proposals, windows
 from doctordesk.domain.status import Status
+from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
 from doctordesk.services.decisions import transition
 from doctordesk.services.review_facts import Clinic, busy_times, cached_clinic, lock_schedules
@@ -60,7 +61,7 @@ class Answer:
 
 def require(caller: Integration, scope: Scope) -> None:
     if not caller.has(scope):
-        raise Forbidden(f"This API key lacks the scope {scope.value}.")
+        raise Forbidden(Text("This API key lacks the scope {value}.", value=scope.value))
 
 
 async def check_time(
@@ -97,13 +98,13 @@ async def check_time(
 def _check_refs(c: Clinic, req: RequestInput, patient: Patient | None) -> None:
     fields: dict[str, str] = {}
     if patient is None:
-        fields["patient"] = "Unknown patient."
+        fields["patient"] = N_("Unknown patient.")
     if req.doctor_id not in c.directory.doctors:
-        fields["doctor"] = "Unknown doctor."
+        fields["doctor"] = N_("Unknown doctor.")
     if req.location_id not in c.directory.locations:
-        fields["location"] = "Unknown location."
+        fields["location"] = N_("Unknown location.")
     elif req.doctor_id in c.directory.doctors and (req.doctor_id, req.location_id) not in c.work_hours:
-        fields["location"] = "The doctor does not work at this location."
+        fields["location"] = N_("The doctor does not work at this location.")
     if fields:
         raise ValidationFailed(fields=fields)
 
@@ -159,7 +160,7 @@ async def place_request(
         details,
         now=now,
         notify=(req.doctor_id,),
-        text=f"New appointment request from {patient.name} for {when}.",
+        text=Text("New appointment request from {name} for {when}.", name=patient.name, when=when),
         created=True,
     )
     return a
@@ -186,7 +187,7 @@ async def appointment_body(session: AsyncSession, appointment_id: int) -> dict[s
         )
     ).one_or_none()
     if row is None:
-        raise NotFound("Appointment not found.")
+        raise NotFound(N_("Appointment not found."))
     a, doctor, patient, loc, origin = row
     return _body(
         a,
@@ -228,14 +229,14 @@ async def get_appointment(rt: Runtime, caller: Integration, appointment_id: int)
     """One appointment: any, with ``appointments:read``; with only ``appointments:write``, the ones this service
     account created. Others are 404, as unknown ones."""
     if not (caller.has(Scope.APPOINTMENTS_READ) or caller.has(Scope.APPOINTMENTS_WRITE)):
-        raise Forbidden("This API key lacks the scope appointments:read.")
+        raise Forbidden(N_("This API key lacks the scope appointments:read."))
     async with rt.db.read() as session:
         if not caller.has(Scope.APPOINTMENTS_READ):
             owner = await session.scalar(
                 select(IntegrationRequest.service_account_id).where(IntegrationRequest.appointment_id == appointment_id)
             )
             if owner != caller.service_account_id:
-                raise NotFound("Appointment not found.")
+                raise NotFound(N_("Appointment not found."))
         return await appointment_body(session, appointment_id)
 
 

@@ -17,10 +17,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from doctordesk.config import Settings
 from doctordesk.domain.errors import TooManyRequests
 from doctordesk.domain.login_throttle import KNOWN_ADDRESS, LoginLimits, drained, is_known, seconds_until
+from doctordesk.domain.texts import N_
 from doctordesk.store.db import Database
 from doctordesk.store.tables import LoginAddressThrottle, LoginThrottle
 
-REFUSED = "Too many failed logins. Try again later."
+REFUSED = N_("Too many failed logins. Try again later.")
 # A username's row is deleted once it has been left alone this long and its count has drained to nothing meanwhile.
 USERNAME_ROW_IDLE = timedelta(days=1)
 PRUNE_BATCH = 1000  # rows per delete, each in its own short transaction (writers are never held up for long)

@@ -13,6 +13,7 @@ from doctordesk.domain.errors import NotFound
 from doctordesk.domain.events import DomainEvent, user_topic
 from doctordesk.domain.notices import SHOWN, Notice
 from doctordesk.domain.roles import Actor
+from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.notice_tables import UserNotice
@@ -44,7 +45,7 @@ async def dismiss(rt: Runtime, actor: Actor, notice_id: int | None) -> None:
         if notice_id is not None:
             owner = await uow.session.scalar(select(UserNotice.user_id).where(UserNotice.id == notice_id))
             if owner != actor.user_id:
-                raise NotFound("Notice not found.")
+                raise NotFound(N_("Notice not found."))
             where.append(UserNotice.id == notice_id)
         await uow.session.execute(update(UserNotice).where(*where).values(dismissed_at=now))
         uow.emit(DomainEvent(kind="notice.dismissed", topics=(user_topic(actor.user_id),), data={}))

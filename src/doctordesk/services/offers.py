@@ -11,11 +11,13 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import aliased
 
-from doctordesk.domain.appointments import format_local
 from doctordesk.domain.decisions import Trigger, next_status, parse_flag
 from doctordesk.domain.errors import AppointmentChanged, InvalidTransition, NotFound, ValidationFailed
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.status import Status
+from doctordesk.domain.texts import N_, Text
+from doctordesk.i18n import _
+from doctordesk.i18n.formats import format_local
 from doctordesk.runtime import Runtime
 from doctordesk.screens import offers as offers_screen
 from doctordesk.screens import review_approve
@@ -89,7 +91,7 @@ def _answered(rt: Runtime, to: Status, text: str) -> UpdateSet:
         timeout=rt.settings.poll_list_seconds,
         patches=[p_update("status", value=status_label(to, Role.PATIENT), props=status_props(to))],
         navigate=review_approve.LIST_ENDPOINT,
-        notice={"level": "info", "text": text},
+        notice={"level": "info", "text": _(text)},
     )
 
 
@@ -104,7 +106,7 @@ async def accept(rt: Runtime, actor: Actor, appointment_id: int, offer_id: int, 
         version=version_from(form),
         coverage_acknowledged=parse_flag(form.get("coverage-acknowledged"), field="coverage-acknowledged"),
     )
-    return _answered(rt, to, f"Appointment confirmed for {when}.")
+    return _answered(rt, to, Text("Appointment confirmed for {when}.", when=when))
 
 
 async def accept_offer(
@@ -125,17 +127,17 @@ async def accept_offer(
         a = await appointment_for(session, actor, appointment_id, lock=True, patient=True)
         offer = await session.get(AppointmentOffer, offer_id)
         if offer is None or offer.appointment_id != a.id:
-            raise NotFound("Offer not found.")
+            raise NotFound(N_("Offer not found."))
         if version is not None and a.version != version:
             raise AppointmentChanged()
         to = next_status(Status(a.status), Trigger.ACCEPT_OFFER)
         if offer.state != OfferState.OPEN:
-            raise InvalidTransition("This offer is no longer open.")
+            raise InvalidTransition(N_("This offer is no longer open."))
         if offer.start_at <= now:
-            raise InvalidTransition("This offered time has passed.")
+            raise InvalidTransition(N_("This offered time has passed."))
         if offer.coverage_warning and not coverage_acknowledged:
             raise ValidationFailed(
-                fields={"coverage-acknowledged": "Confirm that you accept the coverage risk of this time."}
+                fields={"coverage-acknowledged": N_("Confirm that you accept the coverage risk of this time.")}
             )
         siblings = (
             (await session.execute(select(AppointmentOffer).where(AppointmentOffer.appointment_id == a.id)))
@@ -171,7 +173,7 @@ async def accept_offer(
 async def reject_all(rt: Runtime, actor: Actor, appointment_id: int, form: Mapping[str, str]) -> UpdateSet:
     """Reject every offer: the request is canceled (a new request can be made)."""
     to = await reject_offers(rt, actor, appointment_id, version=version_from(form))
-    return _answered(rt, to, "All offered times rejected; the request is canceled.")
+    return _answered(rt, to, N_("All offered times rejected; the request is canceled."))
 
 
 async def reject_offers(rt: Runtime, actor: Actor, appointment_id: int, *, version: int | None) -> Status:

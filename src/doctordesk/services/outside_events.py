@@ -21,6 +21,7 @@ from doctordesk.domain.decisions import Trigger, outside_next_status
 from doctordesk.domain.errors import AppointmentChanged, NotFound
 from doctordesk.domain.integration import Integration, Scope
 from doctordesk.domain.status import Status
+from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
 from doctordesk.services.decisions import transition
 from doctordesk.services.integration_requests import appointment_body, check_time, require
@@ -52,7 +53,7 @@ async def report(rt: Runtime, caller: Integration, appointment_id: int, event: O
             await session.execute(select(Appointment).where(Appointment.id == appointment_id).with_for_update())
         ).scalar_one_or_none()
         if a is None:
-            raise NotFound("Appointment not found.")
+            raise NotFound(N_("Appointment not found."))
         if event.version is not None and event.version != a.version:
             raise AppointmentChanged()
         to = outside_next_status(Status(a.status), event.trigger, started=a.start_at <= now)

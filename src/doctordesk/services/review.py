@@ -26,6 +26,7 @@ from doctordesk.domain.review import Assessment, assess, entry_timezone_of
 from doctordesk.domain.roles import Actor
 from doctordesk.domain.scheduling import MAX_ALTERNATIVES, MAX_DURATION, CardInput, is_timezone, parse_cards, windows
 from doctordesk.domain.status import Status
+from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
 from doctordesk.screens import review_approve
 from doctordesk.screens.protocol import Page, UpdateSet
@@ -66,7 +67,7 @@ def cards_from_form(form: Mapping[str, str]) -> tuple[list[CardInput], dict[str,
             continue
         n = parse_int(suffix, maximum=99)
         if n is None:
-            errors[key] = "Unknown field."
+            errors[key] = N_("Unknown field.")
             continue
         problem = text_problem(value, max_chars=MAX_FIELD_CHARS)
         if problem is not None:
@@ -80,7 +81,7 @@ def cards_from_form(form: Mapping[str, str]) -> tuple[list[CardInput], dict[str,
 def version_from(form: Mapping[str, str]) -> int:
     version = parse_int(form.get("version"), minimum=0, maximum=MAX_VERSION)
     if version is None:
-        raise ValidationFailed(fields={"version": "The page's version is missing: reload the page."})
+        raise ValidationFailed(fields={"version": N_("The page's version is missing: reload the page.")})
     return version
 
 
@@ -241,8 +242,8 @@ async def add_alternative(
     def change(_draft: ReviewDraft, cards: list[CardInput]) -> list[CardInput]:
         if len(cards) >= MAX_ALTERNATIVES:
             raise ValidationFailed(
-                f"At most {MAX_ALTERNATIVES} alternatives.",
-                fields={"another-alternative": f"At most {MAX_ALTERNATIVES} alternatives."},
+                Text("At most {count} alternatives.", count=MAX_ALTERNATIVES),
+                fields={"another-alternative": Text("At most {count} alternatives.", count=MAX_ALTERNATIVES)},
             )
         return [*cards, CardInput(doctor=prefill["doctor"], location=prefill["location"])]
 
@@ -261,12 +262,12 @@ async def change_fields(
         raise ValidationFailed(fields=errors)
     present = {n for n in range(1, len(sent) + 1) if any(f"{k}~{n}" in form for k in CARD_FIELDS)}
     if not present:
-        raise ValidationFailed("No card fields were sent.")
+        raise ValidationFailed(N_("No card fields were sent."))
 
     def change(_draft: ReviewDraft, cards: list[CardInput]) -> list[CardInput]:
         for n in present:
             if n > len(cards):
-                raise ValidationFailed(fields={f"date~{n}": "There is no such alternative."})
+                raise ValidationFailed(fields={f"date~{n}": N_("There is no such alternative.")})
             old = cards[n - 1]
             cards[n - 1] = CardInput(
                 doctor=form.get(f"profile~{n}", old.doctor),
@@ -286,9 +287,9 @@ async def delete_alternative(
 
     def change(_draft: ReviewDraft, cards: list[CardInput]) -> list[CardInput]:
         if not 1 <= n <= len(cards):
-            raise ValidationFailed(fields={f"delete~{n}": "There is no such alternative."})
+            raise ValidationFailed(fields={f"delete~{n}": N_("There is no such alternative.")})
         if len(cards) == 1:
-            raise ValidationFailed(fields={f"delete~{n}": "The only alternative cannot be deleted."})
+            raise ValidationFailed(fields={f"delete~{n}": N_("The only alternative cannot be deleted.")})
         return cards[: n - 1] + cards[n:]
 
     return await _edit(rt, actor, appointment_id, change, layout=layout, state=state)
@@ -300,7 +301,7 @@ async def confirm_timezone(
     """Record the timezone the doctor enters times in (asked when their profile has none)."""
     timezone = timezone.strip()
     if not is_timezone(timezone):
-        raise ValidationFailed(fields={"timezone": "Choose a timezone from the list."})
+        raise ValidationFailed(fields={"timezone": N_("Choose a timezone from the list.")})
 
     def change(draft: ReviewDraft, _cards: list[CardInput]) -> None:
         draft.timezone = timezone
@@ -361,5 +362,5 @@ async def cancel(rt: Runtime, actor: Actor, appointment_id: int) -> UpdateSet:
         state="",
         timeout=rt.settings.poll_list_seconds,
         navigate=review_approve.LIST_ENDPOINT,
-        notice={"level": "info", "text": "Changes discarded."},
+        notice={"level": "info", "text": N_("Changes discarded.")},
     )

@@ -24,6 +24,7 @@ from doctordesk.domain.review import ReviewFacts
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.scheduling import Busy, Directory, Hours, HoursException, Original
 from doctordesk.domain.status import Status
+from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
 from doctordesk.screens.protocol import Option
 from doctordesk.store.admin_tables import WorkHoursException
@@ -65,7 +66,7 @@ async def appointment_for(
     appointment = (await session.execute(query)).scalar_one_or_none()
     allowed = may_answer if patient else may_decide
     if appointment is None or not allowed(actor, appointment):
-        raise NotFound("Appointment not found.")
+        raise NotFound(N_("Appointment not found."))
     return appointment
 
 
@@ -111,7 +112,7 @@ async def subject_for(session: AsyncSession, actor: Actor, appointment_id: int, 
     params = {"appointment": appointment_id, "user": actor.user_id}
     row = (await session.execute(_subject_statement(lock), params)).one_or_none()
     if row is None or not may_decide(actor, row[0]):
-        raise NotFound("Appointment not found.")
+        raise NotFound(N_("Appointment not found."))
     return Subject(row[0], row[1], doctor_name=row[2], patient_name=row[3], patient_user_id=row[4])
 
 

@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from doctordesk.domain.errors import Forbidden, NotFound, ValidationFailed
 from doctordesk.domain.integration import KEY_PREFIX, SHOWN_PREFIX_CHARS, Scope, key_hash
 from doctordesk.domain.roles import Actor
+from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
 from doctordesk.services.admin_audit import record_change
 from doctordesk.services.uow import unit_of_work
@@ -96,7 +97,7 @@ async def create_account(rt: Runtime, actor: Actor, *, name: str, description: s
         async with unit_of_work(rt) as uow:
             session = uow.session
             if await session.scalar(select(ServiceAccount.id).where(ServiceAccount.name == name)) is not None:
-                raise ValidationFailed(fields={"name": "A service account with this name exists."})
+                raise ValidationFailed(fields={"name": N_("A service account with this name exists.")})
             account = ServiceAccount(
                 name=name, description=description, active=True, created_at=now, created_by=actor.user_id
             )
@@ -115,7 +116,7 @@ async def create_account(rt: Runtime, actor: Actor, *, name: str, description: s
             info = await _account_info(session, account)
     except IntegrityError as exc:
         # Two admins creating the same name at once: the second gets the same answer as if it came later.
-        raise ValidationFailed(fields={"name": "A service account with this name exists."}) from exc
+        raise ValidationFailed(fields={"name": N_("A service account with this name exists.")}) from exc
     return info
 
 
@@ -132,7 +133,7 @@ async def get_account(rt: Runtime, actor: Actor, account_id: int) -> AccountInfo
     async with rt.db.read() as session:
         account = await session.get(ServiceAccount, account_id)
         if account is None:
-            raise NotFound("Service account not found.")
+            raise NotFound(N_("Service account not found."))
         return await _account_info(session, account)
 
 
@@ -145,9 +146,9 @@ async def issue_key(rt: Runtime, actor: Actor, account_id: int, *, scopes: Seque
         session = uow.session
         account = await session.get(ServiceAccount, account_id, with_for_update=True)
         if account is None:
-            raise NotFound("Service account not found.")
+            raise NotFound(N_("Service account not found."))
         if not account.active:
-            raise ValidationFailed("This service account is deactivated.")
+            raise ValidationFailed(N_("This service account is deactivated."))
         row = ApiKey(
             service_account_id=account.id,
             key_hash=key_hash(key),
@@ -209,7 +210,7 @@ async def set_active(rt: Runtime, actor: Actor, account_id: int, *, active: bool
         session = uow.session
         account = await session.get(ServiceAccount, account_id, with_for_update=True)
         if account is None:
-            raise NotFound("Service account not found.")
+            raise NotFound(N_("Service account not found."))
         if account.active != active:
             before = _account_audit(account)
             account.active = active

@@ -13,6 +13,7 @@ from sqlalchemy.dialects.postgresql import ARRAY
 
 from doctordesk.domain.errors import Unauthorized
 from doctordesk.domain.roles import Actor
+from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
 from doctordesk.services import auth
 from doctordesk.store.realtime_tables import StreamTicket
@@ -58,7 +59,7 @@ async def issue_ticket(rt: Runtime, actor: Actor) -> Ticket:
 async def check_ticket(rt: Runtime, ticket: str) -> None:
     """Unauthorized unless ``ticket`` would open a stream now; reads only (the ticket stays unused)."""
     if not ticket or len(ticket) > 128:
-        raise Unauthorized("The stream ticket is not valid.")
+        raise Unauthorized(N_("The stream ticket is not valid."))
     async with rt.db.read() as session:
         found = await session.scalar(
             select(StreamTicket.token_id).where(
@@ -68,13 +69,13 @@ async def check_ticket(rt: Runtime, ticket: str) -> None:
             )
         )
     if found is None:
-        raise Unauthorized("The stream ticket is unknown, used or expired.")
+        raise Unauthorized(N_("The stream ticket is unknown, used or expired."))
 
 
 async def grant_for_ticket(rt: Runtime, ticket: str) -> StreamGrant:
     """Redeem a ticket: it works once, before it expires, while its token is valid; Unauthorized otherwise."""
     if not ticket or len(ticket) > 128:
-        raise Unauthorized("The stream ticket is not valid.")
+        raise Unauthorized(N_("The stream ticket is not valid."))
     now = rt.clock.now()
     async with rt.db.transaction() as session:
         token_id = await session.scalar(
@@ -88,7 +89,7 @@ async def grant_for_ticket(rt: Runtime, ticket: str) -> StreamGrant:
             .returning(StreamTicket.token_id)
         )
     if token_id is None:
-        raise Unauthorized("The stream ticket is unknown, used or expired.")
+        raise Unauthorized(N_("The stream ticket is unknown, used or expired."))
     return await _grant_for_token_id(rt, token_id)
 
 

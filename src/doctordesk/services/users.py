@@ -10,6 +10,7 @@ from doctordesk.config import Settings
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.inputs import check_text
 from doctordesk.domain.roles import Role
+from doctordesk.domain.texts import N_
 from doctordesk.services.passwords import Passwords
 from doctordesk.store.db import Database
 from doctordesk.store.tables import DoctorProfile, Patient, User
@@ -26,10 +27,10 @@ async def create_user(
         fields["username"] = "1 to 64 characters."
     check_text(fields, "username", username, max_chars=64)
     if not display_name.strip():
-        fields["display_name"] = "Required."
+        fields["display_name"] = N_("Required.")
     check_text(fields, "display_name", display_name, max_chars=MAX_DISPLAY_NAME)
     if len(password) < 4:
-        fields["password"] = "At least 4 characters."
+        fields["password"] = N_("At least 4 characters.")
     check_text(fields, "password", password, max_chars=1024)
     if fields:
         raise ValidationFailed(fields=fields)
@@ -37,7 +38,7 @@ async def create_user(
     now = datetime.now(UTC)
     async with db.transaction() as session:
         if await session.scalar(select(User.id).where(User.username == username)) is not None:
-            raise ValidationFailed(fields={"username": "Already taken."})
+            raise ValidationFailed(fields={"username": N_("Already taken.")})
         user = User(
             username=username,
             password_hash=hashed,

@@ -12,6 +12,7 @@ from doctordesk.domain import webhooks
 from doctordesk.domain.errors import NotFound
 from doctordesk.domain.events import DomainEvent
 from doctordesk.domain.roles import Actor
+from doctordesk.domain.texts import N_
 from doctordesk.realtime.webhook_outbox import FAILED, PENDING, delivery_values
 from doctordesk.runtime import Runtime
 from doctordesk.services.admin_audit import record_change
@@ -93,7 +94,7 @@ async def get_delivery(rt: Runtime, actor: Actor, endpoint_id: int, delivery_id:
     async with rt.db.read() as session:
         row = await session.get(WebhookDelivery, delivery_id)
         if row is None or row.endpoint_id != endpoint_id:
-            raise NotFound("No such delivery.")
+            raise NotFound(N_("No such delivery."))
         return DeliveryView.of(row)
 
 
@@ -114,7 +115,7 @@ async def replay(rt: Runtime, actor: Actor, endpoint_id: int, delivery_id: int) 
     async with unit_of_work(rt) as uow:
         row = await uow.session.get(WebhookDelivery, delivery_id, with_for_update=True)
         if row is None or row.endpoint_id != endpoint_id:
-            raise NotFound("No such delivery.")
+            raise NotFound(N_("No such delivery."))
         before = _audited(row)
         row.status, row.attempts, row.next_attempt_at, row.replays = PENDING, 0, now, row.replays + 1
         record_change(

@@ -21,6 +21,7 @@ from doctordesk.domain import webhooks
 from doctordesk.domain.errors import Forbidden, NotFound, ValidationFailed
 from doctordesk.domain.events import DomainEvent
 from doctordesk.domain.roles import Actor, Role
+from doctordesk.domain.texts import N_, Text
 from doctordesk.realtime import outbox
 from doctordesk.realtime.message import TIMEOUT_ONLY
 from doctordesk.runtime import Runtime
@@ -124,14 +125,16 @@ async def endpoint_row(session: AsyncSession, endpoint_id: int, *, lock: bool = 
         query = query.with_for_update()
     row = await session.scalar(query)
     if row is None:
-        raise NotFound("No such webhook endpoint.")
+        raise NotFound(N_("No such webhook endpoint."))
     return row
 
 
 def _description(raw: str | None) -> str:
     text = (raw or "").strip()
     if len(text) > webhooks.MAX_DESCRIPTION_CHARS:
-        raise ValidationFailed(fields={"description": f"At most {webhooks.MAX_DESCRIPTION_CHARS} characters."})
+        raise ValidationFailed(
+            fields={"description": Text("At most {count} characters.", count=webhooks.MAX_DESCRIPTION_CHARS)}
+        )
     return text
 
 
@@ -224,7 +227,7 @@ async def set_enabled(
     """Disable (with an optional reason) or enable again. Enabling clears the failing streak; deliveries that
     waited meanwhile go out, failed ones only when replayed."""
     require_admin(actor)
-    text = _description(reason) or "Disabled by an admin."
+    text = _description(reason) or N_("Disabled by an admin.")
     now = rt.clock.now()
     async with unit_of_work(rt) as uow:
         row = await endpoint_row(uow.session, endpoint_id, lock=True)

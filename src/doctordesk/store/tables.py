@@ -79,6 +79,8 @@ class User(Base):
     created_at: Mapped[datetime]
     # The clinic's own id for the row (bulk import and export, migration import_0001); unique where present.
     external_id: Mapped[str | None] = mapped_column(String(64), unique=True, index=True)
+    # The language the user chose (en, de); None: the browser's Accept-Language decides (migration i18n_0001).
+    language: Mapped[str | None] = mapped_column(String(8))
 
 
 class AccessToken(Base):

@@ -15,9 +15,11 @@ from fastapi import Depends, Header, Request
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 from starlette.datastructures import UploadFile
 
+from doctordesk import i18n
 from doctordesk.domain.errors import Forbidden, Unauthorized, ValidationFailed
 from doctordesk.domain.integration import Integration, looks_like_key
 from doctordesk.domain.roles import Actor, Role
+from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
 from doctordesk.screens.protocol import LAYOUTS, Layout
 from doctordesk.services import api_keys, auth, devices
@@ -83,17 +85,24 @@ def push_device(raw: PushHeaders) -> DeviceHeaders | None:
         return None
     fields: dict[str, str] = {}
     if raw.device_id is None or not _DEVICE_ID.fullmatch(raw.device_id):
-        fields["X-Device-Id"] = (
-            f"Required with push headers: 1 to {devices.MAX_DEVICE_ID_CHARS} printable ASCII characters, no spaces."
+        fields["X-Device-Id"] = Text(
+            "Required with push headers: 1 to {count} printable ASCII characters, no spaces.",
+            count=devices.MAX_DEVICE_ID_CHARS,
         )
     platform = (raw.platform or "").lower()
     if platform not in devices.PLATFORMS:
-        fields["X-Push-Platform"] = "Use ios or android."
+        fields["X-Push-Platform"] = N_("Use ios or android.")
     if raw.token is not None and not _PUSH_TOKEN.fullmatch(raw.token):
         fields["X-Push-Token"] = f"1 to {devices.MAX_TOKEN_CHARS} printable ASCII characters, no spaces."
     if fields:
         raise ValidationFailed(fields=fields)
     return DeviceHeaders(device_key=raw.device_id or "", platform=platform, token=raw.token)
+
+
+def speak(actor: Actor) -> None:
+    """The user's stored language, when they chose one, wins over the request's Accept-Language."""
+    if actor.language is not None:
+        i18n.use(actor.language)
 
 
 def bearer_token(credentials: HTTPAuthorizationCredentials | None) -> str | None:
@@ -108,6 +117,7 @@ async def current_actor(
     """The authenticated actor (401 first: an anonymous call learns nothing about its other headers), then the
     push headers checked and recorded."""
     actor = await auth.authenticate(rt, bearer_token(credentials))
+    speak(actor)
     device = push_device(raw_push)
     if device is not None:
         await devices.record(rt, actor, device)
@@ -136,7 +146,7 @@ async def integration_caller(
     scheme, another token) is refused, not ignored."""
     bearer_key = credentials.credentials if credentials and credentials.scheme.lower() == "bearer" else None
     if header_key is not None and "authorization" in request.headers and bearer_key != header_key:
-        raise Unauthorized("Send the API key once: in Authorization or in X-Api-Key.")
+        raise Unauthorized(N_("Send the API key once: in Authorization or in X-Api-Key."))
     return await api_keys.authenticate(rt, header_key or bearer_key)
 
 
@@ -158,7 +168,7 @@ def layout(value: str | None) -> Layout:
     """The ``X-Layout`` header's layout (desktop when absent; ValidationFailed when unknown, or sent empty)."""
     layout = "desktop" if value is None else value.lower()
     if layout not in LAYOUTS:
-        raise ValidationFailed(fields={"X-Layout": "Use desktop or mobile."})
+        raise ValidationFailed(fields={"X-Layout": N_("Use desktop or mobile.")})
     return layout  # type: ignore[return-value,unused-ignore]
 
 
@@ -167,7 +177,7 @@ def client_id(value: str | None) -> str | None:
     if value is None:
         return None
     if not CLIENT_ID.fullmatch(value):
-        raise ValidationFailed(fields={"X-Client-Id": "Up to 64 letters, digits, '-' or '_'."})
+        raise ValidationFailed(fields={"X-Client-Id": N_("Up to 64 letters, digits, '-' or '_'.")})
     return value
 
 
@@ -196,6 +206,7 @@ async def screen_request(
     headers = request.headers
     rt: Runtime = request.app.state.runtime
     actor = await auth.authenticate(rt, bearer_token(credentials))
+    speak(actor)
     # Every header is judged before the device is recorded: a refused call writes nothing.
     device = push_device(
         PushHeaders(headers.get("x-device-id"), headers.get("x-push-platform"), headers.get("x-push-token"))
@@ -243,7 +254,7 @@ async def form_fields(request: Request) -> dict[str, str]:
     out: dict[str, str] = {}
     for key, value in form.multi_items():
         if isinstance(value, UploadFile):
-            raise ValidationFailed(fields={key: "Files are not accepted here."})
+            raise ValidationFailed(fields={key: N_("Files are not accepted here.")})
         out.setdefault(key, value)
     return out
 

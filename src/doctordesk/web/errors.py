@@ -14,6 +14,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import compile_path
 
 from doctordesk.domain import errors as e
+from doctordesk.domain.texts import N_
+from doctordesk.i18n import _
 from doctordesk.screens.protocol import error_body
 
 log = logging.getLogger(__name__)
@@ -60,8 +62,14 @@ def status_for(error: e.DomainError) -> int:
 
 def error_response(error: e.DomainError) -> JSONResponse:
     status = status_for(error)
+    # The texts in the reader's language (``code`` stays the spec's).
+    fields = {name: _(text) for name, text in error.fields.items()} if error.fields else error.fields
     body = error_body(
-        error.code, error.message, status, fields=error.fields, reload=isinstance(error, e.AppointmentChanged)
+        code=error.code,
+        message=_(error.message),
+        status=status,
+        fields=fields,
+        reload=isinstance(error, e.AppointmentChanged),
     )
     headers = {"Retry-After": str(error.retry_after)} if error.retry_after else None
     if status == 401:
@@ -104,7 +112,7 @@ def install(app: FastAPI) -> None:
             return JSONResponse(body, status_code=405, headers=headers)
         fields: dict[str, str] = {}
         for err in exc.errors():
-            fields.setdefault(_field_name(tuple(err.get("loc", ()))), str(err.get("msg", "Invalid value.")))
+            fields.setdefault(_field_name(tuple(err.get("loc", ()))), str(err.get("msg", N_("Invalid value."))))
         return error_response(e.ValidationFailed(fields=fields))
 
     @app.exception_handler(StarletteHTTPException)
@@ -112,7 +120,7 @@ def install(app: FastAPI) -> None:
         # The framework wraps errors raised while reading the body (e.g. the body limit) in a 400.
         if isinstance(exc.__cause__, e.DomainError):
             return error_response(exc.__cause__)
-        message = exc.detail if isinstance(exc.detail, str) else "Request failed."
+        message = exc.detail if isinstance(exc.detail, str) else N_("Request failed.")
         if exc.status_code == 400:
             # A body the form or JSON parser refuses: malformed input, in the one validation shape.
             return error_response(e.ValidationFailed(message))
@@ -121,7 +129,7 @@ def install(app: FastAPI) -> None:
         if exc.status_code == 405:
             # The framework names only the methods of the first route on the path; the answer names them all.
             headers = {**(headers or {}), "Allow": ", ".join(allowed_methods(request))}
-        return JSONResponse(error_body(code, message, exc.status_code), status_code=exc.status_code, headers=headers)
+        return JSONResponse(error_body(code, _(message), exc.status_code), status_code=exc.status_code, headers=headers)
 
     @app.exception_handler(sa.DBAPIError)
     @app.exception_handler(sa.TimeoutError)
@@ -161,4 +169,4 @@ def unexpected_response(exc: Exception) -> JSONResponse:
         log.warning("database busy or unavailable: %s", exc)
         return error_response(e.ServiceBusy(retry_after=1))
     log.exception("unexpected error", exc_info=exc)
-    return JSONResponse(error_body("INTERNAL_ERROR", "Something went wrong on our side.", 500), status_code=500)
+    return JSONResponse(error_body("INTERNAL_ERROR", N_("Something went wrong on our side."), 500), status_code=500)

@@ -16,6 +16,7 @@ from pydantic import BeforeValidator
 from pydantic_core import PydanticCustomError
 
 from doctordesk.domain.inputs import MAX_ID, parse_int
+from doctordesk.domain.texts import N_
 
 _ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", re.ASCII)
 # RFC 3339 date-time (what JSON Schema's ``date-time`` format means): seconds and a zone offset are required.
@@ -32,7 +33,7 @@ def strict_int(*, minimum: int = 1, maximum: int = MAX_ID) -> BeforeValidator:
         if parsed is None:
             raise PydanticCustomError(
                 "strict_int",
-                "A whole number from {minimum} to {maximum} in digits 0-9 (no sign, spaces or leading zeros).",
+                N_("A whole number from {minimum} to {maximum} in digits 0-9 (no sign, spaces or leading zeros)."),
                 {"minimum": minimum, "maximum": maximum},
             )
         return parsed
@@ -46,7 +47,7 @@ def _check_date(value: Any) -> date:
             return date.fromisoformat(value)
         except ValueError:
             pass
-    raise PydanticCustomError("strict_date", "A date as YYYY-MM-DD.")
+    raise PydanticCustomError("strict_date", N_("A date as YYYY-MM-DD."))
 
 
 def _check_instant(value: Any) -> datetime:

@@ -23,6 +23,7 @@ from starlette.requests import Request
 from doctordesk.domain.errors import PayloadTooLarge, ValidationFailed
 from doctordesk.domain.files import FIELD as FILE_FIELD
 from doctordesk.domain.inputs import parse_int
+from doctordesk.domain.texts import N_, Text
 
 MAX_PARTS = 16
 MAX_SMALL_FIELD_BYTES = 256
@@ -103,12 +104,12 @@ class FormReader:
         if content_type == b"multipart/form-data":
             boundary = options.get(b"boundary")
             if not boundary:
-                raise ValidationFailed(fields={"request": "The multipart body has no boundary."})
+                raise ValidationFailed(fields={"request": N_("The multipart body has no boundary.")})
             return await self._multipart(request, boundary)
         if content_type == b"application/x-www-form-urlencoded":
             return await self._urlencoded(request)
         raise ValidationFailed(
-            fields={"request": "Send multipart/form-data (with a file) or application/x-www-form-urlencoded."}
+            fields={"request": N_("Send multipart/form-data (with a file) or application/x-www-form-urlencoded.")}
         )
 
     def _field_limit(self, name: str) -> int:
@@ -119,15 +120,15 @@ class FormReader:
         async for chunk in request.stream():
             body += chunk
             if len(body) > 3 * self.max_text_bytes + MAX_PARTS * MAX_SMALL_FIELD_BYTES:
-                raise ValidationFailed(fields={"content": "The message is too long."})
+                raise ValidationFailed(fields={"content": N_("The message is too long.")})
         try:
             pairs = parse_qsl(bytes(body).decode("utf-8"), keep_blank_values=True, max_num_fields=MAX_PARTS)
         except (UnicodeDecodeError, ValueError):
-            raise ValidationFailed(fields={"request": "The form could not be read."}) from None
+            raise ValidationFailed(fields={"request": N_("The form could not be read.")}) from None
         form = ReceivedForm()
         for name, value in pairs:
             if len(value.encode()) > self._field_limit(name):
-                raise ValidationFailed(fields={name: "Too long."})
+                raise ValidationFailed(fields={name: N_("Too long.")})
             form.fields.setdefault(name, value)
         return form
 
@@ -149,7 +150,7 @@ class FormReader:
 
         def part_begin() -> None:
             if len(parts) >= MAX_PARTS:
-                raise ValidationFailed(fields={"request": f"At most {MAX_PARTS} form fields."})
+                raise ValidationFailed(fields={"request": Text("At most {count} form fields.", count=MAX_PARTS)})
             parts.append(_Part())
 
         def header_field(data: bytes, start: int, end: int) -> None:
@@ -167,7 +168,7 @@ class FormReader:
             part = parts[-1]
             disposition, params = parse_options_header(part.headers.get("content-disposition", b""))
             if disposition != b"form-data" or b"name" not in params:
-                raise ValidationFailed(fields={"request": "Every part needs a form-data name."})
+                raise ValidationFailed(fields={"request": N_("Every part needs a form-data name.")})
             part.name = params[b"name"].decode("utf-8", "replace")
             if b"filename" in params:
                 if part.name != FILE_FIELD:
@@ -175,7 +176,7 @@ class FormReader:
                     raise ValidationFailed(fields={name: f"Only the field {FILE_FIELD!r} may carry a file."})
                 part.filename = params[b"filename"].decode("utf-8", "replace")
                 if part.filename and files_seen:
-                    raise ValidationFailed(fields={FILE_FIELD: "At most one file per message."})
+                    raise ValidationFailed(fields={FILE_FIELD: N_("At most one file per message.")})
                 part.spool = SpooledTemporaryFile(max_size=SPOOL_BYTES)
 
         def part_end() -> None:
@@ -183,7 +184,7 @@ class FormReader:
             # Browsers send an empty, nameless file part when no file was chosen: that is no file.
             if part.filename is not None and (part.filename or part.size):
                 if files_seen:
-                    raise ValidationFailed(fields={FILE_FIELD: "At most one file per message."})
+                    raise ValidationFailed(fields={FILE_FIELD: N_("At most one file per message.")})
                 files_seen.append(part)
 
         def part_data(data: bytes, start: int, end: int) -> None:
@@ -197,8 +198,8 @@ class FormReader:
             part.data.extend(data[start:end])
             if len(part.data) > self._field_limit(part.name):
                 if part.name == "content":
-                    raise ValidationFailed(fields={"content": "The message is too long."})
-                raise ValidationFailed(fields={part.name: "Too long."})
+                    raise ValidationFailed(fields={"content": N_("The message is too long.")})
+                raise ValidationFailed(fields={part.name: N_("Too long.")})
 
         parser = MultipartParser(
             boundary,
@@ -219,7 +220,7 @@ class FormReader:
             parser.finalize()
             await _flush(parts)
         except MultipartParseError:
-            raise ValidationFailed(fields={"request": "The multipart body could not be read."}) from None
+            raise ValidationFailed(fields={"request": N_("The multipart body could not be read.")}) from None
 
     @staticmethod
     def _form(parts: list[_Part]) -> ReceivedForm:
@@ -237,10 +238,10 @@ class FormReader:
                 continue
             if part.name == FILE_FIELD:
                 if part.data:
-                    raise ValidationFailed(fields={FILE_FIELD: "Send the file as a file part."})
+                    raise ValidationFailed(fields={FILE_FIELD: N_("Send the file as a file part.")})
                 continue
             try:
                 form.fields.setdefault(part.name, part.data.decode("utf-8"))
             except UnicodeDecodeError:
-                raise ValidationFailed(fields={part.name: "Not valid UTF-8 text."}) from None
+                raise ValidationFailed(fields={part.name: N_("Not valid UTF-8 text.")}) from None
         return form

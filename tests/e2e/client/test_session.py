@@ -79,3 +79,23 @@ async def test_push_headers_go_with_every_call_and_a_bad_platform_is_refused(sha
         with pytest.raises(ValidationError) as refused:
             await screen.poll()
         assert "X-Push-Platform" in refused.value.fields
+
+
+async def test_the_sdk_gets_screens_and_errors_in_the_language_it_asks_for_or_the_stored_one(shared_server) -> None:
+    async with Client(shared_server.url, realtime=False, language="de") as client:
+        await client.login("support2", "demo")
+        screen = await client.open("/profile/appointments")
+        labels = " ".join(str(e.get("label")) for e in screen.walk())
+        assert "Wartet auf die Entscheidung des Arztes" in labels and "Awaiting" not in labels
+        with pytest.raises(ValidationError) as refused:
+            await client.request("PUT", "/profile/language", data={"language": "fr"})
+        assert refused.value.code == "FIELDS_VALIDATION_ERROR" and refused.value.fields["language"].startswith("Eines")
+    async with Client(shared_server.url, realtime=False) as english:
+        user = await english.login("support2", "demo")
+        assert user.language is None
+        await english.set_language("de")
+        assert english.user is not None and english.user.language == "de"
+        with pytest.raises(ValidationError) as refused:
+            await english.request("PUT", "/profile/language", data={"language": "xx"})
+        assert refused.value.fields["language"] == "Eines von: en, de."
+        await english.set_language("en")

@@ -62,11 +62,13 @@ def problems() -> Problems:
 
 @pytest.fixture
 def new_page(browser: Any, problems: Problems) -> Iterator[Callable[..., Any]]:
-    """``new_page(base_url, viewport=DESKTOP)`` → a page in a fresh browser context."""
+    """``new_page(base_url, viewport=DESKTOP, locale=None)`` → a page in a fresh browser context (``locale``: the
+    browser's language, e.g. ``de-DE``, which it sends as Accept-Language)."""
     contexts: list[Any] = []
 
-    def make(base_url: str, *, viewport: dict[str, int] | None = None) -> Any:
-        context = browser.new_context(base_url=base_url, viewport=viewport or DESKTOP)
+    def make(base_url: str, *, viewport: dict[str, int] | None = None, locale: str | None = None) -> Any:
+        options = {"locale": locale} if locale else {}
+        context = browser.new_context(base_url=base_url, viewport=viewport or DESKTOP, **options)
         contexts.append(context)
         page = context.new_page()
         page.set_default_timeout(10_000)

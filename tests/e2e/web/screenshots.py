@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tests.e2e.web.conftest import DESKTOP, MOBILE, sign_in
+from tests.e2e.web.conftest import DESKTOP, MOBILE
 from tests.support.browser import LAUNCH_ARGS, chromium_executable
 from tests.support.live import LiveServer
 
@@ -51,16 +51,16 @@ def first_chat(page: Any) -> None:
 
 
 def threads(page: Any) -> None:
-    page.get_by_role("link", name="Messages").click()
+    page.locator("#nav-messages").click()
     page.locator('[data-ref^="open-"]').first.wait_for()
     page.wait_for_timeout(300)
 
 
-def first_review(page: Any) -> None:
+def first_review(page: Any, appointment: int = 6) -> None:
     """Review and Approve with one suggested alternative: red highlights on what changed, fees once complete."""
     from tests.e2e.web.test_review import weekday_ahead
 
-    page.locator('[data-id="review-6"]').click()
+    page.locator(f'[data-id="review-{appointment}"]').click()
     page.locator('[data-id="approve"]').wait_for()
     page.locator('[data-id="another-alternative"]').click()
     date = page.locator('[data-name="date~1"]')
@@ -75,16 +75,40 @@ def first_review(page: Any) -> None:
     page.wait_for_timeout(300)
 
 
-SHOTS: list[tuple[str, dict[str, int], str | None, Step | None]] = [
-    ("login-desktop", DESKTOP, None, None),
-    ("list-desktop", DESKTOP, "doctor1", None),
-    ("review-desktop", DESKTOP, "doctor1", first_review),
-    ("chat-desktop", {"width": 1440, "height": 900}, "doctor1", first_chat),
-    ("list-mobile", MOBILE, "doctor1", None),
-    ("chat-mobile", MOBILE, "doctor1", first_chat),
-    ("review-mobile", MOBILE, "doctor1", first_review),
-    ("threads-desktop", DESKTOP, "support1", threads),
+def another_review(page: Any) -> None:
+    first_review(page, 1)
+
+
+# name, viewport, user (None: the sign-in page), step, the browser's language.
+SHOTS: list[tuple[str, dict[str, int], str | None, Step | None, str]] = [
+    ("login-desktop", DESKTOP, None, None, "en-GB"),
+    ("list-desktop", DESKTOP, "doctor1", None, "en-GB"),
+    ("review-desktop", DESKTOP, "doctor1", first_review, "en-GB"),
+    ("chat-desktop", {"width": 1440, "height": 900}, "doctor1", first_chat, "en-GB"),
+    ("list-mobile", MOBILE, "doctor1", None, "en-GB"),
+    ("chat-mobile", MOBILE, "doctor1", first_chat, "en-GB"),
+    ("review-mobile", MOBILE, "doctor1", first_review, "en-GB"),
+    ("threads-desktop", DESKTOP, "support1", threads, "en-GB"),
+    # The same app in a German browser.
+    ("login-desktop-de", DESKTOP, None, None, "de-DE"),
+    ("list-desktop-de", DESKTOP, "doctor1", None, "de-DE"),
+    ("review-desktop-de", DESKTOP, "doctor1", another_review, "de-DE"),
+    ("chat-mobile-de", MOBILE, "doctor1", first_chat, "de-DE"),
+    ("list-mobile-de", MOBILE, "doctor1", None, "de-DE"),
 ]
+
+
+def enter(page: Any, user: str | None) -> None:
+    """The sign-in page (``user`` None) or the user's list, in whichever language the browser speaks."""
+    page.goto("/")
+    page.locator("#login-title").wait_for()
+    page.wait_for_function("() => document.documentElement.lang === navigator.language.slice(0, 2)")
+    if user is None:
+        return
+    page.locator("#login-username").fill(user)
+    page.locator("#login-password").fill("demo")
+    page.locator("#login-submit").click()
+    page.locator('[data-id="title"]').wait_for()
 
 
 def main(out: Path) -> None:
@@ -101,14 +125,12 @@ def main(out: Path) -> None:
                 browser = playwright.chromium.launch(
                     executable_path=chromium_executable(), headless=True, args=LAUNCH_ARGS
                 )
-                for name, viewport, user, step in SHOTS:
-                    context = browser.new_context(base_url=server.url, viewport=viewport, device_scale_factor=1)
+                for name, viewport, user, step, locale in SHOTS:
+                    context = browser.new_context(
+                        base_url=server.url, viewport=viewport, device_scale_factor=1, locale=locale
+                    )
                     page = context.new_page()
-                    if user is None:
-                        page.goto("/")
-                        page.get_by_role("heading", name="Sign in").wait_for()
-                    else:
-                        sign_in(page, user)
+                    enter(page, user)
                     if step is not None:
                         try:
                             step(page)

@@ -25,6 +25,7 @@ async def test_login_answers_a_bearer_token_its_lifetime_and_the_user(client, de
         "username": "doctor1",
         "role": "doctor",
         "display_name": "Dr. Anna Berger",
+        "language": None,  # no stored choice: Accept-Language decides
     }
     assert len(body["access_token"]) >= 40
 

@@ -12,6 +12,7 @@ from doctordesk.domain.cursors import MAX_CURSOR_CHARS, decode_cursor, encode_cu
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.inputs import MAX_ID, TEXT_PATTERN
 from doctordesk.domain.roles import Role
+from doctordesk.domain.texts import N_
 from doctordesk.services import admin_audit
 from doctordesk.services.admin_audit import AuditFilter
 from doctordesk.web.deps import RuntimeDep, require_roles
@@ -56,7 +57,7 @@ def audit_filter(
     since, until = instant(since, "from"), instant(until, "to")
     action, entity = printable(action, "action"), printable(entity, "entity")
     if since is not None and until is not None and until < since:
-        raise ValidationFailed(fields={"to": "Must not be before 'from'."})
+        raise ValidationFailed(fields={"to": N_("Must not be before 'from'.")})
     return AuditFilter(
         actor_id=actor, appointment_id=appointment, action=action, entity=entity, since=since, until=until
     )  # fmt: skip

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.inputs import is_plain_text
+from doctordesk.domain.texts import N_
 from doctordesk.web.bodies import StrictBody
 
 
@@ -21,7 +22,7 @@ class Strict(StrictBody):
 def printable(value: str | None, name: str) -> str | None:
     """A query text parameter without control characters (ValidationFailed naming it otherwise)."""
     if value is not None and not is_plain_text(value, max_chars=None):
-        raise ValidationFailed(fields={name: "Contains characters that are not allowed (control characters)."})
+        raise ValidationFailed(fields={name: N_("Contains characters that are not allowed (control characters).")})
     return value
 
 
@@ -30,8 +31,8 @@ def instant(value: datetime | None, name: str) -> datetime | None:
     if value is None:
         return None
     if value.tzinfo is None:
-        raise ValidationFailed(fields={name: "Give a time zone offset, e.g. 2026-11-23T10:00:00Z."})
+        raise ValidationFailed(fields={name: N_("Give a time zone offset, e.g. 2026-11-23T10:00:00Z.")})
     try:
         return value.astimezone(UTC)
     except (OverflowError, ValueError):
-        raise ValidationFailed(fields={name: "Out of range."}) from None
+        raise ValidationFailed(fields={name: N_("Out of range.")}) from None

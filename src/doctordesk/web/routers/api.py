@@ -13,6 +13,7 @@ from doctordesk.domain.cursors import DEFAULT_LIMIT, MAX_CURSOR_CHARS, MAX_LIMIT
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.inputs import MAX_ID
 from doctordesk.domain.status import StatusName, codes_for_name
+from doctordesk.domain.texts import N_
 from doctordesk.services.appointments import get_appointment, list_appointments, position_of
 from doctordesk.web.deps import ActorDep, RuntimeDep
 from doctordesk.web.params import STRICT_DATE, STRICT_ID, strict_int
@@ -60,7 +61,7 @@ async def appointments(
     """The appointments the caller may see, by start time then id, one page at a time. `cursor` in the answer
     fetches the next page (send it with the same filters); it is null on the last page."""
     if date_from and date_to and date_to < date_from:
-        raise ValidationFailed(fields={"to": "Must not be before 'from'."})
+        raise ValidationFailed(fields={"to": N_("Must not be before 'from'.")})
     after = decode_cursor(cursor) if cursor is not None else None
     codes = [c for name in status for c in codes_for_name(StatusName(name).value)] if status else None
     start_from = datetime.combine(date_from, time.min, tzinfo=_UTC) if date_from else None

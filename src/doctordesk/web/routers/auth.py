@@ -21,6 +21,7 @@ def user_json(actor: Any) -> dict[str, Any]:
         "username": actor.username,
         "role": actor.role.value,
         "display_name": actor.display_name,
+        "language": actor.language,
     }
 
 

@@ -11,6 +11,7 @@ from doctordesk.domain.chat import check_client_message_id
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.files import content_disposition
 from doctordesk.domain.inputs import MAX_ID, MULTI_LINE_TEXT_PATTERN, NON_BLANK_MULTI_LINE_TEXT_PATTERN, parse_id
+from doctordesk.domain.texts import N_
 from doctordesk.services import chat, chat_sending, chat_threads
 from doctordesk.services.show_more import PagedScreen
 from doctordesk.web.deps import SCREEN_HEADERS, ActorDep, RuntimeDep, ScreenRequest, ScreenRequestDep
@@ -121,7 +122,7 @@ async def send_message(
         fields = received.fields
         appointment_id = parse_id(fields.get("appointment-id"))
         if appointment_id is None:
-            raise ValidationFailed(fields={"appointment-id": "Required: the appointment's id."})
+            raise ValidationFailed(fields={"appointment-id": N_("Required: the appointment's id.")})
         client_message_id = check_client_message_id(x_client_message_id or fields.get("client-message-id"))
         upload = None
         if received.file is not None:

@@ -16,6 +16,7 @@ from doctordesk.domain.decisions import MAX_REASON_CHARS, Trigger
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.inputs import MAX_ID
 from doctordesk.domain.integration import body_hash, is_valid_idempotency_key
+from doctordesk.domain.texts import N_
 from doctordesk.services import free_times, outside_events
 from doctordesk.services import integration_requests as requests
 from doctordesk.web.bodies import StrictBody
@@ -32,7 +33,7 @@ REPLAYED_HEADER = "Idempotent-Replayed"
 
 def _whole_minute(value: datetime) -> datetime:
     if value.second or value.microsecond:
-        raise ValueError("Use a time in whole minutes (seconds 00).")
+        raise ValueError(N_("Use a time in whole minutes (seconds 00)."))
     return value
 
 
@@ -73,7 +74,7 @@ def _idempotency_key(raw: str | None) -> str | None:
     if raw is None:
         return None
     if not is_valid_idempotency_key(raw):
-        raise ValidationFailed(fields={"Idempotency-Key": "Up to 128 printable ASCII characters."})
+        raise ValidationFailed(fields={"Idempotency-Key": N_("Up to 128 printable ASCII characters.")})
     return raw
 
 

@@ -13,6 +13,7 @@ from fastapi.security import HTTPAuthorizationCredentials
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from doctordesk.domain.errors import Forbidden, Unauthorized
+from doctordesk.domain.texts import N_
 from doctordesk.realtime import outbox, webhook_outbox
 from doctordesk.realtime.redis_bus import RedisBus
 from doctordesk.web.deps import RuntimeDep, bearer
@@ -68,7 +69,9 @@ async def metrics(
         if not secrets.compare_digest(given.encode(), expected.encode()):
             raise Unauthorized()
     elif not is_loopback(request.client.host if request.client else None):
-        raise Forbidden("Metrics are served to this host only; set DOCTORDESK_METRICS_TOKEN to scrape from elsewhere.")
+        raise Forbidden(
+            N_("Metrics are served to this host only; set DOCTORDESK_METRICS_TOKEN to scrape from elsewhere.")
+        )
     try:
         rt.metrics.outbox_depth.set(await outbox.depth(rt.db))
         rt.metrics.webhook_depth.set(await webhook_outbox.depth(rt.db))

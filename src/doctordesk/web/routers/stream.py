@@ -11,6 +11,7 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from doctordesk.domain.errors import DomainError, ValidationFailed
+from doctordesk.domain.texts import N_
 from doctordesk.realtime import wiring as realtime
 from doctordesk.realtime.sse import EventStreamResponse
 from doctordesk.runtime import Runtime
@@ -135,7 +136,7 @@ def client_named(header: str | None, parameter: str | None) -> str | None:
 
 
 def _unnamed() -> ValidationFailed:
-    message = "Name the client (X-Client-Id header or client parameter): up to 64 of A-Z a-z 0-9 - _."
+    message = N_("Name the client (X-Client-Id header or client parameter): up to 64 of A-Z a-z 0-9 - _.")
     return ValidationFailed(fields={"X-Client-Id": message})
 
 

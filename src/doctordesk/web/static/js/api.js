@@ -1,7 +1,10 @@
 // Requests to the service: the bearer token (kept in memory and sessionStorage, never in a URL), the tab's client
 // id and layout headers on every call, form encoding (multipart when a file is sent).
 
+import { t } from "./i18n.js";
+
 const TOKEN_KEY = "doctordesk.session";
+const LANGUAGE_KEY = "doctordesk.language";
 export const MOBILE_QUERY = "(max-width: 719.98px)";
 
 function randomId() {
@@ -70,6 +73,26 @@ export function onSessionChange(listener) {
   return () => listeners.delete(listener);
 }
 
+// The language chosen with the switch in this browser (null: the browser's own Accept-Language decides).
+export function chosenLanguage() {
+  try {
+    return localStorage.getItem(LANGUAGE_KEY);
+  } catch {
+    return null;
+  }
+}
+
+export function setLanguage(code) {
+  try {
+    localStorage.setItem(LANGUAGE_KEY, code);
+  } catch {
+    // Storage refused (private mode): the choice holds for this page only.
+  }
+  chosen = code;
+}
+
+let chosen = chosenLanguage();
+
 export function layout() {
   return window.matchMedia(MOBILE_QUERY).matches ? "mobile" : "desktop";
 }
@@ -104,6 +127,7 @@ export async function request(method, endpoint, { fields = null, state = null, s
   const headers = { Accept: "application/json", "X-Client-Id": clientId, "X-Layout": layout() };
   if (session) headers.Authorization = `Bearer ${session.token}`;
   if (state) headers["X-Screen-State"] = state;
+  if (chosen) headers["Accept-Language"] = chosen;
   const init = { method, headers, signal, credentials: "omit", cache: "no-store" };
   if (fields && fields.length) init.body = encode(fields);
   let response;
@@ -111,7 +135,7 @@ export async function request(method, endpoint, { fields = null, state = null, s
     response = await fetch(endpoint, init);
   } catch (error) {
     if (error.name === "AbortError") throw error;
-    throw new NetworkError("The service cannot be reached. Retrying shortly.");
+    throw new NetworkError(t("The service cannot be reached. Retrying shortly."));
   }
   let body = null;
   if (response.status !== 204) {

@@ -5,6 +5,7 @@
 import { fetchBlob } from "./api.js";
 import { formatSize, node, safeHref } from "./dom.js";
 import { labelled } from "./elements.js";
+import { t } from "./i18n.js";
 
 function uploadProblem(file, props) {
   if (typeof props.max_bytes === "number" && file.size > props.max_bytes) {
@@ -28,7 +29,7 @@ export function showDraft(entry) {
   chip.hidden = !entry.file;
   if (!entry.file) return;
   chip.append(node("span", "draft-name", entry.file.name), node("span", "draft-size", formatSize(entry.file.size)));
-  const remove = node("button", "link draft-remove", "Remove");
+  const remove = node("button", "link draft-remove", t("Remove"));
   remove.type = "button";
   remove.setAttribute("aria-label", `Remove attachment ${entry.file.name}`);
   remove.addEventListener("click", () => {
@@ -46,7 +47,7 @@ export function buildUpload(model, { entry, view }) {
   const control = document.createElement("input");
   control.type = "file";
   if (typeof props.accept === "string") control.accept = props.accept;
-  const { root, messages } = labelled({ ...model, label: model.label || "Attach a file" }, control);
+  const { root, messages } = labelled({ ...model, label: model.label || t("Attach a file") }, control);
   root.classList.add("field-upload");
   control.classList.add("visually-hidden-file");
   const label = root.querySelector("label");
@@ -122,7 +123,7 @@ function loadImage(view, entry, href, img) {
       img.classList.add("is-loaded");
     })
     .catch(() => {
-      img.replaceWith(node("span", "msg msg-error", "The image could not be loaded."));
+      img.replaceWith(node("span", "msg msg-error", t("The image could not be loaded.")));
     });
 }
 
@@ -139,6 +140,6 @@ async function download(view, href, name) {
     a.remove();
     setTimeout(() => URL.revokeObjectURL(url), 60_000);
   } catch {
-    view.onNotice({ level: "error", text: "The file could not be downloaded." });
+    view.onNotice({ level: "error", text: t("The file could not be downloaded.") });
   }
 }

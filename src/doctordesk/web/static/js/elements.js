@@ -4,6 +4,7 @@
 // which act on the view, are in attachments.js and dialogs.js.
 
 import { formatTime, node, safeHref, text, uid } from "./dom.js";
+import { t } from "./i18n.js";
 
 function headingTag(depth) {
   return `h${Math.min(6, depth + 2)}`;
@@ -47,7 +48,7 @@ function buildSelect(model) {
   const options = model.options || [];
   const current = model.value === null || model.value === undefined ? null : text(model.value);
   if (current === null || !options.some((o) => text(o.value) === current)) {
-    const placeholder = node("option", null, model.placeholder || "Choose…");
+    const placeholder = node("option", null, model.placeholder || t("Choose…"));
     placeholder.value = "";
     control.append(placeholder);
   }
@@ -82,7 +83,7 @@ function messageLog(model) {
   const host = node("div", "scroller");
   host.tabIndex = 0;
   host.setAttribute("role", "log");
-  host.setAttribute("aria-label", model.label || "Messages");
+  host.setAttribute("aria-label", model.label || t("Messages"));
   root.append(messages, host);
   return { root, host, messages };
 }

@@ -5,6 +5,8 @@ import * as api from "./api.js";
 import { linkToken, showSetPassword } from "./password-link.js";
 import { Screen } from "./screen.js";
 import { handleMessage, loadEndpoints, RealtimeLink } from "./sync.js";
+import * as i18n from "./i18n.js";
+import { t } from "./i18n.js";
 
 const HOME = "/profile/appointments";
 const THREADS = "/profile/messages/threads";
@@ -12,6 +14,7 @@ const WIDE_QUERY = "(min-width: 1180px)";
 const $ = (id) => document.getElementById(id);
 
 const ROLE_NAMES = { doctor: "Doctor", support: "Support", admin: "Administrator", patient: "Patient" };
+const roleName = (role) => (ROLE_NAMES[role] ? t(ROLE_NAMES[role]) : role);
 
 class Shell {
   constructor() {
@@ -62,15 +65,21 @@ class Shell {
     window.matchMedia(api.MOBILE_QUERY).addEventListener("change", () => this.layoutChanged());
     window.matchMedia(WIDE_QUERY).addEventListener("change", () => this.placePanel());
     api.onSessionChange((session) => {
-      if (!session) this.loggedOut("Your session has ended. Please sign in again.");
+      if (!session) this.loggedOut(t("Your session has ended. Please sign in again."));
     });
     this.endpointsReady = loadEndpoints();
+    i18n.wire();
+    i18n.onChange(() => this.languageChanged());
+    this.textsReady = i18n.load();
     const token = linkToken();
-    if (token) showSetPassword(token, { onDone: (username, message) => this.showLogin(message, username) });
-    else if (api.currentSession()) this.loggedIn(this.endpointFromLocation(), { push: false });
+    if (token) {
+      this.textsReady.then(() =>
+        showSetPassword(token, { onDone: (username, message) => this.showLogin(message, username) }),
+      );
+    } else if (api.currentSession()) this.loggedIn(this.endpointFromLocation(), { push: false });
     else {
       // A new tab: another tab of this browser may hold the session (a deep link opened beside the app).
-      api.askOtherTabs().then((session) => {
+      Promise.all([api.askOtherTabs(), this.textsReady]).then(([session]) => {
         if (session) this.loggedIn(this.endpointFromLocation(), { push: false });
         else this.showLogin();
       });
@@ -83,7 +92,7 @@ class Shell {
   }
 
   showLogin(message, username) {
-    document.title = "Sign in · doctordesk";
+    document.title = `${t("Sign in")} · doctordesk`;
     $("topbar").hidden = true;
     $("main-screen").hidden = true;
     $("panel").hidden = true;
@@ -103,26 +112,26 @@ class Shell {
     const password = $("login-password").value;
     const error = $("login-error");
     if (!username || !password) {
-      error.textContent = "Enter your username and password.";
+      error.textContent = t("Enter your username and password.");
       error.hidden = false;
       (username ? $("login-password") : $("login-username")).focus();
       return;
     }
     const submit = $("login-submit");
     submit.disabled = true;
-    submit.textContent = "Signing in…";
+    submit.textContent = t("Signing in…");
     try {
       await api.login(username, password);
       error.hidden = true;
       this.loggedIn(HOME, { push: true });
     } catch (e) {
-      let text = "The service cannot be reached. Please try again.";
+      let text = t("The service cannot be reached. Please try again.");
       if (e instanceof api.ApiError) {
         text =
           e.status === 401
-            ? "Wrong username or password."
+            ? t("Wrong username or password.")
             : e.status === 429
-              ? "Too many attempts. Please wait a few minutes and try again."
+              ? t("Too many attempts. Please wait a few minutes and try again.")
               : e.body.message || e.message;
       }
       error.textContent = text;
@@ -130,7 +139,7 @@ class Shell {
       $("login-password").focus();
     } finally {
       submit.disabled = false;
-      submit.textContent = "Sign in";
+      submit.textContent = t("Sign in");
     }
   }
 
@@ -142,10 +151,12 @@ class Shell {
     document.body.dataset.view = "app";
     $("nav-messages").hidden = !["support", "admin"].includes(session.user.role);
     $("user-name").textContent = session.user.display_name;
-    $("user-role").textContent = ROLE_NAMES[session.user.role] || session.user.role;
+    $("user-role").textContent = roleName(session.user.role);
     document.body.dataset.role = session.user.role;
     if (!this.main) this.main = new Screen($("main-screen"), this, { slot: "main" });
     await this.endpointsReady;
+    await this.textsReady;
+    await i18n.adopt(session.user);
     // Login: the stream is closed and opened again with the new token (spec 5.2).
     this.link.restart();
     this.showMain(endpoint, { push });
@@ -266,6 +277,15 @@ class Shell {
     document.body.classList.toggle("has-embedded-panel", Boolean(embedded) && !panel.hidden);
   }
 
+  // The switch changed the language: the shell's own words now, the screens rendered again by the server.
+  languageChanged() {
+    const session = api.currentSession();
+    if (session) $("user-role").textContent = roleName(session.user.role);
+    this.connection($("connection").dataset.status);
+    if (document.body.dataset.view === "login") document.title = `${t("Sign in")} · doctordesk`;
+    for (const screen of this.screens()) if (screen.page) screen.open(screen.page.endpoint, { focus: false });
+  }
+
   layoutChanged() {
     // The server filters platform elements by X-Layout: load the screens again for the new layout.
     if (!api.currentSession()) return;
@@ -306,10 +326,10 @@ class Shell {
   }
 
   connection(status) {
-    const labels = { live: "Live", reconnecting: "Reconnecting…", offline: "Offline", blocked: "Polling", idle: "" };
+    const labels = { live: "Live", reconnecting: "Reconnecting…", offline: "Offline", blocked: "Polling" };
     const node = $("connection");
     node.dataset.status = status;
-    node.querySelector(".connection-text").textContent = labels[status] ?? "";
+    node.querySelector(".connection-text").textContent = labels[status] ? t(labels[status]) : "";
   }
 }
 

@@ -4,6 +4,7 @@
 import { ApiError, NetworkError, request } from "./api.js";
 import { PatchError } from "./patch.js";
 import { ScreenView } from "./render.js";
+import { t } from "./i18n.js";
 
 const path = (endpoint) => String(endpoint).split("?")[0];
 
@@ -198,7 +199,7 @@ export class Screen {
     }
     if (!(error instanceof ApiError)) {
       console.error(error);
-      if (!quiet) this.showBanner("Something went wrong. Please try again.");
+      if (!quiet) this.showBanner(t("Something went wrong. Please try again."));
       return;
     }
     if (error.sessionEnded) return; // the shell shows the login screen
@@ -221,7 +222,7 @@ export class Screen {
   async reloadAfter(message) {
     const page = await this.open(this.page.endpoint, { focus: false });
     if (!page) return;
-    this.showBanner(`${message} ${RELOADED}`, { tone: "error" });
+    this.showBanner(`${message} ${t(RELOADED)}`, { tone: "error" });
     if (!document.activeElement || document.activeElement === document.body) this.banner.focus();
   }
 
@@ -237,7 +238,7 @@ export class Screen {
     const dismiss = document.createElement("button");
     dismiss.type = "button";
     dismiss.className = "link banner-dismiss";
-    dismiss.textContent = "Dismiss";
+    dismiss.textContent = t("Dismiss");
     dismiss.addEventListener("click", () => this.clearBanner());
     this.banner.append(text, dismiss);
     this.banner.dataset.tone = tone;

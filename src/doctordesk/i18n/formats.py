@@ -1,0 +1,53 @@
+"""Dates, times and money the way the clinics write them: British English (``en_GB``) and German (``de_DE``).
+
+The locale's language is the request's (``i18n.current()``); the region is the clinics' (Berlin, Munich, London):
+English readers get day-month order and a 24-hour clock, German readers German names and decimal commas.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Final
+from zoneinfo import ZoneInfo
+
+from babel.dates import format_date as _format_date
+from babel.dates import format_datetime as _format_datetime
+from babel.numbers import format_currency
+
+from doctordesk import i18n
+
+CLINIC_LOCALES: Final = {"en": "en_GB", "de": "de_DE"}
+_MOMENT: Final = {"en": "EEE dd MMM y, HH:mm z", "de": "EEE, d. MMM y, HH:mm z"}  # the zone last
+_DAY: Final = {"en": "EEE dd MMM", "de": "EEE, d. MMM"}
+_FULL_DAY: Final = {"en": "dd MMM y", "de": "d. MMM y"}
+
+
+def clinic_locale(locale: str | None = None) -> str:
+    return CLINIC_LOCALES.get(locale or i18n.current(), CLINIC_LOCALES[i18n.DEFAULT])
+
+
+def format_local(moment: datetime, timezone: str, locale: str | None = None) -> str:
+    """E.g. ``Mon 23 Nov 2026, 09:30 CET`` or ``Mo., 23. Nov. 2026, 09:30 MEZ`` in the given timezone."""
+    language = locale or i18n.current()
+    zone = ZoneInfo(timezone)
+    locale = clinic_locale(language)
+    text = _format_datetime(moment, _MOMENT.get(language, _MOMENT["en"]), tzinfo=zone, locale=locale)
+    zone_name = _format_datetime(moment, "z", tzinfo=zone, locale=locale)
+    if zone_name[:1] in "+-" or zone_name.startswith("GMT+") or zone_name.startswith("GMT-"):
+        # No short name in this language (London in German): the zone's own abbreviation, e.g. GMT or BST.
+        text = text[: len(text) - len(zone_name)] + (moment.astimezone(zone).tzname() or timezone)
+    return text
+
+
+def format_day(day: date, *, with_year: bool = False) -> str:
+    """E.g. ``Mon 23 Nov`` / ``Mo., 23. Nov.`` (``23 Nov 2026`` / ``23. Nov. 2026`` with the year)."""
+    patterns = _FULL_DAY if with_year else _DAY
+    language = i18n.current()
+    return _format_date(day, patterns.get(language, patterns["en"]), locale=clinic_locale(language))
+
+
+def money(cents: int, currency: str, locale: str | None = None) -> str:
+    """E.g. ``€60.00`` / ``60,00 €``; the amount and its symbol never wrap apart (a no-break space)."""
+    text = format_currency(Decimal(cents) / 100, currency, locale=clinic_locale(locale))
+    return text.replace(" ", "\u00a0")

@@ -1,0 +1,96 @@
+"""The German catalog covers every text the code marks, keeps each text's placeholders, and the translation
+function uses it."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+
+import pytest
+
+from doctordesk import i18n
+from doctordesk.domain.texts import Text
+from doctordesk.i18n import catalog
+from doctordesk.i18n.formats import format_local, money
+
+PLACEHOLDER = re.compile(r"\{(\w*)\}")
+
+
+def test_every_marked_text_has_a_german_translation() -> None:
+    german = catalog.load("de")
+    missing = [msgid for msgid in catalog.extract() if not (german.get(msgid) and german.get(msgid).string)]
+    assert missing == [], f"{len(missing)} texts lack German (run python -m doctordesk.i18n.catalog): {missing}"
+
+
+def test_no_german_translation_is_fuzzy_or_left_over() -> None:
+    german = catalog.load("de")
+    marked = set(catalog.extract())
+    fuzzy = [m.id for m in german if m.id and m.fuzzy]
+    stale = [m.id for m in german if m.id and m.id not in marked]
+    assert (fuzzy, stale) == ([], [])
+
+
+def test_translations_keep_the_placeholders_of_their_english_text() -> None:
+    for message in catalog.load("de"):
+        if message.id and message.string:
+            assert sorted(PLACEHOLDER.findall(message.string)) == sorted(PLACEHOLDER.findall(message.id)), message.id
+
+
+def test_the_extractor_finds_texts_of_every_marker() -> None:
+    found = catalog.extract()
+    # _() in a screen, N_() in the rules, Text() with values, t(locale, ...) in the shell's list.
+    for msgid in ("Approve", "Enter a reason.", "Overlaps alternative {n}.", "Sign in"):
+        assert msgid in found
+
+
+def test_translation_follows_the_current_locale_and_fills_values() -> None:
+    i18n.use("de")
+    try:
+        assert i18n._("Approve") == "Zusagen"
+        assert i18n._("Alternative {n}", n=2) == "Alternative 2"
+        assert i18n._(Text("Overlaps alternative {n}.", n=1)) == "Überschneidet sich mit Alternative 1."
+    finally:
+        i18n.use("en")
+    assert i18n._("Approve") == "Approve"
+    assert i18n.t("de", "Decline") == "Ablehnen"
+
+
+def test_a_text_from_the_rules_is_english_until_it_is_shown() -> None:
+    text = Text("Overlaps alternative {n}.", n=3)
+    assert text == "Overlaps alternative 3." and isinstance(text, str)
+    german = "Überschneidet sich mit Alternative 3."
+    assert i18n.in_every_locale(text) == {"en": "Overlaps alternative 3.", "de": german}
+
+
+def test_an_unknown_text_stays_as_it_is() -> None:
+    assert i18n.t("de", "Dr. Weber") == "Dr. Weber"
+
+
+@pytest.mark.parametrize(
+    ("header", "expected"),
+    [
+        (None, "en"),
+        ("", "en"),
+        ("de-DE,de;q=0.9,en;q=0.8", "de"),
+        ("en-GB,en;q=0.9,de;q=0.8", "en"),
+        ("fr-FR, de;q=0.5", "de"),
+        ("en;q=0.2, de;q=0.7", "de"),
+        ("de;q=0, en", "en"),
+        ("fr, it", "en"),
+        ("de;q=abc", "en"),
+    ],
+)
+def test_accept_language_picks_the_best_offered_language(header: str | None, expected: str) -> None:
+    assert i18n.negotiate(header) == expected
+
+
+def test_dates_and_money_in_the_clinic_formats() -> None:
+    moment = datetime(2026, 11, 23, 8, 30, tzinfo=UTC)
+    assert format_local(moment, "Europe/Berlin", "en") == "Mon 23 Nov 2026, 09:30 CET"
+    assert format_local(moment, "Europe/Berlin", "de") == "Mo., 23. Nov. 2026, 09:30 MEZ"
+    assert format_local(moment, "Europe/London", "en") == "Mon 23 Nov 2026, 08:30 GMT"
+    assert format_local(moment, "Europe/London", "de") == "Mo., 23. Nov. 2026, 08:30 GMT"
+    assert format_local(datetime(2026, 7, 1, 8, 30, tzinfo=UTC), "Europe/London", "de").endswith("09:30 BST")
+    assert money(6000, "EUR", "en") == "€60.00"
+    assert money(6000, "EUR", "de") == "60,00\u00a0€"
+    assert money(123456, "GBP", "de") == "1.234,56\u00a0£"

@@ -64,8 +64,9 @@ def test_the_tabs_of_one_browser_share_one_stream_and_all_stay_current(server, b
     context = browser.new_context(base_url=server.url, viewport={"width": 1280, "height": 860})
     try:
         first, second = context.new_page(), context.new_page()
-        for page in (first, second):
-            sign_in(page, "doctor1")  # the session is per tab (sessionStorage)
+        sign_in(first, "doctor1")
+        second.goto("/")  # a new tab of the same browser takes the session the first tab holds
+        second.locator('[data-id="title"]').wait_for()
         second.bring_to_front()
         second.evaluate("window.dispatchEvent(new Event('focus'))")
         second.locator('#connection[data-status="live"]').wait_for()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Form
 
@@ -30,7 +30,7 @@ async def shell_texts() -> dict[str, Any]:
 async def choose_language(
     rt: RuntimeDep,
     actor: ActorDep,
-    language: Annotated[str, Form(description="en or de")],
+    language: Annotated[Literal["en", "de"], Form(description="en or de")],
 ) -> dict[str, Any]:
     """Store the user's language: every screen, error and push notification for them uses it from now on
     (it wins over the browser's Accept-Language)."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Form
 
@@ -30,7 +30,8 @@ async def shell_texts() -> dict[str, Any]:
 async def choose_language(
     rt: RuntimeDep,
     actor: ActorDep,
-    language: Annotated[Literal["en", "de"], Form(description="en or de")],
+    # The enum is stated for clients; the service judges the value itself, so its refusal is in the reader's language.
+    language: Annotated[str, Form(description="en or de", json_schema_extra={"enum": list(i18n.LOCALES)})],
 ) -> dict[str, Any]:
     """Store the user's language: every screen, error and push notification for them uses it from now on
     (it wins over the browser's Accept-Language)."""

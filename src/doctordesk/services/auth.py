@@ -211,14 +211,11 @@ async def verified_token(rt: Runtime, token: str | None) -> tuple[Actor, datetim
     if cached is not None:
         return cached
 
-    async def read() -> tuple[Actor, datetime]:
-        # Reads of many tokens at once (streams reopening together) share one query (services/token_reads.py).
-        row = await rt.token_reads.get(hashed, lambda hashes: _rows_by_hash(rt, hashes))
-        actor, expires_at = _valid_actor(rt, row)
-        rt.auth_cache.put(hashed, actor, expires_at)
-        return actor, expires_at
-
-    return await rt.auth_cache.read_once(hashed, read)
+    # Reads of tokens asked for together (streams reopening, one client's polls) share a query (token_reads.py).
+    row = await rt.token_reads.get(hashed, lambda hashes: _rows_by_hash(rt, hashes))
+    actor, expires_at = _valid_actor(rt, row)
+    rt.auth_cache.put(hashed, actor, expires_at)
+    return actor, expires_at
 
 
 async def authenticate(rt: Runtime, token: str | None) -> Actor:

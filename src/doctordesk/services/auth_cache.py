@@ -5,14 +5,13 @@ that long: a logout drops it at once on every instance through the bus, and the 
 (``realtime/token_checks.py``) re-reads every cached token id with the open streams' ones, in the same batched
 lookup, so a revocation or deactivation whose event was lost is refused within ``DOCTORDESK_STREAM_CHECK_SECONDS``.
 A revoked token id is remembered for a while, so a request that read the token from the database just before the
-revocation committed cannot put it back into the cache. Concurrent misses on one token share one database read.
+revocation committed cannot put it back into the cache. Misses read the database through
+``services/token_reads.py``, where concurrent misses on one token share one read.
 """
 
 from __future__ import annotations
 
-import asyncio
 import time
-from collections.abc import Awaitable, Callable
 from datetime import datetime
 
 from doctordesk.domain.roles import Actor
@@ -24,7 +23,6 @@ class AuthCache:
         self.size = size
         self._entries: dict[str, tuple[Actor, datetime, float]] = {}
         self._revoked: dict[int, float] = {}  # token id -> when it was revoked (monotonic)
-        self._reading: dict[str, asyncio.Future[tuple[Actor, datetime]]] = {}  # reads under way
 
     def entry(self, token_hash: str, now: datetime) -> tuple[Actor, datetime] | None:
         """The cached actor and token expiry, or None (not cached, expired, or kept longer than ``ttl``)."""
@@ -36,24 +34,6 @@ class AuthCache:
             self._entries.pop(token_hash, None)
             return None
         return actor, expires_at
-
-    async def read_once(
-        self, token_hash: str, read: Callable[[], Awaitable[tuple[Actor, datetime]]]
-    ) -> tuple[Actor, datetime]:
-        """``read()`` the token from the database, or wait for the read of it already under way: the requests of
-        one client that arrive together after its entry ended ask the database once. The read runs as its own
-        task, so a caller that goes away (a closed connection) does not cancel it for the others."""
-        task = self._reading.get(token_hash)
-        if task is None:
-            task = asyncio.ensure_future(read())
-            self._reading[token_hash] = task
-            task.add_done_callback(lambda done: self._read_done(token_hash, done))
-        return await asyncio.shield(task)
-
-    def _read_done(self, token_hash: str, task: asyncio.Future[tuple[Actor, datetime]]) -> None:
-        self._reading.pop(token_hash, None)
-        if not task.cancelled():
-            task.exception()  # retrieved: a read whose callers all went away logs nothing
 
     def put(self, token_hash: str, actor: Actor, expires_at: datetime) -> None:
         if actor.token_id is not None and actor.token_id in self._revoked:

@@ -10,7 +10,6 @@ never deleted.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -25,6 +24,7 @@ from doctordesk.domain.roles import Actor, Role
 from doctordesk.runtime import Runtime
 from doctordesk.services.admin_audit import record_change
 from doctordesk.services.admin_users import MAX_PASSWORD, MIN_PASSWORD, revoke_tokens
+from doctordesk.services.auth import token_hash
 from doctordesk.services.passwords import Passwords
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.admin_tables import PasswordLink
@@ -47,10 +47,6 @@ class IssuedLink:
 
     def url(self, base: str) -> str:
         return base.rstrip("/") + WEB_PATH + self.token
-
-
-def token_hash(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
 
 
 def _audited(link: PasswordLink) -> dict[str, Any]:

@@ -6,7 +6,8 @@ the pool, the statement, the rollback): that was half of the server's busy time 
 reads asked for in one turn of the event loop are collected and answered by one query of up to ``MAX_BATCH``
 tokens, issued at the next turn. At most ``IN_FLIGHT`` such queries run at once: reads arriving while they do
 wait for one to finish and then go together, so the busier the process, the larger the batches. An idle process
-reads a single token at most one loop turn later than before.
+reads a single token at most one loop turn later than before. A read of a key already asked for, waiting or
+under way, shares that read (the polls of one client arriving together ask the database once).
 """
 
 from __future__ import annotations
@@ -32,13 +33,14 @@ class BatchedReads(Generic[V]):
         self.max_batch = max_batch
         self.in_flight = in_flight
         self._waiting: dict[str, asyncio.Future[V | None]] = {}
+        self._reading: dict[str, asyncio.Future[V | None]] = {}  # keys of the batches under way
         self._fetch: Fetch[V] | None = None
         self._running = 0
         self._flush_due = False
         self.queries = 0  # how many fetches ran (tests, metrics)
 
     async def get(self, key: str, fetch: Fetch[V]) -> V | None:
-        future = self._waiting.get(key)
+        future = self._waiting.get(key) or self._reading.get(key)
         if future is None:
             loop = asyncio.get_running_loop()
             future = self._waiting[key] = loop.create_future()
@@ -59,6 +61,7 @@ class BatchedReads(Generic[V]):
         while self._waiting and self._running < self.in_flight:
             keys = list(itertools.islice(self._waiting, self.max_batch))
             batch = {k: self._waiting.pop(k) for k in keys}
+            self._reading.update(batch)
             self._running += 1
             self.queries += 1
             asyncio.ensure_future(self._answer(fetch, batch))
@@ -69,6 +72,9 @@ class BatchedReads(Generic[V]):
         try:
             await self._answer_batch(fetch, batch)
         finally:
+            for key, future in batch.items():
+                if self._reading.get(key) is future:
+                    del self._reading[key]
             self._running -= 1
             self._schedule(asyncio.get_running_loop())
 

@@ -80,3 +80,14 @@ async def test_a_reader_that_goes_away_does_not_cancel_the_fetch_for_the_others(
     assert await staying == "value of a"
     with pytest.raises(asyncio.CancelledError):
         await leaving
+
+
+async def test_a_read_of_a_key_whose_fetch_is_under_way_shares_it() -> None:
+    reads: BatchedReads[str] = BatchedReads()
+    fetch = Recorder(delay=0.05)
+    first = asyncio.ensure_future(reads.get("a", fetch))
+    await asyncio.sleep(0.01)  # the fetch of "a" has started
+    assert await asyncio.gather(first, reads.get("a", fetch)) == ["value of a", "value of a"]
+    assert fetch.batches == [["a"]]
+    assert await reads.get("a", fetch) == "value of a"  # once answered, a new read fetches again
+    assert fetch.batches == [["a"], ["a"]]

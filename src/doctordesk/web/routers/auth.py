@@ -15,6 +15,13 @@ from doctordesk.web.responses import INVALID, TOO_LARGE, UNAUTHORIZED, error_doc
 router = APIRouter(prefix="/auth", tags=["auth"])
 
 
+def text_form(description: str, *, max_length: int) -> Any:
+    """A required one-line text form field whose rule (no control characters) /openapi.json states."""
+    return Form(
+        min_length=1, max_length=max_length, description=description, json_schema_extra={"pattern": TEXT_PATTERN}
+    )
+
+
 def user_json(actor: Any) -> dict[str, Any]:
     return {
         "id": actor.user_id,
@@ -40,24 +47,8 @@ def user_json(actor: Any) -> dict[str, Any]:
 async def login(
     request: Request,
     rt: RuntimeDep,
-    username: Annotated[
-        str,
-        Form(
-            min_length=1,
-            max_length=auth.MAX_USERNAME,
-            description="No control characters",
-            json_schema_extra={"pattern": TEXT_PATTERN},
-        ),
-    ],
-    password: Annotated[
-        str,
-        Form(
-            min_length=1,
-            max_length=auth.MAX_PASSWORD,
-            description="No control characters",
-            json_schema_extra={"pattern": TEXT_PATTERN},
-        ),
-    ],
+    username: Annotated[str, text_form("No control characters", max_length=auth.MAX_USERNAME)],
+    password: Annotated[str, text_form("No control characters", max_length=auth.MAX_PASSWORD)],
 ) -> dict[str, Any]:
     """Exchange a username and password for a bearer access token."""
     client_host = request.client.host if request.client else None
@@ -81,23 +72,9 @@ async def login(
 async def use_password_link(
     request: Request,
     rt: RuntimeDep,
-    token: Annotated[
-        str,
-        Form(
-            min_length=1,
-            max_length=128,
-            description="The token from the one-time link",
-            json_schema_extra={"pattern": TEXT_PATTERN},
-        ),
-    ],
+    token: Annotated[str, text_form("The token from the one-time link", max_length=128)],
     password: Annotated[
-        str,
-        Form(
-            min_length=1,
-            max_length=auth.MAX_PASSWORD,
-            description="The new password: 8 to 1024 characters, no control characters",
-            json_schema_extra={"pattern": TEXT_PATTERN},
-        ),
+        str, text_form("The new password: 8 to 1024 characters, no control characters", max_length=auth.MAX_PASSWORD)
     ],
 ) -> dict[str, Any]:
     """Set one's own password through a one-time link an admin made; then sign in with it. The user's other

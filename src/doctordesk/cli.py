@@ -54,17 +54,18 @@ def serve(
 @app.command()
 def migrate() -> None:
     """Create or upgrade the database schema (every migration head)."""
-    from doctordesk.store.db import Database
+    from doctordesk.store.db import create_engine
     from doctordesk.store.migrate import upgrade
 
     settings = checked_settings()
 
     async def run() -> None:
-        db = Database.from_settings(settings)
+        # A waiting engine (not the service's writer): a migration waits for a running service's transactions.
+        engine = create_engine(settings.database_url, lock_timeout_ms=settings.db_lock_timeout_ms)
         try:
-            await upgrade(db.engine)
+            await upgrade(engine)
         finally:
-            await db.dispose()
+            await engine.dispose()
 
     asyncio.run(run())
     typer.echo("database is up to date")

@@ -16,18 +16,22 @@ from typing import Any
 
 from sqlalchemy import event
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
 from doctordesk.config import Settings
 from doctordesk.domain.errors import ServiceBusy
+from doctordesk.store.sqlite_inline import inline_connector
 
 DEFAULT_LOCK_TIMEOUT_MS = 10_000
 
 
-def _sqlite_pragmas(lock_timeout_ms: int) -> Any:
+def _sqlite_pragmas(lock_timeout_ms: int, *, checkpoints: bool = True) -> Any:
     def on_connect(dbapi_connection: Any, _record: Any) -> None:
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA journal_mode=WAL")
+        if not checkpoints:
+            cursor.execute("PRAGMA wal_autocheckpoint=0")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.execute(f"PRAGMA busy_timeout={int(lock_timeout_ms)}")
@@ -46,16 +50,28 @@ def _sqlite_begin_deferred(conn: Any) -> None:
 
 
 def create_engine(
-    url: str, *, echo: bool = False, writer: bool = True, lock_timeout_ms: int = DEFAULT_LOCK_TIMEOUT_MS
+    url: str,
+    *,
+    echo: bool = False,
+    writer: bool = True,
+    inline: bool = False,
+    lock_timeout_ms: int = DEFAULT_LOCK_TIMEOUT_MS,
 ) -> AsyncEngine:
     """An engine for ``url``; a statement waiting longer than ``lock_timeout_ms`` for another transaction's lock
-    fails (SQLite: busy timeout, PostgreSQL: ``lock_timeout``) instead of holding the request indefinitely."""
+    fails (SQLite: busy timeout, PostgreSQL: ``lock_timeout``) instead of holding the request indefinitely.
+    ``inline`` (an SQLite file's writer): statements run on the event loop's thread (``sqlite_inline``) and the
+    transaction's first statement fails at once when another process holds the write lock."""
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
         if parsed.database and parsed.database != ":memory:":
             Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
-        engine = create_async_engine(url, echo=echo, connect_args={"timeout": lock_timeout_ms / 1000})
-        event.listen(engine.sync_engine, "connect", _sqlite_pragmas(lock_timeout_ms))
+        if writer and inline and parsed.database and parsed.database != ":memory:":
+            # Statements on the loop's thread; waiting for another process's lock is Database.transaction's job.
+            engine = create_async_engine(url, echo=echo, async_creator=inline_connector(parsed.database))
+            event.listen(engine.sync_engine, "connect", _sqlite_pragmas(0, checkpoints=False))
+        else:
+            engine = create_async_engine(url, echo=echo, connect_args={"timeout": lock_timeout_ms / 1000})
+            event.listen(engine.sync_engine, "connect", _sqlite_pragmas(lock_timeout_ms))
         # Let SQLAlchemy drive transactions explicitly (pysqlite's own BEGIN handling is off).
         event.listen(engine.sync_engine, "connect", lambda c, _r: setattr(c, "isolation_level", None))
         event.listen(engine.sync_engine, "begin", _sqlite_begin_immediate if writer else _sqlite_begin_deferred)
@@ -73,11 +89,14 @@ def create_engine(
 class Database:
     """Owns the engine; hands out sessions and transactions."""
 
+    # SQLite: write-ahead log pages are copied into the database file after this many commits (off the loop).
+    CHECKPOINT_EVERY = 200
+
     def __init__(self, url: str, *, echo: bool = False, lock_timeout_ms: int = DEFAULT_LOCK_TIMEOUT_MS) -> None:
         self.url = url
         self.lock_timeout = lock_timeout_ms / 1000
         self._turns: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
-        self.engine = create_engine(url, echo=echo, lock_timeout_ms=lock_timeout_ms)
+        self.engine = create_engine(url, echo=echo, inline=True, lock_timeout_ms=lock_timeout_ms)
         self.sessions = async_sessionmaker(self.engine, expire_on_commit=False)
         # SQLite: readers get their own engine with deferred transactions, so they never wait for the write lock.
         self.read_engine = (
@@ -86,6 +105,8 @@ class Database:
             else self.engine
         )
         self.read_sessions = async_sessionmaker(self.read_engine, expire_on_commit=False)
+        self._commits = 0
+        self._checkpoint: asyncio.Task[None] | None = None
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Database:
@@ -98,22 +119,67 @@ class Database:
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[AsyncSession]:
         """One unit of work: commits when the block ends, rolls back on any exception. On SQLite it first waits
-        its turn among this process's writers (at most the lock timeout, then ``ServiceBusy``: nothing written)."""
+        its turn among this process's writers, then for the database's write lock (together at most the lock
+        timeout, then ``ServiceBusy``: nothing written)."""
         if not self.is_sqlite:
             async with self.sessions() as session, session.begin():
                 yield session
             return
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.lock_timeout
         turn = self._writer_turns()
         try:
-            async with asyncio.timeout(self.lock_timeout):
+            async with asyncio.timeout_at(deadline):
                 await turn.acquire()
         except TimeoutError:
             raise ServiceBusy(retry_after=1) from None
         try:
-            async with self.sessions() as session, session.begin():
+            session = await self._begin_writing(deadline)
+            try:
                 yield session
+                await session.commit()
+            except BaseException:
+                await session.rollback()
+                raise
+            finally:
+                await session.close()
         finally:
             turn.release()
+        self._commits += 1
+        if self._commits % self.CHECKPOINT_EVERY == 0:
+            self._start_checkpoint()
+
+    async def _begin_writing(self, deadline: float) -> AsyncSession:
+        """A session holding SQLite's write lock (BEGIN IMMEDIATE). The writer connection does not wait inside
+        SQLite (that would stop the event loop): while another process writes, it asks again after a short
+        asynchronous pause, until ``deadline``."""
+        loop = asyncio.get_running_loop()
+        pause = 0.001
+        while True:
+            session = self.sessions()
+            try:
+                await session.connection()
+                return session
+            except OperationalError as exc:
+                await session.close()
+                if not _is_busy(exc):
+                    raise
+            if loop.time() + pause > deadline:
+                raise ServiceBusy(retry_after=1)
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, 0.05)
+
+    def _start_checkpoint(self) -> None:
+        if self._checkpoint is None or self._checkpoint.done():
+            self._checkpoint = asyncio.get_running_loop().create_task(self.checkpoint())
+
+    async def checkpoint(self) -> None:
+        """Copy the write-ahead log into the database file, on a reader's connection (its own thread), without
+        waiting for readers or writers (PASSIVE). The writer's connection never does this itself."""
+        if not self.is_sqlite:
+            return
+        async with self.read_engine.connect() as conn:
+            await conn.exec_driver_sql("PRAGMA wal_checkpoint(PASSIVE)")
 
     def _writer_turns(self) -> asyncio.Lock:
         """The queue of this process's SQLite writers (one per event loop: tests and tools run several)."""
@@ -129,6 +195,13 @@ class Database:
             yield session
 
     async def dispose(self) -> None:
+        if self._checkpoint is not None and not self._checkpoint.done():
+            await asyncio.gather(self._checkpoint, return_exceptions=True)
         await self.engine.dispose()
         if self.read_engine is not self.engine:
             await self.read_engine.dispose()
+
+
+def _is_busy(exc: OperationalError) -> bool:
+    message = str(exc.orig).lower()
+    return "locked" in message or "busy" in message

@@ -27,8 +27,8 @@ from doctordesk.realtime.redis_bus import RedisBus
 from doctordesk.realtime.token_checks import TokenChecks
 from doctordesk.runtime import Runtime
 from doctordesk.screens.state import Revisions, ScreenStates
-from doctordesk.services import auth, login_throttle
-from doctordesk.services.auth_cache import AuthCache
+from doctordesk.services import api_keys, auth, login_throttle
+from doctordesk.services.auth_cache import AuthCache, KeyCache
 from doctordesk.services.passwords import Passwords
 from doctordesk.store.db import Database
 from doctordesk.web import errors, responses
@@ -75,6 +75,7 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None, bus: EventB
         clock=clock or SystemClock(),
         screens=ScreenStates(revisions, max_age=settings.screen_max_age_seconds),
         auth_cache=AuthCache(ttl=settings.auth_cache_seconds),
+        key_cache=KeyCache(ttl=settings.auth_cache_seconds),
         hub=hub,
     )
     realtime.install(runtime)
@@ -95,6 +96,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
         runtime.metrics.events_received.inc()
         runtime.screens.revisions.bump(event.topics)
         await auth.on_event(runtime, event)
+        api_keys.on_event(runtime, event)
         await runtime.hub.on_event(event)
         if dispatcher is not None and event.kind == outbox.QUEUED_EVENT:
             dispatcher.wake()

@@ -16,7 +16,7 @@ from doctordesk.realtime.bus import EventBus
 from doctordesk.realtime.hub import Hub
 from doctordesk.realtime.metrics import Metrics
 from doctordesk.screens.state import ScreenStates
-from doctordesk.services.auth_cache import AuthCache
+from doctordesk.services.auth_cache import AuthCache, KeyCache
 from doctordesk.services.device_cache import DeviceCache
 from doctordesk.services.token_reads import BatchedReads
 from doctordesk.store.db import Database
@@ -34,6 +34,7 @@ class Runtime:
     clock: Clock
     screens: ScreenStates
     auth_cache: AuthCache = field(default_factory=AuthCache)
+    key_cache: KeyCache = field(default_factory=KeyCache)
     # Token reads arriving together share one query (services/token_reads.py).
     token_reads: BatchedReads[Any] = field(default_factory=BatchedReads)
     transaction_hooks: list[TransactionHook] = field(default_factory=list)

@@ -1,5 +1,5 @@
-"""A stream never outlives its token: every open stream's token (and every token the auth cache holds) is
-re-checked against the database.
+"""A stream never outlives its token: every open stream's token (and every token and API key the auth caches hold)
+is re-checked against the database.
 
 A logout closes its token's streams at once on every instance through the bus (``token-revoked``). When the bus
 cannot carry that event (Redis down or frozen when the logout happened) or nothing publishes one (a user made
@@ -16,7 +16,7 @@ import contextlib
 import logging
 
 from doctordesk.runtime import Runtime
-from doctordesk.services import streams
+from doctordesk.services import api_keys, streams
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +41,12 @@ class TokenChecks:
         """Close the streams whose token is no longer valid, and forget such tokens in the auth cache (one lookup
         covers both); the number of streams closed."""
         hub = self.rt.hub
+        key_ids = sorted(set(self.rt.key_cache.key_ids()))
+        if key_ids:
+            valid_keys = await api_keys.valid_keys(self.rt, key_ids)
+            for key_id in key_ids:
+                if key_id not in valid_keys:
+                    self.rt.key_cache.drop_key(key_id)
         token_ids = sorted({*hub.token_ids(), *self.rt.auth_cache.token_ids()})
         if not token_ids:
             return 0

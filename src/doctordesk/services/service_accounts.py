@@ -14,11 +14,13 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.errors import Forbidden, NotFound, ValidationFailed
+from doctordesk.domain.events import DomainEvent
 from doctordesk.domain.integration import KEY_PREFIX, SHOWN_PREFIX_CHARS, Scope, key_hash
 from doctordesk.domain.roles import Actor
 from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
 from doctordesk.services.admin_audit import record_change
+from doctordesk.services.api_keys import API_KEY_CHANGED
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.integration_tables import ApiKey, ServiceAccount
 
@@ -196,14 +198,16 @@ async def revoke_key(rt: Runtime, actor: Actor, account_id: int, key_id: int) ->
                 before=before,
                 after=_key_audit(row),
             )
+            uow.emit(DomainEvent(API_KEY_CHANGED, (), {"key_id": row.id}))
         info = _key_info(row)
+    rt.key_cache.drop_key(key_id)
     return info
 
 
 async def set_active(rt: Runtime, actor: Actor, account_id: int, *, active: bool) -> AccountInfo:
     """Deactivate (``active`` False) or reactivate an account. A deactivated account's keys are refused from the
-    next request on, on every instance (each call reads its key and account); they stay listed and work again
-    after a reactivation unless revoked. Setting the state it has changes nothing and audits nothing."""
+    next request on, on every instance (the key caches drop them: ``services/api_keys.py``); they stay listed and
+    work again after a reactivation unless revoked. Setting the state it has changes nothing and audits nothing."""
     _require_admin(actor)
     now = rt.clock.now()
     async with unit_of_work(rt) as uow:
@@ -224,4 +228,9 @@ async def set_active(rt: Runtime, actor: Actor, account_id: int, *, active: bool
                 before=before,
                 after=_account_audit(account),
             )
-        return await _account_info(session, account)
+            if not active:
+                uow.emit(DomainEvent(API_KEY_CHANGED, (), {"account_id": account.id}))
+        info = await _account_info(session, account)
+    if not active:
+        rt.key_cache.drop_account(account_id)
+    return info

@@ -232,3 +232,44 @@ async def test_only_admins_deactivate_service_accounts(client, login):
     assert refused.status_code in (403, 404)
     assert (await client.post("/admin/service-accounts/999999/deactivate", headers=admin.headers)).status_code == 404
     assert (await client.get("/integration/v1/appointments/1", headers=key.headers)).status_code != 401
+
+
+async def test_a_key_revoked_or_deactivated_behind_the_instances_back_is_refused_after_the_next_token_check(
+    client, login, demo, runtime
+):
+    # The key cache keeps a verified key; a change no event told this instance about (written straight to the
+    # database, as when the bus was away) is caught by the periodic check that guards the streams.
+    from sqlalchemy import update
+
+    from doctordesk.realtime.token_checks import TokenChecks
+
+    admin = await login("admin")
+    revoked = await make_key(client, admin.headers, name="revoked")
+    deactivated = await make_key(client, admin.headers, name="deactivated")
+    kept = await make_key(client, admin.headers, name="kept")
+    url = f"/integration/v1/appointments/{demo.appointments[0]}"
+    for key in (revoked, deactivated, kept):
+        assert (await client.get(url, headers=key.headers)).status_code == 200
+    async with runtime.db.transaction() as s:
+        await s.execute(update(ApiKey).where(ApiKey.id == revoked.key_id).values(revoked_at=runtime.clock.now()))
+        await s.execute(
+            update(ServiceAccount).where(ServiceAccount.id == deactivated.account_id).values(active=False)
+        )
+    # Cached: served without reading the key until the check ran.
+    assert (await client.get(url, headers=revoked.headers)).status_code == 200
+    await TokenChecks(runtime, interval=60).check()
+    assert (await client.get(url, headers=revoked.headers)).status_code == 401
+    assert (await client.get(url, headers=deactivated.headers)).status_code == 401
+    assert (await client.get(url, headers=kept.headers)).status_code == 200
+
+
+async def test_a_verified_key_is_not_read_again_until_it_changes(client, login, demo, runtime):
+    admin = await login("admin")
+    key = await make_key(client, admin.headers)
+    url = f"/integration/v1/appointments/{demo.appointments[0]}"
+    assert (await client.get(url, headers=key.headers)).status_code == 200
+    assert [e.integration.key_id for e in runtime.key_cache._entries.values()] == [key.key_id]
+    await client.delete(f"/admin/service-accounts/{key.account_id}/keys/{key.key_id}", headers=admin.headers)
+    assert runtime.key_cache.key_ids() == []
+    assert (await client.get(url, headers=key.headers)).status_code == 401
+    assert runtime.key_cache.key_ids() == []  # a refused key is never cached

@@ -6,6 +6,7 @@ English readers get day-month order and a 24-hour clock, German readers German n
 
 from __future__ import annotations
 
+import functools
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Final
@@ -29,7 +30,13 @@ def clinic_locale(locale: str | None = None) -> str:
 
 def format_local(moment: datetime, timezone: str, locale: str | None = None) -> str:
     """E.g. ``Mon 23 Nov 2026, 09:30 CET`` or ``Mo., 23. Nov. 2026, 09:30 MEZ`` in the given timezone."""
-    language = locale or i18n.current()
+    return _format_local(moment, timezone, locale or i18n.current())
+
+
+# Screens show the same moments again and again (a chat's messages on every send and poll, a list's appointments):
+# Babel's formatting was 7 % of a chat send's server time.
+@functools.lru_cache(maxsize=8192)
+def _format_local(moment: datetime, timezone: str, language: str) -> str:
     zone = ZoneInfo(timezone)
     locale = clinic_locale(language)
     text = _format_datetime(moment, _MOMENT.get(language, _MOMENT["en"]), tzinfo=zone, locale=locale)

@@ -6,13 +6,14 @@ index with a row-value comparison, never OFFSET, so the cost of a page does not 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import BigInteger, and_, func, literal, or_, select, tuple_, union_all
+from sqlalchemy import BigInteger, and_, bindparam, func, literal, or_, select, tuple_, union_all
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -166,33 +167,41 @@ async def read_positions(session: AsyncSession, thread_id: int) -> ReadPositions
 
 async def mark_read(session: AsyncSession, *, thread_id: int, user_id: int, up_to: Cursor, now: datetime) -> bool:
     """Move the reader's position forward to ``up_to`` (never back). True when it moved."""
-    values = {
-        "thread_id": thread_id,
-        "user_id": user_id,
-        "message_created_at": up_to.created_at,
-        "message_id": up_to.id,
-        "updated_at": now,
-    }
-    insert = postgresql.insert if session.get_bind().dialect.name == "postgresql" else sqlite.insert
-    statement = insert(ChatRead).values(**values)
+    values = {"p_thread": thread_id, "p_user": user_id, "p_at": up_to.created_at, "p_id": up_to.id, "p_now": now}
+    found = (await session.execute(_mark_read_statement(session.get_bind().dialect.name), values)).first()
+    return found is not None
+
+
+@functools.cache
+def _mark_read_statement(dialect: str) -> Any:
+    """One statement: insert the position, or move it forward; nothing comes back when it would move back. Built
+    once per dialect (building it, with its ``excluded`` aliases, cost more than running it)."""
+    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    c = ChatRead.__table__.c
+    statement = insert(ChatRead).values(
+        thread_id=bindparam("p_thread", type_=c.thread_id.type),
+        user_id=bindparam("p_user", type_=c.user_id.type),
+        message_created_at=bindparam("p_at", type_=c.message_created_at.type),
+        message_id=bindparam("p_id", type_=c.message_id.type),
+        updated_at=bindparam("p_now", type_=c.updated_at.type),
+    )
+    excluded = statement.excluded
     behind = or_(
-        ChatRead.message_created_at < statement.excluded.message_created_at,
+        ChatRead.message_created_at < excluded.message_created_at,
         and_(
-            ChatRead.message_created_at == statement.excluded.message_created_at,
-            ChatRead.message_id < statement.excluded.message_id,
+            ChatRead.message_created_at == excluded.message_created_at,
+            ChatRead.message_id < excluded.message_id,
         ),
     )
-    # One statement: insert the position, or move it forward; nothing comes back when it would move back.
-    upsert = statement.on_conflict_do_update(
+    return statement.on_conflict_do_update(
         index_elements=[ChatRead.thread_id, ChatRead.user_id],
         set_={
-            "message_created_at": statement.excluded.message_created_at,
-            "message_id": statement.excluded.message_id,
-            "updated_at": statement.excluded.updated_at,
+            "message_created_at": excluded.message_created_at,
+            "message_id": excluded.message_id,
+            "updated_at": excluded.updated_at,
         },
         where=behind,
     ).returning(ChatRead.user_id)
-    return (await session.execute(upsert)).first() is not None
 
 
 async def unread_counts(session: AsyncSession, reader_id: int, appointment_ids: Sequence[int]) -> dict[int, int]:

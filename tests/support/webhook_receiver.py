@@ -1,6 +1,6 @@
-"""A webhook receiver on loopback for the tests: records every request (path, headers, body), answers 204, or the
-queued answers of ``fail_next`` first (a status and optional Retry-After). It can go down and come back on the
-same port."""
+"""A webhook receiver on loopback for the tests: records every POST and PUT (method, path, headers, body), answers
+204, or the queued answers of ``fail_next`` first (a status and optional Retry-After). It can go down and come back
+on the same port. (FHIR Subscriptions PUT their payload, as R4's rest-hook does.)"""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ class Received:
     path: str
     headers: dict[str, str]
     body: bytes
+    method: str = "POST"
 
     @property
     def webhook_id(self) -> str:
@@ -61,14 +62,17 @@ class WebhookReceiver:
 
             def do_POST(self) -> None:  # noqa: N802 (the http.server API)
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                headers = {k.lower(): v for k, v in self.headers.items()}
                 with receiver.lock:
-                    receiver.received.append(Received(self.path, {k.lower(): v for k, v in self.headers.items()}, body))
+                    receiver.received.append(Received(self.path, headers, body, self.command))
                     status, retry_after = receiver.answers.pop(0) if receiver.answers else (204, None)
                 self.send_response(status)
                 if retry_after is not None:
                     self.send_header("Retry-After", retry_after)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
+
+            do_PUT = do_POST  # noqa: N815 (the http.server API)
 
         ThreadingHTTPServer.allow_reuse_address = True
         self._server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)

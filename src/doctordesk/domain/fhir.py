@@ -41,6 +41,12 @@ APPOINTMENT_STATUS: dict[Status, str] = {
     Status.NO_SHOW: "noshow",
 }
 
+# Every Appointment.status of R4 (a search or a subscription may name any; this service uses those above).
+APPOINTMENT_STATUSES = frozenset(
+    {"proposed", "pending", "booked", "arrived", "fulfilled", "cancelled", "noshow", "entered-in-error",
+     "checked-in", "waitlist"}
+)  # fmt: skip
+
 # (patient's participant status, practitioner's participant status) in each appointment status.
 PARTICIPANT_STATUS: dict[str, tuple[str, str]] = {
     "proposed": ("accepted", "needs-action"),

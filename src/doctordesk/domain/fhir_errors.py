@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from doctordesk.domain.errors import AppointmentChanged, DomainError, ValidationFailed
+from doctordesk.domain.errors import AppointmentChanged, DomainError, NotFound, ValidationFailed
 
 
 class Unprocessable(ValidationFailed):
@@ -14,6 +14,10 @@ class Unprocessable(ValidationFailed):
 
 class VersionMismatch(AppointmentChanged):
     """``If-Match`` named another version than the current one (FHIR: 412)."""
+
+
+class Gone(NotFound):
+    """The resource was deleted (FHIR: 410); its row stays, as history."""
 
 
 class NotSupported(DomainError):

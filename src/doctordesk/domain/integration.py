@@ -26,6 +26,8 @@ MAX_IDEMPOTENCY_KEY_CHARS = 128
 class Scope(StrEnum):
     APPOINTMENTS_WRITE = "appointments:write"  # create requests, report outside events, read what it created
     APPOINTMENTS_READ = "appointments:read"  # read any appointment of the clinic
+    # Manage the account's FHIR Subscriptions; what they deliver is what the key may read (docs/fhir.md).
+    SUBSCRIPTIONS_WRITE = "subscriptions:write"
 
 
 @dataclass(frozen=True, slots=True)

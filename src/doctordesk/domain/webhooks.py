@@ -51,6 +51,11 @@ SUBSCRIBABLE = tuple(dict.fromkeys(EVENT_TYPES.values()))
 # wakes the dispatchers of every instance, as the events themselves do.
 QUEUED_EVENT = "webhook.queued"
 
+# An endpoint row is an admin's webhook, or the channel of a FHIR Subscription (docs/fhir.md#subscription), which
+# the admin webhook API does not show.
+WEBHOOK_KIND = "webhook"
+SUBSCRIPTION_KIND = "fhir-subscription"
+
 MAX_URL_CHARS = 2048
 MAX_DESCRIPTION_CHARS = 500
 

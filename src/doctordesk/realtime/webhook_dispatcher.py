@@ -7,6 +7,9 @@ connection) is retried with exponential backoff and jitter (``webhook_backoff_se
 ``webhook_max_attempts``. 410 Gone disables the endpoint at once. An endpoint whose attempts have all failed for
 ``webhook_disable_after_seconds`` is disabled, and the admins are told. At most ``webhook_concurrency``
 requests are in flight per dispatcher (one per lane); deliveries are not ordered.
+
+FHIR Subscriptions' notifications are deliveries too (``Due`` says how each is sent); an endpoint of a
+subscription that would be disabled puts the subscription into ``error`` instead (its owner reads why).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from datetime import datetime, timedelta
 
 import httpx
 from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
 from standardwebhooks.webhooks import Webhook
 
 from doctordesk import __version__
@@ -28,6 +32,7 @@ from doctordesk.realtime import webhook_outbox
 from doctordesk.realtime.lease import DrainLoop, backoff
 from doctordesk.realtime.push import retry_after
 from doctordesk.realtime.webhook_outbox import Attempt, Due
+from doctordesk.services import fhir_subscriptions
 from doctordesk.services.webhook_endpoints import disable_and_tell_admins
 from doctordesk.store.db import Database
 from doctordesk.store.webhook_tables import WebhookEndpoint
@@ -43,14 +48,20 @@ LANE_CONNECTIONS = 4
 
 
 def signed_headers(due: Due, *, at: datetime) -> dict[str, str]:
-    """The Standard Webhooks headers: id, Unix timestamp, and one ``v1,`` signature per valid secret."""
+    """The delivery's own headers (a subscription's), then the Standard Webhooks headers: id, Unix timestamp,
+    and one ``v1,`` signature per valid secret; and the body's type (none for an empty notification)."""
     signatures = " ".join(Webhook(secret).sign(due.message_id, at, due.payload) for secret in due.secrets)
-    return {
-        "webhook-id": due.message_id,
-        "webhook-timestamp": str(int(at.timestamp())),
-        "webhook-signature": signatures,
-        "content-type": "application/json",
-    }
+    headers = dict(due.headers)
+    headers.update(
+        {
+            "webhook-id": due.message_id,
+            "webhook-timestamp": str(int(at.timestamp())),
+            "webhook-signature": signatures,
+        }
+    )
+    if due.content_type is not None:
+        headers["content-type"] = due.content_type
+    return headers
 
 
 class WebhookDispatcher(DrainLoop):
@@ -149,8 +160,8 @@ class WebhookDispatcher(DrainLoop):
     async def _send(self, client: httpx.AsyncClient, due: Due) -> Outcome:
         """Status code (None: no answer), error text, and the delay the endpoint asked for."""
         try:
-            response = await client.post(
-                due.url, content=due.payload.encode(), headers=signed_headers(due, at=self.wall.now())
+            response = await client.request(
+                due.method, due.url, content=due.payload.encode(), headers=signed_headers(due, at=self.wall.now())
             )
         except httpx.HTTPError as exc:
             return None, f"{type(exc).__name__}: {exc}"[:300], None
@@ -187,7 +198,7 @@ class WebhookDispatcher(DrainLoop):
             if released:
                 await webhook_outbox.release(session, released, now=now)
             if gone:
-                await disable_and_tell_admins(session, sorted(gone), now=now, reason=GONE_REASON)
+                await self._stop(session, sorted(gone), now=now, reason=GONE_REASON)
             if failing - gone:
                 too_long = (
                     await session.scalars(
@@ -200,8 +211,15 @@ class WebhookDispatcher(DrainLoop):
                 ).all()
                 if too_long:
                     days = self.settings.webhook_disable_after_seconds / 86400
-                    disabled = await disable_and_tell_admins(
+                    disabled = await self._stop(
                         session, too_long, now=now, reason=f"Every delivery attempt failed for {days:g} days."
                     )
                     for endpoint_id in disabled:
                         log.warning("webhook endpoint %s disabled: failing too long", endpoint_id)
+
+    @staticmethod
+    async def _stop(session: AsyncSession, endpoint_ids: Sequence[int], *, now: datetime, reason: str) -> list[int]:
+        """Stop delivering to endpoints: an admin's webhook is disabled (and the admins told), a FHIR
+        Subscription goes into ``error``."""
+        disabled = await disable_and_tell_admins(session, endpoint_ids, now=now, reason=reason)
+        return disabled + await fhir_subscriptions.mark_error(session, endpoint_ids, now=now, reason=reason)

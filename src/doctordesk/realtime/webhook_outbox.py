@@ -2,24 +2,31 @@
 endpoint), leased by dispatchers (``realtime/lease.py``, as the push outbox) and settled with their outcome.
 
 A delivery row is also the endpoint's delivery log: attempts, the last status code or error and when.
+
+FHIR Subscriptions are endpoints of their own kind: the same transaction queues their notifications
+(``realtime/subscription_outbox.py`` decides which), and the same dispatcher sends them, as the Subscription asks
+(an Appointment PUT to the receiver's FHIR base, or an empty POST) with its extra headers.
 """
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, cast
 
 from sqlalchemy import Table, bindparam, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from doctordesk.domain import webhooks
+from doctordesk.domain import fhir, webhooks
 from doctordesk.domain.events import DomainEvent
+from doctordesk.domain.fhir_subscriptions import header_pairs
+from doctordesk.realtime import subscription_outbox
 from doctordesk.realtime.lease import lease_due
 from doctordesk.store.chat_tables import ChatMessage
 from doctordesk.store.db import Database
+from doctordesk.store.fhir_tables import FhirSubscription
 from doctordesk.store.tables import Appointment
 from doctordesk.store.webhook_tables import WebhookDelivery, WebhookEndpoint
 
@@ -31,13 +38,16 @@ def new_message_id() -> str:
     return f"msg_{uuid.uuid4().hex}"
 
 
-def delivery_values(endpoint_id: int, event_type: str, body: str, *, now: datetime) -> dict[str, Any]:
+def delivery_values(
+    endpoint_id: int, event_type: str, body: str, *, now: datetime, subject: str | None = None
+) -> dict[str, Any]:
     """A new delivery row's columns: due now, with a fresh message id."""
     return {
         "message_id": new_message_id(),
         "endpoint_id": endpoint_id,
         "event_type": event_type,
         "payload": body,
+        "subject": subject,
         "created_at": now,
         "status": PENDING,
         "attempts": 0,
@@ -47,28 +57,35 @@ def delivery_values(endpoint_id: int, event_type: str, body: str, *, now: dateti
 
 
 async def enqueue(session: AsyncSession, events: Sequence[DomainEvent], *, now: datetime) -> int:
-    """Deliveries for the enabled endpoints subscribed to each event's type, in the caller's transaction (one
-    INSERT for them all)."""
+    """Deliveries for the enabled endpoints subscribed to each event's type, and for the FHIR Subscriptions whose
+    criteria the changed appointments now match, in the caller's transaction (one INSERT for them all)."""
     typed = [(e, t) for e in events if (t := webhooks.event_type_for(e.kind)) is not None]
     if not typed:
         return 0
     endpoints = (
         await session.execute(
-            select(WebhookEndpoint.id, WebhookEndpoint.event_types, WebhookEndpoint.include_content).where(
-                WebhookEndpoint.enabled.is_(True)
-            )
+            select(
+                WebhookEndpoint.id, WebhookEndpoint.kind, WebhookEndpoint.event_types, WebhookEndpoint.include_content
+            ).where(WebhookEndpoint.enabled.is_(True))
         )
     ).all()
+    hooks = [(i, types, content) for i, kind, types, content in endpoints if kind == webhooks.WEBHOOK_KIND]
+    channels = [i for i, kind, _, _ in endpoints if kind == webhooks.SUBSCRIPTION_KIND]
     rows: list[dict[str, Any]] = []
     with session.no_autoflush:  # the event's rows are in the session already; nothing to write before reading
         for event, event_type in typed:
-            wanting = [(i, content) for i, types, content in endpoints if event_type in (types or ())]
+            wanting = [(i, content) for i, types, content in hooks if event_type in (types or ())]
             bodies: dict[bool, str] = {}
             for endpoint_id, include_content in wanting:
                 if include_content not in bodies:
                     data = await _data(session, event, event_type, include_content=include_content)
                     bodies[include_content] = webhooks.payload(event_type, at=now, data=data)
                 rows.append(delivery_values(endpoint_id, event_type, bodies[include_content], now=now))
+    if channels:
+        for endpoint_id, event_type, body, subject in await subscription_outbox.notifications(
+            session, typed, channels=channels, now=now
+        ):
+            rows.append(delivery_values(endpoint_id, event_type, body, now=now, subject=subject))
     if rows:
         await session.execute(insert(WebhookDelivery), rows)
     return len(rows)
@@ -99,7 +116,8 @@ async def _data(session: AsyncSession, event: DomainEvent, event_type: str, *, i
 
 @dataclass(frozen=True, slots=True)
 class Due:
-    """A leased delivery with what signing and sending it needs."""
+    """A leased delivery with what signing and sending it needs: a webhook is a JSON POST; a FHIR Subscription's
+    notification a PUT of its resource to ``{endpoint}/{subject}``, or an empty POST, with its own headers."""
 
     id: int
     message_id: str
@@ -108,6 +126,20 @@ class Due:
     payload: str
     attempts: int
     secrets: tuple[str, ...]
+    method: str = "POST"
+    content_type: str | None = "application/json"
+    headers: tuple[tuple[str, str], ...] = ()
+
+
+def _notification(due: Due, *, subject: str | None, headers: list[str] | None) -> Due:
+    """A FHIR Subscription's delivery: its resource PUT to ``{endpoint}/{subject}`` (the endpoint is the
+    receiver's FHIR base, as R4's rest-hook says), or an empty POST to the endpoint; with the subscription's own
+    headers (as they are now: a changed token applies to retries too)."""
+    extra = tuple(header_pairs(headers or ()))
+    if due.payload and subject:
+        url = f"{due.url.rstrip('/')}/{subject}"
+        return replace(due, url=url, method="PUT", content_type=fhir.MEDIA_TYPE, headers=extra)
+    return replace(due, content_type=None, headers=extra)
 
 
 async def claim(db: Database, *, now: datetime, limit: int, lease_seconds: float) -> list[Due]:
@@ -136,15 +168,23 @@ async def claim(db: Database, *, now: datetime, limit: int, lease_seconds: float
                 WebhookEndpoint.secret,
                 WebhookEndpoint.previous_secret,
                 WebhookEndpoint.previous_secret_until,
+                WebhookEndpoint.kind,
+                WebhookDelivery.subject,
+                FhirSubscription.headers,
             )
             .join(WebhookEndpoint, WebhookEndpoint.id == WebhookDelivery.endpoint_id)
+            .outerjoin(FhirSubscription, FhirSubscription.endpoint_id == WebhookEndpoint.id)
             .where(WebhookDelivery.id.in_(ids))
             .order_by(WebhookDelivery.id)
         )
         due = []
-        for row_id, message_id, endpoint_id, url, body, attempts, secret, previous, until in rows.all():
+        for row in rows.all():
+            row_id, message_id, endpoint_id, url, body, attempts, secret, previous, until, kind, subject, headers = row
             keys = (secret, previous) if previous and until and until > now else (secret,)
-            due.append(Due(row_id, message_id, endpoint_id, url, body, attempts, keys))
+            due_row = Due(row_id, message_id, endpoint_id, url, body, attempts, keys)
+            if kind == webhooks.SUBSCRIPTION_KIND:
+                due_row = _notification(due_row, subject=subject, headers=headers)
+            due.append(due_row)
         return due
 
 

@@ -30,20 +30,6 @@ SEARCH_PARAMETERS = ("date", "status", "practitioner", "patient", "location", "i
 # _include targets: the participants of the page's appointments (one query or the cached directory each).
 INCLUDES = ("Appointment:patient", "Appointment:practitioner", "Appointment:location")
 SORTS = {"date": False, "-date": True}
-APPOINTMENT_STATUSES = frozenset(
-    {
-        "proposed",
-        "pending",
-        "booked",
-        "arrived",
-        "fulfilled",
-        "cancelled",
-        "noshow",
-        "entered-in-error",
-        "checked-in",
-        "waitlist",
-    }
-)
 
 
 def _participant(actor: dict[str, Any], status: str) -> dict[str, Any]:
@@ -113,7 +99,7 @@ async def read(rt: Runtime, caller: Caller, appointment_id: int) -> tuple[dict[s
 def _statuses(values: list[str]) -> list[int]:
     codes: list[int] = []
     for value in fhir.token_list(values):
-        if value not in APPOINTMENT_STATUSES:
+        if value not in fhir.APPOINTMENT_STATUSES:
             raise ValidationFailed(fields={"status": "Use an Appointment status (proposed, pending, booked, ...)."})
         codes.extend(fhir.statuses_for(value))
     return codes

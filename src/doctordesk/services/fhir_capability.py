@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from doctordesk.domain import fhir
-from doctordesk.services import fhir_appointments, fhir_audit, fhir_chat, fhir_slots
+from doctordesk.services import fhir_appointments, fhir_audit, fhir_chat, fhir_slots, fhir_subscriptions
 
 SEARCH_TYPES = {
     "date": "date",
@@ -39,6 +39,11 @@ SUPPORTED: dict[str, tuple[tuple[str, ...], tuple[str, ...], bool]] = {
     "AuditEvent": (_READ_SEARCH, fhir_audit.SEARCH_PARAMETERS, False),
     "Communication": (_READ_SEARCH, fhir_chat.SEARCH_PARAMETERS, False),
     "Binary": (("read",), (), False),
+    "Subscription": (
+        ("read", "search-type", "create", "update", "delete"),
+        fhir_subscriptions.SEARCH_PARAMETERS,
+        False,
+    ),
 }
 
 

@@ -92,6 +92,7 @@ async def list_deliveries(
 async def get_delivery(rt: Runtime, actor: Actor, endpoint_id: int, delivery_id: int) -> DeliveryView:
     require_admin(actor)
     async with rt.db.read() as session:
+        await endpoint_row(session, endpoint_id)
         row = await session.get(WebhookDelivery, delivery_id)
         if row is None or row.endpoint_id != endpoint_id:
             raise NotFound(N_("No such delivery."))
@@ -113,6 +114,7 @@ async def replay(rt: Runtime, actor: Actor, endpoint_id: int, delivery_id: int) 
     require_admin(actor)
     now = rt.clock.now()
     async with unit_of_work(rt) as uow:
+        await endpoint_row(uow.session, endpoint_id)
         row = await uow.session.get(WebhookDelivery, delivery_id, with_for_update=True)
         if row is None or row.endpoint_id != endpoint_id:
             raise NotFound(N_("No such delivery."))

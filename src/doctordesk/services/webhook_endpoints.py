@@ -120,7 +120,10 @@ def require_admin(actor: Actor) -> None:
 
 
 async def endpoint_row(session: AsyncSession, endpoint_id: int, *, lock: bool = False) -> WebhookEndpoint:
-    query = select(WebhookEndpoint).where(WebhookEndpoint.id == endpoint_id)
+    """An admin's webhook endpoint (a FHIR Subscription's channel is not one: NotFound)."""
+    query = select(WebhookEndpoint).where(
+        WebhookEndpoint.id == endpoint_id, WebhookEndpoint.kind == webhooks.WEBHOOK_KIND
+    )
     if lock:
         query = query.with_for_update()
     row = await session.scalar(query)
@@ -187,7 +190,13 @@ async def list_endpoints(rt: Runtime, actor: Actor) -> list[EndpointView]:
     """Every endpoint, disabled ones included, oldest first."""
     require_admin(actor)
     async with rt.db.read() as session:
-        rows = (await session.scalars(select(WebhookEndpoint).order_by(WebhookEndpoint.id))).all()
+        rows = (
+            await session.scalars(
+                select(WebhookEndpoint)
+                .where(WebhookEndpoint.kind == webhooks.WEBHOOK_KIND)
+                .order_by(WebhookEndpoint.id)
+            )
+        ).all()
         return [EndpointView.of(r) for r in rows]
 
 
@@ -273,11 +282,16 @@ async def disable_and_tell_admins(
     session: AsyncSession, endpoint_ids: Sequence[int], *, now: datetime, reason: str
 ) -> list[int]:
     """The service disables endpoints on its own (failing too long, or 410 Gone): audited, a notice for the
-    admins, and a push to every active admin's devices. The ids actually disabled (not already disabled)."""
+    admins, and a push to every active admin's devices. The ids actually disabled (not already disabled; FHIR
+    Subscriptions' endpoints are left to ``fhir_subscriptions.mark_error``)."""
     rows = (
         await session.scalars(
             select(WebhookEndpoint)
-            .where(WebhookEndpoint.id.in_(list(endpoint_ids)), WebhookEndpoint.enabled.is_(True))
+            .where(
+                WebhookEndpoint.id.in_(list(endpoint_ids)),
+                WebhookEndpoint.enabled.is_(True),
+                WebhookEndpoint.kind == webhooks.WEBHOOK_KIND,
+            )
             .order_by(WebhookEndpoint.id)
             .with_for_update()
         )

@@ -1,5 +1,8 @@
 """Webhook tables: the endpoints admins register, the outbox of deliveries (which is also each endpoint's delivery
-log), and the notices the service leaves for admins (an endpoint disabled after failing for too long)."""
+log), and the notices the service leaves for admins (an endpoint disabled after failing for too long).
+
+A FHIR Subscription (``store/fhir_tables.py``) is delivered through the same tables: its channel is an endpoint
+row of kind ``fhir-subscription`` (never shown to the admin webhook API), its notifications are deliveries."""
 
 from __future__ import annotations
 
@@ -19,6 +22,8 @@ class WebhookEndpoint(Base):
 
     __tablename__ = "webhook_endpoints"
     id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    # "webhook" (registered by an admin) or "fhir-subscription" (the channel of a FHIR Subscription).
+    kind: Mapped[str] = mapped_column(String(20), default="webhook", server_default="webhook")
     url: Mapped[str] = mapped_column(String(2048))
     description: Mapped[str] = mapped_column(String(500), default="")
     # Event types this endpoint receives (a JSON list of names from docs/webhooks.md).
@@ -47,6 +52,9 @@ class WebhookDelivery(Base):
     endpoint_id: Mapped[int] = mapped_column(ForeignKey("webhook_endpoints.id", ondelete="CASCADE"))
     event_type: Mapped[str] = mapped_column(String(64))
     payload: Mapped[str] = mapped_column(Text)
+    # What a FHIR Subscription's notification is about (``Appointment/17``): a payload is PUT to the endpoint
+    # (the receiver's FHIR base) under this path. None for webhooks.
+    subject: Mapped[str | None] = mapped_column(String(64))
     created_at: Mapped[datetime]
     # pending → delivered | failed (attempts exhausted, or the endpoint answered 410 Gone); a replay makes it
     # pending again.

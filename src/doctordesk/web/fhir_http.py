@@ -17,7 +17,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from doctordesk.domain import errors as e
 from doctordesk.domain import fhir
-from doctordesk.domain.fhir_errors import NotSupported, Unprocessable, VersionMismatch
+from doctordesk.domain.fhir_errors import Gone, NotSupported, Unprocessable, VersionMismatch
 from doctordesk.web.errors import is_transient
 
 log = logging.getLogger(__name__)
@@ -27,6 +27,7 @@ log = logging.getLogger(__name__)
 STATUS: dict[type[e.DomainError], int] = {
     VersionMismatch: 412,
     Unprocessable: 422,
+    Gone: 410,
     e.ValidationFailed: 400,
     e.NotFound: 404,
     e.Unauthorized: 401,
@@ -101,16 +102,22 @@ def fhir_body(resource_type: str) -> dict[str, Any]:
     return {"requestBody": {"required": True, "content": {fhir.MEDIA_TYPE: {"schema": schema}}}}
 
 
-def fhir_responses(*, created: bool = False, any_file: bool = False) -> dict[int | str, dict[str, Any]]:
+def fhir_responses(
+    *, created: bool = False, any_file: bool = False, gone: bool = False
+) -> dict[int | str, dict[str, Any]]:
     """The responses a FHIR operation documents in /openapi.json: its resource as ``application/fhir+json`` and
-    every error as an OperationOutcome. ``any_file``: the 200 may also be a file of any type (Binary)."""
+    every error as an OperationOutcome. ``any_file``: the 200 may also be a file of any type (Binary);
+    ``gone``: the resource may have been deleted (410)."""
     ok: dict[str, Any] = {fhir.MEDIA_TYPE: {"schema": _RESOURCE}}
     if any_file:
         ok["*/*"] = {"schema": {"type": "string", "format": "binary"}}
     docs: dict[int | str, dict[str, Any]] = {200: {"description": "the resource or Bundle", "content": ok}}
     if created:
         docs[201] = {"description": "created", "content": {fhir.MEDIA_TYPE: {"schema": _RESOURCE}}}
-    for status, description in _ERROR_STATUSES.items():
+    errors = dict(_ERROR_STATUSES)
+    if gone:
+        errors[410] = "the resource was deleted"
+    for status, description in sorted(errors.items()):
         docs[status] = {"description": description, "content": {fhir.MEDIA_TYPE: {"schema": _OUTCOME}}}
     return docs
 

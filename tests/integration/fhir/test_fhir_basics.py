@@ -26,11 +26,21 @@ async def test_the_capability_statement_is_valid_r4_and_lists_exactly_the_served
         parts = path.removeprefix("/fhir/").split("/")
         if parts[0] not in SUPPORTED:
             continue
-        kind = "read" if len(parts) == 2 else "create" if "POST" in methods else "search-type"
-        served.setdefault(parts[0], set()).add(kind)
+        on_instance = len(parts) == 2
+        for method in methods:
+            kind = {
+                ("GET", True): "read",
+                ("PUT", True): "update",
+                ("DELETE", True): "delete",
+                ("GET", False): "search-type",
+                ("POST", False): "create",
+            }[(method, on_instance)]
+            served.setdefault(parts[0], set()).add(kind)
     assert listed == served
     params = {r["type"]: {p["name"] for p in r.get("searchParam", [])} for r in statement["rest"][0]["resource"]}
     assert params["Appointment"] == {"date", "status", "practitioner", "patient", "location", "identifier"}
+    assert listed["Subscription"] == {"read", "search-type", "create", "update", "delete"}
+    assert params["Subscription"] == {"status"}
 
 
 async def test_no_credentials_is_401_as_an_operation_outcome(client, demo):

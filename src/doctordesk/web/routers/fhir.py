@@ -9,6 +9,7 @@ from fastapi import APIRouter, Header, Request, Response
 
 from doctordesk import __version__
 from doctordesk.domain import fhir
+from doctordesk.domain import fhir_subscriptions as subscription_rules
 from doctordesk.domain.errors import NotFound
 from doctordesk.domain.fhir_errors import NotSupported
 from doctordesk.domain.files import content_disposition
@@ -21,6 +22,7 @@ from doctordesk.services import (
     fhir_directory,
     fhir_requests,
     fhir_slots,
+    fhir_subscriptions,
 )
 from doctordesk.services.fhir_search import Search
 from doctordesk.web.deps import FhirCallerDep, RuntimeDep
@@ -129,6 +131,60 @@ async def create_appointment_response(
     answer, version = await fhir_answers.create(rt, caller, body, if_match=if_match)
     location = f"{_base(request)}/AppointmentResponse/{answer['id']}"
     return resource_response(answer, status_code=201, version=version, location=location)
+
+
+@router.post("/Subscription", responses=fhir_responses(created=True), openapi_extra=fhir_body("Subscription"))
+async def create_subscription(rt: RuntimeDep, caller: FhirCallerDep, request: Request) -> FhirResponse:
+    """A Subscription (R4, ``rest-hook``) to appointment changes: ``criteria`` ``Appointment?`` by ``status``,
+    ``practitioner``, ``patient`` and ``location``; ``payload`` ``application/fhir+json`` (the Appointment is PUT to
+    the endpoint as a FHIR base) or none (an empty POST); ``header``: extra headers. Active at once; the answer
+    carries the signing secret once (extension ``urn:doctordesk:fhir:signing-secret``). API keys need
+    ``subscriptions:write``; doctors subscribe to their own appointments; patients may not."""
+    body = await json_body(request, "Subscription")
+    created, secret = await fhir_subscriptions.create(rt, caller, body)
+    shown = {**created, "extension": [{"url": subscription_rules.SECRET_EXTENSION, "valueString": secret}]}
+    headers = {"Location": f"{_base(request)}/Subscription/{created['id']}", "Cache-Control": "no-store"}
+    return FhirResponse(shown, status_code=201, headers=headers)
+
+
+@router.get("/Subscription/{subscription_id}", responses=fhir_responses(gone=True))
+async def read_subscription(rt: RuntimeDep, caller: FhirCallerDep, subscription_id: str) -> FhirResponse:
+    """One of the caller's subscriptions, with its status (``error`` and the reason when delivery stopped)."""
+    return FhirResponse(await fhir_subscriptions.read(rt, caller, _id(subscription_id, "Subscription")))
+
+
+@router.get("/Subscription")
+async def search_subscriptions(
+    rt: RuntimeDep, caller: FhirCallerDep, request: Request, prefer: PreferHeader = None
+) -> FhirResponse:
+    """The caller's subscriptions, by ``status``."""
+    search = _search(request, "Subscription", prefer)
+    return FhirResponse(await fhir_subscriptions.search(rt, caller, search))
+
+
+@router.put(
+    "/Subscription/{subscription_id}", responses=fhir_responses(gone=True), openapi_extra=fhir_body("Subscription")
+)
+async def update_subscription(
+    rt: RuntimeDep, caller: FhirCallerDep, request: Request, subscription_id: str
+) -> FhirResponse:
+    """Replace a subscription: ``status`` ``off`` pauses it, ``requested`` turns it on again (also after
+    ``error``); criteria, channel, ``reason`` and ``end`` as on create."""
+    row_id = _id(subscription_id, "Subscription")
+    body = await json_body(request, "Subscription")
+    return FhirResponse(await fhir_subscriptions.update(rt, caller, row_id, body))
+
+
+@router.delete("/Subscription/{subscription_id}")
+async def delete_subscription(rt: RuntimeDep, caller: FhirCallerDep, subscription_id: str) -> FhirResponse:
+    """Delete a subscription: it is off for good and reads 410 (the row stays, as history). Deleting it again
+    answers the same."""
+    row_id = _id(subscription_id, "Subscription")
+    await fhir_subscriptions.delete(rt, caller, row_id)
+    message = f"Subscription {row_id} is deleted."
+    return FhirResponse(
+        fhir.outcome([{"severity": "information", "code": "informational", "details": {"text": message}}])
+    )
 
 
 @router.get("/Practitioner/{doctor_id}")

@@ -1,0 +1,46 @@
+"""FHIR tables: Subscriptions (R4, rest-hook on Appointment criteria; docs/fhir.md#subscription), migration
+fhir_0001.
+
+A subscription's channel is a webhook endpoint row of kind ``fhir-subscription`` (its URL, signing secret,
+enabled state and failing streak), so its notifications go through the webhook outbox and dispatcher. Rows are
+never deleted: a deleted subscription is off, with ``deleted_at``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, ForeignKey, Index, String
+from sqlalchemy.orm import Mapped, mapped_column
+
+from doctordesk.store.tables import Base, BigId
+
+
+class FhirSubscription(Base):
+    """One Subscription. The owner is a user (``user_id``) or a service account (``service_account_id``, with
+    ``api_key_id``: the key that created or last updated it, whose rights narrow what is delivered)."""
+
+    __tablename__ = "fhir_subscriptions"
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    endpoint_id: Mapped[int] = mapped_column(ForeignKey("webhook_endpoints.id"), unique=True)
+    user_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"))
+    service_account_id: Mapped[int | None] = mapped_column(ForeignKey("service_accounts.id"))
+    api_key_id: Mapped[int | None] = mapped_column(ForeignKey("api_keys.id"))
+    # As the client sent it, and parsed (parameter → groups of accepted values; see domain/fhir_subscriptions.py).
+    criteria: Mapped[str] = mapped_column(String(1000))
+    match: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    reason: Mapped[str] = mapped_column(String(500))
+    payload: Mapped[str | None] = mapped_column(String(40))  # application/fhir+json, or None: empty notifications
+    headers: Mapped[list[str]] = mapped_column(JSON, default=list)  # "Name: value", sent with every notification
+    end_at: Mapped[datetime | None]
+    # What the client asked for: "active" or "off". "error" is read from the endpoint (disabled by the service).
+    status: Mapped[str] = mapped_column(String(10))
+    deleted_at: Mapped[datetime | None]
+    created_at: Mapped[datetime]
+    updated_at: Mapped[datetime]
+
+    __table_args__ = (
+        Index("ix_fhir_subscriptions_user", "user_id", "id"),
+        Index("ix_fhir_subscriptions_account", "service_account_id", "id"),
+    )

@@ -46,4 +46,18 @@ SHELL_TEXTS: tuple[str, ...] = (
     N_("Something went wrong. Please try again."),
     N_("Dismiss"),
     N_("doctordesk needs JavaScript enabled."),
+    N_("Remove attachment"),
+    N_("Select and copy the address"),
+    N_("Copied"),
+    N_("Copied to the clipboard"),
+    N_("Could not copy"),
+    # The page behind a one-time password link.
+    N_("Set your password"),
+    N_("This link works once. Choose a password of at least 8 characters."),
+    N_("New password"),
+    N_("The same password again"),
+    N_("Set password"),
+    N_("At least 8 characters."),
+    N_("The two passwords differ."),
+    N_("Your password is set. Sign in with it."),
 )

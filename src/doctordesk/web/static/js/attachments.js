@@ -31,7 +31,7 @@ export function showDraft(entry) {
   chip.append(node("span", "draft-name", entry.file.name), node("span", "draft-size", formatSize(entry.file.size)));
   const remove = node("button", "link draft-remove", t("Remove"));
   remove.type = "button";
-  remove.setAttribute("aria-label", `Remove attachment ${entry.file.name}`);
+  remove.setAttribute("aria-label", `${t("Remove attachment")} ${entry.file.name}`);
   remove.addEventListener("click", () => {
     entry.file = null;
     entry.control.value = "";

@@ -156,8 +156,8 @@ function copyButton(model, className, value) {
       }
       area.remove();
     }
-    caption.textContent = copied ? "Copied" : "Select and copy the address";
-    status.textContent = copied ? "Copied to the clipboard" : "Could not copy";
+    caption.textContent = copied ? t("Copied") : t("Select and copy the address");
+    status.textContent = copied ? t("Copied to the clipboard") : t("Could not copy");
     button.dataset.copied = copied ? "true" : "false";
     setTimeout(() => {
       caption.textContent = label;

@@ -58,4 +58,6 @@ def test_every_text_of_the_shell_is_served_in_the_readers_language():
     for path in SCRIPTS:
         marked |= set(re.findall(r'\bt\("([^"]+)"\)', path.read_text()))
     assert {"Set your password", "Copied", "Remove attachment", "Sign in"} <= marked  # the scan finds them
+    labels = re.findall(r'aria-label="([^"]+)"(?![^>]*data-i18n-label)', html)
+    assert labels == [], f"aria-labels without data-i18n-label: {labels}"
     assert sorted(marked - set(SHELL_TEXTS)) == []

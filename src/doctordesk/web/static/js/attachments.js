@@ -97,7 +97,7 @@ export function buildAttachment(model, { entry, view }) {
   if (href) {
     const button = node("button", "link attachment-download");
     button.type = "button";
-    button.append(node("span", "attachment-icon", "⬇"), node("span", null, `Download ${name}`));
+    button.append(node("span", "attachment-icon", "⬇"), node("span", null, `${t("Download")} ${name}`));
     const size = formatSize(props.size);
     if (size) button.append(node("span", "attachment-size", size));
     button.addEventListener("click", () => {

@@ -123,7 +123,7 @@ function buildButton(model, className) {
 // A button that puts `value` on the clipboard (no request): a secret address shown once, for instance. The
 // clipboard API needs a secure context; elsewhere a selected, off-screen text area is copied instead.
 function copyButton(model, className, value) {
-  const label = model.label || "Copy";
+  const label = model.label || t("Copy");
   const button = node("button", className);
   button.type = "button";
   const caption = node("span", "button-label", label);

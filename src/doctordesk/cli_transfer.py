@@ -1,9 +1,13 @@
 """The ``doctordesk import`` and ``doctordesk export`` commands' work: reading the file, the progress bar on
-stderr, and the report (bad rows on stderr, counts on stdout). ``cli.py`` wires them up."""
+stderr, and the report (bad rows on stderr, counts on stdout). ``cli.py`` wires them up.
+
+The report is in the terminal's language (``LANGUAGE``, ``LC_ALL``, ``LC_MESSAGES``, ``LANG``: German for
+``de_DE.UTF-8``, else English); kinds, field names and the file's own text stay as they are."""
 
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -14,8 +18,11 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from sqlalchemy.exc import IntegrityError
 
+from doctordesk import i18n
 from doctordesk.config import load_settings
 from doctordesk.domain.import_rows import KIND_ORDER, Kind
+from doctordesk.domain.texts import N_, Text
+from doctordesk.i18n import t
 from doctordesk.services.import_files import FORMATS, ImportFileError, read_rows
 from doctordesk.services.importing import ImportReport, import_rows
 
@@ -43,11 +50,16 @@ class ProgressBar:
         self.bar.stop()
 
     def phase(self, name: str, total: int) -> None:
-        self.task = self.bar.add_task(name, total=total)
+        self.task = self.bar.add_task(t(language(), name), total=total)
 
     def advance(self, count: int) -> None:
         if self.task is not None and count:
             self.bar.advance(self.task, count)
+
+
+def language() -> str:
+    """The terminal's language (docs/import.md)."""
+    return i18n.from_environment(os.environ)
 
 
 def show_progress(flag: bool | None) -> bool:
@@ -70,7 +82,7 @@ def run_import(
     try:
         rows = read_rows(path, kind=kind, file_format=file_format)
     except ImportFileError as exc:
-        typer.echo(f"error: {exc}", err=True)
+        typer.echo(t(language(), "error: {problem}", problem=exc.in_language(language())), err=True)
         return 1
     settings = load_settings()
 
@@ -97,29 +109,44 @@ def run_import(
             report = asyncio.run(run(None))
     except IntegrityError as exc:
         # Another writer took an external id or username between the checks and the writes: all rolled back.
-        message = f"error: the database changed during the import, nothing written; run it again ({exc.orig})"
-        typer.echo(message, err=True)
+        message = Text(
+            "error: the database changed during the import, nothing written; run it again ({error})", error=exc.orig
+        )
+        typer.echo(t(language(), message), err=True)
         return 1
     print_report(report, skip_invalid=skip_invalid)
     return 1 if report.bad_rows else 0
 
 
 def print_report(report: ImportReport, *, skip_invalid: bool) -> None:
+    locale = language()
     for bad in report.bad_rows:
-        typer.echo(str(bad), err=True)
-    typer.echo(f"{'kind':<13} {'created':>8} {'updated':>8} {'unchanged':>10} {'invalid':>8}")
+        typer.echo(bad.in_language(locale), err=True)
+    head = [t(locale, word) for word in (N_("kind"), N_("created"), N_("updated"), N_("unchanged"), N_("invalid"))]
+    widths = [max(13, len(head[0]) + 1), *(max(8, len(word)) for word in head[1:])]
+    widths[3] = max(widths[3], 10)
+
+    def line(cells: list[str]) -> str:
+        rest = (c.rjust(w) for c, w in zip(cells[1:], widths[1:], strict=True))
+        return " ".join([cells[0].ljust(widths[0]), *rest])
+
+    typer.echo(line(head))
     for kind in KIND_ORDER:
         c = report.counts.get(kind)
         if c is not None:
-            typer.echo(f"{kind.value:<13} {c.created:>8} {c.updated:>8} {c.unchanged:>10} {c.invalid:>8}")
+            typer.echo(line([kind.value, *(str(n) for n in (c.created, c.updated, c.unchanged, c.invalid))]))
     bad_rows = len({(b.kind, b.line) for b in report.bad_rows})
     if report.bad_rows and not skip_invalid:
-        typer.echo(f"nothing written: {bad_rows} bad row(s); fix them, or give --skip-invalid to write the rest")
+        message = Text(
+            "nothing written: {count} bad row(s); fix them, or give --skip-invalid to write the rest", count=bad_rows
+        )
     elif report.dry_run:
-        typer.echo(f"dry run: {report.changes} change(s) checked, nothing written")
+        message = Text("dry run: {count} change(s) checked, nothing written", count=report.changes)
+    elif bad_rows:
+        message = Text("{count} change(s) written, {bad} bad row(s) skipped", count=report.changes, bad=bad_rows)
     else:
-        skipped = f", {bad_rows} bad row(s) skipped" if bad_rows else ""
-        typer.echo(f"{report.changes} change(s) written{skipped}")
+        message = Text("{count} change(s) written", count=report.changes)
+    typer.echo(t(locale, message))
 
 
 def run_export(kind: Kind | None, *, file_format: str | None, output: Path | None) -> int:
@@ -129,10 +156,10 @@ def run_export(kind: Kind | None, *, file_format: str | None, output: Path | Non
 
     fmt = file_format or (output.suffix.lower().lstrip(".") if output else "") or "json"
     if fmt not in FORMATS:
-        typer.echo(f"error: unknown format {fmt!r} (csv or json)", err=True)
+        typer.echo(t(language(), "error: unknown format {format} (csv or json)", format=repr(fmt)), err=True)
         return 2
     if fmt == "csv" and kind is None:
-        typer.echo("error: CSV holds one kind: give --kind", err=True)
+        typer.echo(t(language(), "error: CSV holds one kind: give --kind"), err=True)
         return 2
     kinds = [kind] if kind is not None else list(KIND_ORDER)
     settings = load_settings()

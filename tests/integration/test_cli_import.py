@@ -70,3 +70,28 @@ def test_export_then_import_into_an_empty_database_round_trips(tmp_path):
 
     refused = run(target, "export", "--format", "csv", check=False)
     assert refused.returncode == 2 and "--kind" in refused.stderr
+
+
+@pytest.mark.slow
+def test_import_reports_in_the_terminals_language(tmp_path):
+    data = tmp_path / "data"
+    run(data, "migrate")
+    path = tmp_path / "locations.csv"
+    path.write_text(LOCATIONS)
+    german = {"LANGUAGE": "", "LC_ALL": "", "LC_MESSAGES": "", "LANG": "de_DE.UTF-8"}
+
+    refused = run(data, "import", str(path), check=False, env=german)
+    assert refused.returncode == 1
+    assert f"{path}:3: locations: timezone: kein IANA-Zeitzonenname (zum Beispiel Europe/Berlin)" in refused.stderr
+    assert f"{path}:5: locations: name: erforderlich" in refused.stderr
+    assert "nichts geschrieben: 2 fehlerhafte Zeile(n)" in refused.stdout
+    assert refused.stdout.splitlines()[0].split() == ["Art", "angelegt", "geändert", "unverändert", "ungültig"]
+    unreadable = tmp_path / "notes.txt"
+    unreadable.write_text("x")
+    wrong = run(data, "import", str(unreadable), check=False, env=german)
+    assert wrong.stderr.strip() == (
+        f"Fehler: {unreadable}:0: unbekanntes Format: Benennen Sie die Datei .csv oder .json oder geben Sie --format an"
+    )
+    english = run(data, "import", str(path), check=False, env={**german, "LANG": "C.UTF-8"})
+    assert f"{path}:5: locations: name: required" in english.stderr
+    assert sqlite_count(data, "select count(*) from locations") == 0

@@ -11,12 +11,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 
+from doctordesk.domain.texts import N_
+
 # The services a patient can book, by the name stored on the appointment, with their label. Every visit booked
 # here takes one slot of this length.
 SERVICES: dict[str, str] = {
-    "consultation": "Consultation",
-    "follow-up": "Follow-up visit",
-    "teledermatology": "Teledermatology",
+    "consultation": N_("Consultation"),
+    "follow-up": N_("Follow-up visit"),
+    "teledermatology": N_("Teledermatology"),
 }
 VISIT_MINUTES = 30
 # How far ahead a patient can look for a time.

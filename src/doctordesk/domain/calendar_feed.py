@@ -14,8 +14,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 
+from doctordesk.domain.booking import SERVICES
 from doctordesk.domain.integration import key_hash
 from doctordesk.domain.status import Status
+from doctordesk.domain.texts import Text
 
 TOKEN_PREFIX = "ddcal_"
 TOKEN_CHARS = len(TOKEN_PREFIX) + 43
@@ -89,13 +91,27 @@ class FeedEntry:
     def summary(self) -> str:
         """The event's title: the service and the appointment's number, never the patient (the feed's privacy
         rule: docs/calendar-feed.md)."""
-        what = self.service[:1].upper() + self.service[1:]
+        service = self.service_words
+        n = self.appointment_id
         if self.kind is Kind.REQUEST:
-            return f"Request to decide: {self.service} (appointment {self.appointment_id})"
+            return Text("Request to decide: {service} (appointment {n})", service=service, n=n)
         if self.kind is Kind.OFFER:
-            return f"Offered: {self.service} (appointment {self.appointment_id}, option {self.offer_n})"
-        suffix = {Status.COMPLETED: ", completed", Status.NO_SHOW: ", no-show"}.get(self.status, "")
-        return f"{what} (appointment {self.appointment_id}{suffix})"
+            return Text(
+                "Offered: {service} (appointment {n}, option {option})", service=service, n=n, option=self.offer_n
+            )
+        if self.status is Status.COMPLETED:
+            return Text("{service} (appointment {n}, completed)", service=service, n=n)
+        if self.status is Status.NO_SHOW:
+            return Text("{service} (appointment {n}, no-show)", service=service, n=n)
+        return Text("{service} (appointment {n})", service=service, n=n)
+
+    @property
+    def service_words(self) -> str:
+        """The service: a bookable one by its label (a ``Text``, written in the feed's language), another as named
+        by the clinic's systems, with a capital first letter."""
+        if self.service in SERVICES:
+            return Text(SERVICES[self.service])
+        return self.service[:1].upper() + self.service[1:]
 
     @property
     def end(self) -> datetime:

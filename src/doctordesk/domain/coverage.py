@@ -73,7 +73,7 @@ def check_third_party(raw: str | None) -> dict[str, Any]:
         if not isinstance(data.get(key), str) or not data[key].strip():
             raise ThirdPartyDataInvalid(Text("The insurer's data lacks a valid '{key}'.", key=key))
     if data["status"] != "active":
-        raise ThirdPartyDataInvalid(f"The insurer reports the membership as '{data['status']}'.")
+        raise ThirdPartyDataInvalid(Text("The insurer reports the membership as '{status}'.", status=data["status"]))
     return data
 
 
@@ -92,10 +92,10 @@ def terms(policies: Sequence[Policy]) -> list[Terms]:
             Terms(
                 valid_from=p.valid_from,
                 valid_to=p.valid_to,
-                network_doctors=_ids(network.get("doctors"), "network doctors"),
-                network_locations=_ids(network.get("locations"), "network locations"),
-                excluded_services=_names(exclusions.get("services"), "excluded services"),
-                excluded_doctors=_ids(exclusions.get("doctors"), "excluded doctors"),
+                network_doctors=_ids(network.get("doctors"), Text("network doctors")),
+                network_locations=_ids(network.get("locations"), Text("network locations")),
+                excluded_services=_names(exclusions.get("services"), Text("excluded services")),
+                excluded_doctors=_ids(exclusions.get("doctors"), Text("excluded doctors")),
             )
         )
     return out
@@ -136,11 +136,14 @@ def evaluate(
             if field_prefix
             else ForbiddenByPolicy(N_("The patient's policy excludes this doctor."))
         )
-    out = []
-    if t.network_doctors and doctor_id not in t.network_doctors:
-        out.append("the doctor")
-    if t.network_locations and location_id not in t.network_locations:
-        out.append("the location")
-    if out:
-        return Coverage(warning=f"Out of network: {' and '.join(out)} may not be covered; the patient may pay more.")
+    doctor_out = bool(t.network_doctors) and doctor_id not in t.network_doctors
+    location_out = bool(t.network_locations) and location_id not in t.network_locations
+    if doctor_out and location_out:
+        return Coverage(
+            warning=N_("Out of network: the doctor and the location may not be covered; the patient may pay more.")
+        )
+    if doctor_out:
+        return Coverage(warning=N_("Out of network: the doctor may not be covered; the patient may pay more."))
+    if location_out:
+        return Coverage(warning=N_("Out of network: the location may not be covered; the patient may pay more."))
     return Coverage()

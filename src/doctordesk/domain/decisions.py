@@ -69,10 +69,10 @@ def can_answer(status: Status) -> bool:
 
 def why_not(status: Status) -> str:
     if status.is_final:
-        return Text("This appointment is {public_name}: no decision is possible.", public_name=status.public_name)
+        return Text("This appointment is {status}: no decision is possible.", status=status.in_words)
     if status.is_pending_response:
         return N_("Alternatives were sent; the patient's answer is awaited.")
-    return Text("This appointment is already {public_name}.", public_name=status.public_name)
+    return Text("This appointment is already {status}.", status=status.in_words)
 
 
 def outside_next_status(current: Status, trigger: Trigger, *, started: bool) -> Status:
@@ -81,20 +81,24 @@ def outside_next_status(current: Status, trigger: Trigger, *, started: bool) -> 
     if trigger in VISIT_TRIGGERS:
         if current is not Status.APPROVED:
             raise InvalidTransition(
-                why_not(current) if current.is_final else f"Only an approved appointment can be {_past(trigger)}."
+                why_not(current)
+                if current.is_final
+                else Text("Only an approved appointment can be {done}.", done=_past(trigger))
             )
         if not started:
-            raise InvalidTransition(f"The appointment has not started yet: it cannot be {_past(trigger)}.")
+            raise InvalidTransition(
+                Text("The appointment has not started yet: it cannot be {done}.", done=_past(trigger))
+            )
         return Status.COMPLETED if trigger is Trigger.COMPLETE else Status.NO_SHOW
     if trigger in (Trigger.CANCEL, Trigger.RESCHEDULE_REQUEST):
         if current not in OPEN:
             raise InvalidTransition(why_not(current))
         return Status.CANCELED if trigger is Trigger.CANCEL else Status.REQUESTED
-    raise InvalidTransition(f"{trigger.value} is not an outside event.")
+    raise InvalidTransition(Text("{trigger} is not an outside event.", trigger=trigger.value))
 
 
 def _past(trigger: Trigger) -> str:
-    return "marked completed" if trigger is Trigger.COMPLETE else "marked as a no-show"
+    return Text("marked completed") if trigger is Trigger.COMPLETE else Text("marked as a no-show")
 
 
 def next_status(current: Status, trigger: Trigger, *, coverage_warnings: Sequence[str | None] = ()) -> Status:
@@ -136,5 +140,5 @@ def parse_flag(raw: str | None, *, field: str) -> bool:
         return False
     value = FLAG_VALUES.get(raw)
     if value is None:
-        raise ValidationFailed(fields={field: "Use true or false."})
+        raise ValidationFailed(fields={field: N_("Use true or false.")})
     return value

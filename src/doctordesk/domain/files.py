@@ -14,7 +14,7 @@ from urllib.parse import quote
 
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.inputs import text_problem
-from doctordesk.domain.texts import N_
+from doctordesk.domain.texts import N_, Text
 
 FIELD = "file"
 MAX_FILENAME_CHARS = 120
@@ -57,7 +57,7 @@ def sniff(head: bytes) -> FileType:
         return PNG
     if head.startswith(JPEG_SOI):
         return JPEG
-    raise refuse(f"This file type is not allowed. Allowed: {allowed_types_text()}.")
+    raise refuse(Text("This file type is not allowed. Allowed: {types}.", types=allowed_types_text()))
 
 
 # --- file names -----------------------------------------------------------------------------------------------
@@ -70,7 +70,8 @@ def check_filename(raw: str | None) -> None:
     naming the ``file`` field. Format characters and overlong names are cleaned by ``safe_filename``."""
     problem = text_problem(raw or "", max_chars=None)
     if problem is not None:
-        raise ValidationFailed(fields={"file": f"The file name {problem[0].lower()}{problem[1:]}"})
+        # Without a length limit the only problem is a control character.
+        raise ValidationFailed(fields={"file": N_("The file name contains control characters or line breaks.")})
 
 
 def safe_filename(raw: str | None, kind: FileType) -> str:

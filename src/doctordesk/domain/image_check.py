@@ -46,7 +46,8 @@ def reencode_image(stream: IO[bytes], kind: FileType, *, out: IO[bytes]) -> None
     except DomainError:
         raise
     except (Image.DecompressionBombError, Image.DecompressionBombWarning):
-        raise refuse(f"The image has too many pixels (at most {MAX_PIXELS // 1_000_000} megapixels).") from None
+        limit = MAX_PIXELS // 1_000_000
+        raise refuse(Text("The image has too many pixels (at most {limit} megapixels).", limit=limit)) from None
     except Exception:
         # Truncated data, broken chunks, bad Huffman tables...: a decoder of untrusted bytes fails in many ways,
         # and all mean the image cannot be checked.
@@ -54,7 +55,12 @@ def reencode_image(stream: IO[bytes], kind: FileType, *, out: IO[bytes]) -> None
 
 
 def _too_large(width: int, height: int) -> DomainError:
-    return refuse(f"The image has too many pixels ({width}×{height}; at most {MAX_PIXELS // 1_000_000} megapixels).")
+    return refuse(
+        Text(
+            "The image has too many pixels ({width}×{height}; at most {limit} megapixels).",
+            width=width, height=height, limit=MAX_PIXELS // 1_000_000,
+        )
+    )  # fmt: skip
 
 
 def _normalised(image: Image.Image) -> Image.Image:

@@ -18,6 +18,7 @@ from typing import Any
 from zoneinfo import available_timezones
 
 from doctordesk.domain.status import Status, StatusName
+from doctordesk.domain.texts import N_, Text
 
 RawValue = str | list[str]
 
@@ -58,7 +59,8 @@ _REFUSED = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 
 
 class BadValue(ValueError):
-    """A field's value is wrong; the message says why (shown to the person importing)."""
+    """A field's value is wrong; the message (an ``N_`` text or a ``Text``) says why, shown to the person importing
+    in their language."""
 
 
 @cache
@@ -68,16 +70,16 @@ def timezone_names() -> frozenset[str]:
 
 def _text(value: RawValue, *, max_length: int, multiline: bool = False) -> str:
     if isinstance(value, list):
-        raise BadValue("must be a single value, not a list")
+        raise BadValue(N_("must be a single value, not a list"))
     if len(value) > max_length:
-        raise BadValue(f"at most {max_length} characters")
+        raise BadValue(Text("at most {count} characters", count=max_length))
     allowed = "\n\r\t" if multiline else ""
     for char in value:
         if char not in allowed and unicodedata.category(char) in _REFUSED:
-            raise BadValue(f"contains a control or unassigned character (U+{ord(char):04X})")
+            raise BadValue(Text("contains a control or unassigned character (U+{code})", code=f"{ord(char):04X}"))
     # Free text (the insurer's raw record, a reason) is kept as given; names and codes may not hide spaces.
     if not multiline and value != value.strip():
-        raise BadValue("has leading or trailing spaces")
+        raise BadValue(N_("has leading or trailing spaces"))
     return value
 
 
@@ -91,7 +93,7 @@ def text(*, max_length: int, multiline: bool = False) -> Callable[[RawValue], st
 def external_id(value: RawValue) -> str:
     value = _text(value, max_length=64)
     if not _EXTERNAL_ID.fullmatch(value):
-        raise BadValue("1 to 64 of A-Z a-z 0-9 . _ : / - (starting with a letter or digit)")
+        raise BadValue(N_("1 to 64 of A-Z a-z 0-9 . _ : / - (starting with a letter or digit)"))
     return value
 
 
@@ -99,7 +101,7 @@ def external_ids(value: RawValue) -> tuple[str, ...]:
     items = value if isinstance(value, list) else [v for v in value.split(";") if v != ""]
     parsed = tuple(external_id(item) for item in items)
     if len(set(parsed)) != len(parsed):
-        raise BadValue("names the same id twice")
+        raise BadValue(N_("names the same id twice"))
     return parsed
 
 
@@ -107,82 +109,82 @@ def names(value: RawValue) -> tuple[str, ...]:
     items = value if isinstance(value, list) else [v for v in value.split(";") if v != ""]
     parsed = tuple(_text(item, max_length=64) for item in items)
     if any(";" in item or not item for item in parsed):
-        raise BadValue("an item is empty or holds ';' (the CSV list separator)")
+        raise BadValue(N_("an item is empty or holds ';' (the CSV list separator)"))
     return parsed
 
 
 def username(value: RawValue) -> str:
     value = _text(value, max_length=64)
     if not _USERNAME.fullmatch(value):
-        raise BadValue("1 to 64 of a-z 0-9 . _ @ + - (lower case, starting with a letter or digit)")
+        raise BadValue(N_("1 to 64 of a-z 0-9 . _ @ + - (lower case, starting with a letter or digit)"))
     return value
 
 
 def timezone(value: RawValue) -> str:
     value = _text(value, max_length=64)
     if value not in timezone_names():
-        raise BadValue("not an IANA time zone name (for example Europe/Berlin)")
+        raise BadValue(N_("not an IANA time zone name (for example Europe/Berlin)"))
     return value
 
 
 def iso_date(value: RawValue) -> date:
     value = _text(value, max_length=10)
     if not _DATE.fullmatch(value):
-        raise BadValue("not a date as YYYY-MM-DD")
+        raise BadValue(N_("not a date as YYYY-MM-DD"))
     try:
         return date.fromisoformat(value)
     except ValueError:
-        raise BadValue("not a real calendar date") from None
+        raise BadValue(N_("not a real calendar date")) from None
 
 
 def local_time(value: RawValue) -> time:
     value = _text(value, max_length=5)
     if not _TIME.fullmatch(value):
-        raise BadValue("not a time as HH:MM")
+        raise BadValue(N_("not a time as HH:MM"))
     try:
         return time.fromisoformat(value)
     except ValueError:
-        raise BadValue("not a time of day") from None
+        raise BadValue(N_("not a time of day")) from None
 
 
 def instant(value: RawValue) -> datetime:
     value = _text(value, max_length=40)
     if not _DATETIME.fullmatch(value):
-        raise BadValue("not an ISO 8601 date and time with an offset (for example 2026-11-25T09:30:00+01:00)")
+        raise BadValue(N_("not an ISO 8601 date and time with an offset (for example 2026-11-25T09:30:00+01:00)"))
     try:
         return datetime.fromisoformat(value)
     except ValueError:
-        raise BadValue("not a real date and time") from None
+        raise BadValue(N_("not a real date and time")) from None
 
 
 def weekday(value: RawValue) -> int:
     value = _text(value, max_length=9)
     if value not in WEEKDAYS:
-        raise BadValue("one of " + ", ".join(WEEKDAYS))
+        raise BadValue(Text("one of {choices}", choices=", ".join(WEEKDAYS)))
     return WEEKDAYS.index(value)
 
 
 def boolean(value: RawValue) -> bool:
     value = _text(value, max_length=5)
     if value not in ("true", "false"):
-        raise BadValue("true or false")
+        raise BadValue(N_("true or false"))
     return value == "true"
 
 
 def minutes(value: RawValue) -> int:
     value = _text(value, max_length=9)
     if not _INTEGER.fullmatch(value):
-        raise BadValue("a whole number of minutes in ASCII digits")
+        raise BadValue(N_("a whole number of minutes in ASCII digits"))
     number = int(value)
     if not 1 <= number <= MAX_DURATION_MINUTES:
-        raise BadValue(f"1 to {MAX_DURATION_MINUTES} minutes")
+        raise BadValue(Text("{low} to {high} minutes", low=1, high=MAX_DURATION_MINUTES))
     return number
 
 
 def status(value: RawValue) -> Status:
     value = _text(value, max_length=32)
     if value not in STATUS_CODES:
-        raise BadValue("one of " + ", ".join(STATUS_CODES))
+        raise BadValue(Text("one of {choices}", choices=", ".join(STATUS_CODES)))
     return STATUS_CODES[value]
 
 
@@ -301,19 +303,19 @@ def check_row(kind: Kind, line: int, raw: Mapping[str, RawValue | None]) -> Chec
     row = CheckedRow(kind=kind, line=line)
     for name in raw:
         if name not in specs:
-            row.problems.append(Problem(name, f"not a field of {kind.value}"))
+            row.problems.append(Problem(name, Text("not a field of {kind}", kind=kind.value)))
     for name, spec in specs.items():
         value = raw.get(name)
         if value is None or value == "" or (value == [] and name not in LIST_FIELDS):
             if spec.required:
-                row.problems.append(Problem(name, "required"))
+                row.problems.append(Problem(name, N_("required")))
             else:
                 row.values[name] = spec.default
             continue
         try:
             row.values[name] = spec.parse(value)
         except BadValue as exc:
-            row.problems.append(Problem(name, str(exc)))
+            row.problems.append(Problem(name, exc.args[0]))  # the text itself (a Text keeps its template)
     if row.ok:
         row.problems.extend(_cross_field(kind, row.values))
     return row
@@ -321,11 +323,11 @@ def check_row(kind: Kind, line: int, raw: Mapping[str, RawValue | None]) -> Chec
 
 def _cross_field(kind: Kind, values: Mapping[str, Any]) -> Sequence[Problem]:
     if kind is Kind.HOURS and values["start"] >= values["end"]:
-        return [Problem("end", "must be after start")]
+        return [Problem("end", N_("must be after start"))]
     if kind is Kind.POLICIES and values["valid_from"] > values["valid_to"]:
-        return [Problem("valid_to", "must not be before valid_from")]
+        return [Problem("valid_to", N_("must not be before valid_from"))]
     if kind is Kind.APPOINTMENTS:
         offset = values["start"].utcoffset() or timedelta()
         if abs(offset) > timedelta(hours=14):
-            return [Problem("start", "offset beyond ±14:00")]
+            return [Problem("start", N_("offset beyond ±14:00"))]
     return []

@@ -22,6 +22,7 @@ from datetime import date
 
 from doctordesk.domain.inputs import text_problem
 from doctordesk.domain.status import Status, StatusName
+from doctordesk.domain.texts import N_, Text
 
 MAX_SEARCH_CHARS = 60
 MAX_SEARCH_WORDS = 4
@@ -103,7 +104,7 @@ def _day(raw: str, name: str, fields: dict[str, str]) -> date | None:
             return date.fromisoformat(raw)
         except ValueError:
             pass
-    fields[name] = "A date as YYYY-MM-DD."
+    fields[name] = N_("A date as YYYY-MM-DD.")
     return None
 
 
@@ -112,12 +113,12 @@ def parse_filter(values: Mapping[str, str]) -> tuple[ListFilter, dict[str, str]]
     fields: dict[str, str] = {}
     status = values.get("status", "").strip() or None
     if status is not None and status not in STATUSES:
-        fields["status"] = f"One of: {', '.join(STATUSES)}."
+        fields["status"] = Text("One of: {choices}.", choices=", ".join(STATUSES))
         status = None
     first = _day(values.get("from", "").strip(), "from", fields)
     last = _day(values.get("to", "").strip(), "to", fields)
     if first and last and last < first:
-        fields["to"] = "Must not be before 'from'."
+        fields["to"] = N_("Must not be before 'from'.")
     search = " ".join(values.get("q", "").split())
     problem = text_problem(values.get("q", ""), max_chars=MAX_SEARCH_CHARS)
     if problem:

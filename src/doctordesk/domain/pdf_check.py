@@ -49,7 +49,7 @@ HEAD_BYTES = 1024
 # Markup that makes a browser sniff the file as a page (it reads the first bytes only).
 _WEB_MARKERS = (b"<script", b"<html", b"<svg", b"<iframe", b"<?php", b"<body")
 
-ACTIVE_MESSAGE = "PDFs with scripts, links, launch actions or embedded files are refused."
+ACTIVE_MESSAGE = N_("PDFs with scripts, links, launch actions or embedded files are refused.")
 UNREADABLE_MESSAGE = N_("The PDF could not be read: it is damaged or not a PDF.")
 
 

@@ -219,7 +219,10 @@ def parse_card(
         return None, errors, missing
     start = local_to_utc(day, at, timezone)
     if start is None:
-        return None, {field("time", n): f"{at:%H:%M} does not exist on that day in {timezone} (clock change)."}, False
+        gap = Text(
+            "{time} does not exist on that day in {timezone} (clock change).", time=f"{at:%H:%M}", timezone=timezone
+        )
+        return None, {field("time", n): gap}, False
     return Proposal(n, doctor_id, location_id, start, duration_minutes), {}, False
 
 
@@ -316,7 +319,7 @@ def check_proposals(
         timezone = directory.locations[p.location_id]
         hours = work_hours.get((p.doctor_id, p.location_id), ())
         if not within_hours(p, timezone, hours, (exceptions or {}).get(p.doctor_id, ())):
-            doctor = directory.doctors.get(p.doctor_id, "The doctor")
+            doctor = directory.doctors.get(p.doctor_id) or Text("The doctor")
             put(
                 "time",
                 p.n,
@@ -325,7 +328,11 @@ def check_proposals(
             continue
         for b in busy:
             if b.doctor_id == p.doctor_id and overlaps(p.start, p.end, b.start, b.end):
-                put("time", p.n, f"Overlaps {b.what} ({utc_to_local(b.start, timezone):%H:%M}).")
+                put(
+                    "time",
+                    p.n,
+                    Text("Overlaps {what} ({time}).", what=b.what, time=f"{utc_to_local(b.start, timezone):%H:%M}"),
+                )
                 break
     for i, p in enumerate(proposals):
         for q in proposals[:i]:
@@ -374,11 +381,11 @@ def hours_errors(blocks: Sequence[Hours]) -> dict[str, str]:
     for i, h in enumerate(blocks):
         key = f"rules.{i}"
         if not 0 <= h.weekday <= 6:
-            errors[key] = "weekday is 0 (Monday) to 6 (Sunday)."
+            errors[key] = N_("weekday is 0 (Monday) to 6 (Sunday).")
         elif not _whole_minutes(h.opens) or not _whole_minutes(h.closes):
             errors[key] = N_("Use HH:MM times without seconds or zone.")
         elif not h.opens < h.closes:
-            errors[key] = "opens must be before closes."
+            errors[key] = N_("opens must be before closes.")
         elif any(o.weekday == h.weekday and h.opens < o.closes and o.opens < h.closes for o in blocks[:i]):
             errors[key] = N_("Overlaps another block on the same weekday.")
     return errors
@@ -400,7 +407,7 @@ def exception_errors(e: HoursException) -> dict[str, str]:
         if not _whole_minutes(e.opens) or not _whole_minutes(e.closes):
             return {"opens": N_("Use HH:MM times without seconds or zone.")}
         if not e.opens < e.closes:
-            return {"closes": "closes must be after opens."}
+            return {"closes": N_("closes must be after opens.")}
     return {}
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from enum import IntEnum, StrEnum
 
+from doctordesk.domain.texts import N_, Text
+
 
 class Status(IntEnum):
     REQUESTED = 1
@@ -23,6 +25,12 @@ class Status(IntEnum):
     def public_name(self) -> str:
         """The name the read API and the screens use (both pending codes read "pending-response")."""
         return _NAMES[self]
+
+    @property
+    def in_words(self) -> str:
+        """The status as a sentence says it ("This appointment is already {status}."): a ``Text``, so it is given
+        in the reader's language (the public name stays the API's)."""
+        return Text(_WORDS[self])
 
     @property
     def is_final(self) -> bool:
@@ -52,6 +60,17 @@ _NAMES = {
     Status.COMPLETED: StatusName.COMPLETED.value,
     Status.PENDING_RESPONSE_COVERAGE_RISK: StatusName.PENDING_RESPONSE.value,
     Status.NO_SHOW: StatusName.NO_SHOW.value,
+}
+
+_WORDS = {
+    Status.REQUESTED: N_("requested"),
+    Status.APPROVED: N_("approved"),
+    Status.DECLINED: N_("declined"),
+    Status.CANCELED: N_("canceled"),
+    Status.PENDING_RESPONSE: N_("waiting for the patient's answer"),
+    Status.PENDING_RESPONSE_COVERAGE_RISK: N_("waiting for the patient's answer"),
+    Status.COMPLETED: N_("completed"),
+    Status.NO_SHOW: N_("marked as a no-show"),
 }
 
 FINAL = frozenset({Status.CANCELED, Status.COMPLETED, Status.NO_SHOW})

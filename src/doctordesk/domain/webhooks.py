@@ -75,7 +75,7 @@ def clean_event_types(raw: Iterable[str]) -> list[str]:
     wanted = list(raw)
     unknown = sorted({t for t in wanted if t not in SUBSCRIBABLE})
     if unknown:
-        raise ValidationFailed(fields={"event_types": f"Unknown event types: {', '.join(unknown)}."})
+        raise ValidationFailed(fields={"event_types": Text("Unknown event types: {types}.", types=", ".join(unknown))})
     if not wanted:
         raise ValidationFailed(fields={"event_types": N_("Subscribe to at least one event type.")})
     return [t for t in SUBSCRIBABLE if t in wanted]

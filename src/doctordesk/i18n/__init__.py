@@ -8,6 +8,7 @@ with Babel when first needed. There is no compiled ``.mo`` to keep in step: the 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from contextvars import ContextVar
 from functools import cache, lru_cache
 from io import BytesIO
@@ -18,9 +19,24 @@ from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 from babel.support import NullTranslations, Translations
 
-from doctordesk.domain.texts import N_, Text
+from doctordesk.domain.texts import N_, Moment, Text
 
-__all__ = ["DEFAULT", "LOCALES", "N_", "Text", "_", "current", "in_every_locale", "maybe", "negotiate", "t", "use"]
+__all__ = [
+    "DEFAULT",
+    "LOCALES",
+    "Moment",
+    "N_",
+    "Text",
+    "_",
+    "current",
+    "from_environment",
+    "in_every_locale",
+    "maybe",
+    "negotiate",
+    "stored",
+    "t",
+    "use",
+]
 
 LOCALES: Final = ("en", "de")
 DEFAULT: Final = "en"
@@ -57,7 +73,8 @@ def translations(locale: str) -> NullTranslations:
 
 def t(locale: str, msgid: str, **params: object) -> str:
     """``msgid`` in ``locale``, its ``{placeholders}`` filled from ``params``. A ``Text`` (from the rules) is
-    translated from its own template and values; values that are texts are translated too."""
+    translated from its own template and values; values that are texts are translated too, and a ``Moment`` is
+    written in the locale's date format."""
     if isinstance(msgid, Text):
         params = {**msgid.params, **params}
         msgid = msgid.msgid
@@ -66,8 +83,21 @@ def t(locale: str, msgid: str, **params: object) -> str:
     text = translations(locale).gettext(msgid)
     if not params:
         return text
-    values = {k: t(locale, v) if isinstance(v, Text) else v for k, v in params.items()}
-    return text.format(**values)
+    return text.format(**{k: _value(locale, v) for k, v in params.items()})
+
+
+def _value(locale: str, value: object) -> object:
+    """A text's value in ``locale``: a text translated, an instant in the locale's date format."""
+    if isinstance(value, Text):
+        return t(locale, value)
+    if isinstance(value, Moment):
+        from doctordesk.i18n.formats import format_local  # formats reads the current locale from here
+
+        try:
+            return format_local(value.at, value.timezone, locale)
+        except (KeyError, ValueError):  # an unknown zone name: the instant in UTC
+            return format_local(value.at, "UTC", locale)
+    return value
 
 
 def _(msgid: str, **params: object) -> str:
@@ -80,9 +110,32 @@ def maybe(text: str | None) -> str | None:
     return None if text is None else t(_current.get(), text)
 
 
+def stored(text: str | None) -> str | None:
+    """A text read back from storage in the current locale: a ``Text`` (its template was kept) translated, any other
+    text (typed by a person, or stored before templates were) as it is — user data never goes through the catalog."""
+    return t(_current.get(), text) if isinstance(text, Text) else text
+
+
 def in_every_locale(msgid: str, **params: object) -> dict[str, str]:
     """The text in each locale (a push rendered once, sent in each recipient's language)."""
     return {locale: t(locale, msgid, **params) for locale in LOCALES}
+
+
+def from_environment(environ: Mapping[str, str]) -> str:
+    """The language of a command run in a terminal, the way gettext reads it: the first of ``LANGUAGE`` (a
+    colon-separated list), ``LC_ALL``, ``LC_MESSAGES`` and ``LANG`` that is set, e.g. ``de_DE.UTF-8`` → ``de``
+    (``C``, ``POSIX`` or a language not offered: English)."""
+    for name in ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG"):
+        value = environ.get(name, "")
+        if not value:
+            continue
+        for item in value.split(":"):
+            primary = item.split(".")[0].split("@")[0].replace("-", "_").split("_")[0].lower()
+            if primary in LOCALES:
+                return primary
+        if name != "LANGUAGE":
+            return DEFAULT  # the first category that is set decides (gettext's own order)
+    return DEFAULT
 
 
 @lru_cache(maxsize=512)

@@ -20,6 +20,8 @@ from doctordesk import i18n
 
 CLINIC_LOCALES: Final = {"en": "en_GB", "de": "de_DE"}
 _MOMENT: Final = {"en": "EEE dd MMM y, HH:mm z", "de": "EEE, d. MMM y, HH:mm z"}  # the zone last
+_MOMENT_SECONDS: Final = {"en": "EEE dd MMM y, HH:mm:ss z", "de": "EEE, d. MMM y, HH:mm:ss z"}
+_WALL: Final = {"en": "EEE dd MMM y, HH:mm", "de": "EEE, d. MMM y, HH:mm"}
 _DAY: Final = {"en": "EEE dd MMM", "de": "EEE, d. MMM"}
 _FULL_DAY: Final = {"en": "dd MMM y", "de": "d. MMM y"}
 
@@ -28,23 +30,33 @@ def clinic_locale(locale: str | None = None) -> str:
     return CLINIC_LOCALES.get(locale or i18n.current(), CLINIC_LOCALES[i18n.DEFAULT])
 
 
-def format_local(moment: datetime, timezone: str, locale: str | None = None) -> str:
-    """E.g. ``Mon 23 Nov 2026, 09:30 CET`` or ``Mo., 23. Nov. 2026, 09:30 MEZ`` in the given timezone."""
-    return _format_local(moment, timezone, locale or i18n.current())
+def format_local(moment: datetime, timezone: str, locale: str | None = None, *, seconds: bool = False) -> str:
+    """E.g. ``Mon 23 Nov 2026, 09:30 CET`` or ``Mo., 23. Nov. 2026, 09:30 MEZ`` in the given timezone (``seconds``:
+    ``09:30:05``, for records such as the audit trail)."""
+    return _format_local(moment, timezone, locale or i18n.current(), seconds)
 
 
 # Screens show the same moments again and again (a chat's messages on every send and poll, a list's appointments):
 # Babel's formatting was 7 % of a chat send's server time.
 @functools.lru_cache(maxsize=8192)
-def _format_local(moment: datetime, timezone: str, language: str) -> str:
+def _format_local(moment: datetime, timezone: str, language: str, seconds: bool) -> str:
     zone = ZoneInfo(timezone)
     locale = clinic_locale(language)
-    text = _format_datetime(moment, _MOMENT.get(language, _MOMENT["en"]), tzinfo=zone, locale=locale)
+    patterns = _MOMENT_SECONDS if seconds else _MOMENT
+    text = _format_datetime(moment, patterns.get(language, patterns["en"]), tzinfo=zone, locale=locale)
     zone_name = _format_datetime(moment, "z", tzinfo=zone, locale=locale)
     if zone_name[:1] in "+-" or zone_name.startswith("GMT+") or zone_name.startswith("GMT-"):
         # No short name in this language (London in German): the zone's own abbreviation, e.g. GMT or BST.
         text = text[: len(text) - len(zone_name)] + (moment.astimezone(zone).tzname() or timezone)
     return text
+
+
+def format_wall(moment: datetime, locale: str | None = None) -> str:
+    """A local time as its own offset shows it, without a zone (``Mon 23 Nov 2026, 09:30`` /
+    ``Mo., 23. Nov. 2026, 09:30``): for a time already at its location."""
+    language = locale or i18n.current()
+    pattern = _WALL.get(language, _WALL["en"])
+    return _format_datetime(moment, pattern, tzinfo=moment.tzinfo, locale=clinic_locale(language))
 
 
 def format_day(day: date, *, with_year: bool = False) -> str:

@@ -28,6 +28,7 @@ from standardwebhooks.webhooks import Webhook
 from doctordesk import __version__
 from doctordesk.config import Settings
 from doctordesk.domain.clock import Clock, SystemClock
+from doctordesk.domain.texts import Text
 from doctordesk.realtime import webhook_outbox
 from doctordesk.realtime.lease import DrainLoop, backoff
 from doctordesk.realtime.push import retry_after
@@ -39,7 +40,7 @@ from doctordesk.store.webhook_tables import WebhookEndpoint
 
 log = logging.getLogger(__name__)
 
-GONE_REASON = "The endpoint answered 410 Gone."
+GONE_REASON = Text("The endpoint answered 410 Gone.")
 # An attempt's status code (None: no answer), error (None: delivered) and the delay the endpoint asked for.
 Outcome = tuple[int | None, str | None, float | None]
 # A leased delivery left unsent because the dispatcher is stopping: due again at once, as if never leased.
@@ -210,10 +211,9 @@ class WebhookDispatcher(DrainLoop):
                     )
                 ).all()
                 if too_long:
-                    days = self.settings.webhook_disable_after_seconds / 86400
-                    disabled = await self._stop(
-                        session, too_long, now=now, reason=f"Every delivery attempt failed for {days:g} days."
-                    )
+                    days = f"{self.settings.webhook_disable_after_seconds / 86400:g}"
+                    reason = Text("Every delivery attempt failed for {days} days.", days=days)
+                    disabled = await self._stop(session, too_long, now=now, reason=reason)
                     for endpoint_id in disabled:
                         log.warning("webhook endpoint %s disabled: failing too long", endpoint_id)
 

@@ -9,7 +9,9 @@ from datetime import UTC, timedelta
 from urllib.parse import urlencode
 
 from doctordesk.i18n import _
+from doctordesk.i18n.formats import format_local
 from doctordesk.screens.admin_pages import BASE, page
+from doctordesk.screens.audit_words import action_words, entity_words
 from doctordesk.screens.protocol import Action, Element, Layout, Page, el
 from doctordesk.services.admin_audit import AuditFilter, AuditRow
 
@@ -39,17 +41,27 @@ def endpoint(f: AuditFilter, cursor: str | None = None) -> str:
 
 
 def _row(r: AuditRow, names: Mapping[int, str]) -> Element:
-    who = names.get(r.actor_id, f"user {r.actor_id}") if r.actor_id is not None else "the service"
+    if r.actor_id is None:
+        who = _("the service")
+    else:
+        who = names.get(r.actor_id) or _("user {id}", id=r.actor_id)
     details = json.dumps(r.details, ensure_ascii=False, sort_keys=True)
     if len(details) > DETAILS_CHARS:
         details = details[: DETAILS_CHARS - 1] + "…"
     return el(
         f"audit-{r.id}",
         "Row",
-        el(f"audit-at-{r.id}", "Regular", label="When (UTC)", value=r.at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")),
+        el(f"audit-at-{r.id}", "Regular", label=_("When"), value=format_local(r.at, "UTC", seconds=True)),
         el(f"audit-actor-{r.id}", "Regular", label=_("Who"), value=who),
-        el(f"audit-action-{r.id}", "Regular", label=_("Action"), value=r.action),
-        el(f"audit-entity-{r.id}", "Regular", label=_("About"), value=f"{r.entity} {r.entity_id or ''}".strip()),
+        # The words, then the code the filter and the exports match on.
+        el(
+            f"audit-action-{r.id}",
+            "Regular",
+            label=_("Action"),
+            value=f"{action_words(r.action)} · {r.action}",
+            props={"code": r.action},
+        ),
+        el(f"audit-entity-{r.id}", "Regular", label=_("About"), value=entity_words(r.entity, r.entity_id)),
         el(f"audit-details-{r.id}", "Caption", value=details),
     )
 
@@ -68,7 +80,7 @@ def render(
     filters = el(
         "filters",
         "Section",
-        el("f-actor", "Edit", label="Actor (user id)", name="actor", value=str(f.actor_id or "")),
+        el("f-actor", "Edit", label=_("Actor (user id)"), name="actor", value=str(f.actor_id or "")),
         el("f-appointment", "Edit", label=_("Appointment id"), name="appointment", value=str(f.appointment_id or "")),
         el("f-action", "Edit", label=_("Action, e.g. appointment.approve"), name="action", value=f.action or ""),
         el("f-from", "Date", label=_("From day (UTC)"), name="from", value=f.since.strftime(day) if f.since else ""),

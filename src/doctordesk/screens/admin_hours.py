@@ -6,10 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import date
 from urllib.parse import urlencode
 
 from doctordesk.domain.scheduling import ExceptionKind, Hours
 from doctordesk.i18n import N_, _
+from doctordesk.i18n.formats import format_day
 from doctordesk.screens.admin_pages import BASE, notice, page
 from doctordesk.screens.protocol import Action, Element, Layout, Option, Page, el
 
@@ -22,6 +24,12 @@ KINDS = (
     (ExceptionKind.ABSENCE, N_("Absence (whole day, or from-to)")),
     (ExceptionKind.EXTRA, N_("Extra hours (from-to)")),
 )
+# An exception's kind in a listed line.
+EXCEPTION_WORDS = {
+    ExceptionKind.HOLIDAY: N_("holiday"),
+    ExceptionKind.ABSENCE: N_("absence"),
+    ExceptionKind.EXTRA: N_("extra hours"),
+}
 
 
 def endpoint(doctor_id: int | None, location_id: int | None) -> str:
@@ -67,10 +75,12 @@ def _rule_line(i: int, rule: Hours | None) -> Element:
 
 def _exception(row: ExceptionRow) -> Element:
     span = f", {row.opens}–{row.closes}" if row.opens and row.closes else ""
+    kind = _(EXCEPTION_WORDS[row.kind]) if row.kind in EXCEPTION_WORDS else row.kind
+    day = format_day(date.fromisoformat(row.day), with_year=True)
     return el(
         f"exception-{row.id}",
         "Row",
-        el(f"exception-text-{row.id}", "Regular", value=f"{row.day}: {row.kind}{span} · {row.location}"),
+        el(f"exception-text-{row.id}", "Regular", value=f"{day}: {kind}{span} · {row.location}"),
         el(f"exception-note-{row.id}", "Caption", value=row.note or None),
         el(f"remove-exception-{row.id}", "Button", label=_("Remove"),
            action=Action("POST", f"{ENDPOINT}/exceptions/{row.id}/remove", confirm=_("Remove this exception?"))),
@@ -119,8 +129,8 @@ def render(s: HoursScreen) -> Page:
            options=[Option(k, _(label)) for k, label in KINDS]),
         el("exc-location", "Combo", label=_("Where"), name="location", value="",
            options=[Option("", _("Every location")), *s.locations]),
-        el("exc-opens", "Time", label="From (optional)", name="opens"),
-        el("exc-closes", "Time", label="To (optional)", name="closes"),
+        el("exc-opens", "Time", label=_("From (optional)"), name="opens"),
+        el("exc-closes", "Time", label=_("To (optional)"), name="closes"),
         el("exc-note", "Edit", label=_("Note"), name="note"),
         el("add-exception", "Button", label=_("Add exception"),
            action=Action("POST", f"{ENDPOINT}/exceptions/add", form="new-exception")),

@@ -9,16 +9,31 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlencode
 
+from doctordesk.i18n import _
 from doctordesk.screens.admin_pages import BASE, notice, page
 from doctordesk.screens.protocol import Action, Element, Layout, Option, Page, el
 
 SCREEN = "admin-insurance"
 ENDPOINT = f"{BASE}/insurance"
 MAX_PATIENTS = 500
+VALID = "valid"  # the insurer's record passes the rules (``admin_policies.policy_json``)
 
 
 def endpoint(patient_id: int | None) -> str:
     return f"{ENDPOINT}?{urlencode({'patient': patient_id})}" if patient_id is not None else ENDPOINT
+
+
+def _count(insurer: str, policies: int) -> str:
+    if policies == 1:
+        return _("{insurer} (1 policy)", insurer=insurer)
+    return _("{insurer} ({count} policies)", insurer=insurer, count=policies)
+
+
+def _record(status: str) -> str:
+    """Whether the insurer's record passes the rules: valid, or the rule's reason."""
+    if status == VALID:
+        return _("Insurer's record: valid")
+    return _("Insurer's record: {problem}", problem=_(status))  # a rule's text, never typed by a person
 
 
 def _ticks(prefix: str, field: str, label: str, names: Mapping[int, str], chosen: Sequence[int]) -> Element:
@@ -37,19 +52,19 @@ def _fields(
     network = p["network"] if p else {"doctors": [], "locations": []}
     exclusions = p["exclusions"] if p else {"services": [], "doctors": []}
     return [
-        el(f"{prefix}insurer", "Edit", label="Insurer", name="insurer", value=p["insurer"] if p else None),
-        el(f"{prefix}number", "Edit", label="Policy number", name="policy_number",
+        el(f"{prefix}insurer", "Edit", label=_("Insurer"), name="insurer", value=p["insurer"] if p else None),
+        el(f"{prefix}number", "Edit", label=_("Policy number"), name="policy_number",
            value=p["policy_number"] if p else None),
-        el(f"{prefix}from", "Date", label="Covered from", name="valid_from", value=p["valid_from"] if p else None),
-        el(f"{prefix}to", "Date", label="Covered until (inclusive)", name="valid_to",
+        el(f"{prefix}from", "Date", label=_("Covered from"), name="valid_from", value=p["valid_from"] if p else None),
+        el(f"{prefix}to", "Date", label=_("Covered until (inclusive)"), name="valid_to",
            value=p["valid_to"] if p else None),
-        _ticks(prefix, "network_doctor", "In-network doctors (none ticked: any)", doctors, network["doctors"]),
-        _ticks(prefix, "network_location", "In-network locations (none ticked: any)", locations,
+        _ticks(prefix, "network_doctor", _("In-network doctors (none ticked: any)"), doctors, network["doctors"]),
+        _ticks(prefix, "network_location", _("In-network locations (none ticked: any)"), locations,
                network["locations"]),
-        el(f"{prefix}excluded-services", "Edit", label="Excluded services, comma-separated",
+        el(f"{prefix}excluded-services", "Edit", label=_("Excluded services, comma-separated"),
            name="excluded_services", value=", ".join(exclusions["services"])),
-        _ticks(prefix, "excluded_doctor", "Doctors the policy forbids", doctors, exclusions["doctors"]),
-        el(f"{prefix}record", "Edit", label="The insurer's record (as received)", name="third_party_data",
+        _ticks(prefix, "excluded_doctor", _("Doctors the policy forbids"), doctors, exclusions["doctors"]),
+        el(f"{prefix}record", "Edit", label=_("The insurer's record (as received)"), name="third_party_data",
            value=p["third_party_data"] if p else None, props={"multiline": True, "maxlength": 10_000}),
     ]  # fmt: skip
 
@@ -65,29 +80,26 @@ def render(
     layout: Layout,
     timeout: int,
 ) -> Page:
-    known = (
-        ", ".join(f"{i['name']} ({i['policies']} {'policy' if i['policies'] == 1 else 'policies'})" for i in insurers)
-        or "none yet"
-    )
+    known = ", ".join(_count(i["name"], i["policies"]) for i in insurers) or _("none yet")
     choice = el(
         "choice",
         "Section",
-        el("patient", "Combo", label="Patient", name="patient", value=str(patient_id or ""), options=patients,
+        el("patient", "Combo", label=_("Patient"), name="patient", value=str(patient_id or ""), options=patients,
            action=Action("PATCH", f"{ENDPOINT}/choose", form="choice")),
-        el("insurers", "Caption", value=f"Insurers named on policies: {known}."),
-        label="Whose policies",
+        el("insurers", "Caption", value=_("Insurers named on policies: {known}.", known=known)),
+        label=_("Whose policies"),
     )  # fmt: skip
     cards = [
         el(
             f"policy-{p['id']}",
             "Card",
             el(f"policy-{p['id']}-patient", "Hidden", name="patient", value=str(p["patient_id"])),
-            el(f"policy-{p['id']}-status", "Caption", value=f"Insurer's record: {p['third_party_status']}"),
+            el(f"policy-{p['id']}-status", "Caption", value=_record(p["third_party_status"])),
             *_fields(f"policy-{p['id']}-", p, doctors, locations),
             el(
                 f"save-policy-{p['id']}",
                 "Button",
-                label="Save",
+                label=_("Save"),
                 action=Action("POST", f"{ENDPOINT}/policies/{p['id']}/save", form=f"policy-{p['id']}"),
             ),
             label=f"{p['insurer']} · {p['policy_number']}",
@@ -97,20 +109,20 @@ def render(
     listing = el(
         "policies",
         "Section",
-        el("policies-empty", "Caption", value="No policies.", visible=not policies),
+        el("policies-empty", "Caption", value=_("No policies."), visible=not policies),
         *cards,
-        label="Policies",
+        label=_("Policies"),
     )
     new = el(
         "new-policy",
         "Section",
         el("new-patient", "Hidden", name="patient", value=str(patient_id or "")),
         *_fields("new-", None, doctors, locations),
-        el("create", "Button", label="Add policy", action=Action("POST", f"{ENDPOINT}/create", form="new-policy")),
-        label="New policy",
+        el("create", "Button", label=_("Add policy"), action=Action("POST", f"{ENDPOINT}/create", form="new-policy")),
+        label=_("New policy"),
         visible=patient_id is not None,
     )
     return page(
-        screen=SCREEN, current="insurance", title="Insurance", endpoint=endpoint(patient_id),
+        screen=SCREEN, current="insurance", title=_("Insurance"), endpoint=endpoint(patient_id),
         elements=[notice("saved"), choice, listing, new], layout=layout, timeout=timeout,
     )  # fmt: skip

@@ -51,6 +51,6 @@ def page(
         endpoint=endpoint,
         poll=endpoint,
         timeout=timeout,
-        elements=(nav(current), el("title", N_("Heading"), value=title), *elements),
+        elements=(nav(current), el("title", "Heading", value=title), *elements),
         layout=layout,
     )

@@ -116,7 +116,7 @@ def render_list(
 
 def _doctor_fields(prefix: str, u: UserRow | None) -> list[Element]:
     return [
-        el(f"{prefix}specialty", "Edit", label="Specialty (doctors)", name="specialty",
+        el(f"{prefix}specialty", "Edit", label=_("Specialty (doctors)"), name="specialty",
            value=u.specialty if u else None),
         el(f"{prefix}timezone", "Edit", label=_("Time zone (doctors), e.g. Europe/Berlin"), name="timezone",
            value=u.timezone if u else None),
@@ -134,7 +134,7 @@ def render_new(*, layout: Layout, timeout: int) -> Page:
         el("new-role", "Combo", label=_("Role"), name="role", value="doctor", options=_role_options(any_role=False)),
         el("new-username", "Edit", label=_("Username"), name="username"),
         el("new-display-name", "Edit", label=_("Name"), name="display_name"),
-        el("new-password", "Password", label="Password (leave empty to have one generated)", name="password"),
+        el("new-password", "Password", label=_("Password (leave empty to have one generated)"), name="password"),
         *_doctor_fields("new-", None),
         el("create", "Button", label=_("Create user"), action=Action("POST", f"{USERS}/create", form="user-form")),
         label=_("New user"),
@@ -167,8 +167,9 @@ def render_user(u: UserRow, *, layout: Layout, timeout: int) -> Page:
             action=Action(
                 "POST",
                 f"{base}/{'deactivate' if u.active else 'reactivate'}",
-                confirm=f"{'Deactivate' if u.active else 'Reactivate'} {u.display_name}?"
-                + (" They are signed out everywhere at once." if u.active else ""),
+                confirm=_("Deactivate {name}? They are signed out everywhere at once.", name=u.display_name)
+                if u.active
+                else _("Reactivate {name}?", name=u.display_name),
             ),
         ),
         el(
@@ -182,7 +183,7 @@ def render_user(u: UserRow, *, layout: Layout, timeout: int) -> Page:
         el(
             "password-link",
             "Button",
-            label="One-time link to set a password",
+            label=_("One-time link to set a password"),
             visible=u.active,
             action=Action("POST", f"{base}/password-link"),
         ),

@@ -15,11 +15,11 @@ from doctordesk.domain.list_sections import Section
 from doctordesk.domain.notices import Notice
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.status import Status
-from doctordesk.i18n import N_, _
+from doctordesk.i18n import N_, _, stored
 from doctordesk.i18n.formats import format_local
 from doctordesk.screens.protocol import Action, Element, Layout, Option, Page, el
 from doctordesk.screens.state import Shown
-from doctordesk.screens.wording import status_badge, status_label
+from doctordesk.screens.wording import service_words, status_badge, status_label
 
 SCREEN = "appointment-list"
 ENDPOINT = "/profile/appointments"
@@ -137,13 +137,13 @@ def row(view: AppointmentView, actor: Actor, *, now: datetime) -> Element:
             children.append(el(f"doctor-{a}", "Regular", value=view.doctor.name, label=_("Doctor")))
     children += [
         el(f"location-{a}", "Regular", value=view.location.name, label=_("Location")),
-        el(f"service-{a}", "Regular", value=view.service, label=_("Service")),
+        el(f"service-{a}", "Regular", value=service_words(view.service), label=_("Service")),
         status_badge(f"status-{a}", view.status, actor.role),
         el(
             f"unread-{a}",
             "Badge",
             value=count_label(view.unread),
-            label="unread messages",
+            label=_("unread messages"),
             visible=view.unread > 0,
             props={"tone": "attention"},
         ),
@@ -187,7 +187,7 @@ def _notices(notices: Sequence[Notice]) -> Element:
                 label=_("Dismiss"),
                 action=Action("POST", f"{NOTICES_ENDPOINT}/{n.id}/dismiss"),
             ),
-            value=n.text,
+            value=stored(n.text),
             props={"tone": "info", "appointment": n.appointment_id},
         )
         for n in notices

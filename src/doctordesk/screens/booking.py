@@ -101,7 +101,7 @@ def _choice(s: BookingScreen) -> Element:
             label=_("Service"),
             name="service",
             value=c.service,
-            options=[Option(k, v) for k, v in SERVICES.items()],
+            options=[Option(k, _(v)) for k, v in SERVICES.items()],
             action=change,
         ),
         el("week", "Hidden", name="week", value=c.week.isoformat()),

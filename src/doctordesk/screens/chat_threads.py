@@ -72,7 +72,7 @@ def row(t: ThreadSummary) -> Element:
             f"unread-{a}",
             "Badge",
             value=count_label(t.unread),
-            label="unread messages",
+            label=_("unread messages"),
             visible=t.unread > 0,
             props={"tone": "attention"},
         ),

@@ -13,13 +13,20 @@ from doctordesk.domain.decisions import can_answer
 from doctordesk.domain.events import appointment_topic, user_topic
 from doctordesk.domain.roles import Role
 from doctordesk.domain.status import Status
-from doctordesk.i18n import _, maybe
+from doctordesk.i18n import N_, _, maybe
 from doctordesk.i18n.formats import format_local, money
 from doctordesk.screens.protocol import Action, Element, Layout, Page, el
 from doctordesk.screens.state import Shown
 from doctordesk.screens.wording import status_badge, status_label
 
 SCREEN = "appointment-offers"
+# An offer's state (``store/review_tables.OfferState``) in words; the code stays in ``props``.
+OFFER_STATES = {
+    "open": N_("Not answered yet"),
+    "accepted": N_("Accepted"),
+    "rejected": N_("Rejected"),
+    "withdrawn": N_("Withdrawn"),
+}
 
 
 def endpoint(appointment_id: int) -> str:
@@ -79,7 +86,12 @@ def _offer(s: OffersScreen, o: OfferView, actionable: bool) -> Element:
             label=_("Doctor fee"),
             value=money(o.doctor_fee_cents, o.currency) if o.doctor_fee_cents is not None else _("On request"),
         ),
-        el(f"offer-state~{n}", "Badge", value=o.state),
+        el(
+            f"offer-state~{n}",
+            "Badge",
+            value=_(OFFER_STATES[o.state]) if o.state in OFFER_STATES else o.state,
+            props={"state": o.state},
+        ),  # fmt: skip
     ]
     if o.coverage_warning and open_offer:
         children.append(

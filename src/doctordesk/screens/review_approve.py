@@ -19,7 +19,7 @@ from doctordesk.i18n import _, maybe
 from doctordesk.i18n.formats import format_local, money
 from doctordesk.screens.protocol import Action, Element, Layout, Option, Page, el
 from doctordesk.screens.state import Shown
-from doctordesk.screens.wording import status_badge
+from doctordesk.screens.wording import service_words, status_badge
 
 SCREEN = "review-and-approve"
 LIST_ENDPOINT = "/profile/appointments"
@@ -98,7 +98,7 @@ def _metadata(view: AppointmentView) -> Element:
         el("patient", "Regular", label=_("Patient"), value=view.patient.name),
         el("doctor", "Regular", label=_("Doctor"), value=view.doctor.name),
         el("location", "Regular", label=_("Location"), value=view.location.name),
-        el("service", "Regular", label=_("Service"), value=view.service),
+        el("service", "Regular", label=_("Service"), value=service_words(view.service)),
         el("request-note", "Text", label=_("Patient's note"), value=view.request_note, visible=bool(view.request_note)),
         el(
             "decline-reason",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from doctordesk.domain.booking import SERVICES
 from doctordesk.domain.roles import Role
 from doctordesk.domain.status import Status
 from doctordesk.i18n import N_, _
@@ -22,6 +23,12 @@ _PATIENT_STATUS: dict[Status, str] = {
     Status.PENDING_RESPONSE: N_("Choose a time"),
     Status.PENDING_RESPONSE_COVERAGE_RISK: N_("Choose a time"),
 }
+
+
+def service_words(service: str) -> str:
+    """A service by its label in the reader's language; a service the clinic's systems named (not one of the
+    bookable ones) as it was stored."""
+    return _(SERVICES[service]) if service in SERVICES else service
 
 
 def status_label(status: Status, role: Role) -> str:

@@ -13,6 +13,7 @@ from datetime import UTC, date, datetime
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.inputs import parse_id, parse_int
 from doctordesk.domain.roles import Actor
+from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
 from doctordesk.screens import admin_fees as screen
 from doctordesk.screens.protocol import Layout, Page, UpdateSet, p_update
@@ -44,7 +45,7 @@ def _cents(raw: str | None, fields: dict[str, str]) -> int:
         return 0
     match = _AMOUNT.fullmatch(raw.strip())
     if match is None:
-        fields["amount"] = "An amount such as 80 or 80.50."
+        fields["amount"] = N_("An amount such as 80 or 80.50.")
         return 0
     whole, part = match.groups()
     return int(whole) * 100 + int((part or "0").ljust(2, "0"))
@@ -58,7 +59,7 @@ def _effective(raw: str | None, now: datetime, fields: dict[str, str]) -> dateti
     except ValueError:
         day = None
     if day is None:
-        fields["effective_from"] = "A day as YYYY-MM-DD."
+        fields["effective_from"] = N_("A day as YYYY-MM-DD.")
         return None
     if day == now.astimezone(UTC).date():
         return None
@@ -70,18 +71,18 @@ def rule_from_form(form: Mapping[str, str], now: datetime) -> admin_fees.FeeRule
     fields: dict[str, str] = {}
     kind = form.get("kind") or ""
     if kind not in admin_fees.KINDS:
-        fields["kind"] = "Choose a kind."
+        fields["kind"] = N_("Choose a kind.")
     doctor, location = parse_id(form.get("doctor")), parse_id(form.get("location"))
     if form.get("doctor") and doctor is None:
-        fields["doctor"] = "Choose a doctor."
+        fields["doctor"] = N_("Choose a doctor.")
     if form.get("location") and location is None:
-        fields["location"] = "Choose a location."
+        fields["location"] = N_("Choose a location.")
     cents = _cents(form.get("amount"), fields)
     percent = 0
     if form.get("percent"):
         parsed = parse_int(form.get("percent"), minimum=0, maximum=admin_fees.MAX_PERCENT)
         if parsed is None:
-            fields["percent"] = f"A whole number from 0 to {admin_fees.MAX_PERCENT}."
+            fields["percent"] = Text("A whole number from {low} to {high}.", low=0, high=admin_fees.MAX_PERCENT)
         percent = parsed or 0
     currency = (form.get("currency") or "EUR").strip().upper()
     effective = _effective(form.get("effective_from"), now, fields)
@@ -109,7 +110,7 @@ async def add_version(
         raise ValidationFailed(fields={_FIELD_NAMES.get(k, k): v for k, v in exc.fields.items()}) from exc
     async with rt.db.read() as session:
         c = await cached_clinic(rt, session)
-    text = f"Added: {screen.describe(saved, c.directory.doctors, c.location_names)}."
+    text = Text("Added: {rule}.", rule=screen.describe(saved, c.directory.doctors, c.location_names))
     update = await acted(rt, page, state, "saved", text)
     update.patches += [p_update(ref, value="") for ref in ("fee-amount", "fee-percent", "fee-effective")]
     return update

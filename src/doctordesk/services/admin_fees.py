@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.fees import SURCHARGES, FeeRow, in_force
 from doctordesk.domain.roles import Actor, Role
-from doctordesk.domain.texts import N_
+from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
 from doctordesk.services.admin_audit import record_change
 from doctordesk.services.admin_users import forget_clinic
@@ -87,15 +87,15 @@ def _in_force(rows: list[FeeSchedule], at: datetime) -> list[FeeSchedule]:
 def _check(rule: FeeRuleInput, now: datetime) -> dict[str, str]:
     fields: dict[str, str] = {}
     if rule.kind not in KINDS:
-        fields["kind"] = "One of: " + ", ".join(KINDS) + "."
+        fields["kind"] = Text("One of: {choices}.", choices=", ".join(KINDS))
     elif rule.kind in AMOUNT_KINDS and not rule.retired:
         if not 0 <= rule.amount_cents <= MAX_AMOUNT_CENTS:
-            fields["amount_cents"] = f"0 to {MAX_AMOUNT_CENTS}."
+            fields["amount_cents"] = Text("{low} to {high}.", low=0, high=MAX_AMOUNT_CENTS)
         if rule.percent:
             fields["percent"] = N_("Only for surcharges.")
     elif not rule.retired:
         if not 0 <= rule.percent <= MAX_PERCENT:
-            fields["percent"] = f"0 to {MAX_PERCENT}."
+            fields["percent"] = Text("{low} to {high}.", low=0, high=MAX_PERCENT)
         if rule.amount_cents:
             fields["amount_cents"] = N_("A surcharge is a percentage of the doctor fee.")
     if not CURRENCY.fullmatch(rule.currency):

@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from datetime import date, time
+from datetime import date, datetime, time
 
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.inputs import parse_id, parse_int, text_problem
 from doctordesk.domain.roles import Actor
 from doctordesk.domain.scheduling import Hours, HoursException
-from doctordesk.domain.texts import N_
+from doctordesk.domain.texts import N_, Text
+from doctordesk.i18n import _
+from doctordesk.i18n.formats import format_wall
 from doctordesk.runtime import Runtime
 from doctordesk.screens import admin_hours as screen
 from doctordesk.screens.protocol import Action, Layout, Option, Page, UpdateSet, el, p_replace, p_update
@@ -69,7 +71,7 @@ def hours_page(
                     e["id"],
                     e["day"],
                     e["kind"],
-                    c.location_names.get(e["location_id"], "?") if e["location_id"] else "Every location",
+                    c.location_names.get(e["location_id"], "?") if e["location_id"] else _("Every location"),
                     e["opens"],
                     e["closes"],
                     e["note"] or "",
@@ -146,14 +148,22 @@ def _conflicts(change: admin_hours.HoursChange, again: Action) -> UpdateSet:
         el(
             f"conflict-{c.appointment_id}",
             "Regular",
-            value=f"Appointment {c.appointment_id}: {c.start[:16].replace('T', ' ')}",
+            value=_("Appointment {id}: {when}", id=c.appointment_id, when=format_wall(datetime.fromisoformat(c.start))),
         )
         for c in change.conflicts
     ]
     n = len(change.conflicts)
     text = (
-        f"{n} approved appointment{'s' if n > 1 else ''} would be outside the new hours. Nothing was changed; the "
-        "appointments are never moved. Apply anyway, or change the hours."
+        _(
+            "{count} approved appointments would be outside the new hours. Nothing was changed; the appointments "
+            "are never moved. Apply anyway, or change the hours.",
+            count=n,
+        )
+        if n > 1
+        else _(
+            "1 approved appointment would be outside the new hours. Nothing was changed; the appointment is never "
+            "moved. Apply anyway, or change the hours."
+        )
     )
     update = UpdateSet(screen=screen.SCREEN, state="", timeout=0)
     update.patches += [
@@ -172,7 +182,10 @@ async def _applied(
     update = await page.refresh(state)
     update.patches.append(p_update("conflicts", visible=False))
     if change.conflicts:
-        text += f" {len(change.conflicts)} approved appointment(s) are now outside the hours; they were not moved."
+        text = Text(
+            "{done} Approved appointments now outside the hours: {count}; they were not moved.",
+            done=Text(text), count=len(change.conflicts),
+        )  # fmt: skip
     return told(update, "saved", text)
 
 

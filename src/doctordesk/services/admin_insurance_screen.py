@@ -12,6 +12,8 @@ from sqlalchemy import select
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.inputs import parse_id
 from doctordesk.domain.roles import Actor
+from doctordesk.domain.texts import N_, Text
+from doctordesk.i18n import _
 from doctordesk.runtime import Runtime
 from doctordesk.screens import admin_insurance as screen
 from doctordesk.screens.protocol import Layout, Option, Page, UpdateSet, p_update
@@ -40,7 +42,7 @@ def insurance_page(
         policies = await admin_policies.list_policies(rt, chosen) if chosen is not None else []
         options = [Option(str(p.id), p.name) for p in patients]
         if chosen is not None and str(chosen) not in {o.value for o in options}:
-            options.append(Option(str(chosen), f"Patient #{chosen}"))
+            options.append(Option(str(chosen), _("Patient #{id}", id=chosen)))
         return screen.render(
             patient_id=chosen, patients=options, insurers=await admin_policies.list_insurers(rt), policies=policies,
             doctors=c.directory.doctors, locations=c.location_names, layout=layout,
@@ -67,7 +69,7 @@ def _day(form: Mapping[str, str], name: str, fields: dict[str, str]) -> date | N
             return date.fromisoformat(raw)
     except ValueError:
         pass
-    fields[name] = "A day as YYYY-MM-DD."
+    fields[name] = N_("A day as YYYY-MM-DD.")
     return None
 
 
@@ -79,7 +81,7 @@ def _ticked(form: Mapping[str, str], field: str, fields: dict[str, str]) -> list
             ident = parse_id(name.split("~", 1)[1])
             ticked = form_flag(form, name, fields)
             if ident is None:
-                fields[name] = "Unknown id."
+                fields[name] = N_("Unknown id.")
             elif ticked:
                 ids.append(ident)
     return ids
@@ -114,9 +116,10 @@ async def create_policy(
     require_admin(actor)
     patient = parse_id(form.get("patient"))
     if patient is None:
-        raise ValidationFailed(fields={"patient": "Choose a patient."})
+        raise ValidationFailed(fields={"patient": N_("Choose a patient.")})
     saved = await admin_policies.create_policy(rt, actor, patient, policy_from_form(form))
-    update = await acted(rt, page, state, "saved", f"Added {saved['insurer']} {saved['policy_number']}.")
+    text = Text("Added {insurer} {number}.", insurer=saved["insurer"], number=saved["policy_number"])
+    update = await acted(rt, page, state, "saved", text)
     refs = ("new-insurer", "new-number", "new-from", "new-to", "new-excluded-services", "new-record")
     update.patches += [p_update(ref, value="") for ref in refs]
     return update
@@ -127,4 +130,5 @@ async def save_policy(
 ) -> UpdateSet:
     require_admin(actor)
     saved = await admin_policies.update_policy(rt, actor, policy_id, policy_from_form(form))
-    return await acted(rt, page, state, "saved", f"Saved {saved['insurer']} {saved['policy_number']}.")
+    text = Text("Saved {insurer} {number}.", insurer=saved["insurer"], number=saved["policy_number"])
+    return await acted(rt, page, state, "saved", text)

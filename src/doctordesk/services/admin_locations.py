@@ -13,7 +13,7 @@ from sqlalchemy import select
 from doctordesk.domain.errors import NotFound, ValidationFailed
 from doctordesk.domain.roles import Actor
 from doctordesk.domain.scheduling import is_timezone
-from doctordesk.domain.texts import N_
+from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
 from doctordesk.services.admin_audit import record_change
 from doctordesk.services.admin_users import forget_clinic
@@ -46,9 +46,9 @@ def _view(loc: Location) -> LocationView:
 
 
 def _check(change: LocationChange) -> None:
-    fields = {}
+    fields: dict[str, str] = {}
     if change.name is not None and not 1 <= len(change.name.strip()) <= 128:
-        fields["name"] = "1 to 128 characters."
+        fields["name"] = Text("{low} to {high} characters.", low=1, high=128)
     if change.address is not None and len(change.address) > 255:
         fields["address"] = N_("At most 255 characters.")
     if change.timezone is not None and not is_timezone(change.timezone):

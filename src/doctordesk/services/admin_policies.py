@@ -48,7 +48,7 @@ class PolicyInput:
 def policy_json(p: InsurancePolicy) -> dict[str, Any]:
     try:
         check_third_party(p.third_party_data)
-        record = "valid"
+        record = "valid"  # screens/admin_insurance.py's VALID
     except DomainError as exc:
         record = exc.message
     network, exclusions = p.network or {}, p.exclusions or {}
@@ -96,21 +96,23 @@ async def _check_refs(session: AsyncSession, data: PolicyInput) -> dict[str, str
         known = set(await session.scalars(select(User.id).where(User.id.in_(wanted), User.role == Role.DOCTOR.value)))
         for name, ids in doctor_lists.items():
             if set(ids or ()) - known:
-                fields[name] = "Unknown doctor ids: " + ", ".join(str(i) for i in sorted(set(ids or ()) - known))
+                unknown = ", ".join(str(i) for i in sorted(set(ids or ()) - known))
+                fields[name] = Text("Unknown doctor ids: {ids}", ids=unknown)
     if data.network_locations:
         known = set(await session.scalars(select(Location.id).where(Location.id.in_(set(data.network_locations)))))
         missing = set(data.network_locations) - known
         if missing:
-            fields["network.locations"] = "Unknown location ids: " + ", ".join(str(i) for i in sorted(missing))
+            unknown = ", ".join(str(i) for i in sorted(missing))
+            fields["network.locations"] = Text("Unknown location ids: {ids}", ids=unknown)
     return fields
 
 
 def _check_values(data: PolicyInput) -> dict[str, str]:
     fields: dict[str, str] = {}
     if data.insurer is not None and not 1 <= len(data.insurer.strip()) <= 128:
-        fields["insurer"] = "1 to 128 characters."
+        fields["insurer"] = Text("{low} to {high} characters.", low=1, high=128)
     if data.policy_number is not None and not 1 <= len(data.policy_number.strip()) <= 64:
-        fields["policy_number"] = "1 to 64 characters."
+        fields["policy_number"] = Text("{low} to {high} characters.", low=1, high=64)
     if data.excluded_services is not None and any(not 1 <= len(s.strip()) <= 64 for s in data.excluded_services):
         fields["exclusions.services"] = N_("Service names of 1 to 64 characters.")
     if data.third_party_data is not None and len(data.third_party_data) > MAX_RECORD_CHARS:

@@ -12,6 +12,7 @@ from doctordesk.domain.events import DomainEvent
 from doctordesk.domain.inputs import text_problem
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.texts import N_
+from doctordesk.i18n import _
 from doctordesk.runtime import Runtime
 from doctordesk.screens.admin_pages import ADMIN_TOPIC
 from doctordesk.screens.protocol import Page, UpdateSet, p_update
@@ -48,8 +49,9 @@ async def changed(rt: Runtime) -> None:
 
 
 def told(update: UpdateSet, ref: str, text: str) -> UpdateSet:
-    """``update`` with the notice ``ref`` showing ``text`` (shown until the screen is opened again)."""
-    update.patches.append(p_update(ref, value=text, visible=True))
+    """``update`` with the notice ``ref`` showing ``text`` (an ``N_`` text or a ``Text``) in the reader's language,
+    shown until the screen is opened again."""
+    update.patches.append(p_update(ref, value=_(text), visible=True))
     return update
 
 
@@ -69,7 +71,7 @@ def form_flag(form: Mapping[str, str], name: str, fields: dict[str, str]) -> boo
     if value is None:
         return None
     if value not in _FLAGS:
-        fields[name] = "true or false."
+        fields[name] = N_("true or false.")
         return None
     return _FLAGS[value]
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from doctordesk.domain.errors import NotFound, ValidationFailed
 from doctordesk.domain.roles import Actor, Role
-from doctordesk.domain.texts import N_, Text
+from doctordesk.domain.texts import N_, Moment, Text
 from doctordesk.runtime import Runtime
 from doctordesk.screens import admin_locations as locations_screen
 from doctordesk.screens import admin_users as screen
@@ -119,9 +119,15 @@ async def create_user(
         raise ValidationFailed(fields=fields)
     view, generated = await admin_users.create_user(rt, passwords, actor, new)
     await changed(rt)
-    text = f"Created {view.display_name} ({view.username}, {screen.ROLE_LABELS[view.role].lower()})."
-    if generated:
-        text += f" Password: {generated} — shown this once; give it to them now."
+    role = Text(screen.ROLE_LABELS[view.role])
+    text = (
+        Text(
+            "Created {name} ({username}, {role}). Password: {password} — shown this once; give it to them now.",
+            name=view.display_name, username=view.username, role=role, password=generated,
+        )
+        if generated
+        else Text("Created {name} ({username}, {role}).", name=view.display_name, username=view.username, role=role)
+    )  # fmt: skip
     update = UpdateSet(screen=screen.NEW_SCREEN, state=state or "", timeout=rt.settings.poll_list_seconds)
     for ref in ("new-username", "new-display-name", "new-password", "new-specialty", "new-timezone"):
         update.patches.append(p_update(ref, value=""))
@@ -168,7 +174,7 @@ async def save_user(
         if fields:
             raise ValidationFailed(fields=fields)
         await admin_users.rename_user(rt, actor, user_id, display_name=name or "")
-    return await acted(rt, page, state, "saved", "Saved.")
+    return await acted(rt, page, state, "saved", N_("Saved."))
 
 
 async def set_active(
@@ -179,7 +185,11 @@ async def set_active(
     if user_id == actor.user_id and not active:
         raise ValidationFailed(N_("You cannot deactivate yourself."))
     view = await admin_users.set_active(rt, actor, user_id, active=active)
-    text = f"{view.display_name} is {'active again' if active else 'deactivated and signed out everywhere'}."
+    text = (
+        Text("{name} is active again.", name=view.display_name)
+        if active
+        else Text("{name} is deactivated and signed out everywhere.", name=view.display_name)
+    )
     return await acted(rt, page, state, "saved", text)
 
 
@@ -199,10 +209,11 @@ async def password_link(
     """A one-time link through which the user sets their own password, shown on the answer only."""
     require_admin(actor)
     link = await password_links.create_link(rt, actor, user_id)
-    text = (
-        f"One-time link: {link.url(base_url)} — shown this once; it works once, until "
-        f"{link.expires_at:%Y-%m-%d %H:%M} UTC. Earlier links for this user no longer work."
-    )
+    text = Text(
+        "One-time link: {url} — shown this once; it works once, until {until}. Earlier links for this user no "
+        "longer work.",
+        url=link.url(base_url), until=Moment(link.expires_at, "UTC"),
+    )  # fmt: skip
     return await acted(rt, page, state, "new-password", text)
 
 

@@ -22,7 +22,7 @@ from doctordesk.domain.errors import NotFound, ValidationFailed
 from doctordesk.domain.events import DomainEvent, doctor_topic, thread_topic, user_topic
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.scheduling import is_timezone
-from doctordesk.domain.texts import N_
+from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
 from doctordesk.services.admin_audit import record_change
 from doctordesk.services.auth import TOKEN_REVOKED
@@ -179,13 +179,15 @@ async def get_user(rt: Runtime, user_id: int) -> UserView:
 
 def _check_password(password: str) -> None:
     if not MIN_PASSWORD <= len(password) <= MAX_PASSWORD:
-        raise ValidationFailed(fields={"password": f"{MIN_PASSWORD} to {MAX_PASSWORD} characters."})
+        raise ValidationFailed(
+            fields={"password": Text("{low} to {high} characters.", low=MIN_PASSWORD, high=MAX_PASSWORD)}
+        )
 
 
 def _check_doctor_fields(*, specialty: str | None, timezone: str | None) -> dict[str, str]:
-    fields = {}
+    fields: dict[str, str] = {}
     if specialty is not None and not 1 <= len(specialty.strip()) <= 64:
-        fields["specialty"] = "1 to 64 characters."
+        fields["specialty"] = Text("{low} to {high} characters.", low=1, high=64)
     if timezone is not None and not is_timezone(timezone):
         fields["timezone"] = N_("An IANA time zone, e.g. Europe/Berlin.")
     return fields
@@ -197,9 +199,9 @@ async def create_user(rt: Runtime, passwords: Passwords, actor: Actor, new: NewU
     username = new.username.strip().lower()
     fields: dict[str, str] = {}
     if not USERNAME.fullmatch(username):
-        fields["username"] = "1 to 64 lowercase letters, digits, '.', '_' or '-', starting with a letter or digit."
+        fields["username"] = N_("1 to 64 lowercase letters, digits, '.', '_' or '-', starting with a letter or digit.")
     if not 1 <= len(new.display_name.strip()) <= 128:
-        fields["display_name"] = "1 to 128 characters."
+        fields["display_name"] = Text("{low} to {high} characters.", low=1, high=128)
     doctor_only: dict[str, object] = {"specialty": new.specialty, "timezone": new.timezone}
     doctor_only |= {"can_prescribe": new.can_prescribe, "chat_enabled": new.chat_enabled}
     if new.role is Role.DOCTOR:
@@ -207,7 +209,7 @@ async def create_user(rt: Runtime, passwords: Passwords, actor: Actor, new: NewU
     else:
         fields |= {k: N_("Only for doctors.") for k, v in doctor_only.items() if v is not None}
     if new.password is not None and not MIN_PASSWORD <= len(new.password) <= MAX_PASSWORD:
-        fields["password"] = f"{MIN_PASSWORD} to {MAX_PASSWORD} characters."
+        fields["password"] = Text("{low} to {high} characters.", low=MIN_PASSWORD, high=MAX_PASSWORD)
     if fields:
         raise ValidationFailed(fields=fields)
     generated = secrets.token_urlsafe(GENERATED_PASSWORD_BYTES) if new.password is None else None
@@ -256,7 +258,7 @@ async def rename_user(rt: Runtime, actor: Actor, user_id: int, *, display_name: 
     """Change a user's display name (a patient's record name follows)."""
     name = display_name.strip()
     if not 1 <= len(name) <= 128:
-        raise ValidationFailed(fields={"display_name": "1 to 128 characters."})
+        raise ValidationFailed(fields={"display_name": Text("{low} to {high} characters.", low=1, high=128)})
     now = rt.clock.now()
     async with unit_of_work(rt) as uow:
         user = await _user(uow.session, user_id, lock=True)
@@ -354,7 +356,7 @@ async def update_doctor(rt: Runtime, actor: Actor, user_id: int, change: DoctorC
     """Edit a doctor's profile: name, specialty, time zone, can-prescribe, chat enabled."""
     fields = _check_doctor_fields(specialty=change.specialty, timezone=change.timezone)
     if change.display_name is not None and not 1 <= len(change.display_name.strip()) <= 128:
-        fields["display_name"] = "1 to 128 characters."
+        fields["display_name"] = Text("{low} to {high} characters.", low=1, high=128)
     if fields:
         raise ValidationFailed(fields=fields)
     now = rt.clock.now()

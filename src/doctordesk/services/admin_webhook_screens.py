@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.inputs import text_problem
 from doctordesk.domain.roles import Actor
+from doctordesk.domain.texts import N_, Moment, Text
 from doctordesk.domain.webhooks import MAX_URL_CHARS, SUBSCRIBABLE
 from doctordesk.runtime import Runtime
 from doctordesk.screens import admin_webhooks as screen
@@ -63,11 +64,14 @@ async def create(rt: Runtime, actor: Actor, form: Mapping[str, str], *, page: Vi
     require_admin(actor)
     url, description, types, content = _form(form)
     if url is None:
-        raise ValidationFailed(fields={"url": "Required."})
+        raise ValidationFailed(fields={"url": N_("Required.")})
     view, secret = await endpoints.create_endpoint(
         rt, actor, url=url, event_types=types, description=description, include_content=bool(content)
     )
-    text = f"Registered {view.url}. Signing secret: {secret} — shown this once; keep it with the receiver."
+    text = Text(
+        "Registered {url}. Signing secret: {secret} — shown this once; keep it with the receiver.",
+        url=view.url, secret=secret,
+    )  # fmt: skip
     update = await acted(rt, page, state, "created", text)
     update.patches += [p_update(ref, value="") for ref in ("new-url", "new-description")]
     return update
@@ -81,7 +85,7 @@ async def save(
     url, description, types, content = _form(form)
     changes = endpoints.EndpointChanges(url=url, description=description, event_types=types, include_content=content)
     await endpoints.update_endpoint(rt, actor, endpoint_id, changes)
-    return await acted(rt, page, state, "saved", "Saved.")
+    return await acted(rt, page, state, "saved", N_("Saved."))
 
 
 async def set_enabled(
@@ -89,22 +93,23 @@ async def set_enabled(
 ) -> UpdateSet:
     require_admin(actor)
     await endpoints.set_enabled(rt, actor, endpoint_id, enabled=enabled)
-    return await acted(rt, page, state, "saved", "Enabled." if enabled else "Disabled.")
+    return await acted(rt, page, state, "saved", N_("Enabled.") if enabled else N_("Disabled."))
 
 
 async def send_test(rt: Runtime, actor: Actor, endpoint_id: int, *, page: Viewing, state: str | None) -> UpdateSet:
     require_admin(actor)
     sent = await deliveries.send_test(rt, actor, endpoint_id)
-    return await acted(rt, page, state, "saved", f"Test event queued ({sent.message_id}).")
+    return await acted(rt, page, state, "saved", Text("Test event queued ({id}).", id=sent.message_id))
 
 
 async def rotate_secret(rt: Runtime, actor: Actor, endpoint_id: int, *, page: Viewing, state: str | None) -> UpdateSet:
     """A new signing secret, on this answer only; the old one keeps signing until the overlap ends."""
     require_admin(actor)
     _, secret, until = await endpoints.rotate_secret(rt, actor, endpoint_id)
-    text = (
-        f"New signing secret: {secret} — shown this once. The previous one also signs until {until:%Y-%m-%d %H:%M} UTC."
-    )
+    text = Text(
+        "New signing secret: {secret} — shown this once. The previous one also signs until {until}.",
+        secret=secret, until=Moment(until, "UTC"),
+    )  # fmt: skip
     return await acted(rt, page, state, "secret", text)
 
 
@@ -114,4 +119,4 @@ async def replay(
     """Send one delivery again under its own ``webhook-id``."""
     require_admin(actor)
     again = await deliveries.replay(rt, actor, endpoint_id, delivery_id)
-    return await acted(rt, page, state, "saved", f"Replay queued ({again.message_id}).")
+    return await acted(rt, page, state, "saved", Text("Replay queued ({id}).", id=again.message_id))

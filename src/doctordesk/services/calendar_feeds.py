@@ -17,6 +17,7 @@ from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from doctordesk import i18n
 from doctordesk.domain import calendar_feed as rules
 from doctordesk.domain.errors import NotFound
 from doctordesk.domain.events import DomainEvent, user_topic
@@ -211,7 +212,10 @@ async def read_feed(rt: Runtime, token: str, *, known: str | None = None) -> Fee
         ).first()
         if found is None or not rules.hashes_match(found.token_hash, presented):
             raise NotFound(N_("Calendar feed not found."))
-        name = await session.scalar(select(User.display_name).where(User.id == found.doctor_id))
+        name, language = (
+            await session.execute(select(User.display_name, User.language).where(User.id == found.doctor_id))
+        ).one()
+        language = language or i18n.DEFAULT  # the doctor's stored choice: a calendar app sends no language
         window = rules.window(now)
         entries = await read_entries(session, found.doctor_id, window)
     if needs_last_use(found.last_fetched_at, now):
@@ -219,7 +223,7 @@ async def read_feed(rt: Runtime, token: str, *, known: str | None = None) -> Fee
         async with rt.db.transaction() as session:
             await session.execute(update(CalendarFeed).where(CalendarFeed.id == found.id).values(last_fetched_at=now))
     title = f"doctordesk: {name}"
-    etag = fingerprint(entries, name=title, window=window)
+    etag = fingerprint(entries, name=title, window=window, language=language)
     if known == etag:
         return Feed(etag, None)
     cache: OrderedDict[int, tuple[str, bytes]] = rt.caches.setdefault(CACHE, OrderedDict())
@@ -228,7 +232,7 @@ async def read_feed(rt: Runtime, token: str, *, known: str | None = None) -> Fee
         cache.move_to_end(found.doctor_id)
         return Feed(etag, cached[1])
     # Writing iCalendar and the zones' VTIMEZONEs is CPU work: off the event loop.
-    body = await asyncio.to_thread(render_feed, entries, name=title, window=window)
+    body = await asyncio.to_thread(render_feed, entries, name=title, window=window, language=language)
     cache[found.doctor_id] = (etag, body)
     cache.move_to_end(found.doctor_id)
     while len(cache) > CACHED_FEEDS:

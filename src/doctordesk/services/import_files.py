@@ -18,16 +18,22 @@ from pathlib import Path
 from typing import Any
 
 from doctordesk.domain.import_rows import Kind, Problem, RawValue
+from doctordesk.domain.texts import N_, Text
+from doctordesk.i18n import t
 
 
 class ImportFileError(Exception):
-    """The file as a whole cannot be read (not a row's fault): unreadable, malformed, or of no known shape."""
+    """The file as a whole cannot be read (not a row's fault): unreadable, malformed, or of no known shape. The
+    reason is an ``N_`` text or a ``Text``: ``in_language`` gives the line in the reader's language."""
 
     def __init__(self, source: str, line: int, reason: str) -> None:
         self.source = source
         self.line = line
         self.reason = reason
         super().__init__(f"{source}:{line}: {reason}")
+
+    def in_language(self, locale: str) -> str:
+        return f"{self.source}:{self.line}: {t(locale, self.reason)}"
 
 
 @dataclass(slots=True)
@@ -56,18 +62,18 @@ def read_rows(path: Path, *, kind: Kind | None = None, file_format: str | None =
     source = str(path)
     fmt = file_format or path.suffix.lower().lstrip(".")
     if fmt not in FORMATS:
-        raise ImportFileError(source, 0, "unknown format: name the file .csv or .json, or give --format")
+        raise ImportFileError(source, 0, N_("unknown format: name the file .csv or .json, or give --format"))
     try:
         # Bytes decoded as they are: line ends inside quoted CSV cells stay what they were.
         content = path.read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise ImportFileError(source, 0, f"not UTF-8 text (byte {exc.start})") from None
+        raise ImportFileError(source, 0, Text("not UTF-8 text (byte {byte})", byte=exc.start)) from None
     except OSError as exc:
-        raise ImportFileError(source, 0, f"cannot be read ({exc.strerror})") from None
+        raise ImportFileError(source, 0, Text("cannot be read ({error})", error=exc.strerror)) from None
     kind = kind or kind_from_name(path)
     if fmt == "csv":
         if kind is None:
-            raise ImportFileError(source, 0, "which kind of rows? give --kind or name the file after the kind")
+            raise ImportFileError(source, 0, N_("which kind of rows? give --kind or name the file after the kind"))
         return list(_csv_rows(source, content, kind))
     return _json_rows(source, content, kind)
 
@@ -77,21 +83,23 @@ def _csv_rows(source: str, content: str, kind: Kind) -> Iterator[RawRow]:
     try:
         header = next(reader, None)
         if not header:
-            raise ImportFileError(source, 1, "no header row")
+            raise ImportFileError(source, 1, N_("no header row"))
         if len(set(header)) != len(header):
-            raise ImportFileError(source, 1, "a column name appears twice in the header")
+            raise ImportFileError(source, 1, N_("a column name appears twice in the header"))
         before = reader.line_num
         for cells in reader:
             line, before = before + 1, reader.line_num
             if not cells:
                 continue
             if len(cells) != len(header):
-                problem = Problem("", f"has {len(cells)} cells, the header has {len(header)}")
+                problem = Problem(
+                    "", Text("has {cells} cells, the header has {columns}", cells=len(cells), columns=len(header))
+                )
                 yield RawRow(kind, line, {}, [problem])
                 continue
             yield RawRow(kind, line, dict(zip(header, cells, strict=True)))
     except csv.Error as exc:
-        raise ImportFileError(source, reader.line_num, f"malformed CSV ({exc})") from None
+        raise ImportFileError(source, reader.line_num, Text("malformed CSV ({error})", error=str(exc))) from None
 
 
 _WS = re.compile(r"[ \t\n\r]*")
@@ -123,7 +131,7 @@ class _Scanner:
 
     def expect(self, char: str) -> None:
         if self.skip() != char:
-            raise self.fail(f"expected {char!r}")
+            raise self.fail(Text("expected {char}", char=repr(char)))
         self.pos += 1
 
     def value(self) -> Any:
@@ -131,7 +139,7 @@ class _Scanner:
         try:
             value, self.pos = self.decoder.raw_decode(self.text, self.pos)
         except json.JSONDecodeError as exc:
-            raise ImportFileError(self.source, exc.lineno, f"malformed JSON ({exc.msg})") from None
+            raise ImportFileError(self.source, exc.lineno, Text("malformed JSON ({error})", error=exc.msg)) from None
         return value
 
     def rows(self, kind: Kind) -> Iterator[RawRow]:
@@ -149,7 +157,7 @@ class _Scanner:
                 return
             if nxt != ",":
                 self.pos -= 1
-                raise self.fail("expected ',' or ']'")
+                raise self.fail(N_("expected ',' or ']'"))
 
 
 def _json_rows(source: str, content: str, kind: Kind | None) -> list[RawRow]:
@@ -158,7 +166,7 @@ def _json_rows(source: str, content: str, kind: Kind | None) -> list[RawRow]:
     rows: list[RawRow] = []
     if first == "[":
         if kind is None:
-            raise scanner.fail("a bare list of rows: give --kind or name the file after the kind")
+            raise scanner.fail(N_("a bare list of rows: give --kind or name the file after the kind"))
         rows.extend(scanner.rows(kind))
     elif first == "{":
         scanner.pos += 1
@@ -169,9 +177,11 @@ def _json_rows(source: str, content: str, kind: Kind | None) -> list[RawRow]:
             while True:
                 key = scanner.value()
                 if not isinstance(key, str) or key not in set(Kind):
-                    raise scanner.fail(f"{key!r} is not a kind (one of {', '.join(Kind)})")
+                    raise scanner.fail(
+                        Text("{key} is not a kind (one of {kinds})", key=repr(key), kinds=", ".join(Kind))
+                    )
                 if key in seen:
-                    raise scanner.fail(f"the kind {key!r} appears twice")
+                    raise scanner.fail(Text("the kind {key} appears twice", key=repr(key)))
                 seen.add(key)
                 scanner.expect(":")
                 rows.extend(scanner.rows(Kind(key)))
@@ -181,11 +191,11 @@ def _json_rows(source: str, content: str, kind: Kind | None) -> list[RawRow]:
                     break
                 if nxt != ",":
                     scanner.pos -= 1
-                    raise scanner.fail("expected ',' or '}'")
+                    raise scanner.fail(N_("expected ',' or '}'"))
     else:
-        raise scanner.fail("expected a JSON object with a list per kind, or a list of rows")
+        raise scanner.fail(N_("expected a JSON object with a list per kind, or a list of rows"))
     if scanner.skip():
-        raise scanner.fail("text after the end of the document")
+        raise scanner.fail(N_("text after the end of the document"))
     return rows
 
 
@@ -206,9 +216,9 @@ def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def _json_row(kind: Kind, line: int, value: Any) -> RawRow:
     if not isinstance(value, dict):
-        return RawRow(kind, line, {}, [Problem("", "a row must be a JSON object")])
+        return RawRow(kind, line, {}, [Problem("", N_("a row must be a JSON object"))])
     fields: dict[str, RawValue | None] = {}
-    problems = [Problem(name, "given twice") for name in value.pop(_TWICE, [])]
+    problems = [Problem(name, N_("given twice")) for name in value.pop(_TWICE, [])]
     for name, item in value.items():
         if item is None or isinstance(item, str):
             fields[name] = item
@@ -219,6 +229,6 @@ def _json_row(kind: Kind, line: int, value: Any) -> RawRow:
         elif isinstance(item, list) and all(isinstance(v, str) for v in item):
             fields[name] = list(item)
         else:
-            problems.append(Problem(name, f"a JSON {type(item).__name__} is not allowed here"))
+            problems.append(Problem(name, Text("a JSON {type} is not allowed here", type=type(item).__name__)))
             fields[name] = None
     return RawRow(kind, line, fields, problems)

@@ -16,9 +16,11 @@ from typing import Any, Protocol
 from sqlalchemy import insert, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from doctordesk import i18n
 from doctordesk.domain.import_rows import KIND_ORDER, CheckedRow, Kind, Problem, check_row
 from doctordesk.domain.roles import Role
 from doctordesk.domain.status import PENDING, Status
+from doctordesk.domain.texts import N_, Text
 from doctordesk.services.audit import audit
 from doctordesk.services.import_files import RawRow
 from doctordesk.store import external_ids as store
@@ -56,7 +58,11 @@ class BadRow:
     reason: str
 
     def __str__(self) -> str:
-        return f"{self.source}:{self.line}: {self.kind.value}: {self.field or 'row'}: {self.reason}"
+        return self.in_language(i18n.DEFAULT)
+
+    def in_language(self, locale: str) -> str:
+        """``FILE:LINE: KIND: FIELD: REASON``, the reason in ``locale`` (kinds and fields are the file's names)."""
+        return f"{self.source}:{self.line}: {self.kind.value}: {self.field or 'row'}: {i18n.t(locale, self.reason)}"
 
 
 @dataclass(slots=True)
@@ -144,7 +150,7 @@ def _counts_dict(counts: Counts) -> dict[str, int]:
 
 def check_all(rows: Sequence[RawRow], progress: Progress) -> list[CheckedRow]:
     """Every row checked on its own, and external ids used twice in the file (the later rows are bad)."""
-    progress.phase("checking", len(rows))
+    progress.phase(N_("checking"), len(rows))
     first_line: dict[tuple[Kind, str], int] = {}
     checked: list[CheckedRow] = []
     for index, raw in enumerate(rows, start=1):
@@ -158,7 +164,7 @@ def check_all(rows: Sequence[RawRow], progress: Progress) -> list[CheckedRow]:
         if ext:
             seen = first_line.setdefault((row.kind, ext), row.line)
             if seen != row.line:
-                row.problems.append(Problem("external_id", f"also on line {seen}"))
+                row.problems.append(Problem("external_id", Text("also on line {line}", line=seen)))
         checked.append(row)
         if index % PROGRESS_STEP == 0:
             progress.advance(PROGRESS_STEP)
@@ -205,8 +211,9 @@ class _Run:
                 for name, ref_kind, ref in row.references():
                     if ref in valid[ref_kind] or ref in self.ids[ref_kind]:
                         continue
-                    why = "a bad row of this file" if ref in bad[ref_kind] else "not found"
-                    row.problems.append(Problem(name, f"{ref_kind.value} {ref!r}: {why}"))
+                    why = Text("a bad row of this file") if ref in bad[ref_kind] else Text("not found")
+                    missing = Text("{kind} {ref}: {why}", kind=ref_kind.value, ref=repr(ref), why=why)
+                    row.problems.append(Problem(name, missing))
                 (valid if row.ok else bad)[kind].add(row.external_id)
 
     async def _check_doctors(self, rows: list[CheckedRow]) -> None:
@@ -215,20 +222,20 @@ class _Run:
         for row in rows:
             stored = existing.get(row.external_id)
             if stored is not None and stored["role"] != Role.DOCTOR.value:
-                row.problems.append(Problem("external_id", f"belongs to a {stored['role']} account"))
+                row.problems.append(Problem("external_id", Text("belongs to a {role} account", role=stored["role"])))
             name = row.values.get("username")
             if name:
                 first = usernames.setdefault(name, row.line)
                 if first != row.line:
-                    row.problems.append(Problem("username", f"also on line {first}"))
+                    row.problems.append(Problem("username", Text("also on line {line}", line=first)))
         owners = await store.users_by_username(self.session, list(usernames))
         for row in rows:
             name = row.values.get("username")
             if name in owners and owners[name] != row.external_id:
-                row.problems.append(Problem("username", "taken by another account"))
+                row.problems.append(Problem("username", N_("taken by another account")))
 
     async def write(self, counts: dict[Kind, Counts]) -> None:
-        self.progress.phase("writing", sum(1 for rows in self.by_kind.values() for row in rows if row.ok))
+        self.progress.phase(N_("writing"), sum(1 for rows in self.by_kind.values() for row in rows if row.ok))
         for kind in KIND_ORDER:
             rows = [row for row in self.by_kind[kind] if row.ok]
             if rows:

@@ -19,14 +19,13 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from doctordesk.domain.appointments import format_local
 from doctordesk.domain.decisions import Trigger
 from doctordesk.domain.errors import Forbidden, IdempotencyKeyReused, NotFound, ValidationFailed
 from doctordesk.domain.integration import IDEMPOTENCY_TTL, Integration, Scope
 from doctordesk.domain.roles import Actor
 from doctordesk.domain.scheduling import Original, Proposal, check_proposals, windows
 from doctordesk.domain.status import Status
-from doctordesk.domain.texts import N_, Text
+from doctordesk.domain.texts import N_, Moment, Text
 from doctordesk.runtime import Runtime
 from doctordesk.services.decisions import transition
 from doctordesk.services.review_facts import Clinic, busy_times, cached_clinic, lock_schedules
@@ -149,7 +148,7 @@ async def place_request(
     )
     session.add(a)
     await session.flush()
-    when = format_local(req.start, c.directory.locations[req.location_id])
+    when = Moment(req.start, c.directory.locations[req.location_id])
     details: dict[str, Any] = {"action": Trigger.REQUEST.value, "start": req.start.isoformat(), "note": req.note}
     await transition(
         uow,

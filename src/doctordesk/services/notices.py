@@ -1,5 +1,9 @@
 """In-app notices (``domain/notices.py``): left in the transaction of the change they tell about, read by the
-appointment list, dismissed by their owner."""
+appointment list, dismissed by their owner.
+
+A notice is written in one person's request and read in another's: it is stored as its text's template and values
+(``domain/texts.py``) beside the English, and read back as a ``Text`` that the list shows in the reader's
+language. Rows from before the template was stored are read as their English."""
 
 from __future__ import annotations
 
@@ -13,7 +17,7 @@ from doctordesk.domain.errors import NotFound
 from doctordesk.domain.events import DomainEvent, user_topic
 from doctordesk.domain.notices import SHOWN, Notice
 from doctordesk.domain.roles import Actor
-from doctordesk.domain.texts import N_
+from doctordesk.domain.texts import N_, from_json, to_json
 from doctordesk.runtime import Runtime
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.notice_tables import UserNotice
@@ -22,7 +26,11 @@ from doctordesk.store.notice_tables import UserNotice
 def leave(session: AsyncSession, user_ids: Iterable[int], *, appointment_id: int, text: str, now: datetime) -> None:
     """A notice for each of ``user_ids``, written with the change it tells about."""
     for user_id in dict.fromkeys(user_ids):
-        session.add(UserNotice(user_id=user_id, appointment_id=appointment_id, text=text[:500], created_at=now))
+        session.add(
+            UserNotice(
+                user_id=user_id, appointment_id=appointment_id, text=text[:500], message=to_json(text), created_at=now
+            )
+        )
 
 
 async def open_notices(session: AsyncSession, user_id: int) -> list[Notice]:
@@ -33,7 +41,7 @@ async def open_notices(session: AsyncSession, user_id: int) -> list[Notice]:
         .order_by(UserNotice.id.desc())
         .limit(SHOWN)
     )
-    return [Notice(n.id, n.text, n.created_at, n.appointment_id) for n in rows]
+    return [Notice(n.id, from_json(n.message) or n.text, n.created_at, n.appointment_id) for n in rows]
 
 
 async def dismiss(rt: Runtime, actor: Actor, notice_id: int | None) -> None:

@@ -15,7 +15,7 @@ from doctordesk.domain.decisions import Trigger, next_status, parse_flag
 from doctordesk.domain.errors import AppointmentChanged, InvalidTransition, NotFound, ValidationFailed
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.status import Status
-from doctordesk.domain.texts import N_, Text
+from doctordesk.domain.texts import N_, Moment, Text
 from doctordesk.i18n import _
 from doctordesk.i18n.formats import format_local
 from doctordesk.runtime import Runtime
@@ -153,8 +153,13 @@ async def accept_offer(
         a.doctor_id, a.location_id = offer.doctor_id, offer.location_id
         a.start_at, a.duration_minutes = offer.start_at, offer.duration_minutes
         location = await session.get(Location, offer.location_id)
-        when = format_local(offer.start_at, location.timezone if location else "UTC")
-        details = {"action": "accept-offer", "offer": offer.id, "n": offer.n, "previous": old, "start": when}
+        moment = Moment(offer.start_at, location.timezone if location else "UTC")
+        when = format_local(moment.at, moment.timezone)
+        # The audit keeps the instant itself: a date written in the actor's language would read wrong to others.
+        details = {
+            "action": "accept-offer", "offer": offer.id, "n": offer.n, "previous": old,
+            "start": offer.start_at.isoformat(),
+        }  # fmt: skip
         await transition(
             uow,
             actor,
@@ -165,7 +170,7 @@ async def accept_offer(
             now=now,
             also_doctors=doctors,
             notify=tuple(sorted(doctors)),
-            text=f"{actor.display_name} accepted the time {when}.",
+            text=Text("{patient} accepted the time {when}.", patient=actor.display_name, when=moment),
         )
     return to, when
 
@@ -204,6 +209,6 @@ async def reject_offers(rt: Runtime, actor: Actor, appointment_id: int, *, versi
             now=now,
             also_doctors=doctors,
             notify=tuple(sorted(doctors)),
-            text=f"{actor.display_name} rejected the offered times; the request is canceled.",
+            text=Text("{patient} rejected the offered times; the request is canceled.", patient=actor.display_name),
         )
     return to

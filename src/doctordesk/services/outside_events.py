@@ -16,12 +16,11 @@ from typing import Any, Literal
 
 from sqlalchemy import select
 
-from doctordesk.domain.appointments import format_local
 from doctordesk.domain.decisions import Trigger, outside_next_status
 from doctordesk.domain.errors import AppointmentChanged, NotFound
 from doctordesk.domain.integration import Integration, Scope
 from doctordesk.domain.status import Status
-from doctordesk.domain.texts import N_
+from doctordesk.domain.texts import N_, Moment, Text
 from doctordesk.runtime import Runtime
 from doctordesk.services.decisions import transition
 from doctordesk.services.integration_requests import appointment_body, check_time, require
@@ -62,7 +61,7 @@ async def report(rt: Runtime, caller: Integration, appointment_id: int, event: O
         ).one()
         c = await cached_clinic(rt, session)
         timezone = c.directory.locations.get(a.location_id, "UTC")
-        when = format_local(a.start_at, timezone)
+        when = Moment(a.start_at, timezone)
         details: dict[str, Any] = {"action": event.trigger.value}
         notify: tuple[int, ...] = ()
         text: str | None = None
@@ -70,10 +69,14 @@ async def report(rt: Runtime, caller: Integration, appointment_id: int, event: O
             details.update(by=event.by, reason=event.reason)
             await _withdraw_offers(session, a.id, now)
             if event.by == "patient":
-                notify, text = (a.doctor_id,), f"{patient_name} canceled the appointment on {when}: {event.reason}"
+                text = Text(
+                    "{patient} canceled the appointment on {when}: {reason}",
+                    patient=patient_name, when=when, reason=event.reason,
+                )  # fmt: skip
+                notify = (a.doctor_id,)
             else:
                 notify = (a.doctor_id, *((patient_user,) if patient_user is not None else ()))
-                text = f"The clinic canceled the appointment on {when}: {event.reason}"
+                text = Text("The clinic canceled the appointment on {when}: {reason}", when=when, reason=event.reason)
         elif event.trigger is Trigger.RESCHEDULE_REQUEST:
             assert event.start is not None
             await check_time(
@@ -93,8 +96,12 @@ async def report(rt: Runtime, caller: Integration, appointment_id: int, event: O
             )
             await _withdraw_offers(session, a.id, now)
             a.start_at = event.start
-            new_when = format_local(event.start, timezone)
-            notify, text = (a.doctor_id,), f"{patient_name} asks to move the appointment on {when} to {new_when}."
+            new_when = Moment(event.start, timezone)
+            text = Text(
+                "{patient} asks to move the appointment on {when} to {new_when}.",
+                patient=patient_name, when=when, new_when=new_when,
+            )  # fmt: skip
+            notify = (a.doctor_id,)
         await transition(uow, caller, a, to, event.trigger, details, now=now, notify=notify, text=text)
         await session.flush()
         body = await appointment_body(session, a.id)

@@ -21,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from doctordesk.domain.errors import NotFound, ValidationFailed
 from doctordesk.domain.inputs import check_text
 from doctordesk.domain.roles import Actor, Role
+from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
 from doctordesk.services.admin_audit import record_change
 from doctordesk.services.admin_users import MAX_PASSWORD, MIN_PASSWORD, revoke_tokens
@@ -35,7 +36,7 @@ TOKEN_BYTES = 32
 MAX_TOKEN_CHARS = 128
 # The web app's page for a link: the token travels in the fragment, which browsers never send to a server.
 WEB_PATH = "/#/set-password/"
-INVALID = "This link is not valid: it expired, was already used, or was replaced by a newer one."
+INVALID = N_("This link is not valid: it expired, was already used, or was replaced by a newer one.")
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,9 +70,9 @@ async def create_link(rt: Runtime, actor: Actor, user_id: int) -> IssuedLink:
         session = uow.session
         user = await session.scalar(select(User).where(User.id == user_id).with_for_update())
         if user is None:
-            raise NotFound("User not found.")
+            raise NotFound(N_("User not found."))
         if not user.active:
-            raise ValidationFailed(fields={"user": "The user is deactivated: reactivate them first."})
+            raise ValidationFailed(fields={"user": N_("The user is deactivated: reactivate them first.")})
         await session.execute(
             update(PasswordLink)
             .where(PasswordLink.user_id == user_id, PasswordLink.used_at.is_(None), PasswordLink.voided_at.is_(None))
@@ -108,7 +109,7 @@ async def use_link(rt: Runtime, passwords: Passwords, token: str, password: str)
     or a deactivated user: NotFound, nothing written."""
     fields: dict[str, str] = {}
     if not MIN_PASSWORD <= len(password) <= MAX_PASSWORD:
-        fields["password"] = f"{MIN_PASSWORD} to {MAX_PASSWORD} characters."
+        fields["password"] = Text("{low} to {high} characters.", low=MIN_PASSWORD, high=MAX_PASSWORD)
     check_text(fields, "password", password, max_chars=MAX_PASSWORD)
     if fields:
         raise ValidationFailed(fields=fields)

@@ -27,6 +27,7 @@ from doctordesk.domain.roles import Actor
 from doctordesk.domain.scheduling import MAX_ALTERNATIVES, MAX_DURATION, CardInput, is_timezone, parse_cards, windows
 from doctordesk.domain.status import Status
 from doctordesk.domain.texts import N_, Text
+from doctordesk.i18n import _
 from doctordesk.runtime import Runtime
 from doctordesk.screens import review_approve
 from doctordesk.screens.protocol import Page, UpdateSet
@@ -345,7 +346,7 @@ async def discard(rt: Runtime, actor: Actor, appointment_id: int, *, layout: Any
         )
         uow.emit(DomainEvent("review.draft-changed", topics=(review_approve.draft_topic(a.id, actor.user_id),)))
     update = await _refresh(rt, actor, appointment_id, layout, state)
-    update.notice = {"level": "info", "text": "Changes discarded."}
+    update.notice = {"level": "info", "text": _("Changes discarded.")}
     return update
 
 

@@ -24,7 +24,7 @@ from doctordesk.domain.review import ReviewFacts
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.scheduling import Busy, Directory, Hours, HoursException, Original
 from doctordesk.domain.status import Status
-from doctordesk.domain.texts import N_
+from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
 from doctordesk.screens.protocol import Option
 from doctordesk.store.admin_tables import WorkHoursException
@@ -308,6 +308,6 @@ async def busy_times(
     rows = await session.execute(_busy_statement(len(ranges)), params)
     out = []
     for doctor_id, start, minutes, kind in rows:
-        what = "an approved appointment" if kind == "a" else "an offer sent to another patient"
+        what = Text("an approved appointment") if kind == "a" else Text("an offer sent to another patient")
         out.append(Busy(doctor_id, start, start + timedelta(minutes=minutes), what))
     return out

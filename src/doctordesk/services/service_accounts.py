@@ -184,7 +184,7 @@ async def revoke_key(rt: Runtime, actor: Actor, account_id: int, key_id: int) ->
         session = uow.session
         row = await session.get(ApiKey, key_id, with_for_update=True)
         if row is None or row.service_account_id != account_id:
-            raise NotFound("API key not found.")
+            raise NotFound(N_("API key not found."))
         if row.revoked_at is None:
             before = _key_audit(row)
             row.revoked_at = now

@@ -14,6 +14,7 @@ from typing import TypeVar
 
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.keyset import Position, Slice
+from doctordesk.domain.texts import Text
 from doctordesk.screens.protocol import Page, UpdateSet
 from doctordesk.screens.viewing import Viewing
 from doctordesk.screens.windows import Windows, join_state, split_state
@@ -95,7 +96,7 @@ class PagedScreen:
     async def more(self, token: str | None, section: str) -> UpdateSet:
         """Show more of ``section``: its next rows (and whatever else changed) as patches to the client's page."""
         if section not in self.sections:
-            raise ValidationFailed(fields={"section": f"One of: {', '.join(self.sections)}."})
+            raise ValidationFailed(fields={"section": Text("One of: {choices}.", choices=", ".join(self.sections))})
         inner, windows = split_state(token, self.sections)
         window = await self.next_window(windows, section)
         if window is not None:

@@ -10,7 +10,7 @@ from doctordesk.config import Settings
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.inputs import check_text
 from doctordesk.domain.roles import Role
-from doctordesk.domain.texts import N_
+from doctordesk.domain.texts import N_, Text
 from doctordesk.services.passwords import Passwords
 from doctordesk.store.db import Database
 from doctordesk.store.tables import DoctorProfile, Patient, User
@@ -24,7 +24,7 @@ async def create_user(
     username = username.strip().lower()
     fields: dict[str, str] = {}
     if not username or len(username) > 64:
-        fields["username"] = "1 to 64 characters."
+        fields["username"] = Text("{low} to {high} characters.", low=1, high=64)
     check_text(fields, "username", username, max_chars=64)
     if not display_name.strip():
         fields["display_name"] = N_("Required.")

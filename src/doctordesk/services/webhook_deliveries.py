@@ -12,12 +12,12 @@ from doctordesk.domain import webhooks
 from doctordesk.domain.errors import NotFound
 from doctordesk.domain.events import DomainEvent
 from doctordesk.domain.roles import Actor
-from doctordesk.domain.texts import N_
+from doctordesk.domain.texts import N_, from_json
 from doctordesk.realtime.webhook_outbox import FAILED, PENDING, delivery_values
 from doctordesk.runtime import Runtime
 from doctordesk.services.admin_audit import record_change
 from doctordesk.services.uow import UnitOfWork, unit_of_work
-from doctordesk.services.webhook_endpoints import endpoint_row, require_admin
+from doctordesk.services.webhook_endpoints import MESSAGE, endpoint_row, require_admin
 from doctordesk.store.webhook_tables import AdminNotice, WebhookDelivery
 
 
@@ -180,4 +180,10 @@ async def list_notices(rt: Runtime, actor: Actor, *, before_id: int | None = Non
         if before_id is not None:
             query = query.where(AdminNotice.id < before_id)
         rows = (await session.scalars(query.order_by(AdminNotice.id.desc()).limit(limit))).all()
-        return [NoticeView(r.id, r.created_at, r.kind, r.text, dict(r.details or {})) for r in rows]
+    out = []
+    for r in rows:
+        details = dict(r.details or {})
+        # The text as a template (a Text, given in the reader's language) where the notice kept one.
+        text = from_json(details.pop(MESSAGE, None)) or r.text
+        out.append(NoticeView(r.id, r.created_at, r.kind, text, details))
+    return out

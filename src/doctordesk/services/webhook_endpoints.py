@@ -21,7 +21,7 @@ from doctordesk.domain import webhooks
 from doctordesk.domain.errors import Forbidden, NotFound, ValidationFailed
 from doctordesk.domain.events import DomainEvent
 from doctordesk.domain.roles import Actor, Role
-from doctordesk.domain.texts import N_, Text
+from doctordesk.domain.texts import N_, Text, from_json, to_json
 from doctordesk.realtime import outbox
 from doctordesk.realtime.message import TIMEOUT_ONLY
 from doctordesk.runtime import Runtime
@@ -32,6 +32,9 @@ from doctordesk.store.webhook_tables import AdminNotice, WebhookEndpoint
 
 SECRET_BYTES = 32
 ENDPOINT_DISABLED = "webhook.endpoint-disabled"
+# An admin notice's text as a template and values (domain/texts.py), kept in its details: read in the reader's
+# language.
+MESSAGE = "message"
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +61,7 @@ class EndpointView:
             e.include_content,
             e.enabled,
             e.disabled_at,
-            e.disabled_reason,
+            from_json(e.disabled_message) or e.disabled_reason,
             e.failing_since,
             e.created_at,
             e.updated_at,
@@ -236,7 +239,7 @@ async def set_enabled(
     """Disable (with an optional reason) or enable again. Enabling clears the failing streak; deliveries that
     waited meanwhile go out, failed ones only when replayed."""
     require_admin(actor)
-    text = _description(reason) or N_("Disabled by an admin.")
+    text = _description(reason) or Text("Disabled by an admin.")
     now = rt.clock.now()
     async with unit_of_work(rt) as uow:
         row = await endpoint_row(uow.session, endpoint_id, lock=True)
@@ -246,6 +249,7 @@ async def set_enabled(
         elif not row.enabled:
             before = _audited(row)
             row.enabled, row.disabled_at, row.disabled_reason, row.failing_since = True, None, None, None
+            row.disabled_message = None
             row.updated_at = now
             _record(uow.session, actor, row, "webhook.enable", before, now=now)
             uow.emit(DomainEvent(webhooks.QUEUED_EVENT, topics=()))
@@ -274,6 +278,8 @@ def disable(session: AsyncSession, row: WebhookEndpoint, *, now: datetime, reaso
     row.enabled = False
     row.disabled_at = now
     row.disabled_reason = reason[:300]
+    # The service's reasons are texts, shown in each reader's language; a reason an admin typed stays as typed.
+    row.disabled_message = to_json(reason) if isinstance(reason, Text) else None
     row.updated_at = now
     _record(session, actor, row, "webhook.disable", before, now=now)
 
@@ -300,17 +306,27 @@ async def disable_and_tell_admins(
         return []
     for row in rows:
         disable(session, row, now=now, reason=reason, actor=None)
+        told = Text("Webhook endpoint #{id} ({url}) was disabled: {reason}", id=row.id, url=row.url, reason=reason)
         session.add(
             AdminNotice(
                 created_at=now,
                 kind=ENDPOINT_DISABLED,
-                text=f"Webhook endpoint #{row.id} ({row.url}) was disabled: {row.disabled_reason}",
-                details={"endpoint_id": row.id, "url": row.url, "reason": row.disabled_reason},
+                text=told[:1000],
+                details={
+                    "endpoint_id": row.id,
+                    "url": row.url,
+                    "reason": row.disabled_reason,
+                    MESSAGE: to_json(told),
+                },
             )
         )
     admins = (await session.scalars(select(User.id).where(User.role == Role.ADMIN.value, User.active.is_(True)))).all()
     if admins:
-        text = f"{len(rows)} webhook endpoint{'s were' if len(rows) > 1 else ' was'} disabled: {reason}"
-        event = DomainEvent(ENDPOINT_DISABLED, topics=(), notify_user_ids=tuple(admins), notify_text=text[:200])
+        text = (
+            Text("{count} webhook endpoints were disabled: {reason}", count=len(rows), reason=reason)
+            if len(rows) > 1
+            else Text("A webhook endpoint was disabled: {reason}", reason=reason)
+        )
+        event = DomainEvent(ENDPOINT_DISABLED, topics=(), notify_user_ids=tuple(admins), notify_text=text)
         await outbox.enqueue(session, [event], now=now, data_for=lambda _e, _d: str(TIMEOUT_ONLY))
     return [r.id for r in rows]

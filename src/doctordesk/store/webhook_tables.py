@@ -35,6 +35,9 @@ class WebhookEndpoint(Base):
     enabled: Mapped[bool] = mapped_column(Boolean, default=True)
     disabled_at: Mapped[datetime | None]
     disabled_reason: Mapped[str | None] = mapped_column(String(300))
+    # The service's reason as a template and values (domain/texts.py), shown in the reader's language; None for a
+    # reason an admin typed (shown as typed) and for rows from before it existed.
+    disabled_message: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     # Since when every delivery attempt has failed (None after any success): the disabling rule reads it.
     failing_since: Mapped[datetime | None]
     created_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))

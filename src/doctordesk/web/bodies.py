@@ -20,6 +20,7 @@ from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
 from doctordesk.domain.inputs import MULTI_LINE_TEXT_PATTERN, TEXT_PATTERN, text_problem
+from doctordesk.domain.texts import N_
 
 
 def describe_text(schema: dict[str, Any], *, multiline: bool) -> None:
@@ -61,11 +62,11 @@ def _json_type_problem(value: Any, allowed: set[Any]) -> str | None:
     if value is None or not kinds:
         return None
     if kinds == {bool} and not isinstance(value, bool):
-        return "Use true or false."
+        return N_("Use true or false.")
     if kinds == {int} and type(value) is not int:
-        return "A whole number."
+        return N_("A whole number.")
     if all(isinstance(k, type) and issubclass(k, _TEMPORAL) for k in kinds) and not isinstance(value, str):
-        return "A date or time as text (ISO 8601)."
+        return N_("A date or time as text (ISO 8601).")
     return None
 
 

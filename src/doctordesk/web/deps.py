@@ -93,7 +93,9 @@ def push_device(raw: PushHeaders) -> DeviceHeaders | None:
     if platform not in devices.PLATFORMS:
         fields["X-Push-Platform"] = N_("Use ios or android.")
     if raw.token is not None and not _PUSH_TOKEN.fullmatch(raw.token):
-        fields["X-Push-Token"] = f"1 to {devices.MAX_TOKEN_CHARS} printable ASCII characters, no spaces."
+        fields["X-Push-Token"] = Text(
+            "1 to {count} printable ASCII characters, no spaces.", count=devices.MAX_TOKEN_CHARS
+        )
     if fields:
         raise ValidationFailed(fields=fields)
     return DeviceHeaders(device_key=raw.device_id or "", platform=platform, token=raw.token)
@@ -272,7 +274,7 @@ async def fhir_caller(
     token = bearer_token(credentials)
     if header_key is not None:
         if token is not None and token != header_key:
-            raise Unauthorized("Send one credential: in Authorization or in X-Api-Key.")
+            raise Unauthorized(N_("Send one credential: in Authorization or in X-Api-Key."))
         return await api_keys.authenticate(rt, header_key)
     if token is not None and looks_like_key(token):
         return await api_keys.authenticate(rt, token)

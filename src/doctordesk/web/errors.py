@@ -17,6 +17,7 @@ from doctordesk.domain import errors as e
 from doctordesk.domain.texts import N_
 from doctordesk.i18n import _
 from doctordesk.screens.protocol import error_body
+from doctordesk.web.field_messages import field_message
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +52,21 @@ HTTP_CODES = {
     415: "UNSUPPORTED_MEDIA_TYPE",
     429: "TOO_MANY_REQUESTS",
 }
+
+
+# The framework's own texts for the errors it raises (each status's reason phrase, a body it cannot parse): in the
+# catalog, so they reach the reader in their language like ours.
+FRAMEWORK_TEXTS = (
+    N_("Bad Request"),
+    N_("Unauthorized"),
+    N_("Forbidden"),
+    N_("Not Found"),
+    N_("Method Not Allowed"),
+    N_("Request Entity Too Large"),
+    N_("Unsupported Media Type"),
+    N_("Too Many Requests"),
+    N_("There was an error parsing the body"),
+)
 
 
 def status_for(error: e.DomainError) -> int:
@@ -108,11 +124,12 @@ def install(app: FastAPI) -> None:
             # A path of its own (``/profile/admin/users/create``) that a templated route also matches with an
             # invalid id (``/profile/admin/users/{user_id}``): the method is not allowed on that resource.
             headers = {"Allow": ", ".join(allowed)}
-            body = error_body("METHOD_NOT_ALLOWED", "Method Not Allowed", 405)
+            body = error_body("METHOD_NOT_ALLOWED", _("Method Not Allowed"), 405)
             return JSONResponse(body, status_code=405, headers=headers)
         fields: dict[str, str] = {}
         for err in exc.errors():
-            fields.setdefault(_field_name(tuple(err.get("loc", ()))), str(err.get("msg", N_("Invalid value."))))
+            # In our words, so the reader's language (the framework's own messages are English only).
+            fields.setdefault(_field_name(tuple(err.get("loc", ()))), field_message(err))
         return error_response(e.ValidationFailed(fields=fields))
 
     @app.exception_handler(StarletteHTTPException)
@@ -169,4 +186,4 @@ def unexpected_response(exc: Exception) -> JSONResponse:
         log.warning("database busy or unavailable: %s", exc)
         return error_response(e.ServiceBusy(retry_after=1))
     log.exception("unexpected error", exc_info=exc)
-    return JSONResponse(error_body("INTERNAL_ERROR", N_("Something went wrong on our side."), 500), status_code=500)
+    return JSONResponse(error_body("INTERNAL_ERROR", _("Something went wrong on our side."), 500), status_code=500)

@@ -18,7 +18,9 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from doctordesk.domain import errors as e
 from doctordesk.domain import fhir
 from doctordesk.domain.fhir_errors import Gone, NotSupported, Unprocessable, VersionMismatch
+from doctordesk.i18n import _
 from doctordesk.web.errors import is_transient
+from doctordesk.web.field_messages import field_message
 
 log = logging.getLogger(__name__)
 
@@ -136,7 +138,9 @@ def error_response(error: e.DomainError, *, resource_type: str | None = None) ->
         status = error.status
         if error.allow:
             headers["Allow"] = ", ".join(error.allow)
-    body = fhir.error_outcome(error.code, error.message, error.fields, resource_type=resource_type)
+    # The rules' texts in the reader's language (texts of the FHIR layer itself stay English: docs/fhir.md).
+    fields = {name: _(text) for name, text in error.fields.items()}
+    body = fhir.error_outcome(error.code, _(error.message), fields, resource_type=resource_type)
     if error.retry_after:
         headers["Retry-After"] = str(error.retry_after)
     if status == 401:
@@ -161,7 +165,7 @@ def outcome_for(request: Request, exc: Exception) -> FhirResponse:
     if isinstance(exc, e.DomainError):
         return error_response(exc, resource_type=_resource_type(request))
     if isinstance(exc, RequestValidationError):
-        fields = {_field(tuple(err.get("loc", ()))): str(err.get("msg", "Invalid value.")) for err in exc.errors()}
+        fields = {_field(tuple(err.get("loc", ()))): field_message(err) for err in exc.errors()}
         return error_response(e.ValidationFailed(fields=fields))
     if isinstance(exc, StarletteHTTPException):
         message = exc.detail if isinstance(exc.detail, str) else "Request failed."
@@ -172,7 +176,7 @@ def outcome_for(request: Request, exc: Exception) -> FhirResponse:
         log.warning("database busy or unavailable: %s", exc)
         return error_response(e.ServiceBusy(retry_after=1))
     log.exception("unexpected error in the FHIR interface", exc_info=exc)
-    body = fhir.outcome([fhir.issue("INTERNAL_ERROR", "Something went wrong on our side.")])
+    body = fhir.outcome([fhir.issue("INTERNAL_ERROR", _("Something went wrong on our side."))])
     return FhirResponse(body, status_code=500)
 
 

@@ -25,17 +25,25 @@ _INSTANT = re.compile(
 )
 
 
+STRICT_INT_MESSAGE = N_("A whole number from {minimum} to {maximum} in digits 0-9 (no sign, spaces or leading zeros).")
+STRICT_DATE_MESSAGE = N_("A date as YYYY-MM-DD.")
+STRICT_INSTANT_MESSAGE = N_("An instant as YYYY-MM-DDTHH:MM:SS with a zone offset (or Z).")
+# Each refusal's template by its error type: the error handler writes it in the reader's language from the values
+# the error carries (``web/field_messages.py``).
+MESSAGES = {
+    "strict_int": STRICT_INT_MESSAGE,
+    "strict_date": STRICT_DATE_MESSAGE,
+    "strict_instant": STRICT_INSTANT_MESSAGE,
+}
+
+
 def strict_int(*, minimum: int = 1, maximum: int = MAX_ID) -> BeforeValidator:
     """A validator reading a parameter's text with ``parse_int`` (ASCII digits in ``minimum..maximum``)."""
 
     def check(value: Any) -> int:
         parsed = parse_int(value, minimum=minimum, maximum=maximum) if isinstance(value, str) else None
         if parsed is None:
-            raise PydanticCustomError(
-                "strict_int",
-                N_("A whole number from {minimum} to {maximum} in digits 0-9 (no sign, spaces or leading zeros)."),
-                {"minimum": minimum, "maximum": maximum},
-            )
+            raise PydanticCustomError("strict_int", STRICT_INT_MESSAGE, {"minimum": minimum, "maximum": maximum})
         return parsed
 
     return BeforeValidator(check)
@@ -47,7 +55,7 @@ def _check_date(value: Any) -> date:
             return date.fromisoformat(value)
         except ValueError:
             pass
-    raise PydanticCustomError("strict_date", N_("A date as YYYY-MM-DD."))
+    raise PydanticCustomError("strict_date", STRICT_DATE_MESSAGE)
 
 
 def _check_instant(value: Any) -> datetime:
@@ -56,7 +64,7 @@ def _check_instant(value: Any) -> datetime:
             return datetime.fromisoformat(value.upper())
         except ValueError:
             pass
-    raise PydanticCustomError("strict_instant", "An instant as YYYY-MM-DDTHH:MM:SS with a zone offset (or Z).")
+    raise PydanticCustomError("strict_instant", STRICT_INSTANT_MESSAGE)
 
 
 STRICT_ID = strict_int()

@@ -36,7 +36,7 @@ MAX_NAME_CHARS = 64
 def size_text(size: int) -> str:
     if size >= 1024 * 1024:
         return f"{size / (1024 * 1024):g} MiB"
-    return f"{size / 1024:g} KiB" if size >= 1024 else f"{size} bytes"
+    return f"{size / 1024:g} KiB" if size >= 1024 else Text("{count} bytes", count=size)
 
 
 @dataclass
@@ -99,7 +99,7 @@ class FormReader:
         declared = request.headers.get("content-length")
         size = parse_int(declared, minimum=0, maximum=10**18)
         if size is not None and size > self.max_body_bytes:
-            raise PayloadTooLarge(f"The file is larger than {size_text(self.max_file_bytes)}.")
+            raise PayloadTooLarge(Text("The file is larger than {size}.", size=size_text(self.max_file_bytes)))
         content_type, options = parse_options_header(request.headers.get("content-type", ""))
         if content_type == b"multipart/form-data":
             boundary = options.get(b"boundary")
@@ -173,7 +173,9 @@ class FormReader:
             if b"filename" in params:
                 if part.name != FILE_FIELD:
                     name = part.name[:MAX_NAME_CHARS] or "request"
-                    raise ValidationFailed(fields={name: f"Only the field {FILE_FIELD!r} may carry a file."})
+                    raise ValidationFailed(
+                        fields={name: Text("Only the field '{field}' may carry a file.", field=FILE_FIELD)}
+                    )
                 part.filename = params[b"filename"].decode("utf-8", "replace")
                 if part.filename and files_seen:
                     raise ValidationFailed(fields={FILE_FIELD: N_("At most one file per message.")})
@@ -192,7 +194,7 @@ class FormReader:
             if part.spool is not None:
                 part.size += end - start
                 if part.size > self.max_file_bytes:
-                    raise PayloadTooLarge(f"The file is larger than {size_text(self.max_file_bytes)}.")
+                    raise PayloadTooLarge(Text("The file is larger than {size}.", size=size_text(self.max_file_bytes)))
                 part.pending.extend(data[start:end])
                 return
             part.data.extend(data[start:end])

@@ -79,6 +79,22 @@ def another_review(page: Any) -> None:
     first_review(page, 1)
 
 
+def admin_fees(page: Any) -> None:
+    """The administration's fee screen: the rules in force, the form, the history."""
+    page.locator('[data-id="administration"]').click()
+    page.locator('[data-id="nav-fees"]').click()
+    page.locator('[data-id="add-fee"]').wait_for()
+    page.wait_for_timeout(300)
+
+
+def admin_audit(page: Any) -> None:
+    """The audit trail: each action in words beside its code."""
+    page.locator('[data-id="administration"]').click()
+    page.locator('[data-id="nav-audit"]').click()
+    page.locator('[data-id^="audit-action-"]').first.wait_for()
+    page.wait_for_timeout(300)
+
+
 # name, viewport, user (None: the sign-in page), step, the browser's language.
 SHOTS: list[tuple[str, dict[str, int], str | None, Step | None, str]] = [
     ("login-desktop", DESKTOP, None, None, "en-GB"),
@@ -95,6 +111,8 @@ SHOTS: list[tuple[str, dict[str, int], str | None, Step | None, str]] = [
     ("review-desktop-de", DESKTOP, "doctor1", another_review, "de-DE"),
     ("chat-mobile-de", MOBILE, "doctor1", first_chat, "de-DE"),
     ("list-mobile-de", MOBILE, "doctor1", None, "de-DE"),
+    ("admin-fees-desktop-de", DESKTOP, "admin", admin_fees, "de-DE"),
+    ("admin-audit-desktop-de", DESKTOP, "admin", admin_audit, "de-DE"),
 ]
 
 

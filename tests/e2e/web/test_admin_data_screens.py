@@ -47,7 +47,7 @@ def test_a_fee_version_from_a_later_day_joins_the_history(server, new_page, view
     page.locator('[data-name="amount"]').fill(amount)
     page.locator('[data-name="effective_from"]').fill(day)
     page.locator('[data-id="add-fee"]').click()
-    page.locator('[data-id="saved"]', has_text=f"{amount} EUR").wait_for()
+    page.locator('[data-id="saved"]', has_text=f"€{amount}").wait_for()  # money in the reader's format
     page.wait_for_function(
         "n => document.querySelectorAll('[data-id^=\"version-text-\"]').length === n", arg=before + 1
     )

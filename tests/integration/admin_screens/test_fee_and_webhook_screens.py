@@ -36,13 +36,13 @@ async def test_a_fee_version_from_a_later_day_joins_the_history_and_leaves_today
             "percent": "", "currency": "EUR", "effective_from": "2026-12-01", "retired": "false"}  # fmt: skip
     added = await client.post(f"{FEES}/add", headers={**admin.headers, "X-Screen-State": page["state"]}, data=form)
     assert added.status_code == 200, added.text
-    assert "95.50 EUR" in patched(added.json(), "saved")["set"]["value"]
+    assert "€95.50" in patched(added.json(), "saved")["set"]["value"]
     fresh = by_id((await client.put(FEES, headers=admin.headers)).json()["elements"])
     assert [e for e in fresh if e.startswith("fee-text-")] == in_force_before  # not in force before 1 December
     versions = [e for e in fresh if e.startswith("version-text-")]
     assert len(versions) == len(history_before) + 1
-    assert "95.50 EUR" in fresh[versions[0]]["value"]  # newest first
-    assert "2026-12-01 00:00" in fresh[versions[0].replace("text", "since")]["value"]
+    assert "€95.50" in fresh[versions[0]]["value"]  # newest first
+    assert fresh[versions[0].replace("text", "since")]["value"] == "from Tue 01 Dec 2026, 00:00 UTC"
     async with runtime.db.read() as s:
         entry = await s.scalar(select(AuditLog).where(AuditLog.action == "admin.fee-rule-added"))
     assert entry.actor_id == demo.users["admin"] and entry.details["after"]["amount_cents"] == 9550

@@ -355,3 +355,29 @@ async def test_an_unchanged_feed_answers_304_to_its_etag_and_a_change_gives_a_ne
     changed = await client.get(path, headers={"If-None-Match": etag})
     assert changed.status_code == 200 and changed.headers["etag"] != etag
     assert uid(a) in changed.text
+
+
+async def test_the_feed_is_written_in_the_doctors_stored_language(client, login, demo, runtime):
+    """A calendar app sends no language of its own: the feed follows the doctor's choice, and a change of choice
+    is a new feed (its ETag differs)."""
+    from icalendar import Calendar
+
+    day = datetime(2026, 11, 26, 9, 0, tzinfo=BERLIN)
+    requested = await add_appointment(runtime, demo, start=day, status=Status.REQUESTED)
+    doctor = await login("doctor1")
+    path = await make_feed(client, doctor.headers)
+    english = await client.get(path)
+    request = events(Calendar.from_ical(english.content))[uid(requested)]
+    assert str(request["SUMMARY"]) == f"Request to decide: Consultation (appointment {requested})"
+    assert "Awaiting your decision in doctordesk." in str(request["DESCRIPTION"])
+    await client.put("/profile/language", data={"language": "de"}, headers=doctor.headers)
+    german = await client.get(path)
+    assert german.headers["etag"] != english.headers["etag"]
+    request = events(Calendar.from_ical(german.content))[uid(requested)]
+    assert str(request["SUMMARY"]) == f"Zu entscheidende Anfrage: Beratung (Termin {requested})"
+    assert str(request["DESCRIPTION"]).splitlines() == [
+        "Status: angefragt.",
+        "Leistung: Beratung.",
+        "Wartet in doctordesk auf Ihre Entscheidung.",
+        f"Termin {requested} in doctordesk.",
+    ]

@@ -94,3 +94,29 @@ def test_dates_and_money_in_the_clinic_formats() -> None:
     assert money(6000, "EUR", "en") == "€60.00"
     assert money(6000, "EUR", "de") == "60,00\u00a0€"
     assert money(123456, "GBP", "de") == "1.234,56\u00a0£"
+
+
+@pytest.mark.parametrize(
+    ("environ", "expected"),
+    [
+        ({}, "en"),
+        ({"LANG": "de_DE.UTF-8"}, "de"),
+        ({"LANG": "C.UTF-8"}, "en"),
+        ({"LC_ALL": "en_GB.UTF-8", "LANG": "de_DE.UTF-8"}, "en"),
+        ({"LANGUAGE": "fr:de", "LANG": "en_GB.UTF-8"}, "de"),
+        ({"LANGUAGE": "fr", "LC_MESSAGES": "de_AT@euro"}, "de"),
+        ({"LANG": "POSIX"}, "en"),
+    ],
+)
+def test_a_terminals_language_is_read_the_way_gettext_reads_it(environ: dict[str, str], expected: str) -> None:
+    assert i18n.from_environment(environ) == expected
+
+
+def test_a_stored_text_is_translated_only_when_it_kept_its_template() -> None:
+    i18n.use("de")
+    try:
+        assert i18n.stored(Text("Saved.")) == "Gespeichert."
+        assert i18n.stored("Saved.") == "Saved."  # typed by a person, or stored before templates: as it is
+        assert i18n.stored(None) is None
+    finally:
+        i18n.use("en")

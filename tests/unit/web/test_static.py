@@ -46,3 +46,18 @@ def test_the_token_is_never_put_in_a_url():
     for path in SCRIPTS:
         text = path.read_text()
         assert not re.search(r"[?&](access_)?token=", text), path.name
+
+
+def test_every_text_of_the_shell_is_served_in_the_readers_language():
+    """The shell's words — ``data-i18n``/``data-i18n-label`` in index.html and ``t("...")`` in the modules — are
+    all in the list ``GET /i18n/texts`` serves (and so in the catalog): none stays English in German."""
+    from doctordesk.i18n.shell import SHELL_TEXTS
+
+    html = (STATIC / "index.html").read_text()
+    marked = set(re.findall(r'data-i18n(?:-label)?="([^"]+)"', html))
+    for path in SCRIPTS:
+        marked |= set(re.findall(r'\bt\("([^"]+)"\)', path.read_text()))
+    assert {"Set your password", "Copied", "Remove attachment", "Sign in"} <= marked  # the scan finds them
+    labels = re.findall(r'aria-label="([^"]+)"(?![^>]*data-i18n-label)', html)
+    assert labels == [], f"aria-labels without data-i18n-label: {labels}"
+    assert sorted(marked - set(SHELL_TEXTS)) == []

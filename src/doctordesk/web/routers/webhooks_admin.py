@@ -13,6 +13,7 @@ from doctordesk.domain.cursors import MAX_CURSOR_CHARS, decode_cursor, encode_cu
 from doctordesk.domain.inputs import MAX_ID
 from doctordesk.domain.keyset import Position
 from doctordesk.domain.roles import Role
+from doctordesk.i18n import stored
 from doctordesk.services import webhook_deliveries as deliveries
 from doctordesk.services import webhook_endpoints as endpoints
 from doctordesk.services.webhook_deliveries import DeliveryView
@@ -75,7 +76,7 @@ def endpoint_json(v: EndpointView) -> dict[str, Any]:
         "include_content": v.include_content,
         "enabled": v.enabled,
         "disabled_at": _time(v.disabled_at),
-        "disabled_reason": v.disabled_reason,
+        "disabled_reason": stored(v.disabled_reason),
         "failing_since": _time(v.failing_since),
         "created_at": _time(v.created_at),
         "updated_at": _time(v.updated_at),
@@ -224,7 +225,13 @@ async def notices(
     page = rows[:limit]
     return {
         "notices": [
-            {"id": n.id, "created_at": _time(n.created_at), "kind": n.kind, "text": n.text, "details": n.details}
+            {
+                "id": n.id,
+                "created_at": _time(n.created_at),
+                "kind": n.kind,
+                "text": stored(n.text),
+                "details": n.details,
+            }
             for n in page
         ],
         "next_before": page[-1].id if len(rows) > limit else None,

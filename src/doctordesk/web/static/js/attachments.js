@@ -31,7 +31,7 @@ export function showDraft(entry) {
   chip.append(node("span", "draft-name", entry.file.name), node("span", "draft-size", formatSize(entry.file.size)));
   const remove = node("button", "link draft-remove", t("Remove"));
   remove.type = "button";
-  remove.setAttribute("aria-label", `Remove attachment ${entry.file.name}`);
+  remove.setAttribute("aria-label", `${t("Remove attachment")} ${entry.file.name}`);
   remove.addEventListener("click", () => {
     entry.file = null;
     entry.control.value = "";
@@ -97,7 +97,7 @@ export function buildAttachment(model, { entry, view }) {
   if (href) {
     const button = node("button", "link attachment-download");
     button.type = "button";
-    button.append(node("span", "attachment-icon", "⬇"), node("span", null, `Download ${name}`));
+    button.append(node("span", "attachment-icon", "⬇"), node("span", null, `${t("Download")} ${name}`));
     const size = formatSize(props.size);
     if (size) button.append(node("span", "attachment-size", size));
     button.addEventListener("click", () => {

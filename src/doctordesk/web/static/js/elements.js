@@ -123,7 +123,7 @@ function buildButton(model, className) {
 // A button that puts `value` on the clipboard (no request): a secret address shown once, for instance. The
 // clipboard API needs a secure context; elsewhere a selected, off-screen text area is copied instead.
 function copyButton(model, className, value) {
-  const label = model.label || "Copy";
+  const label = model.label || t("Copy");
   const button = node("button", className);
   button.type = "button";
   const caption = node("span", "button-label", label);
@@ -156,8 +156,8 @@ function copyButton(model, className, value) {
       }
       area.remove();
     }
-    caption.textContent = copied ? "Copied" : "Select and copy the address";
-    status.textContent = copied ? "Copied to the clipboard" : "Could not copy";
+    caption.textContent = copied ? t("Copied") : t("Select and copy the address");
+    status.textContent = copied ? t("Copied to the clipboard") : t("Could not copy");
     button.dataset.copied = copied ? "true" : "false";
     setTimeout(() => {
       caption.textContent = label;

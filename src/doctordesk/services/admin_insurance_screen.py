@@ -10,7 +10,7 @@ from datetime import date
 from sqlalchemy import select
 
 from doctordesk.domain.errors import ValidationFailed
-from doctordesk.domain.inputs import parse_id
+from doctordesk.domain.inputs import check_text, parse_id
 from doctordesk.domain.roles import Actor
 from doctordesk.runtime import Runtime
 from doctordesk.screens import admin_insurance as screen
@@ -91,6 +91,9 @@ def policy_from_form(form: Mapping[str, str]) -> admin_policies.PolicyInput:
     number = form_text(form, "policy_number", max_chars=64, fields=fields)
     services_raw = form_text(form, "excluded_services", max_chars=2000, fields=fields)
     record = form.get("third_party_data")
+    if record:
+        # The free-text rule, as on the JSON API: line breaks and tabs kept, other control characters refused.
+        check_text(fields, "third_party_data", record, max_chars=None, multiline=True)
     data = admin_policies.PolicyInput(
         insurer=insurer,
         policy_number=number,
@@ -126,5 +129,7 @@ async def save_policy(
     rt: Runtime, actor: Actor, policy_id: int, form: Mapping[str, str], *, page: Viewing, state: str | None
 ) -> UpdateSet:
     require_admin(actor)
+    if form.get("patient") and parse_id(form.get("patient")) is None:
+        raise ValidationFailed(fields={"patient": "Choose a patient."})
     saved = await admin_policies.update_policy(rt, actor, policy_id, policy_from_form(form))
     return await acted(rt, page, state, "saved", f"Saved {saved['insurer']} {saved['policy_number']}.")

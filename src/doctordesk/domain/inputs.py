@@ -31,6 +31,8 @@ _CONTROL_MULTI_LINE = re.compile(rf"[{_MULTI_LINE_REFUSED}\ud800-\udfff]")
 # The same rule as JSON Schema patterns, for the API description (a lone surrogate cannot travel as UTF-8 at all).
 TEXT_PATTERN = rf"^[^{_SINGLE_LINE_REFUSED}]*$"
 MULTI_LINE_TEXT_PATTERN = rf"^[^{_MULTI_LINE_REFUSED}]*$"
+# Text with something besides white space in it (a field the service strips before it counts the characters).
+NON_BLANK_TEXT_PATTERN = rf"^[^{_SINGLE_LINE_REFUSED}]*[^\s{_SINGLE_LINE_REFUSED}][^{_SINGLE_LINE_REFUSED}]*$"
 # Multi-line text with something besides white space in it.
 NON_BLANK_MULTI_LINE_TEXT_PATTERN = rf"^[^{_MULTI_LINE_REFUSED}]*[^\s{_MULTI_LINE_REFUSED}][^{_MULTI_LINE_REFUSED}]*$"
 

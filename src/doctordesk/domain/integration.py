@@ -21,6 +21,9 @@ LAST_USE_RESOLUTION = timedelta(minutes=1)
 # How long an Idempotency-Key is remembered with the first answer.
 IDEMPOTENCY_TTL = timedelta(hours=24)
 MAX_IDEMPOTENCY_KEY_CHARS = 128
+# An Idempotency-Key as it arrives (HTTP drops the spaces around a header value), as the API description states
+# it: printable ASCII, not starting or ending with a space.
+IDEMPOTENCY_KEY_PATTERN = f"^[!-~]([ -~]{{0,{MAX_IDEMPOTENCY_KEY_CHARS - 2}}}[!-~])?$"
 
 
 class Scope(StrEnum):

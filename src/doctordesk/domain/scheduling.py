@@ -31,6 +31,8 @@ MAX_DURATION = timedelta(hours=8)
 
 _DATE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
 _TIME = re.compile(r"^[0-9]{2}:[0-9]{2}$")
+# A wall-clock time as HH:MM (00:00 to 23:59): what parse_time reads, as the API description states it.
+HH_MM_PATTERN = "^([01][0-9]|2[0-3]):[0-5][0-9]$"
 
 
 def field(name: str, n: int) -> str:

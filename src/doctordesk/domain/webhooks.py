@@ -57,6 +57,14 @@ WEBHOOK_KIND = "webhook"
 SUBSCRIPTION_KIND = "fhir-subscription"
 
 MAX_URL_CHARS = 2048
+# The URLs check_url takes, as the API description states them: http or https, a host name or IPv4 address, a port
+# in range, a path and query without white space, control characters or a fragment. Loopback and private addresses
+# are refused besides, unless the server allows them (DOCTORDESK_WEBHOOK_ALLOW_PRIVATE_ADDRESSES).
+URL_PATTERN = (
+    r"^[Hh][Tt][Tt][Pp][Ss]?://[A-Za-z0-9.-]+"
+    r"(:(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[0-9]{1,4}))?"
+    r"([/?][^\s#\x00-\x1f\x7f-\x9f]*)?$"
+)
 MAX_DESCRIPTION_CHARS = 500
 
 

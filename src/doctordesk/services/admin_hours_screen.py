@@ -12,7 +12,7 @@ from datetime import date, datetime, time
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.inputs import parse_id, parse_int, text_problem
 from doctordesk.domain.roles import Actor
-from doctordesk.domain.scheduling import Hours, HoursException
+from doctordesk.domain.scheduling import HH_MM_PATTERN, Hours, HoursException
 from doctordesk.domain.texts import N_, Text
 from doctordesk.i18n import _
 from doctordesk.i18n.formats import format_wall
@@ -25,7 +25,7 @@ from doctordesk.services.admin_screen_base import changed, navigation, require_a
 from doctordesk.services.review_facts import cached_clinic
 
 MAX_LINES = admin_hours.MAX_BLOCKS
-_HHMM = re.compile(r"([01][0-9]|2[0-3]):[0-5][0-9]", re.ASCII)
+_HHMM = re.compile(HH_MM_PATTERN, re.ASCII)
 
 
 def _time(raw: str | None, name: str, fields: dict[str, str]) -> time | None:
@@ -110,16 +110,17 @@ def _ids(form: Mapping[str, str]) -> tuple[int, int | None]:
 
 
 def _blocks(form: Mapping[str, str]) -> tuple[list[Hours], list[int]]:
+    """The lines with a day as blocks; a line without a day is dropped, but a time on it must still be a time."""
     fields: dict[str, str] = {}
     blocks: list[Hours] = []
     lines: list[int] = []
     for i in range(1, MAX_LINES + 1):
         raw = form.get(f"weekday~{i}")
+        opens = _time(form.get(f"opens~{i}"), f"opens~{i}", fields)
+        closes = _time(form.get(f"closes~{i}"), f"closes~{i}", fields)
         if not raw:
             continue
         weekday = parse_int(raw, minimum=0, maximum=6)
-        opens = _time(form.get(f"opens~{i}"), f"opens~{i}", fields)
-        closes = _time(form.get(f"closes~{i}"), f"closes~{i}", fields)
         if weekday is None:
             fields[f"weekday~{i}"] = N_("Choose a day.")
         if opens is None and f"opens~{i}" not in fields:
@@ -218,6 +219,9 @@ async def add_exception(
     require_admin(actor)
     doctor, location = _ids(form)
     fields: dict[str, str] = {}
+    if form.get("location") and location is None:
+        # Empty means every location; anything else must name one (a typo is not "every location").
+        fields["location"] = N_("Choose a location.")
     raw_day = form.get("day", "")
     day: date | None = None
     try:

@@ -10,7 +10,7 @@ from datetime import date
 from sqlalchemy import select
 
 from doctordesk.domain.errors import ValidationFailed
-from doctordesk.domain.inputs import parse_id
+from doctordesk.domain.inputs import check_text, parse_id
 from doctordesk.domain.roles import Actor
 from doctordesk.domain.texts import N_, Text
 from doctordesk.i18n import _
@@ -93,6 +93,9 @@ def policy_from_form(form: Mapping[str, str]) -> admin_policies.PolicyInput:
     number = form_text(form, "policy_number", max_chars=64, fields=fields)
     services_raw = form_text(form, "excluded_services", max_chars=2000, fields=fields)
     record = form.get("third_party_data")
+    if record:
+        # The free-text rule, as on the JSON API: line breaks and tabs kept, other control characters refused.
+        check_text(fields, "third_party_data", record, max_chars=None, multiline=True)
     data = admin_policies.PolicyInput(
         insurer=insurer,
         policy_number=number,
@@ -129,6 +132,8 @@ async def save_policy(
     rt: Runtime, actor: Actor, policy_id: int, form: Mapping[str, str], *, page: Viewing, state: str | None
 ) -> UpdateSet:
     require_admin(actor)
+    if form.get("patient") and parse_id(form.get("patient")) is None:
+        raise ValidationFailed(fields={"patient": "Choose a patient."})
     saved = await admin_policies.update_policy(rt, actor, policy_id, policy_from_form(form))
     text = Text("Saved {insurer} {number}.", insurer=saved["insurer"], number=saved["policy_number"])
     return await acted(rt, page, state, "saved", text)

@@ -6,10 +6,13 @@ closing are the same. Only admins; anyone else gets 404, as for a screen that is
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from doctordesk.domain.errors import NotFound, ValidationFailed
+from doctordesk.domain.inputs import check_text
 from doctordesk.domain.roles import Actor, Role
+from doctordesk.domain.scheduling import is_timezone
 from doctordesk.domain.texts import N_, Moment, Text
 from doctordesk.runtime import Runtime
 from doctordesk.screens import admin_locations as locations_screen
@@ -87,6 +90,20 @@ def new_user(rt: Runtime, actor: Actor, *, layout: Layout, client_id: str | None
     return viewing(rt, actor, screen_name=screen.NEW_SCREEN, endpoint=screen.NEW, render=render, client_id=client_id)
 
 
+def _doctor_fields(form: Mapping[str, str], fields: dict[str, str]) -> admin_users.DoctorChange:
+    """The doctor's fields of a user form, judged whatever the role (the form shows them to every role; they are
+    used for doctors only), so that the form's rules are the same for everyone."""
+    timezone = form_text(form, "timezone", max_chars=64, fields=fields)
+    if timezone is not None and not is_timezone(timezone):
+        fields["timezone"] = N_("An IANA time zone, e.g. Europe/Berlin.")
+    return admin_users.DoctorChange(
+        specialty=form_text(form, "specialty", max_chars=64, fields=fields),
+        timezone=timezone,
+        can_prescribe=form_flag(form, "can_prescribe", fields),
+        chat_enabled=form_flag(form, "chat_enabled", fields),
+    )
+
+
 async def create_user(
     rt: Runtime, passwords: Passwords, actor: Actor, form: Mapping[str, str], *, state: str | None
 ) -> UpdateSet:
@@ -100,16 +117,20 @@ async def create_user(
     username = form_text(form, "username", max_chars=64, fields=fields)
     name = form_text(form, "display_name", max_chars=128, fields=fields)
     password = form.get("password") or None
+    if password is not None:
+        # The free-text rule, as on the JSON API (its body refuses control characters in every text).
+        check_text(fields, "password", password, max_chars=None)
+    profile = _doctor_fields(form, fields)
     doctor = role == Role.DOCTOR.value
     new = admin_users.NewUser(
         username=username or "",
         role=Role(role) if "role" not in fields else Role.PATIENT,
         display_name=name or "",
         password=password,
-        specialty=form_text(form, "specialty", max_chars=128, fields=fields) if doctor else None,
-        timezone=form_text(form, "timezone", max_chars=64, fields=fields) if doctor else None,
-        can_prescribe=form_flag(form, "can_prescribe", fields) if doctor else None,
-        chat_enabled=form_flag(form, "chat_enabled", fields) if doctor else None,
+        specialty=profile.specialty if doctor else None,
+        timezone=profile.timezone if doctor else None,
+        can_prescribe=profile.can_prescribe if doctor else None,
+        chat_enabled=profile.chat_enabled if doctor else None,
     )
     if username is None:
         fields["username"] = N_("Required.")
@@ -152,27 +173,19 @@ def user_page(rt: Runtime, actor: Actor, user_id: int, *, layout: Layout, client
 async def save_user(
     rt: Runtime, actor: Actor, user_id: int, form: Mapping[str, str], *, page: Viewing, state: str | None
 ) -> UpdateSet:
-    """Save the profile form: the name, and for a doctor the profile fields."""
+    """Save the profile form: the name (required), and for a doctor the profile fields."""
     require_admin(actor)
     fields: dict[str, str] = {}
     name = form_text(form, "display_name", max_chars=128, fields=fields)
+    if name is None:
+        fields["display_name"] = N_("Required.")
+    profile = _doctor_fields(form, fields)
     user = await admin_users.get_user(rt, user_id)
+    if fields:
+        raise ValidationFailed(fields=fields)
     if user.doctor is not None:
-        change = admin_users.DoctorChange(
-            display_name=name,
-            specialty=form_text(form, "specialty", max_chars=128, fields=fields),
-            timezone=form_text(form, "timezone", max_chars=64, fields=fields),
-            can_prescribe=form_flag(form, "can_prescribe", fields),
-            chat_enabled=form_flag(form, "chat_enabled", fields),
-        )
-        if fields:
-            raise ValidationFailed(fields=fields)
-        await admin_users.update_doctor(rt, actor, user_id, change)
+        await admin_users.update_doctor(rt, actor, user_id, replace(profile, display_name=name))
     else:
-        if name is None:
-            fields["display_name"] = N_("Required.")
-        if fields:
-            raise ValidationFailed(fields=fields)
         await admin_users.rename_user(rt, actor, user_id, display_name=name or "")
     return await acted(rt, page, state, "saved", N_("Saved."))
 

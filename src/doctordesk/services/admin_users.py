@@ -32,6 +32,8 @@ from doctordesk.store.admin_tables import DoctorSettings
 from doctordesk.store.tables import AccessToken, Appointment, DoctorProfile, Patient, User
 
 USERNAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
+# The same rule as a client may type it, for the API description: the service folds case (``Bob`` is ``bob``).
+USERNAME_PATTERN = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 MIN_PASSWORD = 8
 MAX_PASSWORD = 1024
 GENERATED_PASSWORD_BYTES = 12  # 16 URL-safe characters

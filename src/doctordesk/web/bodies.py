@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import types
+from collections.abc import Callable
 from datetime import date, time
 from typing import Annotated, Any, ClassVar, Union, get_args, get_origin
 
@@ -32,6 +33,20 @@ def describe_text(schema: dict[str, Any], *, multiline: bool) -> None:
         describe_text(schema["items"], multiline=multiline)
     if schema.get("type") == "string" and not {"enum", "format", "pattern", "const"} & set(schema):
         schema["pattern"] = MULTI_LINE_TEXT_PATTERN if multiline else TEXT_PATTERN
+
+
+def stated(**keywords: Any) -> Callable[[dict[str, Any]], None]:
+    """A ``json_schema_extra`` for a rule the service judges itself (so that its refusal is its own message, in
+    the reader's language, as for PUT /profile/language): ``keywords`` (JSON Schema: ``enum``, ``minLength``,
+    ``pattern``, ``maximum``...) go on the field's value schema, on each non-null option of a nullable field.
+    Pass the service's own constants, so that the description and the check cannot drift apart."""
+
+    def apply(schema: dict[str, Any]) -> None:
+        for option in schema.get("anyOf") or [schema]:
+            if option.get("type") != "null":
+                option.update(keywords)
+
+    return apply
 
 
 def _problem(value: Any, *, multiline: bool) -> str | None:

@@ -7,6 +7,7 @@ from typing import Any
 from fastapi import FastAPI
 from pydantic import BaseModel, Field
 
+from doctordesk.domain.scheduling import HH_MM_PATTERN
 from doctordesk.web.bodies import describe_text
 
 
@@ -114,19 +115,24 @@ def card_fields(*, alternatives: int = 3, as_typed: bool = False) -> dict[str, A
         fields[f"profile~{n}"] = {**ID_FIELD, "description": f"Doctor of alternative {n}"}
         fields[f"location~{n}"] = {**ID_FIELD, "description": f"Location of alternative {n}"}
         fields[f"date~{n}"] = {"type": "string", "format": "date", "description": "YYYY-MM-DD"}
-        fields[f"time~{n}"] = {"type": "string", "pattern": "^[0-9]{2}:[0-9]{2}$", "description": "HH:MM"}
+        fields[f"time~{n}"] = {"type": "string", "pattern": HH_MM_PATTERN, "description": "HH:MM"}
     return fields
 
 
 def form_body(
-    properties: dict[str, Any], *, required: tuple[str, ...] = (), multiline: tuple[str, ...] = ()
+    properties: dict[str, Any],
+    *,
+    required: tuple[str, ...] = (),
+    multiline: tuple[str, ...] = (),
+    **keywords: Any,
 ) -> dict[str, Any]:
     """An ``openapi_extra`` describing an ``application/x-www-form-urlencoded`` body; its text fields follow the
-    free-text rule (``multiline``: the fields that may hold line breaks)."""
+    free-text rule (``multiline``: the fields that may hold line breaks). ``keywords`` are further JSON Schema
+    keywords of the form (``patternProperties`` for numbered fields, ``anyOf`` for "at least one of")."""
     properties = {name: dict(field) for name, field in properties.items()}
     for name, field in properties.items():
         describe_text(field, multiline=name in multiline)
-    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    schema: dict[str, Any] = {"type": "object", "properties": properties, **keywords}
     if required:
         schema["required"] = list(required)
     return {

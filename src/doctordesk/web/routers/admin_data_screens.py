@@ -16,6 +16,7 @@ from doctordesk.services import admin_webhook_screens as hooks
 from doctordesk.web.deps import SCREEN_HEADERS, FormDep, ScreenRequest, ScreenRequestDep
 from doctordesk.web.params import STRICT_ID
 from doctordesk.web.responses import SCREEN_RESPONSES, SUBMIT_RESPONSES
+from doctordesk.web.routers import admin_forms as forms
 
 router = APIRouter(prefix="/profile/admin", tags=["administration screens"])
 
@@ -44,7 +45,7 @@ async def fees_poll(screen: ScreenRequestDep) -> dict[str, Any]:
     return (await _fees(screen).poll(screen.state)).to_json()
 
 
-@router.post("/fees/add", responses=SUBMIT_RESPONSES)
+@router.post("/fees/add", responses=SUBMIT_RESPONSES, openapi_extra={**SCREEN_HEADERS, **forms.FEE_BODY})
 async def add_fee_version(screen: ScreenRequestDep, form: FormDep) -> dict[str, Any]:
     """A new version of a rule (``kind``, ``doctor`` and ``location`` empty for any, ``amount`` such as 80.50,
     ``percent`` for surcharges, ``currency``, ``effective_from`` day, ``retired``)."""
@@ -78,7 +79,7 @@ async def insurance_choose(screen: ScreenRequestDep, form: FormDep) -> dict[str,
     return insurance.choose(screen.rt, screen.actor, form).to_json()
 
 
-@router.post("/insurance/create", responses=SUBMIT_RESPONSES)
+@router.post("/insurance/create", responses=SUBMIT_RESPONSES, openapi_extra={**SCREEN_HEADERS, **forms.NEW_POLICY_BODY})
 async def create_policy(screen: ScreenRequestDep, form: FormDep) -> dict[str, Any]:
     """Add a policy for ``patient`` (``insurer``, ``policy_number``, ``valid_from``, ``valid_to`` required;
     ``network_doctor~<id>``, ``network_location~<id>``, ``excluded_doctor~<id>`` ticks, ``excluded_services``
@@ -87,7 +88,11 @@ async def create_policy(screen: ScreenRequestDep, form: FormDep) -> dict[str, An
     return (await insurance.create_policy(screen.rt, screen.actor, form, page=page, state=screen.state)).to_json()
 
 
-@router.post("/insurance/policies/{policy_id}/save", responses=SUBMIT_RESPONSES)
+@router.post(
+    "/insurance/policies/{policy_id}/save",
+    responses=SUBMIT_RESPONSES,
+    openapi_extra={**SCREEN_HEADERS, **forms.SAVE_POLICY_BODY},
+)
 async def save_policy(screen: ScreenRequestDep, policy_id: PolicyId, form: FormDep) -> dict[str, Any]:
     """Save a policy's form; the ticks replace its lists whole, an empty record clears it."""
     page = _insurance(screen, parse_id(form.get("patient")))
@@ -118,7 +123,7 @@ async def webhooks_poll(screen: ScreenRequestDep) -> dict[str, Any]:
     return (await _hooks(screen).poll(screen.state)).to_json()
 
 
-@router.post("/webhooks/create", responses=SUBMIT_RESPONSES)
+@router.post("/webhooks/create", responses=SUBMIT_RESPONSES, openapi_extra={**SCREEN_HEADERS, **forms.NEW_WEBHOOK_BODY})
 async def register_webhook(screen: ScreenRequestDep, form: FormDep) -> dict[str, Any]:
     """Register an endpoint (``url``, ``description``, ``type~<event type>`` per type, ``include_content``); the
     signing secret is on this answer only."""
@@ -137,7 +142,11 @@ async def webhook_poll(screen: ScreenRequestDep, endpoint_id: EndpointId) -> dic
     return (await _hook(screen, endpoint_id).poll(screen.state)).to_json()
 
 
-@router.post("/webhooks/{endpoint_id}/save", responses=SUBMIT_RESPONSES)
+@router.post(
+    "/webhooks/{endpoint_id}/save",
+    responses=SUBMIT_RESPONSES,
+    openapi_extra={**SCREEN_HEADERS, **forms.SAVE_WEBHOOK_BODY},
+)
 async def save_webhook(screen: ScreenRequestDep, endpoint_id: EndpointId, form: FormDep) -> dict[str, Any]:
     """Save the endpoint's settings form."""
     page = _hook(screen, endpoint_id)

@@ -12,7 +12,8 @@ from pydantic import Field
 from doctordesk.domain.inputs import MAX_ID
 from doctordesk.domain.roles import Role
 from doctordesk.services import admin_fees
-from doctordesk.services.admin_fees import FeeRuleInput
+from doctordesk.services.admin_fees import CURRENCY, KINDS, MAX_AMOUNT_CENTS, MAX_PERCENT, FeeRuleInput
+from doctordesk.web.bodies import stated
 from doctordesk.web.deps import ActorDep, RuntimeDep, require_roles
 from doctordesk.web.params import STRICT_INSTANT
 from doctordesk.web.responses import SUBMIT_RESPONSES
@@ -24,16 +25,32 @@ router = APIRouter(
 
 
 class FeeRuleCreate(Strict):
+    # The kinds, ranges and currency are stated from the service's constants; the service judges them, so that a
+    # refusal is its own message.
     kind: str = Field(
         min_length=1,
         max_length=32,
         description="doctor_fee, location_fee, or a surcharge: weekend, short_notice, evening",
+        json_schema_extra=stated(enum=list(KINDS)),
     )
     doctor_id: int | None = Field(None, ge=1, le=MAX_ID, description="Omit: any doctor")
     location_id: int | None = Field(None, ge=1, le=MAX_ID, description="Omit: any location")
-    amount_cents: int = Field(0, ge=0, description="doctor_fee and location_fee")
-    percent: int = Field(0, ge=0, description="Surcharges: per cent of the doctor fee")
-    currency: str = Field("EUR", min_length=3, max_length=3)
+    amount_cents: int = Field(
+        0, ge=0, description="doctor_fee and location_fee only", json_schema_extra=stated(maximum=MAX_AMOUNT_CENTS)
+    )
+    percent: int = Field(
+        0,
+        ge=0,
+        description="Surcharges only: per cent of the doctor fee",
+        json_schema_extra=stated(maximum=MAX_PERCENT),
+    )
+    currency: str = Field(
+        "EUR",
+        min_length=3,
+        max_length=3,
+        description="ISO 4217, e.g. EUR",
+        json_schema_extra=stated(pattern=f"^{CURRENCY.pattern}$"),
+    )
     effective_from: datetime | None = Field(None, description="From when proposals use it (default now; not past)")
     retired: bool = Field(False, description="End the rule from effective_from")
 

@@ -16,7 +16,7 @@ from pydantic import Field
 
 from doctordesk.domain.inputs import MAX_ID
 from doctordesk.domain.roles import Role
-from doctordesk.domain.scheduling import Hours, HoursException
+from doctordesk.domain.scheduling import HH_MM_PATTERN, Hours, HoursException
 from doctordesk.services import admin_hours
 from doctordesk.services.admin_hours import HoursChange
 from doctordesk.web.deps import ActorDep, RuntimeDep, require_roles
@@ -30,7 +30,7 @@ def hh_mm(schema: dict[str, Any]) -> None:
     for option in [schema, *schema.get("anyOf", [])]:
         if option.get("format") == "time":
             del option["format"]
-            option["pattern"] = "^[0-9]{2}:[0-9]{2}$"
+            option["pattern"] = HH_MM_PATTERN
 
 
 router = APIRouter(

@@ -8,11 +8,12 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path
 from pydantic import Field
 
-from doctordesk.domain.inputs import MAX_ID
+from doctordesk.domain.inputs import MAX_ID, NON_BLANK_TEXT_PATTERN
 from doctordesk.domain.roles import Role
 from doctordesk.domain.scheduling import TIMEZONES
 from doctordesk.services import admin_locations
 from doctordesk.services.admin_locations import LocationChange
+from doctordesk.web.bodies import stated
 from doctordesk.web.deps import ActorDep, RuntimeDep, require_roles
 from doctordesk.web.params import STRICT_ID
 from doctordesk.web.responses import SUBMIT_RESPONSES
@@ -21,19 +22,21 @@ from doctordesk.web.routers.admin_models import Strict
 # Time zones: the IANA names the service knows (domain/scheduling.py), stated in /openapi.json.
 ZONES: dict[str, Any] = {"enum": list(TIMEZONES)}
 ZONES_OR_NULL: dict[str, Any] = {"enum": [*TIMEZONES, None]}
+# A name is counted without the white space around it: something besides white space.
+NAME = stated(pattern=NON_BLANK_TEXT_PATTERN)
 router = APIRouter(
     prefix="/admin", tags=["administration"], dependencies=[require_roles(Role.ADMIN)], responses=SUBMIT_RESPONSES
 )
 
 
 class LocationCreate(Strict):
-    name: str = Field(min_length=1, max_length=128)
+    name: str = Field(min_length=1, max_length=128, json_schema_extra=NAME)
     address: str = Field("", max_length=255)
     timezone: str = Field(description="IANA time zone, e.g. Europe/Berlin", json_schema_extra=ZONES)
 
 
 class LocationUpdate(Strict):
-    name: str | None = Field(None, min_length=1, max_length=128)
+    name: str | None = Field(None, min_length=1, max_length=128, json_schema_extra=NAME)
     address: str | None = Field(None, max_length=255)
     timezone: str | None = Field(None, json_schema_extra=ZONES_OR_NULL)
 

@@ -9,10 +9,11 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path
 from pydantic import Field
 
-from doctordesk.domain.inputs import MAX_ID
+from doctordesk.domain.inputs import MAX_ID, NON_BLANK_TEXT_PATTERN
 from doctordesk.domain.roles import Role
 from doctordesk.services import admin_policies
-from doctordesk.services.admin_policies import PolicyInput
+from doctordesk.services.admin_policies import MAX_RECORD_CHARS, PolicyInput
+from doctordesk.web.bodies import stated
 from doctordesk.web.deps import ActorDep, RuntimeDep, require_roles
 from doctordesk.web.params import STRICT_ID
 from doctordesk.web.responses import SUBMIT_RESPONSES
@@ -24,6 +25,8 @@ router = APIRouter(
 
 Id = Annotated[int, Path(ge=1, le=MAX_ID), STRICT_ID]
 Ids = list[Annotated[int, Field(ge=1, le=MAX_ID)]]
+# Names are counted without the white space around them: something besides white space.
+NAME = stated(pattern=NON_BLANK_TEXT_PATTERN)
 
 
 class Network(Strict):
@@ -32,18 +35,24 @@ class Network(Strict):
 
 
 class Exclusions(Strict):
-    services: list[Annotated[str, Field(min_length=1, max_length=64)]] | None = Field(None, max_length=100)
+    services: list[Annotated[str, Field(min_length=1, max_length=64, json_schema_extra=NAME)]] | None = Field(
+        None, max_length=100
+    )
     doctors: Ids | None = Field(None, max_length=1000, description="Doctors the policy forbids")
 
 
 class PolicyBody(Strict):
-    insurer: str | None = Field(None, min_length=1, max_length=128)
-    policy_number: str | None = Field(None, min_length=1, max_length=64)
+    """An edit: omitted fields stay as they are."""
+
+    insurer: str | None = Field(None, min_length=1, max_length=128, json_schema_extra=NAME)
+    policy_number: str | None = Field(None, min_length=1, max_length=64, json_schema_extra=NAME)
     valid_from: date | None = None
-    valid_to: date | None = None
+    valid_to: date | None = Field(None, description="Not before valid_from")
     network: Network | None = None
     exclusions: Exclusions | None = None
-    third_party_data: str | None = Field(None, max_length=10_000, description="The insurer's record as received")
+    third_party_data: str | None = Field(
+        None, max_length=MAX_RECORD_CHARS, description="The insurer's record as received"
+    )
     clear_third_party_data: bool = False
 
     def to_input(self) -> PolicyInput:
@@ -74,8 +83,17 @@ async def list_policies(rt: RuntimeDep, patient_id: Id) -> dict[str, Any]:
     return {"policies": await admin_policies.list_policies(rt, patient_id)}
 
 
+class PolicyCreate(PolicyBody):
+    """A new policy: insurer, number and period required."""
+
+    insurer: str = Field(min_length=1, max_length=128, json_schema_extra=NAME)
+    policy_number: str = Field(min_length=1, max_length=64, json_schema_extra=NAME)
+    valid_from: date
+    valid_to: date = Field(description="Not before valid_from")
+
+
 @router.post("/patients/{patient_id}/policies", status_code=201)
-async def create_policy(rt: RuntimeDep, actor: ActorDep, patient_id: Id, body: PolicyBody) -> dict[str, Any]:
+async def create_policy(rt: RuntimeDep, actor: ActorDep, patient_id: Id, body: PolicyCreate) -> dict[str, Any]:
     """Add a policy (insurer, policy_number, valid_from and valid_to required)."""
     return await admin_policies.create_policy(rt, actor, patient_id, body.to_input())
 

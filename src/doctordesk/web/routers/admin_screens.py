@@ -19,6 +19,7 @@ from doctordesk.services.passwords import Passwords
 from doctordesk.web.deps import SCREEN_HEADERS, FormDep, ScreenRequest, ScreenRequestDep
 from doctordesk.web.params import STRICT_ID
 from doctordesk.web.responses import SCREEN_RESPONSES, SUBMIT_RESPONSES
+from doctordesk.web.routers import admin_forms as forms
 from doctordesk.web.routers.admin_audit import FilterDep
 
 router = APIRouter(prefix="/profile/admin", tags=["administration screens"])
@@ -81,7 +82,7 @@ async def new_user_poll(screen: ScreenRequestDep) -> dict[str, Any]:
     return (await _new(screen).poll(screen.state)).to_json()
 
 
-@router.post("/users/create", responses=SUBMIT_RESPONSES)
+@router.post("/users/create", responses=SUBMIT_RESPONSES, openapi_extra={**SCREEN_HEADERS, **forms.NEW_USER_BODY})
 async def create_user(screen: ScreenRequestDep, request: Request, form: FormDep) -> dict[str, Any]:
     """Create a user (``role``, ``username``, ``display_name``, optional ``password``; doctors: ``specialty``,
     ``timezone``, ``can_prescribe``, ``chat_enabled``). A generated password is shown on the answer only."""
@@ -105,7 +106,9 @@ async def user_poll(screen: ScreenRequestDep, user_id: UserId) -> dict[str, Any]
     return (await _user(screen, user_id).poll(screen.state)).to_json()
 
 
-@router.post("/users/{user_id}/save", responses=SUBMIT_RESPONSES)
+@router.post(
+    "/users/{user_id}/save", responses=SUBMIT_RESPONSES, openapi_extra={**SCREEN_HEADERS, **forms.SAVE_USER_BODY}
+)
 async def save_user(screen: ScreenRequestDep, user_id: UserId, form: FormDep) -> dict[str, Any]:
     """Save the profile form."""
     page = _user(screen, user_id)
@@ -167,7 +170,9 @@ async def locations_poll(screen: ScreenRequestDep) -> dict[str, Any]:
     return (await _locations(screen).poll(screen.state)).to_json()
 
 
-@router.post("/locations/create", responses=SUBMIT_RESPONSES)
+@router.post(
+    "/locations/create", responses=SUBMIT_RESPONSES, openapi_extra={**SCREEN_HEADERS, **forms.NEW_LOCATION_BODY}
+)
 async def create_location(screen: ScreenRequestDep, form: FormDep) -> dict[str, Any]:
     """Add a location (``name``, ``timezone``, optional ``address``)."""
     update = await screens.save_location(
@@ -176,7 +181,11 @@ async def create_location(screen: ScreenRequestDep, form: FormDep) -> dict[str, 
     return update.to_json()
 
 
-@router.post("/locations/{location_id}/save", responses=SUBMIT_RESPONSES)
+@router.post(
+    "/locations/{location_id}/save",
+    responses=SUBMIT_RESPONSES,
+    openapi_extra={**SCREEN_HEADERS, **forms.SAVE_LOCATION_BODY},
+)
 async def save_location(screen: ScreenRequestDep, location_id: LocationId, form: FormDep) -> dict[str, Any]:
     """Save a location's name, address or time zone."""
     update = await screens.save_location(
@@ -222,7 +231,7 @@ async def hours_choose(screen: ScreenRequestDep, form: FormDep) -> dict[str, Any
     return hours.choose(screen.rt, screen.actor, form).to_json()
 
 
-@router.post("/hours/save", responses=SUBMIT_RESPONSES)
+@router.post("/hours/save", responses=SUBMIT_RESPONSES, openapi_extra={**SCREEN_HEADERS, **forms.WEEKLY_BODY})
 async def hours_save(screen: ScreenRequestDep, form: FormDep, confirm: Confirm = False) -> dict[str, Any]:
     """Replace the weekly hours at the location (``weekday~n``, ``opens~n``, ``closes~n``; lines without a day
     are dropped). Without ``confirm``, a change leaving approved appointments outside is not applied: the answer
@@ -232,7 +241,9 @@ async def hours_save(screen: ScreenRequestDep, form: FormDep, confirm: Confirm =
     return update.to_json()
 
 
-@router.post("/hours/exceptions/add", responses=SUBMIT_RESPONSES)
+@router.post(
+    "/hours/exceptions/add", responses=SUBMIT_RESPONSES, openapi_extra={**SCREEN_HEADERS, **forms.EXCEPTION_BODY}
+)
 async def hours_add_exception(screen: ScreenRequestDep, form: FormDep, confirm: Confirm = False) -> dict[str, Any]:
     """Add a holiday, an absence or an extra day (``doctor``, ``day``, ``kind``, ``location`` empty for all,
     ``opens``, ``closes``, ``note``); conflicts as for the weekly hours."""

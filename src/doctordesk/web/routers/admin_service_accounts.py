@@ -7,11 +7,11 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path
 from pydantic import ConfigDict, Field
 
-from doctordesk.domain.inputs import MAX_ID
+from doctordesk.domain.inputs import MAX_ID, NON_BLANK_TEXT_PATTERN
 from doctordesk.domain.integration import Scope
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.services import service_accounts as accounts
-from doctordesk.web.bodies import StrictBody
+from doctordesk.web.bodies import StrictBody, stated
 from doctordesk.web.deps import RuntimeDep, require_roles
 from doctordesk.web.params import STRICT_ID
 from doctordesk.web.responses import ROLE_READ_RESPONSES, SUBMIT_RESPONSES
@@ -24,7 +24,13 @@ AccountId = Annotated[int, Path(ge=1, le=MAX_ID), STRICT_ID]
 
 class AccountIn(StrictBody):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
-    name: str = Field(min_length=1, max_length=100, description="Unique, e.g. the system's name")
+    # White space around the name is dropped: it needs something besides white space.
+    name: str = Field(
+        min_length=1,
+        max_length=100,
+        description="Unique, e.g. the system's name",
+        json_schema_extra=stated(pattern=NON_BLANK_TEXT_PATTERN),
+    )
     description: str = Field(default="", max_length=500)
 
 

@@ -8,11 +8,19 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Path, Query, Request, Response
 from pydantic import Field
 
-from doctordesk.domain.inputs import MAX_ID
+from doctordesk.domain.inputs import MAX_ID, NON_BLANK_TEXT_PATTERN
 from doctordesk.domain.roles import Role
 from doctordesk.domain.scheduling import TIMEZONES
 from doctordesk.services import admin_users, password_links
-from doctordesk.services.admin_users import DoctorChange, NewUser, UserView
+from doctordesk.services.admin_users import (
+    MAX_PASSWORD,
+    MIN_PASSWORD,
+    USERNAME_PATTERN,
+    DoctorChange,
+    NewUser,
+    UserView,
+)
+from doctordesk.web.bodies import stated
 from doctordesk.web.deps import ActorDep, RuntimeDep, require_roles
 from doctordesk.web.params import STRICT_ID, strict_int
 from doctordesk.web.responses import SUBMIT_RESPONSES
@@ -29,28 +37,48 @@ RoleName = Literal["doctor", "support", "patient", "admin"]
 UserId = Annotated[int, Path(ge=1, le=MAX_ID), STRICT_ID]
 
 
+# The rules the service judges itself (its messages, in the reader's language), stated from its own constants.
+NAME = stated(pattern=NON_BLANK_TEXT_PATTERN)
+PASSWORD = stated(minLength=MIN_PASSWORD)
+
+
 class UserCreate(Strict):
-    username: str = Field(min_length=1, max_length=64, description="Lowercase letters, digits, '.', '_', '-'")
+    username: str = Field(
+        min_length=1,
+        max_length=64,
+        description="Letters, digits, '.', '_', '-', starting with a letter or digit; stored in lowercase",
+        json_schema_extra=stated(pattern=USERNAME_PATTERN),
+    )
     role: RoleName
-    display_name: str = Field(min_length=1, max_length=128)
-    password: str | None = Field(None, max_length=1024, description="Omit to have one generated and shown once")
-    specialty: str | None = Field(None, max_length=64, description="Doctors only")
+    display_name: str = Field(min_length=1, max_length=128, json_schema_extra=NAME)
+    password: str | None = Field(
+        None,
+        max_length=MAX_PASSWORD,
+        description=f"{MIN_PASSWORD} to {MAX_PASSWORD} characters; omit to have one generated and shown once",
+        json_schema_extra=PASSWORD,
+    )
+    specialty: str | None = Field(None, max_length=64, description="Doctors only", json_schema_extra=NAME)
     timezone: str | None = Field(None, description="Doctors only: IANA time zone", json_schema_extra=ZONES_OR_NULL)
     can_prescribe: bool | None = Field(None, description="Doctors only (default true)")
     chat_enabled: bool | None = Field(None, description="Doctors only (default true)")
 
 
 class UserUpdate(Strict):
-    display_name: str = Field(min_length=1, max_length=128)
+    display_name: str = Field(min_length=1, max_length=128, json_schema_extra=NAME)
 
 
 class PasswordSet(Strict):
-    password: str | None = Field(None, max_length=1024, description="Omit to have one generated and shown once")
+    password: str | None = Field(
+        None,
+        max_length=MAX_PASSWORD,
+        description=f"{MIN_PASSWORD} to {MAX_PASSWORD} characters; omit to have one generated and shown once",
+        json_schema_extra=PASSWORD,
+    )
 
 
 class DoctorUpdate(Strict):
-    display_name: str | None = Field(None, min_length=1, max_length=128)
-    specialty: str | None = Field(None, min_length=1, max_length=64)
+    display_name: str | None = Field(None, min_length=1, max_length=128, json_schema_extra=NAME)
+    specialty: str | None = Field(None, min_length=1, max_length=64, json_schema_extra=NAME)
     timezone: str | None = Field(None, json_schema_extra=ZONES_OR_NULL)
     can_prescribe: bool | None = None
     chat_enabled: bool | None = None

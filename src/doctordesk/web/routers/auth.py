@@ -9,16 +9,21 @@ from fastapi.responses import Response
 
 from doctordesk.domain.inputs import TEXT_PATTERN
 from doctordesk.services import auth, password_links
+from doctordesk.services.admin_users import MAX_PASSWORD, MIN_PASSWORD
 from doctordesk.web.deps import ActorDep, RuntimeDep
 from doctordesk.web.responses import INVALID, TOO_LARGE, UNAUTHORIZED, error_doc
 
 router = APIRouter(prefix="/auth", tags=["auth"])
 
 
-def text_form(description: str, *, max_length: int) -> Any:
-    """A required one-line text form field whose rule (no control characters) /openapi.json states."""
+def text_form(description: str, *, max_length: int, stated_min_length: int = 1) -> Any:
+    """A required one-line text form field whose rule (no control characters) /openapi.json states.
+    ``stated_min_length``: a longer minimum the service judges itself (its own message), stated in the schema."""
     return Form(
-        min_length=1, max_length=max_length, description=description, json_schema_extra={"pattern": TEXT_PATTERN}
+        min_length=1,
+        max_length=max_length,
+        description=description,
+        json_schema_extra={"pattern": TEXT_PATTERN, "minLength": stated_min_length},
     )
 
 
@@ -74,7 +79,12 @@ async def use_password_link(
     rt: RuntimeDep,
     token: Annotated[str, text_form("The token from the one-time link", max_length=128)],
     password: Annotated[
-        str, text_form("The new password: 8 to 1024 characters, no control characters", max_length=auth.MAX_PASSWORD)
+        str,
+        text_form(
+            f"The new password: {MIN_PASSWORD} to {MAX_PASSWORD} characters, no control characters",
+            max_length=MAX_PASSWORD,
+            stated_min_length=MIN_PASSWORD,
+        ),
     ],
 ) -> dict[str, Any]:
     """Set one's own password through a one-time link an admin made; then sign in with it. The user's other

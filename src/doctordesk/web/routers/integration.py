@@ -14,12 +14,12 @@ from pydantic import AwareDatetime, ConfigDict, Field, field_validator
 
 from doctordesk.domain.decisions import MAX_REASON_CHARS, Trigger
 from doctordesk.domain.errors import ValidationFailed
-from doctordesk.domain.inputs import MAX_ID
-from doctordesk.domain.integration import body_hash, is_valid_idempotency_key
+from doctordesk.domain.inputs import MAX_ID, NON_BLANK_MULTI_LINE_TEXT_PATTERN, NON_BLANK_TEXT_PATTERN
+from doctordesk.domain.integration import IDEMPOTENCY_KEY_PATTERN, body_hash, is_valid_idempotency_key
 from doctordesk.domain.texts import N_
 from doctordesk.services import free_times, outside_events
 from doctordesk.services import integration_requests as requests
-from doctordesk.web.bodies import StrictBody
+from doctordesk.web.bodies import StrictBody, stated
 from doctordesk.web.deps import IntegrationDep, RuntimeDep
 from doctordesk.web.params import STRICT_DATE, STRICT_ID, strict_int
 from doctordesk.web.responses import SCREEN_RESPONSES, SUBMIT_RESPONSES
@@ -29,6 +29,17 @@ router = APIRouter(prefix="/integration/v1", tags=["integration API"])
 Id = Annotated[int, Field(ge=1, le=MAX_ID)]
 AppointmentId = Annotated[int, Path(ge=1, le=MAX_ID), STRICT_ID]
 REPLAYED_HEADER = "Idempotent-Replayed"
+
+
+# A start in whole minutes, as the API description states it (the service judges it, with its own message).
+WHOLE_MINUTE = stated(
+    pattern=(
+        r"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])[Tt]([01][0-9]|2[0-3]):[0-5][0-9]:00(\.0+)?"
+        r"([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$"
+    )
+)
+# Text the service strips before it counts the characters: something besides white space.
+NON_BLANK = stated(pattern=NON_BLANK_TEXT_PATTERN)
 
 
 def _whole_minute(value: datetime) -> datetime:
@@ -46,8 +57,10 @@ class AppointmentRequestIn(Strict):
     patient: Id = Field(description="Patient id")
     doctor: Id = Field(description="Doctor (user) id")
     location: Id = Field(description="Location id")
-    service: str = Field(default="consultation", min_length=1, max_length=64)
-    start: AwareDatetime = Field(description="Requested start, ISO 8601 with offset, whole minutes")
+    service: str = Field(default="consultation", min_length=1, max_length=64, json_schema_extra=NON_BLANK)
+    start: AwareDatetime = Field(
+        description="Requested start, RFC 3339 with offset, whole minutes", json_schema_extra=WHOLE_MINUTE
+    )
     duration_minutes: int = Field(default=30, ge=5, le=480)
     note: str = Field(default="", max_length=2000)
 
@@ -60,11 +73,15 @@ class VersionIn(Strict):
 
 class CancelIn(VersionIn):
     by: Literal["patient", "clinic"]
-    reason: str = Field(min_length=1, max_length=MAX_REASON_CHARS)
+    reason: str = Field(
+        min_length=1, max_length=MAX_REASON_CHARS, json_schema_extra=stated(pattern=NON_BLANK_MULTI_LINE_TEXT_PATTERN)
+    )
 
 
 class RescheduleIn(VersionIn):
-    start: AwareDatetime = Field(description="The new wanted start, ISO 8601 with offset, whole minutes")
+    start: AwareDatetime = Field(
+        description="The new wanted start, RFC 3339 with offset, whole minutes", json_schema_extra=WHOLE_MINUTE
+    )
     note: str = Field(default="", max_length=2000)
 
     _minute = field_validator("start")(_whole_minute)
@@ -85,7 +102,11 @@ async def create_appointment_request(
     body: AppointmentRequestIn,
     idempotency_key: Annotated[
         str | None,
-        Header(description="Repeat the request safely: the same key and body get the first answer for 24 hours"),
+        Header(
+            description="Repeat the request safely: the same key and body get the first answer for 24 hours. Up "
+            "to 128 printable ASCII characters",
+            json_schema_extra=stated(pattern=IDEMPOTENCY_KEY_PATTERN),
+        ),
     ] = None,
 ) -> JSONResponse:
     """Create an appointment request (status `requested`) for the doctor to review. Refused with the screens'

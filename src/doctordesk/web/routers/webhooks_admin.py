@@ -13,12 +13,13 @@ from doctordesk.domain.cursors import MAX_CURSOR_CHARS, decode_cursor, encode_cu
 from doctordesk.domain.inputs import MAX_ID
 from doctordesk.domain.keyset import Position
 from doctordesk.domain.roles import Role
+from doctordesk.domain.webhooks import MAX_URL_CHARS, SUBSCRIBABLE, URL_PATTERN
 from doctordesk.i18n import stored
 from doctordesk.services import webhook_deliveries as deliveries
 from doctordesk.services import webhook_endpoints as endpoints
 from doctordesk.services.webhook_deliveries import DeliveryView
 from doctordesk.services.webhook_endpoints import EndpointChanges, EndpointView
-from doctordesk.web.bodies import StrictBody
+from doctordesk.web.bodies import StrictBody, stated
 from doctordesk.web.deps import ActorDep, RuntimeDep, require_roles
 from doctordesk.web.params import STRICT_ID, strict_int
 from doctordesk.web.responses import FORBIDDEN, INVALID, NOT_FOUND, UNAUTHORIZED
@@ -35,12 +36,24 @@ MAX_EVENT_TYPES = 50
 NO_STORE = "no-store"  # answers that carry a signing secret are kept by no cache
 
 
+# The service judges these rules itself (its messages); they are stated from its own constants.
+URL = stated(pattern=URL_PATTERN)
+URL_DESCRIPTION = (
+    "http or https URL that receives the POSTs; loopback and private addresses are refused unless the server "
+    "allows them"
+)
+EventType = Annotated[str, Field(max_length=64, json_schema_extra=stated(enum=list(SUBSCRIBABLE)))]
+AT_LEAST_ONE = stated(minItems=1)
+
+
 class EndpointIn(StrictBody):
     """A new endpoint."""
 
-    url: str = Field(max_length=2048, description="http or https URL that receives the POSTs")
-    event_types: list[Annotated[str, Field(max_length=64)]] = Field(
-        max_length=MAX_EVENT_TYPES, description="Event types to receive (docs/webhooks.md#events)"
+    url: str = Field(max_length=MAX_URL_CHARS, description=URL_DESCRIPTION, json_schema_extra=URL)
+    event_types: list[EventType] = Field(
+        max_length=MAX_EVENT_TYPES,
+        description="Event types to receive, at least one (docs/webhooks.md#events)",
+        json_schema_extra=AT_LEAST_ONE,
     )
     description: str = Field("", max_length=500)
     include_content: StrictBool = Field(False, description="Chat messages carry their text")
@@ -49,8 +62,10 @@ class EndpointIn(StrictBody):
 class EndpointPatch(StrictBody):
     """Fields to change; absent fields stay as they are."""
 
-    url: str | None = Field(None, max_length=2048)
-    event_types: list[Annotated[str, Field(max_length=64)]] | None = Field(None, max_length=MAX_EVENT_TYPES)
+    url: str | None = Field(None, max_length=MAX_URL_CHARS, description=URL_DESCRIPTION, json_schema_extra=URL)
+    event_types: list[EventType] | None = Field(
+        None, max_length=MAX_EVENT_TYPES, description="At least one", json_schema_extra=AT_LEAST_ONE
+    )
     description: str | None = Field(None, max_length=500)
     include_content: StrictBool | None = None
 

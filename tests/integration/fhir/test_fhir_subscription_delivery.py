@@ -6,7 +6,7 @@ subscription in ``error`` when its endpoint keeps failing."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -15,9 +15,6 @@ from sqlalchemy import select
 from standardwebhooks.webhooks import Webhook
 
 from doctordesk.config import Settings
-from doctordesk.realtime.webhook_dispatcher import WebhookDispatcher
-from doctordesk.realtime.wiring import build_webhook_dispatcher
-from doctordesk.runtime import Runtime
 from doctordesk.store.tables import AuditLog
 from doctordesk.store.webhook_tables import AdminNotice, WebhookDelivery
 from tests.integration.services.review_support import DISCLAIMER, NO_TIMEZONE, PRESCRIPTION, REQUESTED, aid, approve_url
@@ -31,20 +28,6 @@ from tests.support.webhook_receiver import Received, WebhookReceiver
 @pytest.fixture
 def settings(database_url: str, settings_factory: Callable[..., Settings]) -> Settings:
     return settings_factory(database_url, webhook_in_process=False, webhook_allow_private_addresses=True)
-
-
-@pytest.fixture
-def receiver() -> Iterator[WebhookReceiver]:
-    r = WebhookReceiver().up()
-    yield r
-    r.down()
-
-
-@pytest.fixture
-async def dispatcher(runtime: Runtime) -> AsyncIterator[WebhookDispatcher]:
-    d = build_webhook_dispatcher(runtime)
-    yield d
-    await d.close()
 
 
 @pytest.fixture

@@ -3,36 +3,18 @@ endpoints allowed, a receiver on loopback, and the admin's registration call."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import httpx
 import pytest
 
 from doctordesk.config import Settings
-from doctordesk.realtime.webhook_dispatcher import WebhookDispatcher
-from doctordesk.realtime.wiring import build_webhook_dispatcher
-from doctordesk.runtime import Runtime
-from tests.support.webhook_receiver import WebhookReceiver
 
 
 @pytest.fixture
 def settings(database_url: str, settings_factory: Callable[..., Settings]) -> Settings:
     return settings_factory(database_url, webhook_in_process=False, webhook_allow_private_addresses=True)
-
-
-@pytest.fixture
-def receiver() -> Iterator[WebhookReceiver]:
-    r = WebhookReceiver().up()
-    yield r
-    r.down()
-
-
-@pytest.fixture
-async def dispatcher(runtime: Runtime) -> AsyncIterator[WebhookDispatcher]:
-    d = build_webhook_dispatcher(runtime)
-    yield d
-    await d.close()
 
 
 @pytest.fixture

@@ -4,10 +4,11 @@ the same concurrency, measured in the same run (rounds interleaved: baseline, re
 baseline polls the list of a doctor the requests do not go to, so it stays an unchanged poll.
 
 A real server under uvicorn on loopback (``bench.common.Server``), seeded with the demo clinic; the requests spread
-over the free times of the next four weeks of two doctors. SQLite always; PostgreSQL too when
-``DOCTORDESK_BENCH_POSTGRES_URL`` names a server database to connect through: the benchmark creates a database of
-its own there and drops it afterwards. The load generator is Python (httpx) in this process: on 2 cores it shares
-the machine with the server, so the absolute rates are lower bounds.
+over the free times of the next 24 weeks of two doctors, each time requested once. SQLite always; PostgreSQL too
+when ``DOCTORDESK_BENCH_POSTGRES_URL`` names a server database to connect through: the benchmark creates a database
+of its own there and drops it afterwards. The load generator is ``wrk`` (a Lua script gives every request its own
+body and ``Idempotency-Key``), which costs the shared 2 cores far less than a Python client would; without wrk,
+the Python generator of ``bench.common`` (client-bound: its rates are lower bounds).
 
     python -m bench requests            (or: make bench BENCH=requests)
 Targets (SQLite): p50 ≤ 5 ms at 1 in flight; ≥ 500 requests/s at 10 in flight.
@@ -16,18 +17,20 @@ Targets (SQLite): p50 ≤ 5 ms at 1 in flight; ≥ 500 requests/s at 10 in fligh
 from __future__ import annotations
 
 import asyncio
+import json
 import os
-import uuid
 from contextlib import ExitStack
+from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
 
 import httpx
 
-from bench.common import Round, Server, in_flight_rounds, machine, own_postgres_databases, percentile, table
+from bench.common import Load, Server, load, machine, own_postgres_databases, table
 
 LEVELS = (1, 10, 50)
-PER_LEVEL = int(os.environ.get("DOCTORDESK_BENCH_REQUESTS", "600"))
+SECONDS = float(os.environ.get("DOCTORDESK_BENCH_SECONDS", "3"))  # per case and concurrency
+WEEKS = 24  # of free times the requests spread over (each is requested once)
 BENCH_DB = "doctordesk_bench_requests"
 
 
@@ -50,14 +53,16 @@ async def _setup(base: str) -> tuple[dict[str, str], dict[str, str], list[dict[s
         first = date.today() + timedelta(days=1)
         for d in doctors[:2]:
             for loc in locations:
-                free = await http.get(
-                    "/integration/v1/free-times",
-                    headers=api,
-                    params={"doctor": d["id"], "location": loc["id"], "from": first.isoformat(),
-                            "to": (first + timedelta(days=27)).isoformat()},
-                )  # fmt: skip
-                for slot in free.json().get("free", []):
-                    bodies.append({"doctor": d["id"], "location": loc["id"], "start": slot["start"]})
+                for window in range(WEEKS // 4):
+                    start = first + timedelta(weeks=4 * window)
+                    free = await http.get(
+                        "/integration/v1/free-times",
+                        headers=api,
+                        params={"doctor": d["id"], "location": loc["id"], "from": start.isoformat(),
+                                "to": (start + timedelta(days=27)).isoformat()},
+                    )  # fmt: skip
+                    for slot in free.json().get("free", []):
+                        bodies.append({"doctor": d["id"], "location": loc["id"], "start": slot["start"]})
         bodies = [
             {**b, "patient": patient_ids[i % len(patient_ids)], "service": "consultation", "note": "bench"}
             for i, b in enumerate(bodies)
@@ -65,52 +70,61 @@ async def _setup(base: str) -> tuple[dict[str, str], dict[str, str], list[dict[s
         return api, doctor, bodies
 
 
-async def _measure(base: str, database: str) -> list[Round]:
-    api, doctor, bodies = await _setup(base)
-    limits = httpx.Limits(max_connections=64, max_keepalive_connections=64)
+def _measure(base: str, database: str) -> list[Round]:
+    """Rounds interleaved per concurrency: the unchanged poll, then the create requests, each for ``SECONDS``."""
+    api, doctor, bodies = asyncio.run(_setup(base))
+    texts = [json.dumps(b) for b in bodies]
+    poll_url, create_url = f"{base}/profile/appointments", f"{base}/integration/v1/appointment-requests"
+    create_headers = {**api, "Content-Type": "application/json"}
+    state = httpx.put(poll_url, headers=doctor, timeout=30).json()["state"]
+    poll_headers = {**doctor, "X-Screen-State": state}
+    used = 0
+
+    def create(connections: int, seconds: float) -> Load:
+        nonlocal used
+        result = load(
+            create_url, method="POST", headers=create_headers, connections=connections, seconds=seconds,
+            bodies=texts[used:], unique="Idempotency-Key",
+        )  # fmt: skip
+        used += result.requests + connections  # wrk may have sent a few more than it counted
+        if used > len(texts):
+            raise RuntimeError(f"{len(texts)} free times were not enough: shorten DOCTORDESK_BENCH_SECONDS")
+        return result
+
+    load(poll_url, method="PATCH", headers=poll_headers, connections=4, seconds=1)  # warm-up: both paths
+    create(4, 0.5)
     rounds: list[Round] = []
-    async with httpx.AsyncClient(base_url=base, timeout=30, limits=limits) as http:
-        poll_headers = dict(doctor)
-
-        async def poll(_i: int) -> httpx.Response:
-            return await http.patch("/profile/appointments", headers=poll_headers)
-
-        async def fresh_state() -> None:
-            page = (await http.put("/profile/appointments", headers=doctor)).json()
-            poll_headers["X-Screen-State"] = page["state"]
-
-        sent = 0
-
-        async def create(i: int) -> httpx.Response:
-            body = bodies[(sent + i) % len(bodies)]
-            headers = {**api, "Idempotency-Key": uuid.uuid4().hex}
-            return await http.post("/integration/v1/appointment-requests", headers=headers, json=body)
-
-        await fresh_state()
-        for _ in range(30):  # warm-up: both paths, caches filled
-            await poll(0)
-            await create(0)
-        for in_flight in LEVELS:
-            await fresh_state()
-            latencies, seconds, errors = await in_flight_rounds(PER_LEVEL, in_flight, poll)
-            rounds.append(Round(database, "unchanged poll (baseline)", in_flight, latencies, seconds, errors))
-            latencies, seconds, errors = await in_flight_rounds(PER_LEVEL, in_flight, create)
-            sent += PER_LEVEL
-            rounds.append(Round(database, "create request", in_flight, latencies, seconds, errors))
+    for in_flight in LEVELS:
+        polled = load(poll_url, method="PATCH", headers=poll_headers, connections=in_flight, seconds=SECONDS)
+        rounds.append(Round(database, "unchanged poll (baseline)", in_flight, polled))
+        rounds.append(Round(database, "create request", in_flight, create(in_flight, SECONDS)))
     return rounds
+
+
+@dataclass
+class Round:
+    database: str
+    what: str
+    in_flight: int
+    load: Load
+
+    def row(self) -> list[Any]:
+        m = self.load
+        return [self.database, self.what, self.in_flight, m.requests, m.p50_ms, m.p99_ms, round(m.rps), m.errors,
+                m.tool]  # fmt: skip
 
 
 def main() -> int:
     rounds: list[Round] = []
     with Server() as server:
-        rounds += asyncio.run(_measure(server.url, "SQLite"))
+        rounds += _measure(server.url, "SQLite")
     pg = os.environ.get("DOCTORDESK_BENCH_POSTGRES_URL")
     if pg:
         with ExitStack() as stack:
             (url,) = stack.enter_context(own_postgres_databases(pg, [BENCH_DB]))
             server = stack.enter_context(Server(env={"DOCTORDESK_DATABASE_URL": url}))
-            rounds += asyncio.run(_measure(server.url, "PostgreSQL"))
-    headers = ["database", "what", "in flight", "requests", "p50 ms", "p99 ms", "max ms", "requests/s", "errors"]
+            rounds += _measure(server.url, "PostgreSQL")
+    headers = ["database", "what", "in flight", "requests", "p50 ms", "p99 ms", "requests/s", "errors", "load"]
     print(table(headers, [r.row() for r in rounds]))
     print()
     ratios = []
@@ -120,16 +134,13 @@ def main() -> int:
                 next(r for r in rounds if r.database == database and r.in_flight == in_flight and r.what == what)
                 for what in ("unchanged poll (baseline)", "create request")
             )
-            ratios.append([
-                database, in_flight,
-                percentile(req.latencies, 50) / max(percentile(base.latencies, 50), 1e-9),
-                (len(req.latencies) / req.seconds) / max(len(base.latencies) / base.seconds, 1e-9),
-            ])  # fmt: skip
+            p50_ratio = req.load.p50_ms / max(base.load.p50_ms, 1e-9)
+            ratios.append([database, in_flight, p50_ratio, req.load.rps / max(base.load.rps, 1e-9)])
     print(table(["database", "in flight", "p50 ratio (request / poll)", "throughput ratio"], ratios))
     print(f"\n{machine()}")
     sqlite = [r for r in rounds if r.database == "SQLite" and r.what == "create request"]
-    p50_one = percentile(sqlite[0].latencies, 50)
-    rps_ten = len(sqlite[1].latencies) / sqlite[1].seconds
-    errors = sum(r.errors for r in rounds)
+    p50_one = sqlite[0].load.p50_ms
+    rps_ten = sqlite[1].load.rps
+    errors = sum(r.load.errors for r in rounds)
     print(f"SQLite: p50 at 1 in flight {p50_one:.1f} ms (target ≤ 5), {rps_ten:.0f} requests/s at 10 (target ≥ 500)")
     return 0 if errors == 0 and p50_one <= 5 and rps_ten >= 500 else 1

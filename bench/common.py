@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
@@ -216,22 +217,62 @@ def load(
     connections: int = 1,
     seconds: float = 5.0,
     rotate: Sequence[dict[str, str]] = (),
+    bodies: Sequence[str] = (),
+    unique: str = "",
 ) -> Load:
     """Drive ``url`` with ``connections`` concurrent keep-alive clients for ``seconds``. ``rotate``: header sets
-    taken in turn, one per request (added to ``headers``), so many distinct clients share the connections."""
+    taken in turn, one per request (added to ``headers``), so many distinct clients share the connections.
+    ``bodies``: request bodies taken in turn, one per request, never twice (a run that would need more is an
+    error of the caller). ``unique``: a header given a value of its own on every request (an ``Idempotency-Key``)."""
     sets = [{**(headers or {}), **extra} for extra in rotate] or [headers or {}]
     if have_wrk():
-        return _wrk(url, method=method, header_sets=sets, connections=connections, seconds=seconds)
-    return asyncio.run(_python_load(url, method=method, header_sets=sets, connections=connections, seconds=seconds))
+        return _wrk(
+            url, method=method, header_sets=sets, connections=connections, seconds=seconds, bodies=bodies,
+            unique=unique,
+        )  # fmt: skip
+    return asyncio.run(
+        _python_load(
+            url, method=method, header_sets=sets, connections=connections, seconds=seconds, bodies=bodies,
+            unique=unique,
+        )
+    )  # fmt: skip
 
 
 def _lua_string(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def _wrk(url: str, *, method: str, header_sets: list[dict[str, str]], connections: int, seconds: float) -> Load:
+def _wrk(
+    url: str,
+    *,
+    method: str,
+    header_sets: list[dict[str, str]],
+    connections: int,
+    seconds: float,
+    bodies: Sequence[str] = (),
+    unique: str = "",
+) -> Load:
     lines = [f"wrk.method = {_lua_string(method)}"]
-    if len(header_sets) == 1:
+    if bodies or unique:
+        entries = (
+            "{" + ", ".join(f"[{_lua_string(k)}] = {_lua_string(v)}" for k, v in hs.items()) + "}" for hs in header_sets
+        )
+        run = uuid.uuid4().hex[:12]
+        lines += [
+            "local sets = {" + ",\n".join(entries) + "}",
+            "local bodies = {" + ",\n".join(_lua_string(b) for b in bodies) + "}",
+            "local turn = 0",
+            "request = function()",
+            "  turn = turn + 1",
+            "  local headers = {}",
+            "  for k, v in pairs(sets[(turn - 1) % #sets + 1]) do headers[k] = v end",
+            f'  if {_lua_string(unique)} ~= "" then headers[{_lua_string(unique)}] = "{run}-" .. turn end',
+            "  local body = nil",
+            "  if #bodies > 0 then body = bodies[(turn - 1) % #bodies + 1] end",
+            "  return wrk.format(nil, nil, headers, body)",
+            "end",
+        ]
+    elif len(header_sets) == 1:
         lines += [f"wrk.headers[{_lua_string(k)}] = {_lua_string(v)}" for k, v in header_sets[0].items()]
     else:
         entries = (
@@ -302,7 +343,14 @@ def _parse_wrk(out: str) -> Load:
 
 
 async def _python_load(
-    url: str, *, method: str, header_sets: list[dict[str, str]], connections: int, seconds: float
+    url: str,
+    *,
+    method: str,
+    header_sets: list[dict[str, str]],
+    connections: int,
+    seconds: float,
+    bodies: Sequence[str] = (),
+    unique: str = "",
 ) -> Load:
     latencies: list[float] = []
     errors = 0
@@ -315,10 +363,13 @@ async def _python_load(
             nonlocal errors, turn
             while time.perf_counter() < deadline:
                 headers = header_sets[turn % len(header_sets)]
+                if unique:
+                    headers = {**headers, unique: uuid.uuid4().hex}
+                body = bodies[turn % len(bodies)] if bodies else None
                 turn += 1
                 started = time.perf_counter()
                 try:
-                    response = await client.request(method, url, headers=headers)
+                    response = await client.request(method, url, headers=headers, content=body)
                     if response.status_code >= 400:
                         errors += 1
                 except httpx.HTTPError:

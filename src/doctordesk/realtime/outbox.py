@@ -11,13 +11,15 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Protocol
 
-from sqlalchemy import func, select, text, update
+from sqlalchemy import bindparam, func, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk import i18n
 from doctordesk.domain.events import DomainEvent
 from doctordesk.realtime.lease import lease_due
+from doctordesk.store import plain_rows
 from doctordesk.store.db import Database
 from doctordesk.store.realtime_tables import Device, PushOutbox
 from doctordesk.store.tables import User
@@ -53,46 +55,55 @@ async def depth(db: Database) -> int:
 QUEUED_EVENT = "push.queued"
 
 
+class Recipient(Protocol):
+    """A device to notify, as ``enqueue`` reads it."""
+
+    id: int
+    device_key: str
+    user_id: int
+
+
+_RECIPIENTS = (
+    select(Device.id, Device.device_key, Device.user_id, User.language)
+    .join(User, User.id == Device.user_id)
+    .where(Device.user_id.in_(bindparam("user_ids", expanding=True)), Device.push_token.is_not(None))
+)
+
+
 async def enqueue(
     session: AsyncSession,
     events: Sequence[DomainEvent],
     *,
     now: datetime,
-    data_for: Callable[[DomainEvent, Device], str],
+    data_for: Callable[[DomainEvent, Recipient], str],
 ) -> int:
-    """Outbox rows for the devices whose last active user is to be notified of each event (same transaction)."""
+    """Outbox rows for the devices whose last active user is to be notified of each event (same transaction),
+    written by one plain INSERT (this runs in every write that notifies somebody)."""
     wanted = [e for e in events if e.notify_user_ids]
     if not wanted:
         return 0
-    user_ids = {u for e in wanted for u in e.notify_user_ids}
-    rows = (
-        await session.execute(
-            select(Device, User.language)
-            .join(User, User.id == Device.user_id)
-            .where(Device.user_id.in_(user_ids), Device.push_token.is_not(None))
-        )
-    ).all()
-    count = 0
-    for event in wanted:
-        for device, language in rows:
-            if device.user_id in event.notify_user_ids:
-                session.add(
-                    PushOutbox(
-                        notification_id=str(uuid.uuid4()),
-                        device_id=device.id,
-                        user_id=device.user_id,
-                        # In the recipient's language (a Text keeps its template; English without a choice).
-                        text=i18n.t(language or i18n.DEFAULT, event.notify_text) if event.notify_text else None,
-                        data=data_for(event, device),
-                        kind=event.kind[:64],
-                        created_at=now,
-                        next_attempt_at=now,
-                        attempts=0,
-                        status=PENDING,
-                    )
-                )
-                count += 1
-    return count
+    user_ids = sorted({u for e in wanted for u in e.notify_user_ids})
+    devices = (await session.execute(_RECIPIENTS, {"user_ids": user_ids})).all()
+    rows = [
+        {
+            "notification_id": str(uuid.uuid4()),
+            "device_id": device.id,
+            "user_id": device.user_id,
+            # In the recipient's language (a Text keeps its template; English without a choice).
+            "text": i18n.t(device.language or i18n.DEFAULT, event.notify_text) if event.notify_text else None,
+            "data": data_for(event, device),
+            "kind": event.kind[:64],
+            "created_at": now,
+            "next_attempt_at": now,
+            "attempts": 0,
+            "status": PENDING,
+        }
+        for event in wanted
+        for device in devices
+        if device.user_id in event.notify_user_ids
+    ]
+    await plain_rows.add(session, PushOutbox, rows)
+    return len(rows)
 
 
 async def claim(db: Database, *, now: datetime, limit: int, lease_seconds: float) -> list[Due]:

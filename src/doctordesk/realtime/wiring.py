@@ -22,7 +22,6 @@ from doctordesk.realtime.routing import Screen, message_for
 from doctordesk.realtime.webhook_dispatcher import WebhookDispatcher
 from doctordesk.runtime import Runtime
 from doctordesk.screens.state import Shown, Viewer
-from doctordesk.store.realtime_tables import Device
 
 
 def build_bus(settings: Settings, hub: Hub) -> EventBus:
@@ -58,7 +57,7 @@ def install(rt: Runtime) -> None:
 
     rt.screens.listeners.append(on_shown)
 
-    def data_for(event: DomainEvent, device: Device) -> str:
+    def data_for(event: DomainEvent, device: outbox.Recipient) -> str:
         # A mobile app names its client with its device id: the message fits the screen it showed last.
         screen = rt.hub.screen_of(device.device_key)
         message = message_for(frozenset(event.topics), screen) if screen and screen.user_id == device.user_id else None

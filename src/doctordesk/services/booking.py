@@ -161,10 +161,10 @@ async def request(rt: Runtime, actor: Actor, form: Mapping[str, str]) -> UpdateS
     req = _request_input(_patient(actor), form)
     now = rt.clock.now()
     async with unit_of_work(rt) as uow:
-        a = await place_request(rt, uow, actor, req, now=now)
+        await place_request(rt, uow, actor, req, now=now)
         # The reference data place_request just read (cached): no second connection for the time zone.
         c = await cached_clinic(rt, uow.session)
-        when = format_local(req.start, c.directory.locations.get(a.location_id, "UTC"))
+        when = format_local(req.start, c.directory.locations.get(req.location_id, "UTC"))
     return UpdateSet(
         screen=screen.SCREEN,
         state="",

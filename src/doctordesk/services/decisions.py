@@ -34,10 +34,11 @@ from doctordesk.screens import review_approve
 from doctordesk.screens.protocol import UpdateSet, p_update
 from doctordesk.screens.wording import status_label, status_props
 from doctordesk.services import notices
-from doctordesk.services.audit import audit
+from doctordesk.services.audit import audit_now
 from doctordesk.services.review import assess_cards, cards_from_form, version_from
 from doctordesk.services.review_facts import cached_clinic, subject_for
 from doctordesk.services.uow import UnitOfWork, unit_of_work
+from doctordesk.store import plain_rows
 from doctordesk.store.review_tables import AppointmentOffer, OfferState, ReviewDraft
 from doctordesk.store.tables import Appointment, AppointmentHistory, Patient
 
@@ -233,17 +234,10 @@ async def transition(
     actor_id = actor.user_id if isinstance(actor, Actor) else None
     if isinstance(actor, Integration):
         details = {**details, **actor.audit_details()}
-    session.add(
-        AppointmentHistory(
-            appointment_id=a.id,
-            at=now,
-            actor_id=actor_id,
-            from_status=from_status,
-            to_status=int(to),
-            details=details,
-        )
-    )
-    audit(
+    history = {"appointment_id": a.id, "at": now, "actor_id": actor_id, "from_status": from_status,
+               "to_status": int(to), "details": details}  # fmt: skip
+    await plain_rows.add(session, AppointmentHistory, history)
+    await audit_now(
         session,
         at=now,
         actor_id=actor_id,

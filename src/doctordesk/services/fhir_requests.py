@@ -203,11 +203,9 @@ async def _place(rt: Runtime, caller: Caller, req: RequestInput, external_id: st
     now = rt.clock.now()
     try:
         async with unit_of_work(rt) as uow:
-            a = await place_request(rt, uow, caller, req, now=now)
-            a.external_id = external_id
+            a = (await place_request(rt, uow, caller, req, now=now, external_id=external_id)).appointment
             if isinstance(caller, Integration):
-                record_origin(uow.session, caller, a, note=req.note, now=now)
-            await uow.session.flush()
+                await record_origin(uow.session, caller, a, note=req.note, now=now)
             return a.id
     except ValidationFailed as refused:
         fields = {_ELEMENT.get(k, k): v for k, v in refused.fields.items()}

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -30,6 +30,7 @@ from doctordesk.runtime import Runtime
 from doctordesk.services.decisions import transition
 from doctordesk.services.review_facts import Clinic, busy_times, cached_clinic, lock_schedules
 from doctordesk.services.uow import UnitOfWork, unit_of_work
+from doctordesk.store import plain_rows
 from doctordesk.store.integration_tables import IdempotencyRecord, IntegrationRequest
 from doctordesk.store.tables import Appointment, Location, Patient, User
 
@@ -94,7 +95,7 @@ async def check_time(
         raise ValidationFailed(message, fields={"start": message})
 
 
-def _check_refs(c: Clinic, req: RequestInput, patient: Patient | None) -> None:
+def _check_refs(c: Clinic, req: RequestInput, patient: str | None) -> None:
     fields: dict[str, str] = {}
     if patient is None:
         fields["patient"] = N_("Unknown patient.")
@@ -108,16 +109,34 @@ def _check_refs(c: Clinic, req: RequestInput, patient: Patient | None) -> None:
         raise ValidationFailed(fields=fields)
 
 
+@dataclass(frozen=True, slots=True)
+class Placed:
+    """A request just placed: its row (not in the session: written by a plain INSERT) and the patient's name."""
+
+    appointment: Appointment
+    patient_name: str
+
+
+_PATIENT_NAME = select(Patient.name).where(Patient.id == bindparam("patient_id"))
+
+
 async def place_request(
-    rt: Runtime, uow: UnitOfWork, caller: Actor | Integration, req: RequestInput, *, now: datetime
-) -> Appointment:
+    rt: Runtime,
+    uow: UnitOfWork,
+    caller: Actor | Integration,
+    req: RequestInput,
+    *,
+    now: datetime,
+    external_id: str | None = None,
+) -> Placed:
     """A new appointment request (status requested) by the scheduling rules the screens apply, with its history,
-    audit, push and the doctor's list updated: the one way a request comes in, from the integration API and from
+    audit, push and the doctor's list updated: the one way a request comes in, from the integration API, FHIR and
     the patient's booking screen. Refused (FIELDS_VALIDATION_ERROR, nothing written) when a reference is unknown or
-    the time breaks a rule."""
+    the time breaks a rule. Its rows are written by plain INSERTs (``store/plain_rows``): the hot path of the
+    clinic's booking systems, where the unit of work's flush cost more than the statements."""
     session = uow.session
     c = await cached_clinic(rt, session)
-    patient = await session.get(Patient, req.patient_id)
+    patient = await session.scalar(_PATIENT_NAME, {"patient_id": req.patient_id})
     _check_refs(c, req, patient)
     assert patient is not None
     await check_time(
@@ -130,24 +149,24 @@ async def place_request(
         start=req.start,
         duration_minutes=req.duration_minutes,
     )
-    a = Appointment(
-        patient_id=patient.id,
-        doctor_id=req.doctor_id,
-        location_id=req.location_id,
-        service=req.service,
-        start_at=req.start,
-        duration_minutes=req.duration_minutes,
-        status=int(Status.REQUESTED),
-        version=1,
-        chat_enabled=True,
-        disclaimer_required=False,
-        prescription_needed=False,
-        request_note=req.note or None,
-        created_at=now,
-        updated_at=now,
-    )
-    session.add(a)
-    await session.flush()
+    values: dict[str, Any] = {
+        "patient_id": req.patient_id,
+        "doctor_id": req.doctor_id,
+        "location_id": req.location_id,
+        "service": req.service,
+        "start_at": req.start,
+        "duration_minutes": req.duration_minutes,
+        "status": int(Status.REQUESTED),
+        "version": 1,
+        "chat_enabled": True,
+        "disclaimer_required": False,
+        "prescription_needed": False,
+        "request_note": req.note or None,
+        "created_at": now,
+        "updated_at": now,
+        "external_id": external_id,
+    }
+    a = Appointment(id=await plain_rows.add_returning_id(session, Appointment, values), **values)
     when = Moment(req.start, c.directory.locations[req.location_id])
     details: dict[str, Any] = {"action": Trigger.REQUEST.value, "start": req.start.isoformat(), "note": req.note}
     await transition(
@@ -159,18 +178,19 @@ async def place_request(
         details,
         now=now,
         notify=(req.doctor_id,),
-        text=Text("New appointment request from {name} for {when}.", name=patient.name, when=when),
+        text=Text("New appointment request from {name} for {when}.", name=patient, when=when),
         created=True,
     )
-    return a
+    return Placed(a, patient)
 
 
-def record_origin(session: AsyncSession, caller: Integration, a: Appointment, *, note: str, now: datetime) -> None:
+async def record_origin(
+    session: AsyncSession, caller: Integration, a: Appointment, *, note: str, now: datetime
+) -> None:
     """Remember which service account asked for the appointment (a key with only ``appointments:write`` reads
     back what its account created)."""
-    session.add(
-        IntegrationRequest(appointment_id=a.id, service_account_id=caller.service_account_id, note=note, created_at=now)
-    )
+    row = {"appointment_id": a.id, "service_account_id": caller.service_account_id, "note": note, "created_at": now}
+    await plain_rows.add(session, IntegrationRequest, row)
 
 
 async def appointment_body(session: AsyncSession, appointment_id: int) -> dict[str, Any]:
@@ -272,6 +292,7 @@ async def _create_once(
     async with unit_of_work(rt) as uow:
         session = uow.session
         record = None
+        kept: dict[str, Any] | None = None
         if idempotency_key is not None:
             if look_up:
                 record = await session.scalar(
@@ -287,37 +308,37 @@ async def _create_once(
                 if record is not None:
                     await session.delete(record)
                     await session.flush()
-            record = IdempotencyRecord(
-                service_account_id=caller.service_account_id,
-                key=idempotency_key,
-                request_hash=request_hash,
-                status_code=CREATED,
-                response={},
-                created_at=now,
-                expires_at=now + IDEMPOTENCY_TTL,
-            )
+            kept = {
+                "service_account_id": caller.service_account_id,
+                "key": idempotency_key,
+                "request_hash": request_hash,
+                "status_code": CREATED,
+                "created_at": now,
+                "expires_at": now + IDEMPOTENCY_TTL,
+            }
             if not rt.db.is_sqlite:
                 # Taken now: a concurrent request with the same key waits here and then fails on the unique key,
                 # to be answered as a repeat. (SQLite writers take turns for the whole transaction: the record is
                 # written last, with the answer, in one INSERT.)
+                record = IdempotencyRecord(**kept, response={})
                 session.add(record)
                 await session.flush()
-        a = await place_request(rt, uow, caller, req, now=now)
-        record_origin(session, caller, a, note=req.note, now=now)
-        # Everything the answer shows is known here: the row just written, the patient read by place_request
-        # (in the session already) and the cached reference data place_request checked the request against.
+        placed = await place_request(rt, uow, caller, req, now=now)
+        a = placed.appointment
+        await record_origin(session, caller, a, note=req.note, now=now)
+        # Everything the answer shows is known here: the row just written, the patient's name place_request read
+        # and the cached reference data place_request checked the request against.
         c = await cached_clinic(rt, session)
-        patient = await session.get(Patient, a.patient_id)
-        assert patient is not None
         body = _body(
             a,
             doctor=c.directory.doctors[a.doctor_id],
-            patient=patient.name,
+            patient=placed.patient_name,
             location=(a.location_id, c.location_names[a.location_id], c.directory.locations[a.location_id]),
             note=req.note,
             service_account=caller.service_account_id,
         )
         if record is not None:
             record.response = body
-            session.add(record)
+        elif kept is not None:
+            await plain_rows.add(session, IdempotencyRecord, {**kept, "response": body})
     return Answer(CREATED, body)

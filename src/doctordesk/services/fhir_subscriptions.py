@@ -35,6 +35,8 @@ from doctordesk.services.uow import UnitOfWork, unit_of_work
 from doctordesk.services.webhook_endpoints import new_secret
 from doctordesk.store import keyset
 from doctordesk.store.fhir_tables import FhirSubscription
+from doctordesk.store.integration_tables import ServiceAccount
+from doctordesk.store.tables import User
 from doctordesk.store.webhook_tables import WebhookEndpoint
 
 log = logging.getLogger(__name__)
@@ -142,6 +144,15 @@ async def _row(session: AsyncSession, caller: Caller, sub_id: int, *, lock: bool
 
 
 async def _check_room(session: AsyncSession, caller: Caller, *, now: datetime) -> None:
+    """Refused when the owner already has the most subscriptions on. The owner's row is locked first (PostgreSQL;
+    SQLite's writers take turns anyway), so two creates at the same moment are counted one after the other."""
+    if session.get_bind().dialect.name != "sqlite":
+        owner = (
+            select(ServiceAccount.id).where(ServiceAccount.id == caller.service_account_id)
+            if isinstance(caller, Integration)
+            else select(User.id).where(User.id == caller.user_id)
+        )
+        await session.execute(owner.with_for_update())
     taken = await session.scalar(
         select(func.count())
         .select_from(FhirSubscription)

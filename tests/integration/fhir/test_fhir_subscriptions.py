@@ -4,11 +4,12 @@ writes nothing. Every Subscription sent or answered is validated against the R4 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from doctordesk.config import Settings
 from doctordesk.domain import fhir_subscriptions as rules
@@ -280,3 +281,16 @@ async def test_an_owner_keeps_at_most_twenty_subscriptions_on(client, login, run
     paused = valid({**subscription(), "id": created[0]["id"], "status": "off"})
     resource_of(await send(client, doctor.headers, paused, method="PUT", path=f"/{created[0]['id']}"))
     assert (await create(client, doctor.headers, subscription()))["status"] == "active"
+
+
+async def test_two_creates_at_the_same_moment_never_take_an_owner_past_twenty(client, login, runtime):
+    doctor = await login("doctor1")
+    for _ in range(rules.MAX_ACTIVE_PER_OWNER - 1):
+        await create(client, doctor.headers, subscription())
+    answers = await asyncio.gather(*(send(client, doctor.headers, valid(subscription())) for _ in range(4)))
+    assert sorted(a.status_code for a in answers) == [201, 422, 422, 422]
+    async with runtime.db.read() as s:
+        on = await s.scalar(
+            select(func.count()).select_from(FhirSubscription).where(FhirSubscription.status == "active")
+        )
+    assert on == rules.MAX_ACTIVE_PER_OWNER

@@ -68,6 +68,7 @@ FLUSH_SECONDS = 0.02  # outcomes are recorded this long after the first of them,
 # An endpoint with this many deliveries per request of its window waiting here is left out of the next claims.
 WAITING_PER_WINDOW = 4
 ANSWER_BYTES = 64 * 1024  # read at most this much of an answer (its body is not used)
+REMEMBERED_ENDPOINTS = 1000  # beyond this many, endpoints with nothing under way here are forgotten (window and all)
 
 
 @lru_cache(maxsize=1024)
@@ -235,7 +236,10 @@ class WebhookDispatcher(DrainLoop):
                 heapq.heappop(self._retries)
             wait = self.poll_seconds
             if self._retries:
-                wait = min(wait, max(0.0, (self._retries[0] - self.clock.now()).total_seconds()))
+                # A retry is claimable once it is due and recorded: look a recording's interval after it is due,
+                # which also takes the retries due meanwhile in the same claim.
+                due_in = (self._retries[0] - self.clock.now()).total_seconds()
+                wait = min(wait, max(0.0, due_in) + FLUSH_SECONDS)
             await self._sleep(wait)
 
     async def _sleep(self, seconds: float) -> None:
@@ -265,6 +269,8 @@ class WebhookDispatcher(DrainLoop):
 
     async def _claim(self) -> int:
         s, now = self.settings, self.clock.now()
+        if len(self._endpoints) > REMEMBERED_ENDPOINTS:
+            self._forget_idle(now)
         left_out = self._left_out(now)
         self._left_full = {i for i in left_out if self._is_full(self._endpoints[i])}
         due = await webhook_outbox.claim(
@@ -273,6 +279,11 @@ class WebhookDispatcher(DrainLoop):
         if due:
             self._accept(due, until=time.monotonic() + s.webhook_lease_seconds / 2)
         return len(due)
+
+    def _forget_idle(self, now: datetime) -> None:
+        for i, e in list(self._endpoints.items()):
+            if not (e.waiting or e.sending or e.gone or (e.held_until is not None and e.held_until > now)):
+                del self._endpoints[i]
 
     # Sending --------------------------------------------------------------------------------------------------
 

@@ -67,8 +67,8 @@ def dispatcher_for(runtime: Runtime, settings: Settings, db: Database | None = N
 class Counting(WebhookDispatcher):
     """A dispatcher that counts what it leased and how often it recorded outcomes."""
 
-    def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
         self.leased = 0
         self.recordings = 0
 
@@ -77,9 +77,9 @@ class Counting(WebhookDispatcher):
         self.leased += found
         return found
 
-    async def _settle(self, *args: object, **kwargs: object) -> set[int]:
+    async def _settle(self, *args, **kwargs) -> set[int]:
         self.recordings += 1
-        return await super()._settle(*args, **kwargs)  # type: ignore[arg-type]
+        return await super()._settle(*args, **kwargs)
 
 
 async def test_concurrent_batch_claims_never_take_one_delivery_twice(runtime, demo, settings, receiver, register):

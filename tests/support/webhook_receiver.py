@@ -7,6 +7,7 @@ rest-hook does.)"""
 from __future__ import annotations
 
 import json
+import ssl
 import threading
 import time
 from collections import Counter
@@ -45,13 +46,14 @@ class WebhookReceiver:
         self.received: list[Received] = []
         self.answers: list[tuple[int, str | None]] = []
         self.status_for: dict[str, int] = {}
+        self.scheme = "http"
         self.delay = 0.0
         self.in_flight: Counter[str] = Counter()
         self.peaks: Counter[str] = Counter()  # the most requests in flight at once, per path ("" overall)
         self._server: ThreadingHTTPServer | None = None
 
     def url(self, path: str = "/hook") -> str:
-        return f"http://127.0.0.1:{self.port}{path}"
+        return f"{self.scheme}://127.0.0.1:{self.port}{path}"
 
     def fail_next(self, count: int, status: int = 503, retry_after: str | None = None) -> None:
         with self.lock:
@@ -77,8 +79,10 @@ class WebhookReceiver:
             for key in (path, ""):
                 self.in_flight[key] -= 1
 
-    def up(self) -> WebhookReceiver:
+    def up(self, *, tls: ssl.SSLContext | None = None) -> WebhookReceiver:
+        """Serve on the port (HTTPS with ``tls``, a server context holding the certificate)."""
         receiver = self
+        self.scheme = "https" if tls else "http"
 
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *_args: Any) -> None:
@@ -111,6 +115,8 @@ class WebhookReceiver:
 
         ThreadingHTTPServer.allow_reuse_address = True
         self._server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+        if tls is not None:
+            self._server.socket = tls.wrap_socket(self._server.socket, server_side=True)
         self._server.daemon_threads = True
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
         return self

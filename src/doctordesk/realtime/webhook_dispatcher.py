@@ -42,6 +42,7 @@ from datetime import datetime, timedelta
 from functools import lru_cache
 
 import aiohttp
+import httpx
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 from standardwebhooks.webhooks import Webhook
@@ -141,9 +142,16 @@ class WebhookDispatcher(DrainLoop):
     def _client(self) -> aiohttp.ClientSession:
         if self._http is None or self._http.closed:
             s = self.settings
-            self._http = aiohttp.ClientSession(
+            connector = aiohttp.TCPConnector(
                 # Our own bounds decide how many requests are in flight, per endpoint and overall.
-                connector=aiohttp.TCPConnector(limit=s.webhook_concurrency, limit_per_host=0, ttl_dns_cache=60),
+                limit=s.webhook_concurrency,
+                limit_per_host=0,
+                ttl_dns_cache=60,
+                # The trust of the service's other clients: certifi's bundle, or SSL_CERT_FILE / SSL_CERT_DIR.
+                ssl=httpx.create_ssl_context(),
+            )
+            self._http = aiohttp.ClientSession(
+                connector=connector,
                 timeout=aiohttp.ClientTimeout(total=s.webhook_timeout_seconds),
                 headers={"user-agent": f"doctordesk-webhooks/{__version__}"},
                 # The delivery says its content type (none for an empty notification).

@@ -8,11 +8,16 @@ from __future__ import annotations
 import asyncio
 import inspect
 import os
+import shutil
+import ssl
+import subprocess
 import sys
 import time
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
+from pathlib import Path
 
+import pytest
 from sqlalchemy import select
 
 from doctordesk.config import Settings
@@ -27,6 +32,7 @@ from doctordesk.store.webhook_tables import WebhookDelivery
 from tests.integration.services.review_support import REQUESTED, aid, approve_url
 from tests.support.fhir import FHIR_JSON
 from tests.support.fhir_subscriptions import send, subscriber_key, subscription, valid
+from tests.support.webhook_receiver import WebhookReceiver
 
 
 async def queue(runtime: Runtime, demo: Demo, count: int, *, start: int = 0) -> None:
@@ -288,3 +294,48 @@ async def test_a_running_dispatcher_puts_a_subscriptions_appointment_with_its_he
     [hook] = receiver.requests("/hook")
     assert hook.method == "POST" and "authorization" not in hook.headers and "x-clinic" not in hook.headers
     assert {r.status for r in await rows(runtime)} == {"delivered"}
+
+
+def self_signed(directory: Path) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1 and its key, made by the openssl command (skips without it)."""
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.skip("the openssl command is not installed")
+    cert, key = directory / "cert.pem", directory / "key.pem"
+    subprocess.run(
+        [openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+         "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+        check=True, capture_output=True, timeout=60,
+    )  # fmt: skip
+    return cert, key
+
+
+async def test_https_endpoints_are_verified_against_the_trusted_certificates(
+    runtime, demo, settings, tmp_path, monkeypatch, register
+):
+    cert, key = self_signed(tmp_path)
+    tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    tls.load_cert_chain(cert, key)
+    receiver = WebhookReceiver().up(tls=tls)
+    try:
+        await register(receiver.url(), ["appointment.approved"])
+        await queue(runtime, demo, 1)
+        untrusting = dispatcher_for(runtime, settings)
+        try:
+            await untrusting.round()
+        finally:
+            await untrusting.close()
+        [row] = await rows(runtime)
+        assert receiver.requests() == [] and row.status == "pending" and "certificate" in (row.last_error or "").lower()
+        monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # the operator trusts the receiver's certificate
+        runtime.clock.advance(timedelta(seconds=10))
+        trusting = dispatcher_for(runtime, settings)
+        try:
+            await trusting.drain()
+        finally:
+            await trusting.close()
+    finally:
+        receiver.down()
+    [got] = receiver.requests()
+    assert got.json()["type"] == "appointment.approved"
+    assert [(r.status, r.attempts) for r in await rows(runtime)] == [("delivered", 2)]

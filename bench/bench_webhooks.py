@@ -8,9 +8,10 @@ delivered twice under different ids (so, after de-duplication, none twice), no b
 never restarted is measured in the same run.
 
 Environment: ``BENCH_WEBHOOK_EVENTS`` (default 20000), ``BENCH_WEBHOOK_WORKERS`` (worker processes, default 2),
-``BENCH_WEBHOOK_CONCURRENCY`` and ``BENCH_WEBHOOK_BATCH_SIZE`` (lanes per worker and batch per lane; default: the
-service's defaults), ``DOCTORDESK_BENCH_POSTGRES_URL`` (the server to create a database of its own on, dropped
-afterwards; default: the server of ``DOCTORDESK_TEST_POSTGRES_URL``, whose database is only connected through).
+``BENCH_WEBHOOK_CONCURRENCY``, ``BENCH_WEBHOOK_ENDPOINT_CONCURRENCY`` and ``BENCH_WEBHOOK_BATCH_SIZE`` (requests in
+flight per worker, per endpoint, deliveries per claim; default: the service's defaults),
+``DOCTORDESK_BENCH_POSTGRES_URL`` (the server to create a database of its own on, dropped afterwards; default: the
+server of ``DOCTORDESK_TEST_POSTGRES_URL``, whose database is only connected through).
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ def environment(url: str) -> dict[str, str]:
         DOCTORDESK_WEBHOOK_TIMEOUT_SECONDS="5",
     )
     # The product's defaults unless asked otherwise.
-    for name in ("CONCURRENCY", "BATCH_SIZE"):
+    for name in ("CONCURRENCY", "ENDPOINT_CONCURRENCY", "BATCH_SIZE"):
         if f"BENCH_WEBHOOK_{name}" in os.environ:
             env[f"DOCTORDESK_WEBHOOK_{name}"] = os.environ[f"BENCH_WEBHOOK_{name}"]
     return env

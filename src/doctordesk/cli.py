@@ -178,6 +178,7 @@ def worker(
     from doctordesk.realtime.metrics import Metrics
     from doctordesk.realtime.push import make_adapter
     from doctordesk.realtime.webhook_dispatcher import WebhookDispatcher
+    from doctordesk.realtime.wiring import worker_bus
     from doctordesk.store.db import Database
 
     settings = checked_settings()
@@ -186,9 +187,11 @@ def worker(
     async def run() -> None:
         db = Database.from_settings(settings)
         clock = SystemClock()
-        loops: list[DrainLoop] = [WebhookDispatcher(db, settings=settings, clock=clock)]
-        if adapter is not None:
-            loops.append(Dispatcher(db, adapter, settings=settings, clock=clock, metrics=Metrics()))
+        hooks = WebhookDispatcher(db, settings=settings, clock=clock)
+        push = Dispatcher(db, adapter, settings=settings, clock=clock, metrics=Metrics()) if adapter else None
+        loops: list[DrainLoop] = [hooks] if push is None else [hooks, push]
+        # With Redis the servers' events wake the dispatchers at once; they poll as well.
+        bus = None if once else worker_bus(settings, webhook_loop=hooks, push_loop=push)
         try:
             if once:
                 for loop in loops:
@@ -198,12 +201,16 @@ def worker(
             running = asyncio.get_running_loop()
             for sig in (signal.SIGTERM, signal.SIGINT):
                 running.add_signal_handler(sig, stop.set)
+            if bus is not None:
+                await bus.start()
             for loop in loops:
                 loop.start()
             await stop.wait()
         finally:
             for loop in loops:
                 await loop.stop()
+            if bus is not None:
+                await bus.stop()
             await db.dispose()
 
     asyncio.run(run())

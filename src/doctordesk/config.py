@@ -106,8 +106,10 @@ class Settings(BaseSettings):
     webhook_backoff_seconds: Annotated[float, Field(ge=0.01, le=3600)] = 5.0  # first retry delay; doubles
     webhook_backoff_max_seconds: Annotated[float, Field(ge=0.01, le=86400)] = 3600.0
     webhook_max_attempts: Annotated[int, Field(ge=1, le=1000)] = 150  # then the delivery is failed (replayable)
-    webhook_concurrency: Annotated[int, Field(ge=1, le=256)] = 32  # lanes (requests in flight) per dispatcher
-    webhook_batch_size: Annotated[int, Field(ge=1, le=1000)] = 32  # deliveries a lane leases at a time
+    webhook_concurrency: Annotated[int, Field(ge=1, le=256)] = 64  # requests in flight per dispatcher
+    # Requests in flight to one endpoint: a window starting at 1 that grows with each success up to this.
+    webhook_endpoint_concurrency: Annotated[int, Field(ge=1, le=256)] = 16
+    webhook_batch_size: Annotated[int, Field(ge=1, le=1000)] = 100  # deliveries one claim leases at most
     # An endpoint whose every attempt has failed for this long is disabled and the admins are told (5 days).
     webhook_disable_after_seconds: Annotated[int, Field(ge=60, le=90 * 86400)] = 5 * 86400
     # After a secret rotation the previous secret keeps signing (a second signature) this long.
@@ -175,7 +177,7 @@ class Settings(BaseSettings):
         if not self.database_url:
             self.database_url = f"sqlite+aiosqlite:///{self.data_dir / 'doctordesk.db'}"
         if self.webhook_lease_seconds < 3 * self.webhook_timeout_seconds:
-            # A lane starts no send after half the lease; the last one may take the whole timeout.
+            # No send starts after half a claim's lease; the last one may take the whole timeout.
             raise ValueError("DOCTORDESK_WEBHOOK_LEASE_SECONDS must be at least 3 × DOCTORDESK_WEBHOOK_TIMEOUT_SECONDS")
         return self
 

@@ -1,11 +1,16 @@
 """A webhook receiver on loopback for the tests: records every POST and PUT (method, path, headers, body), answers
-204, or the queued answers of ``fail_next`` first (a status and optional Retry-After). It can go down and come back
-on the same port. (FHIR Subscriptions PUT their payload, as R4's rest-hook does.)"""
+204, or the queued answers of ``fail_next`` first (a status and optional Retry-After), or always ``status_for`` a
+path. It can answer after a delay (``delay``), counts the requests in flight (``peak``: the most at once, per path
+and overall), and can go down and come back on the same port. (FHIR Subscriptions PUT their payload, as R4's
+rest-hook does.)"""
 
 from __future__ import annotations
 
 import json
+import ssl
 import threading
+import time
+from collections import Counter
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -40,10 +45,15 @@ class WebhookReceiver:
         self.lock = threading.Lock()
         self.received: list[Received] = []
         self.answers: list[tuple[int, str | None]] = []
+        self.status_for: dict[str, int] = {}
+        self.scheme = "http"
+        self.delay = 0.0
+        self.in_flight: Counter[str] = Counter()
+        self.peaks: Counter[str] = Counter()  # the most requests in flight at once, per path ("" overall)
         self._server: ThreadingHTTPServer | None = None
 
     def url(self, path: str = "/hook") -> str:
-        return f"http://127.0.0.1:{self.port}{path}"
+        return f"{self.scheme}://127.0.0.1:{self.port}{path}"
 
     def fail_next(self, count: int, status: int = 503, retry_after: str | None = None) -> None:
         with self.lock:
@@ -53,19 +63,48 @@ class WebhookReceiver:
         with self.lock:
             return [r for r in self.received if path is None or r.path == path]
 
-    def up(self) -> WebhookReceiver:
+    def peak(self, path: str = "") -> int:
+        """The most requests in flight at once, to ``path`` or (without) overall."""
+        with self.lock:
+            return self.peaks[path]
+
+    def _arrived(self, path: str) -> None:
+        with self.lock:
+            for key in (path, ""):
+                self.in_flight[key] += 1
+                self.peaks[key] = max(self.peaks[key], self.in_flight[key])
+
+    def _answered(self, path: str) -> None:
+        with self.lock:
+            for key in (path, ""):
+                self.in_flight[key] -= 1
+
+    def up(self, *, tls: ssl.SSLContext | None = None) -> WebhookReceiver:
+        """Serve on the port (HTTPS with ``tls``, a server context holding the certificate)."""
         receiver = self
+        self.scheme = "https" if tls else "http"
 
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *_args: Any) -> None:
                 return
 
             def do_POST(self) -> None:  # noqa: N802 (the http.server API)
+                receiver._arrived(self.path)
+                try:
+                    self._answer()
+                finally:
+                    receiver._answered(self.path)
+
+            def _answer(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 headers = {k.lower(): v for k, v in self.headers.items()}
                 with receiver.lock:
                     receiver.received.append(Received(self.path, headers, body, self.command))
                     status, retry_after = receiver.answers.pop(0) if receiver.answers else (204, None)
+                    status = receiver.status_for.get(self.path, status)
+                    delay = receiver.delay
+                if delay:
+                    time.sleep(delay)
                 self.send_response(status)
                 if retry_after is not None:
                     self.send_header("Retry-After", retry_after)
@@ -76,6 +115,8 @@ class WebhookReceiver:
 
         ThreadingHTTPServer.allow_reuse_address = True
         self._server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+        if tls is not None:
+            self._server.socket = tls.wrap_socket(self._server.socket, server_side=True)
         self._server.daemon_threads = True
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
         return self

@@ -1,4 +1,4 @@
-"""Webhook settings are checked when the service starts: ranges, and a lease long enough for a lane's batch."""
+"""Webhook settings are checked when the service starts: ranges, and a lease long enough for a claimed batch."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ from doctordesk.config import Settings
     ("name", "value"),
     [
         ("webhook_concurrency", 0),
+        ("webhook_endpoint_concurrency", 0),
+        ("webhook_endpoint_concurrency", 1000),
         ("webhook_max_attempts", 0),
         ("webhook_disable_after_seconds", 30),
         ("webhook_timeout_seconds", 0.1),

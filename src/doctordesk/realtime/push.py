@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
@@ -57,7 +57,14 @@ class PushAdapter(Protocol):
     async def close(self) -> None: ...
 
 
-def retry_after(response: httpx.Response) -> float | None:
+class Answer(Protocol):
+    """An HTTP answer of any client (httpx for push partners, aiohttp for webhooks): its headers."""
+
+    @property
+    def headers(self) -> Mapping[str, str]: ...
+
+
+def retry_after(response: Answer) -> float | None:
     """Seconds the partner asked us to wait (``Retry-After``: seconds or an HTTP date)."""
     value = response.headers.get("Retry-After")
     if not value:

@@ -11,19 +11,19 @@ FHIR Subscriptions are endpoints of their own kind: the same transaction queues 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, cast
 
-from sqlalchemy import Table, bindparam, func, insert, select, update
+from sqlalchemy import String, Table, bindparam, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm.util import identity_key
 
 from doctordesk.domain import fhir, webhooks
 from doctordesk.domain.events import DomainEvent
 from doctordesk.domain.fhir_subscriptions import header_pairs
 from doctordesk.realtime import subscription_outbox
-from doctordesk.realtime.lease import lease_due
 from doctordesk.store.chat_tables import ChatMessage
 from doctordesk.store.db import Database
 from doctordesk.store.fhir_tables import FhirSubscription
@@ -73,22 +73,42 @@ async def enqueue(session: AsyncSession, events: Sequence[DomainEvent], *, now: 
     channels = [i for i, kind, _, _ in endpoints if kind == webhooks.SUBSCRIPTION_KIND]
     rows: list[dict[str, Any]] = []
     with session.no_autoflush:  # the event's rows are in the session already; nothing to write before reading
+        loaded = await _load_appointments(session, typed)
         for event, event_type in typed:
             wanting = [(i, content) for i, types, content in hooks if event_type in (types or ())]
             bodies: dict[bool, str] = {}
             for endpoint_id, include_content in wanting:
-                if include_content not in bodies:
+                # Only a chat message's body depends on the endpoint (its text or not): an appointment's is built
+                # once for all its endpoints.
+                key = include_content and event_type == webhooks.CHAT_MESSAGE_CREATED
+                if key not in bodies:
                     data = await _data(session, event, event_type, include_content=include_content)
-                    bodies[include_content] = webhooks.payload(event_type, at=now, data=data)
-                rows.append(delivery_values(endpoint_id, event_type, bodies[include_content], now=now))
-    if channels:
-        for endpoint_id, event_type, body, subject in await subscription_outbox.notifications(
-            session, typed, channels=channels, now=now
-        ):
-            rows.append(delivery_values(endpoint_id, event_type, body, now=now, subject=subject))
+                    bodies[key] = webhooks.payload(event_type, at=now, data=data)
+                rows.append(delivery_values(endpoint_id, event_type, bodies[key], now=now))
+        if channels:
+            for endpoint_id, event_type, body, subject in await subscription_outbox.notifications(
+                session, typed, channels=channels, now=now
+            ):
+                rows.append(delivery_values(endpoint_id, event_type, body, now=now, subject=subject))
+        del loaded
     if rows:
         await session.execute(insert(WebhookDelivery), rows)
     return len(rows)
+
+
+async def _load_appointments(session: AsyncSession, typed: Sequence[tuple[DomainEvent, str]]) -> list[Appointment]:
+    """The events' appointments that the session does not hold yet, read in one query (a transaction's own
+    changes are in the session already; events queued from elsewhere name many appointments). The caller keeps the
+    list while it reads them through ``session.get``: the session holds unchanged rows only weakly."""
+    ids = {
+        i
+        for event, event_type in typed
+        if event_type != webhooks.CHAT_MESSAGE_CREATED and isinstance(i := event.data.get("appointment_id"), int)
+    }
+    missing = sorted(i for i in ids if identity_key(Appointment, i) not in session.identity_map)
+    if not missing:
+        return []
+    return list((await session.scalars(select(Appointment).where(Appointment.id.in_(missing)))).all())
 
 
 async def _data(session: AsyncSession, event: DomainEvent, event_type: str, *, include_content: bool) -> dict[str, Any]:
@@ -142,58 +162,73 @@ def _notification(due: Due, *, subject: str | None, headers: list[str] | None) -
     return replace(due, content_type=None, headers=extra)
 
 
-async def claim(db: Database, *, now: datetime, limit: int, lease_seconds: float) -> list[Due]:
-    """Lease up to ``limit`` due deliveries of enabled endpoints for ``lease_seconds``."""
-    enabled = select(WebhookEndpoint.id).where(WebhookEndpoint.enabled.is_(True)).scalar_subquery()
+async def claim(
+    db: Database, *, now: datetime, limit: int, lease_seconds: float, skip_endpoints: Collection[int] = ()
+) -> list[Due]:
+    """Lease up to ``limit`` due deliveries of enabled endpoints (but those of ``skip_endpoints``) for
+    ``lease_seconds``, oldest due first: one ``UPDATE … WHERE id IN (SELECT … LIMIT n) RETURNING`` takes them
+    (``FOR UPDATE SKIP LOCKED`` on PostgreSQL, so concurrent claims never take one row twice; SQLite has one
+    writer at a time anyway), a second statement reads their endpoints. Each comes with what sending it needs."""
+    table = cast(Table, WebhookDelivery.__table__)
+    enabled = select(WebhookEndpoint.id).where(WebhookEndpoint.enabled.is_(True))
+    due = (
+        select(table.c.id)
+        .where(table.c.status == PENDING, table.c.next_attempt_at <= now, table.c.endpoint_id.in_(enabled))
+        .order_by(table.c.next_attempt_at, table.c.id)
+        .limit(limit)
+    )
+    if skip_endpoints:
+        due = due.where(table.c.endpoint_id.not_in(sorted(skip_endpoints)))
+    if not db.is_sqlite:
+        due = due.with_for_update(of=table, skip_locked=True)
+    lease = (
+        update(table)
+        .where(table.c.id.in_(due.scalar_subquery()))
+        .values(next_attempt_at=now + timedelta(seconds=lease_seconds), attempts=table.c.attempts + 1)
+        .returning(
+            table.c.id, table.c.message_id, table.c.endpoint_id, table.c.payload, table.c.attempts, table.c.subject
+        )
+    )
     async with db.transaction() as session:
-        ids = await lease_due(
-            session,
-            WebhookDelivery,
-            now=now,
-            limit=limit,
-            lease_seconds=lease_seconds,
-            skip_locked=not db.is_sqlite,
-            where=WebhookDelivery.endpoint_id.in_(enabled),
-        )
-        if not ids:
+        leased = sorted((await session.execute(lease)).all())
+        if not leased:
             return []
-        rows = await session.execute(
-            select(
-                WebhookDelivery.id,
-                WebhookDelivery.message_id,
-                WebhookDelivery.endpoint_id,
-                WebhookEndpoint.url,
-                WebhookDelivery.payload,
-                WebhookDelivery.attempts,
-                WebhookEndpoint.secret,
-                WebhookEndpoint.previous_secret,
-                WebhookEndpoint.previous_secret_until,
-                WebhookEndpoint.kind,
-                WebhookDelivery.subject,
-                FhirSubscription.headers,
+        endpoints = {
+            row[0]: row
+            for row in await session.execute(
+                select(
+                    WebhookEndpoint.id,
+                    WebhookEndpoint.url,
+                    WebhookEndpoint.secret,
+                    WebhookEndpoint.previous_secret,
+                    WebhookEndpoint.previous_secret_until,
+                    WebhookEndpoint.kind,
+                    FhirSubscription.headers,
+                )
+                .outerjoin(FhirSubscription, FhirSubscription.endpoint_id == WebhookEndpoint.id)
+                .where(WebhookEndpoint.id.in_({row.endpoint_id for row in leased}))
             )
-            .join(WebhookEndpoint, WebhookEndpoint.id == WebhookDelivery.endpoint_id)
-            .outerjoin(FhirSubscription, FhirSubscription.endpoint_id == WebhookEndpoint.id)
-            .where(WebhookDelivery.id.in_(ids))
-            .order_by(WebhookDelivery.id)
-        )
-        due = []
-        for row in rows.all():
-            row_id, message_id, endpoint_id, url, body, attempts, secret, previous, until, kind, subject, headers = row
-            keys = (secret, previous) if previous and until and until > now else (secret,)
-            due_row = Due(row_id, message_id, endpoint_id, url, body, attempts, keys)
-            if kind == webhooks.SUBSCRIPTION_KIND:
-                due_row = _notification(due_row, subject=subject, headers=headers)
-            due.append(due_row)
-        return due
+        }
+    due_rows = []
+    for row_id, message_id, endpoint_id, body, attempts, subject in leased:
+        _, url, secret, previous, until, kind, headers = endpoints[endpoint_id]
+        keys = (secret, previous) if previous and until and until > now else (secret,)
+        due_row = Due(row_id, message_id, endpoint_id, url, body, attempts, keys)
+        if kind == webhooks.SUBSCRIPTION_KIND:
+            due_row = _notification(due_row, subject=subject, headers=headers)
+        due_rows.append(due_row)
+    return due_rows
 
 
 @dataclass(frozen=True, slots=True)
 class Attempt:
-    """The outcome of one delivery attempt. ``retry_at`` None with ``ok`` False: given up (status failed)."""
+    """The outcome of one delivery attempt. ``retry_at`` None with ``ok`` False: given up (status failed).
+    ``lease`` is the delivery's ``attempts`` as its claim left them: an outcome other than delivered is recorded
+    only while the row still carries that lease (not after the lease ran out and another dispatcher took it)."""
 
     id: int
     endpoint_id: int
+    lease: int
     ok: bool
     status_code: int | None = None
     error: str | None = None
@@ -201,29 +236,37 @@ class Attempt:
 
 
 async def settle(session: AsyncSession, attempts: Sequence[Attempt], *, now: datetime) -> None:
-    """Record a round's outcomes (one batched statement per kind of outcome), and each endpoint's failing
-    streak: cleared by any success, started by the first failure after one."""
+    """Record outcomes, any number in one go: the delivered ones with one statement per status code, the retried
+    and the given-up ones with one batched statement each; and each endpoint's failing streak: cleared by any
+    success, started by the first failure after one. A delivery that is no longer pending (delivered by another
+    dispatcher meanwhile, replayed and delivered) is left as it is."""
     table = cast(Table, WebhookDelivery.__table__)
-    pending = (table.c.id == bindparam("row_id")) & (table.c.status == PENDING)
-    delivered = [{"row_id": a.id, "code": a.status_code} for a in attempts if a.ok]
+    pending = table.c.status == PENDING
+    ours = (table.c.id == bindparam("row_id")) & pending & (table.c.attempts == bindparam("lease"))
+    delivered: dict[int | None, list[int]] = {}
+    for a in attempts:
+        if a.ok:
+            delivered.setdefault(a.status_code, []).append(a.id)
+    for code, ids in delivered.items():
+        await session.execute(
+            update(table)
+            .where(table.c.id.in_(ids), pending)
+            .values(status=DELIVERED, delivered_at=now, last_error=None, last_attempt_at=now, last_status_code=code)
+        )
     retried = [
-        {"row_id": a.id, "code": a.status_code, "error": (a.error or "")[:300], "at": a.retry_at}
+        {"row_id": a.id, "lease": a.lease, "code": a.status_code, "error": (a.error or "")[:300], "at": a.retry_at}
         for a in attempts
         if not a.ok and a.retry_at is not None
     ]
     gave_up = [
-        {"row_id": a.id, "code": a.status_code, "error": (a.error or "")[:300]}
+        {"row_id": a.id, "lease": a.lease, "code": a.status_code, "error": (a.error or "")[:300]}
         for a in attempts
         if not a.ok and a.retry_at is None
     ]
-    common = {"last_attempt_at": now, "last_status_code": bindparam("code")}
-    for rows, values in (
-        (delivered, {"status": DELIVERED, "delivered_at": now, "last_error": None}),
-        (retried, {"next_attempt_at": bindparam("at"), "last_error": bindparam("error")}),
-        (gave_up, {"status": FAILED, "last_error": bindparam("error")}),
-    ):
+    common = {"last_attempt_at": now, "last_status_code": bindparam("code"), "last_error": bindparam("error")}
+    for rows, values in ((retried, {"next_attempt_at": bindparam("at")}), (gave_up, {"status": FAILED})):
         if rows:
-            await session.execute(update(table).where(pending).values(**common, **values), rows)
+            await session.execute(update(table).where(ours).values(**common, **values), rows)
     succeeded = {a.endpoint_id for a in attempts if a.ok}
     failed = {a.endpoint_id for a in attempts if not a.ok} - succeeded
     if succeeded:
@@ -240,12 +283,30 @@ async def settle(session: AsyncSession, attempts: Sequence[Attempt], *, now: dat
         )
 
 
-async def release(session: AsyncSession, ids: Sequence[int], *, now: datetime) -> None:
-    """Give back leased deliveries that were not sent: due now, the lease's attempt not counted."""
+@dataclass(frozen=True, slots=True)
+class GivenBack:
+    """A leased delivery that was not sent (its endpoint is held or was disabled, the dispatcher is stopping):
+    due again at ``at``, the lease's attempt not counted; ``note`` (why) goes into the delivery log's last error
+    (None: the log is left as it was). ``lease`` as in ``Attempt``."""
+
+    id: int
+    lease: int
+    at: datetime
+    note: str | None = None
+
+
+async def give_back(session: AsyncSession, rows: Sequence[GivenBack]) -> None:
+    """Return leases unused (one batched statement)."""
+    table = cast(Table, WebhookDelivery.__table__)
     await session.execute(
-        update(WebhookDelivery)
-        .where(WebhookDelivery.id.in_(list(ids)), WebhookDelivery.status == PENDING)
-        .values(next_attempt_at=now, attempts=WebhookDelivery.attempts - 1)
+        update(table)
+        .where(table.c.id == bindparam("row_id"), table.c.status == PENDING, table.c.attempts == bindparam("lease"))
+        .values(
+            next_attempt_at=bindparam("at"),
+            attempts=table.c.attempts - 1,
+            last_error=func.coalesce(bindparam("note", type_=String), table.c.last_error),
+        ),
+        [{"row_id": r.id, "lease": r.lease, "at": r.at, "note": r.note and r.note[:300]} for r in rows],
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import secrets
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -15,6 +16,7 @@ from doctordesk.realtime import outbox, webhook_outbox
 from doctordesk.realtime.bus import EventBus, MemoryBus
 from doctordesk.realtime.dispatcher import Dispatcher
 from doctordesk.realtime.hub import Hub
+from doctordesk.realtime.lease import DrainLoop
 from doctordesk.realtime.message import TIMEOUT_ONLY
 from doctordesk.realtime.push import make_adapter
 from doctordesk.realtime.redis_bus import RedisBus
@@ -121,3 +123,32 @@ def build_dispatcher(rt: Runtime) -> Dispatcher | None:
 def build_webhook_dispatcher(rt: Runtime) -> WebhookDispatcher:
     """The webhook dispatcher for this runtime (scheduling on the runtime's clock)."""
     return WebhookDispatcher(rt.db, settings=rt.settings, clock=rt.clock)
+
+
+def worker_bus(settings: Settings, *, webhook_loop: DrainLoop, push_loop: DrainLoop | None = None) -> RedisBus | None:
+    """What wakes a ``doctordesk worker``'s dispatchers as soon as deliveries are queued: with Redis, the servers'
+    "queued" events (and a reconnection, since events may have been missed meanwhile). None without Redis: a
+    worker shares no process with the servers, so it finds new deliveries by polling alone."""
+    if not settings.redis_url:
+        return None
+    loops = [loop for loop in (webhook_loop, push_loop) if loop is not None]
+
+    def look_again() -> None:
+        for loop in loops:
+            loop.wake()
+
+    bus = RedisBus(
+        settings.redis_url,
+        channel=settings.redis_channel,
+        instance=f"worker-{secrets.token_hex(6)}",
+        on_reconnect=look_again,
+    )
+
+    async def on_event(event: DomainEvent) -> None:
+        if webhooks.wakes_dispatcher(event.kind):
+            webhook_loop.wake()
+        if push_loop is not None and event.kind == outbox.QUEUED_EVENT:
+            push_loop.wake()
+
+    bus.subscribe(on_event)
+    return bus

@@ -361,6 +361,7 @@ async def test_after_an_endpoint_asks_to_slow_down_its_other_deliveries_wait_too
     rows = await deliveries(runtime)
     assert all(r.status == "pending" and r.next_attempt_at - clock.now() >= timedelta(seconds=300) for r in rows)
     assert sum("not sent" in (r.last_error or "") for r in rows) == 2
+    assert sorted(r.attempts for r in rows) == [0, 0, 1]  # not sent: no attempt counted
     clock.advance(timedelta(seconds=400))
     await dispatcher.drain()
     assert len({r.webhook_id for r in receiver.requests()}) == 3

@@ -150,6 +150,11 @@ def fingerprint(value: Any) -> str:
     return hashlib.blake2b(raw, digest_size=12).hexdigest()
 
 
+def content_hash(screen: str, title: str, poll: str, elements: list[dict[str, Any]]) -> str:
+    """What names a page in the page cache and its state token: equal for equal pages, however they were made."""
+    return fingerprint([screen, title, poll, elements])
+
+
 @dataclass(slots=True)
 class Page:
     """A whole screen, as PUT returns it."""
@@ -171,7 +176,7 @@ class Page:
         return self._json
 
     def content_hash(self) -> str:
-        return fingerprint([self.screen, self.title, self.poll, self.elements_json()])
+        return content_hash(self.screen, self.title, self.poll, self.elements_json())
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -11,9 +11,9 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import BigInteger, and_, bindparam, func, literal, or_, select, tuple_, union_all
+from sqlalchemy import BigInteger, Table, and_, bindparam, func, literal, or_, select, tuple_, union_all
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -150,11 +150,7 @@ class ReadPositions:
 
 
 async def read_positions(session: AsyncSession, thread_id: int) -> ReadPositions:
-    rows = await session.execute(
-        select(ChatRead.user_id, ChatRead.message_created_at, ChatRead.message_id, User.role)
-        .join(User, User.id == ChatRead.user_id)
-        .where(ChatRead.thread_id == thread_id)
-    )
+    rows = await session.execute(_read_positions_statement(), {"thread": thread_id})
     by_user: dict[int, Cursor] = {}
     support: Cursor | None = None
     for user_id, at, message_id, role in rows:
@@ -163,6 +159,17 @@ async def read_positions(session: AsyncSession, thread_id: int) -> ReadPositions
         if role == Role.SUPPORT and (support is None or position.key() > support.key()):
             support = position
     return ReadPositions(by_user, support)
+
+
+@functools.cache
+def _read_positions_statement() -> Any:
+    reads, users = cast(Table, ChatRead.__table__), cast(Table, User.__table__)
+    r = reads.c
+    return (
+        select(r.user_id, r.message_created_at, r.message_id, users.c.role)
+        .join_from(reads, users, users.c.id == r.user_id)
+        .where(r.thread_id == bindparam("thread"))
+    )
 
 
 async def mark_read(session: AsyncSession, *, thread_id: int, user_id: int, up_to: Cursor, now: datetime) -> bool:
@@ -175,10 +182,12 @@ async def mark_read(session: AsyncSession, *, thread_id: int, user_id: int, up_t
 @functools.cache
 def _mark_read_statement(dialect: str) -> Any:
     """One statement: insert the position, or move it forward; nothing comes back when it would move back. Built
-    once per dialect (building it, with its ``excluded`` aliases, cost more than running it)."""
+    once per dialect (building it, with its ``excluded`` aliases, cost more than running it), on the table, so it
+    runs as plain SQL (the ORM's bulk insert handling around it cost as much again)."""
     insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    c = ChatRead.__table__.c
-    statement = insert(ChatRead).values(
+    table = cast(Table, ChatRead.__table__)
+    c = table.c
+    statement = insert(table).values(
         thread_id=bindparam("p_thread", type_=c.thread_id.type),
         user_id=bindparam("p_user", type_=c.user_id.type),
         message_created_at=bindparam("p_at", type_=c.message_created_at.type),
@@ -187,21 +196,18 @@ def _mark_read_statement(dialect: str) -> Any:
     )
     excluded = statement.excluded
     behind = or_(
-        ChatRead.message_created_at < excluded.message_created_at,
-        and_(
-            ChatRead.message_created_at == excluded.message_created_at,
-            ChatRead.message_id < excluded.message_id,
-        ),
+        c.message_created_at < excluded.message_created_at,
+        and_(c.message_created_at == excluded.message_created_at, c.message_id < excluded.message_id),
     )
     return statement.on_conflict_do_update(
-        index_elements=[ChatRead.thread_id, ChatRead.user_id],
+        index_elements=[c.thread_id, c.user_id],
         set_={
             "message_created_at": excluded.message_created_at,
             "message_id": excluded.message_id,
             "updated_at": excluded.updated_at,
         },
         where=behind,
-    ).returning(ChatRead.user_id)
+    ).returning(c.user_id)
 
 
 async def unread_counts(session: AsyncSession, reader_id: int, appointment_ids: Sequence[int]) -> dict[int, int]:
@@ -261,8 +267,8 @@ def _unread_up_to_cap(
 
 async def add_attachment(
     session: AsyncSession, *, uploader_id: int, filename: str | None, kind: files.FileType, data: bytes, at: datetime
-) -> int:
-    """Store a file (its type already judged by its bytes) under a safe name; its id."""
+) -> AttachmentView:
+    """Store a file (its type already judged by its bytes) under a safe name; what a message shows of it."""
     file = Attachment(
         uploader_id=uploader_id,
         filename=files.safe_filename(filename, kind),
@@ -274,7 +280,7 @@ async def add_attachment(
     )
     session.add(file)
     await session.flush()
-    return file.id
+    return AttachmentView(file.id, file.filename, file.mime, file.size)
 
 
 async def attachment(session: AsyncSession, attachment_id: int) -> tuple[Attachment, int] | None:

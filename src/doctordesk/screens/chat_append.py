@@ -1,19 +1,18 @@
-"""The answer to a send without rendering the sender's whole chat again: the client's page with the new message
-appended, as the patches a full render and diff would give.
+"""The chat brought up to date without rendering the whole window again: the client's page with the thread's newer
+messages appended (after a send: whatever others wrote since the page, then the sent message), as the patches a
+full render and diff would give.
 
-After a send, a full render of the chat differs from the page the sender had only here, provided no other message
-came since that page was rendered (the caller checks that the thread's newest message before the send is the
-page's newest: docs/chat.md, "The answer to a send"):
+A full render differs from the page the client holds only here, provided the page is the window its state token
+names and no message landed inside that window since it was rendered (the caller's check: docs/chat.md, "The
+answer to a send"):
 
-- the new message's elements stand before ``newer-messages-marker``;
-- each message's read flag is what the read positions now say: every incoming message is read (the sender's
-  position is the new message, the newest of the thread), an outgoing one once the other side has read it.
+- the newer messages' elements stand before ``newer-messages-marker``;
+- each message's read flag is what the read positions say now.
 
 Everything else a full render shows besides the messages, the "frame" (header, composer, title), is rendered anew
-from the current appointment (a dozen elements, whatever the window) and compared with the old page's. Any
-difference, or a page that is not the window the state token names as this viewer sees it, and there is no
-shortcut (None): the caller renders the whole chat. The result shares the old page's unchanged elements (cached
-pages are never changed in place).
+(a dozen elements, whatever the window) and compared with the page's: any difference, or a page that is not the
+named window as this viewer sees it, and there is no shortcut (None): the caller renders the whole chat. The result
+shares the page's unchanged elements (cached pages are never changed in place).
 """
 
 from __future__ import annotations
@@ -32,50 +31,71 @@ _MARKER_START = "new-message-line~before"
 
 
 @dataclass(frozen=True, slots=True)
+class Shown:
+    """The thread window a page shows, read from the page."""
+
+    elements: list[Json]  # the page
+    path: list[int]  # indices down to the messages' container
+    ids: list[int]  # the messages, oldest first
+    first: Cursor | None  # the oldest shown message's position
+    newest: Cursor | None  # the newest's
+
+    @property
+    def newest_id(self) -> int | None:
+        return self.newest.id if self.newest is not None else None
+
+
+@dataclass(frozen=True, slots=True)
 class Appended:
     patches: list[Json]  # from the old page to the new one
     elements: list[Json]  # the new page's elements
     title: str
 
 
-@dataclass(frozen=True, slots=True)
-class Window:
-    """What the client's page must show for the shortcut to hold: the window's first message (None: the thread
-    had none), where the "new messages" marker stands, and the thread's newest message before the send."""
-
-    start_id: int | None
-    marker_id: int | None
-    previous_id: int | None
-    max_messages: int  # a longer window drops its oldest messages: rendered in full
-
-
-def append_sent(old: list[Json], state: ChatState, window: Window, *, layout: Layout, timeout: int) -> Appended | None:
-    """``old`` with the sent message appended. ``state`` is the chat as a render after the send sees it (the
-    appointment, the read positions, ``viewer_read`` the sent message's), except that ``messages`` holds only the
-    sent message, the thread's newest. None when ``old`` is not the page this shortcut assumes."""
-    (sent,) = state.messages
-    frame = render(replace(state, messages=(), has_older=False, marker_id=None), layout=layout, timeout=timeout)
-    frame_json = frame.elements_json()
-    path = _path(old, CONTAINER)
-    if path is None or path != _path(frame_json, CONTAINER):
+def shown(page: list[Json], *, start_id: int | None, marker_id: int | None) -> Shown | None:
+    """What ``page`` shows of the thread, when it is a chat window starting at message ``start_id`` (None: the
+    thread had no message) with the "new messages" marker where a render with ``marker_id`` puts it; else None."""
+    path = _path(page, CONTAINER)
+    if path is None:
         return None
-    children: list[Json] = _at(old, path).get("children", [])
+    children: list[Json] = _at(page, path).get("children", [])
     if not children or children[-1]["id"] != NEWER_MARKER:
         return None
-    if _with_children(old, path, _at(frame_json, path)["children"]) != frame_json:
+    groups = [e for e in children if _is_message(e)]
+    ids = [e["props"]["message"] for e in groups]
+    if (ids[0] if ids else None) != start_id or _marked(children, ids) != (marker_id if marker_id in ids else None):
         return None
-    body = children[:-1]
-    ids = _message_ids(body, window.marker_id)
-    if ids is None or len(ids) + 1 > window.max_messages or sent.id in ids or window.marker_id == sent.id:
+    first, newest = (_cursor(groups[0]), _cursor(groups[-1])) if groups else (None, None)
+    return Shown(page, path, ids, first, newest)
+
+
+def append(shown: Shown, state: ChatState, *, layout: Layout, timeout: int, max_messages: int) -> Appended | None:
+    """The page ``shown`` was read from, brought to ``state``: the chat as a render now sees it (the appointment,
+    the read positions, the marker ``shown`` was read with), except that ``messages`` holds only the messages after
+    the page's newest, oldest first. None when the page is not what this assumes."""
+    old = shown.elements
+    frame = render(replace(state, messages=(), has_older=False, marker_id=None), layout=layout, timeout=timeout)
+    frame_json = frame.elements_json()
+    if _path(frame_json, CONTAINER) != shown.path:
         return None
-    if (ids[0] if ids else None) != window.start_id or (ids[-1] if ids else None) != window.previous_id:
+    if _with_children(old, shown.path, _at(frame_json, shown.path)["children"]) != frame_json:
         return None
-    if ids and not _before(body, sent.created_at, sent.id, state.appointment.location.timezone):
+    newer = state.messages
+    if len(shown.ids) + len(newer) > max_messages:  # the window would drop its oldest
+        return None
+    previous = shown.newest
+    for m in newer:
+        if (previous is not None and m.cursor.key() <= previous.key()) or m.id in shown.ids or m.id == state.marker_id:
+            return None
+        previous = m.cursor
+    children: list[Json] = _at(old, shown.path)["children"]
+    body, marker = children[:-1], children[-1]
+    if shown.ids and not _written_now(body, state.appointment.location.timezone):
         return None
     patches: list[Json] = []
     new_body = []
     for e in body:
-        if e["type"] == "Group" and e["ref"].startswith(("incoming-", "outgoing-")):
+        if _is_message(e):
             read = _read(e, state)
             if read is None:
                 return None
@@ -83,16 +103,25 @@ def append_sent(old: list[Json], state: ChatState, window: Window, *, layout: La
                 e = {**e, "props": {**e["props"], "read": read}}
                 patches.append(p_update(e["id"], props=e["props"]))
         new_body.append(e)
-    added = [e.to_json() for e in message_elements(sent, state)]
-    if body:
+    added = [e.to_json() for m in newer for e in message_elements(m, state)]
+    if added and body:
         after = body[-1]["id"]
         for e in added:
             patches.append(p_add(e, parent=CONTAINER, after=after))
             after = e["id"]
-    else:
+    elif added:
         patches.append(p_prepend(added, parent=CONTAINER))
-    elements = _with_children(old, path, [*new_body, *added, children[-1]])
+    elements = _with_children(old, shown.path, [*new_body, *added, marker])
     return Appended(patches, elements, frame.title)
+
+
+def _is_message(e: Json) -> bool:
+    ref: str = e["ref"]
+    return e["type"] == "Group" and ref.startswith(("incoming-", "outgoing-"))
+
+
+def _cursor(group: Json) -> Cursor:
+    return Cursor(datetime.fromisoformat(group["props"]["time"]), group["props"]["message"])
 
 
 def _read(group: Json, state: ChatState) -> bool | None:
@@ -102,12 +131,39 @@ def _read(group: Json, state: ChatState) -> bool | None:
     outgoing = props["sender_id"] == state.viewer.user_id
     if group["ref"] != f"{'outgoing' if outgoing else 'incoming'}-{props['message']}":
         return None
-    if not outgoing:
-        return True  # the viewer's position is the sent message, after every shown one
-    position = state.support_read if props["sender_id"] == state.appointment.doctor.id else state.doctor_read
-    return (
-        position is not None and position.key() >= Cursor(datetime.fromisoformat(props["time"]), props["message"]).key()
-    )
+    if outgoing:
+        position = state.support_read if props["sender_id"] == state.appointment.doctor.id else state.doctor_read
+    else:
+        position = state.viewer_read
+    return bool(position is not None and position.key() >= _cursor(group).key())
+
+
+def _marked(children: list[Json], ids: list[int]) -> int | None:
+    """The message the "new messages" marker stands before (-1: a marker out of place or twice)."""
+    marked: int | None = None
+    for i, e in enumerate(children):
+        if e["id"] == _MARKER_START:
+            following = _message_of(children[i + 3]) if i + 3 < len(children) else None
+            if marked is not None or following not in ids:
+                return -1
+            marked = following
+    return marked
+
+
+def _message_of(element: Json) -> int | None:
+    if element["ref"] == "spacer":  # an outgoing message's 10 % spacer, ``spacer~{id}``
+        return int(element["id"].split("~", 1)[1])
+    if _is_message(element):
+        message: int = element["props"]["message"]
+        return message
+    return None
+
+
+def _written_now(body: list[Json], timezone: str) -> bool:
+    """Whether the shown messages' times read as a render writes them now (the location's time zone and the
+    reader's language), judged by the newest."""
+    props = next(e for e in reversed(body) if _is_message(e))["props"]
+    return bool(props["time_text"] == format_local(datetime.fromisoformat(props["time"]), timezone))
 
 
 def _path(tree: list[Json], element_id: str) -> list[int] | None:
@@ -137,40 +193,3 @@ def _with_children(tree: list[Json], path: list[int], children: list[Json]) -> l
     else:
         copy[head] = {**tree[head], "children": children}
     return copy
-
-
-def _message_ids(body: list[Json], marker_id: int | None) -> list[int] | None:
-    """The ids of the messages the container shows, oldest first; None when the "new messages" marker does not
-    stand where a render with ``marker_id`` puts it (before that message, and only if it is shown)."""
-    ids: list[int] = []
-    marked: int | None = None
-    for i, e in enumerate(body):
-        if e["type"] == "Group" and e["ref"].startswith(("incoming-", "outgoing-")):
-            ids.append(e["props"]["message"])
-        elif e["id"] == _MARKER_START:
-            following = body[i + 3] if i + 3 < len(body) else None
-            if following is None or marked is not None:
-                return None
-            marked = _message_of(following)
-    if marked != (marker_id if marker_id in ids else None):
-        return None
-    return ids
-
-
-def _message_of(element: Json) -> int | None:
-    ref: str = element["ref"]
-    if ref == "spacer":  # an outgoing message's 10 % spacer, ``spacer~{id}``
-        return int(element["id"].split("~", 1)[1])
-    if element["type"] == "Group" and ref.startswith(("incoming-", "outgoing-")):
-        message: int = element["props"]["message"]
-        return message
-    return None
-
-
-def _before(body: list[Json], at: datetime, message_id: int, timezone: str) -> bool:
-    """Whether the page's newest message comes before the sent one in the thread's order (time, then id), and
-    its time reads as a render now writes it (the location's time zone and the reader's language)."""
-    newest = next(e for e in reversed(body) if e["type"] == "Group" and e["ref"].startswith(("incoming-", "outgoing-")))
-    props = newest["props"]
-    shown = datetime.fromisoformat(props["time"])
-    return (shown, props["message"]) < (at, message_id) and props["time_text"] == format_local(shown, timezone)

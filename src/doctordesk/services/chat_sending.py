@@ -73,11 +73,12 @@ async def send_message(rt: Runtime, actor: Actor, form: SendForm, *, token: str 
     require_chat_role(actor)
     # The file is checked before the transaction, so no connection or thread lock is held while it is parsed.
     checked = await check_upload(form.upload.file) if form.upload is not None else None
+    page = _client_page(rt, token, form.appointment_id)
     sent: Sent | None = None
     try:
         for attempt in (1, 2):
             try:
-                sent = await _store_message(rt, actor, form, checked)
+                sent = await _store_message(rt, actor, form, checked, page)
                 break
             except IntegrityError:
                 # A concurrent send created the thread first, or a concurrent retry with the same client message id
@@ -91,7 +92,7 @@ async def send_message(rt: Runtime, actor: Actor, form: SendForm, *, token: str 
     finally:
         if isinstance(checked, CheckedFile):
             checked.file.close()  # the re-encoded image's temporary file (closing the upload twice is harmless)
-    update = _appended(rt, actor, token, layout=layout, sent=sent) if sent is not None else None
+    update = _appended(rt, actor, page, layout=layout, sent=sent) if page is not None and sent is not None else None
     rt.metrics.chat_send_answers.labels("appended" if update is not None else "rendered").inc()
     if update is None:  # a retry, or a page the shortcut cannot build on: the chat rendered again
         inner, window = split_state(token)
@@ -110,37 +111,50 @@ async def send_message(rt: Runtime, actor: Actor, form: SendForm, *, token: str 
 
 
 @dataclass(frozen=True, slots=True)
+class ClientPage:
+    """The sender's page as its state token names it: a window of this chat, in the reader's language, younger
+    than the screens' maximum age, still in the page cache."""
+
+    token: Token
+    window: Window
+    shown: chat_append.Shown
+
+
+def _client_page(rt: Runtime, token: str | None, appointment_id: int) -> ClientPage | None:
+    inner, window = split_state(token)
+    parsed = Token.parse(inner)
+    if parsed is None or window is None or window.appointment_id != appointment_id:
+        return None
+    old = rt.screens.cache.get(parsed.content) if rt.screens.young(parsed, rt.wall()) else None
+    shown = chat_append.shown(old, start_id=window.start_id, marker_id=window.marker_id) if old else None
+    return ClientPage(parsed, window, shown) if shown is not None else None
+
+
+@dataclass(frozen=True, slots=True)
 class Sent:
     """A message just stored, with what the sender's answer needs from the send's transaction."""
 
     appointment: AppointmentView
     message: MessageView
-    previous_id: int | None  # the thread's newest message before this one
+    newer: list[MessageView] | None  # what others wrote since the sender's page (None: not known)
     positions: chat_repo.ReadPositions  # after the send
     revision: tuple[str, int]  # the sender's chat's topics (epoch, stamp) before any of this was read, plus the
     # send's own events
 
 
-def _appended(rt: Runtime, actor: Actor, token: str | None, *, layout: Layout, sent: Sent) -> UpdateSet | None:
-    """The answer built from the sender's page (``screens.chat_append``), without reading or rendering the chat
-    again: when the state token names a page of this chat, in the reader's language, younger than the screens'
-    maximum age and still cached, and the thread's newest message before the send is the page's newest (the
-    send's transaction read it with the thread locked, so no other message can be missing). None otherwise."""
-    inner, window = split_state(token)
-    parsed = Token.parse(inner)
-    if parsed is None or window is None or window.appointment_id != sent.appointment.id:
+def _appended(rt: Runtime, actor: Actor, page: ClientPage, *, layout: Layout, sent: Sent) -> UpdateSet | None:
+    """The answer built from the sender's page (``screens.chat_append``) without rendering the chat again: what
+    others wrote since the page (read with the thread locked) and the sent message appended. None when that does
+    not give what a render gives."""
+    if sent.newer is None:
         return None
-    states = rt.screens
-    old = states.cache.get(parsed.content) if states.young(parsed, rt.wall()) else None
-    if old is None:
-        return None
-    message, appointment = sent.message, sent.appointment
+    message, appointment, window = sent.message, sent.appointment, page.window
     state = screen.ChatState(
         appointment=appointment,
         viewer=actor,
-        messages=(message,),
+        messages=(*sent.newer, message),
         has_older=False,
-        marker_id=None,
+        marker_id=window.marker_id,
         viewer_read=message.cursor,
         doctor_read=sent.positions.of(appointment.doctor.id),
         support_read=sent.positions.support,
@@ -149,20 +163,37 @@ def _appended(rt: Runtime, actor: Actor, token: str | None, *, layout: Layout, s
         max_upload_bytes=rt.settings.max_upload_bytes,
     )
     timeout = rt.settings.poll_chat_seconds
-    expected = chat_append.Window(window.start_id, window.marker_id, sent.previous_id, chat_repo.MAX_WINDOW)
-    appended = chat_append.append_sent(old, state, expected, layout=layout, timeout=timeout)
+    appended = chat_append.append(page.shown, state, layout=layout, timeout=timeout, max_messages=chat_repo.MAX_WINDOW)
     if appended is None:
         return None
-    new = states.follow(
-        parsed,
+    new = rt.screens.follow(
+        page.token,
         revision=sent.revision,
         screen=screen.SCREEN,
         title=appended.title,
         poll=screen.LOAD_MORE_ENDPOINT,
         elements=appended.elements,
     )
-    shown = Window(appointment.id, window.start_id or message.id, window.marker_id)
+    start = window.start_id or (sent.newer[0].id if sent.newer else message.id)
+    shown = Window(appointment.id, start, window.marker_id)
     return UpdateSet(screen.SCREEN, join_state(new, shown), timeout, appended.patches)
+
+
+async def _newer(
+    session: AsyncSession, thread: chat_sends.LockedThread, shown: chat_append.Shown, page_size: int
+) -> list[MessageView] | None:
+    """What others wrote since the sender's page (the thread locked: nothing more can come), oldest first; None
+    when the page also lacks messages inside its window, or a render would show another window."""
+    if thread.created:
+        return [] if not shown.ids else None
+    if thread.last_message_id is not None and thread.last_message_id == shown.newest_id:
+        return []  # the newest message written before this one is the page's: none since
+    if shown.first is None or shown.newest is None:  # the page showed no message: a render shows the newest page
+        views, more = await chat_repo.latest(session, thread.id, page_size)
+        return views if not more and len(views) < page_size else None
+    if await chat_repo.count_between(session, thread.id, shown.first, shown.newest) != len(shown.ids):
+        return None
+    return await chat_repo.after(session, thread.id, shown.newest, chat_repo.MAX_WINDOW)
 
 
 async def _existing(session: AsyncSession, actor: Actor, form: SendForm) -> int | None:
@@ -178,7 +209,11 @@ async def _existing(session: AsyncSession, actor: Actor, form: SendForm) -> int 
 
 
 async def _store_message(
-    rt: Runtime, actor: Actor, form: SendForm, checked: CheckedFile | ValidationFailed | None
+    rt: Runtime,
+    actor: Actor,
+    form: SendForm,
+    checked: CheckedFile | ValidationFailed | None,
+    page: ClientPage | None,
 ) -> Sent | None:
     """Store the message; None when this sender stored it already under the client message id."""
     settings = rt.settings
@@ -211,6 +246,7 @@ async def _store_message(
             if wait is not None:
                 raise TooManyRequests(N_("Too many messages. Wait a moment before sending again."), retry_after=wait)
         thread = await chat_sends.lock_thread(session, appointment.id, now)
+        newer = await _newer(session, thread, page.shown, settings.chat_page_size) if page is not None else None
         attachment = None
         if form.upload is not None and checked is not None:
             attachment = await _store_file(session, actor, form.upload, checked, now)
@@ -256,7 +292,7 @@ async def _store_message(
     )
     # The send's own events move the stamp too (they are published after commit, before the answer goes out).
     stamp += sum(event.topics.count(topic) for event in uow.events for topic in topics)
-    return Sent(appointment, message, thread.last_message_id, positions, (epoch, stamp))
+    return Sent(appointment, message, newer, positions, (epoch, stamp))
 
 
 async def _store_file(

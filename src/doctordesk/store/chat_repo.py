@@ -41,6 +41,7 @@ USERS = cast(Table, User.__table__)
 _M = MESSAGES.c
 _POSITION = tuple_(_M.created_at, _M.id)
 _AT = tuple_(bindparam("at", type_=_M.created_at.type), bindparam("id", type_=_M.id.type))
+_FROM = tuple_(bindparam("from_at", type_=_M.created_at.type), bindparam("from_id", type_=_M.id.type))
 _NEWEST_FIRST = (_M.created_at.desc(), _M.id.desc())
 
 
@@ -79,6 +80,9 @@ def _statement(name: str) -> Any:
         "older": lambda: _messages().where(in_thread, _POSITION < _AT).order_by(*_NEWEST_FIRST).limit(n),
         "since": lambda: _messages().where(in_thread, _POSITION >= _AT).order_by(*_NEWEST_FIRST).limit(n),
         "after": lambda: _messages().where(in_thread, _POSITION > _AT).order_by(*_NEWEST_FIRST).limit(n),
+        "count between": lambda: (
+            select(func.count()).select_from(MESSAGES).where(in_thread, _POSITION >= _FROM, _POSITION <= _AT)
+        ),
         "any older": lambda: select(m.id).where(in_thread, _POSITION < _AT).limit(1),
         "newest": lambda: select(m.created_at, m.id).where(in_thread).order_by(*_NEWEST_FIRST).limit(1),
     }
@@ -134,6 +138,12 @@ async def after(session: AsyncSession, thread_id: int, position: Cursor, limit: 
     """The messages after ``position``, oldest first; None when there are more than ``limit``."""
     views = await _newest_first(session, "after", {"thread": thread_id, "n": limit + 1, **_at(position)})
     return list(reversed(views)) if len(views) <= limit else None
+
+
+async def count_between(session: AsyncSession, thread_id: int, first: Cursor, last: Cursor) -> int:
+    """How many messages stand from ``first`` to ``last`` (both included)."""
+    values = {"thread": thread_id, "from_at": first.created_at, "from_id": first.id, **_at(last)}
+    return int(await session.scalar(_statement("count between"), values) or 0)
 
 
 async def newest(session: AsyncSession, thread_id: int) -> Cursor | None:

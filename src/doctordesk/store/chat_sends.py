@@ -25,7 +25,8 @@ USERS = cast(Table, User.__table__)
 @dataclass(frozen=True, slots=True)
 class LockedThread:
     id: int
-    last_message_id: int | None  # the thread's newest message before this send
+    last_message_id: int | None  # the message written last before this send
+    created: bool = False  # by this send
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +43,7 @@ async def lock_thread(session: AsyncSession, appointment_id: int, now: datetime)
     if row is not None:
         return LockedThread(row[0], row[1])
     created = (await session.execute(_create(), {"appointment": appointment_id, "now": now})).scalar_one()
-    return LockedThread(created, None)
+    return LockedThread(created, None, created=True)
 
 
 async def insert_message(

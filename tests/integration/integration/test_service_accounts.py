@@ -252,9 +252,7 @@ async def test_a_key_revoked_or_deactivated_behind_the_instances_back_is_refused
         assert (await client.get(url, headers=key.headers)).status_code == 200
     async with runtime.db.transaction() as s:
         await s.execute(update(ApiKey).where(ApiKey.id == revoked.key_id).values(revoked_at=runtime.clock.now()))
-        await s.execute(
-            update(ServiceAccount).where(ServiceAccount.id == deactivated.account_id).values(active=False)
-        )
+        await s.execute(update(ServiceAccount).where(ServiceAccount.id == deactivated.account_id).values(active=False))
     # Cached: served without reading the key until the check ran.
     assert (await client.get(url, headers=revoked.headers)).status_code == 200
     await TokenChecks(runtime, interval=60).check()

@@ -1,7 +1,8 @@
 """The answer to a send, appended to the sender's page or rendered again, is exactly the chat rendered fresh: over
-random histories (others sending, reading and closing, the sender polling, loading older messages, switching
-layout, time passing), every send's update set applied to the sender's page equals the page a full render and
-diff gives at that moment, with the same content hash in its state token. On SQLite and PostgreSQL."""
+random histories (others sending, some on a clock behind, reading and closing; the sender polling, loading older
+messages, switching layout; time passing), every send's update set applied to the sender's page equals the page a
+full render and diff gives at that moment, with the same content hash in its state token. On SQLite and
+PostgreSQL."""
 
 from __future__ import annotations
 
@@ -65,8 +66,11 @@ async def _history(client, login, demo, runtime, clock, seed: int) -> dict[str, 
         a = rng.choice(chats)
         view = views[a]
         roll = rng.random()
-        if roll < 0.25:  # someone else writes
+        if roll < 0.25:  # someone else writes, now and then on an instance whose clock is behind
+            behind = timedelta(seconds=rng.choice([0, 0, 0, 2]))
+            clock.advance(-behind)
             assert (await send(client, rng.choice(others), a, f"other {step}")).status_code == 200
+            clock.advance(behind)
         elif roll < 0.35:  # someone else reads (their poll marks what it shows) or closes the chat
             other = rng.choice(others)
             page = await open_chat(client, other, a)
@@ -153,11 +157,47 @@ async def test_a_send_answers_by_appending_to_the_senders_current_page(client, l
     assert _answers(runtime) == {"appended": 2, "rendered": 0}
     assert answer["patches"][0] == {"op": "update", "id": mine, "set": {"props": {**_props(view, mine)}}}
     assert _props(view, mine)["read"] is True
-    # Support writes: the doctor's page lacks that message, so the next answer renders the chat again.
+    # Support writes: the next answer appends support's message, then the doctor's.
     await send(client, support, a, "from support")  # (without a state token: rendered)
-    await _send(client, doctor, a, view)
-    assert _answers(runtime) == {"appended": 2, "rendered": 2}
+    answer = await _send(client, doctor, a, view)
+    assert _answers(runtime) == {"appended": 3, "rendered": 1}
+    assert [
+        p["element"]["value"] for p in answer["patches"] if p["op"] == "add" and p["element"]["type"] == "Group"
+    ] == [
+        "from support",
+        "hello",
+    ]
     assert [e["value"] for e in walk(view.elements) if e["type"] == "Group"][-3:] == ["hello", "from support", "hello"]
+
+
+async def test_a_message_written_into_the_shown_window_since_makes_the_chat_render_again(
+    client, login, demo, runtime, clock
+):
+    """Another instance's clock behind: support's message lands between messages the doctor's page shows."""
+    runtime.settings.chat_send_per_minute = 0
+    doctor, support = await login("doctor1"), await login("support1")
+    a = demo.appointments[0]
+    page = await open_chat(client, doctor, a)
+    view = Open(page["elements"], page["state"])
+    for _ in range(3):
+        clock.advance(timedelta(seconds=1))
+        await _send(client, doctor, a, view)
+    before = Open(view.elements, view.state)
+    clock.advance(timedelta(seconds=-2))
+    await send(client, support, a, "late")
+    clock.advance(timedelta(seconds=3))
+    counts = _answers(runtime)
+    await _send(client, doctor, a, view)
+    assert _answers(runtime) == {"appended": counts["appended"], "rendered": counts["rendered"] + 1}
+    assert [e["value"] for e in walk(view.elements) if e["type"] == "Group"] == [
+        "hello",
+        "late",
+        "hello",
+        "hello",
+        "hello",
+    ]
+    fresh, _ = await _fresh(client, doctor, before)
+    assert view.elements == fresh
 
 
 def _props(view: Open, element_id: str) -> dict[str, Any]:

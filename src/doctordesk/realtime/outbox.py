@@ -7,12 +7,14 @@ the duplicate.
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import func, select, text, update
+from sqlalchemy import bindparam, func, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk import i18n
@@ -49,6 +51,17 @@ async def depth(db: Database) -> int:
         return int(await session.scalar(select(func.count()).where(PushOutbox.status == PENDING)) or 0)
 
 
+@functools.cache
+def _devices_statement() -> Any:
+    """The devices with a push token of some users, and their users' languages (built once: it runs in every
+    transaction that notifies, a chat send's among them)."""
+    return (
+        select(Device, User.language)
+        .join(User, User.id == Device.user_id)
+        .where(Device.user_id.in_(bindparam("users", expanding=True)), Device.push_token.is_not(None))
+    )
+
+
 # Published after a transaction that queued notifications: wakes the push dispatchers (on every instance).
 QUEUED_EVENT = "push.queued"
 
@@ -64,14 +77,8 @@ async def enqueue(
     wanted = [e for e in events if e.notify_user_ids]
     if not wanted:
         return 0
-    user_ids = {u for e in wanted for u in e.notify_user_ids}
-    rows = (
-        await session.execute(
-            select(Device, User.language)
-            .join(User, User.id == Device.user_id)
-            .where(Device.user_id.in_(user_ids), Device.push_token.is_not(None))
-        )
-    ).all()
+    user_ids = sorted({u for e in wanted for u in e.notify_user_ids})
+    rows = (await session.execute(_devices_statement(), {"users": user_ids})).all()
     count = 0
     for event in wanted:
         for device, language in rows:

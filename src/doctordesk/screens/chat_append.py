@@ -94,9 +94,10 @@ def append(shown: Shown, state: ChatState, *, layout: Layout, timeout: int, max_
         return None
     patches: list[Json] = []
     new_body = []
+    flags = _ReadFlags(state, shown.newest)
     for e in body:
         if _is_message(e):
-            read = _read(e, state)
+            read = flags.of(e)
             if read is None:
                 return None
             if e["props"]["read"] is not read:
@@ -124,18 +125,37 @@ def _cursor(group: Json) -> Cursor:
     return Cursor(datetime.fromisoformat(group["props"]["time"]), group["props"]["message"])
 
 
-def _read(group: Json, state: ChatState) -> bool | None:
-    """A shown message's read flag now (as ``screens.chat.message_elements`` decides it); None when the page shows
-    it from another viewer's side."""
-    props = group["props"]
-    outgoing = props["sender_id"] == state.viewer.user_id
-    if group["ref"] != f"{'outgoing' if outgoing else 'incoming'}-{props['message']}":
-        return None
-    if outgoing:
-        position = state.support_read if props["sender_id"] == state.appointment.doctor.id else state.doctor_read
-    else:
-        position = state.viewer_read
-    return bool(position is not None and position.key() >= _cursor(group).key())
+class _ReadFlags:
+    """Shown messages' read flags now (as ``screens.chat.message_elements`` decides them): a position at or past
+    the page's newest message reads every one, no position none; only between are times compared."""
+
+    def __init__(self, state: ChatState, newest: Cursor | None) -> None:
+        self.viewer, self.doctor = state.viewer.user_id, state.appointment.doctor.id
+        self.positions = {
+            "incoming": self._reach(state.viewer_read, newest),
+            "doctor": self._reach(state.support_read, newest),  # the doctor's messages are read by support
+            "support": self._reach(state.doctor_read, newest),
+        }
+
+    @staticmethod
+    def _reach(position: Cursor | None, newest: Cursor | None) -> Cursor | bool:
+        if position is None:
+            return False
+        return True if newest is not None and position.key() >= newest.key() else position
+
+    def of(self, group: Json) -> bool | None:
+        """None when the page shows the message from another viewer's side."""
+        props = group["props"]
+        sender = props["sender_id"]
+        if sender == self.viewer:
+            direction, reach = "outgoing", self.positions["doctor" if sender == self.doctor else "support"]
+        else:
+            direction, reach = "incoming", self.positions["incoming"]
+        if group["ref"] != f"{direction}-{props['message']}":
+            return None
+        if isinstance(reach, bool):
+            return reach
+        return bool(reach.key() >= _cursor(group).key())
 
 
 def _marked(children: list[Json], ids: list[int]) -> int | None:

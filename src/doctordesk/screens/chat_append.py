@@ -17,6 +17,7 @@ shares the page's unchanged elements (cached pages are never changed in place).
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -36,7 +37,8 @@ class Shown:
 
     elements: list[Json]  # the page
     path: list[int]  # indices down to the messages' container
-    ids: list[int]  # the messages, oldest first
+    groups: list[Json]  # the messages' elements, oldest first
+    ids: list[int]  # their ids
     first: Cursor | None  # the oldest shown message's position
     newest: Cursor | None  # the newest's
 
@@ -50,6 +52,7 @@ class Appended:
     patches: list[Json]  # from the old page to the new one
     elements: list[Json]  # the new page's elements
     title: str
+    messages: list[Json]  # the container's children in it (the old page's dicts where unchanged)
 
 
 def shown(page: list[Json], *, start_id: int | None, marker_id: int | None) -> Shown | None:
@@ -66,7 +69,7 @@ def shown(page: list[Json], *, start_id: int | None, marker_id: int | None) -> S
     if (ids[0] if ids else None) != start_id or _marked(children, ids) != (marker_id if marker_id in ids else None):
         return None
     first, newest = (_cursor(groups[0]), _cursor(groups[-1])) if groups else (None, None)
-    return Shown(page, path, ids, first, newest)
+    return Shown(page, path, groups, ids, first, newest)
 
 
 def append(shown: Shown, state: ChatState, *, layout: Layout, timeout: int, max_messages: int) -> Appended | None:
@@ -94,15 +97,17 @@ def append(shown: Shown, state: ChatState, *, layout: Layout, timeout: int, max_
         return None
     patches: list[Json] = []
     new_body = []
-    flags = _ReadFlags(state, shown.newest)
+    flags = _ReadFlags(state, shown.groups)
+    index = 0
     for e in body:
         if _is_message(e):
-            read = flags.of(e)
+            read = flags.of(e, index)
             if read is None:
                 return None
             if e["props"]["read"] is not read:
                 e = {**e, "props": {**e["props"], "read": read}}
                 patches.append(p_update(e["id"], props=e["props"]))
+            index += 1
         new_body.append(e)
     added = [e.to_json() for m in newer for e in message_elements(m, state)]
     if added and body:
@@ -112,8 +117,8 @@ def append(shown: Shown, state: ChatState, *, layout: Layout, timeout: int, max_
             after = e["id"]
     elif added:
         patches.append(p_prepend(added, parent=CONTAINER))
-    elements = _with_children(old, shown.path, [*new_body, *added, marker])
-    return Appended(patches, elements, frame.title)
+    children = [*new_body, *added, marker]
+    return Appended(patches, _with_children(old, shown.path, children), frame.title, children)
 
 
 def _is_message(e: Json) -> bool:
@@ -126,36 +131,28 @@ def _cursor(group: Json) -> Cursor:
 
 
 class _ReadFlags:
-    """Shown messages' read flags now (as ``screens.chat.message_elements`` decides them): a position at or past
-    the page's newest message reads every one, no position none; only between are times compared."""
+    """Shown messages' read flags now (as ``screens.chat.message_elements`` decides them). The messages stand in
+    the thread's order, so each read position reads a first run of them: where it ends is searched, not every
+    message's time compared."""
 
-    def __init__(self, state: ChatState, newest: Cursor | None) -> None:
+    def __init__(self, state: ChatState, groups: list[Json]) -> None:
         self.viewer, self.doctor = state.viewer.user_id, state.appointment.doctor.id
-        self.positions = {
-            "incoming": self._reach(state.viewer_read, newest),
-            "doctor": self._reach(state.support_read, newest),  # the doctor's messages are read by support
-            "support": self._reach(state.doctor_read, newest),
-        }
+        # How many shown messages each position reads: the viewer's (incoming), support's (the doctor's
+        # messages), the doctor's (the agents').
+        self.incoming, self.doctors, self.agents = (
+            bisect_right(groups, p.key(), key=lambda g: _cursor(g).key()) if p is not None else 0
+            for p in (state.viewer_read, state.support_read, state.doctor_read)
+        )
 
-    @staticmethod
-    def _reach(position: Cursor | None, newest: Cursor | None) -> Cursor | bool:
-        if position is None:
-            return False
-        return True if newest is not None and position.key() >= newest.key() else position
-
-    def of(self, group: Json) -> bool | None:
-        """None when the page shows the message from another viewer's side."""
+    def of(self, group: Json, index: int) -> bool | None:
+        """The flag of the ``index``-th shown message; None when the page shows it from another viewer's side."""
         props = group["props"]
         sender = props["sender_id"]
-        if sender == self.viewer:
-            direction, reach = "outgoing", self.positions["doctor" if sender == self.doctor else "support"]
-        else:
-            direction, reach = "incoming", self.positions["incoming"]
-        if group["ref"] != f"{direction}-{props['message']}":
+        if sender != self.viewer:
+            return index < self.incoming if props["direction"] == "incoming" else None
+        if props["direction"] != "outgoing":
             return None
-        if isinstance(reach, bool):
-            return reach
-        return bool(reach.key() >= _cursor(group).key())
+        return index < (self.doctors if sender == self.doctor else self.agents)
 
 
 def _marked(children: list[Json], ids: list[int]) -> int | None:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from doctordesk import i18n
-from doctordesk.screens.protocol import Page, content_hash, diff, p_reset
+from doctordesk.screens.protocol import Page, Parts, content_hash, diff, p_reset
 
 Render = Callable[[], Awaitable[Page]]
 
@@ -96,26 +96,32 @@ class Revisions:
 
 
 class PageCache:
-    """The last pages handed out, by content hash, so a changed poll can be answered with a diff."""
+    """The last pages handed out, by content hash, so a changed poll can be answered with a diff; with a page
+    made from another, the canonical JSON of the elements it was made of (``protocol.content_hash``'s parts)."""
 
     def __init__(self, size: int = 4096) -> None:
         self._size = size
-        self._pages: OrderedDict[str, list[dict[str, Any]]] = OrderedDict()
+        self._pages: OrderedDict[str, tuple[list[dict[str, Any]], Parts | None]] = OrderedDict()
         self._lock = threading.Lock()
 
-    def put(self, key: str, elements: list[dict[str, Any]]) -> None:
+    def put(self, key: str, elements: list[dict[str, Any]], parts: Parts | None = None) -> None:
         with self._lock:
-            self._pages[key] = elements
+            self._pages[key] = (elements, parts)
             self._pages.move_to_end(key)
             while len(self._pages) > self._size:
                 self._pages.popitem(last=False)
 
     def get(self, key: str) -> list[dict[str, Any]] | None:
+        found = self.entry(key)
+        return found[0] if found is not None else None
+
+    def entry(self, key: str) -> tuple[list[dict[str, Any]], Parts | None] | None:
+        """The page and its parts (None: not known)."""
         with self._lock:
-            page = self._pages.get(key)
-            if page is not None:
+            entry = self._pages.get(key)
+            if entry is not None:
                 self._pages.move_to_end(key)
-            return page
+            return entry
 
 
 class ScreenStates:
@@ -166,14 +172,23 @@ class ScreenStates:
         return self.revisions.epoch, self.revisions.stamp(topics)
 
     def follow(
-        self, token: Token, *, revision: tuple[str, int], screen: str, title: str, poll: str, elements: list[Any]
+        self,
+        token: Token,
+        *,
+        revision: tuple[str, int],
+        screen: str,
+        title: str,
+        poll: str,
+        elements: list[Any],
+        parts: Parts | None = None,
     ) -> str:
         """The state token of a page made from the one ``token`` names (a screen's answer to an action, built
         without rendering the screen again), showing everything up to ``revision``. It keeps ``token``'s issue
         time, so it ages as that page does: what no event announces shows, at the latest, when the screen is
-        rendered again after ``max_age``. The page is cached like a rendered one."""
-        content = content_hash(screen, title, poll, elements)
-        self.cache.put(content, elements)
+        rendered again after ``max_age``. The page is cached like a rendered one, with ``parts`` (the canonical
+        JSON of some of its elements) for the next page made from it."""
+        content = content_hash(screen, title, poll, elements, parts=parts)
+        self.cache.put(content, elements, parts)
         epoch, stamp = revision
         return str(Token(epoch, stamp, token.issued, token.language, content))
 

@@ -38,7 +38,7 @@ from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
 from doctordesk.screens import chat as screen
 from doctordesk.screens import chat_append
-from doctordesk.screens.protocol import Layout, UpdateSet, p_update
+from doctordesk.screens.protocol import Layout, Parts, UpdateSet, p_update, parts_of
 from doctordesk.screens.state import Token
 from doctordesk.services.chat import Window, chat_appointment, join_state, load_more, split_state
 from doctordesk.services.file_checking import check_upload, read_checked, storing
@@ -118,6 +118,7 @@ class ClientPage:
     token: Token
     window: Window
     shown: chat_append.Shown
+    parts: Parts | None  # the canonical JSON of its elements, when it was made from another page
 
 
 def _client_page(rt: Runtime, token: str | None, appointment_id: int) -> ClientPage | None:
@@ -125,9 +126,12 @@ def _client_page(rt: Runtime, token: str | None, appointment_id: int) -> ClientP
     parsed = Token.parse(inner)
     if parsed is None or window is None or window.appointment_id != appointment_id:
         return None
-    old = rt.screens.cache.get(parsed.content) if rt.screens.young(parsed, rt.wall()) else None
-    shown = chat_append.shown(old, start_id=window.start_id, marker_id=window.marker_id) if old else None
-    return ClientPage(parsed, window, shown) if shown is not None else None
+    cached = rt.screens.cache.entry(parsed.content) if rt.screens.young(parsed, rt.wall()) else None
+    if cached is None:
+        return None
+    old, parts = cached
+    shown = chat_append.shown(old, start_id=window.start_id, marker_id=window.marker_id)
+    return ClientPage(parsed, window, shown, parts) if shown is not None else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,6 +177,8 @@ def _appended(rt: Runtime, actor: Actor, page: ClientPage, *, layout: Layout, se
         title=appended.title,
         poll=screen.LOAD_MORE_ENDPOINT,
         elements=appended.elements,
+        # The container's children are most of the page: their JSON is kept for the next send's hash.
+        parts=parts_of(appended.messages, page.parts),
     )
     start = window.start_id or (sent.newer[0].id if sent.newer else message.id)
     shown = Window(appointment.id, start, window.marker_id)

@@ -17,7 +17,7 @@ from doctordesk.domain.chat import AttachmentView, Cursor, MessageView
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.screens import chat
 from doctordesk.screens.chat_append import Shown, append, shown
-from doctordesk.screens.protocol import apply, content_hash, diff
+from doctordesk.screens.protocol import apply, content_hash, diff, parts_of
 from tests.unit.screens.test_chat import DOCTOR, SUPPORT, T0, appointment
 
 SUPPORT_2 = Actor(11, "support2", Role.SUPPORT, "Kim")
@@ -97,6 +97,9 @@ def test_the_appended_answer_is_the_full_render_and_its_diff(case):
     assert apply(old, answer.patches) == fresh.elements_json()
     assert answer.elements == fresh.elements_json() and answer.title == fresh.title
     assert content_hash(chat.SCREEN, answer.title, chat.LOAD_MORE_ENDPOINT, answer.elements) == fresh.content_hash()
+    parts = parts_of(answer.messages, None)  # as the next answer's hash takes them
+    hashed = content_hash(chat.SCREEN, answer.title, chat.LOAD_MORE_ENDPOINT, answer.elements, parts=parts)
+    assert hashed == fresh.content_hash()
 
 
 def _case(viewer: Actor = DOCTOR, layout: str = "desktop"):

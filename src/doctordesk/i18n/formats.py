@@ -33,7 +33,11 @@ def clinic_locale(locale: str | None = None) -> str:
 def format_local(moment: datetime, timezone: str, locale: str | None = None, *, seconds: bool = False) -> str:
     """E.g. ``Mon 23 Nov 2026, 09:30 CET`` or ``Mo., 23. Nov. 2026, 09:30 MEZ`` in the given timezone (``seconds``:
     ``09:30:05``, for records such as the audit trail)."""
-    return _format_local(moment, timezone, locale or i18n.current(), seconds)
+    # The text has no fraction of a second (and no seconds without ``seconds``): every moment of one local minute
+    # (second) shares it and its cache entry, so a new chat message's time is rarely formatted anew.
+    local = moment.astimezone(ZoneInfo(timezone))
+    local = local.replace(microsecond=0) if seconds else local.replace(second=0, microsecond=0)
+    return _format_local(local, timezone, locale or i18n.current(), seconds)
 
 
 # Screens show the same moments again and again (a chat's messages on every send and poll, a list's appointments):

@@ -29,6 +29,12 @@ class Metrics:
         )
         self.push_sent = Counter("doctordesk_push_sent", "Push notifications the partner accepted", registry=r)
         self.bus_connected = Gauge("doctordesk_bus_connected", "1 when the shared event bus is connected", registry=r)
+        self.chat_send_answers = Counter(
+            "doctordesk_chat_send_answers",
+            "Answers to chat sends: appended to the sender's page, or the chat rendered again",
+            ["how"],
+            registry=r,
+        )
         self.request_seconds = Histogram(
             "doctordesk_request_seconds",
             "HTTP request latency (streams excluded)",

@@ -10,6 +10,7 @@ FHIR Subscriptions are endpoints of their own kind: the same transaction queues 
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
@@ -56,19 +57,21 @@ def delivery_values(
     }
 
 
+@functools.cache
+def _endpoints_statement() -> Any:
+    """The enabled endpoints, as plain SQL built once (it runs in every transaction with a webhook event type, a
+    chat send's among them)."""
+    e = cast(Table, WebhookEndpoint.__table__).c
+    return select(e.id, e.kind, e.event_types, e.include_content).where(e.enabled.is_(True))
+
+
 async def enqueue(session: AsyncSession, events: Sequence[DomainEvent], *, now: datetime) -> int:
     """Deliveries for the enabled endpoints subscribed to each event's type, and for the FHIR Subscriptions whose
     criteria the changed appointments now match, in the caller's transaction (one INSERT for them all)."""
     typed = [(e, t) for e in events if (t := webhooks.event_type_for(e.kind)) is not None]
     if not typed:
         return 0
-    endpoints = (
-        await session.execute(
-            select(
-                WebhookEndpoint.id, WebhookEndpoint.kind, WebhookEndpoint.event_types, WebhookEndpoint.include_content
-            ).where(WebhookEndpoint.enabled.is_(True))
-        )
-    ).all()
+    endpoints = (await session.execute(_endpoints_statement())).all()
     hooks = [(i, types, content) for i, kind, types, content in endpoints if kind == webhooks.WEBHOOK_KIND]
     channels = [i for i, kind, _, _ in endpoints if kind == webhooks.SUBSCRIPTION_KIND]
     rows: list[dict[str, Any]] = []

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from doctordesk import i18n
-from doctordesk.screens.protocol import Page, diff, p_reset
+from doctordesk.screens.protocol import Page, Parts, content_hash, diff, p_reset
 
 Render = Callable[[], Awaitable[Page]]
 
@@ -43,6 +43,31 @@ class Shown:
     screen: str
     poll: str
     topics: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    """A state token's parts."""
+
+    epoch: str
+    stamp: int
+    issued: int
+    language: str
+    content: str  # the page's content hash
+
+    @classmethod
+    def parse(cls, token: str | None) -> Token | None:
+        """The parts of a well-formed token (None for anything else)."""
+        parts = token.split(".") if token else []
+        if len(parts) != 5:
+            return None
+        try:
+            return cls(parts[0], int(parts[1]), int(parts[2]), parts[3], parts[4])
+        except ValueError:
+            return None
+
+    def __str__(self) -> str:
+        return f"{self.epoch}.{self.stamp}.{self.issued}.{self.language}.{self.content}"
 
 
 class ShownListener(Protocol):
@@ -71,26 +96,32 @@ class Revisions:
 
 
 class PageCache:
-    """The last pages handed out, by content hash, so a changed poll can be answered with a diff."""
+    """The last pages handed out, by content hash, so a changed poll can be answered with a diff; with a page
+    made from another, the canonical JSON of the elements it was made of (``protocol.content_hash``'s parts)."""
 
     def __init__(self, size: int = 4096) -> None:
         self._size = size
-        self._pages: OrderedDict[str, list[dict[str, Any]]] = OrderedDict()
+        self._pages: OrderedDict[str, tuple[list[dict[str, Any]], Parts | None]] = OrderedDict()
         self._lock = threading.Lock()
 
-    def put(self, key: str, elements: list[dict[str, Any]]) -> None:
+    def put(self, key: str, elements: list[dict[str, Any]], parts: Parts | None = None) -> None:
         with self._lock:
-            self._pages[key] = elements
+            self._pages[key] = (elements, parts)
             self._pages.move_to_end(key)
             while len(self._pages) > self._size:
                 self._pages.popitem(last=False)
 
     def get(self, key: str) -> list[dict[str, Any]] | None:
+        found = self.entry(key)
+        return found[0] if found is not None else None
+
+    def entry(self, key: str) -> tuple[list[dict[str, Any]], Parts | None] | None:
+        """The page and its parts (None: not known)."""
         with self._lock:
-            page = self._pages.get(key)
-            if page is not None:
+            entry = self._pages.get(key)
+            if entry is not None:
                 self._pages.move_to_end(key)
-            return page
+            return entry
 
 
 class ScreenStates:
@@ -124,16 +155,42 @@ class ScreenStates:
 
     def unchanged(self, token: str | None, topics: Iterable[str], now: float) -> bool:
         """True when nothing the screen shows can have changed since ``token`` was issued (no I/O)."""
-        if not token:
-            return False
-        parts = token.split(".")
-        if len(parts) != 5 or parts[0] != self.revisions.epoch or parts[3] != i18n.current():
-            return False
-        try:
-            stamp, issued = int(parts[1]), int(parts[2])
-        except ValueError:
-            return False
-        return stamp == self.revisions.stamp(topics) and 0 <= now - issued < self.max_age
+        parsed = Token.parse(token)
+        return parsed is not None and self.current(parsed, self.revisions.stamp(topics), now)
+
+    def current(self, token: Token, stamp: int, now: float) -> bool:
+        """True when ``token`` is this process's, in the reader's language, young enough, and the screen's topics
+        stood at ``stamp`` when it was issued."""
+        return token.epoch == self.revisions.epoch and token.stamp == stamp and self.young(token, now)
+
+    def young(self, token: Token, now: float) -> bool:
+        """True when ``token``'s page is in the reader's language and younger than ``max_age``."""
+        return token.language == i18n.current() and 0 <= now - token.issued < self.max_age
+
+    def revision(self, topics: Iterable[str]) -> tuple[str, int]:
+        """Where the topics stand now (epoch and stamp): read before reading what a page will show."""
+        return self.revisions.epoch, self.revisions.stamp(topics)
+
+    def follow(
+        self,
+        token: Token,
+        *,
+        revision: tuple[str, int],
+        screen: str,
+        title: str,
+        poll: str,
+        elements: list[Any],
+        parts: Parts | None = None,
+    ) -> str:
+        """The state token of a page made from the one ``token`` names (a screen's answer to an action, built
+        without rendering the screen again), showing everything up to ``revision``. It keeps ``token``'s issue
+        time, so it ages as that page does: what no event announces shows, at the latest, when the screen is
+        rendered again after ``max_age``. The page is cached like a rendered one, with ``parts`` (the canonical
+        JSON of some of its elements) for the next page made from it."""
+        content = content_hash(screen, title, poll, elements, parts=parts)
+        self.cache.put(content, elements, parts)
+        epoch, stamp = revision
+        return str(Token(epoch, stamp, token.issued, token.language, content))
 
     def patches_from(self, token: str | None, page: Page) -> list[dict[str, Any]]:
         """Patches from the page named by ``token`` to ``page`` (a reset when the old page is not known)."""

@@ -3,12 +3,13 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
-from sqlalchemy import Select, select
+from sqlalchemy import Select, Table, bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
@@ -19,6 +20,7 @@ from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.status import Status
 from doctordesk.domain.texts import N_
 from doctordesk.store import chat_repo, keyset
+from doctordesk.store.admin_tables import DoctorSettings
 from doctordesk.store.tables import Appointment, Location, Patient, User
 
 _Doctor = aliased(User)
@@ -108,10 +110,83 @@ async def with_unread(session: AsyncSession, actor: Actor, views: list[Appointme
 
 async def get_appointment(session: AsyncSession, actor: Actor, appointment_id: int) -> AppointmentView:
     """One appointment; NotFound when unknown or not the actor's to see (ids cannot be probed)."""
-    row = (await session.execute(base_query().where(Appointment.id == appointment_id))).first()
+    view, _ = await _one(session, actor, appointment_id, chat_setting=False)
+    return view
+
+
+async def get_appointment_and_chat_setting(
+    session: AsyncSession, actor: Actor, appointment_id: int
+) -> tuple[AppointmentView, bool | None]:
+    """``get_appointment`` and, in the same statement, whether an admin switched chat on or off for its doctor
+    (None: never set)."""
+    return await _one(session, actor, appointment_id, chat_setting=True)
+
+
+async def _one(
+    session: AsyncSession, actor: Actor, appointment_id: int, *, chat_setting: bool
+) -> tuple[AppointmentView, bool | None]:
+    row = (await session.execute(_one_statement(chat_setting), {"id": appointment_id})).first()
     if row is None:
         raise NotFound(N_("Appointment not found."))
-    view = view_of(row)
+    view = AppointmentView(
+        id=row.id,
+        status=Status(row.status),
+        start=row.start_at,
+        duration_minutes=row.duration_minutes,
+        doctor=Party(row.doctor_id, row.doctor_name),
+        location=Place(row.location_id, row.location_name, row.timezone),
+        patient=Party(row.patient_id, row.patient_name),
+        service=row.service,
+        chat_enabled=row.chat_enabled,
+        disclaimer_required=row.disclaimer_required,
+        prescription_needed=row.prescription_needed,
+        version=row.version,
+        updated_at=row.updated_at,
+        request_note=row.request_note,
+        decline_reason=row.decline_reason,
+    )
     if not can_view(actor, doctor_id=view.doctor.id, patient_id=view.patient.id):
         raise NotFound(N_("Appointment not found."))
-    return view
+    return view, row.doctor_chat if chat_setting else None
+
+
+@functools.cache
+def _one_statement(chat_setting: bool) -> Any:
+    """One appointment with the names and place its view shows, as plain SQL built once (every chat send and
+    poll reads one): no ORM entities."""
+    appointments, locations, patients = (cast(Table, t.__table__) for t in (Appointment, Location, Patient))
+    a, loc, p = appointments.c, locations.c, patients.c
+    doctor = cast(Table, User.__table__).alias("doctor")
+    query = (
+        select(
+            a.id,
+            a.status,
+            a.start_at,
+            a.duration_minutes,
+            a.doctor_id,
+            doctor.c.display_name.label("doctor_name"),
+            loc.id.label("location_id"),
+            loc.name.label("location_name"),
+            loc.timezone,
+            a.patient_id,
+            p.name.label("patient_name"),
+            a.service,
+            a.chat_enabled,
+            a.disclaimer_required,
+            a.prescription_needed,
+            a.version,
+            a.updated_at,
+            a.request_note,
+            a.decline_reason,
+        )
+        .join_from(appointments, doctor, doctor.c.id == a.doctor_id)
+        .join(locations, loc.id == a.location_id)
+        .join(patients, p.id == a.patient_id)
+        .where(a.id == bindparam("id"))
+    )
+    if chat_setting:
+        settings = cast(Table, DoctorSettings.__table__)
+        query = query.add_columns(settings.c.chat_enabled.label("doctor_chat")).outerjoin(
+            settings, settings.c.user_id == a.doctor_id
+        )
+    return query

@@ -13,7 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.appointments import AppointmentView
@@ -40,10 +39,9 @@ from doctordesk.screens import chat as screen
 from doctordesk.screens.protocol import Layout, Page, UpdateSet, apply, diff, p_prepend, p_remove, p_reset
 from doctordesk.screens.state import Render, Viewer
 from doctordesk.screens.viewing import Viewing
-from doctordesk.services.appointments import get_appointment
+from doctordesk.services.appointments import get_appointment_and_chat_setting
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store import chat_repo
-from doctordesk.store.admin_tables import DoctorSettings
 
 READ_EVENT = "chat-read"
 
@@ -91,15 +89,11 @@ def join_state(inner: str, window: Window) -> str:
 async def chat_appointment(session: AsyncSession, actor: Actor, appointment_id: int) -> AppointmentView:
     """The appointment whose thread the actor may read (NotFound for other doctors' appointments)."""
     require_chat_role(actor)
-    view = await get_appointment(session, actor, appointment_id)
+    view, doctor_chat = await get_appointment_and_chat_setting(session, actor, appointment_id)
     if not may_read(actor, doctor_id=view.doctor.id):
         raise NotFound(N_("Appointment not found."))
     # Chat is on when it is on for the appointment and for its doctor (an admin's setting, absent: on).
-    if (
-        view.chat_enabled
-        and await session.scalar(select(DoctorSettings.chat_enabled).where(DoctorSettings.user_id == view.doctor.id))
-        is False
-    ):
+    if view.chat_enabled and doctor_chat is False:
         return replace(view, chat_enabled=False)
     return view
 

@@ -11,9 +11,9 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import BigInteger, and_, bindparam, func, literal, or_, select, tuple_, union_all
+from sqlalchemy import BigInteger, Table, and_, bindparam, func, literal, or_, select, tuple_, union_all
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -22,7 +22,7 @@ from doctordesk.domain.chat import AttachmentView, Cursor, MessageView
 from doctordesk.domain.keyset import COUNT_CAP
 from doctordesk.domain.roles import Role
 from doctordesk.store.chat_tables import Attachment, ChatMessage, ChatRead, ChatThread
-from doctordesk.store.tables import User, UTCDateTime
+from doctordesk.store.tables import User
 
 # A window is everything from the client's oldest shown message on; this bounds it (a client that loaded more
 # than this many older messages gets the newest ones only after a poll re-renders).
@@ -31,80 +31,94 @@ MAX_WINDOW = 5000
 UNREAD_BATCH = 200
 
 
-def _select_messages() -> Any:
+THREADS = cast(Table, ChatThread.__table__)
+MESSAGES = cast(Table, ChatMessage.__table__)
+ATTACHMENTS = cast(Table, Attachment.__table__)
+USERS = cast(Table, User.__table__)
+
+# Statements are built once, on the tables (plain SQL: no ORM entity loading), with these parameters: ``thread``,
+# ``at`` and ``id`` (a position), ``n`` (how many).
+_M = MESSAGES.c
+_POSITION = tuple_(_M.created_at, _M.id)
+_AT = tuple_(bindparam("at", type_=_M.created_at.type), bindparam("id", type_=_M.id.type))
+_FROM = tuple_(bindparam("from_at", type_=_M.created_at.type), bindparam("from_id", type_=_M.id.type))
+_NEWEST_FIRST = (_M.created_at.desc(), _M.id.desc())
+
+
+def _messages() -> Any:
+    m, u, a = _M, USERS.c, ATTACHMENTS.c
     return (
-        select(ChatMessage, User.display_name, User.role, Attachment.filename, Attachment.mime, Attachment.size)
-        .join(User, User.id == ChatMessage.sender_id)
-        .outerjoin(Attachment, Attachment.id == ChatMessage.attachment_id)
+        select(m.id, m.sender_id, u.display_name, u.role, m.content, m.created_at, m.attachment_id)
+        .add_columns(a.filename, a.mime, a.size)
+        .join_from(MESSAGES, USERS, u.id == m.sender_id)
+        .outerjoin(ATTACHMENTS, a.id == m.attachment_id)
     )
 
 
 def _view(row: Any) -> MessageView:
-    m, name, role, filename, mime, size = row
-    attachment = AttachmentView(m.attachment_id, filename, mime, size) if m.attachment_id is not None else None
-    return MessageView(m.id, m.sender_id, name, Role(role), m.content, m.created_at, attachment)
+    message_id, sender_id, name, role, content, at, attachment_id, filename, mime, size = row
+    attachment = AttachmentView(attachment_id, filename, mime, size) if attachment_id is not None else None
+    return MessageView(message_id, sender_id, name, Role(role), content, at, attachment)
 
 
-def _position() -> Any:
-    return tuple_(ChatMessage.created_at, ChatMessage.id)
+def _at(position: Cursor) -> dict[str, Any]:
+    return {"at": position.created_at, "id": position.id}
 
 
-def _at(position: Cursor) -> Any:
-    """A position as a row value, bound with the column types (UTC handling of the timestamp included)."""
-    return tuple_(literal(position.created_at, UTCDateTime()), literal(position.id, BigInteger()))
+@functools.cache
+def _statement(name: str) -> Any:
+    m, t = _M, THREADS.c
+    in_thread = m.thread_id == bindparam("thread")
+    n = bindparam("n", type_=BigInteger())
+    statements: dict[str, Any] = {
+        "thread": lambda: select(t.id).where(t.appointment_id == bindparam("appointment")),
+        "message": lambda: (
+            _messages().add_columns(t.appointment_id).join(THREADS, t.id == m.thread_id).where(m.id == bindparam("id"))
+        ),
+        "cursor": lambda: select(m.created_at, m.id).where(m.id == bindparam("id"), in_thread),
+        "latest": lambda: _messages().where(in_thread).order_by(*_NEWEST_FIRST).limit(n),
+        "older": lambda: _messages().where(in_thread, _POSITION < _AT).order_by(*_NEWEST_FIRST).limit(n),
+        "since": lambda: _messages().where(in_thread, _POSITION >= _AT).order_by(*_NEWEST_FIRST).limit(n),
+        "after": lambda: _messages().where(in_thread, _POSITION > _AT).order_by(*_NEWEST_FIRST).limit(n),
+        "count between": lambda: (
+            select(func.count()).select_from(MESSAGES).where(in_thread, _POSITION >= _FROM, _POSITION <= _AT)
+        ),
+        "any older": lambda: select(m.id).where(in_thread, _POSITION < _AT).limit(1),
+        "newest": lambda: select(m.created_at, m.id).where(in_thread).order_by(*_NEWEST_FIRST).limit(1),
+    }
+    return statements[name]()
 
 
 async def thread_id_for(session: AsyncSession, appointment_id: int) -> int | None:
-    found: int | None = await session.scalar(select(ChatThread.id).where(ChatThread.appointment_id == appointment_id))
+    found: int | None = await session.scalar(_statement("thread"), {"appointment": appointment_id})
     return found
 
 
 async def message(session: AsyncSession, message_id: int) -> tuple[MessageView, int] | None:
     """One message and the appointment of its thread (None when unknown)."""
-    row = (
-        await session.execute(
-            _select_messages()
-            .add_columns(ChatThread.appointment_id)
-            .join(ChatThread, ChatThread.id == ChatMessage.thread_id)
-            .where(ChatMessage.id == message_id)
-        )
-    ).first()
-    return (_view(row[:6]), int(row[6])) if row is not None else None
+    row = (await session.execute(_statement("message"), {"id": message_id})).first()
+    return (_view(row[:10]), int(row[10])) if row is not None else None
 
 
 async def cursor_of(session: AsyncSession, thread_id: int, message_id: int) -> Cursor | None:
     """The position of a message of this thread (None when the id is not a message of the thread)."""
-    row = (
-        await session.execute(
-            select(ChatMessage.created_at, ChatMessage.id).where(
-                ChatMessage.id == message_id, ChatMessage.thread_id == thread_id
-            )
-        )
-    ).first()
+    row = (await session.execute(_statement("cursor"), {"id": message_id, "thread": thread_id})).first()
     return Cursor(row[0], row[1]) if row else None
+
+
+async def _newest_first(session: AsyncSession, name: str, values: dict[str, Any]) -> list[MessageView]:
+    return [_view(r) for r in await session.execute(_statement(name), values)]
 
 
 async def latest(session: AsyncSession, thread_id: int, limit: int) -> tuple[list[MessageView], bool]:
     """The newest ``limit`` messages, oldest first, and whether older ones exist."""
-    rows = await session.execute(
-        _select_messages()
-        .where(ChatMessage.thread_id == thread_id)
-        .order_by(ChatMessage.created_at.desc(), ChatMessage.id.desc())
-        .limit(limit + 1)
-    )
-    views = [_view(r) for r in rows]
+    views = await _newest_first(session, "latest", {"thread": thread_id, "n": limit + 1})
     return list(reversed(views[:limit])), len(views) > limit
 
 
 async def older(session: AsyncSession, thread_id: int, before: Cursor, limit: int) -> tuple[list[MessageView], bool]:
     """Up to ``limit`` messages just before ``before``, oldest first, and whether still older ones exist."""
-    rows = await session.execute(
-        _select_messages()
-        .where(ChatMessage.thread_id == thread_id, _position() < _at(before))
-        .order_by(ChatMessage.created_at.desc(), ChatMessage.id.desc())
-        .limit(limit + 1)
-    )
-    views = [_view(r) for r in rows]
+    views = await _newest_first(session, "older", {"thread": thread_id, "n": limit + 1, **_at(before)})
     return list(reversed(views[:limit])), len(views) > limit
 
 
@@ -113,30 +127,27 @@ async def since(
 ) -> tuple[list[MessageView], bool]:
     """Every message from ``start`` on (the client's window), oldest first, and whether older ones exist. A window
     longer than ``limit`` keeps its newest ``limit`` messages (the oldest shown then leave the client's page)."""
-    rows = await session.execute(
-        _select_messages()
-        .where(ChatMessage.thread_id == thread_id, _position() >= _at(start))
-        .order_by(ChatMessage.created_at.desc(), ChatMessage.id.desc())
-        .limit(limit + 1)
-    )
-    views = [_view(r) for r in rows]
+    views = await _newest_first(session, "since", {"thread": thread_id, "n": limit + 1, **_at(start)})
     if len(views) > limit:
         return list(reversed(views[:limit])), True
-    has_older = await session.scalar(
-        select(ChatMessage.id).where(ChatMessage.thread_id == thread_id, _position() < _at(start)).limit(1)
-    )
+    has_older = await session.scalar(_statement("any older"), {"thread": thread_id, **_at(start)})
     return list(reversed(views)), has_older is not None
 
 
+async def after(session: AsyncSession, thread_id: int, position: Cursor, limit: int) -> list[MessageView] | None:
+    """The messages after ``position``, oldest first; None when there are more than ``limit``."""
+    views = await _newest_first(session, "after", {"thread": thread_id, "n": limit + 1, **_at(position)})
+    return list(reversed(views)) if len(views) <= limit else None
+
+
+async def count_between(session: AsyncSession, thread_id: int, first: Cursor, last: Cursor) -> int:
+    """How many messages stand from ``first`` to ``last`` (both included)."""
+    values = {"thread": thread_id, "from_at": first.created_at, "from_id": first.id, **_at(last)}
+    return int(await session.scalar(_statement("count between"), values) or 0)
+
+
 async def newest(session: AsyncSession, thread_id: int) -> Cursor | None:
-    row = (
-        await session.execute(
-            select(ChatMessage.created_at, ChatMessage.id)
-            .where(ChatMessage.thread_id == thread_id)
-            .order_by(ChatMessage.created_at.desc(), ChatMessage.id.desc())
-            .limit(1)
-        )
-    ).first()
+    row = (await session.execute(_statement("newest"), {"thread": thread_id})).first()
     return Cursor(row[0], row[1]) if row else None
 
 
@@ -150,11 +161,7 @@ class ReadPositions:
 
 
 async def read_positions(session: AsyncSession, thread_id: int) -> ReadPositions:
-    rows = await session.execute(
-        select(ChatRead.user_id, ChatRead.message_created_at, ChatRead.message_id, User.role)
-        .join(User, User.id == ChatRead.user_id)
-        .where(ChatRead.thread_id == thread_id)
-    )
+    rows = await session.execute(_read_positions_statement(), {"thread": thread_id})
     by_user: dict[int, Cursor] = {}
     support: Cursor | None = None
     for user_id, at, message_id, role in rows:
@@ -163,6 +170,17 @@ async def read_positions(session: AsyncSession, thread_id: int) -> ReadPositions
         if role == Role.SUPPORT and (support is None or position.key() > support.key()):
             support = position
     return ReadPositions(by_user, support)
+
+
+@functools.cache
+def _read_positions_statement() -> Any:
+    reads, users = cast(Table, ChatRead.__table__), cast(Table, User.__table__)
+    r = reads.c
+    return (
+        select(r.user_id, r.message_created_at, r.message_id, users.c.role)
+        .join_from(reads, users, users.c.id == r.user_id)
+        .where(r.thread_id == bindparam("thread"))
+    )
 
 
 async def mark_read(session: AsyncSession, *, thread_id: int, user_id: int, up_to: Cursor, now: datetime) -> bool:
@@ -175,10 +193,12 @@ async def mark_read(session: AsyncSession, *, thread_id: int, user_id: int, up_t
 @functools.cache
 def _mark_read_statement(dialect: str) -> Any:
     """One statement: insert the position, or move it forward; nothing comes back when it would move back. Built
-    once per dialect (building it, with its ``excluded`` aliases, cost more than running it)."""
+    once per dialect (building it, with its ``excluded`` aliases, cost more than running it), on the table, so it
+    runs as plain SQL (the ORM's bulk insert handling around it cost as much again)."""
     insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    c = ChatRead.__table__.c
-    statement = insert(ChatRead).values(
+    table = cast(Table, ChatRead.__table__)
+    c = table.c
+    statement = insert(table).values(
         thread_id=bindparam("p_thread", type_=c.thread_id.type),
         user_id=bindparam("p_user", type_=c.user_id.type),
         message_created_at=bindparam("p_at", type_=c.message_created_at.type),
@@ -187,21 +207,18 @@ def _mark_read_statement(dialect: str) -> Any:
     )
     excluded = statement.excluded
     behind = or_(
-        ChatRead.message_created_at < excluded.message_created_at,
-        and_(
-            ChatRead.message_created_at == excluded.message_created_at,
-            ChatRead.message_id < excluded.message_id,
-        ),
+        c.message_created_at < excluded.message_created_at,
+        and_(c.message_created_at == excluded.message_created_at, c.message_id < excluded.message_id),
     )
     return statement.on_conflict_do_update(
-        index_elements=[ChatRead.thread_id, ChatRead.user_id],
+        index_elements=[c.thread_id, c.user_id],
         set_={
             "message_created_at": excluded.message_created_at,
             "message_id": excluded.message_id,
             "updated_at": excluded.updated_at,
         },
         where=behind,
-    ).returning(ChatRead.user_id)
+    ).returning(c.user_id)
 
 
 async def unread_counts(session: AsyncSession, reader_id: int, appointment_ids: Sequence[int]) -> dict[int, int]:
@@ -261,8 +278,8 @@ def _unread_up_to_cap(
 
 async def add_attachment(
     session: AsyncSession, *, uploader_id: int, filename: str | None, kind: files.FileType, data: bytes, at: datetime
-) -> int:
-    """Store a file (its type already judged by its bytes) under a safe name; its id."""
+) -> AttachmentView:
+    """Store a file (its type already judged by its bytes) under a safe name; what a message shows of it."""
     file = Attachment(
         uploader_id=uploader_id,
         filename=files.safe_filename(filename, kind),
@@ -274,7 +291,7 @@ async def add_attachment(
     )
     session.add(file)
     await session.flush()
-    return file.id
+    return AttachmentView(file.id, file.filename, file.mime, file.size)
 
 
 async def attachment(session: AsyncSession, attachment_id: int) -> tuple[Attachment, int] | None:

@@ -58,7 +58,7 @@ async def seed_chat(session: AsyncSession, demo: Demo) -> None:
             attachment_id = None
             if file_kind is not None:
                 checked = file_check.check_bytes(made[file_kind])
-                attachment_id = await chat_repo.add_attachment(
+                stored = await chat_repo.add_attachment(
                     session,
                     uploader_id=demo.users[sender],
                     filename=names[file_kind],
@@ -66,6 +66,7 @@ async def seed_chat(session: AsyncSession, demo: Demo) -> None:
                     data=checked.read(),
                     at=at,
                 )
+                attachment_id = stored.id
             last = ChatMessage(
                 thread_id=thread.id,
                 sender_id=demo.users[sender],

@@ -18,6 +18,8 @@ from doctordesk.screens.protocol import (
     PatchError,
     UpdateSet,
     apply,
+    canonical,
+    content_hash,
     diff,
     el,
     error_body,
@@ -29,6 +31,8 @@ from doctordesk.screens.protocol import (
     p_replace,
     p_reset,
     p_update,
+    parts_of,
+    walk,
 )
 
 # --- element JSON ---------------------------------------------------------------------------------------------
@@ -479,3 +483,18 @@ def _walk(tree: list[dict[str, Any]]) -> list[dict[str, Any]]:
         out.append(e)
         out.extend(_walk(e.get("children", [])))
     return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(page_pairs(), st.data())
+def test_a_hash_from_known_parts_is_the_pages_hash(pair, data):
+    """Whatever elements' canonical JSON is taken from ``parts`` (any subset, at any depth), the hash is the one a
+    whole serialization gives."""
+    _, page = pair
+    nodes = list(walk(page))
+    chosen = data.draw(st.lists(st.sampled_from(nodes), unique_by=id) if nodes else st.just([]))
+    parts = parts_of(chosen, None)
+    assert content_hash("s", "T ü", "/poll", page, parts=parts) == content_hash("s", "T ü", "/poll", page)
+    wrong = {**parts, id(nodes[0]): canonical({"not": "it"})} if nodes else {}
+    if nodes:
+        assert content_hash("s", "T ü", "/poll", page, parts=wrong) != content_hash("s", "T ü", "/poll", page)

@@ -252,6 +252,10 @@ async def _store_message(
             if wait is not None:
                 raise TooManyRequests(N_("Too many messages. Wait a moment before sending again."), retry_after=wait)
         thread = await chat_sends.lock_thread(session, appointment.id, now)
+        # The message's time is taken with the thread locked and never before the thread's newest (another instance's
+        # clock may be behind): a thread's order is the order its sends committed in, so a read position never
+        # passes a message committed after it was taken.
+        at = max(rt.clock.now(), thread.last_at) if thread.last_at is not None else rt.clock.now()
         newer = await _newer(session, thread, page.shown, settings.chat_page_size) if page is not None else None
         attachment = None
         if form.upload is not None and checked is not None:
@@ -261,12 +265,12 @@ async def _store_message(
             thread_id=thread.id,
             sender_id=actor.user_id,
             content=form.content,
-            at=now,
+            at=at,
             attachment_id=attachment.id if attachment is not None else None,
             client_message_id=form.client_message_id,
         )
         await chat_repo.mark_read(
-            session, thread_id=thread.id, user_id=actor.user_id, up_to=Cursor(now, inserted.id), now=now
+            session, thread_id=thread.id, user_id=actor.user_id, up_to=Cursor(at, inserted.id), now=at
         )
         positions = await chat_repo.read_positions(session, thread.id)
         notify = await _recipients(session, actor, appointment, thread.id)
@@ -294,7 +298,7 @@ async def _store_message(
             )
         )
     message = MessageView(
-        inserted.id, actor.user_id, inserted.sender_name, inserted.sender_role, form.content, now, attachment
+        inserted.id, actor.user_id, inserted.sender_name, inserted.sender_role, form.content, at, attachment
     )
     # The send's own events move the stamp too (they are published after commit, before the answer goes out).
     stamp += sum(event.topics.count(topic) for event in uow.events for topic in topics)

@@ -26,6 +26,7 @@ USERS = cast(Table, User.__table__)
 class LockedThread:
     id: int
     last_message_id: int | None  # the message written last before this send
+    last_at: datetime | None  # its time
     created: bool = False  # by this send
 
 
@@ -41,9 +42,9 @@ async def lock_thread(session: AsyncSession, appointment_id: int, now: datetime)
     SQLite's write lock does that there), so the sends of a thread are ordered."""
     row = (await session.execute(_lock(), {"appointment": appointment_id})).first()
     if row is not None:
-        return LockedThread(row[0], row[1])
+        return LockedThread(row[0], row[1], row[2])
     created = (await session.execute(_create(), {"appointment": appointment_id, "now": now})).scalar_one()
-    return LockedThread(created, None, created=True)
+    return LockedThread(created, None, None, created=True)
 
 
 async def insert_message(
@@ -96,8 +97,13 @@ async def active_agents(session: AsyncSession) -> Sequence[int]:
 
 @functools.cache
 def _lock() -> Any:
-    t = THREADS.c
-    return select(t.id, t.last_message_id).where(t.appointment_id == bindparam("appointment")).with_for_update()
+    t, m = THREADS.c, MESSAGES.c
+    return (
+        select(t.id, t.last_message_id, m.created_at)
+        .join_from(THREADS, MESSAGES, m.id == t.last_message_id, isouter=True)
+        .where(t.appointment_id == bindparam("appointment"))
+        .with_for_update(of=THREADS)
+    )
 
 
 @functools.cache

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
 
 import pytest
 from sqlalchemy import select
 
 from doctordesk.screens.protocol import apply
 from doctordesk.store.chat_tables import ChatMessage
-from tests.support.chat import messages, open_chat, send, stored
+from tests.support.chat import messages, open_chat, send, stored, walk
 
 DISABLED = 7  # index in demo.appointments: doctor1's approved appointment with chat disabled
 OTHER_DOCTORS = 14  # doctor2's first appointment
@@ -240,3 +241,28 @@ async def test_concurrent_first_messages_share_one_thread(client, login, demo, r
     responses = await asyncio.gather(*(send(client, who, a, f"hi {i}") for i, who in enumerate([doctor, support] * 3)))
     assert [r.status_code for r in responses] == [200] * 6
     assert (await stored(runtime))[:2] == (1, 6)
+
+
+async def test_a_message_is_never_timed_before_the_threads_newest(client, login, demo, runtime, clock):
+    """An instance whose clock is behind writes after the thread's newest message: the thread's order is the order
+    its sends committed in, so a reader who read up to the newest still finds the later message unread."""
+    runtime.settings.chat_send_per_minute = 0
+    doctor, support = await login("doctor1"), await login("support1")
+    a = demo.appointments[0]
+    assert (await send(client, doctor, a, "first")).status_code == 200
+    closed = await client.post(f"/profile/messages/close?appointment-id={a}", headers=support.headers)
+    assert closed.status_code == 200  # support has read up to "first"
+    clock.advance(timedelta(minutes=-5))
+    assert (await send(client, doctor, a, "second")).status_code == 200
+    async with runtime.db.read() as session:
+        rows = (
+            await session.execute(
+                select(ChatMessage.content, ChatMessage.created_at, ChatMessage.id)
+                .where(ChatMessage.content.in_(["first", "second"]))
+                .order_by(ChatMessage.created_at, ChatMessage.id)
+            )
+        ).all()
+    assert [r.content for r in rows] == ["first", "second"] and rows[0].created_at == rows[1].created_at
+    threads = (await client.put("/profile/messages/threads", headers=support.headers)).json()
+    unread = next(e for e in walk(threads["elements"]) if e["id"] == f"unread-{a}")
+    assert unread["value"] == "1"

@@ -29,7 +29,7 @@ import httpx
 from bench.common import Load, Server, load, machine, own_postgres_databases, table
 
 LEVELS = (1, 10, 50)
-SECONDS = float(os.environ.get("DOCTORDESK_BENCH_SECONDS", "3"))  # per case and concurrency
+SECONDS = float(os.environ.get("DOCTORDESK_BENCH_SECONDS", "2"))  # per case and concurrency
 WEEKS = 24  # of free times the requests spread over (each is requested once)
 BENCH_DB = "doctordesk_bench_requests"
 

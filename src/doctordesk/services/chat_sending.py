@@ -251,15 +251,15 @@ async def _store_message(
             wait = retry_after(recent, now=now, per_minute=settings.chat_send_per_minute)
             if wait is not None:
                 raise TooManyRequests(N_("Too many messages. Wait a moment before sending again."), retry_after=wait)
+        attachment = None
+        if form.upload is not None and checked is not None:  # before the thread is locked: it needs no thread
+            attachment = await _store_file(session, actor, form.upload, checked, now)
         thread = await chat_sends.lock_thread(session, appointment.id, now)
         # The message's time is taken with the thread locked and never before the thread's newest (another instance's
         # clock may be behind): a thread's order is the order its sends committed in, so a read position never
         # passes a message committed after it was taken.
         at = max(rt.clock.now(), thread.last_at) if thread.last_at is not None else rt.clock.now()
         newer = await _newer(session, thread, page.shown, settings.chat_page_size) if page is not None else None
-        attachment = None
-        if form.upload is not None and checked is not None:
-            attachment = await _store_file(session, actor, form.upload, checked, now)
         inserted = await chat_sends.insert_message(
             session,
             thread_id=thread.id,

@@ -74,6 +74,8 @@ async def enqueue(session: AsyncSession, events: Sequence[DomainEvent], *, now: 
     endpoints = (await session.execute(_endpoints_statement())).all()
     hooks = [(i, types, content) for i, kind, types, content in endpoints if kind == webhooks.WEBHOOK_KIND]
     channels = [i for i, kind, _, _ in endpoints if kind == webhooks.SUBSCRIPTION_KIND]
+    if not channels and not any(t in (types or ()) for _, t in typed for _, types, _ in hooks):
+        return 0  # nobody subscribed: no appointment to read
     rows: list[dict[str, Any]] = []
     with session.no_autoflush:  # the event's rows are in the session already; nothing to write before reading
         loaded = await _load_appointments(session, typed)

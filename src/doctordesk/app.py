@@ -60,6 +60,7 @@ from doctordesk.web.routers import (
 )
 from doctordesk.web.routers import auth as auth_router
 from doctordesk.web.security import SecurityHeaders
+from doctordesk.web.unchanged_polls import UnchangedPolls
 from doctordesk.web.webapp import web_app_mount
 
 STATIC = Path(__file__).parent / "web" / "static"
@@ -177,10 +178,12 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
 
 
 class Service(FastAPI):
-    """The app: FastAPI with the event stream served ahead of its middleware stack (``stream.StreamFastPath``)."""
+    """The app: FastAPI with the event stream and unchanged polls served ahead of its middleware stack
+    (``stream.StreamFastPath``, ``web/unchanged_polls.py``)."""
 
     def build_middleware_stack(self) -> ASGIApp:
-        return stream.StreamFastPath(super().build_middleware_stack(), runtime=self.state.runtime)
+        runtime = self.state.runtime
+        return UnchangedPolls(stream.StreamFastPath(super().build_middleware_stack(), runtime=runtime), runtime=runtime)
 
 
 # The collector's full pass runs after this many passes over the middle generation (CPython's default: 10).

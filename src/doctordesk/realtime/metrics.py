@@ -35,6 +35,11 @@ class Metrics:
             ["how"],
             registry=r,
         )
+        self.polls_from_memory = Counter(
+            "doctordesk_polls_from_memory",
+            "Unchanged polls answered again from memory, ahead of the framework (web/unchanged_polls.py)",
+            registry=r,
+        )
         self.request_seconds = Histogram(
             "doctordesk_request_seconds",
             "HTTP request latency (streams excluded)",

@@ -90,7 +90,7 @@ def _filters(f: ListFilter, actor: Actor) -> Element:
 
 
 def shown(actor: Actor) -> Shown:
-    return Shown(SCREEN, ENDPOINT, topics(actor))
+    return Shown(SCREEN, ENDPOINT, topics(actor), repeatable=True)
 
 
 def chat_endpoint(appointment_id: int) -> str:

@@ -43,7 +43,7 @@ def topics(viewer_id: int) -> tuple[str, ...]:
 
 
 def shown(viewer_id: int) -> Shown:
-    return Shown(SCREEN, ENDPOINT, topics(viewer_id))
+    return Shown(SCREEN, ENDPOINT, topics(viewer_id), repeatable=True)
 
 
 def row(t: ThreadSummary) -> Element:

@@ -18,6 +18,7 @@ import secrets
 import threading
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -38,11 +39,16 @@ class Viewer:
 @dataclass(frozen=True, slots=True)
 class Shown:
     """What a screen is to polling and real-time routing: its name, its poll endpoint (the page's ``poll``) and the
-    topics it shows. Each screen module builds its own (``shown(...)``)."""
+    topics it shows. Each screen module builds its own (``shown(...)``).
+
+    ``repeatable``: the screen's unchanged poll depends on nothing but its viewer (the actor) and the state token:
+    no read and no check that could turn out otherwise while the topics stand still. Such an answer may be given
+    again from memory (``Unchanged``, ``web/unchanged_polls.py``)."""
 
     screen: str
     poll: str
     topics: tuple[str, ...]
+    repeatable: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +74,21 @@ class Token:
 
     def __str__(self) -> str:
         return f"{self.epoch}.{self.stamp}.{self.issued}.{self.language}.{self.content}"
+
+
+@dataclass(frozen=True, slots=True)
+class Unchanged:
+    """An unchanged poll's answer on a ``repeatable`` screen: ``viewer`` was told that nothing ``shown`` shows
+    changed since ``token`` (the screen's own token, inside whatever the screen's service wraps around it). While
+    ``ScreenStates.unchanged`` holds for it, the same poll from the same actor gets the same answer."""
+
+    viewer: Viewer
+    shown: Shown
+    token: str
+
+
+# The unchanged answer a request gave, for the web layer that may repeat it (set by ``Viewing.poll``).
+unchanged_answer: ContextVar[Unchanged | None] = ContextVar("doctordesk_unchanged_answer", default=None)
 
 
 class ShownListener(Protocol):

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from doctordesk.screens.protocol import Page, UpdateSet
-from doctordesk.screens.state import Render, ScreenStates, Shown, Viewer
+from doctordesk.screens.state import Render, ScreenStates, Shown, Unchanged, Viewer, unchanged_answer
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +35,8 @@ class Viewing:
         screen shows can have changed."""
         if token and self.states.unchanged(token, self.shown.topics, self.now):
             update = UpdateSet(screen=self.shown.screen, state=token, timeout=self.timeout)
+            if self.shown.repeatable:
+                unchanged_answer.set(Unchanged(self.viewer, self.shown, token))
         else:
             update = await self.refresh(token)
         self.states.shown_to(self.viewer, self.shown, opened=False)

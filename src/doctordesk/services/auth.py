@@ -218,6 +218,12 @@ async def verified_token(rt: Runtime, token: str | None) -> tuple[Actor, datetim
     return actor, expires_at
 
 
+def cached_actor(rt: Runtime, token: str) -> Actor | None:
+    """The actor behind a bearer token when the cache holds it (no I/O; None: ask ``authenticate``)."""
+    cached = rt.auth_cache.entry(token_hash(token), rt.clock.now())
+    return cached[0] if cached is not None else None
+
+
 async def authenticate(rt: Runtime, token: str | None) -> Actor:
     """The actor behind a bearer token; Unauthorized when missing, unknown, expired or revoked."""
     actor, _expires_at = await verified_token(rt, token)

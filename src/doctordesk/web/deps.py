@@ -44,6 +44,9 @@ DEVICE_ID_PATTERN = rf"^[!-~]{{1,{devices.MAX_DEVICE_ID_CHARS}}}$"
 PUSH_TOKEN_PATTERN = rf"^[!-~]{{1,{devices.MAX_TOKEN_CHARS}}}$"
 _DEVICE_ID = re.compile(DEVICE_ID_PATTERN, re.ASCII)
 _PUSH_TOKEN = re.compile(PUSH_TOKEN_PATTERN, re.ASCII)
+# Where ``screen_request`` leaves the actor it authenticated in the request's scope: an unchanged answer is kept
+# for that actor (``web/unchanged_polls.py``).
+ACTOR_SCOPE_KEY = "doctordesk.actor"
 # The most of an X-Screen-State header read: a state token with a list's four windows and its filter fits.
 MAX_STATE_CHARS = 600
 
@@ -216,6 +219,7 @@ async def screen_request(
     screen_layout, cid = layout(headers.get("x-layout")), client_id(headers.get("x-client-id"))
     if device is not None:
         await devices.record(rt, actor, device)
+    request.scope[ACTOR_SCOPE_KEY] = actor
     state = headers.get("x-screen-state")
     return ScreenRequest(
         rt=rt, actor=actor, layout=screen_layout, state=state[:MAX_STATE_CHARS] if state else None, client_id=cid

@@ -5,14 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, FastAPI
+from fastapi import APIRouter
 
+from doctordesk.app import Service
 from doctordesk.app import create_app as create_service
+from doctordesk.web import route_table
 
 BARE_PATH = "/api/bench-bare"
 
 
-def create_app() -> FastAPI:
+def create_app() -> Service:
     app = create_service()
     bare = APIRouter()
 
@@ -21,5 +23,7 @@ def create_app() -> FastAPI:
         """Nothing at all: the framework's floor."""
         return {}
 
-    app.include_router(bare)
+    # Added and indexed as the service's own routes are (``web/route_table.py``), after them all.
+    route_table.add_routes(app, bare)
+    app.index_routes()
     return app

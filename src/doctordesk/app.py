@@ -11,7 +11,8 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from fastapi import FastAPI
+from fastapi import APIRouter, FastAPI
+from starlette.routing import BaseRoute
 from starlette.types import ASGIApp
 
 from doctordesk import __version__
@@ -31,7 +32,7 @@ from doctordesk.services import api_keys, auth, login_throttle
 from doctordesk.services.auth_cache import AuthCache, KeyCache
 from doctordesk.services.passwords import Passwords
 from doctordesk.store.db import Database
-from doctordesk.web import errors, responses
+from doctordesk.web import errors, responses, route_table
 from doctordesk.web.language import Language
 from doctordesk.web.limits import BodyLimit
 from doctordesk.web.observability import RequestTimer
@@ -65,6 +66,33 @@ from doctordesk.web.webapp import web_app_mount
 
 STATIC = Path(__file__).parent / "web" / "static"
 
+# The routers, in the order their routes are tried (the web app's files come after them all).
+ROUTERS: tuple[APIRouter, ...] = (
+    auth_router.router,
+    appointments.router,
+    booking.router,
+    review.router,
+    api.router,
+    admin_service_accounts.router,
+    integration.router,
+    fhir.router,
+    chat.router,
+    stream.router,
+    ops.router,
+    admin_users.router,
+    admin_locations.router,
+    admin_audit.router,
+    admin_hours.router,
+    admin_fees.router,
+    admin_policies.router,
+    webhooks_admin.router,
+    admin_screens.router,
+    admin_data_screens.router,
+    calendar.feed_router,
+    calendar.router,
+    language.router,
+)
+
 
 def build_runtime(settings: Settings, *, clock: Clock | None = None, bus: EventBus | None = None) -> Runtime:
     revisions = Revisions()
@@ -83,7 +111,7 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None, bus: EventB
     return runtime
 
 
-def create_app(settings: Settings | None = None, *, clock: Clock | None = None, bus: EventBus | None = None) -> FastAPI:
+def create_app(settings: Settings | None = None, *, clock: Clock | None = None, bus: EventBus | None = None) -> Service:
     settings = settings or load_settings()
     runtime = build_runtime(settings, clock=clock, bus=bus)
 
@@ -145,41 +173,31 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
     app.state.passwords = Passwords(time_cost=settings.argon2_time_cost, memory_kib=settings.argon2_memory_kib)
     errors.install(app)
     responses.install_openapi(app)
-    app.include_router(auth_router.router)
-    app.include_router(appointments.router)
-    app.include_router(booking.router)
-    app.include_router(review.router)
-    app.include_router(api.router)
-    app.include_router(admin_service_accounts.router)
-    app.include_router(integration.router)
-    app.include_router(fhir.router)
-    app.include_router(chat.router)
-    app.include_router(stream.router)
-    app.include_router(ops.router)
-    app.include_router(admin_users.router)
-    app.include_router(admin_locations.router)
-    app.include_router(admin_audit.router)
-    app.include_router(admin_hours.router)
-    app.include_router(admin_fees.router)
-    app.include_router(admin_policies.router)
-    app.include_router(webhooks_admin.router)
-    app.include_router(admin_screens.router)
-    app.include_router(admin_data_screens.router)
-    app.include_router(calendar.feed_router)
-    app.include_router(calendar.router)
-    app.include_router(language.router)
+    for router in ROUTERS:
+        route_table.add_routes(app, router)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(RequestTimer, metrics=runtime.metrics)
     app.add_middleware(SecurityHeaders)
     app.add_middleware(Language)
     if STATIC.is_dir():
         app.router.routes.append(web_app_mount(STATIC))
+    app.index_routes()
     return app
 
 
 class Service(FastAPI):
-    """The app: FastAPI with the event stream and unchanged polls served ahead of its middleware stack
-    (``stream.StreamFastPath``, ``web/unchanged_polls.py``)."""
+    """The app: FastAPI with its routes behind one index (``web/route_table.py``), and the event stream and
+    unchanged polls served ahead of its middleware stack (``stream.StreamFastPath``, ``web/unchanged_polls.py``)."""
+
+    @property
+    def routes(self) -> list[BaseRoute]:
+        """Every route, those behind the index included (the API description reads them). A copy: routes are added
+        through the app's decorators or ``app.router``."""
+        return route_table.listed(self.router.routes)
+
+    def index_routes(self) -> None:
+        """Put every route of the app's router behind one index (again, when routes were added since)."""
+        self.router.routes[:] = [route_table.RouteIndex(self.routes)]
 
     def build_middleware_stack(self) -> ASGIApp:
         runtime = self.state.runtime

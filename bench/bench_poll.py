@@ -9,7 +9,9 @@ A second part models real clients: 1,000 signed-in clients (each its own token, 
 turns on 50 connections, so a token comes back once every 1,000 polls, as real clients' polls spread over the
 list's interval. It is measured against a separate minimal app (``bench/bare_app.py``, no middleware) under the
 same server settings, and against the in-service bare endpoint, rounds interleaved. Targets: the poll reaches
-70% of the separate app's throughput, with a p99 at most twice its p99.
+70% of the separate app's throughput, with a p99 at most twice its p99. Beside them, without a target, the same
+clients' polls once their pages are older than the screen max age (a second server with a 1 s max age): each
+is rendered again, as every second real poll is at the list's 30 s interval and the default 60 s age.
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ from bench.common import Load, Server, database_label, load, machine, table
 CLIENTS = int(os.environ.get("BENCH_POLL_CLIENTS", "1000"))
 CLIENT_USERS = ("doctor1", "doctor2", "doctor3", "support1", "support2", "patient1", "patient2", "patient3")
 MANY_TARGET_RATE, MANY_TARGET_P99 = 0.70, 2.0
+# Without a target: every poll of the same clients once their pages are past DOCTORDESK_SCREEN_MAX_AGE_SECONDS, so
+# each is rendered again and diffed (at the list's 30 s interval and the default 60 s age, every second poll).
+RERENDERED = "poll past the page's max age (rendered again)"
 
 TARGET = 0.60
 SECONDS = float(os.environ.get("BENCH_SECONDS", "9"))  # per case and concurrency, split into ROUNDS runs
@@ -48,9 +53,15 @@ def many_clients() -> bool:
     """The unchanged poll of ``CLIENTS`` distinct clients on 50 connections, against the separate bare app and the
     in-service bare endpoint; whether the targets were met."""
     connections = 50
-    with Server(app="bench.app:create_app", postgres=True) as server, Server(app="bench.bare_app:create_app") as bare:
+    aged = {"DOCTORDESK_SCREEN_MAX_AGE_SECONDS": "1"}
+    with (
+        Server(app="bench.app:create_app", postgres=True) as server,
+        Server(app="bench.bare_app:create_app") as bare,
+        Server(app="bench.app:create_app", postgres=True, env=aged) as rerendering,
+    ):
         clients = _clients(server)
         poll_url = f"{server.url}/profile/appointments"
+        aged_clients = _clients(rerendering)
         cases = {
             "separate bare app": lambda seconds: load(
                 f"{bare.url}{BARE_PATH}", method="PATCH", connections=connections, seconds=seconds
@@ -60,6 +71,13 @@ def many_clients() -> bool:
             ),
             f"unchanged poll, {CLIENTS:,} clients": lambda seconds: load(
                 poll_url, method="PATCH", rotate=clients, connections=connections, seconds=seconds
+            ),
+            RERENDERED: lambda seconds: load(
+                f"{rerendering.url}/profile/appointments",
+                method="PATCH",
+                rotate=aged_clients,
+                connections=connections,
+                seconds=seconds,
             ),
         }
         for run in cases.values():  # warm-up

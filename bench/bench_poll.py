@@ -9,9 +9,10 @@ A second part models real clients: 1,000 signed-in clients (each its own token, 
 turns on 50 connections, so a token comes back once every 1,000 polls, as real clients' polls spread over the
 list's interval. It is measured against a separate minimal app (``bench/bare_app.py``, no middleware) under the
 same server settings, and against the in-service bare endpoint, rounds interleaved. Targets: the poll reaches
-70% of the separate app's throughput, with a p99 at most twice its p99. Beside them, without a target, the same
-clients' polls once their pages are older than the screen max age (a second server with a 1 s max age): each
-is rendered again, as every second real poll is at the list's 30 s interval and the default 60 s age.
+70% of the separate app's throughput, with a p99 at most twice its p99 (its server keeps pages current for an hour,
+so that no poll of the run outlives its page). Beside them, without a target, the same clients' polls once their
+pages are older than the screen max age (a second server with a 1 s max age): each is rendered again, as every
+second real poll is at the list's 30 s interval and the default 60 s age.
 """
 
 from __future__ import annotations
@@ -53,9 +54,11 @@ def many_clients() -> bool:
     """The unchanged poll of ``CLIENTS`` distinct clients on 50 connections, against the separate bare app and the
     in-service bare endpoint; whether the targets were met."""
     connections = 50
-    aged = {"DOCTORDESK_SCREEN_MAX_AGE_SECONDS": "1"}
+    # The unchanged case's pages stay current for the whole run (setting up 2,000 clients and the interleaved
+    # rounds take longer than the default 60 s); the other case's are past their age from the start.
+    kept, aged = {"DOCTORDESK_SCREEN_MAX_AGE_SECONDS": "3600"}, {"DOCTORDESK_SCREEN_MAX_AGE_SECONDS": "1"}
     with (
-        Server(app="bench.app:create_app", postgres=True) as server,
+        Server(app="bench.app:create_app", postgres=True, env=kept) as server,
         Server(app="bench.bare_app:create_app") as bare,
         Server(app="bench.app:create_app", postgres=True, env=aged) as rerendering,
     ):

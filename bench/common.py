@@ -253,13 +253,14 @@ def _wrk(
     unique: str = "",
 ) -> Load:
     lines = [f"wrk.method = {_lua_string(method)}"]
+    entries = (
+        "{" + ", ".join(f"[{_lua_string(k)}] = {_lua_string(v)}" for k, v in hs.items()) + "}" for hs in header_sets
+    )
+    sets = "local sets = {" + ",\n".join(entries) + "}"
     if bodies or unique:
-        entries = (
-            "{" + ", ".join(f"[{_lua_string(k)}] = {_lua_string(v)}" for k, v in hs.items()) + "}" for hs in header_sets
-        )
         run = uuid.uuid4().hex[:12]
         lines += [
-            "local sets = {" + ",\n".join(entries) + "}",
+            sets,
             "local bodies = {" + ",\n".join(_lua_string(b) for b in bodies) + "}",
             "local turn = 0",
             "request = function()",
@@ -274,12 +275,9 @@ def _wrk(
         ]
     elif len(header_sets) == 1:
         lines += [f"wrk.headers[{_lua_string(k)}] = {_lua_string(v)}" for k, v in header_sets[0].items()]
-    else:
-        entries = (
-            "{" + ", ".join(f"[{_lua_string(k)}] = {_lua_string(v)}" for k, v in hs.items()) + "}" for hs in header_sets
-        )
+    else:  # the headers in turn, without copying them (the light script for fast cases)
         lines += [
-            "local sets = {" + ",\n".join(entries) + "}",
+            sets,
             "local turn = 0",
             "request = function()",
             "  turn = turn % #sets + 1",

@@ -57,6 +57,8 @@ def environment(url: str) -> dict[str, str]:
         DOCTORDESK_WEBHOOK_BACKOFF_MAX_SECONDS="1",
         DOCTORDESK_WEBHOOK_LEASE_SECONDS="30",
         DOCTORDESK_WEBHOOK_TIMEOUT_SECONDS="5",
+        # The receiver is on loopback: without this the workers refuse to dial it (docs/webhooks.md#addresses).
+        DOCTORDESK_WEBHOOK_ALLOW_PRIVATE_ADDRESSES="true",
     )
     # The product's defaults unless asked otherwise.
     for name in ("CONCURRENCY", "ENDPOINT_CONCURRENCY", "BATCH_SIZE"):

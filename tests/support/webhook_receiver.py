@@ -1,8 +1,8 @@
 """A webhook receiver on loopback for the tests: records every POST and PUT (method, path, headers, body), answers
 204, or the queued answers of ``fail_next`` first (a status and optional Retry-After), or always ``status_for`` a
-path. It can answer after a delay (``delay``), counts the requests in flight (``peak``: the most at once, per path
-and overall), and can go down and come back on the same port. (FHIR Subscriptions PUT their payload, as R4's
-rest-hook does.)"""
+path (with a ``Location`` from ``location_for``, for redirects). It can answer after a delay (``delay``), counts
+the requests in flight (``peak``: the most at once, per path and overall), and can go down and come back on the
+same port. (FHIR Subscriptions PUT their payload, as R4's rest-hook does.)"""
 
 from __future__ import annotations
 
@@ -46,6 +46,7 @@ class WebhookReceiver:
         self.received: list[Received] = []
         self.answers: list[tuple[int, str | None]] = []
         self.status_for: dict[str, int] = {}
+        self.location_for: dict[str, str] = {}
         self.scheme = "http"
         self.delay = 0.0
         self.in_flight: Counter[str] = Counter()
@@ -103,11 +104,14 @@ class WebhookReceiver:
                     status, retry_after = receiver.answers.pop(0) if receiver.answers else (204, None)
                     status = receiver.status_for.get(self.path, status)
                     delay = receiver.delay
+                    location = receiver.location_for.get(self.path)
                 if delay:
                     time.sleep(delay)
                 self.send_response(status)
                 if retry_after is not None:
                     self.send_header("Retry-After", retry_after)
+                if location is not None:
+                    self.send_header("Location", location)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
 

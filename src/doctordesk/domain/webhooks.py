@@ -18,13 +18,14 @@ JSON body a receiver gets (docs/webhooks.md).
 
 from __future__ import annotations
 
-import ipaddress
 import json
+import re
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
+from doctordesk.domain import addresses
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.status import Status
 from doctordesk.domain.texts import N_, Text
@@ -57,14 +58,38 @@ WEBHOOK_KIND = "webhook"
 SUBSCRIPTION_KIND = "fhir-subscription"
 
 MAX_URL_CHARS = 2048
-# The URLs check_url takes, as the API description states them: http or https, a host name or IPv4 address, a port
-# in range, a path and query without white space, control characters or a fragment. Loopback and private addresses
-# are refused besides, unless the server allows them (DOCTORDESK_WEBHOOK_ALLOW_PRIVATE_ADDRESSES).
+# The URLs check_url takes, as the API description states them: http or https; a host name (RFC 1123 labels, the
+# last one starting with a letter, at most 253 characters, a trailing dot allowed), an IPv4 address in dotted
+# decimal or an IPv6 address in brackets; a port in range; a path and query without white space, control
+# characters or a fragment. Loopback and private addresses are refused besides, unless the server allows them
+# (DOCTORDESK_WEBHOOK_ALLOW_PRIVATE_ADDRESSES); a Unicode host name is taken in its IDNA form.
+_DEC_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"
+_IPV4 = rf"(?:{_DEC_OCTET}\.){{3}}{_DEC_OCTET}"
+_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+_TOP_LABEL = r"[A-Za-z](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+_NAME = rf"(?=[A-Za-z0-9.-]{{1,253}}\.?(?:[:/?]|$))(?:{_LABEL}\.)*{_TOP_LABEL}\.?"
+_H16 = r"[0-9A-Fa-f]{1,4}"
+_LS32 = rf"(?:{_H16}:{_H16}|{_IPV4})"
+_IPV6 = "|".join(  # RFC 3986's IPv6address
+    [
+        rf"(?:{_H16}:){{6}}{_LS32}",
+        rf"::(?:{_H16}:){{5}}{_LS32}",
+        rf"(?:{_H16})?::(?:{_H16}:){{4}}{_LS32}",
+        rf"(?:(?:{_H16}:){{0,1}}{_H16})?::(?:{_H16}:){{3}}{_LS32}",
+        rf"(?:(?:{_H16}:){{0,2}}{_H16})?::(?:{_H16}:){{2}}{_LS32}",
+        rf"(?:(?:{_H16}:){{0,3}}{_H16})?::{_H16}:{_LS32}",
+        rf"(?:(?:{_H16}:){{0,4}}{_H16})?::{_LS32}",
+        rf"(?:(?:{_H16}:){{0,5}}{_H16})?::{_H16}",
+        rf"(?:(?:{_H16}:){{0,6}}{_H16})?::",
+    ]
+)
 URL_PATTERN = (
-    r"^[Hh][Tt][Tt][Pp][Ss]?://[A-Za-z0-9.-]+"
+    rf"^[Hh][Tt][Tt][Pp][Ss]?://(?:{_IPV4}(?=[:/?]|$)|\[(?:{_IPV6})\]|{_NAME})"
     r"(:(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[0-9]{1,4}))?"
     r"([/?][^\s#\x00-\x1f\x7f-\x9f]*)?$"
 )
+_URL = re.compile(URL_PATTERN)
+PRIVATE_REFUSED = N_("Loopback and private addresses are not allowed.")
 MAX_DESCRIPTION_CHARS = 500
 
 
@@ -90,40 +115,57 @@ def clean_event_types(raw: Iterable[str]) -> list[str]:
 
 
 def check_url(raw: str, *, allow_private: bool) -> str:
-    """An endpoint URL: absolute http or https with a host, without a fragment. Unless ``allow_private``, a host
-    that is ``localhost`` or an IP literal in a loopback, private, link-local or otherwise non-public range is
-    refused (host names are not resolved here: see docs/webhooks.md#addresses)."""
+    """An endpoint URL of the form ``URL_PATTERN`` states (a Unicode host name becomes its IDNA form). Unless
+    ``allow_private``, a host that is an address other than a public one (in whatever form a resolver reads it:
+    ``0x7f.1``, ``2130706433``, ``[::ffff:127.0.0.1]``), a local name (``localhost``, ``*.localhost``,
+    ``ip6-localhost``...) or a name without a domain is refused. This is the early, friendly refusal: names are
+    not resolved here, the dispatcher checks every address it dials (docs/webhooks.md#addresses)."""
     url = raw.strip()
-    problem: str | None = None
     try:
         parts = urlsplit(url)
-        host = parts.hostname or ""
+        hostname = parts.hostname or ""
         parts.port  # noqa: B018 - raises ValueError for a port out of range
     except ValueError:
         raise ValidationFailed(fields={"url": N_("Not a valid URL.")}) from None
+    problem: str | None = None
     if len(url) > MAX_URL_CHARS:
         problem = Text("At most {count} characters.", count=MAX_URL_CHARS)
     elif parts.scheme not in ("http", "https"):
         problem = N_("Use an http or https URL.")
-    elif not host:
+    elif not hostname:
         problem = N_("The URL needs a host.")
-    elif parts.fragment or any(c.isspace() for c in url):
+    else:
+        problem, url = _host_problem(url, parts.netloc, hostname, allow_private=allow_private)
+    if problem is None and not _URL.fullmatch(url):
         problem = N_("Not a valid URL.")
-    elif not allow_private and _is_private(host):
-        problem = N_("Loopback and private addresses are not allowed.")
     if problem:
         raise ValidationFailed(fields={"url": problem})
     return url
 
 
-def _is_private(host: str) -> bool:
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
+def _host_problem(url: str, netloc: str, hostname: str, *, allow_private: bool) -> tuple[str | None, str]:
+    """Why the URL's host is refused (None: it is not), and the URL with a Unicode host name in IDNA form."""
     try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    return not address.is_global
+        host = addresses.parse_host(hostname)
+    except addresses.NotAHost as refused:
+        if refused.numeric:
+            return N_("Write an IPv4 address as four decimal numbers, e.g. 192.0.2.10."), url
+        return N_("Not a valid host name."), url
+    if not allow_private:
+        if host.address is not None and not addresses.is_public(host.address):
+            return PRIVATE_REFUSED, url
+        if host.is_local_name:
+            return PRIVATE_REFUSED, url
+        if host.name is not None and "." not in host.name:  # found through a search domain or /etc/hosts only
+            return N_("Use a full host name with its domain, e.g. hooks.example.org."), url
+    if host.address is not None and host.address.version == 4 and not host.canonical:
+        return N_("Write an IPv4 address as four decimal numbers, e.g. 192.0.2.10."), url
+    if host.name is not None and not hostname.isascii() and "@" not in netloc:
+        # The name as it goes on the wire: what is stored is what was checked and what is dialled.
+        _, colon, port = netloc.partition(":")
+        name = host.name + ("." if hostname.endswith(".") else "")
+        url = urlunsplit(urlsplit(url)._replace(netloc=name + colon + port))
+    return None, url
 
 
 def appointment_data(

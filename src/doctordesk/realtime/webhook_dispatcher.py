@@ -18,7 +18,9 @@ How it keeps many requests in flight without hammering anyone (docs/webhooks.md#
   back to 1 and held: what waits for it here is rescheduled unsent, and it gets nothing until the hold ends;
 - outcomes are recorded every ``FLUSH_SECONDS`` in one transaction, whatever their number;
 - no send starts after half the lease (the outcome is recorded before another dispatcher could take the row);
-- one HTTP client (aiohttp) for every request; httpx cost several times more CPU per request.
+- one HTTP client (aiohttp) for every request; httpx cost several times more CPU per request;
+- unless private addresses are allowed, every address dialled is checked (``realtime/outbound.py``): a refused
+  one is a failed attempt like an unreachable endpoint, its reason in the delivery log.
 
 ``round()`` leases one batch, sends it and records it (``drain()``, ``doctordesk worker --once``, tests); ``run()``
 (the service) keeps leasing, sending and recording side by side, woken through the event bus when deliveries
@@ -43,6 +45,7 @@ from functools import lru_cache
 
 import aiohttp
 import httpx
+from aiohttp.abc import AbstractResolver
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 from standardwebhooks.webhooks import Webhook
@@ -51,7 +54,7 @@ from doctordesk import __version__
 from doctordesk.config import Settings
 from doctordesk.domain.clock import Clock, SystemClock
 from doctordesk.domain.texts import Text
-from doctordesk.realtime import webhook_outbox
+from doctordesk.realtime import outbound, webhook_outbox
 from doctordesk.realtime.lease import DrainLoop, backoff
 from doctordesk.realtime.push import retry_after
 from doctordesk.realtime.webhook_outbox import Attempt, Due, GivenBack
@@ -111,7 +114,15 @@ class _Endpoint:
 class WebhookDispatcher(DrainLoop):
     name = "webhook-dispatcher"
 
-    def __init__(self, db: Database, *, settings: Settings, clock: Clock, wall: Clock | None = None) -> None:
+    def __init__(
+        self,
+        db: Database,
+        *,
+        settings: Settings,
+        clock: Clock,
+        wall: Clock | None = None,
+        resolver: AbstractResolver | None = None,
+    ) -> None:
         super().__init__(poll_seconds=settings.webhook_poll_seconds)
         self.db = db
         self.settings = settings
@@ -119,6 +130,10 @@ class WebhookDispatcher(DrainLoop):
         # clock (they refuse timestamps more than a few minutes off).
         self.clock = clock
         self.wall = wall or SystemClock()
+        # How names are resolved (the system's resolver unless given: tests give one that answers for any name).
+        # Unless private addresses are allowed, it is wrapped to keep public addresses only.
+        self._resolver = resolver
+        self._checking: outbound.PublicOnlyResolver | None = None
         self._http: aiohttp.ClientSession | None = None
         self._endpoints: dict[int, _Endpoint] = {}
         self._turns: dict[int, None] = {}  # endpoints with deliveries waiting, in the order they take turns
@@ -142,6 +157,11 @@ class WebhookDispatcher(DrainLoop):
     def _client(self) -> aiohttp.ClientSession:
         if self._http is None or self._http.closed:
             s = self.settings
+            resolver, socket_factory = self._resolver, None
+            if not s.webhook_allow_private_addresses:
+                # The address rule where it matters: on every address dialled (realtime/outbound.py).
+                resolver = self._checking = outbound.PublicOnlyResolver(self._resolver)
+                socket_factory = outbound.public_only_socket
             connector = aiohttp.TCPConnector(
                 # Our own bounds decide how many requests are in flight, per endpoint and overall.
                 limit=s.webhook_concurrency,
@@ -149,6 +169,8 @@ class WebhookDispatcher(DrainLoop):
                 ttl_dns_cache=60,
                 # The trust of the service's other clients: certifi's bundle, or SSL_CERT_FILE / SSL_CERT_DIR.
                 ssl=httpx.create_ssl_context(),
+                resolver=resolver,
+                socket_factory=socket_factory,
             )
             self._http = aiohttp.ClientSession(
                 connector=connector,
@@ -164,6 +186,9 @@ class WebhookDispatcher(DrainLoop):
         if self._http is not None:
             await self._http.close()
             self._http = None
+        if self._checking is not None:
+            await self._checking.close()
+            self._checking = None
 
     async def _send(self, due: Due) -> Outcome:
         """Status code (None: no answer), error text, and the delay the endpoint asked for."""

@@ -203,8 +203,8 @@ class Service(FastAPI):
 
     def build_middleware_stack(self) -> ASGIApp:
         runtime = self.state.runtime
-        served = stream.StreamFastPath(super().build_middleware_stack(), runtime=runtime)
-        return HeadAsGet(UnchangedPolls(served, runtime=runtime))
+        served = HeadAsGet(stream.StreamFastPath(super().build_middleware_stack(), runtime=runtime))
+        return UnchangedPolls(served, runtime=runtime)
 
 
 # The collector's full pass runs after this many passes over the middle generation (CPython's default: 10).

@@ -33,6 +33,7 @@ from doctordesk.services.auth_cache import AuthCache, KeyCache
 from doctordesk.services.passwords import Passwords
 from doctordesk.store.db import Database
 from doctordesk.web import errors, responses, route_table
+from doctordesk.web.head_requests import HeadAsGet
 from doctordesk.web.language import Language
 from doctordesk.web.limits import BodyLimit
 from doctordesk.web.observability import RequestTimer
@@ -187,7 +188,8 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
 
 class Service(FastAPI):
     """The app: FastAPI with its routes behind one index (``web/route_table.py``), and the event stream and
-    unchanged polls served ahead of its middleware stack (``stream.StreamFastPath``, ``web/unchanged_polls.py``)."""
+    unchanged polls served ahead of its middleware stack (``stream.StreamFastPath``, ``web/unchanged_polls.py``), and
+    HEAD served as GET without the body for every GET route (``web/head_requests.py``)."""
 
     @property
     def routes(self) -> list[BaseRoute]:
@@ -201,7 +203,8 @@ class Service(FastAPI):
 
     def build_middleware_stack(self) -> ASGIApp:
         runtime = self.state.runtime
-        return UnchangedPolls(stream.StreamFastPath(super().build_middleware_stack(), runtime=runtime), runtime=runtime)
+        served = HeadAsGet(stream.StreamFastPath(super().build_middleware_stack(), runtime=runtime))
+        return UnchangedPolls(served, runtime=runtime)
 
 
 # The collector's full pass runs after this many passes over the middle generation (CPython's default: 10).

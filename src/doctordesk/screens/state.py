@@ -1,12 +1,15 @@
 """State tokens, the page cache and the change check that make an unchanged poll cheap.
 
-A state token is ``{epoch}.{stamp}.{issued}.{language}.{hash}``: the process epoch, the sum of the revision
-counters of the topics the screen shows, when it was issued (unix seconds), the language it was rendered in and the
-page's content hash. A poll whose epoch, stamp and language still match and that is younger than ``max_age`` is
-answered with an empty update set without touching the database; a client that changed its language gets the page
-in the new one (patches from the old page, which the content hash names). Otherwise the screen is rendered again
-and diffed against the cached old page (or reset when the old page is unknown, e.g. after a restart or on another
-instance).
+A state token is ``{epoch}.{stamp}.{issued}.{language}.{hash}.{seal}``: the process epoch, the sum of the revision
+counters of the topics the screen shows, when it was issued (unix seconds), the language it was rendered in, the
+page's content hash, and a seal binding all of it to the viewer it was issued to (an HMAC with a key of the process
+over the other parts, the user id and the role). A token that another viewer was given — another user, or the same
+user in another role — or that was changed is no token at all: the poll renders the screen again and answers with a
+reset (no "unchanged", no diff from a page the caller never saw). A poll whose epoch, stamp and language still
+match and that is younger than ``max_age`` is answered with an empty update set without touching the database; a
+client that changed its language gets the page in the new one (patches from the old page, which the content hash
+names). Otherwise the screen is rendered again and diffed against the cached old page (or reset when the old page
+is unknown, e.g. after a restart or on another instance).
 
 Counters are bumped by domain events from the bus after commit. When the bus may have lost events (Redis
 reconnecting), ``invalidate`` starts a new epoch, so every token fails the cheap check once.
@@ -14,6 +17,8 @@ reconnecting), ``invalidate`` starts a new epoch, so every token fails the cheap
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import secrets
 import threading
 from collections import OrderedDict
@@ -23,9 +28,11 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from doctordesk import i18n
+from doctordesk.domain.roles import Actor
 from doctordesk.screens.protocol import Page, Parts, content_hash, diff, p_reset
 
 Render = Callable[[], Awaitable[Page]]
+SEAL_CHARS = 24  # hex digits of the HMAC kept: 96 bits
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +41,17 @@ class Viewer:
 
     client_id: str | None
     user_id: int
+    role: str  # the actor's role: a state token is bound to the user and the role
+
+    @classmethod
+    def of(cls, actor: Actor, client_id: str | None = None) -> Viewer:
+        """The actor viewing through the client ``client_id``."""
+        return cls(client_id, actor.user_id, actor.role.value)
+
+    @property
+    def bound_to(self) -> str:
+        """What a state token is bound to."""
+        return f"{self.user_id}:{self.role}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,20 +78,26 @@ class Token:
     issued: int
     language: str
     content: str  # the page's content hash
+    seal: str = ""  # binds the other parts to the viewer (``ScreenStates.read``)
 
     @classmethod
     def parse(cls, token: str | None) -> Token | None:
-        """The parts of a well-formed token (None for anything else)."""
+        """The parts of a well-formed token (None for anything else); its seal is not checked here."""
         parts = token.split(".") if token else []
-        if len(parts) != 5:
+        if len(parts) != 6:
             return None
         try:
-            return cls(parts[0], int(parts[1]), int(parts[2]), parts[3], parts[4])
+            return cls(parts[0], int(parts[1]), int(parts[2]), parts[3], parts[4], parts[5])
         except ValueError:
             return None
 
-    def __str__(self) -> str:
+    @property
+    def sealed(self) -> str:
+        """The parts the seal covers."""
         return f"{self.epoch}.{self.stamp}.{self.issued}.{self.language}.{self.content}"
+
+    def __str__(self) -> str:
+        return f"{self.sealed}.{self.seal}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,25 +182,46 @@ class ScreenStates:
         self.cache = PageCache(cache_size)
         self.max_age = max_age
         self.listeners: list[ShownListener] = []
+        # Tokens are this process's: its epoch and page cache are too (another instance's token resets anyway).
+        self._key = secrets.token_bytes(32)
+
+    def _seal(self, token: Token, viewer: Viewer) -> Token:
+        message = f"{viewer.bound_to}|{token.sealed}".encode()
+        seal = hmac.new(self._key, message, hashlib.sha256).hexdigest()[:SEAL_CHARS]
+        return Token(token.epoch, token.stamp, token.issued, token.language, token.content, seal)
+
+    def read(self, token: str | None, viewer: Viewer) -> Token | None:
+        """The parts of a token issued to ``viewer`` by this process; None for anything else (another viewer's
+        token, a changed one, another instance's, a malformed one)."""
+        parsed = Token.parse(token)
+        if parsed is None or not hmac.compare_digest(self._seal(parsed, viewer).seal, parsed.seal):
+            return None
+        return parsed
+
+    def cached(self, token: str | None, viewer: Viewer) -> tuple[list[dict[str, Any]], Parts | None] | None:
+        """The page ``token`` names, when it was handed to ``viewer`` and is still cached."""
+        parsed = self.read(token, viewer)
+        return self.cache.entry(parsed.content) if parsed is not None else None
 
     def shown_to(self, viewer: Viewer, shown: Shown, *, opened: bool) -> None:
         """Tell the listeners which screen ``viewer`` was just handed: its page (``opened``) or a poll's answer."""
         for listener in self.listeners:
             listener(viewer, shown, opened=opened)
 
-    async def page(self, topics: Iterable[str], now: float, render: Render) -> Page:
-        """Render a page and give it its state token."""
+    async def page(self, topics: Iterable[str], now: float, render: Render, *, viewer: Viewer) -> Page:
+        """Render a page and give it its state token, bound to ``viewer``."""
         topics = tuple(topics)
-        prefix = f"{self.revisions.epoch}.{self.revisions.stamp(topics)}.{int(now)}.{i18n.current()}"
+        epoch, stamp = self.revisions.epoch, self.revisions.stamp(topics)
         page = await render()
         content_hash = page.content_hash()
         self.cache.put(content_hash, page.elements_json())
-        page.state = f"{prefix}.{content_hash}"
+        page.state = str(self._seal(Token(epoch, stamp, int(now), i18n.current(), content_hash), viewer))
         return page
 
-    def unchanged(self, token: str | None, topics: Iterable[str], now: float) -> bool:
-        """True when nothing the screen shows can have changed since ``token`` was issued (no I/O)."""
-        parsed = Token.parse(token)
+    def unchanged(self, token: str | None, topics: Iterable[str], now: float, *, viewer: Viewer) -> bool:
+        """True when ``token`` was issued to ``viewer`` and nothing the screen shows can have changed since
+        (no I/O)."""
+        parsed = self.read(token, viewer)
         return parsed is not None and self.current(parsed, self.revisions.stamp(topics), now)
 
     def current(self, token: Token, stamp: int, now: float) -> bool:
@@ -196,6 +241,7 @@ class ScreenStates:
         self,
         token: Token,
         *,
+        viewer: Viewer,
         revision: tuple[str, int],
         screen: str,
         title: str,
@@ -211,13 +257,13 @@ class ScreenStates:
         content = content_hash(screen, title, poll, elements, parts=parts)
         self.cache.put(content, elements, parts)
         epoch, stamp = revision
-        return str(Token(epoch, stamp, token.issued, token.language, content))
+        return str(self._seal(Token(epoch, stamp, token.issued, token.language, content), viewer))
 
-    def patches_from(self, token: str | None, page: Page) -> list[dict[str, Any]]:
-        """Patches from the page named by ``token`` to ``page`` (a reset when the old page is not known)."""
-        new_hash = page.state.rsplit(".", 1)[-1]
-        old_hash = token.rsplit(".", 1)[-1] if token else ""
-        if old_hash == new_hash:
+    def patches_from(self, token: str | None, page: Page, *, viewer: Viewer) -> list[dict[str, Any]]:
+        """Patches from the page named by ``token`` to ``page`` (a reset when the old page is not known, or was not
+        handed to ``viewer``)."""
+        old_token, new_token = self.read(token, viewer), Token.parse(page.state)
+        if old_token is not None and new_token is not None and old_token.content == new_token.content:
             return []
-        old = self.cache.get(old_hash) if old_hash else None
+        old = self.cache.get(old_token.content) if old_token is not None else None
         return diff(old, page.elements_json()) if old is not None else [p_reset(page.elements_json())]

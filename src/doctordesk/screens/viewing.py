@@ -26,14 +26,14 @@ class Viewing:
 
     async def page(self) -> Page:
         """The whole page, with its state token (PUT)."""
-        page = await self.states.page(self.shown.topics, self.now, self.render)
+        page = await self.states.page(self.shown.topics, self.now, self.render, viewer=self.viewer)
         self.states.shown_to(self.viewer, self.shown, opened=True)
         return page
 
     async def poll(self, token: str | None) -> UpdateSet:
         """What changed since the client's page (named by ``token``): empty, without rendering, when nothing the
         screen shows can have changed."""
-        if token and self.states.unchanged(token, self.shown.topics, self.now):
+        if token and self.states.unchanged(token, self.shown.topics, self.now, viewer=self.viewer):
             update = UpdateSet(screen=self.shown.screen, state=token, timeout=self.timeout)
             if self.shown.repeatable:
                 unchanged_answer.set(Unchanged(self.viewer, self.shown, token))
@@ -45,7 +45,10 @@ class Viewing:
     async def refresh(self, token: str | None) -> UpdateSet:
         """The screen rendered now as patches to the client's page (a reset when that page is not known): the
         answer to an action on the screen."""
-        page = await self.states.page(self.shown.topics, self.now, self.render)
+        page = await self.states.page(self.shown.topics, self.now, self.render, viewer=self.viewer)
         return UpdateSet(
-            screen=page.screen, state=page.state, timeout=page.timeout, patches=self.states.patches_from(token, page)
+            screen=page.screen,
+            state=page.state,
+            timeout=page.timeout,
+            patches=self.states.patches_from(token, page, viewer=self.viewer),
         )

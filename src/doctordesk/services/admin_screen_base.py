@@ -40,7 +40,7 @@ def viewing(
     require_admin(actor)
     timeout = rt.settings.poll_list_seconds
     shown = Shown(screen_name, endpoint, (ADMIN_TOPIC,))
-    return Viewing(rt.screens, rt.wall(), Viewer(client_id, actor.user_id), shown, timeout, render)
+    return Viewing(rt.screens, rt.wall(), Viewer.of(actor, client_id), shown, timeout, render)
 
 
 async def changed(rt: Runtime) -> None:

@@ -167,7 +167,7 @@ def _viewing(
             told = await notices.open_notices(session, actor.user_id)
         return screen.render(sections, actor, now=now, layout=layout, timeout=timeout, notices=told, f=f)
 
-    viewer = Viewer(client_id, actor.user_id)
+    viewer = Viewer.of(actor, client_id)
     return Viewing(rt.screens, rt.wall(), viewer, screen.shown(actor), timeout, render)
 
 

@@ -111,7 +111,7 @@ async def viewing(rt: Runtime, actor: Actor, asked: Asked, *, layout: Layout, cl
     render = partial(_render, rt, choice, c, places, layout)
     timeout = rt.settings.poll_list_seconds
     return Viewing(
-        rt.screens, rt.wall(), Viewer(client_id, actor.user_id), screen.shown(choice, actor.user_id), timeout, render
+        rt.screens, rt.wall(), Viewer.of(actor, client_id), screen.shown(choice, actor.user_id), timeout, render
     )
 
 

@@ -32,9 +32,7 @@ def viewing(rt: Runtime, actor: Actor, *, layout: Layout, client_id: str | None)
         return screen.render(feed, timezone=zone or "UTC", layout=layout, timeout=rt.settings.poll_default_seconds)
 
     shown = Shown(screen.SCREEN, screen.ENDPOINT, (feed_topic(actor.user_id),))
-    return Viewing(
-        rt.screens, rt.wall(), Viewer(client_id, actor.user_id), shown, rt.settings.poll_default_seconds, render
-    )
+    return Viewing(rt.screens, rt.wall(), Viewer.of(actor, client_id), shown, rt.settings.poll_default_seconds, render)
 
 
 async def make(rt: Runtime, actor: Actor, *, base_url: str, page: Viewing, state: str | None) -> UpdateSet:

@@ -194,7 +194,12 @@ class _ChatRender:
 def _viewing(rt: Runtime, actor: Actor, appointment_id: int, render: Render, client_id: str | None) -> Viewing:
     shown = screen.shown(appointment_id, actor.user_id)
     return Viewing(
-        rt.screens, rt.wall(), Viewer(client_id, actor.user_id), shown, rt.settings.poll_chat_seconds, render
+        rt.screens,
+        rt.wall(),
+        Viewer.of(actor, client_id),
+        shown,
+        rt.settings.poll_chat_seconds,
+        render,
     )
 
 
@@ -233,8 +238,9 @@ async def load_more(
     render = _ChatRender(rt, actor, appointment_id, layout, window, before)
     chat = _viewing(rt, actor, appointment_id, render, client_id)
     if before is not None:
-        page = await rt.screens.page(chat.shown.topics, chat.now, render)
-        update = UpdateSet(screen.SCREEN, page.state, chat.timeout, _older_patches(_cached(rt, inner), page))
+        page = await rt.screens.page(chat.shown.topics, chat.now, render, viewer=chat.viewer)
+        cached = rt.screens.cached(inner, chat.viewer)
+        update = UpdateSet(screen.SCREEN, page.state, chat.timeout, _older_patches(cached[0] if cached else None, page))
     elif fresh or window is None:  # without a window the answer must render, to name one
         update = await chat.refresh(inner)
     else:
@@ -248,12 +254,6 @@ async def load_more(
         await _mark_viewed(rt, actor, appointment_id, rendered)
     update.state = join_state(update.state, rendered.window)
     return update
-
-
-def _cached(rt: Runtime, inner: str | None) -> list[dict[str, Any]] | None:
-    if not inner:
-        return None
-    return rt.screens.cache.get(inner.rsplit(".", 1)[-1])
 
 
 def _children(elements: list[dict[str, Any]], element_id: str) -> list[dict[str, Any]]:

@@ -39,7 +39,7 @@ from doctordesk.runtime import Runtime
 from doctordesk.screens import chat as screen
 from doctordesk.screens import chat_append
 from doctordesk.screens.protocol import Layout, Parts, UpdateSet, p_update, parts_of
-from doctordesk.screens.state import Token
+from doctordesk.screens.state import Token, Viewer
 from doctordesk.services.chat import Window, chat_appointment, join_state, load_more, split_state
 from doctordesk.services.file_checking import check_upload, read_checked, storing
 from doctordesk.services.uow import unit_of_work
@@ -73,7 +73,7 @@ async def send_message(rt: Runtime, actor: Actor, form: SendForm, *, token: str 
     require_chat_role(actor)
     # The file is checked before the transaction, so no connection or thread lock is held while it is parsed.
     checked = await check_upload(form.upload.file) if form.upload is not None else None
-    page = _client_page(rt, token, form.appointment_id)
+    page = _client_page(rt, actor, token, form.appointment_id)
     sent: Sent | None = None
     try:
         for attempt in (1, 2):
@@ -121,9 +121,10 @@ class ClientPage:
     parts: Parts | None  # the canonical JSON of its elements, when it was made from another page
 
 
-def _client_page(rt: Runtime, token: str | None, appointment_id: int) -> ClientPage | None:
+def _client_page(rt: Runtime, actor: Actor, token: str | None, appointment_id: int) -> ClientPage | None:
+    """The page the token names, when it was handed to this sender (another viewer's token names no page)."""
     inner, window = split_state(token)
-    parsed = Token.parse(inner)
+    parsed = rt.screens.read(inner, Viewer.of(actor))
     if parsed is None or window is None or window.appointment_id != appointment_id:
         return None
     cached = rt.screens.cache.entry(parsed.content) if rt.screens.young(parsed, rt.wall()) else None
@@ -172,6 +173,7 @@ def _appended(rt: Runtime, actor: Actor, page: ClientPage, *, layout: Layout, se
         return None
     new = rt.screens.follow(
         page.token,
+        viewer=Viewer.of(actor),
         revision=sent.revision,
         screen=screen.SCREEN,
         title=appended.title,

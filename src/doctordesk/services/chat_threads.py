@@ -119,7 +119,7 @@ def _viewing(rt: Runtime, actor: Actor, windows: Windows, *, layout: Layout, cli
         return threads_screen.render(threads, layout=layout, timeout=timeout)
 
     shown = threads_screen.shown(actor.user_id)
-    return Viewing(rt.screens, rt.wall(), Viewer(client_id, actor.user_id), shown, timeout, render)
+    return Viewing(rt.screens, rt.wall(), Viewer.of(actor, client_id), shown, timeout, render)
 
 
 def screen(rt: Runtime, actor: Actor, *, layout: Layout, client_id: str | None) -> show_more.PagedScreen:

@@ -250,13 +250,21 @@ async def get_appointment(rt: Runtime, caller: Integration, appointment_id: int)
     if not (caller.has(Scope.APPOINTMENTS_READ) or caller.has(Scope.APPOINTMENTS_WRITE)):
         raise Forbidden(N_("This API key lacks the scope appointments:read."))
     async with rt.db.read() as session:
-        if not caller.has(Scope.APPOINTMENTS_READ):
-            owner = await session.scalar(
-                select(IntegrationRequest.service_account_id).where(IntegrationRequest.appointment_id == appointment_id)
-            )
-            if owner != caller.service_account_id:
-                raise NotFound(N_("Appointment not found."))
+        await require_visible(session, caller, appointment_id)
         return await appointment_body(session, appointment_id)
+
+
+async def require_visible(session: AsyncSession, caller: Integration, appointment_id: int) -> None:
+    """NotFound, as for an unknown id, unless the caller may see the appointment: any, with ``appointments:read``;
+    with only ``appointments:write``, the ones its service account created. Checked before anything that tells
+    the appointment's state (a status or version conflict), so a caller learns nothing of what it may not see."""
+    if caller.has(Scope.APPOINTMENTS_READ):
+        return
+    owner = await session.scalar(
+        select(IntegrationRequest.service_account_id).where(IntegrationRequest.appointment_id == appointment_id)
+    )
+    if owner != caller.service_account_id:
+        raise NotFound(N_("Appointment not found."))
 
 
 async def create_request(

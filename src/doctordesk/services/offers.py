@@ -79,9 +79,7 @@ def viewing(rt: Runtime, actor: Actor, appointment_id: int, *, layout: Any, clie
     patient answers; its doctor, support and admins look)."""
     render = partial(_render, rt, actor, appointment_id, layout)
     shown = offers_screen.shown(appointment_id, actor.user_id)
-    return Viewing(
-        rt.screens, rt.wall(), Viewer(client_id, actor.user_id), shown, rt.settings.poll_review_seconds, render
-    )
+    return Viewing(rt.screens, rt.wall(), Viewer.of(actor, client_id), shown, rt.settings.poll_review_seconds, render)
 
 
 def _answered(rt: Runtime, to: Status, text: str) -> UpdateSet:

@@ -23,7 +23,7 @@ from doctordesk.domain.status import Status
 from doctordesk.domain.texts import N_, Moment, Text
 from doctordesk.runtime import Runtime
 from doctordesk.services.decisions import transition
-from doctordesk.services.integration_requests import appointment_body, check_time, require
+from doctordesk.services.integration_requests import appointment_body, check_time, require, require_visible
 from doctordesk.services.review_facts import cached_clinic
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.review_tables import AppointmentOffer, OfferState
@@ -53,6 +53,7 @@ async def report(rt: Runtime, caller: Integration, appointment_id: int, event: O
         ).scalar_one_or_none()
         if a is None:
             raise NotFound(N_("Appointment not found."))
+        await require_visible(session, caller, a.id)  # before the version and the status say anything
         if event.version is not None and event.version != a.version:
             raise AppointmentChanged()
         to = outside_next_status(Status(a.status), event.trigger, started=a.start_at <= now)

@@ -184,9 +184,7 @@ def viewing(rt: Runtime, actor: Actor, appointment_id: int, *, layout: Any, clie
     for the PATCH (only the appointment's doctor or an admin; others get 404)."""
     render = partial(_render, rt, actor, appointment_id, layout)
     shown = review_approve.shown(appointment_id, actor.user_id)
-    return Viewing(
-        rt.screens, rt.wall(), Viewer(client_id, actor.user_id), shown, rt.settings.poll_review_seconds, render
-    )
+    return Viewing(rt.screens, rt.wall(), Viewer.of(actor, client_id), shown, rt.settings.poll_review_seconds, render)
 
 
 async def _refresh(rt: Runtime, actor: Actor, appointment_id: int, layout: Any, state: str | None) -> UpdateSet:

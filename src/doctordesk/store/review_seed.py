@@ -3,7 +3,7 @@ offers screen and both pending codes show real data (5: all in network; 9: an ou
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import date, timedelta
 from zoneinfo import ZoneInfo
 
 from sqlalchemy import select
@@ -11,34 +11,46 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain import coverage, fees
 from doctordesk.domain.errors import DomainError
+from doctordesk.domain.scheduling import Hours
 from doctordesk.domain.status import Status
 from doctordesk.store import seed
+from doctordesk.store.demo_calendar import DemoCalendar
 from doctordesk.store.review_tables import AppointmentOffer, OfferState
 from doctordesk.store.tables import Appointment, FeeSchedule, InsurancePolicy, Location, WorkHours
 
 
-def _next_working_day(moment: datetime, timezone: str, weekdays: set[int], days: int) -> datetime:
-    local = moment.astimezone(ZoneInfo(timezone)) + timedelta(days=days)
-    while local.weekday() not in weekdays:
-        local += timedelta(days=1)
-    wall = local.replace(tzinfo=None)
-    return wall.replace(tzinfo=ZoneInfo(timezone)).astimezone(ZoneInfo("UTC"))
+async def _calendar(session: AsyncSession, demo: seed.Demo) -> DemoCalendar:
+    """The demo's hours and the times its appointments hold (store/demo_calendar.py)."""
+    hours: dict[tuple[int, int], list[Hours]] = {}
+    for h in (await session.execute(select(WorkHours))).scalars():
+        hours.setdefault((h.doctor_id, h.location_id), []).append(Hours(h.weekday, h.start_time, h.end_time))
+    zones = {loc.id: loc.timezone for loc in (await session.execute(select(Location))).scalars()}
+    calendar = DemoCalendar(hours, zones)
+    holding = select(Appointment).where(
+        Appointment.id.in_(demo.appointments), Appointment.status.not_in([int(Status.CANCELED), int(Status.DECLINED)])
+    )
+    for a in (await session.execute(holding)).scalars():
+        calendar.hold(a.doctor_id, a.start_at, a.duration_minutes)
+    return calendar
 
 
 async def seed_offers(session: AsyncSession, demo: seed.Demo) -> None:
     rows = (
         await session.execute(
-            select(Appointment).where(
+            select(Appointment)
+            .where(
                 Appointment.id.in_(demo.appointments),
                 Appointment.status.in_([int(Status.PENDING_RESPONSE), int(Status.PENDING_RESPONSE_COVERAGE_RISK)]),
             )
+            .order_by(Appointment.status, Appointment.id)
         )
     ).scalars()
     fee_rows = [
         fees.FeeRow(f.kind, f.doctor_id, f.location_id, f.amount_cents, f.percent, f.currency)
         for f in (await session.execute(select(FeeSchedule))).scalars()
     ]
-    zones = {loc.id: loc.timezone for loc in (await session.execute(select(Location))).scalars()}
+    calendar = await _calendar(session, demo)
+    zones = calendar.zones
     for a in rows:
         policies = (
             await session.execute(select(InsurancePolicy).where(InsurancePolicy.patient_id == a.patient_id))
@@ -59,17 +71,22 @@ async def seed_offers(session: AsyncSession, demo: seed.Demo) -> None:
             slots.append((chen, demo.locations["london"] if a.doctor_id != chen else a.location_id))
         else:
             slots.append((a.doctor_id, a.location_id))
+        after: date | None = None  # the previous offer's day: each offer is on a day of its own
         for n, (doctor_id, location_id) in enumerate(slots, start=1):
-            weekdays = {
-                h.weekday
-                for h in (
-                    await session.execute(
-                        select(WorkHours).where(WorkHours.doctor_id == doctor_id, WorkHours.location_id == location_id)
-                    )
-                ).scalars()
-            }
+            # The appointment's time, on the n-th day after it or later: where the doctor works and is free.
             tz = zones[location_id]
-            start = _next_working_day(a.start_at, tz, weekdays or {0, 1, 2, 3, 4}, n)
+            local = a.start_at.astimezone(ZoneInfo(tz))
+            day = local.date() + timedelta(days=n)
+            if after is not None and day <= after:
+                day = after + timedelta(days=1)
+            start = calendar.place(
+                doctor_id=doctor_id,
+                location_id=location_id,
+                day=day,
+                at=local.time().replace(tzinfo=None),
+                minutes=a.duration_minutes,
+            )
+            after = start.astimezone(ZoneInfo(tz)).date()
             local_day = start.astimezone(ZoneInfo(tz)).date()
             verdict = (
                 coverage.evaluate(terms, day=local_day, doctor_id=doctor_id, location_id=location_id, service=a.service)

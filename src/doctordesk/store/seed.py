@@ -12,14 +12,15 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from typing import Any
-from zoneinfo import ZoneInfo
 
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.roles import Role
+from doctordesk.domain.scheduling import Hours
 from doctordesk.domain.status import Status
 from doctordesk.services.passwords import Passwords
+from doctordesk.store.demo_calendar import DemoCalendar
 from doctordesk.store.tables import (
     Appointment,
     AppointmentHistory,
@@ -48,24 +49,13 @@ class Demo:
 
 Seeder = Callable[[AsyncSession, Demo], Awaitable[None]]
 EXTRA_SEEDERS: list[Seeder] = []
+DURATION_MINUTES = 30
 # Modules that append their seeders to EXTRA_SEEDERS when imported (loaded by seed_demo).
 FEATURE_SEEDERS = ("doctordesk.store.review_seed", "doctordesk.store.chat_seed")
 
 
 async def is_empty(session: AsyncSession) -> bool:
     return (await session.scalar(select(func.count()).select_from(User))) == 0
-
-
-def _at(day: date, hh: int, mm: int, tz: str) -> datetime:
-    return datetime.combine(day, time(hh, mm), tzinfo=ZoneInfo(tz)).astimezone(ZoneInfo("UTC"))
-
-
-def _next_weekday(d: date, offset_days: int) -> date:
-    """``offset_days`` from ``d``, moved forward to a weekday."""
-    day = d + timedelta(days=offset_days)
-    while day.weekday() >= 5:
-        day += timedelta(days=1)
-    return day
 
 
 async def seed_demo(session: AsyncSession, passwords: Passwords, now: datetime) -> Demo:
@@ -118,6 +108,13 @@ async def seed_demo(session: AsyncSession, passwords: Passwords, now: datetime) 
         (d3.id, london.id, range(0, 5), time(8, 0), time(16, 0)),
         (d3.id, berlin.id, (2,), time(10, 0), time(15, 0)),
     ]
+    calendar = DemoCalendar(
+        {
+            (doctor_id, location_id): [Hours(w, opens, closes) for w in weekdays]
+            for doctor_id, location_id, weekdays, opens, closes in hours
+        },
+        {loc.id: loc.timezone for loc in (berlin, munich, london)},
+    )
     for doctor_id, location_id, weekdays, opens, closes in hours:
         for weekday in weekdays:
             session.add(
@@ -269,13 +266,23 @@ async def seed_demo(session: AsyncSession, passwords: Passwords, now: datetime) 
     ]
     appointment_ids: list[int] = []
     for doctor, loc, patient, days, hh, mm, status, extras in specs:
-        day = _next_weekday(today, days) if days >= 0 else today + timedelta(days=days)
+        # On the described day or the first after it (before it, for the past) where the doctor works there and
+        # is free: store/demo_calendar.py.
+        start_at = calendar.place(
+            doctor_id=doctor.id,
+            location_id=loc.id,
+            day=today + timedelta(days=days),
+            at=time(hh, mm),
+            minutes=DURATION_MINUTES,
+            holds=status not in (A.CANCELED, A.DECLINED),
+            backwards=days < 0,
+        )
         appointment = Appointment(
             patient_id=patients[patient],
             doctor_id=doctor.id,
             location_id=loc.id,
-            start_at=_at(day, hh, mm, loc.timezone),
-            duration_minutes=30,
+            start_at=start_at,
+            duration_minutes=DURATION_MINUTES,
             status=int(status),
             version=1,
             created_at=now - timedelta(days=3),

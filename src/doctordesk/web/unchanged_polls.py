@@ -86,7 +86,7 @@ class UnchangedPolls:
         states = self.runtime.screens
         answer = kept.answer
         i18n.use(kept.language)  # the same actor and Accept-Language: the language the full path would speak
-        if not states.unchanged(answer.token, answer.shown.topics, self.runtime.wall()):
+        if not states.unchanged(answer.token, answer.shown.topics, self.runtime.wall(), viewer=answer.viewer):
             return False
         states.shown_to(answer.viewer, answer.shown, opened=False)
         return True

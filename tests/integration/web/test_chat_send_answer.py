@@ -32,8 +32,8 @@ class Open:
 
 
 def _content(state: str) -> str:
-    """The content hash a state token names (the part before the chat's window suffix)."""
-    return state.rsplit("~", 1)[0].rsplit(".", 1)[-1]
+    """The content hash a state token names (the part before the chat's window suffix and the viewer's seal)."""
+    return state.rsplit("~", 1)[0].split(".")[4]
 
 
 async def _patch(client, who, url: str, view: Open) -> dict[str, Any]:

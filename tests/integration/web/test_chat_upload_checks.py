@@ -61,9 +61,19 @@ async def test_pdf_with_javascript_in_a_compressed_object_stream_is_refused_and_
     assert await stored(runtime) == (0, 0, 0)
 
 
-async def test_pdf_with_a_link_in_an_object_stream_is_refused(client, login, demo, runtime):
+async def test_pdf_with_a_web_link_in_an_object_stream_is_stored_as_sent(client, login, demo, runtime):
+    doctor = await login("doctor1")
     page = b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Annots [4 0 R] >>"
-    link = b"<< /Type /Annot /Subtype /Link /Rect [0 0 9 9] /A << /S /URI /URI (https://example.invalid) >> >>"
+    link = b"<< /Type /Annot /Subtype /Link /Rect [0 0 9 9] /A << /S /URI /URI (https://lab.example.org/r) >> >>"
+    data = pdf([link], page=page, compressed=True)
+    response = await send(client, doctor, demo.appointments[0], "x", files=_file("r.pdf", data))
+    assert response.status_code == 200, response.text
+    assert await _download(client, doctor, runtime) == data
+
+
+async def test_pdf_with_a_script_link_in_an_object_stream_is_refused(client, login, demo, runtime):
+    page = b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Annots [4 0 R] >>"
+    link = b"<< /Type /Annot /Subtype /Link /Rect [0 0 9 9] /A << /S /URI /URI (javascript:alert(1)) >> >>"
     data = pdf([link], page=page, compressed=True)
     response = await send(client, await login("doctor1"), demo.appointments[0], "x", files=_file("r.pdf", data))
     assert await _refused(response) == pdf_check.ACTIVE_MESSAGE
@@ -193,3 +203,30 @@ def _is_in(fd: str, directory) -> bool:
         return os.readlink(f"/proc/self/fd/{fd}").startswith(str(directory))
     except OSError:
         return False
+
+
+def _zip_of(name: str, data: bytes) -> bytes:
+    import zipfile
+
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        archive.writestr(name, data)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("kind", ["png", "jpeg"])
+async def test_an_image_with_an_archive_appended_is_stored_and_served_as_its_re_encoding_only(
+    client, login, demo, runtime, kind
+):
+    doctor = await login("doctor1")
+    payload = _zip_of("run.html", b"<script>alert(document.cookie)</script>" * 50)
+    picture = images.screenshot() if kind == "png" else images.photo()
+    data = picture + payload
+    response = await send(client, doctor, demo.appointments[0], "x", files=_file(f"scan.{kind}", data))
+    assert response.status_code == 200, response.text
+    served = await _download(client, doctor, runtime)
+    assert served == file_check.check_bytes(data).read() == file_check.check_bytes(picture).read()
+    assert b"PK\x03\x04" not in served and b"PK\x05\x06" not in served and b"<script>" not in served
+    async with runtime.db.read() as session:
+        row = await session.scalar(select(Attachment).order_by(Attachment.id.desc()).limit(1))
+        assert row is not None and row.size == len(served)

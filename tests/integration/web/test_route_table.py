@@ -131,7 +131,7 @@ async def test_the_web_app_is_served_after_every_route_and_kept_off_the_api(clie
     assert_error(await client.get("/auth/login"), 405, "METHOD_NOT_ALLOWED")
 
 
-async def test_head_reaches_a_route_declared_for_head(client):
+async def test_head_reaches_a_route_declared_for_get(client):
     response = await client.head("/calendar/no-such-feed.ics")
     assert response.status_code == 404 and response.content == b""
 

@@ -143,7 +143,7 @@ async def test_an_answer_from_memory_tells_presence(client: httpx.AsyncClient, l
     assert from_memory(runtime) == before + 2
     assert len(told) == 2 and told[0] == told[1]
     viewer, shown, was_opened = told[1]
-    assert viewer == Viewer("tab-1", me.user["id"]) and shown.poll == LIST and not was_opened
+    assert viewer == Viewer("tab-1", me.user["id"], me.user["role"]) and shown.poll == LIST and not was_opened
 
 
 async def test_screens_whose_poll_reads_are_never_answered_from_memory(

@@ -8,6 +8,7 @@ import pytest
 from PIL import Image
 from pypdf import PdfReader, PdfWriter
 from pypdf.actions import JavaScript
+from pypdf.annotations import Link
 
 from doctordesk.domain import file_check, files, image_check, pdf_check
 from doctordesk.domain.errors import ValidationFailed
@@ -58,19 +59,99 @@ def test_pdf_with_javascript_inside_a_compressed_object_stream_is_refused():
     "action",
     [
         b"<< /S /Launch /F (cmd.exe) >>",
-        b"<< /S /URI /URI (https://example.invalid/) >>",
         b"<< /S /SubmitForm /F << /FS /URL /F (https://example.invalid/) >> >>",
         b"<< /S /ImportData /F (data.fdf) >>",
+        b"<< /S /ResetForm >>",
         b"<< /S /GoToR /F (other.pdf) /D [0 /Fit] >>",
         b"<< /S /GoToE /T << /R /C /N (a) >> >>",
         b"<< /S /Named /N /Print /Next << /S /JavaScript /JS (x) >> >>",
+        b"<< /S /Named /N /Print >>",
+        b"<< /S /Hide /T (field) >>",
+        b"<< /S /SetOCGState /State [/OFF] >>",
+        b"<< /S /Rendition /OP 0 >>",
+        b"<< /S /RichMediaExecute /TA 5 0 R >>",
+        b"<< /S /URI /URI (javascript:app.alert(1)) >>",
+        b"<< /S /URI /URI (JavaScript:app.alert(1)) >>",
+        b"<< /S /URI /URI (file:///etc/passwd) >>",
+        b"<< /S /URI /URI (file://server/share/x.exe) >>",
+        b"<< /S /URI /URI (data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==) >>",
+        b"<< /S /URI /URI ( https://example.org/) >>",
+        b"<< /S /URI /URI (java\tscript:alert(1)) >>",
+        b"<< /S /URI /URI (report.html) >>",
+        b"<< /S /URI /URI (https:///no-host) >>",
+        b"<< /S /URI /URI (smb://server/share) >>",
+        b"<< /S /URI /URI <feff00680074007400700073003a002f002f0061002e006f0072006700> >>",
+        b"<< /S /URI /URI 5 0 R >>",
+        b"<< /S /URI /URI (https://example.org/) /Next << /S /JavaScript /JS (x) >> >>",
+        b"<< /S /URI /URI (https://example.org/) /Next [<< /S /GoTo /D [3 0 R /Fit] >> << /S /Launch >>] >>",
+        b"<< /S /GoTo /D [3 0 R /Fit] /Next 5 0 R >>",
+        b"<< /S /URI /URI (https://example.org/) /JS (x) >>",
     ],
-    ids=["launch", "uri", "submit-form", "import-data", "goto-remote", "goto-embedded", "chained-script"],
-)
+    ids=[
+        "launch", "submit-form", "import-data", "reset-form", "goto-remote", "goto-embedded", "chained-script",
+        "named", "hide", "set-ocg-state", "rendition", "rich-media-execute", "javascript-uri",
+        "javascript-uri-capitals", "file-uri", "file-uri-share", "data-uri", "leading-space", "tab-in-scheme",
+        "relative", "http-without-host", "smb", "utf16-text", "indirect-javascript-uri", "uri-then-script",
+        "uri-then-launch-in-a-list", "goto-then-indirect-javascript-uri",
+        "uri-with-script-key",
+    ],
+)  # fmt: skip
 @pytest.mark.parametrize("compressed", [False, True], ids=["xref-table", "object-stream"])
 def test_pdf_with_an_active_link_action_is_refused(action, compressed):
     annotation = b"<< /Type /Annot /Subtype /Link /Rect [0 0 10 10] /A " + action + b" >>"
-    assert _refusal(pdf([annotation], page=LINKS_4, compressed=compressed)) == pdf_check.ACTIVE_MESSAGE
+    # Object 5, for the actions that name it: a script address, or a script action.
+    fifth = b"<< /S /URI /URI (javascript:alert(1)) >>" if b"/GoTo " in action else b"(javascript:alert(1))"
+    data = pdf([annotation, fifth], page=LINKS_4, compressed=compressed)
+    assert _refusal(data) == pdf_check.ACTIVE_MESSAGE
+
+
+WEB_LINKS = [
+    b"https://lab.example.org/results?id=42&view=full#top",
+    b"http://example.org",
+    b"HTTPS://EXAMPLE.ORG/X",
+    b"mailto:lab@example.org?subject=Results",
+]
+
+
+@pytest.mark.parametrize("address", WEB_LINKS, ids=["https", "http", "capitals", "mailto"])
+@pytest.mark.parametrize("compressed", [False, True], ids=["xref-table", "object-stream"])
+def test_pdf_with_a_web_or_mail_link_is_accepted_and_kept_byte_for_byte(address, compressed):
+    annotation = b"<< /Type /Annot /Subtype /Link /Rect [0 0 10 10] /A << /S /URI /URI (" + address + b") >> >>"
+    data = pdf([annotation], page=LINKS_4, compressed=compressed)
+    assert file_check.check_bytes(data).read() == data
+
+
+def test_pdf_with_links_as_browsers_and_pypdf_write_them_is_accepted():
+    # An action of its own object, its address too, a /Type /Action, an outline entry and a page link beside it.
+    page = b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Annots [4 0 R 7 0 R] >>"
+    link = b"<< /Type /Annot /Subtype /Link /Rect [0 0 10 10] /Border [0 0 0] /A 5 0 R >>"
+    action = b"<< /Type /Action /S /URI /URI 6 0 R >>"
+    inner = b"<< /Type /Annot /Subtype /Link /Rect [0 20 10 30] /A << /S /GoTo /D [3 0 R /XYZ 0 0 0] >> >>"
+    data = pdf([link, action, b"(https://lab.example.org/letter/42)", inner], page=page, compressed=True)
+    assert file_check.check_bytes(data).kind is files.PDF
+    writer = PdfWriter()
+    writer.add_blank_page(200, 200)
+    writer.add_annotation(0, Link(rect=(10, 10, 100, 20), url="https://lab.example.org/results"))
+    writer.add_outline_item(title="Results", page_number=0)
+    out = io.BytesIO()
+    writer.write(out)
+    assert file_check.check_bytes(out.getvalue()).kind is files.PDF
+
+
+@pytest.mark.parametrize(
+    "catalog",
+    [
+        b"<< /Type /Catalog /Pages 2 0 R /OpenAction << /S /URI /URI (https://tracker.example/) >> >>",
+        b"<< /Type /Catalog /Pages 2 0 R /AA << /WC << /S /URI /URI (https://tracker.example/) >> >> >>",
+        b"<< /Type /Catalog /Pages 2 0 R /URI << /Base (https://example.org/) >> >>",
+        b"<< /Type /Catalog /Pages 2 0 R /AcroForm << /Fields [<< /FT /Btn /T (b) /A << /S /SubmitForm >> >>] >> >>",
+        b"<< /Type /Catalog /Pages 2 0 R /AcroForm << /Fields [] /XFA (x) >> >>",
+        b"<< /Type /Catalog /Pages 2 0 R /Outlines << /First << /Title (a) /A << /S /Launch >> >> >> >>",
+    ],
+    ids=["open-action-link", "additional-action-link", "base-uri", "form-submit", "xfa", "outline-launch"],
+)
+def test_pdf_whose_document_level_entries_act_or_reach_out_by_themselves_is_refused(catalog):
+    assert _refusal(pdf(catalog=catalog, compressed=True)) == pdf_check.ACTIVE_MESSAGE
 
 
 @pytest.mark.parametrize("compressed", [False, True], ids=["xref-table", "object-stream"])

@@ -10,7 +10,7 @@ from doctordesk.screens.state import Revisions, ScreenStates, Shown, Viewer
 from doctordesk.screens.viewing import Viewing
 
 SHOWN = Shown("counter", "/counter", ("counter:1",))
-VIEWER = Viewer("tab-1", 7)
+VIEWER = Viewer("tab-1", 7, "doctor")
 NOW = 1_800_000_000.0
 
 
@@ -72,7 +72,7 @@ async def test_a_poll_after_a_change_of_its_topics_brings_the_patches_to_the_fre
     update = await viewing(states, counter).poll(page.state)
     fresh = await viewing(states, counter).page()
     assert apply(page.elements_json(), update.patches) == fresh.elements_json()
-    assert update.state.rsplit(".", 1)[1] == fresh.state.rsplit(".", 1)[1]
+    assert update.state.split(".")[4] == fresh.state.split(".")[4]
     assert [opened for _, _, opened in told] == [True, False, True]
 
 
@@ -94,3 +94,31 @@ async def test_a_poll_that_fails_to_render_tells_no_one() -> None:
     with pytest.raises(LookupError):
         await Viewing(states, NOW, VIEWER, SHOWN, 30, gone).poll(None)
     assert told == []
+
+
+@pytest.mark.parametrize(
+    "replayer",
+    [Viewer("tab-1", 8, "doctor"), Viewer("tab-1", 7, "support"), Viewer("tab-1", 7, "admin")],
+    ids=["another-user", "same-user-another-role", "same-user-admin"],
+)
+async def test_a_token_issued_to_another_viewer_re_renders_and_resets(replayer):
+    states, counter, _ = setup()
+    page = await viewing(states, counter).page()
+    other = Viewing(states, NOW, replayer, SHOWN, 30, counter.render)
+    assert not states.unchanged(page.state, SHOWN.topics, NOW, viewer=replayer)
+    assert states.read(page.state, replayer) is None and states.cached(page.state, replayer) is None
+    update = await other.poll(page.state)
+    assert [p["op"] for p in update.patches] == ["reset"] and counter.renders == 2
+    # The same viewer through another client (tab) is the same viewer: the token holds.
+    assert states.unchanged(page.state, SHOWN.topics, NOW, viewer=Viewer("tab-2", 7, "doctor"))
+
+
+@pytest.mark.parametrize("part", range(6))
+async def test_a_token_with_any_part_changed_is_no_token(part):
+    states, counter, _ = setup()
+    page = await viewing(states, counter).page()
+    parts = page.state.split(".")
+    parts[part] = "1" + parts[part][1:] if parts[part][:1] != "1" else "2" + parts[part][1:]
+    forged = ".".join(parts)
+    assert states.read(forged, VIEWER) is None
+    assert not states.unchanged(forged, SHOWN.topics, NOW, viewer=VIEWER)

@@ -39,7 +39,6 @@ def _feed_json(info: FeedInfo | None) -> dict[str, Any] | None:
     return None if info is None else asdict(info)
 
 
-@feed_router.head("/calendar/{token}.ics", include_in_schema=False)
 @feed_router.get(
     "/calendar/{token}.ics",
     response_class=Response,
@@ -62,8 +61,6 @@ async def calendar_feed(
     headers = {**FEED_HEADERS, "ETag": f'"{feed.etag}"'}
     if feed.body is None:
         return Response(status_code=304, headers=headers)
-    if request.method == "HEAD":
-        return Response(media_type=ICS, headers={**headers, "Content-Length": str(len(feed.body))})
     return Response(content=feed.body, media_type=ICS, headers=headers)
 
 

@@ -135,7 +135,7 @@ def print_report(report: ImportReport, *, skip_invalid: bool) -> None:
         c = report.counts.get(kind)
         if c is not None:
             typer.echo(line([kind.value, *(str(n) for n in (c.created, c.updated, c.unchanged, c.invalid))]))
-    bad_rows = len({(b.kind, b.line) for b in report.bad_rows})
+    bad_rows = report.invalid
     if report.bad_rows and not skip_invalid:
         message = Text(
             "nothing written: {count} bad row(s); fix them, or give --skip-invalid to write the rest", count=bad_rows

@@ -8,15 +8,16 @@ rows stay external ids here; the import service resolves them.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from enum import StrEnum
 from functools import cache
 from typing import Any
 from zoneinfo import available_timezones
 
+from doctordesk.domain.inputs import control_character
+from doctordesk.domain.names import code_point, refused_character
 from doctordesk.domain.status import Status, StatusName
 from doctordesk.domain.texts import N_, Text
 
@@ -54,8 +55,6 @@ _TIME = re.compile(r"\d{2}:\d{2}", re.ASCII)
 _DATETIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})", re.ASCII)
 _INTEGER = re.compile(r"\d{1,9}", re.ASCII)
 MAX_DURATION_MINUTES = 24 * 60
-# Control, format, surrogate, private-use and unassigned characters, and line or paragraph separators.
-_REFUSED = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 
 
 class BadValue(ValueError):
@@ -73,10 +72,11 @@ def _text(value: RawValue, *, max_length: int, multiline: bool = False) -> str:
         raise BadValue(N_("must be a single value, not a list"))
     if len(value) > max_length:
         raise BadValue(Text("at most {count} characters", count=max_length))
-    allowed = "\n\r\t" if multiline else ""
-    for char in value:
-        if char not in allowed and unicodedata.category(char) in _REFUSED:
-            raise BadValue(Text("contains a control or unassigned character (U+{code})", code=f"{ord(char):04X}"))
+    # Names and codes follow the name rule (domain/names.py), free text the free-text rule (domain/inputs.py):
+    # the same rules as every other way in, so what the service stores, an export writes and an import reads back.
+    char = control_character(value, multiline=True) if multiline else refused_character(value)
+    if char is not None:
+        raise BadValue(Text("contains an invisible or control character ({code})", code=code_point(char)))
     # Free text (the insurer's raw record, a reason) is kept as given; names and codes may not hide spaces.
     if not multiline and value != value.strip():
         raise BadValue(N_("has leading or trailing spaces"))
@@ -152,9 +152,14 @@ def instant(value: RawValue) -> datetime:
     if not _DATETIME.fullmatch(value):
         raise BadValue(N_("not an ISO 8601 date and time with an offset (for example 2026-11-25T09:30:00+01:00)"))
     try:
-        return datetime.fromisoformat(value)
+        parsed = datetime.fromisoformat(value)
     except ValueError:
         raise BadValue(N_("not a real date and time")) from None
+    try:
+        parsed.astimezone(UTC)  # stored and exported in UTC: 0001-01-01T00:30+14:00 has no UTC time
+    except OverflowError:
+        raise BadValue(N_("outside the years 1 to 9999 in UTC")) from None
+    return parsed
 
 
 def weekday(value: RawValue) -> int:

@@ -62,6 +62,12 @@ def text_problem(value: str, *, max_chars: int | None, multiline: bool = False) 
     return None
 
 
+def control_character(value: str, *, multiline: bool = False) -> str | None:
+    """The first character of ``value`` free text may not hold, or None."""
+    found = (_CONTROL_MULTI_LINE if multiline else _CONTROL_SINGLE_LINE).search(value)
+    return found.group() if found else None
+
+
 def check_text(
     fields: dict[str, str], name: str, value: str, *, max_chars: int | None, multiline: bool = False
 ) -> None:

@@ -3,7 +3,6 @@ trail read back filtered, one keyset page at a time or streamed whole as CSV or 
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 from collections.abc import AsyncIterator, Mapping
@@ -14,6 +13,7 @@ from typing import Any, Literal
 from sqlalchemy import Select, and_, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from doctordesk.domain.csv_cells import CsvWriter
 from doctordesk.domain.keyset import Position
 from doctordesk.domain.roles import Actor
 from doctordesk.runtime import Runtime
@@ -126,20 +126,21 @@ async def export_rows(rt: Runtime, f: AuditFilter) -> AsyncIterator[AuditRow]:
 
 
 async def export_lines(rt: Runtime, f: AuditFilter, fmt: ExportFormat) -> AsyncIterator[bytes]:
-    """The export as encoded chunks: CSV (header row, details as JSON text) or JSON Lines (one object a line)."""
+    """The export as encoded chunks: CSV (header row, details as JSON text, every cell written by ``CsvWriter`` so
+    that no spreadsheet runs one) or JSON Lines (one object a line)."""
     if fmt == "csv":
         buffer = io.StringIO()
-        writer = csv.writer(buffer, lineterminator="\r\n")
-        writer.writerow(CSV_COLUMNS)
+        writer = CsvWriter(buffer)
+        writer.row(CSV_COLUMNS)
         async for row in export_rows(rt, f):
-            writer.writerow(
+            writer.row(
                 (
                     row.id,
                     row.at.isoformat(),
-                    "" if row.actor_id is None else row.actor_id,
+                    row.actor_id,
                     row.action,
                     row.entity,
-                    "" if row.entity_id is None else row.entity_id,
+                    row.entity_id,
                     json.dumps(row.details, sort_keys=True, separators=(",", ":")),
                 )
             )

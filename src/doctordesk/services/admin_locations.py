@@ -11,9 +11,10 @@ from typing import Any
 from sqlalchemy import select
 
 from doctordesk.domain.errors import NotFound, ValidationFailed
+from doctordesk.domain.names import check_name
 from doctordesk.domain.roles import Actor
 from doctordesk.domain.scheduling import is_timezone
-from doctordesk.domain.texts import N_, Text
+from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
 from doctordesk.services.admin_audit import record_change
 from doctordesk.services.admin_users import forget_clinic
@@ -47,10 +48,10 @@ def _view(loc: Location) -> LocationView:
 
 def _check(change: LocationChange) -> None:
     fields: dict[str, str] = {}
-    if change.name is not None and not 1 <= len(change.name.strip()) <= 128:
-        fields["name"] = Text("{low} to {high} characters.", low=1, high=128)
-    if change.address is not None and len(change.address) > 255:
-        fields["address"] = N_("At most 255 characters.")
+    check_name(fields, "name", change.name, max_chars=128)
+    # An address is a name too, and may be empty.
+    if change.address is not None and change.address.strip():
+        check_name(fields, "address", change.address, max_chars=255)
     if change.timezone is not None and not is_timezone(change.timezone):
         fields["timezone"] = N_("An IANA time zone, e.g. Europe/Berlin.")
     if fields:

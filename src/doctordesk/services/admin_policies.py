@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.coverage import check_third_party
 from doctordesk.domain.errors import DomainError, NotFound, ValidationFailed
+from doctordesk.domain.names import check_name
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
@@ -109,12 +110,12 @@ async def _check_refs(session: AsyncSession, data: PolicyInput) -> dict[str, str
 
 def _check_values(data: PolicyInput) -> dict[str, str]:
     fields: dict[str, str] = {}
-    if data.insurer is not None and not 1 <= len(data.insurer.strip()) <= 128:
-        fields["insurer"] = Text("{low} to {high} characters.", low=1, high=128)
-    if data.policy_number is not None and not 1 <= len(data.policy_number.strip()) <= 64:
-        fields["policy_number"] = Text("{low} to {high} characters.", low=1, high=64)
+    check_name(fields, "insurer", data.insurer, max_chars=128)
+    check_name(fields, "policy_number", data.policy_number, max_chars=64)
     if data.excluded_services is not None and any(not 1 <= len(s.strip()) <= 64 for s in data.excluded_services):
         fields["exclusions.services"] = N_("Service names of 1 to 64 characters.")
+    for service in data.excluded_services or ():
+        check_name(fields, "exclusions.services", service, max_chars=64)
     if data.third_party_data is not None and len(data.third_party_data) > MAX_RECORD_CHARS:
         fields["third_party_data"] = Text("At most {count} characters.", count=MAX_RECORD_CHARS)
     return fields

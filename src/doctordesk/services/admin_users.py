@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.errors import NotFound, ValidationFailed
 from doctordesk.domain.events import DomainEvent, doctor_topic, thread_topic, user_topic
+from doctordesk.domain.names import check_name, name_problem
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.scheduling import is_timezone
 from doctordesk.domain.texts import N_, Text
@@ -34,6 +35,7 @@ from doctordesk.store.tables import AccessToken, Appointment, DoctorProfile, Pat
 USERNAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
 # The same rule as a client may type it, for the API description: the service folds case (``Bob`` is ``bob``).
 USERNAME_PATTERN = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
+MAX_NAME = 128  # a display name (the column's width)
 MIN_PASSWORD = 8
 MAX_PASSWORD = 1024
 GENERATED_PASSWORD_BYTES = 12  # 16 URL-safe characters
@@ -188,8 +190,7 @@ def _check_password(password: str) -> None:
 
 def _check_doctor_fields(*, specialty: str | None, timezone: str | None) -> dict[str, str]:
     fields: dict[str, str] = {}
-    if specialty is not None and not 1 <= len(specialty.strip()) <= 64:
-        fields["specialty"] = Text("{low} to {high} characters.", low=1, high=64)
+    check_name(fields, "specialty", specialty, max_chars=64)
     if timezone is not None and not is_timezone(timezone):
         fields["timezone"] = N_("An IANA time zone, e.g. Europe/Berlin.")
     return fields
@@ -202,8 +203,7 @@ async def create_user(rt: Runtime, passwords: Passwords, actor: Actor, new: NewU
     fields: dict[str, str] = {}
     if not USERNAME.fullmatch(username):
         fields["username"] = N_("1 to 64 lowercase letters, digits, '.', '_' or '-', starting with a letter or digit.")
-    if not 1 <= len(new.display_name.strip()) <= 128:
-        fields["display_name"] = Text("{low} to {high} characters.", low=1, high=128)
+    check_name(fields, "display_name", new.display_name, max_chars=MAX_NAME)
     doctor_only: dict[str, object] = {"specialty": new.specialty, "timezone": new.timezone}
     doctor_only |= {"can_prescribe": new.can_prescribe, "chat_enabled": new.chat_enabled}
     if new.role is Role.DOCTOR:
@@ -258,9 +258,10 @@ async def create_user(rt: Runtime, passwords: Passwords, actor: Actor, new: NewU
 
 async def rename_user(rt: Runtime, actor: Actor, user_id: int, *, display_name: str) -> UserView:
     """Change a user's display name (a patient's record name follows)."""
+    problem = name_problem(display_name, max_chars=MAX_NAME)
+    if problem is not None:
+        raise ValidationFailed(fields={"display_name": problem})
     name = display_name.strip()
-    if not 1 <= len(name) <= 128:
-        raise ValidationFailed(fields={"display_name": Text("{low} to {high} characters.", low=1, high=128)})
     now = rt.clock.now()
     async with unit_of_work(rt) as uow:
         user = await _user(uow.session, user_id, lock=True)
@@ -357,8 +358,7 @@ async def set_password(
 async def update_doctor(rt: Runtime, actor: Actor, user_id: int, change: DoctorChange) -> UserView:
     """Edit a doctor's profile: name, specialty, time zone, can-prescribe, chat enabled."""
     fields = _check_doctor_fields(specialty=change.specialty, timezone=change.timezone)
-    if change.display_name is not None and not 1 <= len(change.display_name.strip()) <= 128:
-        fields["display_name"] = Text("{low} to {high} characters.", low=1, high=128)
+    check_name(fields, "display_name", change.display_name, max_chars=MAX_NAME)
     if fields:
         raise ValidationFailed(fields=fields)
     now = rt.clock.now()

@@ -6,7 +6,6 @@ none its own (``doctordesk-<kind>-<id>``), in one audited transaction; re-import
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 from collections.abc import Sequence
@@ -16,6 +15,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from doctordesk.domain.csv_cells import Cell, CsvWriter
 from doctordesk.domain.import_rows import FIELDS, LIST_FIELDS, WEEKDAYS, Kind
 from doctordesk.domain.roles import Role
 from doctordesk.domain.status import Status
@@ -195,22 +195,24 @@ def to_json(rows: dict[Kind, list[ExportRow]]) -> str:
     return "{\n" + ",\n".join(parts) + "\n}\n"
 
 
-def _cell(name: str, value: Any) -> str:
-    if value is None:
-        return ""
+def _cell(name: str, value: Any) -> Cell:
+    """A field as a CSV cell: numbers stay numbers (``duration_minutes``); everything else is text, neutralised by
+    ``CsvWriter`` when a spreadsheet would read it as a formula."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if name in LIST_FIELDS:
         return ";".join(value)
+    if value is None or isinstance(value, int | str):
+        return value
     return str(value)
 
 
 def to_csv(kind: Kind, rows: list[ExportRow]) -> str:
     """One kind as CSV: the header names every field of the kind."""
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
+    writer = CsvWriter(out)
     names = list(FIELDS[kind])
-    writer.writerow(names)
+    writer.row(names)
     for row in rows:
-        writer.writerow([_cell(name, row.get(name)) for name in names])
+        writer.row([_cell(name, row.get(name)) for name in names])
     return out.getvalue()

@@ -16,11 +16,12 @@ from doctordesk.domain.errors import Forbidden, IdempotencyKeyReused, NotFound, 
 from doctordesk.domain.fhir_errors import NotSupported, Unprocessable
 from doctordesk.domain.inputs import text_problem
 from doctordesk.domain.integration import Integration, Scope
+from doctordesk.domain.names import name_problem
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.runtime import Runtime
 from doctordesk.services import fhir_appointments
 from doctordesk.services.fhir_access import Caller
-from doctordesk.services.integration_requests import RequestInput, place_request, record_origin
+from doctordesk.services.integration_requests import MAX_SERVICE_CHARS, RequestInput, place_request, record_origin
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.tables import Appointment
 
@@ -43,7 +44,6 @@ ACCEPTED = frozenset(
     }
 )
 MAX_NOTE_CHARS = 2000
-MAX_SERVICE_CHARS = 64
 # place_request's field names as elements of the Appointment.
 _ELEMENT = {
     "patient": "participant[Patient]",
@@ -99,12 +99,11 @@ def _service(raw: Any) -> str:
     value = first.get("text") if first else None
     if value is None and isinstance(codings, list) and codings and isinstance(codings[0], dict):
         value = codings[0].get("code")
-    if (
-        not isinstance(value, str)
-        or not value.strip()
-        or text_problem(value.strip(), max_chars=MAX_SERVICE_CHARS, multiline=False)
-    ):
+    if not isinstance(value, str) or not 1 <= len(value.strip()) <= MAX_SERVICE_CHARS:
         raise ValidationFailed(fields={"serviceType": f"One serviceType with a text of 1 to {MAX_SERVICE_CHARS}."})
+    problem = name_problem(value, max_chars=MAX_SERVICE_CHARS)  # a service is a name (domain/names.py)
+    if problem is not None:
+        raise ValidationFailed(fields={"serviceType": problem})
     return value.strip()
 
 

@@ -1,9 +1,15 @@
 """Reading import files (CSV or JSON) into raw rows, each with the line it starts on.
 
 CSV: one kind per file, a header row of field names, UTF-8 (a byte order mark is allowed); list fields hold their
-items separated by ``;``. JSON: an object with one list of row objects per kind (``{"locations": [...], ...}``), or a
+items separated by ``;``; a cell the export marked as text for spreadsheets (domain/csv_cells.py) is read back as
+it was. JSON: an object with one list of row objects per kind (``{"locations": [...], ...}``), or a
 bare list of row objects of one kind. The kind of a CSV file or a bare JSON list comes from ``--kind`` or else from
 the file name (``appointments.csv``, ``doctors-2026.json``).
+
+Whatever the file holds, reading it ends in rows or in one ``ImportFileError`` naming the line: JSON nested deeper
+than ``MAX_JSON_DEPTH`` is refused before it is parsed (Python's parser would run out of stack), numbers too long
+to be a number of any field are a bad value rather than a conversion error, and a CSV cell longer than
+``MAX_CSV_CELL`` is a malformed file.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from doctordesk.domain.csv_cells import restore
 from doctordesk.domain.import_rows import Kind, Problem, RawValue
 from doctordesk.domain.texts import N_, Text
 from doctordesk.i18n import t
@@ -46,6 +53,12 @@ class RawRow:
 
 
 FORMATS = ("csv", "json")
+# The shape an import reads is 4 deep (document, list of rows, row, list field); anything far deeper is no import.
+MAX_JSON_DEPTH = 16
+# A JSON number's digits: no field holds a number nearly this long (Python refuses to convert beyond 4,300).
+MAX_NUMBER_DIGITS = 20
+# The longest CSV cell read (the longest field, the insurer's raw record, is 10,000 characters).
+MAX_CSV_CELL = 131_072
 
 
 def kind_from_name(path: Path) -> Kind | None:
@@ -64,12 +77,15 @@ def read_rows(path: Path, *, kind: Kind | None = None, file_format: str | None =
     if fmt not in FORMATS:
         raise ImportFileError(source, 0, N_("unknown format: name the file .csv or .json, or give --format"))
     try:
-        # Bytes decoded as they are: line ends inside quoted CSV cells stay what they were.
-        content = path.read_bytes().decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ImportFileError(source, 0, Text("not UTF-8 text (byte {byte})", byte=exc.start)) from None
+        data = path.read_bytes()
     except OSError as exc:
         raise ImportFileError(source, 0, Text("cannot be read ({error})", error=exc.strerror)) from None
+    try:
+        # Bytes decoded as they are: line ends inside quoted CSV cells stay what they were.
+        content = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ImportFileError(source, line, Text("not UTF-8 text (byte {byte})", byte=exc.start)) from None
     kind = kind or kind_from_name(path)
     if fmt == "csv":
         if kind is None:
@@ -79,11 +95,13 @@ def read_rows(path: Path, *, kind: Kind | None = None, file_format: str | None =
 
 
 def _csv_rows(source: str, content: str, kind: Kind) -> Iterator[RawRow]:
+    csv.field_size_limit(MAX_CSV_CELL)  # the process-wide limit, said here rather than relied on
     reader = csv.reader(io.StringIO(content, newline=""), strict=True)
     try:
-        header = next(reader, None)
-        if not header:
+        first = next(reader, None)
+        if not first:
             raise ImportFileError(source, 1, N_("no header row"))
+        header = [restore(cell) for cell in first]
         if len(set(header)) != len(header):
             raise ImportFileError(source, 1, N_("a column name appears twice in the header"))
         before = reader.line_num
@@ -97,7 +115,7 @@ def _csv_rows(source: str, content: str, kind: Kind) -> Iterator[RawRow]:
                 )
                 yield RawRow(kind, line, {}, [problem])
                 continue
-            yield RawRow(kind, line, dict(zip(header, cells, strict=True)))
+            yield RawRow(kind, line, dict(zip(header, (restore(cell) for cell in cells), strict=True)))
     except csv.Error as exc:
         raise ImportFileError(source, reader.line_num, Text("malformed CSV ({error})", error=str(exc))) from None
 
@@ -114,7 +132,7 @@ class _Scanner:
         self.pos = 0
         self._line = 1
         self._line_pos = 0
-        self.decoder = json.JSONDecoder(object_pairs_hook=_object)
+        self.decoder = json.JSONDecoder(object_pairs_hook=_Object.of, parse_int=_integer, parse_constant=_constant)
 
     def line(self) -> int:
         self._line += self.text.count("\n", self._line_pos, self.pos)
@@ -160,7 +178,26 @@ class _Scanner:
                 raise self.fail(N_("expected ',' or ']'"))
 
 
+# A JSON string (escapes included) or a bracket: what the depth check walks over.
+_STRING_OR_BRACKET = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.DOTALL)
+
+
+def _check_depth(source: str, content: str) -> None:
+    """Refuse a document nested deeper than ``MAX_JSON_DEPTH`` before the parser (which recurses) sees it."""
+    depth = 0
+    for match in _STRING_OR_BRACKET.finditer(content):
+        char = match.group()
+        if char in "[{":
+            depth += 1
+            if depth > MAX_JSON_DEPTH:
+                line = content.count("\n", 0, match.start()) + 1
+                raise ImportFileError(source, line, Text("nested more than {depth} deep", depth=MAX_JSON_DEPTH))
+        elif char in "]}":
+            depth -= 1
+
+
 def _json_rows(source: str, content: str, kind: Kind | None) -> list[RawRow]:
+    _check_depth(source, content)
     scanner = _Scanner(source, content)
     first = scanner.skip()
     rows: list[RawRow] = []
@@ -199,26 +236,44 @@ def _json_rows(source: str, content: str, kind: Kind | None) -> list[RawRow]:
     return rows
 
 
-_TWICE = "\x00twice"
+class _Object(dict[str, Any]):
+    """A JSON object; the keys given twice are remembered (the row is bad) rather than silently keeping the last."""
+
+    twice: list[str]
+
+    @classmethod
+    def of(cls, pairs: list[tuple[str, Any]]) -> _Object:
+        result = cls(pairs)
+        result.twice = []
+        if len(result) != len(pairs):
+            seen: set[str] = set()
+            for key, _value in pairs:
+                if key in seen and key not in result.twice:
+                    result.twice.append(key)
+                seen.add(key)
+        return result
 
 
-def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """A JSON object; a key given twice is remembered (the row is bad) rather than silently keeping the last."""
-    result = dict(pairs)
-    if len(result) != len(pairs):
-        seen: set[str] = set()
-        twice: set[str] = set()
-        for key, _value in pairs:
-            (twice if key in seen else seen).add(key)
-        result[_TWICE] = sorted(twice)
-    return result
+@dataclass(frozen=True, slots=True)
+class _Number:
+    """A JSON number no field can hold (too many digits, or NaN/Infinity): kept as what it was, to be refused."""
+
+    text: str
+
+
+def _integer(text: str) -> int | _Number:
+    return int(text) if len(text) <= MAX_NUMBER_DIGITS else _Number(text[:MAX_NUMBER_DIGITS] + "…")
+
+
+def _constant(text: str) -> _Number:
+    return _Number(text)
 
 
 def _json_row(kind: Kind, line: int, value: Any) -> RawRow:
-    if not isinstance(value, dict):
+    if not isinstance(value, _Object):
         return RawRow(kind, line, {}, [Problem("", N_("a row must be a JSON object"))])
     fields: dict[str, RawValue | None] = {}
-    problems = [Problem(name, N_("given twice")) for name in value.pop(_TWICE, [])]
+    problems = [Problem(name, N_("given twice")) for name in value.twice]
     for name, item in value.items():
         if item is None or isinstance(item, str):
             fields[name] = item
@@ -228,7 +283,14 @@ def _json_row(kind: Kind, line: int, value: Any) -> RawRow:
             fields[name] = str(item)
         elif isinstance(item, list) and all(isinstance(v, str) for v in item):
             fields[name] = list(item)
+        elif isinstance(item, _Number):
+            problems.append(Problem(name, Text("the number {number} is not allowed here", number=item.text)))
+            fields[name] = None
         else:
-            problems.append(Problem(name, Text("a JSON {type} is not allowed here", type=type(item).__name__)))
+            json_type = _JSON_TYPES.get(type(item), "value")
+            problems.append(Problem(name, Text("a JSON {type} is not allowed here", type=json_type)))
             fields[name] = None
     return RawRow(kind, line, fields, problems)
+
+
+_JSON_TYPES = {_Object: "object", list: "list", float: "number"}

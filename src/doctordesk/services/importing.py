@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk import i18n
 from doctordesk.domain.import_rows import KIND_ORDER, CheckedRow, Kind, Problem, check_row
+from doctordesk.domain.names import shown
 from doctordesk.domain.roles import Role
 from doctordesk.domain.status import PENDING, Status
 from doctordesk.domain.texts import N_, Text
@@ -61,8 +62,11 @@ class BadRow:
         return self.in_language(i18n.DEFAULT)
 
     def in_language(self, locale: str) -> str:
-        """``FILE:LINE: KIND: FIELD: REASON``, the reason in ``locale`` (kinds and fields are the file's names)."""
-        return f"{self.source}:{self.line}: {self.kind.value}: {self.field or 'row'}: {i18n.t(locale, self.reason)}"
+        """``FILE:LINE: KIND: FIELD: REASON``, the reason in ``locale`` (kinds and fields are the file's names; a
+        field name's invisible and control characters are shown as escapes, so a file cannot write to the
+        terminal)."""
+        name = shown(self.field) if self.field else "row"
+        return f"{self.source}:{self.line}: {self.kind.value}: {name}: {i18n.t(locale, self.reason)}"
 
 
 @dataclass(slots=True)
@@ -84,6 +88,11 @@ class ImportReport:
     @property
     def changes(self) -> int:
         return sum(c.created + c.updated for c in self.counts.values())
+
+    @property
+    def invalid(self) -> int:
+        """Bad rows, each counted once however many problems it has (rows may share a line in a JSON file)."""
+        return sum(c.invalid for c in self.counts.values())
 
 
 class _RollBack(Exception):
@@ -151,7 +160,7 @@ def _counts_dict(counts: Counts) -> dict[str, int]:
 def check_all(rows: Sequence[RawRow], progress: Progress) -> list[CheckedRow]:
     """Every row checked on its own, and external ids used twice in the file (the later rows are bad)."""
     progress.phase(N_("checking"), len(rows))
-    first_line: dict[tuple[Kind, str], int] = {}
+    first: dict[tuple[Kind, str], CheckedRow] = {}
     checked: list[CheckedRow] = []
     for index, raw in enumerate(rows, start=1):
         row = check_row(raw.kind, raw.line, raw.fields)
@@ -162,9 +171,9 @@ def check_all(rows: Sequence[RawRow], progress: Progress) -> list[CheckedRow]:
             row.problems = [*raw.problems, *rest]
         ext = row.values.get("external_id")
         if ext:
-            seen = first_line.setdefault((row.kind, ext), row.line)
-            if seen != row.line:
-                row.problems.append(Problem("external_id", Text("also on line {line}", line=seen)))
+            seen = first.setdefault((row.kind, ext), row)
+            if seen is not row:  # rows, not lines: a JSON file may hold several rows on one line
+                row.problems.append(Problem("external_id", Text("also on line {line}", line=seen.line)))
         checked.append(row)
         if index % PROGRESS_STEP == 0:
             progress.advance(PROGRESS_STEP)
@@ -218,16 +227,16 @@ class _Run:
 
     async def _check_doctors(self, rows: list[CheckedRow]) -> None:
         existing = self.existing[Kind.DOCTORS]
-        usernames: dict[str, int] = {}
+        usernames: dict[str, CheckedRow] = {}
         for row in rows:
             stored = existing.get(row.external_id)
             if stored is not None and stored["role"] != Role.DOCTOR.value:
                 row.problems.append(Problem("external_id", Text("belongs to a {role} account", role=stored["role"])))
             name = row.values.get("username")
             if name:
-                first = usernames.setdefault(name, row.line)
-                if first != row.line:
-                    row.problems.append(Problem("username", Text("also on line {line}", line=first)))
+                first = usernames.setdefault(name, row)
+                if first is not row:
+                    row.problems.append(Problem("username", Text("also on line {line}", line=first.line)))
         owners = await store.users_by_username(self.session, list(usernames))
         for row in rows:
             name = row.values.get("username")

@@ -22,6 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from doctordesk.domain.decisions import Trigger
 from doctordesk.domain.errors import Forbidden, IdempotencyKeyReused, NotFound, ValidationFailed
 from doctordesk.domain.integration import IDEMPOTENCY_TTL, Integration, Scope
+from doctordesk.domain.names import check_name
 from doctordesk.domain.roles import Actor
 from doctordesk.domain.scheduling import Original, Proposal, check_proposals, windows
 from doctordesk.domain.status import Status
@@ -37,6 +38,8 @@ from doctordesk.store.tables import Appointment, Location, Patient, User
 CREATED = 201
 # Never equal to a real request, so every rule applies to the time asked for.
 _NO_ORIGINAL = Original(0, 0, datetime(1970, 1, 1, tzinfo=UTC))
+
+MAX_SERVICE_CHARS = 64  # a service's name (the column's width)
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +100,7 @@ async def check_time(
 
 def _check_refs(c: Clinic, req: RequestInput, patient: str | None) -> None:
     fields: dict[str, str] = {}
+    check_name(fields, "service", req.service, max_chars=MAX_SERVICE_CHARS)
     if patient is None:
         fields["patient"] = N_("Unknown patient.")
     if req.doctor_id not in c.directory.doctors:
@@ -131,9 +135,10 @@ async def place_request(
 ) -> Placed:
     """A new appointment request (status requested) by the scheduling rules the screens apply, with its history,
     audit, push and the doctor's list updated: the one way a request comes in, from the integration API, FHIR and
-    the patient's booking screen. Refused (FIELDS_VALIDATION_ERROR, nothing written) when a reference is unknown or
-    the time breaks a rule. Its rows are written by plain INSERTs (``store/plain_rows``): the hot path of the
-    clinic's booking systems, where the unit of work's flush cost more than the statements."""
+    the patient's booking screen. Refused (FIELDS_VALIDATION_ERROR, nothing written) when a reference is unknown,
+    the service breaks the name rule (domain/names.py) or the time breaks a rule. Its rows are written by plain
+    INSERTs (``store/plain_rows``): the hot path of the clinic's booking systems, where the unit of work's flush
+    cost more than the statements."""
     session = uow.session
     c = await cached_clinic(rt, session)
     patient = await session.scalar(_PATIENT_NAME, {"patient_id": req.patient_id})

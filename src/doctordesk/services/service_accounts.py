@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from doctordesk.domain.errors import Forbidden, NotFound, ValidationFailed
 from doctordesk.domain.events import DomainEvent
 from doctordesk.domain.integration import KEY_PREFIX, SHOWN_PREFIX_CHARS, Scope, key_hash
+from doctordesk.domain.names import name_problem
 from doctordesk.domain.roles import Actor
 from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
@@ -23,6 +24,8 @@ from doctordesk.services.admin_audit import record_change
 from doctordesk.services.api_keys import API_KEY_CHANGED
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.integration_tables import ApiKey, ServiceAccount
+
+MAX_NAME = 100  # an account's name or a key's label (the columns' width)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,8 +95,12 @@ async def _account_info(session: AsyncSession, account: ServiceAccount) -> Accou
 
 
 async def create_account(rt: Runtime, actor: Actor, *, name: str, description: str) -> AccountInfo:
-    """A new service account (no keys yet). Names are unique (422 naming ``name`` otherwise)."""
+    """A new service account (no keys yet). Names follow the name rule and are unique (422 naming ``name``
+    otherwise)."""
     _require_admin(actor)
+    problem = name_problem(name, max_chars=MAX_NAME)
+    if problem is not None:
+        raise ValidationFailed(fields={"name": problem})
     now = rt.clock.now()
     try:
         async with unit_of_work(rt) as uow:
@@ -140,8 +147,12 @@ async def get_account(rt: Runtime, actor: Actor, account_id: int) -> AccountInfo
 
 
 async def issue_key(rt: Runtime, actor: Actor, account_id: int, *, scopes: Sequence[Scope], label: str) -> NewKey:
-    """A new key for an active account with the given scopes; the answer holds the key, shown this once."""
+    """A new key for an active account with the given scopes; the answer holds the key, shown this once. The label
+    (may be empty) follows the name rule."""
     _require_admin(actor)
+    problem = name_problem(label, max_chars=MAX_NAME) if label.strip() else None
+    if problem is not None:
+        raise ValidationFailed(fields={"label": problem})
     now = rt.clock.now()
     key = KEY_PREFIX + secrets.token_urlsafe(32)
     async with unit_of_work(rt) as uow:

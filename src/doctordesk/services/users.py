@@ -9,6 +9,7 @@ from sqlalchemy import select
 from doctordesk.config import Settings
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.inputs import check_text
+from doctordesk.domain.names import check_name
 from doctordesk.domain.roles import Role
 from doctordesk.domain.texts import N_, Text
 from doctordesk.services.passwords import Passwords
@@ -26,9 +27,7 @@ async def create_user(
     if not username or len(username) > 64:
         fields["username"] = Text("{low} to {high} characters.", low=1, high=64)
     check_text(fields, "username", username, max_chars=64)
-    if not display_name.strip():
-        fields["display_name"] = N_("Required.")
-    check_text(fields, "display_name", display_name, max_chars=MAX_DISPLAY_NAME)
+    check_name(fields, "display_name", display_name, max_chars=MAX_DISPLAY_NAME)
     if len(password) < 4:
         fields["password"] = N_("At least 4 characters.")
     check_text(fields, "password", password, max_chars=1024)
@@ -43,7 +42,7 @@ async def create_user(
             username=username,
             password_hash=hashed,
             role=role.value,
-            display_name=display_name,
+            display_name=display_name.strip(),
             active=True,
             created_at=now,
         )
@@ -52,5 +51,5 @@ async def create_user(
         if role is Role.DOCTOR:
             session.add(DoctorProfile(user_id=user.id, specialty="General practice", can_prescribe=True))
         elif role is Role.PATIENT:
-            session.add(Patient(user_id=user.id, name=display_name))
+            session.add(Patient(user_id=user.id, name=user.display_name))
         return user.id

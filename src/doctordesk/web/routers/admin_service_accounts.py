@@ -7,8 +7,9 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path
 from pydantic import ConfigDict, Field
 
-from doctordesk.domain.inputs import MAX_ID, NON_BLANK_TEXT_PATTERN
+from doctordesk.domain.inputs import MAX_ID
 from doctordesk.domain.integration import Scope
+from doctordesk.domain.names import NAME_PATTERN, OPTIONAL_NAME_PATTERN
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.services import service_accounts as accounts
 from doctordesk.web.bodies import StrictBody, stated
@@ -29,7 +30,7 @@ class AccountIn(StrictBody):
         min_length=1,
         max_length=100,
         description="Unique, e.g. the system's name",
-        json_schema_extra=stated(pattern=NON_BLANK_TEXT_PATTERN),
+        json_schema_extra=stated(pattern=NAME_PATTERN),
     )
     description: str = Field(default="", max_length=500)
 
@@ -37,7 +38,12 @@ class AccountIn(StrictBody):
 class KeyIn(StrictBody):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
     scopes: list[Scope] = Field(min_length=1, max_length=len(Scope), description="What the key may do")
-    label: str = Field(default="", max_length=100, description="A note to tell keys apart")
+    label: str = Field(
+        default="",
+        max_length=100,
+        description="A note to tell keys apart",
+        json_schema_extra=stated(pattern=OPTIONAL_NAME_PATTERN),
+    )
 
 
 def key_json(k: accounts.KeyInfo) -> dict[str, Any]:

@@ -8,7 +8,8 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Path, Query, Request, Response
 from pydantic import Field
 
-from doctordesk.domain.inputs import MAX_ID, NON_BLANK_TEXT_PATTERN
+from doctordesk.domain.inputs import MAX_ID
+from doctordesk.domain.names import NAME_PATTERN
 from doctordesk.domain.roles import Role
 from doctordesk.domain.scheduling import TIMEZONES
 from doctordesk.services import admin_users, password_links
@@ -38,7 +39,7 @@ UserId = Annotated[int, Path(ge=1, le=MAX_ID), STRICT_ID]
 
 
 # The rules the service judges itself (its messages, in the reader's language), stated from its own constants.
-NAME = stated(pattern=NON_BLANK_TEXT_PATTERN)
+NAME = stated(pattern=NAME_PATTERN)
 PASSWORD = stated(minLength=MIN_PASSWORD)
 
 

@@ -14,8 +14,9 @@ from pydantic import AwareDatetime, ConfigDict, Field, field_validator
 
 from doctordesk.domain.decisions import MAX_REASON_CHARS, Trigger
 from doctordesk.domain.errors import ValidationFailed
-from doctordesk.domain.inputs import MAX_ID, NON_BLANK_MULTI_LINE_TEXT_PATTERN, NON_BLANK_TEXT_PATTERN
+from doctordesk.domain.inputs import MAX_ID, NON_BLANK_MULTI_LINE_TEXT_PATTERN
 from doctordesk.domain.integration import IDEMPOTENCY_KEY_PATTERN, body_hash, is_valid_idempotency_key
+from doctordesk.domain.names import NAME_PATTERN
 from doctordesk.domain.texts import N_
 from doctordesk.services import free_times, outside_events
 from doctordesk.services import integration_requests as requests
@@ -38,8 +39,8 @@ WHOLE_MINUTE = stated(
         r"([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$"
     )
 )
-# Text the service strips before it counts the characters: something besides white space.
-NON_BLANK = stated(pattern=NON_BLANK_TEXT_PATTERN)
+# A service is a name (domain/names.py): something besides white space, nothing invisible.
+SERVICE = stated(pattern=NAME_PATTERN)
 
 
 def _whole_minute(value: datetime) -> datetime:
@@ -57,7 +58,7 @@ class AppointmentRequestIn(Strict):
     patient: Id = Field(description="Patient id")
     doctor: Id = Field(description="Doctor (user) id")
     location: Id = Field(description="Location id")
-    service: str = Field(default="consultation", min_length=1, max_length=64, json_schema_extra=NON_BLANK)
+    service: str = Field(default="consultation", min_length=1, max_length=64, json_schema_extra=SERVICE)
     start: AwareDatetime = Field(
         description="Requested start, RFC 3339 with offset, whole minutes", json_schema_extra=WHOLE_MINUTE
     )

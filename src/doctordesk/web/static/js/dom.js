@@ -8,10 +8,15 @@ export const uid = (prefix) => `${prefix}-${++uidCounter}`;
 
 export const text = (value) => (value === null || value === undefined ? "" : String(value));
 
+// Text gets its own bidirectional isolate (dir="auto": the direction of its first strong character), so a
+// bidirectional control in free text (a chat message, a reason) cannot reorder anything outside its element.
 export function node(tag, className, content) {
   const n = document.createElement(tag);
   if (className) n.className = className;
-  if (content !== undefined && content !== null && content !== "") n.textContent = text(content);
+  if (content !== undefined && content !== null && content !== "") {
+    n.textContent = text(content);
+    n.dir = "auto";
+  }
   return n;
 }
 

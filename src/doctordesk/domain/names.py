@@ -1,0 +1,117 @@
+"""The one rule for a name: text a person reads as a label of someone or something (a display name, a location's
+name and address, a specialty, an insurer, a policy number, a service, a patient's name), wherever it is written:
+import, the administration API and screens, the integration API, FHIR, booking (docs/administration.md#names).
+
+A name holds no character that is invisible or changes how the text around it is shown:
+
+- control characters (C0, DEL, C1), line and paragraph separators;
+- format characters, among them every bidirectional control (U+061C, U+200E, U+200F, U+202A–U+202E,
+  U+2066–U+2069: U+202E makes ``Dr. A\u202eregreB`` show as ``Dr. ABerger`` and flips whatever follows it on the
+  line), zero-width spaces, the soft hyphen and the byte order mark, except the zero-width non-joiner and joiner
+  (U+200C, U+200D), which Persian, Indic scripts and emoji sequences need;
+- lone surrogates;
+- the Hangul filler letters (U+115F, U+1160, U+3164, U+FFA0), which show as nothing and make a name look blank.
+
+Private-use and unassigned code points are allowed: they show as a box or as a character a newer font knows,
+never as nothing, and refusing "unassigned" would make the rule change with the Unicode version of the Python
+that runs the service. ``NAME_PATTERN`` states the rule in the API description. Spaces inside a name are kept; a
+name is counted and stored without the white space around it, and must have something besides white space.
+
+Free text (a chat message, a reason, a note, the insurer's raw record) follows the free-text rule of
+domain/inputs.py instead: bidirectional marks and isolates are part of writing Arabic or Hebrew mixed with Latin
+there, and the web app shows every text from the service in its own bidirectional isolate (``dir="auto"``,
+web/static/js/dom.js), so a control cannot reach past its field.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Iterator
+
+from doctordesk.domain.texts import Text
+
+REFUSED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+# Where Unicode puts its controls, format characters, separators and surrogates: the BMP, plane 1 (Egyptian
+# hieroglyph and musical format controls, shorthand format controls) and plane 14 (tags). A test checks that no
+# other code point is refused.
+_PLANES = (range(0x0000, 0x20000), range(0xE0000, 0xE1000))
+# Format characters a script needs: zero-width non-joiner and joiner.
+JOINERS = frozenset("\u200c\u200d")
+# Letters that show as nothing.
+BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0")
+# The bidirectional controls, all refused in names (named for the docs and tests; they are format characters).
+BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def is_refused(char: str) -> bool:
+    """Whether ``char`` may not appear in a name."""
+    if char in JOINERS:
+        return False
+    return char in BLANK_LETTERS or unicodedata.category(char) in REFUSED_CATEGORIES
+
+
+def refused_character(value: str) -> str | None:
+    """The first character of ``value`` a name may not hold, or None."""
+    return next((char for char in value if is_refused(char)), None)
+
+
+def code_point(char: str) -> str:
+    """``U+202E``: how a refused character is named in a message."""
+    return f"U+{ord(char):04X}"
+
+
+def name_problem(value: str, *, max_chars: int) -> str | None:
+    """Why ``value`` is not an acceptable name of at most ``max_chars`` characters (counted without the white
+    space around it), or None: the message for the field, in the screens' and API's style."""
+    if not 1 <= len(value.strip()) <= max_chars:
+        return Text("{low} to {high} characters.", low=1, high=max_chars)
+    char = refused_character(value)
+    if char is not None:
+        return Text("Contains an invisible or control character ({code}).", code=code_point(char))
+    return None
+
+
+def check_name(fields: dict[str, str], name: str, value: str | None, *, max_chars: int) -> None:
+    """Record in ``fields`` why ``value`` (the field ``name``; None: not given) is not an acceptable name."""
+    if value is None:
+        return
+    problem = name_problem(value, max_chars=max_chars)
+    if problem is not None:
+        fields.setdefault(name, problem)
+
+
+def _ranges(points: Iterable[int]) -> Iterator[tuple[int, int]]:
+    start = end = -2
+    for point in points:
+        if point != end + 1:
+            if start >= 0:
+                yield start, end
+            start = point
+        end = point
+    if start >= 0:
+        yield start, end
+
+
+def _escaped(point: int) -> str:
+    # BMP code points as \uXXXX (JSON Schema's ECMA patterns and Python's re both read it); the few beyond the BMP
+    # as themselves (a pattern read with ECMA's u flag, or by Python, sees one character).
+    return f"\\u{point:04x}" if point <= 0xFFFF else re.escape(chr(point))
+
+
+def _refused_class() -> str:
+    points = (p for plane in _PLANES for p in plane if is_refused(chr(p)))
+    return "".join(_escaped(a) if a == b else f"{_escaped(a)}-{_escaped(b)}" for a, b in _ranges(points))
+
+
+REFUSED_CLASS = _refused_class()
+# The rule as a JSON Schema pattern: no refused character, and something besides white space.
+NAME_PATTERN = rf"^[^{REFUSED_CLASS}]*[^\s{REFUSED_CLASS}][^{REFUSED_CLASS}]*$"
+# A name that may be left empty (an address, a key's label, an optional field of a form).
+OPTIONAL_NAME_PATTERN = rf"^[^{REFUSED_CLASS}]*$"
+
+
+def shown(value: str) -> str:
+    """``value`` safe to print in a terminal or a log: every character a name may not hold written as an escape
+    (``\\u202e``), the rest as it is."""
+    return "".join(char.encode("unicode_escape").decode("ascii") if is_refused(char) else char for char in value)

@@ -58,6 +58,7 @@ async def free_times(
     starts = free_starts(
         query,
         now=rt.clock.now(),
+        horizon=c.horizon,
         hours=hours_at(c.work_hours, doctor_id, location_id),
         busy=busy,
         exceptions=c.hours_exceptions.get(doctor_id, ()),

@@ -49,9 +49,8 @@ def last_week(today: date, horizon: timedelta) -> date:
 
 def settle(c: Choice, *, places: Mapping[int, Sequence[int]], today: date, horizon: timedelta) -> Choice:
     """``c`` made to fit what exists: the first doctor when none (or an unknown one) is chosen, the doctor's first
-    location when the chosen one is not theirs, a known service, a week between this one and the clinic's booking
-    horizon (``last_week``). A
-    picked start survives only when nothing else had to change."""
+    location when the chosen one is not theirs, a known service, a week between this one and the one the clinic's
+    booking horizon ends in (``last_week``). A picked start survives only when nothing else had to change."""
     doctor = c.doctor_id if c.doctor_id in places else next(iter(places), None)
     where = places.get(doctor, ()) if doctor is not None else ()
     location = c.location_id if c.location_id in where else (where[0] if where else None)

@@ -12,6 +12,8 @@ from typing import Annotated, Literal
 from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from doctordesk.domain.scheduling import DEFAULT_HORIZON, MAX_HORIZON
+
 PREFIX = "DOCTORDESK_"
 log = logging.getLogger(__name__)
 
@@ -52,6 +54,11 @@ class Settings(BaseSettings):
     # Clinic reference data (doctors, locations, work hours, fees) is re-read at most this often by Review and
     # Approve; 0 reads it on every request.
     reference_cache_seconds: float = Field(5.0, ge=0, le=86400)
+    # How far ahead appointment requests and offers may be, in days (docs/booking.md#horizon): every way a time is
+    # asked for or proposed is held to it, and free times and the booking screen's weeks end there.
+    booking_horizon_days: int = Field(
+        DEFAULT_HORIZON.days, ge=1, le=MAX_HORIZON.days, description="How far ahead requests and offers may be"
+    )
     # Failed logins (docs/accounts.md#throttling): per username and client address, this many lock the address
     # out of the username for the lockout; per username from every address, the ceiling slows it to one
     # attempt per interval (the count drains by one per interval).

@@ -21,8 +21,6 @@ SERVICES: dict[str, str] = {
     "teledermatology": N_("Teledermatology"),
 }
 VISIT_MINUTES = 30
-# How far ahead a patient can look for a time.
-HORIZON_WEEKS = 26
 NOTE_MAX = 1000
 
 
@@ -44,15 +42,20 @@ def week_days(week: date) -> tuple[date, date]:
     return week, week + timedelta(days=6)
 
 
-def settle(c: Choice, *, places: Mapping[int, Sequence[int]], today: date) -> Choice:
+def last_week(today: date, horizon: timedelta) -> date:
+    """The Monday of the last week a patient can look at: the week the clinic's booking horizon ends in."""
+    return monday(today + horizon)
+
+
+def settle(c: Choice, *, places: Mapping[int, Sequence[int]], today: date, horizon: timedelta) -> Choice:
     """``c`` made to fit what exists: the first doctor when none (or an unknown one) is chosen, the doctor's first
-    location when the chosen one is not theirs, a known service, a week between this one and the horizon. A
-    picked start survives only when nothing else had to change."""
+    location when the chosen one is not theirs, a known service, a week between this one and the one the clinic's
+    booking horizon ends in (``last_week``). A picked start survives only when nothing else had to change."""
     doctor = c.doctor_id if c.doctor_id in places else next(iter(places), None)
     where = places.get(doctor, ()) if doctor is not None else ()
     location = c.location_id if c.location_id in where else (where[0] if where else None)
     service = c.service if c.service in SERVICES else next(iter(SERVICES))
     first = monday(today)
-    week = min(max(monday(c.week), first), first + timedelta(weeks=HORIZON_WEEKS))
+    week = min(max(monday(c.week), first), last_week(today, horizon))
     settled = Choice(doctor, location, service, week)
     return replace(settled, start=c.start) if settled == replace(c, start=None) else settled

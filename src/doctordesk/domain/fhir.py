@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
+from doctordesk.domain import moments
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.inputs import MAX_ID
 from doctordesk.domain.status import Status
@@ -129,13 +130,17 @@ _DATE = re.compile(
     re.ASCII,
 )
 SUPPORTED_DATE_PREFIXES = ("eq", "gt", "lt", "ge", "le")
+_OWN_REASONS = ("A time needs its offset (Z or +hh:mm).", moments.RANGE_MESSAGE, moments.INSTANT_MESSAGE)
 
 
 def _precision_span(match: re.Match[str]) -> tuple[datetime, datetime]:
-    """The instants a date search value covers at its precision: a year, month, day, minute or second."""
+    """The instants a date search value covers at its precision: a year, month, day, minute or second. Years
+    outside the accepted range (``domain/moments.py``) are refused before any arithmetic."""
     year, month, day, hour, minute, second, zone = match.groups()[1:]
     if hour is not None and zone is None:
         raise ValueError("A time needs its offset (Z or +hh:mm).")
+    if not moments.FIRST_DAY.year <= int(year) <= moments.LAST_DAY.year:
+        raise ValueError(moments.RANGE_MESSAGE)
     if hour is None:
         start = date(int(year), int(month or 1), int(day or 1))
         lo = datetime(start.year, start.month, start.day, tzinfo=UTC)
@@ -146,7 +151,10 @@ def _precision_span(match: re.Match[str]) -> tuple[datetime, datetime]:
             return lo, datetime(nxt.year, nxt.month, nxt.day, tzinfo=UTC)
         return lo, datetime(start.year + 1, 1, 1, tzinfo=UTC)
     text = f"{year}-{month}-{day}T{hour}:{minute}:{second or '00'}{'+00:00' if zone == 'Z' else zone}"
-    lo = datetime.fromisoformat(text).astimezone(UTC)
+    read = moments.read_instant(text)
+    if isinstance(read, str):
+        raise ValueError(read)
+    lo = read.astimezone(UTC)
     return lo, lo + (timedelta(seconds=1) if second is not None else timedelta(minutes=1))
 
 
@@ -165,7 +173,8 @@ def date_range(values: Sequence[str], *, name: str = "date") -> Range:
         try:
             start, end = _precision_span(match)
         except ValueError as error:
-            raise ValidationFailed(fields={name: str(error) or "Not a date."}) from None
+            reason = str(error) if error.args and error.args[0] in _OWN_REASONS else "Not a date."
+            raise ValidationFailed(fields={name: reason}) from None
         prefix = match[1] or "eq"
         low, high = {
             "eq": (start, end),

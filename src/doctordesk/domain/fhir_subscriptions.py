@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from doctordesk.domain import fhir, webhooks
+from doctordesk.domain import fhir, moments, webhooks
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.fhir_errors import NotSupported
 from doctordesk.domain.inputs import text_problem
@@ -190,13 +190,10 @@ def _end(raw: Any) -> datetime | None:
     problem = "Use an instant with its offset, e.g. 2027-01-01T00:00:00Z."
     if not isinstance(raw, str) or "T" not in raw:
         raise ValidationFailed(fields={"end": problem})
-    try:
-        value = datetime.fromisoformat(raw)
-    except ValueError:
-        raise ValidationFailed(fields={"end": problem}) from None
-    if value.tzinfo is None:
-        raise ValidationFailed(fields={"end": problem})
-    return value
+    read = moments.read_instant(raw, seconds=False)
+    if isinstance(read, str):
+        raise ValidationFailed(fields={"end": moments.RANGE_MESSAGE if read == moments.RANGE_MESSAGE else problem})
+    return read
 
 
 def _extensions(raw: Any) -> None:

@@ -1,6 +1,7 @@
 """Free times: the starts a doctor can still be booked at, at one location, by the same rules Suggested Scheduling
-applies to a proposal (``domain/scheduling.py``): at least the lead time ahead, the whole visit inside one block of
-work hours in the location's local time, no overlap with what the doctor is already taken for.
+applies to a proposal (``domain/scheduling.py``): at least the lead time and at most the booking horizon ahead,
+the whole visit inside one block of work hours in the location's local time, no overlap with what the doctor is
+already taken for.
 
 Candidate starts step through each work-hours block from its opening, on local wall-clock times, so they stay on
 the clinic's grid across clock changes; a local time that does not exist on a spring-forward day is skipped, and the
@@ -14,14 +15,15 @@ from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 
 from doctordesk.domain.scheduling import (
-    LEAD_TIME,
     Busy,
     ExceptionKind,
     Hours,
     HoursException,
     Proposal,
+    beyond_horizon,
     local_to_utc,
     overlaps,
+    too_early,
     within_hours,
 )
 
@@ -52,6 +54,7 @@ def free_starts(
     q: FreeTimeQuery,
     *,
     now: datetime,
+    horizon: timedelta,
     hours: Sequence[Hours],
     busy: Sequence[Busy],
     exceptions: Sequence[HoursException] = (),
@@ -73,7 +76,7 @@ def free_starts(
         for block in [*(h for h in hours if h.weekday == day.weekday()), *extra]:
             for at in _local_starts(day, block, step, duration):
                 start = local_to_utc(day, at, q.timezone)
-                if start is None or start < now + LEAD_TIME:
+                if start is None or too_early(start, now) or beyond_horizon(start, now, horizon):
                     continue
                 p = Proposal(1, q.doctor_id, q.location_id, start, q.duration_minutes)
                 if not within_hours(p, q.timezone, hours, exceptions):

@@ -10,12 +10,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import date, datetime, time, timedelta
 from enum import StrEnum
 from functools import cache
 from typing import Any
 from zoneinfo import available_timezones
 
+from doctordesk.domain import moments
 from doctordesk.domain.inputs import control_character
 from doctordesk.domain.names import code_point, refused_character
 from doctordesk.domain.status import Status, StatusName
@@ -131,10 +132,12 @@ def iso_date(value: RawValue) -> date:
     value = _text(value, max_length=10)
     if not _DATE.fullmatch(value):
         raise BadValue(N_("not a date as YYYY-MM-DD"))
-    try:
-        return date.fromisoformat(value)
-    except ValueError:
-        raise BadValue(N_("not a real calendar date")) from None
+    read = moments.read_day(value)
+    if read == moments.RANGE_MESSAGE:
+        raise BadValue(N_("not a date from 1900-01-01 to 2999-12-31"))
+    if isinstance(read, str):
+        raise BadValue(N_("not a real calendar date"))
+    return read
 
 
 def local_time(value: RawValue) -> time:
@@ -152,14 +155,12 @@ def instant(value: RawValue) -> datetime:
     if not _DATETIME.fullmatch(value):
         raise BadValue(N_("not an ISO 8601 date and time with an offset (for example 2026-11-25T09:30:00+01:00)"))
     try:
-        parsed = datetime.fromisoformat(value)
+        read = datetime.fromisoformat(value)
     except ValueError:
         raise BadValue(N_("not a real date and time")) from None
-    try:
-        parsed.astimezone(UTC)  # stored and exported in UTC: 0001-01-01T00:30+14:00 has no UTC time
-    except OverflowError:
-        raise BadValue(N_("outside the years 1 to 9999 in UTC")) from None
-    return parsed
+    if moments.problem(read) is not None:
+        raise BadValue(N_("not a date from 1900-01-01 to 2999-12-31 (offsets up to ±14:00)"))
+    return read
 
 
 def weekday(value: RawValue) -> int:

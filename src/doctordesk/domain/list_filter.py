@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date
 
+from doctordesk.domain import moments
 from doctordesk.domain.inputs import text_problem
 from doctordesk.domain.status import Status, StatusName
 from doctordesk.domain.texts import N_, Text
@@ -29,7 +30,6 @@ MAX_SEARCH_WORDS = 4
 # A name word is indexed up to this many characters (longer search words are cut to it).
 WORD_CHARS = 64
 
-_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", re.ASCII)
 _WORD_SPLIT = re.compile(r"[\s\-'’.,]+")
 
 STATUSES: dict[str, tuple[Status, ...]] = {
@@ -97,15 +97,7 @@ class ListFilter:
 
 
 def _day(raw: str, name: str, fields: dict[str, str]) -> date | None:
-    if not raw:
-        return None
-    if _DAY.fullmatch(raw):
-        try:
-            return date.fromisoformat(raw)
-        except ValueError:
-            pass
-    fields[name] = N_("A date as YYYY-MM-DD.")
-    return None
+    return moments.form_day(raw, name, fields)
 
 
 def parse_filter(values: Mapping[str, str]) -> tuple[ListFilter, dict[str, str]]:

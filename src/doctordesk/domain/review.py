@@ -52,6 +52,7 @@ class ReviewFacts:
     fee_rows: Sequence[fees.FeeRow]
     policies: Sequence[coverage.Policy]
     now: datetime
+    horizon: timedelta  # how far ahead an alternative may be (the clinic's booking horizon)
     # Dated exceptions to the weekly hours, per doctor (holiday, absence, extra day).
     hours_exceptions: Mapping[int, Sequence[HoursException]] = field(default_factory=dict)
 
@@ -191,6 +192,7 @@ def assess(
     rule_errors = check_proposals(
         parsed.proposals,
         now=facts.now,
+        horizon=facts.horizon,
         original=facts.original,
         directory=facts.directory,
         work_hours=facts.work_hours,

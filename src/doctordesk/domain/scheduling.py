@@ -21,15 +21,19 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo, available_timezones
 
+from doctordesk.domain import moments
 from doctordesk.domain.inputs import parse_id
 from doctordesk.domain.texts import N_, Text
 
 MAX_ALTERNATIVES = 3
 LEAD_TIME = timedelta(hours=2)
+# How far ahead a request or an offer may be (the clinic's setting DOCTORDESK_BOOKING_HORIZON_DAYS, config.py):
+# its default, and the most it may be set to (ten years keep every time far inside domain/moments.py's range).
+DEFAULT_HORIZON = timedelta(days=365)
+MAX_HORIZON = timedelta(days=3650)
 # Appointments are at most this long; the overlap query looks back this far (an index range, not a scan).
 MAX_DURATION = timedelta(hours=8)
 
-_DATE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
 _TIME = re.compile(r"^[0-9]{2}:[0-9]{2}$")
 # A wall-clock time as HH:MM (00:00 to 23:59): what parse_time reads, as the API description states it.
 HH_MM_PATTERN = "^([01][0-9]|2[0-3]):[0-5][0-9]$"
@@ -137,13 +141,8 @@ def timezone_names() -> list[str]:
 
 
 def parse_date(raw: str) -> date | None:
-    raw = raw.strip()
-    if not _DATE.match(raw):
-        return None
-    try:
-        return date.fromisoformat(raw)
-    except ValueError:
-        return None
+    """A card's date (YYYY-MM-DD within the accepted range, ``domain/moments.py``); None otherwise."""
+    return moments.parse_day(raw.strip())
 
 
 def parse_time(raw: str) -> time | None:
@@ -209,7 +208,8 @@ def parse_card(
         if submitted:
             errors[field("date", n)] = N_("Enter a date.")
     elif day is None:
-        errors[field("date", n)] = N_("Use the date format YYYY-MM-DD.")
+        out_of_range = moments.read_day(card.date.strip()) == moments.RANGE_MESSAGE
+        errors[field("date", n)] = moments.RANGE_MESSAGE if out_of_range else N_("Use the date format YYYY-MM-DD.")
     at = parse_time(card.time)
     if not card.time.strip():
         missing = True
@@ -292,20 +292,37 @@ def overlaps(a_start: datetime, a_end: datetime, b_start: datetime, b_end: datet
     return a_start < b_end and b_start < a_end
 
 
+def too_early(start: datetime, now: datetime) -> bool:
+    """Whether ``start`` is less than the lead time ahead of ``now``."""
+    return start < now + LEAD_TIME
+
+
+def beyond_horizon(start: datetime, now: datetime, horizon: timedelta) -> bool:
+    """Whether ``start`` is further ahead of ``now`` than the clinic's booking horizon."""
+    return start > now + horizon
+
+
+def horizon_message(horizon: timedelta) -> str:
+    return Text("Propose a time at most {count} days from now.", count=horizon.days)
+
+
 def check_proposals(
     proposals: Sequence[Proposal],
     *,
     now: datetime,
+    horizon: timedelta,
     original: Original,
     directory: Directory,
     work_hours: Mapping[tuple[int, int], Sequence[Hours]],
     busy: Sequence[Busy],
     exceptions: Mapping[int, Sequence[HoursException]] | None = None,
 ) -> dict[str, str]:
-    """The rules that need facts: errors by field (empty when every proposal may be sent).
+    """The rules that need facts: errors by field (empty when every proposal may be sent). The one check of a
+    wanted time every entry point applies (Review and Approve's alternatives, the integration API's requests and
+    reschedules, FHIR, the booking screen): lead time, the booking ``horizon``, work hours, overlaps.
 
-    An alternative equal to the original request is the request itself (auto-approval): lead time and work
-    hours do not apply to it, as they do not to approving the request as proposed.
+    An alternative equal to the original request is the request itself (auto-approval): lead time, horizon and
+    work hours do not apply to it, as they do not to approving the request as proposed.
     """
     errors: dict[str, str] = {}
 
@@ -315,8 +332,11 @@ def check_proposals(
     for p in proposals:
         if is_original(p, original):
             continue
-        if p.start < now + LEAD_TIME:
+        if too_early(p.start, now):
             put("time", p.n, N_("Propose a time at least 2 hours from now."))
+            continue
+        if beyond_horizon(p.start, now, horizon):
+            put("date", p.n, horizon_message(horizon))
             continue
         timezone = directory.locations[p.location_id]
         hours = work_hours.get((p.doctor_id, p.location_id), ())

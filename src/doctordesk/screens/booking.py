@@ -11,6 +11,7 @@ from itertools import groupby
 from urllib.parse import urlencode
 from zoneinfo import ZoneInfo
 
+from doctordesk.domain import moments
 from doctordesk.domain.booking import NOTE_MAX, SERVICES, Choice
 from doctordesk.domain.events import doctor_topic, user_topic
 from doctordesk.i18n import _
@@ -34,9 +35,10 @@ def parse_start(value: str) -> datetime | None:
     if len(value) != 14:
         return None
     try:
-        return datetime.strptime(value, START_FORMAT).replace(tzinfo=UTC)
+        start = datetime.strptime(value, START_FORMAT).replace(tzinfo=UTC)
     except ValueError:
         return None
+    return start if moments.problem(start) is None else None
 
 
 def endpoint(c: Choice) -> str:

@@ -3,12 +3,12 @@ the filter form turned into the screen's URL."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from datetime import UTC, date, datetime, time, timedelta
 
 from sqlalchemy import select
 
+from doctordesk.domain import moments
 from doctordesk.domain.cursors import encode_cursor
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.inputs import parse_id, text_problem
@@ -22,8 +22,6 @@ from doctordesk.screens.viewing import Viewing
 from doctordesk.services.admin_audit import AuditFilter, audit_page
 from doctordesk.services.admin_screen_base import navigation, require_admin, viewing
 from doctordesk.store.tables import User
-
-_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", re.ASCII)
 
 
 def audit_screen(
@@ -57,15 +55,7 @@ def audit_screen(
 
 
 def _day(raw: str | None, name: str, fields: dict[str, str]) -> date | None:
-    if not raw:
-        return None
-    try:
-        if _DAY.fullmatch(raw):
-            return date.fromisoformat(raw)
-    except ValueError:
-        pass
-    fields[name] = N_("A date as YYYY-MM-DD.")
-    return None
+    return moments.form_day(raw, name, fields)
 
 
 def apply_filters(rt: Runtime, actor: Actor, form: Mapping[str, str]) -> UpdateSet:

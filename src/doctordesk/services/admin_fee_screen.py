@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 
+from doctordesk.domain import moments
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.inputs import parse_id, parse_int
 from doctordesk.domain.roles import Actor
@@ -23,7 +24,6 @@ from doctordesk.services.admin_screen_base import acted, form_flag, require_admi
 from doctordesk.services.review_facts import cached_clinic
 
 _AMOUNT = re.compile(r"([0-9]{1,6})(?:\.([0-9]{1,2}))?", re.ASCII)
-_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", re.ASCII)
 
 
 def fees_page(rt: Runtime, actor: Actor, *, layout: Layout, client_id: str | None) -> Viewing:
@@ -54,12 +54,8 @@ def _cents(raw: str | None, fields: dict[str, str]) -> int:
 def _effective(raw: str | None, now: datetime, fields: dict[str, str]) -> datetime | None:
     if not raw:
         return None
-    try:
-        day = date.fromisoformat(raw) if _DAY.fullmatch(raw) else None
-    except ValueError:
-        day = None
+    day = moments.form_day(raw, "effective_from", fields, message=N_("A day as YYYY-MM-DD."))
     if day is None:
-        fields["effective_from"] = N_("A day as YYYY-MM-DD.")
         return None
     if day == now.astimezone(UTC).date():
         return None

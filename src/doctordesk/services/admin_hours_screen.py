@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from datetime import date, datetime, time
+from datetime import datetime, time
 
+from doctordesk.domain import moments
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.inputs import parse_id, parse_int, text_problem
 from doctordesk.domain.roles import Actor
@@ -222,14 +223,9 @@ async def add_exception(
     if form.get("location") and location is None:
         # Empty means every location; anything else must name one (a typo is not "every location").
         fields["location"] = N_("Choose a location.")
-    raw_day = form.get("day", "")
-    day: date | None = None
-    try:
-        day = date.fromisoformat(raw_day) if re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", raw_day) else None
-    except ValueError:
-        day = None
+    day = moments.form_day(form.get("day", ""), "day", fields)
     if day is None:
-        fields["day"] = N_("A date as YYYY-MM-DD.")
+        fields.setdefault("day", moments.DAY_MESSAGE)
     opens, closes = _time(form.get("opens"), "opens", fields), _time(form.get("closes"), "closes", fields)
     note = form.get("note", "").strip()
     problem = text_problem(note, max_chars=255)

@@ -9,6 +9,7 @@ from datetime import date
 
 from sqlalchemy import select
 
+from doctordesk.domain import moments
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.inputs import check_text, parse_id
 from doctordesk.domain.roles import Actor
@@ -61,16 +62,7 @@ def choose(rt: Runtime, actor: Actor, form: Mapping[str, str]) -> UpdateSet:
 
 
 def _day(form: Mapping[str, str], name: str, fields: dict[str, str]) -> date | None:
-    raw = form.get(name)
-    if not raw:
-        return None
-    try:
-        if len(raw) == 10:
-            return date.fromisoformat(raw)
-    except ValueError:
-        pass
-    fields[name] = N_("A day as YYYY-MM-DD.")
-    return None
+    return moments.form_day(form.get(name), name, fields, message=N_("A day as YYYY-MM-DD."))
 
 
 def _ticked(form: Mapping[str, str], field: str, fields: dict[str, str]) -> list[int]:

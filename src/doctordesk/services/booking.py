@@ -6,15 +6,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
 from functools import partial
 
+from doctordesk.domain import moments
 from doctordesk.domain.booking import (
-    HORIZON_WEEKS,
     NOTE_MAX,
     SERVICES,
     VISIT_MINUTES,
     Choice,
+    last_week,
     monday,
     settle,
     week_days,
@@ -71,7 +72,7 @@ async def _settled(rt: Runtime, asked: Asked) -> tuple[Choice, Clinic, dict[int,
     today = rt.clock.now().date()
     start = screen.parse_start(asked.start) if asked.start else None
     wanted = Choice(asked.doctor_id, asked.location_id, asked.service or "", asked.week or today, start)
-    return settle(wanted, places=places, today=today), c, places
+    return settle(wanted, places=places, today=today, horizon=c.horizon), c, places
 
 
 async def _render(rt: Runtime, choice: Choice, c: Clinic, places: dict[int, list[int]], layout: Layout) -> Page:
@@ -88,7 +89,7 @@ async def _render(rt: Runtime, choice: Choice, c: Clinic, places: dict[int, list
             duration_minutes=VISIT_MINUTES,
             step_minutes=VISIT_MINUTES,
         )
-    this_week = monday(rt.clock.now().date())
+    today = rt.clock.now().date()
     return screen.render(
         screen.BookingScreen(
             choice=choice,
@@ -96,8 +97,8 @@ async def _render(rt: Runtime, choice: Choice, c: Clinic, places: dict[int, list
             locations=[Option(str(loc), c.location_names[loc]) for loc in places.get(choice.doctor_id or 0, [])],
             timezone=timezone,
             free=free,
-            first_week=this_week,
-            last_week=this_week + timedelta(weeks=HORIZON_WEEKS),
+            first_week=monday(today),
+            last_week=last_week(today, c.horizon),
             layout=layout,
             timeout=rt.settings.poll_list_seconds,
         )
@@ -120,11 +121,7 @@ async def choose(rt: Runtime, actor: Actor, form: Mapping[str, str]) -> UpdateSe
     choice is the screen's URL). A new doctor or location clears the picked time."""
     _patient(actor)
     asked = Asked(parse_id(form.get("doctor")), parse_id(form.get("location")), form.get("service"))
-    week = form.get("week", "")
-    try:
-        asked_week = date.fromisoformat(week) if len(week) == 10 else None
-    except ValueError:
-        asked_week = None
+    asked_week = moments.parse_day(form.get("week", ""))
     choice, _, _ = await _settled(rt, Asked(asked.doctor_id, asked.location_id, asked.service, asked_week))
     return UpdateSet(
         screen=screen.SCREEN, state="", timeout=rt.settings.poll_list_seconds, navigate=screen.endpoint(choice)

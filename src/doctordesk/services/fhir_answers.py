@@ -6,14 +6,14 @@ creating an AppointmentResponse; it goes through the offers screen's own service
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from doctordesk.domain import fhir
+from doctordesk.domain import fhir, moments
 from doctordesk.domain.errors import AppointmentChanged, Forbidden, NotFound, ValidationFailed
 from doctordesk.domain.fhir_errors import Unprocessable, VersionMismatch
 from doctordesk.domain.roles import Actor, Role
@@ -187,11 +187,8 @@ def _ref(body: dict[str, Any], name: str, kind: str) -> int:
 
 async def _offer_at(rt: Runtime, appointment_id: int, body: dict[str, Any]) -> int:
     raw = body.get("start")
-    try:
-        start = datetime.fromisoformat(raw) if isinstance(raw, str) and "T" in raw else None
-    except ValueError:
-        start = None
-    if start is None or start.tzinfo is None:
+    start = moments.parse_instant(raw, seconds=False) if isinstance(raw, str) else None
+    if start is None:
         raise ValidationFailed(fields={"start": "The offered time you accept: a dateTime with its offset."})
     async with rt.db.read() as session:
         found = (
@@ -208,11 +205,7 @@ async def _offer_at(rt: Runtime, appointment_id: int, body: dict[str, Any]) -> i
     if "end" in body:
         end = body["end"]
         expected = found[0].start_at + timedelta(minutes=found[0].duration_minutes)
-        try:
-            ok = isinstance(end, str) and datetime.fromisoformat(end) == expected
-        except ValueError:
-            ok = False
-        if not ok:
+        if not isinstance(end, str) or moments.parse_instant(end, seconds=False) != expected:
             raise Unprocessable(fields={"end": "Must be the offered time's end."})
     return found[0].id
 

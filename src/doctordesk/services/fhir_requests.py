@@ -11,7 +11,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
-from doctordesk.domain import fhir
+from doctordesk.domain import fhir, moments
 from doctordesk.domain.errors import Forbidden, IdempotencyKeyReused, NotFound, ValidationFailed
 from doctordesk.domain.fhir_errors import NotSupported, Unprocessable
 from doctordesk.domain.inputs import text_problem
@@ -61,15 +61,13 @@ class Created:
 
 
 def _when(raw: Any, name: str) -> datetime:
+    """A dateTime with its offset within the accepted range (``domain/moments.py``), seconds optional."""
     if not isinstance(raw, str) or "T" not in raw:
         raise ValidationFailed(fields={name: "Use a dateTime with its offset, e.g. 2026-11-26T11:00:00+01:00."})
-    try:
-        value = datetime.fromisoformat(raw)
-    except ValueError:
-        raise ValidationFailed(fields={name: "Not a dateTime."}) from None
-    if value.tzinfo is None:
-        raise ValidationFailed(fields={name: "A time needs its offset (Z or +hh:mm)."})
-    return value
+    read = moments.read_instant(raw, seconds=False)
+    if isinstance(read, str):
+        raise ValidationFailed(fields={name: read})
+    return read
 
 
 def _participants(raw: Any) -> dict[str, int]:

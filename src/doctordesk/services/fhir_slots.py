@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from doctordesk.domain import fhir
+from doctordesk.domain import fhir, moments
 from doctordesk.domain.booking import VISIT_MINUTES
 from doctordesk.domain.errors import NotFound, ValidationFailed
 from doctordesk.domain.free_times import MAX_DAYS
@@ -73,6 +73,8 @@ async def read(rt: Runtime, caller: Caller, raw: str) -> dict[str, Any]:
         start = datetime.strptime(match[3], "%Y%m%d%H%M").replace(tzinfo=UTC)
     except ValueError:
         raise NotFound("Slot not found.") from None
+    if moments.problem(start) is not None:
+        raise NotFound("Slot not found.")
     doctor_id, location_id = int(match[1]), int(match[2])
     timezone, starts = await _free(rt, doctor_id, location_id, start, start + timedelta(minutes=1))
     if start not in starts:

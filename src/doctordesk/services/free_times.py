@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
+from doctordesk.domain import moments
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.free_times import MAX_DAYS, FreeTimeQuery, free_starts, hours_at
 from doctordesk.domain.scheduling import MAX_DURATION
@@ -27,8 +28,9 @@ async def free_times(
 ) -> tuple[str, list[datetime]]:
     """The location's timezone and the free starts (UTC) between two local days, inclusive."""
     fields: dict[str, str] = {}
-    if first_day.year < 2000 or last_day.year > 2999:
-        fields["from"] = N_("Use days between the years 2000 and 2999.")
+    problem = moments.day_problem(first_day) or moments.day_problem(last_day)
+    if problem:
+        fields["from"] = problem
     elif last_day < first_day:
         fields["to"] = N_("Must not be before 'from'.")
     elif (last_day - first_day).days >= MAX_DAYS:
@@ -58,6 +60,7 @@ async def free_times(
     starts = free_starts(
         query,
         now=rt.clock.now(),
+        horizon=c.horizon,
         hours=hours_at(c.work_hours, doctor_id, location_id),
         busy=busy,
         exceptions=c.hours_exceptions.get(doctor_id, ()),

@@ -78,15 +78,16 @@ async def check_time(
     start: datetime,
     duration_minutes: int,
 ) -> None:
-    """The screens' scheduling rules for one wanted time (lead time, work hours in the location's timezone,
-    overlap with approved appointments and open offers of other appointments); FIELDS_VALIDATION_ERROR naming
-    ``start`` with the screens' message when one is broken."""
+    """The screens' scheduling rules for one wanted time (lead time, the booking horizon, work hours in the
+    location's timezone, overlap with approved appointments and open offers of other appointments);
+    FIELDS_VALIDATION_ERROR naming ``start`` with the screens' message when one is broken."""
     proposal = Proposal(1, doctor_id, location_id, start, duration_minutes)
     await lock_schedules(session, [doctor_id])
     busy = await busy_times(session, appointment_id, windows([proposal]))
     errors = check_proposals(
         [proposal],
         now=now,
+        horizon=c.horizon,
         original=_NO_ORIGINAL,
         directory=c.directory,
         work_hours=c.work_hours,

@@ -22,7 +22,7 @@ from doctordesk.domain.errors import NotFound
 from doctordesk.domain.fees import FeeRow
 from doctordesk.domain.review import ReviewFacts
 from doctordesk.domain.roles import Actor, Role
-from doctordesk.domain.scheduling import Busy, Directory, Hours, HoursException, Original
+from doctordesk.domain.scheduling import DEFAULT_HORIZON, Busy, Directory, Hours, HoursException, Original
 from doctordesk.domain.status import Status
 from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
@@ -161,6 +161,8 @@ class Clinic:
     work_hours: dict[tuple[int, int], list[Hours]]
     fee_rows: list[FeeRow]
     hours_exceptions: dict[int, list[HoursException]] = field(default_factory=dict)
+    # How far ahead requests and offers may be (DOCTORDESK_BOOKING_HORIZON_DAYS).
+    horizon: timedelta = DEFAULT_HORIZON
 
     def doctor_options(self) -> list[Option]:
         return [Option(str(i), name) for i, name in self.directory.doctors.items()]
@@ -178,12 +180,12 @@ async def cached_clinic(rt: Runtime, session: AsyncSession) -> Clinic:
     if ttl > 0 and entry is not None and now - entry[0] < ttl:
         cached: Clinic = entry[1]
         return cached
-    fresh = await clinic(session)
+    fresh = await clinic(session, horizon=timedelta(days=rt.settings.booking_horizon_days))
     rt.caches["review.clinic"] = (now, fresh)
     return fresh
 
 
-async def clinic(session: AsyncSession) -> Clinic:
+async def clinic(session: AsyncSession, *, horizon: timedelta) -> Clinic:
     doctors = await session.execute(
         select(User.id, User.display_name, DoctorProfile.can_prescribe, DoctorProfile.timezone)
         .join(DoctorProfile, DoctorProfile.user_id == User.id)
@@ -216,6 +218,7 @@ async def clinic(session: AsyncSession) -> Clinic:
         work_hours=dict(hours),
         fee_rows=fee_rows,
         hours_exceptions=dict(exceptions),
+        horizon=horizon,
     )
 
 
@@ -252,6 +255,7 @@ async def facts_for(
         fee_rows=c.fee_rows,
         policies=await policies_of(session, a.patient_id),
         now=now,
+        horizon=c.horizon,
     )
 
 

@@ -1,5 +1,6 @@
-"""The base of every JSON request body: unknown fields refused, and every text in it held to the free-text rule
-(domain/inputs.py): no control characters, and line breaks only in the fields a body names as multi-line."""
+"""The base of every JSON request body: unknown fields refused, every text in it held to the free-text rule
+(domain/inputs.py): no control characters, and line breaks only in the fields a body names as multi-line; every
+date and instant held to the accepted range (domain/moments.py: the years 1900-2999, offsets up to ±14:00)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from pydantic import (
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
+from doctordesk.domain import moments
 from doctordesk.domain.inputs import MULTI_LINE_TEXT_PATTERN, TEXT_PATTERN, text_problem
 from doctordesk.domain.texts import N_
 
@@ -52,6 +54,8 @@ def stated(**keywords: Any) -> Callable[[dict[str, Any]], None]:
 def _problem(value: Any, *, multiline: bool) -> str | None:
     if isinstance(value, str):
         return text_problem(value, max_chars=None, multiline=multiline)
+    if isinstance(value, date):
+        return moments.problem(value)
     if isinstance(value, list | tuple):
         return next((p for v in value if (p := _problem(v, multiline=multiline))), None)
     return None

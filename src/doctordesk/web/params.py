@@ -8,32 +8,26 @@ parameter). The validator comes after ``Path``/``Query`` so that the schema keep
 
 from __future__ import annotations
 
-import re
 from datetime import date, datetime
 from typing import Any
 
 from pydantic import BeforeValidator
 from pydantic_core import PydanticCustomError
 
+from doctordesk.domain import moments
 from doctordesk.domain.inputs import MAX_ID, parse_int
 from doctordesk.domain.texts import N_
 
-_ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", re.ASCII)
-# RFC 3339 date-time (what JSON Schema's ``date-time`` format means): seconds and a zone offset are required.
-_INSTANT = re.compile(
-    r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?([Zz]|[+-][0-9]{2}:[0-9]{2})", re.ASCII
-)
-
-
 STRICT_INT_MESSAGE = N_("A whole number from {minimum} to {maximum} in digits 0-9 (no sign, spaces or leading zeros).")
-STRICT_DATE_MESSAGE = N_("A date as YYYY-MM-DD.")
-STRICT_INSTANT_MESSAGE = N_("An instant as YYYY-MM-DDTHH:MM:SS with a zone offset (or Z).")
+STRICT_DATE_MESSAGE = moments.DAY_MESSAGE
+STRICT_INSTANT_MESSAGE = moments.INSTANT_MESSAGE
 # Each refusal's template by its error type: the error handler writes it in the reader's language from the values
 # the error carries (``web/field_messages.py``).
 MESSAGES = {
     "strict_int": STRICT_INT_MESSAGE,
     "strict_date": STRICT_DATE_MESSAGE,
     "strict_instant": STRICT_INSTANT_MESSAGE,
+    "date_range": moments.RANGE_MESSAGE,
 }
 
 
@@ -50,20 +44,20 @@ def strict_int(*, minimum: int = 1, maximum: int = MAX_ID) -> BeforeValidator:
 
 
 def _check_date(value: Any) -> date:
-    if isinstance(value, str) and _ISO_DATE.fullmatch(value):
-        try:
-            return date.fromisoformat(value)
-        except ValueError:
-            pass
+    read = moments.read_day(value) if isinstance(value, str) else STRICT_DATE_MESSAGE
+    if isinstance(read, date):
+        return read
+    if read == moments.RANGE_MESSAGE:
+        raise PydanticCustomError("date_range", read)
     raise PydanticCustomError("strict_date", STRICT_DATE_MESSAGE)
 
 
 def _check_instant(value: Any) -> datetime:
-    if isinstance(value, str) and _INSTANT.fullmatch(value):
-        try:
-            return datetime.fromisoformat(value.upper())
-        except ValueError:
-            pass
+    read = moments.read_instant(value) if isinstance(value, str) else STRICT_INSTANT_MESSAGE
+    if isinstance(read, datetime):
+        return read
+    if read == moments.RANGE_MESSAGE:
+        raise PydanticCustomError("date_range", read)
     raise PydanticCustomError("strict_instant", STRICT_INSTANT_MESSAGE)
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from sqlalchemy import func, select
+from typing import Any
+
+from sqlalchemy import Select, func, select
 
 from doctordesk.runtime import Runtime
 from doctordesk.store.schema import metadata
@@ -30,15 +32,25 @@ MAIN_TABLES = (
 )
 
 
+def _counts_statement() -> Select[Any]:
+    """One statement for every count (one round trip per call: the property tests count before and after each
+    example)."""
+    appointments = metadata.tables["appointments"]
+    columns = [
+        select(func.count()).select_from(metadata.tables[name]).scalar_subquery().label(f"c{i}")
+        for i, name in enumerate(MAIN_TABLES)
+    ]
+    versions = select(func.coalesce(func.sum(appointments.c.version), 0)).scalar_subquery().label("versions")
+    return select(*columns, versions)
+
+
+_COUNTS = _counts_statement()
+
+
 async def row_counts(runtime: Runtime) -> dict[str, int]:
     """Rows per main table (and the sum of versions, so an in-place update shows too)."""
-    counts: dict[str, int] = {}
     async with runtime.db.read() as session:
-        for name in MAIN_TABLES:
-            table = metadata.tables[name]
-            counts[name] = int(await session.scalar(select(func.count()).select_from(table)) or 0)
-        appointments = metadata.tables["appointments"]
-        counts["appointments.version"] = int(
-            await session.scalar(select(func.coalesce(func.sum(appointments.c.version), 0))) or 0
-        )
+        row = (await session.execute(_COUNTS)).one()
+    counts = {name: int(row[i] or 0) for i, name in enumerate(MAIN_TABLES)}
+    counts["appointments.version"] = int(row[-1] or 0)
     return counts

@@ -10,7 +10,7 @@ from doctordesk.domain.decisions import Trigger, can_decide, next_status, outsid
 from doctordesk.domain.errors import InvalidTransition
 from doctordesk.domain.free_times import FreeTimeQuery, free_starts
 from doctordesk.domain.integration import Integration, Scope, body_hash, needs_last_use
-from doctordesk.domain.scheduling import Busy, ExceptionKind, Hours, HoursException
+from doctordesk.domain.scheduling import DEFAULT_HORIZON, Busy, ExceptionKind, Hours, HoursException
 from doctordesk.domain.status import Status, codes_for_name
 
 OPEN = [Status.REQUESTED, Status.APPROVED, Status.PENDING_RESPONSE, Status.PENDING_RESPONSE_COVERAGE_RISK]
@@ -87,7 +87,9 @@ def local(moment: datetime, tz: str = "Europe/Berlin") -> str:
 
 
 def test_free_starts_step_through_work_hours_in_local_time():
-    starts = free_starts(query(date(2026, 3, 2), date(2026, 3, 2)), now=NOW, hours=BERLIN_HOURS, busy=[])
+    starts = free_starts(
+        query(date(2026, 3, 2), date(2026, 3, 2)), now=NOW, horizon=DEFAULT_HORIZON, hours=BERLIN_HOURS, busy=[]
+    )
     assert [local(s) for s in starts] == [
         "2026-03-02 08:00",
         "2026-03-02 08:30",
@@ -98,7 +100,9 @@ def test_free_starts_step_through_work_hours_in_local_time():
 
 def test_free_starts_keep_local_hours_across_the_clock_change():
     # Berlin moves to summer time on Sunday 29 March 2026: 08:00 local is 07:00 UTC before, 06:00 UTC after.
-    starts = free_starts(query(date(2026, 3, 28), date(2026, 3, 29)), now=NOW, hours=BERLIN_HOURS, busy=[])
+    starts = free_starts(
+        query(date(2026, 3, 28), date(2026, 3, 29)), now=NOW, horizon=DEFAULT_HORIZON, hours=BERLIN_HOURS, busy=[]
+    )
     firsts = [s for s in starts if local(s).endswith("08:00")]
     assert [s.hour for s in firsts] == [7, 6]
 
@@ -106,7 +110,11 @@ def test_free_starts_keep_local_hours_across_the_clock_change():
 def test_a_start_that_does_not_exist_on_the_spring_forward_day_is_skipped():
     night = [Hours(6, time(1, 0), time(4, 0))]  # Sunday 01:00-04:00: 02:00-03:00 does not exist on 29 March
     starts = free_starts(
-        query(date(2026, 3, 29), date(2026, 3, 29), duration=30, step=30), now=NOW, hours=night, busy=[]
+        query(date(2026, 3, 29), date(2026, 3, 29), duration=30, step=30),
+        now=NOW,
+        horizon=DEFAULT_HORIZON,
+        hours=night,
+        busy=[],
     )
     assert "2026-03-29 02:00" not in [local(s) for s in starts]
     assert "2026-03-29 02:30" not in [local(s) for s in starts]
@@ -116,18 +124,33 @@ def test_a_start_that_does_not_exist_on_the_spring_forward_day_is_skipped():
 def test_free_starts_leave_out_the_lead_time_and_busy_times():
     now = datetime(2026, 3, 2, 6, 0, tzinfo=UTC)  # 07:00 Berlin: nothing before 09:00
     busy = [Busy(1, datetime(2026, 3, 2, 8, 15, tzinfo=UTC), datetime(2026, 3, 2, 8, 45, tzinfo=UTC), "x")]
-    starts = free_starts(query(date(2026, 3, 2), date(2026, 3, 2)), now=now, hours=BERLIN_HOURS, busy=busy)
+    starts = free_starts(
+        query(date(2026, 3, 2), date(2026, 3, 2)), now=now, horizon=DEFAULT_HORIZON, hours=BERLIN_HOURS, busy=busy
+    )
     # 09:00 and 09:30 local are 08:00 and 08:30 UTC: both overlap the busy 08:15-08:45.
     assert starts == []
     other_doctor = [Busy(2, busy[0].start, busy[0].end, "x")]
     assert (
-        len(free_starts(query(date(2026, 3, 2), date(2026, 3, 2)), now=now, hours=BERLIN_HOURS, busy=other_doctor)) == 2
+        len(
+            free_starts(
+                query(date(2026, 3, 2), date(2026, 3, 2)),
+                now=now,
+                horizon=DEFAULT_HORIZON,
+                hours=BERLIN_HOURS,
+                busy=other_doctor,
+            )
+        )
+        == 2
     )
 
 
 def test_a_visit_must_fit_inside_the_block():
     starts = free_starts(
-        query(date(2026, 3, 2), date(2026, 3, 2), duration=90, step=30), now=NOW, hours=BERLIN_HOURS, busy=[]
+        query(date(2026, 3, 2), date(2026, 3, 2), duration=90, step=30),
+        now=NOW,
+        horizon=DEFAULT_HORIZON,
+        hours=BERLIN_HOURS,
+        busy=[],
     )
     assert [local(s) for s in starts] == ["2026-03-02 08:00", "2026-03-02 08:30"]
 
@@ -140,6 +163,7 @@ def test_free_starts_follow_holidays_absences_and_extra_days():
     starts = free_starts(
         query(date(2026, 3, 2), date(2026, 3, 5)),
         now=NOW,
+        horizon=DEFAULT_HORIZON,
         hours=BERLIN_HOURS,
         busy=[],
         exceptions=[holiday, away, extra, elsewhere],

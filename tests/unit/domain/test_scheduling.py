@@ -4,6 +4,7 @@ from datetime import UTC, datetime, time, timedelta
 
 from doctordesk.domain.clock import FixedClock
 from doctordesk.domain.scheduling import (
+    DEFAULT_HORIZON,
     Busy,
     CardInput,
     Directory,
@@ -32,7 +33,13 @@ def parse(*cards: CardInput, tz: str = "Europe/Berlin", submitted: bool = True):
 
 def check(proposals, busy=()):
     return check_proposals(
-        proposals, now=CLOCK.now(), original=ORIGINAL, directory=DIR, work_hours=HOURS, busy=list(busy)
+        proposals,
+        now=CLOCK.now(),
+        horizon=DEFAULT_HORIZON,
+        original=ORIGINAL,
+        directory=DIR,
+        work_hours=HOURS,
+        busy=list(busy),
     )
 
 
@@ -140,7 +147,9 @@ def test_same_time_with_another_doctor_is_not_a_duplicate():
 def test_an_alternative_equal_to_the_request_skips_lead_time_and_hours():
     original_now = Original(1, 10, datetime(2026, 11, 23, 7, 30, tzinfo=UTC))
     p = parse(card(date="2026-11-23", at="08:30")).proposals
-    errors = check_proposals(p, now=CLOCK.now(), original=original_now, directory=DIR, work_hours={}, busy=[])
+    errors = check_proposals(
+        p, now=CLOCK.now(), horizon=DEFAULT_HORIZON, original=original_now, directory=DIR, work_hours={}, busy=[]
+    )
     assert errors == {}
 
 

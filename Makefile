@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: run test lint typecheck bench browser wrk clean
+.PHONY: run test test-fast lint typecheck bench browser wrk clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -31,10 +31,18 @@ browser:
 wrk:
 	@sh .ci/ensure-debian-package wrk wrk "benchmarks fall back to a Python load generator (client-bound)"
 
+# The suite runs on parallel workers (pytest-xdist, one per core), each with databases and ports of its own
+# (docs/development.md); a module whose tests share one server or browser stays on one worker (loadgroup).
+PYTEST_PARALLEL := -n auto --dist loadgroup
+
 test: $(TEST_STAMP) browser
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy
-	$(BIN)/pytest $(PYTEST_ARGS)
+	$(BIN)/pytest $(PYTEST_PARALLEL) $(PYTEST_ARGS)
+
+# The edit loop: SQLite only, no browser, no end-to-end servers (CI still runs everything).
+test-fast: $(TEST_STAMP)
+	$(BIN)/pytest $(PYTEST_PARALLEL) -m "not postgres and not browser" tests/unit tests/integration $(PYTEST_ARGS)
 
 lint: $(TEST_STAMP)
 	$(BIN)/ruff check src tests bench
@@ -47,4 +55,4 @@ bench: $(TEST_STAMP) wrk
 	$(BIN)/python -m bench $(BENCH)
 
 clean:
-	rm -rf $(VENV) var .pytest_cache .mypy_cache
+	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache

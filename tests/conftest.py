@@ -16,35 +16,66 @@ from doctordesk.app import create_app
 from doctordesk.config import Settings
 from doctordesk.domain.clock import FixedClock
 from doctordesk.runtime import Runtime
-from doctordesk.services.passwords import Passwords
 from doctordesk.store import seed as seed_module
 from tests.support import databases
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    """CI (DOCTORDESK_REQUIRE_SERVICES=1): stop at once, naming them, when PostgreSQL or Redis is missing."""
-    missing = databases.required_services_missing()
+    """CI (DOCTORDESK_REQUIRE_SERVICES=1): stop at once, naming them, when PostgreSQL or Redis is missing (each
+    worker prepares its database here; xdist's controller, which runs no tests, only checks the servers)."""
+    missing = databases.required_services_missing(prepare=not _is_xdist_controller(session.config))
     if missing:
         pytest.exit("required services are not reachable: " + "; ".join(missing), returncode=3)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Parallel runs (``--dist loadgroup``): the tests of a module that share a module-scoped fixture (a live
+    server, a browser) run on one worker, which starts it once; a slow test (minutes of its own) still goes to
+    whichever worker is free, starting that fixture there too."""
+    for item in items:
+        if item.get_closest_marker("slow") or item.get_closest_marker("xdist_group"):
+            continue
+        definitions = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
+        if any(defs and defs[-1].scope == "module" for defs in definitions.values()):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+
+
+def _is_xdist_controller(config: pytest.Config) -> bool:
+    return not hasattr(config, "workerinput") and bool(getattr(config.option, "numprocesses", None))
 
 
 # A Monday morning: the demo's relative dates are stable against this clock.
 NOW = datetime(2026, 11, 23, 7, 0, tzinfo=UTC)
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def database_url(
-    request: pytest.FixtureRequest, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[str]:
-    """The same test on SQLite and on PostgreSQL."""
-    if request.param == "sqlite":
-        yield databases.sqlite_url(tmp_path, tmp_path_factory.getbasetemp())
-        return
-    url = databases.postgres_url()
-    import asyncio
+PREPARED = pytest.StashKey[databases.Prepared]()
 
-    asyncio.run(databases.truncate_postgres(url))
-    yield url
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The same test on SQLite and on PostgreSQL: a migrated, empty database of the test's own. A test that uses
+    ``demo`` gets it with the demo clinic already in it (seeded once per worker at the test clock's time and
+    copied: docs/development.md), unless its clock or ``demo`` fixture is one of its own."""
+    demo_at = _prepared_demo_time(request)
+    if request.param == "sqlite":
+        url, prepared = databases.sqlite_database(tmp_path, tmp_path_factory.getbasetemp(), demo_at=demo_at)
+    else:
+        url = databases.postgres_url()
+        prepared = databases.reset_postgres(url, demo_at=demo_at)
+    if prepared is not None:
+        request.node.stash[PREPARED] = prepared
+    return url
+
+
+def _prepared_demo_time(request: pytest.FixtureRequest) -> datetime | None:
+    """When the test will ask the ``demo`` fixture below for the demo clinic: the time it seeds it at."""
+    if "demo" not in request.fixturenames:
+        return None
+    definitions = getattr(getattr(request.node, "_fixtureinfo", None), "name2fixturedefs", {})
+    if definitions.get("demo") and definitions["demo"][-1].func is not _seeded_demo:
+        return None  # a test module's own ``demo``
+    test_clock = request.getfixturevalue("clock")
+    return test_clock.now() if isinstance(test_clock, FixedClock) else None
 
 
 @pytest.fixture
@@ -93,11 +124,16 @@ async def client(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
         yield c
 
 
-@pytest.fixture
-async def demo(runtime: Runtime, clock: FixedClock) -> seed_module.Demo:
+async def _seeded_demo(request: pytest.FixtureRequest, runtime: Runtime, clock: FixedClock) -> seed_module.Demo:
     """The demo clinic, seeded at the test clock's time."""
+    prepared = request.node.stash.get(PREPARED, None)
+    if prepared is not None and prepared.url == runtime.settings.database_url and prepared.demo.now == clock.now():
+        return prepared.fresh_demo()  # the database was filled with it before the app started
     async with runtime.db.transaction() as session:
-        return await seed_module.seed_demo(session, Passwords(time_cost=1, memory_kib=1024), clock.now())
+        return await seed_module.seed_demo(session, databases.PASSWORDS, clock.now())
+
+
+demo = pytest.fixture(_seeded_demo, name="demo")
 
 
 @dataclass

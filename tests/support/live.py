@@ -7,6 +7,7 @@ it and ``restart()`` starts it again on the same port (the stream-reconnect test
 from __future__ import annotations
 
 import os
+import random
 import socket
 import subprocess
 import sys
@@ -18,20 +19,36 @@ from pathlib import Path
 
 import httpx
 
+from doctordesk.services.passwords import Passwords
+from tests.support import databases
+
+# Generous: a busy machine (a parallel run beside other work) can take many seconds to import and start the app.
+START_SECONDS = 120
 FAST_HASHING = {"DOCTORDESK_ARGON2_TIME_COST": "1", "DOCTORDESK_ARGON2_MEMORY_KIB": "1024"}
 
 
+# Each test process hands out ports from a block of its own, below the kernel's ephemeral range (32768 and up on
+# Linux), so two workers never pick the same port, and no port the kernel hands an outgoing connection. A process
+# starts at a random place in its block, so that two runs on one machine seldom try the same ports.
+PORT_BLOCK = 1000
+FIRST_PORT = 20000
+PORT_BLOCKS = 12  # 20000-31999
+_block_start = FIRST_PORT + (databases.WORKER_INDEX % PORT_BLOCKS) * PORT_BLOCK
+_next_port = [random.randrange(PORT_BLOCK)]
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-def _cli(*args: str, env: dict[str, str]) -> None:
-    subprocess.run(
-        [sys.executable, "-m", "doctordesk.cli", *args], env=env, check=True, capture_output=True, timeout=120
-    )
+    """A loopback port that is free now and that no other test process of the run hands out."""
+    for _ in range(PORT_BLOCK):
+        port = _block_start + _next_port[0] % PORT_BLOCK
+        _next_port[0] += 1
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue  # in use (or lingering after a test)
+            return port
+    raise RuntimeError(f"no free port in {_block_start}-{_block_start + PORT_BLOCK - 1}")
 
 
 @dataclass
@@ -54,10 +71,17 @@ class LiveServer:
         return env
 
     def prepare(self) -> None:
-        """Migrate and seed the demo clinic."""
+        """Migrate and seed the demo clinic, as ``doctordesk migrate`` and ``doctordesk seed-demo --if-empty`` do,
+        in this process: a new SQLite file is a copy of the worker's migrated template (the subprocesses took
+        seconds of interpreter start and imports per server)."""
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        _cli("migrate", env=self.env)
-        _cli("seed-demo", "--if-empty", env=self.env)
+        env = self.env
+        url = env.get("DOCTORDESK_DATABASE_URL") or f"sqlite+aiosqlite:///{self.data_dir / 'doctordesk.db'}"
+        passwords = Passwords(
+            time_cost=int(env.get("DOCTORDESK_ARGON2_TIME_COST", FAST_HASHING["DOCTORDESK_ARGON2_TIME_COST"])),
+            memory_kib=int(env.get("DOCTORDESK_ARGON2_MEMORY_KIB", FAST_HASHING["DOCTORDESK_ARGON2_MEMORY_KIB"])),
+        )
+        databases.migrate_and_seed(url, passwords)
 
     def start(self) -> LiveServer:
         with open(self.data_dir / f"server-{self.port}.log", "ab") as log:
@@ -72,7 +96,7 @@ class LiveServer:
                 stdout=log,
                 stderr=subprocess.STDOUT,
             )
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + START_SECONDS
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(f"server exited: {(self.data_dir / f'server-{self.port}.log').read_text()[-2000:]}")
@@ -81,7 +105,7 @@ class LiveServer:
                     return self
             except httpx.HTTPError:
                 time.sleep(0.1)
-        raise RuntimeError("server did not start in 30 s")
+        raise RuntimeError(f"server did not start in {START_SECONDS} s")
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:

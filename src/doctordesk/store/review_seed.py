@@ -42,18 +42,21 @@ async def seed_offers(session: AsyncSession, demo: seed.Demo) -> None:
                 Appointment.id.in_(demo.appointments),
                 Appointment.status.in_([int(Status.PENDING_RESPONSE), int(Status.PENDING_RESPONSE_COVERAGE_RISK)]),
             )
+            # In a stated order: the offers' ids are the same in every database however its rows lie on disk.
             .order_by(Appointment.status, Appointment.id)
         )
     ).scalars()
     fee_rows = [
         fees.FeeRow(f.kind, f.doctor_id, f.location_id, f.amount_cents, f.percent, f.currency)
-        for f in (await session.execute(select(FeeSchedule))).scalars()
+        for f in (await session.execute(select(FeeSchedule).order_by(FeeSchedule.id))).scalars()
     ]
     calendar = await _calendar(session, demo)
     zones = calendar.zones
     for a in rows:
         policies = (
-            await session.execute(select(InsurancePolicy).where(InsurancePolicy.patient_id == a.patient_id))
+            await session.execute(
+                select(InsurancePolicy).where(InsurancePolicy.patient_id == a.patient_id).order_by(InsurancePolicy.id)
+            )
         ).scalars()
         try:
             terms = coverage.terms(

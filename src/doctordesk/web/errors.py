@@ -9,6 +9,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from fastapi.routing import APIRoute
 from sqlalchemy import exc as sa
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import compile_path
@@ -156,15 +157,14 @@ def install(app: FastAPI) -> None:
 
 
 def allowed_methods(request: Request) -> list[str]:
-    """Every method the API description lists for the request's path (HEAD beside GET), sorted. Read from
-    /openapi.json's paths, compiled once per app: the framework's own 405 names only the first route's methods.
-    A path of its own (no ``{…}``) is its own resource: only its methods count, not those of a templated path that
-    also matches it."""
+    """Every method the API description lists for the request's path (HEAD beside GET), sorted. Compiled once per
+    app from the routes the description is made of (``described_methods``): the framework's own 405 names only the
+    first route's methods. A path of its own (no ``{…}``) is its own resource: only its methods count, not those
+    of a templated path that also matches it."""
     table: list[tuple[re.Pattern[str], set[str], bool]] | None = getattr(request.app.state, "allowed_methods", None)
     if table is None:
         table = []
-        for path, operations in request.app.openapi().get("paths", {}).items():
-            methods = {m.upper() for m in operations if m in _METHODS}
+        for path, methods in described_methods(request.app).items():
             if "GET" in methods:
                 methods.add("HEAD")
             table.append((compile_path(path)[0], methods, "{" not in path))
@@ -174,6 +174,17 @@ def allowed_methods(request: Request) -> list[str]:
     if any(literal for _, literal in matches):
         matches = [(methods, literal) for methods, literal in matches if literal]
     return sorted({m for methods, _ in matches for m in methods})
+
+
+def described_methods(app: FastAPI) -> dict[str, set[str]]:
+    """The paths of /openapi.json and their methods, read from the routes it describes (path operations in the
+    schema), without building the whole description (a second of work for an app that has not yet served it)."""
+    paths: dict[str, set[str]] = {}
+    for route in app.routes:
+        if isinstance(route, APIRoute) and route.include_in_schema:
+            methods = {m.upper() for m in route.methods or () if m.lower() in _METHODS}
+            paths.setdefault(route.path_format, set()).update(methods)
+    return paths
 
 
 _METHODS = {"get", "put", "post", "patch", "delete", "head", "options"}

@@ -15,7 +15,7 @@ from starlette.routing import BaseRoute, Match
 
 from doctordesk.app import ROUTERS
 from doctordesk.store.tables import Appointment
-from doctordesk.web import responses
+from doctordesk.web import errors, responses
 from doctordesk.web.route_table import CHOSEN, RouteIndex
 from tests.support.errors import assert_error
 
@@ -109,6 +109,14 @@ async def test_a_known_path_with_another_method_is_405_naming_the_allowed_ones(c
     response = await client.get("/profile/admin/users/create")  # also matches /profile/admin/users/{user_id}
     assert_error(response, 405, "METHOD_NOT_ALLOWED")
     assert response.headers["allow"] == "POST"
+
+
+async def test_the_methods_a_405_names_are_those_of_the_api_description(app):
+    # The answer's Allow is read from the routes the description is made of, not from the description itself.
+    verbs = {"get", "put", "post", "patch", "delete", "head", "options"}
+    described = {path: {m.upper() for m in ops if m in verbs} for path, ops in app.openapi()["paths"].items()}
+    assert len(described) > 100
+    assert errors.described_methods(app) == described
 
 
 async def test_an_unknown_path_is_404_in_the_error_shape(client):

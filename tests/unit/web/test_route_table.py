@@ -192,6 +192,36 @@ def test_added_routes_are_the_routers_routes_with_the_apps_dependency_overrides(
         )
 
 
+def test_added_routes_reuse_the_routers_analysed_parameters_and_models():
+    # Analysing an endpoint (parameters, body, response model) is what makes building an app slow: an app whose
+    # router adds nothing of its own takes it from the router, only the request handler is its own.
+    router = router_with_settings()
+    app = FastAPI()
+    add_routes(app, router)
+    added = [route for route in app.router.routes if isinstance(route, APIRoute)]
+    for source, route in zip(router.routes, added, strict=True):
+        assert isinstance(source, APIRoute)
+        assert route is not source and route.app is not source.app
+        assert route.dependant is source.dependant
+        assert route.response_field is source.response_field
+
+
+def test_an_app_router_with_dependencies_of_its_own_adds_them_to_every_route():
+    from fastapi import Depends
+
+    def checked() -> None:
+        return None
+
+    app = FastAPI(dependencies=[Depends(checked)])
+    router = router_with_settings()
+    add_routes(app, router)
+    added = [route for route in app.router.routes if isinstance(route, APIRoute)]
+    assert [route.path for route in added] == [route.path for route in router.routes]
+    for route in added:
+        assert [d.dependency for d in route.dependencies] == [checked]
+        assert [d.call for d in route.dependant.dependencies][0] is checked
+
+
 def test_added_routes_describe_the_api_as_the_included_router_does():
     added = Service(title="t", version="1")
     add_routes(added, router_with_settings())

@@ -39,8 +39,8 @@ NO_STORE = "no-store"  # answers that carry a signing secret are kept by no cach
 # The service judges these rules itself (its messages); they are stated from its own constants.
 URL = stated(pattern=URL_PATTERN)
 URL_DESCRIPTION = (
-    "http or https URL that receives the POSTs; loopback and private addresses are refused unless the server "
-    "allows them"
+    "http or https URL that receives the POSTs (a host name of at most 253 characters); loopback and private "
+    "addresses are refused unless the server allows them"
 )
 EventType = Annotated[str, Field(max_length=64, json_schema_extra=stated(enum=list(SUBSCRIBABLE)))]
 AT_LEAST_ONE = stated(minItems=1)

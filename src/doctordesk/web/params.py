@@ -63,4 +63,6 @@ def _check_instant(value: Any) -> datetime:
 
 STRICT_ID = strict_int()
 STRICT_DATE = BeforeValidator(_check_date)
+# The accepted years in the description of a date parameter: ``Query(..., json_schema_extra=DAY_IN_RANGE)``.
+DAY_IN_RANGE: dict[str, Any] = {"pattern": moments.DAY_PATTERN}
 STRICT_INSTANT = BeforeValidator(_check_instant)

@@ -3,6 +3,7 @@ to ±14:00, and whatever it accepts can be moved to UTC and have a visit, a day 
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, date, datetime, timedelta, timezone
 
 import pytest
@@ -84,3 +85,9 @@ def test_the_booking_horizon_setting_defaults_to_a_year_and_is_bounded():
     for wrong in (0, MAX_HORIZON.days + 1):
         with pytest.raises(ValueError, match="booking_horizon_days"):
             Settings(booking_horizon_days=wrong)
+
+
+@given(st.dates(min_value=date(1, 1, 1), max_value=date(9999, 12, 31)))
+def test_the_stated_day_pattern_matches_exactly_the_days_accepted(day: date) -> None:
+    written = day.isoformat()
+    assert (re.search(moments.DAY_PATTERN, written) is not None) == isinstance(moments.read_day(written), date)

@@ -16,7 +16,7 @@ from doctordesk.domain.status import StatusName, codes_for_name
 from doctordesk.domain.texts import N_
 from doctordesk.services.appointments import get_appointment, list_appointments, position_of
 from doctordesk.web.deps import ActorDep, RuntimeDep
-from doctordesk.web.params import STRICT_DATE, STRICT_ID, strict_int
+from doctordesk.web.params import DAY_IN_RANGE, STRICT_DATE, STRICT_ID, strict_int
 from doctordesk.web.responses import SCREEN_RESPONSES
 
 router = APIRouter(prefix="/api", tags=["read API"])
@@ -45,10 +45,14 @@ async def appointments(
     actor: ActorDep,
     status: Annotated[list[StatusFilter] | None, Query(description="Filter by status name (repeatable)")] = None,
     date_from: Annotated[
-        date | None, Query(alias="from", description="First day (UTC), inclusive, YYYY-MM-DD"), STRICT_DATE
+        date | None,
+        Query(alias="from", description="First day (UTC), inclusive, YYYY-MM-DD", json_schema_extra=DAY_IN_RANGE),
+        STRICT_DATE,
     ] = None,
     date_to: Annotated[
-        date | None, Query(alias="to", description="Last day (UTC), inclusive, YYYY-MM-DD"), STRICT_DATE
+        date | None,
+        Query(alias="to", description="Last day (UTC), inclusive, YYYY-MM-DD", json_schema_extra=DAY_IN_RANGE),
+        STRICT_DATE,
     ] = None,
     limit: Annotated[
         int, Query(ge=1, le=MAX_LIMIT, description="Appointments per page"), strict_int(maximum=MAX_LIMIT)

@@ -13,7 +13,7 @@ from doctordesk.screens.viewing import Viewing
 from doctordesk.services import booking, notices
 from doctordesk.services.appointment_list import ListScreen, list_screen
 from doctordesk.web.deps import SCREEN_HEADERS, FormDep, ScreenRequest, ScreenRequestDep
-from doctordesk.web.params import STRICT_DATE, STRICT_ID
+from doctordesk.web.params import DAY_IN_RANGE, STRICT_DATE, STRICT_ID
 from doctordesk.web.responses import ID_FIELD, SCREEN_RESPONSES, SUBMIT_RESPONSES, form_body
 
 router = APIRouter(prefix="/profile", tags=["booking"])
@@ -25,7 +25,12 @@ START_FIELD: dict[str, Any] = {
     "description": "A free time as shown on the screen: UTC, e.g. 20261130T0800Z",
 }
 CHOOSE_BODY = form_body(
-    {"doctor": ID_FIELD, "location": ID_FIELD, "service": SERVICE_FIELD, "week": {"type": "string", "format": "date"}}
+    {
+        "doctor": ID_FIELD,
+        "location": ID_FIELD,
+        "service": SERVICE_FIELD,
+        "week": {"type": "string", "format": "date", **DAY_IN_RANGE},
+    }
 )
 REQUEST_BODY = form_body(
     {
@@ -42,7 +47,9 @@ REQUEST_BODY = form_body(
 Doctor = Annotated[int | None, Query(ge=1, le=MAX_ID, description="The doctor (user id)"), STRICT_ID]
 Location = Annotated[int | None, Query(ge=1, le=MAX_ID, description="The location"), STRICT_ID]
 Service = Annotated[str | None, Query(max_length=64, description="The service")]
-Week = Annotated[date | None, Query(description="A day of the week shown (YYYY-MM-DD)"), STRICT_DATE]
+Week = Annotated[
+    date | None, Query(description="A day of the week shown (YYYY-MM-DD)", json_schema_extra=DAY_IN_RANGE), STRICT_DATE
+]
 Start = Annotated[str | None, Query(pattern=START_FIELD["pattern"], description=START_FIELD["description"])]
 
 

@@ -22,7 +22,7 @@ from doctordesk.services import free_times, outside_events
 from doctordesk.services import integration_requests as requests
 from doctordesk.web.bodies import StrictBody, stated
 from doctordesk.web.deps import IntegrationDep, RuntimeDep
-from doctordesk.web.params import STRICT_DATE, STRICT_ID, strict_int
+from doctordesk.web.params import DAY_IN_RANGE, STRICT_DATE, STRICT_ID, strict_int
 from doctordesk.web.responses import SCREEN_RESPONSES, SUBMIT_RESPONSES
 
 router = APIRouter(prefix="/integration/v1", tags=["integration API"])
@@ -189,8 +189,16 @@ async def get_free_times(
     caller: IntegrationDep,  # noqa: ARG001 - any valid key may read free times
     doctor: Annotated[int, Query(ge=1, le=MAX_ID, description="Doctor (user) id"), STRICT_ID],
     location: Annotated[int, Query(ge=1, le=MAX_ID, description="Location id"), STRICT_ID],
-    first_day: Annotated[date, Query(alias="from", description="First day, local to the location"), STRICT_DATE],
-    last_day: Annotated[date, Query(alias="to", description="Last day (inclusive), at most 31 days"), STRICT_DATE],
+    first_day: Annotated[
+        date,
+        Query(alias="from", description="First day, local to the location", json_schema_extra=DAY_IN_RANGE),
+        STRICT_DATE,
+    ],
+    last_day: Annotated[
+        date,
+        Query(alias="to", description="Last day (inclusive), at most 31 days", json_schema_extra=DAY_IN_RANGE),
+        STRICT_DATE,
+    ],
     duration: Annotated[
         int, Query(ge=5, le=480, description="Minutes the visit needs"), strict_int(minimum=5, maximum=480)
     ] = 30,

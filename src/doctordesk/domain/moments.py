@@ -31,7 +31,8 @@ INSTANT_MESSAGE = N_("An instant as YYYY-MM-DDTHH:MM:SS with a zone offset (or Z
 
 _DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", re.ASCII)
 # The accepted years as the API description states them (beside its ``format: date``, which states the calendar).
-DAY_PATTERN = r"^(?:19[0-9]{2}|2[0-9]{3})-[0-9]{2}-[0-9]{2}$"  # years 1900-2999
+YEAR_PATTERN = r"^(?:19[0-9]{2}|2[0-9]{3})-"  # years 1900-2999, at the start of a date or a date and time
+DAY_PATTERN = YEAR_PATTERN + r"[0-9]{2}-[0-9]{2}$"
 # RFC 3339 date-time: seconds (optionally a fraction of up to six digits) and a zone offset are required.
 _INSTANT = re.compile(
     r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?([Zz]|[+-][0-9]{2}:[0-9]{2})", re.ASCII

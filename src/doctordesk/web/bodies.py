@@ -27,12 +27,15 @@ from doctordesk.domain.texts import N_
 
 
 def describe_text(schema: dict[str, Any], *, multiline: bool) -> None:
-    """State the free-text rule in a JSON Schema: every text without a stricter rule of its own (enum, format,
+    """State the free-text rule in a JSON Schema (and the accepted years on dates): every text without a stricter
+    rule of its own (enum, format,
     pattern) gets the rule's pattern; nullable and list fields included."""
     for option in schema.get("anyOf", []):
         describe_text(option, multiline=multiline)
     if isinstance(schema.get("items"), dict):
         describe_text(schema["items"], multiline=multiline)
+    if schema.get("type") == "string" and schema.get("format") in ("date", "date-time") and "pattern" not in schema:
+        schema["pattern"] = moments.YEAR_PATTERN  # the accepted years (the body's dates are read by moments)
     if schema.get("type") == "string" and not {"enum", "format", "pattern", "const"} & set(schema):
         schema["pattern"] = MULTI_LINE_TEXT_PATTERN if multiline else TEXT_PATTERN
 

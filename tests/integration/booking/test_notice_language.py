@@ -87,7 +87,8 @@ async def test_a_clinic_cancellation_reads_in_each_readers_language(client, logi
 
     doctor, patient, admin = await login("doctor1"), await login("patient1"), await login("admin")
     a = aid(demo, REQUESTED)
-    key = await make_key(client, admin.headers, scopes=["appointments:write"])
+    # The clinic's system reads the clinic's appointments too: reporting an event on one needs seeing it.
+    key = await make_key(client, admin.headers, scopes=["appointments:write", "appointments:read"])
     cancelled = await client.post(
         f"/integration/v1/appointments/{a}/cancel",
         json={"by": "clinic", "reason": "Praxis geschlossen"},

@@ -14,8 +14,8 @@ from fastapi.routing import APIRoute
 from starlette.routing import compile_path
 
 from doctordesk.client.forms import collect
-from doctordesk.domain.inputs import NON_BLANK_TEXT_PATTERN
 from doctordesk.domain.integration import IDEMPOTENCY_KEY_PATTERN
+from doctordesk.domain.names import NAME_PATTERN
 from doctordesk.domain.webhooks import SUBSCRIBABLE, URL_PATTERN
 from doctordesk.screens.protocol import walk
 from doctordesk.services.admin_fees import KINDS, MAX_AMOUNT_CENTS, MAX_PERCENT
@@ -76,7 +76,7 @@ async def test_the_bounds_in_the_description_are_the_services_own(client):
         ("/admin/users", "display_name"),
         ("/admin/service-accounts", "name"),
     ]:
-        assert _field(spec, "post", path, name)["pattern"] == NON_BLANK_TEXT_PATTERN, path
+        assert _field(spec, "post", path, name)["pattern"] == NAME_PATTERN, path
     link = _body(spec, "post", "/auth/password-link", "application/x-www-form-urlencoded")["properties"]["password"]
     assert link["minLength"] == MIN_PASSWORD
     headers = spec["paths"]["/integration/v1/appointment-requests"]["post"]["parameters"]

@@ -49,6 +49,9 @@ def test_the_api_descriptions_pattern_refuses_exactly_what_the_rule_refuses():
     pattern = re.compile(f"[{names.REFUSED_CLASS}]")
     for point in range(sys.maxunicode + 1):
         char = chr(point)
+        if unicodedata.category(char) == "Cs":  # no UTF-8 text holds a lone surrogate: refused, but not stated
+            assert names.is_refused(char)
+            continue
         assert bool(pattern.match(char)) == names.is_refused(char), f"U+{point:04X} {unicodedata.category(char)}"
 
 

@@ -28,8 +28,7 @@ from doctordesk.domain.texts import N_
 
 def describe_text(schema: dict[str, Any], *, multiline: bool) -> None:
     """State the free-text rule in a JSON Schema (and the accepted years on dates): every text without a stricter
-    rule of its own (enum, format,
-    pattern) gets the rule's pattern; nullable and list fields included."""
+    rule of its own (enum, format, pattern) gets the rule's pattern; nullable and list fields included."""
     for option in schema.get("anyOf", []):
         describe_text(option, multiline=multiline)
     if isinstance(schema.get("items"), dict):

@@ -33,6 +33,11 @@ _DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", re.ASCII)
 # The accepted years as the API description states them (beside its ``format: date``, which states the calendar).
 YEAR_PATTERN = r"^(?:19[0-9]{2}|2[0-9]{3})-"  # years 1900-2999, at the start of a date or a date and time
 DAY_PATTERN = YEAR_PATTERN + r"[0-9]{2}-[0-9]{2}$"
+# An instant as stated: the accepted years, seconds, at most six digits of a fraction, an offset up to ±14:00.
+INSTANT_PATTERN = (
+    YEAR_PATTERN + r"[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,6})?"
+    r"(?:[Zz]|[+-](?:0[0-9]|1[0-3]):[0-5][0-9]|[+-]14:00)$"
+)
 # RFC 3339 date-time: seconds (optionally a fraction of up to six digits) and a zone offset are required.
 _INSTANT = re.compile(
     r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?([Zz]|[+-][0-9]{2}:[0-9]{2})", re.ASCII

@@ -25,6 +25,8 @@ from doctordesk.domain import moments
 from doctordesk.domain.inputs import MULTI_LINE_TEXT_PATTERN, TEXT_PATTERN, text_problem
 from doctordesk.domain.texts import N_
 
+STATED_DATES = {"date": moments.DAY_PATTERN, "date-time": moments.INSTANT_PATTERN}
+
 
 def describe_text(schema: dict[str, Any], *, multiline: bool) -> None:
     """State the free-text rule in a JSON Schema (and the accepted years on dates): every text without a stricter
@@ -33,8 +35,8 @@ def describe_text(schema: dict[str, Any], *, multiline: bool) -> None:
         describe_text(option, multiline=multiline)
     if isinstance(schema.get("items"), dict):
         describe_text(schema["items"], multiline=multiline)
-    if schema.get("type") == "string" and schema.get("format") in ("date", "date-time") and "pattern" not in schema:
-        schema["pattern"] = moments.YEAR_PATTERN  # the accepted years (the body's dates are read by moments)
+    if schema.get("type") == "string" and schema.get("format") in STATED_DATES and "pattern" not in schema:
+        schema["pattern"] = STATED_DATES[schema["format"]]  # the accepted range (the body's dates are read by moments)
     if schema.get("type") == "string" and not {"enum", "format", "pattern", "const"} & set(schema):
         schema["pattern"] = MULTI_LINE_TEXT_PATTERN if multiline else TEXT_PATTERN
 

@@ -65,4 +65,6 @@ STRICT_ID = strict_int()
 STRICT_DATE = BeforeValidator(_check_date)
 # The accepted years in the description of a date parameter: ``Query(..., json_schema_extra=DAY_IN_RANGE)``.
 DAY_IN_RANGE: dict[str, Any] = {"pattern": moments.DAY_PATTERN}
+# The same for an instant parameter (the UTC edges are the reader's alone).
+YEARS: dict[str, Any] = {"pattern": moments.INSTANT_PATTERN}
 STRICT_INSTANT = BeforeValidator(_check_instant)

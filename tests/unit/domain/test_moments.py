@@ -91,3 +91,10 @@ def test_the_booking_horizon_setting_defaults_to_a_year_and_is_bounded():
 def test_the_stated_day_pattern_matches_exactly_the_days_accepted(day: date) -> None:
     written = day.isoformat()
     assert (re.search(moments.DAY_PATTERN, written) is not None) == isinstance(moments.read_day(written), date)
+
+
+@given(ANY_INSTANT)
+def test_the_stated_instant_pattern_holds_what_the_reader_accepts(moment: datetime) -> None:
+    written = moment.isoformat()
+    if isinstance(moments.read_instant(written), datetime):
+        assert re.search(moments.INSTANT_PATTERN, written), written

@@ -16,7 +16,7 @@ from doctordesk.domain.texts import N_
 from doctordesk.services import admin_audit
 from doctordesk.services.admin_audit import AuditFilter
 from doctordesk.web.deps import RuntimeDep, require_roles
-from doctordesk.web.params import STRICT_ID, STRICT_INSTANT, strict_int
+from doctordesk.web.params import STRICT_ID, STRICT_INSTANT, YEARS, strict_int
 from doctordesk.web.responses import ROLE_READ_RESPONSES
 from doctordesk.web.routers.admin_models import instant, printable
 
@@ -45,12 +45,12 @@ def audit_filter(
     ] = None,
     since: Annotated[
         datetime | None,
-        Query(alias="from", description="From this instant (with offset), inclusive"),
+        Query(alias="from", description="From this instant (with offset), inclusive", json_schema_extra=YEARS),
         STRICT_INSTANT,
     ] = None,
     until: Annotated[
         datetime | None,
-        Query(alias="to", description="Until this instant (with offset), exclusive"),
+        Query(alias="to", description="Until this instant (with offset), exclusive", json_schema_extra=YEARS),
         STRICT_INSTANT,
     ] = None,
 ) -> AuditFilter:

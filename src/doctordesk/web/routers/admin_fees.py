@@ -15,7 +15,7 @@ from doctordesk.services import admin_fees
 from doctordesk.services.admin_fees import CURRENCY, KINDS, MAX_AMOUNT_CENTS, MAX_PERCENT, FeeRuleInput
 from doctordesk.web.bodies import stated
 from doctordesk.web.deps import ActorDep, RuntimeDep, require_roles
-from doctordesk.web.params import STRICT_INSTANT
+from doctordesk.web.params import STRICT_INSTANT, YEARS
 from doctordesk.web.responses import SUBMIT_RESPONSES
 from doctordesk.web.routers.admin_models import Strict, instant
 
@@ -59,7 +59,9 @@ class FeeRuleCreate(Strict):
 async def list_fees(
     rt: RuntimeDep,
     at: Annotated[
-        datetime | None, Query(description="The rules in force at this instant (default now)"), STRICT_INSTANT
+        datetime | None,
+        Query(description="The rules in force at this instant (default now)", json_schema_extra=YEARS),
+        STRICT_INSTANT,
     ] = None,
     history: Annotated[bool, Query(description="Every version ever recorded instead")] = False,
 ) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from schemathesis.core.parameters import ParameterLocation
 from schemathesis.transport.serialization import Binary
 
+from doctordesk.domain.scheduling import TIMEZONES
 from tests.support.images import screenshot
 
 # The push headers go together: a mobile app sends all three or none (docs/realtime.md#push). OpenAPI describes each
@@ -53,6 +54,33 @@ def _whole_numbers_as_integers(value: Any) -> Any:
 
 def _is_valid_at(case: schemathesis.Case, location: ParameterLocation) -> bool:
     return case.meta is None or not case.meta.is_negative_at(location)
+
+
+# Time zones: the coverage phase sends one valid case per listed value, and a zone is listed wherever one is chosen
+# (a location, a new doctor, Review and Approve): about 600 zones, so each create operation would add 600 locations
+# or users, and every later answer that lists them (each admin screen) grows with them. A clinic has a handful. The
+# run keeps a sample of zones spread over the list, its first and last included, and drops the valid coverage cases
+# of the others: every zone takes the same path (the name is looked up in the one list), and
+# tests/unit/domain/test_time_zones.py checks every listed zone is accepted and loads.
+ZONE_SAMPLE = frozenset({*TIMEZONES[:: len(TIMEZONES) // 20], TIMEZONES[-1], "UTC", "Europe/Berlin"})
+_ZONES = frozenset(TIMEZONES)
+
+
+def _zones_outside_the_sample(value: Any) -> bool:
+    if isinstance(value, str):
+        return value in _ZONES and value not in ZONE_SAMPLE
+    if isinstance(value, dict):
+        return any(_zones_outside_the_sample(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_zones_outside_the_sample(v) for v in value)
+    return False
+
+
+@schemathesis.hook
+def filter_case(_context: schemathesis.HookContext, case: schemathesis.Case) -> bool:
+    if case.meta is None or case.meta.phase.name != "coverage":
+        return True
+    return not (_zones_outside_the_sample(case.body) or _zones_outside_the_sample(case.query))
 
 
 @schemathesis.hook

@@ -1,0 +1,1 @@
+"""Accounts: the domain of this feature."""

@@ -1,0 +1,1 @@
+"""Appointments: the domain of this feature."""

@@ -1,0 +1,1 @@
+"""Chat: the domain of this feature."""

@@ -1,0 +1,1 @@
+"""Fhir: the domain of this feature."""

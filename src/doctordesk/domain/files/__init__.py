@@ -1,0 +1,1 @@
+"""Files: the domain of this feature."""

@@ -1,0 +1,1 @@
+"""Review: the domain of this feature."""

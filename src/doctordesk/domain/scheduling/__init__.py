@@ -1,0 +1,1 @@
+"""Scheduling: the domain of this feature."""

@@ -1,0 +1,1 @@
+"""Transfer: the domain of this feature."""

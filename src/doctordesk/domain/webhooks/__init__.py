@@ -1,0 +1,1 @@
+"""Webhooks: the domain of this feature."""

@@ -1,0 +1,1 @@
+"""Admin: the screens of this feature."""

@@ -1,0 +1,1 @@
+"""Chat: the screens of this feature."""

@@ -1,0 +1,1 @@
+"""Accounts: the services of this feature."""

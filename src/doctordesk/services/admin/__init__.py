@@ -1,0 +1,1 @@
+"""Admin: the services of this feature."""

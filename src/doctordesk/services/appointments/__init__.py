@@ -1,0 +1,1 @@
+"""Appointments: the services of this feature."""

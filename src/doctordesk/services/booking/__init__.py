@@ -1,0 +1,1 @@
+"""Booking: the services of this feature."""

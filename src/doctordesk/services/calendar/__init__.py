@@ -1,0 +1,1 @@
+"""Calendar: the services of this feature."""

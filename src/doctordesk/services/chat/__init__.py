@@ -1,0 +1,1 @@
+"""Chat: the services of this feature."""

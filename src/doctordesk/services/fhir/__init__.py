@@ -1,0 +1,1 @@
+"""Fhir: the services of this feature."""

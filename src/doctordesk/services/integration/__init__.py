@@ -1,0 +1,1 @@
+"""Integration: the services of this feature."""

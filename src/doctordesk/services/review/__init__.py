@@ -1,0 +1,1 @@
+"""Review: the services of this feature."""

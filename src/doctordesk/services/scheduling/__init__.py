@@ -1,0 +1,1 @@
+"""Scheduling: the services of this feature."""

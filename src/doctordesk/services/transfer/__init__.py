@@ -1,0 +1,1 @@
+"""Transfer: the services of this feature."""

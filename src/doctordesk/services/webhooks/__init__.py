@@ -1,0 +1,1 @@
+"""Webhooks: the services of this feature."""

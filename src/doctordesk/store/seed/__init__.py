@@ -1,0 +1,1 @@
+"""Seed: the store of this feature."""

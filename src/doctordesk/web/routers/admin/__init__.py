@@ -1,0 +1,1 @@
+"""Admin: the routers of this feature."""

@@ -1,0 +1,1 @@
+"""Fhir: the routers of this feature."""

@@ -1,0 +1,1 @@
+"""Integration: the routers of this feature."""

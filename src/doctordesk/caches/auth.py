@@ -3,11 +3,11 @@ database to authenticate.
 
 An entry lives until its token expires or ``ttl`` seconds pass, whichever is first. It is not trusted blindly for
 that long: a logout drops it at once on every instance through the bus, and the periodic token check
-(``realtime/token_checks.py``) re-reads every cached token id with the open streams' ones, in the same batched
+(``workers/token_checks.py``) re-reads every cached token id with the open streams' ones, in the same batched
 lookup, so a revocation or deactivation whose event was lost is refused within ``DOCTORDESK_STREAM_CHECK_SECONDS``.
 A revoked token id is remembered for a while, so a request that read the token from the database just before the
 revocation committed cannot put it back into the cache. Misses read the database through
-``services/token_reads.py``, where concurrent misses on one token share one read.
+``caches/token_reads.py``, where concurrent misses on one token share one read.
 """
 
 from __future__ import annotations

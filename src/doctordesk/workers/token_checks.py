@@ -16,7 +16,8 @@ import contextlib
 import logging
 
 from doctordesk.runtime import Runtime
-from doctordesk.services import api_keys, streams
+from doctordesk.services import streams
+from doctordesk.services.integration import api_keys
 
 log = logging.getLogger(__name__)
 

@@ -1,33 +1,9 @@
 """The webhook dispatcher: leases due deliveries, signs and sends each to its endpoint, records the outcomes.
 
-Runs in the server process (``DOCTORDESK_WEBHOOK_IN_PROCESS``) or in ``doctordesk worker``. At least once: a
-delivery counts as delivered only on a 2xx answer; anything else (another status, a timeout, a refused
-connection) is retried with exponential backoff and jitter (``webhook_backoff_seconds`` doubling up to
-``webhook_backoff_max_seconds``; a longer ``Retry-After`` on 429 or 503 is honoured up to that maximum) until
-``webhook_max_attempts``. 410 Gone disables the endpoint at once. An endpoint whose attempts have all failed for
-``webhook_disable_after_seconds`` is disabled, and the admins are told. Deliveries are not ordered.
-
-How it keeps many requests in flight without hammering anyone (docs/webhooks.md#delivery-retries-ordering):
-
-- one statement leases a batch of due deliveries (``webhook_outbox.claim``); the dispatcher leases more while
-  fewer than ``webhook_concurrency`` are waiting or in flight here, leaving out endpoints that have plenty
-  waiting already, that asked for a pause or that did not answer;
-- at most ``webhook_concurrency`` requests are in flight, and per endpoint at most its window: 1 at first, one
-  more after each success up to ``webhook_endpoint_concurrency``, one less after each failed answer; an endpoint
-  that did not answer (timeout, refused connection) or asked for a pause (429 or 503 with ``Retry-After``) is
-  back to 1 and held: what waits for it here is rescheduled unsent, and it gets nothing until the hold ends;
-- outcomes are recorded every ``FLUSH_SECONDS`` in one transaction, whatever their number;
-- no send starts after half the lease (the outcome is recorded before another dispatcher could take the row);
-- one HTTP client (aiohttp) for every request; httpx cost several times more CPU per request;
-- unless private addresses are allowed, every address dialled is checked (``realtime/outbound.py``): a refused
-  one is a failed attempt like an unreachable endpoint, its reason in the delivery log.
-
-``round()`` leases one batch, sends it and records it (``drain()``, ``doctordesk worker --once``, tests); ``run()``
-(the service) keeps leasing, sending and recording side by side, woken through the event bus when deliveries
-are queued and polling every ``webhook_poll_seconds`` otherwise.
-
-FHIR Subscriptions' notifications are deliveries too (``Due`` says how each is sent); an endpoint of a
-subscription that would be disabled puts the subscription into ``error`` instead (its owner reads why).
+Runs in the server process (``DOCTORDESK_WEBHOOK_IN_PROCESS``) or in ``doctordesk worker``; at least once, with
+retries, per-endpoint windows and holds as docs/webhooks.md#delivery-retries-ordering describes. ``round()`` leases
+one batch, sends it and records it (``drain()``, ``doctordesk worker --once``, tests); ``run()`` keeps leasing,
+sending and recording side by side. Signing is ``webhook_signing.py``; recording outcomes ``webhook_settling.py``.
 """
 
 from __future__ import annotations
@@ -38,34 +14,28 @@ import heapq
 import logging
 import time
 from collections import deque
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from functools import lru_cache
 
 import aiohttp
 import httpx
 from aiohttp.abc import AbstractResolver
-from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncSession
-from standardwebhooks.webhooks import Webhook
 
 from doctordesk import __version__
 from doctordesk.config import Settings
 from doctordesk.domain.clock import Clock, SystemClock
-from doctordesk.domain.texts import Text
-from doctordesk.realtime import outbound, webhook_outbox
+from doctordesk.realtime import outbound
 from doctordesk.realtime.lease import DrainLoop, backoff
 from doctordesk.realtime.push import retry_after
-from doctordesk.realtime.webhook_outbox import Attempt, Due, GivenBack
-from doctordesk.services import fhir_subscriptions
-from doctordesk.services.webhook_endpoints import disable_and_tell_admins
+from doctordesk.services.webhooks import outbox as webhook_outbox
+from doctordesk.services.webhooks.outbox import Attempt, Due, GivenBack
 from doctordesk.store.db import Database
-from doctordesk.store.webhook_tables import WebhookEndpoint
+from doctordesk.workers.webhook_settling import GONE_REASON, settle
+from doctordesk.workers.webhook_signing import signed_headers
 
 log = logging.getLogger(__name__)
 
-GONE_REASON = Text("The endpoint answered 410 Gone.")
 # An attempt's status code (None: no answer), error (None: delivered) and the delay the endpoint asked for.
 Outcome = tuple[int | None, str | None, float | None]
 FLUSH_SECONDS = 0.02  # outcomes are recorded this long after the first of them, together
@@ -73,28 +43,6 @@ FLUSH_SECONDS = 0.02  # outcomes are recorded this long after the first of them,
 WAITING_PER_WINDOW = 4
 ANSWER_BYTES = 64 * 1024  # read at most this much of an answer (its body is not used)
 REMEMBERED_ENDPOINTS = 1000  # beyond this many, endpoints with nothing under way here are forgotten (window and all)
-
-
-@lru_cache(maxsize=1024)
-def _signer(secret: str) -> Webhook:
-    return Webhook(secret)
-
-
-def signed_headers(due: Due, *, at: datetime) -> dict[str, str]:
-    """The delivery's own headers (a subscription's), then the Standard Webhooks headers: id, Unix timestamp,
-    and one ``v1,`` signature per valid secret; and the body's type (none for an empty notification)."""
-    signatures = " ".join(_signer(secret).sign(due.message_id, at, due.payload) for secret in due.secrets)
-    headers = dict(due.headers)
-    headers.update(
-        {
-            "webhook-id": due.message_id,
-            "webhook-timestamp": str(int(at.timestamp())),
-            "webhook-signature": signatures,
-        }
-    )
-    if due.content_type is not None:
-        headers["content-type"] = due.content_type
-    return headers
 
 
 @dataclass(slots=True)
@@ -508,7 +456,9 @@ class WebhookDispatcher(DrainLoop):
                 return
             self._attempts, self._given_back, self._gone = [], [], set()
             try:
-                stopped = await self._settle(attempts, gone=gone, now=self.clock.now(), given_back=given_back)
+                stopped = await settle(
+                    self.db, self.settings, attempts, gone=gone, now=self.clock.now(), given_back=given_back
+                )
             except BaseException:
                 self._attempts[:0], self._given_back[:0] = attempts, given_back
                 self._gone |= gone
@@ -533,45 +483,3 @@ class WebhookDispatcher(DrainLoop):
         else:
             endpoint.gone = False
         self._check_idle()
-
-    async def _settle(
-        self, attempts: Sequence[Attempt], *, gone: Collection[int], now: datetime, given_back: Sequence[GivenBack]
-    ) -> set[int]:
-        """Record outcomes, give back unused leases, and stop endpoints that answered 410 or failed too long. The
-        endpoints stopped."""
-        succeeded = {a.endpoint_id for a in attempts if a.ok}
-        failing = {a.endpoint_id for a in attempts if not a.ok} - succeeded - set(gone)
-        limit = now - timedelta(seconds=self.settings.webhook_disable_after_seconds)
-        stopped: set[int] = set()
-        async with self.db.transaction() as session:
-            await webhook_outbox.settle(session, attempts, now=now)
-            if given_back:
-                await webhook_outbox.give_back(session, given_back)
-            if gone:
-                await self._stop(session, sorted(gone), now=now, reason=GONE_REASON)
-                stopped |= set(gone)
-            if failing:
-                too_long = (
-                    await session.scalars(
-                        select(WebhookEndpoint.id).where(
-                            WebhookEndpoint.id.in_(sorted(failing)),
-                            WebhookEndpoint.failing_since <= limit,
-                            WebhookEndpoint.enabled.is_(True),
-                        )
-                    )
-                ).all()
-                if too_long:
-                    days = f"{self.settings.webhook_disable_after_seconds / 86400:g}"
-                    reason = Text("Every delivery attempt failed for {days} days.", days=days)
-                    disabled = await self._stop(session, too_long, now=now, reason=reason)
-                    stopped |= set(disabled)
-                    for endpoint_id in disabled:
-                        log.warning("webhook endpoint %s disabled: failing too long", endpoint_id)
-        return stopped
-
-    @staticmethod
-    async def _stop(session: AsyncSession, endpoint_ids: Sequence[int], *, now: datetime, reason: str) -> list[int]:
-        """Stop delivering to endpoints: an admin's webhook is disabled (and the admins told), a FHIR
-        Subscription goes into ``error``."""
-        disabled = await disable_and_tell_admins(session, endpoint_ids, now=now, reason=reason)
-        return disabled + await fhir_subscriptions.mark_error(session, endpoint_ids, now=now, reason=reason)

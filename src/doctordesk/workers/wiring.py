@@ -10,20 +10,21 @@ import secrets
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.config import Settings
-from doctordesk.domain import webhooks
 from doctordesk.domain.events import DomainEvent
-from doctordesk.realtime import outbox, webhook_outbox
+from doctordesk.domain.webhooks import rules as webhooks
+from doctordesk.realtime import outbox
 from doctordesk.realtime.bus import EventBus, MemoryBus
-from doctordesk.realtime.dispatcher import Dispatcher
 from doctordesk.realtime.hub import Hub
 from doctordesk.realtime.lease import DrainLoop
 from doctordesk.realtime.message import TIMEOUT_ONLY
 from doctordesk.realtime.push import make_adapter
 from doctordesk.realtime.redis_bus import RedisBus
 from doctordesk.realtime.routing import Screen, message_for
-from doctordesk.realtime.webhook_dispatcher import WebhookDispatcher
 from doctordesk.runtime import Runtime
 from doctordesk.screens.state import Shown, Viewer
+from doctordesk.services.webhooks import outbox as webhook_outbox
+from doctordesk.workers.push_dispatcher import Dispatcher
+from doctordesk.workers.webhook_dispatcher import WebhookDispatcher
 
 
 def build_bus(settings: Settings, hub: Hub) -> EventBus:

@@ -1,4 +1,4 @@
-"""The check of open streams' tokens against the database (realtime/token_checks.py), on SQLite and PostgreSQL:
+"""The check of open streams' tokens against the database (workers/token_checks.py), on SQLite and PostgreSQL:
 a stream closes when its token is revoked, expired or its user made inactive, and only then."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from datetime import timedelta
 from sqlalchemy import update
 
 from doctordesk.realtime.hub import Close, Stream
-from doctordesk.realtime.token_checks import TokenChecks
 from doctordesk.services import streams
 from doctordesk.store.tables import AccessToken, User
+from doctordesk.workers.token_checks import TokenChecks
 
 
 def is_closed(stream: Stream) -> bool:

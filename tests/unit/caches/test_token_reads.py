@@ -1,4 +1,4 @@
-"""Batched reads (services/token_reads.py): reads asked for together share one fetch, each reader gets its own
+"""Batched reads (caches/token_reads.py): reads asked for together share one fetch, each reader gets its own
 key's value, a failed fetch reaches every reader of its batch, and no more fetches run at once than allowed."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from doctordesk.services.token_reads import BatchedReads
+from doctordesk.caches.token_reads import BatchedReads
 
 
 class Recorder:

@@ -1,1 +1,1 @@
-"""Accounts: the domain of this feature."""
+"""Account rules: password hashing and login throttling."""

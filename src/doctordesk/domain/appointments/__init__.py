@@ -1,1 +1,1 @@
-"""Appointments: the domain of this feature."""
+"""Appointments: statuses, transitions, who sees what, the list's sections and filter, notices."""

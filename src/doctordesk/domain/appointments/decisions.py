@@ -26,9 +26,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from enum import StrEnum
 
+from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.errors import InvalidTransition, ValidationFailed
 from doctordesk.domain.inputs import text_problem
-from doctordesk.domain.status import Status
 from doctordesk.domain.texts import N_, Text
 
 MAX_REASON_CHARS = 1000

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from datetime import date
 
 from doctordesk.domain import moments
+from doctordesk.domain.appointments.status import Status, StatusName
 from doctordesk.domain.inputs import text_problem
-from doctordesk.domain.status import Status, StatusName
 from doctordesk.domain.texts import N_, Text
 
 MAX_SEARCH_CHARS = 60

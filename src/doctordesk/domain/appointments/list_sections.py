@@ -16,8 +16,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from enum import StrEnum
 
-from doctordesk.domain.appointments import AppointmentView
-from doctordesk.domain.status import Status
+from doctordesk.domain.appointments.status import Status
+from doctordesk.domain.appointments.views import AppointmentView
 
 MAX_VISIT = timedelta(hours=12)
 

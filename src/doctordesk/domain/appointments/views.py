@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
+from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.roles import Actor, Role
-from doctordesk.domain.status import Status
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,1 +1,1 @@
-"""Chat: the domain of this feature."""
+"""Chat rules: who reads and writes a thread, what a message holds, what is unread."""

@@ -1,1 +1,1 @@
-"""Fhir: the domain of this feature."""
+"""HL7 FHIR R4 as this service speaks it: mapping, errors, Subscriptions."""

@@ -13,9 +13,9 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from doctordesk.domain import moments
+from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.inputs import MAX_ID
-from doctordesk.domain.status import Status
 
 FHIR_VERSION = "4.0.1"
 MEDIA_TYPE = "application/fhir+json"

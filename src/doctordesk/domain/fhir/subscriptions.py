@@ -16,10 +16,12 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from doctordesk.domain import fhir, moments, webhooks
+from doctordesk.domain import moments
 from doctordesk.domain.errors import ValidationFailed
-from doctordesk.domain.fhir_errors import NotSupported
+from doctordesk.domain.fhir import mapping as fhir
+from doctordesk.domain.fhir.errors import NotSupported
 from doctordesk.domain.inputs import text_problem
+from doctordesk.domain.webhooks import rules as webhooks
 
 RESOURCE = "Appointment"
 CHANNEL = "rest-hook"

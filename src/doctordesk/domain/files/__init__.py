@@ -1,1 +1,1 @@
-"""Files: the domain of this feature."""
+"""Attachments: the allowed types, and checking PDFs and images with real parsers."""

@@ -2,7 +2,7 @@
 
 Allowed: PDF (reports, referrals), PNG (screenshots) and JPEG (photos). The name and the declared type a client
 sends are never trusted: a file is what its signature says, and then what a real parser makes of it
-(``domain/file_check.py``: PDFs walked object by object, images decoded and re-encoded).
+(``domain/files/check.py``: PDFs walked object by object, images decoded and re-encoded).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 PDFs are read object by object and refused when anything in them can act (``pdf_check``); their bytes are kept as
 sent. Images are decoded and re-encoded (``image_check``) into the stream the caller provides; the new encoding is
-what is kept. The work is CPU-bound: callers run it in a thread (``services/file_checking.py``). Files are read
+what is kept. The work is CPU-bound: callers run it in a thread (``services/chat/file_checking.py``). Files are read
 from and written to streams, so the caller decides where the bytes live (a temporary file for uploads).
 """
 
@@ -13,9 +13,9 @@ import os
 from dataclasses import dataclass
 from typing import IO
 
-from doctordesk.domain.files import PDF, SNIFF_BYTES, FileType, sniff
-from doctordesk.domain.image_check import reencode_image
-from doctordesk.domain.pdf_check import check_pdf
+from doctordesk.domain.files.attachments import PDF, SNIFF_BYTES, FileType, sniff
+from doctordesk.domain.files.images import reencode_image
+from doctordesk.domain.files.pdfs import check_pdf
 
 
 @dataclass(frozen=True, slots=True)

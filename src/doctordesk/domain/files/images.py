@@ -15,11 +15,11 @@ from typing import IO
 from PIL import Image, ImageCms, ImageOps
 
 from doctordesk.domain.errors import DomainError
-from doctordesk.domain.files import JPEG, PNG, FileType, refuse
+from doctordesk.domain.files.attachments import JPEG, PNG, FileType, refuse
 from doctordesk.domain.texts import Text
 
 # 40 megapixels: beyond any phone camera's full-size photo; decoded RGB that is 120 MB, so the checks run two
-# at a time (services/file_checking.py).
+# at a time (services/chat/file_checking.py).
 MAX_PIXELS = 40_000_000
 JPEG_QUALITY = 92
 ORIENTATION_TAG = 0x0112

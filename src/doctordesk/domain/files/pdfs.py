@@ -38,7 +38,7 @@ from pypdf.generic import (
 )
 
 from doctordesk.domain.errors import DomainError
-from doctordesk.domain.files import refuse
+from doctordesk.domain.files.attachments import refuse
 from doctordesk.domain.texts import N_
 
 ACTIVE_NAMES = frozenset(

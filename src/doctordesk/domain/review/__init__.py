@@ -1,1 +1,1 @@
-"""Review: the domain of this feature."""
+"""Review and Approve: the assessment, coverage rules and fees."""

@@ -10,11 +10,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 
-from doctordesk.domain import coverage, fees
-from doctordesk.domain.decisions import can_decide, why_not
+from doctordesk.domain.appointments.decisions import can_decide, why_not
+from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.errors import DomainError, InvalidTransition, ValidationFailed
 from doctordesk.domain.inputs import parse_id
-from doctordesk.domain.scheduling import (
+from doctordesk.domain.review import coverage, fees
+from doctordesk.domain.scheduling.suggestions import (
     Busy,
     CardInput,
     Directory,
@@ -28,7 +29,6 @@ from doctordesk.domain.scheduling import (
     parse_cards,
     utc_to_local,
 )
-from doctordesk.domain.status import Status
 from doctordesk.domain.texts import N_, Text
 
 

@@ -1,1 +1,1 @@
-"""Scheduling: the domain of this feature."""
+"""Scheduling: Suggested Scheduling's alternatives, free times and the patient's booking choice."""

@@ -1,6 +1,6 @@
 """Free times: the starts a doctor can still be booked at, at one location, by the same rules Suggested Scheduling
-applies to a proposal (``domain/scheduling.py``): at least the lead time and at most the booking horizon ahead,
-the whole visit inside one block of work hours in the location's local time, no overlap with what the doctor is
+applies to a proposal (``domain/scheduling/suggestions.py``): at least the lead time and at most the booking horizon
+ahead, the whole visit inside one block of work hours in the location's local time, no overlap with what the doctor is
 already taken for.
 
 Candidate starts step through each work-hours block from its opening, on local wall-clock times, so they stay on
@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 
-from doctordesk.domain.scheduling import (
+from doctordesk.domain.scheduling.suggestions import (
     Busy,
     ExceptionKind,
     Hours,

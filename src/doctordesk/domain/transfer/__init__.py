@@ -1,1 +1,1 @@
-"""Transfer: the domain of this feature."""
+"""Bulk import and export: the rows' kinds and checks, and safe CSV cells."""

@@ -17,9 +17,9 @@ from typing import Any
 from zoneinfo import available_timezones
 
 from doctordesk.domain import moments
+from doctordesk.domain.appointments.status import Status, StatusName
 from doctordesk.domain.inputs import control_character
 from doctordesk.domain.names import code_point, refused_character
-from doctordesk.domain.status import Status, StatusName
 from doctordesk.domain.texts import N_, Text
 
 RawValue = str | list[str]

@@ -1,1 +1,1 @@
-"""Webhooks: the domain of this feature."""
+"""Webhooks: which events become which types, endpoint addresses, what admins see."""

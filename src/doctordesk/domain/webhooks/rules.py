@@ -25,10 +25,10 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from doctordesk.domain import addresses
+from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.errors import ValidationFailed
-from doctordesk.domain.status import Status
 from doctordesk.domain.texts import N_, Text
+from doctordesk.domain.webhooks import addresses
 
 EVENT_TYPES: dict[str, str] = {
     "appointment.request": "appointment.requested",

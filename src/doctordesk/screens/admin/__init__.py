@@ -1,1 +1,1 @@
-"""Admin: the screens of this feature."""
+"""The administration screens: users, locations, hours, fees, insurance, webhooks and the audit trail."""

@@ -8,12 +8,12 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, timedelta
 from urllib.parse import urlencode
 
+from doctordesk.domain.audit import AuditFilter, AuditRow
 from doctordesk.i18n import _
 from doctordesk.i18n.formats import format_local
-from doctordesk.screens.admin_pages import BASE, page
-from doctordesk.screens.audit_words import action_words, entity_words
+from doctordesk.screens.admin.audit_words import action_words, entity_words
+from doctordesk.screens.admin.pages import BASE, page
 from doctordesk.screens.protocol import Action, Element, Layout, Page, el
-from doctordesk.services.admin_audit import AuditFilter, AuditRow
 
 SCREEN = "admin-audit"
 ENDPOINT = f"{BASE}/audit"

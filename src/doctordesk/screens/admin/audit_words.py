@@ -2,7 +2,7 @@
 
 The trail stores stable codes (``appointment.approve``, ``admin.user-created``); the screen shows the words in the
 reader's language beside the code, which stays what the filter and the exports match on. A code without words here
-(a new action) is shown as the code itself; ``tests/unit/screens/test_audit_words.py`` finds every code the
+(a new action) is shown as the code itself; ``tests/unit/screens/admin/test_audit_words.py`` finds every code the
 services record and fails while one lacks its words.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from doctordesk.domain.decisions import Trigger
+from doctordesk.domain.appointments.decisions import Trigger
 from doctordesk.i18n import N_, _
 
 _APPOINTMENT: Final = {

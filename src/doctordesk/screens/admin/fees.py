@@ -8,15 +8,15 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from doctordesk.domain.fees import SURCHARGES
+from doctordesk.domain.review.fees import SURCHARGES
 from doctordesk.i18n import N_, _
 from doctordesk.i18n.formats import format_local, money
-from doctordesk.screens.admin_pages import BASE, notice, page
+from doctordesk.screens.admin.pages import BASE, notice, page
 from doctordesk.screens.protocol import Action, Element, Layout, Option, Page, el
 
 SCREEN = "admin-fees"
 ENDPOINT = f"{BASE}/fees"
-# Every kind of fee rule in words (a test checks each surcharge of domain/fees.py has them).
+# Every kind of fee rule in words (a test checks each surcharge of domain/review/fees.py has them).
 KIND_LABELS = {
     "doctor_fee": N_("Doctor fee"),
     "location_fee": N_("Location fee"),

@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from datetime import date
 from urllib.parse import urlencode
 
-from doctordesk.domain.scheduling import ExceptionKind, Hours
+from doctordesk.domain.scheduling.suggestions import ExceptionKind, Hours
 from doctordesk.i18n import N_, _
 from doctordesk.i18n.formats import format_day
-from doctordesk.screens.admin_pages import BASE, notice, page
+from doctordesk.screens.admin.pages import BASE, notice, page
 from doctordesk.screens.protocol import Action, Element, Layout, Option, Page, el
 
 SCREEN = "admin-hours"

@@ -10,7 +10,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from doctordesk.i18n import _
-from doctordesk.screens.admin_pages import BASE, notice, page
+from doctordesk.screens.admin.pages import BASE, notice, page
 from doctordesk.screens.protocol import Action, Element, Layout, Option, Page, el
 
 SCREEN = "admin-insurance"

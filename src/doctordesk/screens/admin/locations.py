@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from doctordesk.i18n import _
-from doctordesk.screens.admin_pages import BASE, notice, page
+from doctordesk.screens.admin.pages import BASE, notice, page
 from doctordesk.screens.protocol import Action, Element, Layout, Page, el
 
 SCREEN = "admin-locations"

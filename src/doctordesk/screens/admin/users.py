@@ -9,7 +9,7 @@ from urllib.parse import urlencode
 
 from doctordesk.domain.roles import Role
 from doctordesk.i18n import N_, _
-from doctordesk.screens.admin_pages import BASE, notice, page
+from doctordesk.screens.admin.pages import BASE, notice, page
 from doctordesk.screens.protocol import Action, Element, Layout, Option, Page, el
 
 LIST_SCREEN = "admin-users"

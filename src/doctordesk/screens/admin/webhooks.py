@@ -6,19 +6,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from doctordesk.domain.webhooks import SUBSCRIBABLE
+from doctordesk.domain.webhooks.rules import SUBSCRIBABLE
+from doctordesk.domain.webhooks.views import DeliveryView, EndpointView
 from doctordesk.i18n import N_, _, stored
 from doctordesk.i18n.formats import format_local
-from doctordesk.screens.admin_pages import BASE, notice, page
+from doctordesk.screens.admin.pages import BASE, notice, page
 from doctordesk.screens.protocol import Action, Element, Layout, Page, el
-from doctordesk.services.webhook_deliveries import DeliveryView
-from doctordesk.services.webhook_endpoints import EndpointView
 
 LIST_SCREEN = "admin-webhooks"
 ENDPOINT_SCREEN = "admin-webhook"
 ENDPOINT = f"{BASE}/webhooks"
 LOG_SIZE = 50
-# A delivery's status (``realtime/webhook_outbox.py``) in words; the event types are the receivers' names
+# A delivery's status (``services/webhooks/outbox.py``) in words; the event types are the receivers' names
 # (docs/webhooks.md) and stay as they are.
 DELIVERY_STATES = {"pending": N_("pending"), "delivered": N_("delivered"), "failed": N_("failed")}
 

@@ -1,1 +1,1 @@
-"""Chat: the screens of this feature."""
+"""The chat screens: a thread, its append-only updates, and the agents' thread list."""

@@ -22,9 +22,9 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from doctordesk.domain.chat import Cursor
+from doctordesk.domain.chat.messages import Cursor
 from doctordesk.i18n.formats import format_local
-from doctordesk.screens.chat import CONTAINER, NEWER_MARKER, ChatState, message_elements, render
+from doctordesk.screens.chat.screen import CONTAINER, NEWER_MARKER, ChatState, message_elements, render
 from doctordesk.screens.protocol import Layout, p_add, p_prepend, p_update
 
 Json = dict[str, Any]
@@ -131,7 +131,7 @@ def _cursor(group: Json) -> Cursor:
 
 
 class _ReadFlags:
-    """Shown messages' read flags now (as ``screens.chat.message_elements`` decides them). The messages stand in
+    """Shown messages' read flags now (as ``screens.chat.screen.message_elements`` decides them). The messages stand in
     the thread's order, so each read position reads a first run of them: where it ends is searched, not every
     message's time compared."""
 

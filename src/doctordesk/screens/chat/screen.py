@@ -14,10 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
-from doctordesk.domain.appointments import AppointmentView
-from doctordesk.domain.chat import Cursor, MessageView, counterpart_read, is_outgoing, is_unread
+from doctordesk.domain.appointments.views import AppointmentView
+from doctordesk.domain.chat.messages import Cursor, MessageView, counterpart_read, is_outgoing, is_unread
 from doctordesk.domain.events import thread_topic, user_topic
-from doctordesk.domain.files import ALLOWED
+from doctordesk.domain.files.attachments import ALLOWED
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.i18n import N_, _
 from doctordesk.i18n.formats import format_local

@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from doctordesk.domain.chat import excerpt
+from doctordesk.domain.chat.messages import excerpt
 from doctordesk.domain.events import SUPPORT_TOPIC, user_topic
 from doctordesk.domain.keyset import Slice, count_label
 from doctordesk.i18n import _
 from doctordesk.i18n.formats import format_local
-from doctordesk.screens.chat import page_endpoint
+from doctordesk.screens.chat.screen import page_endpoint
 from doctordesk.screens.protocol import Action, Element, Layout, Page, el
 from doctordesk.screens.state import Shown
 

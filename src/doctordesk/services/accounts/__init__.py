@@ -1,1 +1,1 @@
-"""Accounts: the services of this feature."""
+"""Accounts: log in, tokens, devices, languages, login throttling, password links."""

@@ -15,16 +15,16 @@ from sqlalchemy import ColumnElement, String, any_, bindparam, func, select
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from doctordesk.domain.accounts.login_throttle import address_key
+from doctordesk.domain.accounts.passwords import Passwords
 from doctordesk.domain.errors import TooManyRequests, Unauthorized, ValidationFailed
 from doctordesk.domain.events import DomainEvent, user_topic
 from doctordesk.domain.inputs import check_text, is_plain_text
-from doctordesk.domain.login_throttle import address_key
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
-from doctordesk.services import login_throttle
+from doctordesk.services.accounts import login_throttle
 from doctordesk.services.audit import audit
-from doctordesk.services.passwords import Passwords
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.tables import AccessToken, Patient, User
 
@@ -203,7 +203,7 @@ def _valid_actor(rt: Runtime, row: Sequence[Any] | None) -> tuple[Actor, datetim
 
 async def verified_token(rt: Runtime, token: str | None) -> tuple[Actor, datetime]:
     """The actor behind a bearer token and when the token expires; Unauthorized when missing, unknown, expired or
-    revoked. Cached (services/auth_cache.py)."""
+    revoked. Cached (caches/auth.py)."""
     if not token or not is_plain_text(token, max_chars=MAX_TOKEN_CHARS):
         raise Unauthorized()
     hashed = token_hash(token)

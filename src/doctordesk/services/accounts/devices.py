@@ -9,9 +9,9 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
+from doctordesk.caches.devices import DeviceCache, DeviceHeaders
 from doctordesk.domain.roles import Actor
 from doctordesk.runtime import Runtime
-from doctordesk.services.device_cache import DeviceCache, DeviceHeaders
 from doctordesk.store.realtime_tables import Device
 
 PLATFORMS = ("ios", "android")

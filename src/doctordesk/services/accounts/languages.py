@@ -8,7 +8,7 @@ from doctordesk.domain.events import DomainEvent, user_topic
 from doctordesk.domain.roles import Actor
 from doctordesk.domain.texts import Text
 from doctordesk.runtime import Runtime
-from doctordesk.services.auth import LANGUAGE_CHOSEN
+from doctordesk.services.accounts.auth import LANGUAGE_CHOSEN
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.tables import User
 

@@ -1,4 +1,4 @@
-"""Throttling failed logins in the database (rules: domain/login_throttle.py; docs/accounts.md#throttling).
+"""Throttling failed logins in the database (rules: domain/accounts/login_throttle.py; docs/accounts.md#throttling).
 
 ``admit`` counts an attempt as a failure before its password is checked, inside a transaction that locks the
 username's and the address's rows: parallel guesses queue there, so no more of them get a password check than the
@@ -15,8 +15,8 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.config import Settings
+from doctordesk.domain.accounts.login_throttle import KNOWN_ADDRESS, LoginLimits, drained, is_known, seconds_until
 from doctordesk.domain.errors import TooManyRequests
-from doctordesk.domain.login_throttle import KNOWN_ADDRESS, LoginLimits, drained, is_known, seconds_until
 from doctordesk.domain.texts import N_
 from doctordesk.store.db import Database
 from doctordesk.store.tables import LoginAddressThrottle, LoginThrottle

@@ -18,15 +18,15 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from doctordesk.domain.accounts.passwords import Passwords
 from doctordesk.domain.errors import NotFound, ValidationFailed
 from doctordesk.domain.inputs import check_text
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
-from doctordesk.services.admin_audit import record_change
-from doctordesk.services.admin_users import MAX_PASSWORD, MIN_PASSWORD, revoke_tokens
-from doctordesk.services.auth import token_hash
-from doctordesk.services.passwords import Passwords
+from doctordesk.services.accounts.auth import token_hash
+from doctordesk.services.admin.audit import record_change
+from doctordesk.services.admin.users import MAX_PASSWORD, MIN_PASSWORD, revoke_tokens
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.admin_tables import PasswordLink
 from doctordesk.store.tables import User

@@ -7,12 +7,12 @@ from datetime import UTC, datetime
 from sqlalchemy import select
 
 from doctordesk.config import Settings
+from doctordesk.domain.accounts.passwords import Passwords
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.inputs import check_text
 from doctordesk.domain.names import check_name
 from doctordesk.domain.roles import Role
 from doctordesk.domain.texts import N_, Text
-from doctordesk.services.passwords import Passwords
 from doctordesk.store.db import Database
 from doctordesk.store.tables import DoctorProfile, Patient, User
 

@@ -1,1 +1,1 @@
-"""Admin: the services of this feature."""
+"""Administration: the admins' use cases and the pages of their screens."""

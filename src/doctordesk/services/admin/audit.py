@@ -6,16 +6,16 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
 from sqlalchemy import Select, and_, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from doctordesk.domain.csv_cells import CsvWriter
+from doctordesk.domain.audit import AuditFilter, AuditRow
 from doctordesk.domain.keyset import Position
 from doctordesk.domain.roles import Actor
+from doctordesk.domain.transfer.csv_cells import CsvWriter
 from doctordesk.runtime import Runtime
 from doctordesk.services.audit import audit
 from doctordesk.store.tables import AuditLog
@@ -47,40 +47,6 @@ def record_change(
         entity_id=entity_id,
         details={"before": dict(before) if before is not None else None, "after": dict(after) if after else None},
     )
-
-
-@dataclass(frozen=True, slots=True)
-class AuditFilter:
-    """Which rows: by actor, appointment, action, entity and a time range [since, until)."""
-
-    actor_id: int | None = None
-    appointment_id: int | None = None
-    action: str | None = None
-    entity: str | None = None
-    since: datetime | None = None
-    until: datetime | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class AuditRow:
-    id: int
-    at: datetime
-    actor_id: int | None
-    action: str
-    entity: str
-    entity_id: int | None
-    details: dict[str, Any]
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "at": self.at.isoformat(),
-            "actor_id": self.actor_id,
-            "action": self.action,
-            "entity": self.entity,
-            "entity_id": self.entity_id,
-            "details": self.details,
-        }
 
 
 def _query(f: AuditFilter, after: Position | None, limit: int) -> Select[AuditLog]:

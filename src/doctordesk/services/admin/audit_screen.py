@@ -1,4 +1,4 @@
-"""The audit trail screen (``screens/admin_audit.py``): a page of the filtered trail with the actors' names, and
+"""The audit trail screen (``screens/admin/audit.py``): a page of the filtered trail with the actors' names, and
 the filter form turned into the screen's URL."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from sqlalchemy import select
 
 from doctordesk.domain import moments
+from doctordesk.domain.audit import AuditFilter
 from doctordesk.domain.cursors import encode_cursor
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.inputs import parse_id, text_problem
@@ -16,11 +17,11 @@ from doctordesk.domain.keyset import Position
 from doctordesk.domain.roles import Actor
 from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
-from doctordesk.screens import admin_audit as screen
+from doctordesk.screens.admin import audit as screen
 from doctordesk.screens.protocol import Layout, Page, UpdateSet
 from doctordesk.screens.viewing import Viewing
-from doctordesk.services.admin_audit import AuditFilter, audit_page
-from doctordesk.services.admin_screen_base import navigation, require_admin, viewing
+from doctordesk.services.admin.audit import audit_page
+from doctordesk.services.admin.screen_base import navigation, require_admin, viewing
 from doctordesk.store.tables import User
 
 

@@ -16,12 +16,12 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.errors import ValidationFailed
-from doctordesk.domain.fees import SURCHARGES, FeeRow, in_force
+from doctordesk.domain.review.fees import SURCHARGES, FeeRow, in_force
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
-from doctordesk.services.admin_audit import record_change
-from doctordesk.services.admin_users import forget_clinic
+from doctordesk.services.admin.audit import record_change
+from doctordesk.services.admin.users import forget_clinic
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.tables import FeeSchedule, Location, User
 

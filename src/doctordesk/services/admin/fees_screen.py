@@ -1,4 +1,4 @@
-"""The fees administration screen (``screens/admin_fees.py``): its page and its one action, a new version of a
+"""The fees administration screen (``screens/admin/fees.py``): its page and its one action, a new version of a
 rule, through ``admin_fees`` (the JSON API's service: same checks, same audit with before and after).
 
 The form's effective day: empty or today means now; a later day means 00:00 UTC of that day (a day in the past
@@ -16,12 +16,12 @@ from doctordesk.domain.inputs import parse_id, parse_int
 from doctordesk.domain.roles import Actor
 from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
-from doctordesk.screens import admin_fees as screen
+from doctordesk.screens.admin import fees as screen
 from doctordesk.screens.protocol import Layout, Page, UpdateSet, p_update
 from doctordesk.screens.viewing import Viewing
-from doctordesk.services import admin_fees
-from doctordesk.services.admin_screen_base import acted, form_flag, require_admin, viewing
-from doctordesk.services.review_facts import cached_clinic
+from doctordesk.services.admin import fees as admin_fees
+from doctordesk.services.admin.screen_base import acted, form_flag, require_admin, viewing
+from doctordesk.services.scheduling.clinic_facts import cached_clinic
 
 _AMOUNT = re.compile(r"([0-9]{1,6})(?:\.([0-9]{1,2}))?", re.ASCII)
 

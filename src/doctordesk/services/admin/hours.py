@@ -17,9 +17,10 @@ from typing import Any
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.errors import NotFound, ValidationFailed
 from doctordesk.domain.roles import Actor, Role
-from doctordesk.domain.scheduling import (
+from doctordesk.domain.scheduling.suggestions import (
     Hours,
     HoursException,
     Proposal,
@@ -29,12 +30,11 @@ from doctordesk.domain.scheduling import (
     left_outside,
     utc_to_local,
 )
-from doctordesk.domain.status import Status
 from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
-from doctordesk.services.admin_audit import record_change
-from doctordesk.services.admin_users import forget_clinic
-from doctordesk.services.review_facts import lock_schedules
+from doctordesk.services.admin.audit import record_change
+from doctordesk.services.admin.users import forget_clinic
+from doctordesk.services.scheduling.clinic_facts import lock_schedules
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.admin_tables import WorkHoursException
 from doctordesk.store.tables import Appointment, Location, User, WorkHours

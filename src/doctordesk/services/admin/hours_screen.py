@@ -1,4 +1,4 @@
-"""The work-hours administration screen (``screens/admin_hours.py``): its page for a doctor and location, and its
+"""The work-hours administration screen (``screens/admin/hours.py``): its page for a doctor and location, and its
 actions through ``admin_hours`` (the JSON API's service: same rules, same audit, same conflict check). A change
 that would leave approved appointments outside the hours comes back unapplied with those appointments listed and
 an "Apply anyway" that sends the same form again with ``confirm``."""
@@ -13,17 +13,17 @@ from doctordesk.domain import moments
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.inputs import parse_id, parse_int, text_problem
 from doctordesk.domain.roles import Actor
-from doctordesk.domain.scheduling import HH_MM_PATTERN, Hours, HoursException
+from doctordesk.domain.scheduling.suggestions import HH_MM_PATTERN, Hours, HoursException
 from doctordesk.domain.texts import N_, Text
 from doctordesk.i18n import _
 from doctordesk.i18n.formats import format_wall
 from doctordesk.runtime import Runtime
-from doctordesk.screens import admin_hours as screen
+from doctordesk.screens.admin import hours as screen
 from doctordesk.screens.protocol import Action, Layout, Option, Page, UpdateSet, el, p_replace, p_update
 from doctordesk.screens.viewing import Viewing
-from doctordesk.services import admin_hours
-from doctordesk.services.admin_screen_base import changed, navigation, require_admin, told, viewing
-from doctordesk.services.review_facts import cached_clinic
+from doctordesk.services.admin import hours as admin_hours
+from doctordesk.services.admin.screen_base import changed, navigation, require_admin, told, viewing
+from doctordesk.services.scheduling.clinic_facts import cached_clinic
 
 MAX_LINES = admin_hours.MAX_BLOCKS
 _HHMM = re.compile(HH_MM_PATTERN, re.ASCII)

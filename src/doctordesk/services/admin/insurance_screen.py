@@ -1,4 +1,4 @@
-"""The insurance administration screen (``screens/admin_insurance.py``): its page for one patient and its actions
+"""The insurance administration screen (``screens/admin/insurance.py``): its page for one patient and its actions
 through ``admin_policies`` (the JSON API's service: same checks, same audit with before and after). The form's
 ticked doctors and locations replace the policy's lists whole."""
 
@@ -16,12 +16,12 @@ from doctordesk.domain.roles import Actor
 from doctordesk.domain.texts import N_, Text
 from doctordesk.i18n import _
 from doctordesk.runtime import Runtime
-from doctordesk.screens import admin_insurance as screen
+from doctordesk.screens.admin import insurance as screen
 from doctordesk.screens.protocol import Layout, Option, Page, UpdateSet, p_update
 from doctordesk.screens.viewing import Viewing
-from doctordesk.services import admin_policies
-from doctordesk.services.admin_screen_base import acted, form_flag, form_text, navigation, require_admin, viewing
-from doctordesk.services.review_facts import cached_clinic
+from doctordesk.services.admin import policies as admin_policies
+from doctordesk.services.admin.screen_base import acted, form_flag, form_text, navigation, require_admin, viewing
+from doctordesk.services.scheduling.clinic_facts import cached_clinic
 from doctordesk.store.tables import Patient
 
 

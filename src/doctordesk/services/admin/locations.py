@@ -13,11 +13,11 @@ from sqlalchemy import select
 from doctordesk.domain.errors import NotFound, ValidationFailed
 from doctordesk.domain.names import check_name
 from doctordesk.domain.roles import Actor
-from doctordesk.domain.scheduling import is_timezone
+from doctordesk.domain.scheduling.suggestions import is_timezone
 from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
-from doctordesk.services.admin_audit import record_change
-from doctordesk.services.admin_users import forget_clinic
+from doctordesk.services.admin.audit import record_change
+from doctordesk.services.admin.users import forget_clinic
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.tables import Location
 

@@ -16,13 +16,13 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from doctordesk.domain.coverage import check_third_party
 from doctordesk.domain.errors import DomainError, NotFound, ValidationFailed
 from doctordesk.domain.names import check_name
+from doctordesk.domain.review.coverage import check_third_party
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
-from doctordesk.services.admin_audit import record_change
+from doctordesk.services.admin.audit import record_change
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.tables import InsurancePolicy, Location, Patient, User
 
@@ -49,7 +49,7 @@ class PolicyInput:
 def policy_json(p: InsurancePolicy) -> dict[str, Any]:
     try:
         check_third_party(p.third_party_data)
-        record = "valid"  # screens/admin_insurance.py's VALID
+        record = "valid"  # screens/admin/insurance.py's VALID
     except DomainError as exc:
         record = exc.message
     network, exclusions = p.network or {}, p.exclusions or {}

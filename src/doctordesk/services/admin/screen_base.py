@@ -14,7 +14,7 @@ from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.texts import N_
 from doctordesk.i18n import _
 from doctordesk.runtime import Runtime
-from doctordesk.screens.admin_pages import ADMIN_TOPIC
+from doctordesk.screens.admin.pages import ADMIN_TOPIC
 from doctordesk.screens.protocol import Page, UpdateSet, p_update
 from doctordesk.screens.state import Shown, Viewer
 from doctordesk.screens.viewing import Viewing

@@ -1,5 +1,5 @@
 """Administration of accounts: create, edit, deactivate and reactivate users, set or reset their password, and
-edit doctor profiles. Every change is audited with its before and after (services/admin_audit.py).
+edit doctor profiles. Every change is audited with its before and after (services/admin/audit.py).
 
 Deactivating a user (and setting a new password) revokes every token the user holds, in the same transaction,
 and publishes the revocation logout uses for each: every instance forgets the tokens and closes their streams.
@@ -18,16 +18,16 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from doctordesk.domain.accounts.passwords import Passwords
 from doctordesk.domain.errors import NotFound, ValidationFailed
 from doctordesk.domain.events import DomainEvent, doctor_topic, thread_topic, user_topic
 from doctordesk.domain.names import check_name, name_problem
 from doctordesk.domain.roles import Actor, Role
-from doctordesk.domain.scheduling import is_timezone
+from doctordesk.domain.scheduling.suggestions import is_timezone
 from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
-from doctordesk.services.admin_audit import record_change
-from doctordesk.services.auth import TOKEN_REVOKED
-from doctordesk.services.passwords import Passwords
+from doctordesk.services.accounts.auth import TOKEN_REVOKED
+from doctordesk.services.admin.audit import record_change
 from doctordesk.services.uow import UnitOfWork, unit_of_work
 from doctordesk.store.admin_tables import DoctorSettings
 from doctordesk.store.tables import AccessToken, Appointment, DoctorProfile, Patient, User

@@ -1,4 +1,4 @@
-"""The administration screens for people and places (``screens/admin_users.py``, ``screens/admin_locations.py``):
+"""The administration screens for people and places (``screens/admin/users.py``, ``screens/admin/locations.py``):
 their pages and polls, and their form actions, each calling the same administration service as the JSON API
 (``admin_users``, ``admin_locations``), so the rules, the audit with before and after, token revocation and stream
 closing are the same. Only admins; anyone else gets 404, as for a screen that is not theirs."""
@@ -9,18 +9,21 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from doctordesk.domain.accounts.passwords import Passwords
 from doctordesk.domain.errors import NotFound, ValidationFailed
 from doctordesk.domain.inputs import check_text
 from doctordesk.domain.roles import Actor, Role
-from doctordesk.domain.scheduling import is_timezone
+from doctordesk.domain.scheduling.suggestions import is_timezone
 from doctordesk.domain.texts import N_, Moment, Text
 from doctordesk.runtime import Runtime
-from doctordesk.screens import admin_locations as locations_screen
-from doctordesk.screens import admin_users as screen
+from doctordesk.screens.admin import locations as locations_screen
+from doctordesk.screens.admin import users as screen
 from doctordesk.screens.protocol import Layout, Page, UpdateSet, p_update
 from doctordesk.screens.viewing import Viewing
-from doctordesk.services import admin_locations, admin_users, password_links
-from doctordesk.services.admin_screen_base import (
+from doctordesk.services.accounts import password_links
+from doctordesk.services.admin import locations as admin_locations
+from doctordesk.services.admin import users as admin_users
+from doctordesk.services.admin.screen_base import (
     acted,
     changed,
     form_flag,
@@ -30,7 +33,6 @@ from doctordesk.services.admin_screen_base import (
     told,
     viewing,
 )
-from doctordesk.services.passwords import Passwords
 
 
 def _row(v: admin_users.UserView) -> screen.UserRow:

@@ -1,4 +1,4 @@
-"""The webhook administration screens (``screens/admin_webhooks.py``): their pages and actions, each through the
+"""The webhook administration screens (``screens/admin/webhooks.py``): their pages and actions, each through the
 webhook services the JSON API uses (``webhook_endpoints``, ``webhook_deliveries``): the same URL and event-type
 checks, the same audit with before and after, a secret that is shown once and never on a page."""
 
@@ -10,14 +10,13 @@ from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.inputs import text_problem
 from doctordesk.domain.roles import Actor
 from doctordesk.domain.texts import N_, Moment, Text
-from doctordesk.domain.webhooks import MAX_URL_CHARS, SUBSCRIBABLE
+from doctordesk.domain.webhooks.rules import MAX_URL_CHARS, SUBSCRIBABLE
 from doctordesk.runtime import Runtime
-from doctordesk.screens import admin_webhooks as screen
+from doctordesk.screens.admin import webhooks as screen
 from doctordesk.screens.protocol import Layout, Page, UpdateSet, p_update
 from doctordesk.screens.viewing import Viewing
-from doctordesk.services import webhook_deliveries as deliveries
-from doctordesk.services import webhook_endpoints as endpoints
-from doctordesk.services.admin_screen_base import acted, form_flag, form_text, require_admin, viewing
+from doctordesk.services.admin.screen_base import acted, form_flag, form_text, require_admin, viewing
+from doctordesk.services.webhooks import deliveries, endpoints
 
 
 def list_page(rt: Runtime, actor: Actor, *, layout: Layout, client_id: str | None) -> Viewing:

@@ -1,1 +1,1 @@
-"""Appointments: the services of this feature."""
+"""The appointment list: reading appointments with the viewer's rights, its search and notices."""

@@ -1,5 +1,5 @@
-"""The appointment list screen: each section read on its own terms (``domain/list_sections.py``), each paged with
-"show more" through a keyset window carried in the state token (``screens/windows.py``).
+"""The appointment list screen: each section read on its own terms (``domain/appointments/list_sections.py``), each
+paged with "show more" through a keyset window carried in the state token (``screens/windows.py``).
 
 A first PUT costs the same whatever the history: per section one keyset read of a page (plus a capped count when
 the section goes on), one read of the visits under way, one grouped unread count.
@@ -16,21 +16,22 @@ from datetime import datetime, timedelta
 from sqlalchemy import ColumnElement, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from doctordesk.domain.appointments import AppointmentView
+from doctordesk.domain.appointments.list_filter import ListFilter, filter_token, parse_filter, split_filter
+from doctordesk.domain.appointments.list_sections import MAX_VISIT, Section
+from doctordesk.domain.appointments.status import Status
+from doctordesk.domain.appointments.views import AppointmentView
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.keyset import COUNT_CAP, Position, Slice
-from doctordesk.domain.list_filter import ListFilter, filter_token, parse_filter, split_filter
-from doctordesk.domain.list_sections import MAX_VISIT, Section
 from doctordesk.domain.roles import Actor
-from doctordesk.domain.status import Status
 from doctordesk.runtime import Runtime
 from doctordesk.screens import appointment_list as screen
 from doctordesk.screens.protocol import Layout, Page, UpdateSet
 from doctordesk.screens.state import Viewer
 from doctordesk.screens.viewing import Viewing
 from doctordesk.screens.windows import Windows
-from doctordesk.services import list_search, notices, show_more
-from doctordesk.services.appointments import base_query, position_of, view_of, visible_to, with_unread
+from doctordesk.services import show_more
+from doctordesk.services.appointments import list_search, notices
+from doctordesk.services.appointments.reading import base_query, position_of, view_of, visible_to, with_unread
 from doctordesk.services.show_more import Bound, PagedScreen, Take
 from doctordesk.store import keyset
 from doctordesk.store.tables import Appointment

@@ -1,5 +1,5 @@
-"""The appointment list's filter as conditions on every read of a section (``domain/list_filter.py``): its days
-as a range of start times, its name search as the matching patients.
+"""The appointment list's filter as conditions on every read of a section (``domain/appointments/list_filter.py``): its
+days as a range of start times, its name search as the matching patients.
 
 Days are the viewer's: a doctor's in the time zone of their profile, everyone else's (and a doctor without one)
 in UTC. A name search first finds the matching patients in ``patient_name_words`` (one index range per search
@@ -17,7 +17,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from sqlalchemy import ColumnElement, Select, false, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from doctordesk.domain.list_filter import ListFilter, prefix_end
+from doctordesk.domain.appointments.list_filter import ListFilter, prefix_end
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.store.tables import Appointment, DoctorProfile, PatientNameWord
 

@@ -1,5 +1,5 @@
-"""In-app notices (``domain/notices.py``): left in the transaction of the change they tell about, read by the
-appointment list, dismissed by their owner.
+"""In-app notices (``domain/appointments/notices.py``): left in the transaction of the change they tell about, read by
+the appointment list, dismissed by their owner.
 
 A notice is written in one person's request and read in another's: it is stored as its text's template and values
 (``domain/texts.py``) beside the English, and read back as a ``Text`` that the list shows in the reader's
@@ -13,9 +13,9 @@ from datetime import datetime
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from doctordesk.domain.appointments.notices import SHOWN, Notice
 from doctordesk.domain.errors import NotFound
 from doctordesk.domain.events import DomainEvent, user_topic
-from doctordesk.domain.notices import SHOWN, Notice
 from doctordesk.domain.roles import Actor
 from doctordesk.domain.texts import N_, from_json, to_json
 from doctordesk.runtime import Runtime

@@ -1,5 +1,5 @@
 """Reading appointments with the viewer's rights applied in one place (the list screen's sections:
-``services.appointment_list``)."""
+``services.appointments.list_screen``)."""
 
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ from sqlalchemy import Select, Table, bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
-from doctordesk.domain.appointments import AppointmentView, Party, Place, can_view
+from doctordesk.domain.appointments.status import Status
+from doctordesk.domain.appointments.views import AppointmentView, Party, Place, can_view
 from doctordesk.domain.errors import NotFound
 from doctordesk.domain.keyset import Position
 from doctordesk.domain.roles import Actor, Role
-from doctordesk.domain.status import Status
 from doctordesk.domain.texts import N_
 from doctordesk.store import chat_repo, keyset
 from doctordesk.store.admin_tables import DoctorSettings

@@ -1,1 +1,1 @@
-"""Booking: the services of this feature."""
+"""The patient's booking: the screen and free times."""

@@ -1,4 +1,4 @@
-"""Free times of a doctor at a location (``domain/free_times.py``), read with the facts the rules need: the
+"""Free times of a doctor at a location (``domain/scheduling/free_times.py``), read with the facts the rules need: the
 doctor's work hours there (the clinic's cached reference data) and the approved appointments and open offers in the
 range (one bounded index range)."""
 
@@ -9,11 +9,11 @@ from zoneinfo import ZoneInfo
 
 from doctordesk.domain import moments
 from doctordesk.domain.errors import ValidationFailed
-from doctordesk.domain.free_times import MAX_DAYS, FreeTimeQuery, free_starts, hours_at
-from doctordesk.domain.scheduling import MAX_DURATION
+from doctordesk.domain.scheduling.free_times import MAX_DAYS, FreeTimeQuery, free_starts, hours_at
+from doctordesk.domain.scheduling.suggestions import MAX_DURATION
 from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
-from doctordesk.services.review_facts import busy_times, cached_clinic
+from doctordesk.services.scheduling.clinic_facts import busy_times, cached_clinic
 
 
 async def free_times(

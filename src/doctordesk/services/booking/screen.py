@@ -10,7 +10,10 @@ from datetime import date, datetime
 from functools import partial
 
 from doctordesk.domain import moments
-from doctordesk.domain.booking import (
+from doctordesk.domain.errors import NotFound, ValidationFailed
+from doctordesk.domain.inputs import parse_id, text_problem
+from doctordesk.domain.roles import Actor, Role
+from doctordesk.domain.scheduling.booking import (
     NOTE_MAX,
     SERVICES,
     VISIT_MINUTES,
@@ -20,9 +23,6 @@ from doctordesk.domain.booking import (
     settle,
     week_days,
 )
-from doctordesk.domain.errors import NotFound, ValidationFailed
-from doctordesk.domain.inputs import parse_id, text_problem
-from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.texts import N_, Text
 from doctordesk.i18n import _
 from doctordesk.i18n.formats import format_local
@@ -32,9 +32,9 @@ from doctordesk.screens import booking as screen
 from doctordesk.screens.protocol import Layout, Option, Page, UpdateSet
 from doctordesk.screens.state import Viewer
 from doctordesk.screens.viewing import Viewing
-from doctordesk.services import free_times
-from doctordesk.services.integration_requests import RequestInput, place_request
-from doctordesk.services.review_facts import Clinic, cached_clinic
+from doctordesk.services.booking import free_times
+from doctordesk.services.integration.requests import RequestInput, place_request
+from doctordesk.services.scheduling.clinic_facts import Clinic, cached_clinic
 from doctordesk.services.uow import unit_of_work
 
 

@@ -1,1 +1,1 @@
-"""Calendar: the services of this feature."""
+"""The doctors' calendar feeds: the secret address, its entries and the iCalendar file."""

@@ -10,8 +10,8 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain import calendar_feed as rules
+from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.calendar_feed import FeedEntry, Kind
-from doctordesk.domain.status import Status
 from doctordesk.store.review_tables import AppointmentOffer, OfferState
 from doctordesk.store.tables import Appointment, Location
 

@@ -15,7 +15,7 @@ from doctordesk.screens import calendar_feed as screen
 from doctordesk.screens.protocol import Layout, Page, UpdateSet
 from doctordesk.screens.state import Shown, Viewer
 from doctordesk.screens.viewing import Viewing
-from doctordesk.services import calendar_feeds
+from doctordesk.services.calendar import feeds as calendar_feeds
 from doctordesk.store.tables import DoctorProfile
 
 

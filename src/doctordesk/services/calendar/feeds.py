@@ -25,9 +25,9 @@ from doctordesk.domain.integration import needs_last_use
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
-from doctordesk.services.admin_audit import record_change
-from doctordesk.services.calendar_entries import read_entries
-from doctordesk.services.calendar_ics import fingerprint, render_feed
+from doctordesk.services.admin.audit import record_change
+from doctordesk.services.calendar.entries import read_entries
+from doctordesk.services.calendar.ics import fingerprint, render_feed
 from doctordesk.services.uow import UnitOfWork, unit_of_work
 from doctordesk.store.calendar_tables import CalendarFeed
 from doctordesk.store.tables import User

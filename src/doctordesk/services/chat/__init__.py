@@ -1,1 +1,1 @@
-"""Chat: the services of this feature."""
+"""Chat: opening and reading a thread, sending messages with files, the thread list."""

@@ -1,5 +1,5 @@
 """Chat use cases: open the chat, load older or newer messages, close the chat, fetch a file (sending a message is
-``services.chat_sending``).
+``services.chat.sending``).
 
 The chat's state token is the screen state token plus ``~{appointment}-{window start}-{marker}``: which thread,
 the oldest message the client shows (its window grows as older pages are loaded and new messages arrive) and where
@@ -15,8 +15,8 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from doctordesk.domain.appointments import AppointmentView
-from doctordesk.domain.chat import (
+from doctordesk.domain.appointments.views import AppointmentView
+from doctordesk.domain.chat.messages import (
     Cursor,
     MessageView,
     first_unread,
@@ -35,11 +35,11 @@ from doctordesk.domain.inputs import parse_id, parse_int
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
-from doctordesk.screens import chat as screen
+from doctordesk.screens.chat import screen
 from doctordesk.screens.protocol import Layout, Page, UpdateSet, apply, diff, p_prepend, p_remove, p_reset
 from doctordesk.screens.state import Render, Viewer
 from doctordesk.screens.viewing import Viewing
-from doctordesk.services.appointments import get_appointment_and_chat_setting
+from doctordesk.services.appointments.reading import get_appointment_and_chat_setting
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store import chat_repo
 

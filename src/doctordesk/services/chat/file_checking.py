@@ -1,4 +1,4 @@
-"""Running the file checks (``domain/file_check.py``) off the event loop, and keeping the memory uploads take
+"""Running the file checks (``domain/files/check.py``) off the event loop, and keeping the memory uploads take
 bounded.
 
 Parsing a PDF or decoding an image is CPU work that can take a second and, for a large photo, a hundred megabytes
@@ -25,7 +25,7 @@ from tempfile import SpooledTemporaryFile
 from typing import IO
 
 from doctordesk.domain.errors import ValidationFailed
-from doctordesk.domain.file_check import CheckedFile, check
+from doctordesk.domain.files.check import CheckedFile, check
 
 CONCURRENT_CHECKS = 2
 CONCURRENT_STORES = 2

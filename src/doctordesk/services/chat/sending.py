@@ -12,9 +12,8 @@ from typing import IO
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from doctordesk.domain import files
-from doctordesk.domain.appointments import AppointmentView
-from doctordesk.domain.chat import (
+from doctordesk.domain.appointments.views import AppointmentView
+from doctordesk.domain.chat.messages import (
     AttachmentView,
     Cursor,
     MessageView,
@@ -32,16 +31,17 @@ from doctordesk.domain.events import (
     thread_topic,
     user_topic,
 )
-from doctordesk.domain.file_check import CheckedFile
+from doctordesk.domain.files import attachments as files
+from doctordesk.domain.files.check import CheckedFile
 from doctordesk.domain.roles import Actor
 from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
-from doctordesk.screens import chat as screen
-from doctordesk.screens import chat_append
+from doctordesk.screens.chat import append as chat_append
+from doctordesk.screens.chat import screen
 from doctordesk.screens.protocol import Layout, Parts, UpdateSet, p_update, parts_of
 from doctordesk.screens.state import Token, Viewer
-from doctordesk.services.chat import Window, chat_appointment, join_state, load_more, split_state
-from doctordesk.services.file_checking import check_upload, read_checked, storing
+from doctordesk.services.chat.conversation import Window, chat_appointment, join_state, load_more, split_state
+from doctordesk.services.chat.file_checking import check_upload, read_checked, storing
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store import chat_repo, chat_sends
 
@@ -148,7 +148,7 @@ class Sent:
 
 
 def _appended(rt: Runtime, actor: Actor, page: ClientPage, *, layout: Layout, sent: Sent) -> UpdateSet | None:
-    """The answer built from the sender's page (``screens.chat_append``) without rendering the chat again: what
+    """The answer built from the sender's page (``screens.chat.append``) without rendering the chat again: what
     others wrote since the page (read with the thread locked) and the sent message appended. None when that does
     not give what a render gives."""
     if sent.newer is None:

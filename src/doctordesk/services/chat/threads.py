@@ -15,8 +15,8 @@ from doctordesk.domain.keyset import COUNT_CAP, Position, Slice
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
-from doctordesk.screens import chat_threads as threads_screen
-from doctordesk.screens.chat_threads import ThreadSummary
+from doctordesk.screens.chat import threads as threads_screen
+from doctordesk.screens.chat.threads import ThreadSummary
 from doctordesk.screens.protocol import Layout, Page
 from doctordesk.screens.state import Viewer
 from doctordesk.screens.viewing import Viewing

@@ -1,1 +1,1 @@
-"""Fhir: the services of this feature."""
+"""The FHIR interface's use cases: one module per resource, plus search, access and capability."""

@@ -12,7 +12,7 @@ from sqlalchemy import Select, exists, select
 from doctordesk.domain.errors import Forbidden
 from doctordesk.domain.integration import Integration, Scope
 from doctordesk.domain.roles import Actor, Role
-from doctordesk.services.appointments import visible_to
+from doctordesk.services.appointments.reading import visible_to
 from doctordesk.store.integration_tables import IntegrationRequest
 from doctordesk.store.tables import Appointment, Patient
 

@@ -1,7 +1,7 @@
 """Suggested Scheduling in FHIR as AppointmentResponse (docs/fhir.md#appointmentresponse): each alternative the
 doctor offered is ``offer-<id>`` (the practitioner proposing a time: ``tentative`` while open), and the patient's
 answer is ``answer-<appointment id>`` (``accepted`` with the chosen time, or ``declined``). A patient answers by
-creating an AppointmentResponse; it goes through the offers screen's own services (``services.offers``)."""
+creating an AppointmentResponse; it goes through the offers screen's own services (``services.review.offers``)."""
 
 from __future__ import annotations
 
@@ -13,15 +13,17 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from doctordesk.domain import fhir, moments
+from doctordesk.domain import moments
 from doctordesk.domain.errors import AppointmentChanged, Forbidden, NotFound, ValidationFailed
-from doctordesk.domain.fhir_errors import Unprocessable, VersionMismatch
+from doctordesk.domain.fhir import mapping as fhir
+from doctordesk.domain.fhir.errors import Unprocessable, VersionMismatch
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.runtime import Runtime
-from doctordesk.services import fhir_appointments, offers
-from doctordesk.services.appointments import base_query
-from doctordesk.services.fhir_access import Caller, appointments_visible
-from doctordesk.services.fhir_search import Search, bundle, check, references
+from doctordesk.services.appointments.reading import base_query
+from doctordesk.services.fhir import appointments as fhir_appointments
+from doctordesk.services.fhir.access import Caller, appointments_visible
+from doctordesk.services.fhir.search import Search, bundle, check, references
+from doctordesk.services.review import offers
 from doctordesk.store.review_tables import AppointmentOffer, OfferState
 from doctordesk.store.tables import Appointment, Location
 

@@ -1,6 +1,6 @@
 """Appointments as FHIR R4 Appointment resources: read one, search by date range, status and participants
 (docs/fhir.md#appointment). The rights are the caller's (``fhir_access``); the rows and their order are the read
-API's (``services.appointments``), paged by keyset on (start, id)."""
+API's (``services.appointments.reading``), paged by keyset on (start, id)."""
 
 from __future__ import annotations
 
@@ -12,17 +12,17 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from doctordesk.domain import fhir
+from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.errors import NotFound, ValidationFailed
-from doctordesk.domain.fhir_errors import NotSupported
+from doctordesk.domain.fhir import mapping as fhir
+from doctordesk.domain.fhir.errors import NotSupported
 from doctordesk.domain.keyset import Position
-from doctordesk.domain.status import Status
 from doctordesk.runtime import Runtime
-from doctordesk.services import fhir_directory
-from doctordesk.services.appointments import base_query
-from doctordesk.services.fhir_access import Caller, appointments_visible
-from doctordesk.services.fhir_search import Search, bundle, check, references
-from doctordesk.services.review_facts import cached_clinic
+from doctordesk.services.appointments.reading import base_query
+from doctordesk.services.fhir import directory as fhir_directory
+from doctordesk.services.fhir.access import Caller, appointments_visible
+from doctordesk.services.fhir.search import Search, bundle, check, references
+from doctordesk.services.scheduling.clinic_facts import cached_clinic
 from doctordesk.store import keyset
 from doctordesk.store.tables import Appointment, Patient
 

@@ -1,5 +1,5 @@
 """The audit trail as FHIR AuditEvent (docs/fhir.md#auditevent), for admins only, as the audit screen and the
-admin API: the same rows and order (``services.admin_audit``: newest first, keyset pages)."""
+admin API: the same rows and order (``services.admin.audit``: newest first, keyset pages)."""
 
 from __future__ import annotations
 
@@ -8,14 +8,15 @@ from typing import Any
 
 from sqlalchemy import select
 
-from doctordesk.domain import fhir
+from doctordesk.domain.audit import AuditFilter, AuditRow
 from doctordesk.domain.errors import NotFound, ValidationFailed
+from doctordesk.domain.fhir import mapping as fhir
 from doctordesk.domain.keyset import Position
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.runtime import Runtime
-from doctordesk.services.admin_audit import AuditFilter, AuditRow, audit_page
-from doctordesk.services.fhir_access import Caller
-from doctordesk.services.fhir_search import Search, bundle, check
+from doctordesk.services.admin.audit import audit_page
+from doctordesk.services.fhir.access import Caller
+from doctordesk.services.fhir.search import Search, bundle, check
 from doctordesk.store.tables import AuditLog
 
 SEARCH_PARAMETERS = ("date", "entity", "subtype")

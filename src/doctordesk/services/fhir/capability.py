@@ -6,8 +6,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from doctordesk.domain import fhir
-from doctordesk.services import fhir_appointments, fhir_audit, fhir_chat, fhir_slots, fhir_subscriptions
+from doctordesk.domain.fhir import mapping as fhir
+from doctordesk.services.fhir import appointments as fhir_appointments
+from doctordesk.services.fhir import audit as fhir_audit
+from doctordesk.services.fhir import chat as fhir_chat
+from doctordesk.services.fhir import slots as fhir_slots
+from doctordesk.services.fhir import subscriptions as fhir_subscriptions
 
 SEARCH_TYPES = {
     "date": "date",

@@ -1,21 +1,22 @@
 """Chat messages as FHIR Communication and their files as Binary (docs/fhir.md#communication), with the chat's
-own rights (``services.chat.chat_appointment``: the appointment's doctor, support and admins; patients 403, other
-doctors 404) and its own file download (``chat.attachment_file``). API keys have no access to the staff chat."""
+own rights (``services.chat.conversation.chat_appointment``: the appointment's doctor, support and admins; patients
+403, other doctors 404) and its own file download (``chat.attachment_file``). API keys have no access to the staff
+chat."""
 
 from __future__ import annotations
 
 import base64
 from typing import Any
 
-from doctordesk.domain import fhir
-from doctordesk.domain.chat import Cursor, MessageView
+from doctordesk.domain.chat.messages import Cursor, MessageView
 from doctordesk.domain.errors import Forbidden, NotFound, ValidationFailed
+from doctordesk.domain.fhir import mapping as fhir
 from doctordesk.domain.keyset import Position
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.runtime import Runtime
-from doctordesk.services import chat
-from doctordesk.services.fhir_access import Caller
-from doctordesk.services.fhir_search import Search, bundle, check, references
+from doctordesk.services.chat import conversation as chat
+from doctordesk.services.fhir.access import Caller
+from doctordesk.services.fhir.search import Search, bundle, check, references
 from doctordesk.store import chat_repo
 
 SEARCH_PARAMETERS = ("about",)

@@ -12,14 +12,14 @@ from typing import Any
 
 from sqlalchemy import select
 
-from doctordesk.domain import fhir
 from doctordesk.domain.errors import NotFound
+from doctordesk.domain.fhir import mapping as fhir
 from doctordesk.domain.keyset import Position
-from doctordesk.domain.scheduling import Hours
+from doctordesk.domain.scheduling.suggestions import Hours
 from doctordesk.runtime import Runtime
-from doctordesk.services.fhir_access import Caller, patients_visible, require_some_scope
-from doctordesk.services.fhir_search import Checked, Search, bundle, check, references
-from doctordesk.services.review_facts import Clinic, cached_clinic
+from doctordesk.services.fhir.access import Caller, patients_visible, require_some_scope
+from doctordesk.services.fhir.search import Checked, Search, bundle, check, references
+from doctordesk.services.scheduling.clinic_facts import Clinic, cached_clinic
 from doctordesk.store.tables import Location, Patient
 
 TIMEZONE_EXTENSION = "http://hl7.org/fhir/StructureDefinition/timezone"

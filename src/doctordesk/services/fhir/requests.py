@@ -11,17 +11,18 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
-from doctordesk.domain import fhir, moments
+from doctordesk.domain import moments
 from doctordesk.domain.errors import Forbidden, IdempotencyKeyReused, NotFound, ValidationFailed
-from doctordesk.domain.fhir_errors import NotSupported, Unprocessable
+from doctordesk.domain.fhir import mapping as fhir
+from doctordesk.domain.fhir.errors import NotSupported, Unprocessable
 from doctordesk.domain.inputs import text_problem
 from doctordesk.domain.integration import Integration, Scope
 from doctordesk.domain.names import name_problem
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.runtime import Runtime
-from doctordesk.services import fhir_appointments
-from doctordesk.services.fhir_access import Caller
-from doctordesk.services.integration_requests import MAX_SERVICE_CHARS, RequestInput, place_request, record_origin
+from doctordesk.services.fhir import appointments as fhir_appointments
+from doctordesk.services.fhir.access import Caller
+from doctordesk.services.integration.requests import MAX_SERVICE_CHARS, RequestInput, place_request, record_origin
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.tables import Appointment
 

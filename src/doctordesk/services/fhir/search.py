@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
 
-from doctordesk.domain import fhir
 from doctordesk.domain.cursors import decode_cursor, encode_cursor
 from doctordesk.domain.errors import ValidationFailed
-from doctordesk.domain.fhir_errors import NotSupported
+from doctordesk.domain.fhir import mapping as fhir
+from doctordesk.domain.fhir.errors import NotSupported
 from doctordesk.domain.keyset import Position
 
 # Known to every search: paging, sort and format.

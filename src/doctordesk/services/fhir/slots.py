@@ -1,4 +1,4 @@
-"""Free times as FHIR Slot resources (docs/fhir.md#slot): the starts ``services.free_times`` computes for the
+"""Free times as FHIR Slot resources (docs/fhir.md#slot): the starts ``services.booking.free_times`` computes for the
 booking screen and the integration API (same work hours, exceptions, lead time and overlaps), one visit long.
 A slot's id is ``<doctor>-<location>-<UTC start as YYYYMMDDHHMM>``; only free slots exist (a slot that was taken
 reads 404, and ``status=busy`` finds nothing)."""
@@ -10,17 +10,18 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from doctordesk.domain import fhir, moments
-from doctordesk.domain.booking import VISIT_MINUTES
+from doctordesk.domain import moments
 from doctordesk.domain.errors import NotFound, ValidationFailed
-from doctordesk.domain.free_times import MAX_DAYS
+from doctordesk.domain.fhir import mapping as fhir
 from doctordesk.domain.keyset import Position
+from doctordesk.domain.scheduling.booking import VISIT_MINUTES
+from doctordesk.domain.scheduling.free_times import MAX_DAYS
 from doctordesk.runtime import Runtime
-from doctordesk.services import free_times
-from doctordesk.services.fhir_access import Caller, require_some_scope
-from doctordesk.services.fhir_directory import pair_id, places
-from doctordesk.services.fhir_search import Search, bundle, check
-from doctordesk.services.review_facts import cached_clinic
+from doctordesk.services.booking import free_times
+from doctordesk.services.fhir.access import Caller, require_some_scope
+from doctordesk.services.fhir.directory import pair_id, places
+from doctordesk.services.fhir.search import Search, bundle, check
+from doctordesk.services.scheduling.clinic_facts import cached_clinic
 
 SEARCH_PARAMETERS = ("schedule", "start", "status")
 SLOT_STATUSES = frozenset({"free", "busy", "busy-unavailable", "busy-tentative", "entered-in-error"})

@@ -3,7 +3,7 @@ putting a subscription into ``error`` when its endpoint keeps failing.
 
 A subscription's channel is a webhook endpoint of kind ``fhir-subscription`` (URL, signing secret, enabled state,
 failing streak), so its notifications go through the webhook outbox and dispatcher
-(``realtime/subscription_outbox.py`` picks them). Owners: a service account (keys with ``subscriptions:write``)
+(``services/webhooks/subscription_outbox.py`` picks them). Owners: a service account (keys with ``subscriptions:write``)
 or a staff user (doctor, support, admin); each sees only its own subscriptions, anything else is 404. Nothing is
 ever deleted: a deleted subscription is off and reads 410.
 """
@@ -18,21 +18,22 @@ from typing import Any
 from sqlalchemy import ColumnElement, and_, false, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from doctordesk.domain import fhir, webhooks
-from doctordesk.domain import fhir_subscriptions as rules
 from doctordesk.domain.errors import Forbidden, NotFound, ValidationFailed
 from doctordesk.domain.events import DomainEvent
-from doctordesk.domain.fhir_errors import Gone, Unprocessable
-from doctordesk.domain.fhir_subscriptions import SubscriptionInput
+from doctordesk.domain.fhir import mapping as fhir
+from doctordesk.domain.fhir import subscriptions as rules
+from doctordesk.domain.fhir.errors import Gone, Unprocessable
+from doctordesk.domain.fhir.subscriptions import SubscriptionInput
 from doctordesk.domain.integration import Integration, Scope
 from doctordesk.domain.keyset import Position
 from doctordesk.domain.roles import Role
+from doctordesk.domain.webhooks import rules as webhooks
 from doctordesk.runtime import Runtime
 from doctordesk.services.audit import audit
-from doctordesk.services.fhir_access import Caller
-from doctordesk.services.fhir_search import Search, bundle, check
+from doctordesk.services.fhir.access import Caller
+from doctordesk.services.fhir.search import Search, bundle, check
 from doctordesk.services.uow import UnitOfWork, unit_of_work
-from doctordesk.services.webhook_endpoints import new_secret
+from doctordesk.services.webhooks.endpoints import new_secret
 from doctordesk.store import keyset
 from doctordesk.store.fhir_tables import FhirSubscription
 from doctordesk.store.integration_tables import ServiceAccount

@@ -1,1 +1,1 @@
-"""Integration: the services of this feature."""
+"""The integration API: service accounts and keys, appointment requests, outside events."""

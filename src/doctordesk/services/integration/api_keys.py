@@ -1,6 +1,6 @@
 """Authenticating an integration API call by its API key.
 
-A key is looked up by its SHA-256 (one indexed read) and then kept in the key cache (``services/auth_cache.py``)
+A key is looked up by its SHA-256 (one indexed read) and then kept in the key cache (``caches/auth.py``)
 for up to ``DOCTORDESK_AUTH_CACHE_SECONDS``: a revocation or an account's deactivation drops it on every instance
 through the bus at once (``api-key-changed``), and the periodic token check re-reads every cached key, so a lost
 event is made good within ``DOCTORDESK_STREAM_CHECK_SECONDS``. Its last use is written only when the stored one is a
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from sqlalchemy import or_, select, update
 
+from doctordesk.caches.auth import CachedKey
 from doctordesk.domain.errors import Unauthorized
 from doctordesk.domain.events import DomainEvent
 from doctordesk.domain.integration import (
@@ -23,7 +24,6 @@ from doctordesk.domain.integration import (
 )
 from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
-from doctordesk.services.auth_cache import CachedKey
 from doctordesk.store.integration_tables import ApiKey, ServiceAccount
 
 # Published after a key was revoked ({"key_id"}) or an account deactivated ({"account_id"}).

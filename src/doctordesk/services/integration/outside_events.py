@@ -2,8 +2,8 @@
 reason), completed, no-show, and the patient's request to reschedule.
 
 Each is one transaction through ``decisions.transition`` (status, version, history, audit, event), following the
-table in ``domain/decisions.py``: no event on a final appointment, complete and no-show only on an approved one
-whose time has come. Canceling or rescheduling withdraws the open offers. A reschedule request puts the
+table in ``domain/appointments/decisions.py``: no event on a final appointment, complete and no-show only on an
+approved one whose time has come. Canceling or rescheduling withdraws the open offers. A reschedule request puts the
 appointment back to requested at the new time, checked by the screens' scheduling rules, so the doctor reviews it
 again; history keeps the time it had.
 """
@@ -16,15 +16,15 @@ from typing import Any, Literal
 
 from sqlalchemy import select
 
-from doctordesk.domain.decisions import Trigger, outside_next_status
+from doctordesk.domain.appointments.decisions import Trigger, outside_next_status
+from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.errors import AppointmentChanged, NotFound
 from doctordesk.domain.integration import Integration, Scope
-from doctordesk.domain.status import Status
 from doctordesk.domain.texts import N_, Moment, Text
 from doctordesk.runtime import Runtime
-from doctordesk.services.decisions import transition
-from doctordesk.services.integration_requests import appointment_body, check_time, require, require_visible
-from doctordesk.services.review_facts import cached_clinic
+from doctordesk.services.integration.requests import appointment_body, check_time, require, require_visible
+from doctordesk.services.review.decisions import transition
+from doctordesk.services.scheduling.clinic_facts import cached_clinic
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.review_tables import AppointmentOffer, OfferState
 from doctordesk.store.tables import Appointment, Patient

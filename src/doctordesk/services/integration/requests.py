@@ -19,17 +19,17 @@ from sqlalchemy import bindparam, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from doctordesk.domain.decisions import Trigger
+from doctordesk.domain.appointments.decisions import Trigger
+from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.errors import Forbidden, IdempotencyKeyReused, NotFound, ValidationFailed
 from doctordesk.domain.integration import IDEMPOTENCY_TTL, Integration, Scope
 from doctordesk.domain.names import check_name
 from doctordesk.domain.roles import Actor
-from doctordesk.domain.scheduling import Original, Proposal, check_proposals, windows
-from doctordesk.domain.status import Status
+from doctordesk.domain.scheduling.suggestions import Original, Proposal, check_proposals, windows
 from doctordesk.domain.texts import N_, Moment, Text
 from doctordesk.runtime import Runtime
-from doctordesk.services.decisions import transition
-from doctordesk.services.review_facts import Clinic, busy_times, cached_clinic, lock_schedules
+from doctordesk.services.review.decisions import transition
+from doctordesk.services.scheduling.clinic_facts import Clinic, busy_times, cached_clinic, lock_schedules
 from doctordesk.services.uow import UnitOfWork, unit_of_work
 from doctordesk.store import plain_rows
 from doctordesk.store.integration_tables import IdempotencyRecord, IntegrationRequest

@@ -20,8 +20,8 @@ from doctordesk.domain.names import name_problem
 from doctordesk.domain.roles import Actor
 from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
-from doctordesk.services.admin_audit import record_change
-from doctordesk.services.api_keys import API_KEY_CHANGED
+from doctordesk.services.admin.audit import record_change
+from doctordesk.services.integration.api_keys import API_KEY_CHANGED
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.integration_tables import ApiKey, ServiceAccount
 
@@ -217,8 +217,9 @@ async def revoke_key(rt: Runtime, actor: Actor, account_id: int, key_id: int) ->
 
 async def set_active(rt: Runtime, actor: Actor, account_id: int, *, active: bool) -> AccountInfo:
     """Deactivate (``active`` False) or reactivate an account. A deactivated account's keys are refused from the
-    next request on, on every instance (the key caches drop them: ``services/api_keys.py``); they stay listed and
-    work again after a reactivation unless revoked. Setting the state it has changes nothing and audits nothing."""
+    next request on, on every instance (the key caches drop them: ``services/integration/api_keys.py``); they stay
+    listed and work again after a reactivation unless revoked. Setting the state it has changes nothing and audits
+    nothing."""
     _require_admin(actor)
     now = rt.clock.now()
     async with unit_of_work(rt) as uow:

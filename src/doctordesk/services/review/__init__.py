@@ -1,1 +1,1 @@
-"""Review: the services of this feature."""
+"""Review and Approve: the screen, decisions and the patient's answer to the offers."""

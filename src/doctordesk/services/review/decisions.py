@@ -1,7 +1,7 @@
 """Deciding on an appointment: approve (as requested, or by auto-approval), suggest alternatives, decline, and the
 one ``transition`` every status change goes through (the patient's answers to offers use it too).
 
-A decision locks the appointment, checks its version, applies every rule through ``domain.review.assess`` and
+A decision locks the appointment, checks its version, applies every rule through ``domain.review.assessment.assess`` and
 records the transition: status, version, offers, history, audit and the event, in one transaction.
 """
 
@@ -13,8 +13,9 @@ from typing import Any
 
 from sqlalchemy import delete, select
 
-from doctordesk.domain.appointments import format_local
-from doctordesk.domain.decisions import Trigger, can_decide, clean_reason, next_status, parse_flag, why_not
+from doctordesk.domain.appointments.decisions import Trigger, can_decide, clean_reason, next_status, parse_flag, why_not
+from doctordesk.domain.appointments.status import Status
+from doctordesk.domain.appointments.views import format_local
 from doctordesk.domain.errors import AppointmentChanged, InvalidTransition
 from doctordesk.domain.events import (
     ALL_APPOINTMENTS_TOPIC,
@@ -25,18 +26,17 @@ from doctordesk.domain.events import (
 )
 from doctordesk.domain.integration import Integration
 from doctordesk.domain.roles import Actor, Role
-from doctordesk.domain.scheduling import is_timezone
-from doctordesk.domain.status import Status
+from doctordesk.domain.scheduling.suggestions import is_timezone
 from doctordesk.domain.texts import N_, Text
 from doctordesk.i18n import _
 from doctordesk.runtime import Runtime
 from doctordesk.screens import review_approve
 from doctordesk.screens.protocol import UpdateSet, p_update
 from doctordesk.screens.wording import status_label, status_props
-from doctordesk.services import notices
+from doctordesk.services.appointments import notices
 from doctordesk.services.audit import audit_now
-from doctordesk.services.review import assess_cards, cards_from_form, version_from
-from doctordesk.services.review_facts import cached_clinic, subject_for
+from doctordesk.services.review.screen import assess_cards, cards_from_form, version_from
+from doctordesk.services.scheduling.clinic_facts import cached_clinic, subject_for
 from doctordesk.services.uow import UnitOfWork, unit_of_work
 from doctordesk.store import plain_rows
 from doctordesk.store.review_tables import AppointmentOffer, OfferState, ReviewDraft

@@ -11,10 +11,10 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import aliased
 
-from doctordesk.domain.decisions import Trigger, next_status, parse_flag
+from doctordesk.domain.appointments.decisions import Trigger, next_status, parse_flag
+from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.errors import AppointmentChanged, InvalidTransition, NotFound, ValidationFailed
 from doctordesk.domain.roles import Actor, Role
-from doctordesk.domain.status import Status
 from doctordesk.domain.texts import N_, Moment, Text
 from doctordesk.i18n import _
 from doctordesk.i18n.formats import format_local
@@ -25,10 +25,10 @@ from doctordesk.screens.protocol import Page, UpdateSet, p_update
 from doctordesk.screens.state import Viewer
 from doctordesk.screens.viewing import Viewing
 from doctordesk.screens.wording import status_label, status_props
-from doctordesk.services.appointments import get_appointment
-from doctordesk.services.decisions import transition
-from doctordesk.services.review import version_from
-from doctordesk.services.review_facts import appointment_for
+from doctordesk.services.appointments.reading import get_appointment
+from doctordesk.services.review.decisions import transition
+from doctordesk.services.review.screen import version_from
+from doctordesk.services.scheduling.clinic_facts import appointment_for
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.review_tables import AppointmentOffer, OfferState
 from doctordesk.store.tables import Location, User

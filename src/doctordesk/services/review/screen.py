@@ -2,7 +2,7 @@
 
 Screen actions (open, poll, add/change/delete a card, confirm the timezone, acknowledge the disclaimer, open or
 close the decline dialog, cancel) edit the user's server-side draft and answer with the page's update set. The
-decisions themselves (approve, suggest, decline) are ``services.decisions``; both judge cards with
+decisions themselves (approve, suggest, decline) are ``services.review.decisions``; both judge cards with
 ``assess_cards``.
 """
 
@@ -16,16 +16,23 @@ from typing import Any
 from sqlalchemy import delete
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from doctordesk.domain.decisions import can_decide, parse_flag, why_not
+from doctordesk.domain.appointments.decisions import can_decide, parse_flag, why_not
+from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.errors import InvalidTransition, ValidationFailed
 from doctordesk.domain.events import (
     DomainEvent,
 )
 from doctordesk.domain.inputs import parse_int, text_problem
-from doctordesk.domain.review import Assessment, assess, entry_timezone_of
+from doctordesk.domain.review.assessment import Assessment, assess, entry_timezone_of
 from doctordesk.domain.roles import Actor
-from doctordesk.domain.scheduling import MAX_ALTERNATIVES, MAX_DURATION, CardInput, is_timezone, parse_cards, windows
-from doctordesk.domain.status import Status
+from doctordesk.domain.scheduling.suggestions import (
+    MAX_ALTERNATIVES,
+    MAX_DURATION,
+    CardInput,
+    is_timezone,
+    parse_cards,
+    windows,
+)
 from doctordesk.domain.texts import N_, Text
 from doctordesk.i18n import _
 from doctordesk.runtime import Runtime
@@ -34,7 +41,7 @@ from doctordesk.screens.protocol import Page, UpdateSet
 from doctordesk.screens.state import Viewer
 from doctordesk.screens.viewing import Viewing
 from doctordesk.services.audit import audit
-from doctordesk.services.review_facts import (
+from doctordesk.services.scheduling.clinic_facts import (
     Clinic,
     appointment_for,
     busy_times,

@@ -1,1 +1,1 @@
-"""Scheduling: the services of this feature."""
+"""What scheduling decisions read from storage: clinic facts, schedule locks and busy times."""

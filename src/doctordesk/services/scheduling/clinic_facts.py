@@ -16,14 +16,14 @@ from typing import Any
 from sqlalchemy import BigInteger, CompoundSelect, Select, and_, bindparam, literal, select, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from doctordesk.domain.appointments import AppointmentView, Party, Place
-from doctordesk.domain.coverage import Policy
+from doctordesk.domain.appointments.status import Status
+from doctordesk.domain.appointments.views import AppointmentView, Party, Place
 from doctordesk.domain.errors import NotFound
-from doctordesk.domain.fees import FeeRow
-from doctordesk.domain.review import ReviewFacts
+from doctordesk.domain.review.assessment import ReviewFacts
+from doctordesk.domain.review.coverage import Policy
+from doctordesk.domain.review.fees import FeeRow
 from doctordesk.domain.roles import Actor, Role
-from doctordesk.domain.scheduling import DEFAULT_HORIZON, Busy, Directory, Hours, HoursException, Original
-from doctordesk.domain.status import Status
+from doctordesk.domain.scheduling.suggestions import DEFAULT_HORIZON, Busy, Directory, Hours, HoursException, Original
 from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
 from doctordesk.screens.protocol import Option

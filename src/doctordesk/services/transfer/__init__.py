@@ -1,1 +1,1 @@
-"""Transfer: the services of this feature."""
+"""Bulk import and export of the clinic's data."""

@@ -15,10 +15,10 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from doctordesk.domain.csv_cells import Cell, CsvWriter
-from doctordesk.domain.import_rows import FIELDS, LIST_FIELDS, WEEKDAYS, Kind
+from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.roles import Role
-from doctordesk.domain.status import Status
+from doctordesk.domain.transfer.csv_cells import Cell, CsvWriter
+from doctordesk.domain.transfer.import_rows import FIELDS, LIST_FIELDS, WEEKDAYS, Kind
 from doctordesk.services.audit import audit
 from doctordesk.store import external_ids as store
 from doctordesk.store.db import Database

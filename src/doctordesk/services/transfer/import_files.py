@@ -1,8 +1,8 @@
 """Reading import files (CSV or JSON) into raw rows, each with the line it starts on.
 
 CSV: one kind per file, a header row of field names, UTF-8 (a byte order mark is allowed); list fields hold their
-items separated by ``;``; a cell the export marked as text for spreadsheets (domain/csv_cells.py) is read back as
-it was. JSON: an object with one list of row objects per kind (``{"locations": [...], ...}``), or a
+items separated by ``;``; a cell the export marked as text for spreadsheets (domain/transfer/csv_cells.py) is read back
+as it was. JSON: an object with one list of row objects per kind (``{"locations": [...], ...}``), or a
 bare list of row objects of one kind. The kind of a CSV file or a bare JSON list comes from ``--kind`` or else from
 the file name (``appointments.csv``, ``doctors-2026.json``).
 
@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from doctordesk.domain.csv_cells import restore
-from doctordesk.domain.import_rows import Kind, Problem, RawValue
 from doctordesk.domain.texts import N_, Text
+from doctordesk.domain.transfer.csv_cells import restore
+from doctordesk.domain.transfer.import_rows import Kind, Problem, RawValue
 from doctordesk.i18n import t
 
 

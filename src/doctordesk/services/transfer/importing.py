@@ -17,13 +17,13 @@ from sqlalchemy import insert, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk import i18n
-from doctordesk.domain.import_rows import KIND_ORDER, CheckedRow, Kind, Problem, check_row
+from doctordesk.domain.appointments.status import PENDING, Status
 from doctordesk.domain.names import shown
 from doctordesk.domain.roles import Role
-from doctordesk.domain.status import PENDING, Status
 from doctordesk.domain.texts import N_, Text
+from doctordesk.domain.transfer.import_rows import KIND_ORDER, CheckedRow, Kind, Problem, check_row
 from doctordesk.services.audit import audit
-from doctordesk.services.import_files import RawRow
+from doctordesk.services.transfer.import_files import RawRow
 from doctordesk.store import external_ids as store
 from doctordesk.store import name_words
 from doctordesk.store.db import Database

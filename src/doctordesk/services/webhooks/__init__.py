@@ -1,1 +1,1 @@
-"""Webhooks: the services of this feature."""
+"""Webhooks: endpoints, the delivery log, and the outbox written in the change's transaction."""

@@ -3,68 +3,41 @@ delivery's ``webhook-id`` (so receivers de-duplicate), a test event, and the adm
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import select, update
 
-from doctordesk.domain import webhooks
 from doctordesk.domain.errors import NotFound
 from doctordesk.domain.events import DomainEvent
 from doctordesk.domain.roles import Actor
 from doctordesk.domain.texts import N_, from_json
-from doctordesk.realtime.webhook_outbox import FAILED, PENDING, delivery_values
+from doctordesk.domain.webhooks import rules as webhooks
+from doctordesk.domain.webhooks.views import DeliveryView, NoticeView
 from doctordesk.runtime import Runtime
-from doctordesk.services.admin_audit import record_change
+from doctordesk.services.admin.audit import record_change
 from doctordesk.services.uow import UnitOfWork, unit_of_work
-from doctordesk.services.webhook_endpoints import MESSAGE, endpoint_row, require_admin
+from doctordesk.services.webhooks.endpoints import MESSAGE, endpoint_row, require_admin
+from doctordesk.services.webhooks.outbox import FAILED, PENDING, delivery_values
 from doctordesk.store.webhook_tables import AdminNotice, WebhookDelivery
 
 
-@dataclass(frozen=True, slots=True)
-class DeliveryView:
-    id: int
-    message_id: str
-    endpoint_id: int
-    event_type: str
-    created_at: datetime
-    status: str
-    attempts: int
-    next_attempt_at: datetime | None
-    delivered_at: datetime | None
-    last_attempt_at: datetime | None
-    last_status_code: int | None
-    last_error: str | None
-    replays: int
-    payload: str
-
-    @classmethod
-    def of(cls, d: WebhookDelivery) -> DeliveryView:
-        return cls(
-            d.id,
-            d.message_id,
-            d.endpoint_id,
-            d.event_type,
-            d.created_at,
-            d.status,
-            d.attempts,
-            d.next_attempt_at if d.status == PENDING else None,
-            d.delivered_at,
-            d.last_attempt_at,
-            d.last_status_code,
-            d.last_error,
-            d.replays,
-            d.payload,
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class NoticeView:
-    id: int
-    created_at: datetime
-    kind: str
-    text: str
-    details: dict[str, object]
+def delivery_view(d: WebhookDelivery) -> DeliveryView:
+    return DeliveryView(
+        d.id,
+        d.message_id,
+        d.endpoint_id,
+        d.event_type,
+        d.created_at,
+        d.status,
+        d.attempts,
+        d.next_attempt_at if d.status == PENDING else None,
+        d.delivered_at,
+        d.last_attempt_at,
+        d.last_status_code,
+        d.last_error,
+        d.replays,
+        d.payload,
+    )
 
 
 async def list_deliveries(
@@ -86,7 +59,7 @@ async def list_deliveries(
         if before_id is not None:
             query = query.where(WebhookDelivery.id < before_id)
         rows = (await session.scalars(query.order_by(WebhookDelivery.id.desc()).limit(limit))).all()
-        return [DeliveryView.of(r) for r in rows]
+        return [delivery_view(r) for r in rows]
 
 
 async def get_delivery(rt: Runtime, actor: Actor, endpoint_id: int, delivery_id: int) -> DeliveryView:
@@ -96,7 +69,7 @@ async def get_delivery(rt: Runtime, actor: Actor, endpoint_id: int, delivery_id:
         row = await session.get(WebhookDelivery, delivery_id)
         if row is None or row.endpoint_id != endpoint_id:
             raise NotFound(N_("No such delivery."))
-        return DeliveryView.of(row)
+        return delivery_view(row)
 
 
 def _audited(d: WebhookDelivery) -> dict[str, object]:
@@ -125,7 +98,7 @@ async def replay(rt: Runtime, actor: Actor, endpoint_id: int, delivery_id: int) 
             before=before, after=_audited(row),
         )  # fmt: skip
         _queued(uow)
-    return DeliveryView.of(row)
+    return delivery_view(row)
 
 
 async def replay_failed(rt: Runtime, actor: Actor, endpoint_id: int, *, since: datetime) -> int:
@@ -169,7 +142,7 @@ async def send_test(rt: Runtime, actor: Actor, endpoint_id: int) -> DeliveryView
             entity_id=endpoint_id, before=None, after=_audited(row),
         )  # fmt: skip
         _queued(uow)
-    return DeliveryView.of(row)
+    return delivery_view(row)
 
 
 async def list_notices(rt: Runtime, actor: Actor, *, before_id: int | None = None, limit: int) -> list[NoticeView]:

@@ -17,15 +17,16 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from doctordesk.domain import webhooks
 from doctordesk.domain.errors import Forbidden, NotFound, ValidationFailed
 from doctordesk.domain.events import DomainEvent
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.texts import N_, Text, from_json, to_json
+from doctordesk.domain.webhooks import rules as webhooks
+from doctordesk.domain.webhooks.views import EndpointView
 from doctordesk.realtime import outbox
 from doctordesk.realtime.message import TIMEOUT_ONLY
 from doctordesk.runtime import Runtime
-from doctordesk.services.admin_audit import record_change
+from doctordesk.services.admin.audit import record_change
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.tables import User
 from doctordesk.store.webhook_tables import AdminNotice, WebhookEndpoint
@@ -38,37 +39,6 @@ MESSAGE = "message"
 
 
 @dataclass(frozen=True, slots=True)
-class EndpointView:
-    id: int
-    url: str
-    description: str
-    event_types: tuple[str, ...]
-    include_content: bool
-    enabled: bool
-    disabled_at: datetime | None
-    disabled_reason: str | None
-    failing_since: datetime | None
-    created_at: datetime
-    updated_at: datetime
-
-    @classmethod
-    def of(cls, e: WebhookEndpoint) -> EndpointView:
-        return cls(
-            e.id,
-            e.url,
-            e.description,
-            tuple(e.event_types or ()),
-            e.include_content,
-            e.enabled,
-            e.disabled_at,
-            from_json(e.disabled_message) or e.disabled_reason,
-            e.failing_since,
-            e.created_at,
-            e.updated_at,
-        )
-
-
-@dataclass(frozen=True, slots=True)
 class EndpointChanges:
     """What an update sets; None leaves a field as it is."""
 
@@ -76,6 +46,22 @@ class EndpointChanges:
     description: str | None = None
     event_types: Sequence[str] | None = None
     include_content: bool | None = None
+
+
+def endpoint_view(e: WebhookEndpoint) -> EndpointView:
+    return EndpointView(
+        e.id,
+        e.url,
+        e.description,
+        tuple(e.event_types or ()),
+        e.include_content,
+        e.enabled,
+        e.disabled_at,
+        from_json(e.disabled_message) or e.disabled_reason,
+        e.failing_since,
+        e.created_at,
+        e.updated_at,
+    )
 
 
 def new_secret() -> str:
@@ -186,7 +172,7 @@ async def create_endpoint(
         uow.session.add(row)
         await uow.session.flush()
         _record(uow.session, actor, row, "webhook.create", None, now=now)
-    return EndpointView.of(row), secret
+    return endpoint_view(row), secret
 
 
 async def list_endpoints(rt: Runtime, actor: Actor) -> list[EndpointView]:
@@ -200,13 +186,13 @@ async def list_endpoints(rt: Runtime, actor: Actor) -> list[EndpointView]:
                 .order_by(WebhookEndpoint.id)
             )
         ).all()
-        return [EndpointView.of(r) for r in rows]
+        return [endpoint_view(r) for r in rows]
 
 
 async def get_endpoint(rt: Runtime, actor: Actor, endpoint_id: int) -> EndpointView:
     require_admin(actor)
     async with rt.db.read() as session:
-        return EndpointView.of(await endpoint_row(session, endpoint_id))
+        return endpoint_view(await endpoint_row(session, endpoint_id))
 
 
 async def update_endpoint(rt: Runtime, actor: Actor, endpoint_id: int, changes: EndpointChanges) -> EndpointView:
@@ -230,7 +216,7 @@ async def update_endpoint(rt: Runtime, actor: Actor, endpoint_id: int, changes: 
             setattr(row, name, value)
         row.updated_at = now
         _record(uow.session, actor, row, "webhook.update", before, now=now)
-    return EndpointView.of(row)
+    return endpoint_view(row)
 
 
 async def set_enabled(
@@ -253,7 +239,7 @@ async def set_enabled(
             row.updated_at = now
             _record(uow.session, actor, row, "webhook.enable", before, now=now)
             uow.emit(DomainEvent(webhooks.QUEUED_EVENT, topics=()))
-    return EndpointView.of(row)
+    return endpoint_view(row)
 
 
 async def rotate_secret(rt: Runtime, actor: Actor, endpoint_id: int) -> tuple[EndpointView, str, datetime]:
@@ -269,7 +255,7 @@ async def rotate_secret(rt: Runtime, actor: Actor, endpoint_id: int) -> tuple[En
         row.secret = secret
         row.updated_at = now
         _record(uow.session, actor, row, "webhook.rotate-secret", before, now=now)
-    return EndpointView.of(row), secret, until
+    return endpoint_view(row), secret, until
 
 
 def disable(session: AsyncSession, row: WebhookEndpoint, *, now: datetime, reason: str, actor: Actor | None) -> None:

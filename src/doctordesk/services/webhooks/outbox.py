@@ -4,8 +4,8 @@ endpoint), leased by dispatchers (``realtime/lease.py``, as the push outbox) and
 A delivery row is also the endpoint's delivery log: attempts, the last status code or error and when.
 
 FHIR Subscriptions are endpoints of their own kind: the same transaction queues their notifications
-(``realtime/subscription_outbox.py`` decides which), and the same dispatcher sends them, as the Subscription asks
-(an Appointment PUT to the receiver's FHIR base, or an empty POST) with its extra headers.
+(``services/webhooks/subscription_outbox.py`` decides which), and the same dispatcher sends them, as the Subscription
+asks (an Appointment PUT to the receiver's FHIR base, or an empty POST) with its extra headers.
 """
 
 from __future__ import annotations
@@ -21,10 +21,11 @@ from sqlalchemy import String, Table, bindparam, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm.util import identity_key
 
-from doctordesk.domain import fhir, webhooks
 from doctordesk.domain.events import DomainEvent
-from doctordesk.domain.fhir_subscriptions import header_pairs
-from doctordesk.realtime import subscription_outbox
+from doctordesk.domain.fhir import mapping as fhir
+from doctordesk.domain.fhir.subscriptions import header_pairs
+from doctordesk.domain.webhooks import rules as webhooks
+from doctordesk.services.webhooks import subscription_outbox
 from doctordesk.store.chat_tables import ChatMessage
 from doctordesk.store.db import Database
 from doctordesk.store.fhir_tables import FhirSubscription

@@ -1,5 +1,5 @@
 """Which FHIR Subscriptions an appointment change notifies (docs/fhir.md#subscription), decided in the transaction
-of the change, for the webhook outbox (``realtime/webhook_outbox.enqueue`` writes the deliveries).
+of the change, for the webhook outbox (``services/webhooks/outbox.enqueue`` writes the deliveries).
 
 An appointment changed by the events of one transaction is notified once per subscription, in its state at the
 end of the transaction: when it meets the subscription's criteria and the subscription's owner may read it now
@@ -20,14 +20,14 @@ from typing import Any
 from sqlalchemy import or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from doctordesk.domain import fhir
-from doctordesk.domain import fhir_subscriptions as rules
+from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.events import DomainEvent
+from doctordesk.domain.fhir import mapping as fhir
+from doctordesk.domain.fhir import subscriptions as rules
 from doctordesk.domain.integration import Scope
 from doctordesk.domain.roles import Role
-from doctordesk.domain.status import Status
-from doctordesk.services import fhir_appointments
-from doctordesk.services.appointments import base_query
+from doctordesk.services.appointments.reading import base_query
+from doctordesk.services.fhir import appointments as fhir_appointments
 from doctordesk.store.fhir_tables import FhirSubscription
 from doctordesk.store.integration_tables import ApiKey, IntegrationRequest, ServiceAccount
 from doctordesk.store.tables import Appointment, User

@@ -1,1 +1,1 @@
-"""Seed: the store of this feature."""
+"""Demo data: the clinic, its calendar, offers, chats and sample files."""

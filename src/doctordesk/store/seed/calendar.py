@@ -4,10 +4,10 @@ The demo describes its appointments as "in 2 days at 09:00" and its offers as "t
 appointment". Taken literally, some seeding days put two of a doctor's appointments or offers at the same time, or
 one on a day the doctor does not work at that location (the weekend moved to Monday, Dr. Berger's Munich hours on
 Tuesdays and Thursdays only). So every time is placed on the first day, from the described one on (backwards for
-the past), where the scheduling rules' own checks (``domain.scheduling``) pass: the whole appointment inside the
-doctor's hours at the location, on its local date, and no overlap with any other time the doctor holds (requests,
-approved, pending and completed appointments and open offers; a canceled or declined one holds nothing). A wall
-time a clock change skips is never chosen. On a day the demo's description already fits, the time is the described
+the past), where the scheduling rules' own checks (``domain.scheduling.suggestions``) pass: the whole appointment
+inside the doctor's hours at the location, on its local date, and no overlap with any other time the doctor holds
+(requests, approved, pending and completed appointments and open offers; a canceled or declined one holds nothing). A
+wall time a clock change skips is never chosen. On a day the demo's description already fits, the time is the described
 one, so the demo's dates stay what they always were.
 """
 
@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
 
-from doctordesk.domain.scheduling import Hours, Proposal, local_to_utc, overlaps, within_hours
+from doctordesk.domain.scheduling.suggestions import Hours, Proposal, local_to_utc, overlaps, within_hours
 
 # Far more than the demo ever needs (a week holds every doctor's times): a bound, so a wrong table cannot loop.
 MAX_DAYS = 60

@@ -16,11 +16,11 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from doctordesk.domain.accounts.passwords import Passwords
+from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.roles import Role
-from doctordesk.domain.scheduling import Hours
-from doctordesk.domain.status import Status
-from doctordesk.services.passwords import Passwords
-from doctordesk.store.demo_calendar import DemoCalendar
+from doctordesk.domain.scheduling.suggestions import Hours
+from doctordesk.store.seed.calendar import DemoCalendar
 from doctordesk.store.tables import (
     Appointment,
     AppointmentHistory,
@@ -51,7 +51,7 @@ Seeder = Callable[[AsyncSession, Demo], Awaitable[None]]
 EXTRA_SEEDERS: list[Seeder] = []
 DURATION_MINUTES = 30
 # Modules that append their seeders to EXTRA_SEEDERS when imported (loaded by seed_demo).
-FEATURE_SEEDERS = ("doctordesk.store.review_seed", "doctordesk.store.chat_seed")
+FEATURE_SEEDERS = ("doctordesk.store.seed.offers", "doctordesk.store.seed.chat")
 
 
 async def is_empty(session: AsyncSession) -> bool:
@@ -267,7 +267,7 @@ async def seed_demo(session: AsyncSession, passwords: Passwords, now: datetime) 
     appointment_ids: list[int] = []
     for doctor, loc, patient, days, hh, mm, status, extras in specs:
         # On the described day or the first after it (before it, for the past) where the doctor works there and
-        # is free: store/demo_calendar.py.
+        # is free: store/seed/calendar.py.
         start_at = calendar.place(
             doctor_id=doctor.id,
             location_id=loc.id,

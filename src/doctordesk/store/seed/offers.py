@@ -9,18 +9,18 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from doctordesk.domain import coverage, fees
+from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.errors import DomainError
-from doctordesk.domain.scheduling import Hours
-from doctordesk.domain.status import Status
-from doctordesk.store import seed
-from doctordesk.store.demo_calendar import DemoCalendar
+from doctordesk.domain.review import coverage, fees
+from doctordesk.domain.scheduling.suggestions import Hours
 from doctordesk.store.review_tables import AppointmentOffer, OfferState
+from doctordesk.store.seed import demo as seed
+from doctordesk.store.seed.calendar import DemoCalendar
 from doctordesk.store.tables import Appointment, FeeSchedule, InsurancePolicy, Location, WorkHours
 
 
 async def _calendar(session: AsyncSession, demo: seed.Demo) -> DemoCalendar:
-    """The demo's hours and the times its appointments hold (store/demo_calendar.py)."""
+    """The demo's hours and the times its appointments hold (store/seed/calendar.py)."""
     hours: dict[tuple[int, int], list[Hours]] = {}
     for h in (await session.execute(select(WorkHours))).scalars():
         hours.setdefault((h.doctor_id, h.location_id), []).append(Hours(h.weekday, h.start_time, h.end_time))

@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import func, select
 
-from doctordesk.services.auth import token_hash
+from doctordesk.services.accounts.auth import token_hash
 from doctordesk.store.tables import AccessToken, AuditLog, LoginThrottle
 from tests.support.errors import assert_error
 
@@ -212,7 +212,7 @@ async def test_concurrent_requests_of_an_unknown_token_are_all_refused(client, d
 
 
 async def test_a_cached_token_revoked_without_an_event_is_refused_after_the_periodic_check(client, login, runtime):
-    from doctordesk.realtime.token_checks import TokenChecks
+    from doctordesk.workers.token_checks import TokenChecks
 
     doctor = await login("doctor1")
     assert (await client.get("/auth/me", headers=doctor.headers)).status_code == 200  # cached now

@@ -1,5 +1,5 @@
-"""Login-throttle rows that no longer change any answer are deleted (services/login_throttle.prune), by the server
-at start and hourly; on SQLite and PostgreSQL."""
+"""Login-throttle rows that no longer change any answer are deleted (services/accounts/login_throttle.prune), by the
+server at start and hourly; on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import func, insert, select
 
 from doctordesk.app import create_app
-from doctordesk.services import login_throttle
+from doctordesk.services.accounts import login_throttle
 from doctordesk.store.tables import LoginAddressThrottle, LoginThrottle
 
 DAY = timedelta(days=1)

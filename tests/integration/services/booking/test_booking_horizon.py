@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from doctordesk.config import Settings
-from doctordesk.domain.scheduling import horizon_message
-from tests.integration.services.review_support import REQUESTED, aid, approve_url, card, snapshot
+from doctordesk.domain.scheduling.suggestions import horizon_message
+from tests.integration.services.review.review_support import REQUESTED, aid, approve_url, card, snapshot
 from tests.integration.web.strict_support import row_counts
 from tests.support.fhir import FHIR_JSON, assert_outcome, resource_of
 from tests.support.integration import make_key, request_body

@@ -11,7 +11,7 @@ from doctordesk.runtime import Runtime
 from doctordesk.store.review_tables import AppointmentOffer
 from doctordesk.store.tables import Appointment, AppointmentHistory, AuditLog
 
-# Indexes into demo.appointments (store/seed.py, in the order of its specs).
+# Indexes into demo.appointments (store/seed/demo.py, in the order of its specs).
 REQUESTED = 0  # Dr. Berger, Berlin, Maria Schmidt, Wed 25 Nov 09:00 Berlin
 DISCLAIMER = 1  # Dr. Berger, Berlin, Oliver Brown (out of network for Dr. Chen/London), disclaimer required
 THIRD_PARTY_INVALID = 2  # Emma Clarke: malformed insurer data

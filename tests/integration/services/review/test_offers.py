@@ -6,10 +6,10 @@ import asyncio
 
 from sqlalchemy import select
 
-from doctordesk.domain.status import Status
+from doctordesk.domain.appointments.status import Status
 from doctordesk.store.review_tables import AppointmentOffer
 from doctordesk.store.tables import Appointment
-from tests.integration.services.review_support import (
+from tests.integration.services.review.review_support import (
     PENDING_5,
     PENDING_9,
     REQUESTED,

@@ -8,11 +8,11 @@ from datetime import UTC, datetime
 import pytest
 from sqlalchemy import select
 
-from doctordesk.domain.status import Status
+from doctordesk.domain.appointments.status import Status
 from doctordesk.screens.protocol import walk
 from doctordesk.store.review_tables import AppointmentOffer
 from doctordesk.store.tables import Appointment, AppointmentHistory, AuditLog, Patient
-from tests.integration.services.review_support import (
+from tests.integration.services.review.review_support import (
     APPROVED,
     CANCELED,
     CHEN_OUT_OF_NETWORK,
@@ -339,7 +339,7 @@ async def test_a_fourth_alternative_is_refused_on_post(client, login, demo, runt
 
 
 async def test_alternatives_need_a_confirmed_timezone_when_the_profile_has_none(client, login, demo, runtime):
-    from tests.integration.services.review_support import NO_TIMEZONE
+    from tests.integration.services.review.review_support import NO_TIMEZONE
 
     doctor = await login("doctor2")
     a = aid(demo, NO_TIMEZONE)

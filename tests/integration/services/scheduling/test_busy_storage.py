@@ -6,12 +6,12 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import func, select
 
-from doctordesk.domain.status import Status
-from doctordesk.services.auth import token_hash
+from doctordesk.domain.appointments.status import Status
+from doctordesk.services.accounts.auth import token_hash
 from doctordesk.store.db import create_engine
 from doctordesk.store.realtime_tables import StreamTicket
 from doctordesk.store.tables import Appointment, AppointmentHistory, AuditLog
-from tests.integration.services.review_support import REQUESTED, aid
+from tests.integration.services.review.review_support import REQUESTED, aid
 
 LOCK_TIMEOUT_MS = 300
 

@@ -12,14 +12,14 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select
 
-from doctordesk.domain.import_rows import KIND_ORDER, Kind
-from doctordesk.domain.status import Status
-from doctordesk.services.exporting import export_rows, to_csv, to_json
-from doctordesk.services.import_files import read_rows
-from doctordesk.services.importing import ImportReport, import_rows
-from doctordesk.services.passwords import Passwords
-from doctordesk.store import seed
+from doctordesk.domain.accounts.passwords import Passwords
+from doctordesk.domain.appointments.status import Status
+from doctordesk.domain.transfer.import_rows import KIND_ORDER, Kind
+from doctordesk.services.transfer.exporting import export_rows, to_csv, to_json
+from doctordesk.services.transfer.import_files import read_rows
+from doctordesk.services.transfer.importing import ImportReport, import_rows
 from doctordesk.store.db import Database
+from doctordesk.store.seed import demo as seed
 from doctordesk.store.tables import (
     Appointment,
     AppointmentHistory,
@@ -359,8 +359,8 @@ async def test_export_then_import_round_trips_as_csv_one_file_per_kind(db, datab
 
 
 async def test_imported_patients_are_found_by_the_lists_name_search_and_a_renamed_one_under_the_new_name(db, tmp_path):
-    from doctordesk.domain.list_filter import search_words
-    from doctordesk.services.list_search import matching_patients
+    from doctordesk.domain.appointments.list_filter import search_words
+    from doctordesk.services.appointments.list_search import matching_patients
 
     async def found(text: str) -> set[int]:
         async with db.read() as session:
@@ -381,7 +381,7 @@ async def test_formulas_round_trip_through_csv_into_an_empty_database_and_no_cel
     import csv
     import io
 
-    from doctordesk.domain.csv_cells import FORMULA_STARTS
+    from doctordesk.domain.transfer.csv_cells import FORMULA_STARTS
     from tests.integration.test_cli_transfer_hostile import formula_clinic
 
     clinic = formula_clinic()

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from doctordesk.domain.login_throttle import KNOWN_ADDRESS, address_key, drained, is_known, seconds_until
+from doctordesk.domain.accounts.login_throttle import KNOWN_ADDRESS, address_key, drained, is_known, seconds_until
 
 T0 = datetime(2026, 11, 23, 7, 0, tzinfo=UTC)
 MINUTE = timedelta(minutes=1)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import date
 
-from doctordesk.domain.list_filter import (
+from doctordesk.domain.appointments.list_filter import (
     ListFilter,
     filter_token,
     name_words,

@@ -4,7 +4,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from doctordesk.domain import chat
+from doctordesk.domain.chat import messages as chat
 from doctordesk.domain.errors import ChatDisabled, Forbidden, ValidationFailed
 from doctordesk.domain.roles import Actor, Role
 

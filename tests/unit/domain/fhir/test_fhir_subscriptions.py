@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from doctordesk.domain import fhir_subscriptions as rules
 from doctordesk.domain.errors import ValidationFailed
-from doctordesk.domain.fhir_errors import NotSupported
+from doctordesk.domain.fhir import subscriptions as rules
+from doctordesk.domain.fhir.errors import NotSupported
 
 NOW = datetime(2026, 11, 23, 7, 0, tzinfo=UTC)
 BOOKED_BY_3 = {"status": "booked", "practitioner": 3, "patient": 7, "location": 1}

@@ -10,9 +10,12 @@ from pypdf import PdfReader, PdfWriter
 from pypdf.actions import JavaScript
 from pypdf.annotations import Link
 
-from doctordesk.domain import file_check, files, image_check, pdf_check
 from doctordesk.domain.errors import ValidationFailed
-from doctordesk.store import sample_files
+from doctordesk.domain.files import attachments as files
+from doctordesk.domain.files import check as file_check
+from doctordesk.domain.files import images as image_check
+from doctordesk.domain.files import pdfs as pdf_check
+from doctordesk.store.seed import sample_files
 from tests.support import images
 from tests.support.pdf_builder import pdf
 

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import pytest
 
-from doctordesk.domain import files
 from doctordesk.domain.errors import ValidationFailed
-from doctordesk.store import sample_files
+from doctordesk.domain.files import attachments as files
+from doctordesk.store.seed import sample_files
 
 
 def test_pdf_png_and_jpeg_are_recognised_from_their_first_bytes():

@@ -5,8 +5,8 @@ from datetime import date
 
 import pytest
 
-from doctordesk.domain.coverage import Policy, check_third_party, evaluate, terms
 from doctordesk.domain.errors import DateNotCovered, ForbiddenByPolicy, ThirdPartyDataInvalid
+from doctordesk.domain.review.coverage import Policy, check_third_party, evaluate, terms
 
 VALID = json.dumps({"member_id": "M-1", "plan": "comfort", "status": "active"})
 

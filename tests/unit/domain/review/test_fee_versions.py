@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from doctordesk.domain.fees import FeeRow, compute, in_force
+from doctordesk.domain.review.fees import FeeRow, compute, in_force
 
 NOW = datetime(2026, 11, 23, 7, 0, tzinfo=UTC)
 TUESDAY_10 = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)

@@ -4,10 +4,10 @@ from datetime import UTC, datetime
 
 import pytest
 
-from doctordesk.domain.decisions import Trigger, can_decide, clean_reason, next_status
+from doctordesk.domain.appointments.decisions import Trigger, can_decide, clean_reason, next_status
+from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.errors import InvalidTransition, ValidationFailed
-from doctordesk.domain.fees import FeeRow, compute, money
-from doctordesk.domain.status import Status
+from doctordesk.domain.review.fees import FeeRow, compute, money
 
 NOW = datetime(2026, 11, 23, 7, 0, tzinfo=UTC)
 ROWS = [

@@ -6,12 +6,12 @@ from datetime import UTC, date, datetime, time, timedelta
 
 import pytest
 
-from doctordesk.domain.decisions import Trigger, can_decide, next_status, outside_next_status
+from doctordesk.domain.appointments.decisions import Trigger, can_decide, next_status, outside_next_status
+from doctordesk.domain.appointments.status import Status, codes_for_name
 from doctordesk.domain.errors import InvalidTransition
-from doctordesk.domain.free_times import FreeTimeQuery, free_starts
 from doctordesk.domain.integration import Integration, Scope, body_hash, needs_last_use
-from doctordesk.domain.scheduling import DEFAULT_HORIZON, Busy, ExceptionKind, Hours, HoursException
-from doctordesk.domain.status import Status, codes_for_name
+from doctordesk.domain.scheduling.free_times import FreeTimeQuery, free_starts
+from doctordesk.domain.scheduling.suggestions import DEFAULT_HORIZON, Busy, ExceptionKind, Hours, HoursException
 
 OPEN = [Status.REQUESTED, Status.APPROVED, Status.PENDING_RESPONSE, Status.PENDING_RESPONSE_COVERAGE_RISK]
 CLOSED = [Status.DECLINED, Status.CANCELED, Status.COMPLETED, Status.NO_SHOW]

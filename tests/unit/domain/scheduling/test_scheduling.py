@@ -3,7 +3,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, time, timedelta
 
 from doctordesk.domain.clock import FixedClock
-from doctordesk.domain.scheduling import (
+from doctordesk.domain.scheduling.suggestions import (
     DEFAULT_HORIZON,
     Busy,
     CardInput,

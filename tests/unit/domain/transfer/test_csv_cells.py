@@ -1,4 +1,4 @@
-"""CSV cells a spreadsheet would run are written as text, and read back exactly (domain/csv_cells.py)."""
+"""CSV cells a spreadsheet would run are written as text, and read back exactly (domain/transfer/csv_cells.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import doctordesk
-from doctordesk.domain.csv_cells import FORMULA_STARTS, CsvWriter, neutralise, restore
+from doctordesk.domain.transfer.csv_cells import FORMULA_STARTS, CsvWriter, neutralise, restore
 
 # The values of the report, and what else a spreadsheet evaluates or a reader could confuse with a mark.
 FORMULAS = [
@@ -96,4 +96,4 @@ def test_every_csv_the_service_writes_goes_through_the_one_writer():
         for path in source.rglob("*.py")
         if "csv.writer(" in path.read_text() or "csv.DictWriter(" in path.read_text()
     ]
-    assert writers == ["domain/csv_cells.py"]
+    assert writers == ["domain/transfer/csv_cells.py"]

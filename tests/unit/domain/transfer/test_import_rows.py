@@ -6,8 +6,8 @@ from datetime import UTC, date, datetime, time
 
 import pytest
 
-from doctordesk.domain.import_rows import FIELDS, Kind, check_row
-from doctordesk.domain.status import Status
+from doctordesk.domain.appointments.status import Status
+from doctordesk.domain.transfer.import_rows import FIELDS, Kind, check_row
 
 APPOINTMENT = {
     "external_id": "A-1",

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from doctordesk.domain import addresses
-from doctordesk.domain.addresses import NotAHost, is_public, parse_host, parse_ipv4
+from doctordesk.domain.webhooks import addresses
+from doctordesk.domain.webhooks.addresses import NotAHost, is_public, parse_host, parse_ipv4
 
 LOOPBACK = ipaddress.IPv4Address("127.0.0.1")
 

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from doctordesk.domain import webhooks
-from doctordesk.domain.decisions import Trigger
+from doctordesk.domain.appointments.decisions import Trigger
 from doctordesk.domain.errors import ValidationFailed
+from doctordesk.domain.webhooks import rules as webhooks
 
 
 def test_every_decision_trigger_of_today_has_a_webhook_event_type() -> None:

@@ -1,5 +1,5 @@
 """Every action the services record in the audit trail, and everything an entry is about, has its words for the
-audit screen (screens/audit_words.py): found by reading the services' code, so a new action without words fails
+audit screen (screens/admin/audit_words.py): found by reading the services' code, so a new action without words fails
 here."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ import re
 from pathlib import Path
 
 from doctordesk import i18n
-from doctordesk.domain.decisions import Trigger
-from doctordesk.screens.audit_words import ACTIONS, ENTITIES, action_words, entity_words
+from doctordesk.domain.appointments.decisions import Trigger
+from doctordesk.screens.admin.audit_words import ACTIONS, ENTITIES, action_words, entity_words
 
-SERVICES = Path(__file__).resolve().parents[3] / "src" / "doctordesk" / "services"
+SERVICES = Path(__file__).resolve().parents[4] / "src" / "doctordesk" / "services"
 # Calls that record an audit entry, with the action among their arguments or keywords.
 RECORDERS = {"audit", "record_change", "_record", "_changed"}
 CODE = re.compile(r"[a-z][a-z_-]*(\.[a-z][a-z_.-]*)?")
@@ -26,7 +26,7 @@ def recorded() -> tuple[set[str], set[str]]:
     """The action codes and entity names the services' code records."""
     actions: set[str] = set()
     entities: set[str] = set()
-    for path in SERVICES.glob("*.py"):
+    for path in SERVICES.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
             found: set[str] = set()
             if isinstance(node, ast.Call):

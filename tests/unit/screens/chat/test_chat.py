@@ -5,11 +5,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from doctordesk.domain.appointments import AppointmentView, Party, Place
-from doctordesk.domain.chat import AttachmentView, Cursor, MessageView
+from doctordesk.domain.appointments.status import Status
+from doctordesk.domain.appointments.views import AppointmentView, Party, Place
+from doctordesk.domain.chat.messages import AttachmentView, Cursor, MessageView
 from doctordesk.domain.roles import Actor, Role
-from doctordesk.domain.status import Status
-from doctordesk.screens import chat
+from doctordesk.screens.chat import screen as chat
 from tests.support.chat import ids, walk
 
 T0 = datetime(2026, 11, 23, 7, 0, tzinfo=UTC)

@@ -1,4 +1,4 @@
-"""The chat brought up to date from the client's page (``screens.chat_append``) is exactly what rendering the whole
+"""The chat brought up to date from the client's page (``screens.chat.append``) is exactly what rendering the whole
 chat again and diffing it gives: for random histories (what the page shows, what others wrote since, the send),
 read positions, markers, viewers and layouts, the patches equal the diff, applied to the old page they give the
 fresh page, and the new page (and its hash) is the fresh one. Where the page is not what the shortcut assumes,
@@ -13,12 +13,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from doctordesk.domain.chat import AttachmentView, Cursor, MessageView
+from doctordesk.domain.chat.messages import AttachmentView, Cursor, MessageView
 from doctordesk.domain.roles import Actor, Role
-from doctordesk.screens import chat
-from doctordesk.screens.chat_append import Shown, append, shown
+from doctordesk.screens.chat import screen as chat
+from doctordesk.screens.chat.append import Shown, append, shown
 from doctordesk.screens.protocol import apply, content_hash, diff, parts_of
-from tests.unit.screens.test_chat import DOCTOR, SUPPORT, T0, appointment
+from tests.unit.screens.chat.test_chat import DOCTOR, SUPPORT, T0, appointment
 
 SUPPORT_2 = Actor(11, "support2", Role.SUPPORT, "Kim")
 PEOPLE = (DOCTOR, SUPPORT, SUPPORT_2)

@@ -7,9 +7,9 @@ from zoneinfo import ZoneInfo
 
 from icalendar import Calendar
 
+from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.calendar_feed import FeedEntry, Kind
-from doctordesk.domain.status import Status
-from doctordesk.services.calendar_ics import fingerprint, render_feed
+from doctordesk.services.calendar.ics import fingerprint, render_feed
 
 NOW = datetime(2026, 11, 23, 7, 0, tzinfo=UTC)
 WINDOW = (NOW - timedelta(days=30), NOW + timedelta(days=365))

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from doctordesk.domain.import_rows import Kind
-from doctordesk.services.import_files import MAX_JSON_DEPTH, ImportFileError, read_rows
+from doctordesk.domain.transfer.import_rows import Kind
+from doctordesk.services.transfer.import_files import MAX_JSON_DEPTH, ImportFileError, read_rows
 
 PATIENT = '{"external_id": "P-1", "name": "Maria"}'
 

@@ -1,1 +1,1 @@
-"""Admin: the routers of this feature."""
+"""The administration routes: JSON API and screens (admins only)."""

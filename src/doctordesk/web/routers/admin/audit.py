@@ -8,17 +8,17 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Query
 from fastapi.responses import StreamingResponse
 
+from doctordesk.domain.audit import AuditFilter
 from doctordesk.domain.cursors import MAX_CURSOR_CHARS, decode_cursor, encode_cursor
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.inputs import MAX_ID, TEXT_PATTERN
 from doctordesk.domain.roles import Role
 from doctordesk.domain.texts import N_
-from doctordesk.services import admin_audit
-from doctordesk.services.admin_audit import AuditFilter
+from doctordesk.services.admin import audit as admin_audit
 from doctordesk.web.deps import RuntimeDep, require_roles
 from doctordesk.web.params import STRICT_ID, STRICT_INSTANT, YEARS, strict_int
 from doctordesk.web.responses import ROLE_READ_RESPONSES
-from doctordesk.web.routers.admin_models import instant, printable
+from doctordesk.web.routers.admin.models import instant, printable
 
 TEXT: dict[str, Any] = {"pattern": TEXT_PATTERN}
 router = APIRouter(

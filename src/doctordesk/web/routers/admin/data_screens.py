@@ -10,13 +10,13 @@ from fastapi import APIRouter, Path, Query
 
 from doctordesk.domain.inputs import MAX_ID, parse_id
 from doctordesk.screens.viewing import Viewing
-from doctordesk.services import admin_fee_screen as fees
-from doctordesk.services import admin_insurance_screen as insurance
-from doctordesk.services import admin_webhook_screens as hooks
+from doctordesk.services.admin import fees_screen as fees
+from doctordesk.services.admin import insurance_screen as insurance
+from doctordesk.services.admin import webhooks_screen as hooks
 from doctordesk.web.deps import SCREEN_HEADERS, FormDep, ScreenRequest, ScreenRequestDep
 from doctordesk.web.params import STRICT_ID
 from doctordesk.web.responses import SCREEN_RESPONSES, SUBMIT_RESPONSES
-from doctordesk.web.routers import admin_forms as forms
+from doctordesk.web.routers.admin import forms
 
 router = APIRouter(prefix="/profile/admin", tags=["administration screens"])
 

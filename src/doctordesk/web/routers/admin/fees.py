@@ -11,13 +11,13 @@ from pydantic import Field
 
 from doctordesk.domain.inputs import MAX_ID
 from doctordesk.domain.roles import Role
-from doctordesk.services import admin_fees
-from doctordesk.services.admin_fees import CURRENCY, KINDS, MAX_AMOUNT_CENTS, MAX_PERCENT, FeeRuleInput
+from doctordesk.services.admin import fees as admin_fees
+from doctordesk.services.admin.fees import CURRENCY, KINDS, MAX_AMOUNT_CENTS, MAX_PERCENT, FeeRuleInput
 from doctordesk.web.bodies import stated
 from doctordesk.web.deps import ActorDep, RuntimeDep, require_roles
 from doctordesk.web.params import STRICT_INSTANT, YEARS
 from doctordesk.web.responses import SUBMIT_RESPONSES
-from doctordesk.web.routers.admin_models import Strict, instant
+from doctordesk.web.routers.admin.models import Strict, instant
 
 router = APIRouter(
     prefix="/admin", tags=["administration"], dependencies=[require_roles(Role.ADMIN)], responses=SUBMIT_RESPONSES

@@ -13,13 +13,13 @@ from typing import Any
 from doctordesk.domain.inputs import MULTI_LINE_TEXT_PATTERN, NON_BLANK_TEXT_PATTERN
 from doctordesk.domain.names import NAME_PATTERN, OPTIONAL_NAME_PATTERN, REFUSED_CLASS
 from doctordesk.domain.roles import Role
-from doctordesk.domain.scheduling import HH_MM_PATTERN, TIMEZONES, ExceptionKind
-from doctordesk.domain.webhooks import MAX_DESCRIPTION_CHARS, MAX_URL_CHARS, SUBSCRIBABLE, URL_PATTERN
-from doctordesk.screens.admin_webhooks import type_field
-from doctordesk.services.admin_fees import KINDS, MAX_PERCENT
-from doctordesk.services.admin_hours import MAX_BLOCKS
-from doctordesk.services.admin_policies import MAX_RECORD_CHARS
-from doctordesk.services.admin_users import MAX_PASSWORD, MIN_PASSWORD, USERNAME_PATTERN
+from doctordesk.domain.scheduling.suggestions import HH_MM_PATTERN, TIMEZONES, ExceptionKind
+from doctordesk.domain.webhooks.rules import MAX_DESCRIPTION_CHARS, MAX_URL_CHARS, SUBSCRIBABLE, URL_PATTERN
+from doctordesk.screens.admin.webhooks import type_field
+from doctordesk.services.admin.fees import KINDS, MAX_PERCENT
+from doctordesk.services.admin.hours import MAX_BLOCKS
+from doctordesk.services.admin.policies import MAX_RECORD_CHARS
+from doctordesk.services.admin.users import MAX_PASSWORD, MIN_PASSWORD, USERNAME_PATTERN
 from doctordesk.web.responses import FLAG_FIELD, ID_FIELD, form_body
 
 EMPTY: dict[str, Any] = {"type": "string", "enum": [""]}

@@ -16,13 +16,13 @@ from pydantic import Field
 
 from doctordesk.domain.inputs import MAX_ID
 from doctordesk.domain.roles import Role
-from doctordesk.domain.scheduling import HH_MM_PATTERN, Hours, HoursException
-from doctordesk.services import admin_hours
-from doctordesk.services.admin_hours import HoursChange
+from doctordesk.domain.scheduling.suggestions import HH_MM_PATTERN, Hours, HoursException
+from doctordesk.services.admin import hours as admin_hours
+from doctordesk.services.admin.hours import HoursChange
 from doctordesk.web.deps import ActorDep, RuntimeDep, require_roles
 from doctordesk.web.params import STRICT_ID
 from doctordesk.web.responses import SUBMIT_RESPONSES
-from doctordesk.web.routers.admin_models import Strict
+from doctordesk.web.routers.admin.models import Strict
 
 
 def hh_mm(schema: dict[str, Any]) -> None:

@@ -11,16 +11,16 @@ from pydantic import Field
 from doctordesk.domain.inputs import MAX_ID
 from doctordesk.domain.names import NAME_PATTERN, OPTIONAL_NAME_PATTERN
 from doctordesk.domain.roles import Role
-from doctordesk.domain.scheduling import TIMEZONES
-from doctordesk.services import admin_locations
-from doctordesk.services.admin_locations import LocationChange
+from doctordesk.domain.scheduling.suggestions import TIMEZONES
+from doctordesk.services.admin import locations as admin_locations
+from doctordesk.services.admin.locations import LocationChange
 from doctordesk.web.bodies import stated
 from doctordesk.web.deps import ActorDep, RuntimeDep, require_roles
 from doctordesk.web.params import STRICT_ID
 from doctordesk.web.responses import SUBMIT_RESPONSES
-from doctordesk.web.routers.admin_models import Strict
+from doctordesk.web.routers.admin.models import Strict
 
-# Time zones: the IANA names the service knows (domain/scheduling.py), stated in /openapi.json.
+# Time zones: the IANA names the service knows (domain/scheduling/suggestions.py), stated in /openapi.json.
 ZONES: dict[str, Any] = {"enum": list(TIMEZONES)}
 ZONES_OR_NULL: dict[str, Any] = {"enum": [*TIMEZONES, None]}
 # A name is counted without the white space around it: something besides white space.

@@ -12,13 +12,13 @@ from pydantic import Field
 from doctordesk.domain.inputs import MAX_ID
 from doctordesk.domain.names import NAME_PATTERN
 from doctordesk.domain.roles import Role
-from doctordesk.services import admin_policies
-from doctordesk.services.admin_policies import MAX_RECORD_CHARS, PolicyInput
+from doctordesk.services.admin import policies as admin_policies
+from doctordesk.services.admin.policies import MAX_RECORD_CHARS, PolicyInput
 from doctordesk.web.bodies import stated
 from doctordesk.web.deps import ActorDep, RuntimeDep, require_roles
 from doctordesk.web.params import STRICT_ID
 from doctordesk.web.responses import SUBMIT_RESPONSES
-from doctordesk.web.routers.admin_models import Strict
+from doctordesk.web.routers.admin.models import Strict
 
 router = APIRouter(
     prefix="/admin", tags=["administration"], dependencies=[require_roles(Role.ADMIN)], responses=SUBMIT_RESPONSES

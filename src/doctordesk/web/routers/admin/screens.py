@@ -7,20 +7,20 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Path, Query, Request
 
+from doctordesk.domain.accounts.passwords import Passwords
+from doctordesk.domain.audit import AuditFilter
 from doctordesk.domain.cursors import MAX_CURSOR_CHARS, decode_cursor
 from doctordesk.domain.inputs import MAX_ID, parse_id
 from doctordesk.domain.roles import Role
 from doctordesk.screens.viewing import Viewing
-from doctordesk.services import admin_audit_screen as audit
-from doctordesk.services import admin_hours_screen as hours
-from doctordesk.services import admin_user_screens as screens
-from doctordesk.services.admin_audit import AuditFilter
-from doctordesk.services.passwords import Passwords
+from doctordesk.services.admin import audit_screen as audit
+from doctordesk.services.admin import hours_screen as hours
+from doctordesk.services.admin import users_screen as screens
 from doctordesk.web.deps import SCREEN_HEADERS, FormDep, ScreenRequest, ScreenRequestDep
 from doctordesk.web.params import STRICT_ID
 from doctordesk.web.responses import SCREEN_RESPONSES, SUBMIT_RESPONSES
-from doctordesk.web.routers import admin_forms as forms
-from doctordesk.web.routers.admin_audit import FilterDep
+from doctordesk.web.routers.admin import forms
+from doctordesk.web.routers.admin.audit import FilterDep
 
 router = APIRouter(prefix="/profile/admin", tags=["administration screens"])
 

@@ -11,7 +11,7 @@ from doctordesk.domain.inputs import MAX_ID
 from doctordesk.domain.integration import Scope
 from doctordesk.domain.names import NAME_PATTERN, OPTIONAL_NAME_PATTERN
 from doctordesk.domain.roles import Actor, Role
-from doctordesk.services import service_accounts as accounts
+from doctordesk.services.integration import service_accounts as accounts
 from doctordesk.web.bodies import StrictBody, stated
 from doctordesk.web.deps import RuntimeDep, require_roles
 from doctordesk.web.params import STRICT_ID

@@ -11,9 +11,10 @@ from pydantic import Field
 from doctordesk.domain.inputs import MAX_ID
 from doctordesk.domain.names import NAME_PATTERN
 from doctordesk.domain.roles import Role
-from doctordesk.domain.scheduling import TIMEZONES
-from doctordesk.services import admin_users, password_links
-from doctordesk.services.admin_users import (
+from doctordesk.domain.scheduling.suggestions import TIMEZONES
+from doctordesk.services.accounts import password_links
+from doctordesk.services.admin import users as admin_users
+from doctordesk.services.admin.users import (
     MAX_PASSWORD,
     MIN_PASSWORD,
     USERNAME_PATTERN,
@@ -25,9 +26,9 @@ from doctordesk.web.bodies import stated
 from doctordesk.web.deps import ActorDep, RuntimeDep, require_roles
 from doctordesk.web.params import STRICT_ID, strict_int
 from doctordesk.web.responses import SUBMIT_RESPONSES
-from doctordesk.web.routers.admin_models import Strict
+from doctordesk.web.routers.admin.models import Strict
 
-# Time zones: the IANA names the service knows (domain/scheduling.py), stated in /openapi.json.
+# Time zones: the IANA names the service knows (domain/scheduling/suggestions.py), stated in /openapi.json.
 ZONES: dict[str, Any] = {"enum": list(TIMEZONES)}
 ZONES_OR_NULL: dict[str, Any] = {"enum": [*TIMEZONES, None]}
 router = APIRouter(

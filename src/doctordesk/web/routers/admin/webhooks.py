@@ -13,12 +13,11 @@ from doctordesk.domain.cursors import MAX_CURSOR_CHARS, decode_cursor, encode_cu
 from doctordesk.domain.inputs import MAX_ID
 from doctordesk.domain.keyset import Position
 from doctordesk.domain.roles import Role
-from doctordesk.domain.webhooks import MAX_URL_CHARS, SUBSCRIBABLE, URL_PATTERN
+from doctordesk.domain.webhooks.rules import MAX_URL_CHARS, SUBSCRIBABLE, URL_PATTERN
+from doctordesk.domain.webhooks.views import DeliveryView, EndpointView
 from doctordesk.i18n import stored
-from doctordesk.services import webhook_deliveries as deliveries
-from doctordesk.services import webhook_endpoints as endpoints
-from doctordesk.services.webhook_deliveries import DeliveryView
-from doctordesk.services.webhook_endpoints import EndpointChanges, EndpointView
+from doctordesk.services.webhooks import deliveries, endpoints
+from doctordesk.services.webhooks.endpoints import EndpointChanges
 from doctordesk.web.bodies import StrictBody, stated
 from doctordesk.web.deps import ActorDep, RuntimeDep, require_roles
 from doctordesk.web.params import STRICT_ID, strict_int

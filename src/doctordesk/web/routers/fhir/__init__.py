@@ -1,1 +1,1 @@
-"""Fhir: the routers of this feature."""
+"""The FHIR R4 interface under /fhir: routes and its HTTP edge."""

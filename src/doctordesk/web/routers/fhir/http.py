@@ -16,8 +16,8 @@ from fastapi.routing import APIRoute
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from doctordesk.domain import errors as e
-from doctordesk.domain import fhir
-from doctordesk.domain.fhir_errors import Gone, NotSupported, Unprocessable, VersionMismatch
+from doctordesk.domain.fhir import mapping as fhir
+from doctordesk.domain.fhir.errors import Gone, NotSupported, Unprocessable, VersionMismatch
 from doctordesk.i18n import _
 from doctordesk.web.errors import is_transient
 from doctordesk.web.field_messages import field_message

@@ -1,5 +1,5 @@
 """The HL7 FHIR R4 (4.0.1) interface under ``/fhir`` (docs/fhir.md): thin routes that parse, call one service and
-answer ``application/fhir+json``; every error is an OperationOutcome (``web/fhir_http.FhirRoute``)."""
+answer ``application/fhir+json``; every error is an OperationOutcome (``web/routers/fhir/http.FhirRoute``)."""
 
 from __future__ import annotations
 
@@ -8,26 +8,24 @@ from typing import Annotated
 from fastapi import APIRouter, Header, Request, Response
 
 from doctordesk import __version__
-from doctordesk.domain import fhir
-from doctordesk.domain import fhir_subscriptions as subscription_rules
 from doctordesk.domain.errors import NotFound
-from doctordesk.domain.fhir_errors import NotSupported
-from doctordesk.domain.files import content_disposition
-from doctordesk.services import (
-    fhir_answers,
-    fhir_appointments,
-    fhir_audit,
-    fhir_capability,
-    fhir_chat,
-    fhir_directory,
-    fhir_requests,
-    fhir_slots,
-    fhir_subscriptions,
-)
-from doctordesk.services.fhir_search import Search
+from doctordesk.domain.fhir import mapping as fhir
+from doctordesk.domain.fhir import subscriptions as subscription_rules
+from doctordesk.domain.fhir.errors import NotSupported
+from doctordesk.domain.files.attachments import content_disposition
+from doctordesk.services.fhir import answers as fhir_answers
+from doctordesk.services.fhir import appointments as fhir_appointments
+from doctordesk.services.fhir import audit as fhir_audit
+from doctordesk.services.fhir import capability as fhir_capability
+from doctordesk.services.fhir import chat as fhir_chat
+from doctordesk.services.fhir import directory as fhir_directory
+from doctordesk.services.fhir import requests as fhir_requests
+from doctordesk.services.fhir import slots as fhir_slots
+from doctordesk.services.fhir import subscriptions as fhir_subscriptions
+from doctordesk.services.fhir.search import Search
 from doctordesk.web.deps import FhirCallerDep, RuntimeDep
 from doctordesk.web.errors import allowed_methods
-from doctordesk.web.fhir_http import (
+from doctordesk.web.routers.fhir.http import (
     FhirResponse,
     FhirRoute,
     fhir_body,

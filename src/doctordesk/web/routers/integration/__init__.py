@@ -1,1 +1,1 @@
-"""Integration: the routers of this feature."""
+"""The integration API under /integration/v1 and the plain JSON read API."""

@@ -8,13 +8,13 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Path, Query
 
-from doctordesk.domain.appointments import AppointmentView
+from doctordesk.domain.appointments.status import StatusName, codes_for_name
+from doctordesk.domain.appointments.views import AppointmentView
 from doctordesk.domain.cursors import DEFAULT_LIMIT, MAX_CURSOR_CHARS, MAX_LIMIT, decode_cursor, encode_cursor
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.inputs import MAX_ID
-from doctordesk.domain.status import StatusName, codes_for_name
 from doctordesk.domain.texts import N_
-from doctordesk.services.appointments import get_appointment, list_appointments, position_of
+from doctordesk.services.appointments.reading import get_appointment, list_appointments, position_of
 from doctordesk.web.deps import ActorDep, RuntimeDep
 from doctordesk.web.params import DAY_IN_RANGE, STRICT_DATE, STRICT_ID, strict_int
 from doctordesk.web.responses import SCREEN_RESPONSES

@@ -12,14 +12,14 @@ from fastapi import APIRouter, Header, Path, Query
 from fastapi.responses import JSONResponse
 from pydantic import AwareDatetime, ConfigDict, Field, field_validator
 
-from doctordesk.domain.decisions import MAX_REASON_CHARS, Trigger
+from doctordesk.domain.appointments.decisions import MAX_REASON_CHARS, Trigger
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.inputs import MAX_ID, NON_BLANK_MULTI_LINE_TEXT_PATTERN
 from doctordesk.domain.integration import IDEMPOTENCY_KEY_PATTERN, body_hash, is_valid_idempotency_key
 from doctordesk.domain.names import NAME_PATTERN
 from doctordesk.domain.texts import N_
-from doctordesk.services import free_times, outside_events
-from doctordesk.services import integration_requests as requests
+from doctordesk.services.booking import free_times
+from doctordesk.services.integration import outside_events, requests
 from doctordesk.web.bodies import StrictBody, stated
 from doctordesk.web.deps import IntegrationDep, RuntimeDep
 from doctordesk.web.params import DAY_IN_RANGE, STRICT_DATE, STRICT_ID, strict_int

@@ -34,7 +34,7 @@ from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
 from doctordesk.services.admin.audit import record_change
 from doctordesk.services.admin.users import forget_clinic
-from doctordesk.services.scheduling.clinic_facts import lock_schedules
+from doctordesk.services.scheduling.busy_times import lock_schedules
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.admin_tables import WorkHoursException
 from doctordesk.store.tables import Appointment, Location, User, WorkHours

@@ -13,7 +13,8 @@ from doctordesk.domain.scheduling.free_times import MAX_DAYS, FreeTimeQuery, fre
 from doctordesk.domain.scheduling.suggestions import MAX_DURATION
 from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
-from doctordesk.services.scheduling.clinic_facts import busy_times, cached_clinic
+from doctordesk.services.scheduling.busy_times import busy_times
+from doctordesk.services.scheduling.clinic_facts import cached_clinic
 
 
 async def free_times(

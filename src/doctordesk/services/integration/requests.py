@@ -29,7 +29,8 @@ from doctordesk.domain.scheduling.suggestions import Original, Proposal, check_p
 from doctordesk.domain.texts import N_, Moment, Text
 from doctordesk.runtime import Runtime
 from doctordesk.services.review.decisions import transition
-from doctordesk.services.scheduling.clinic_facts import Clinic, busy_times, cached_clinic, lock_schedules
+from doctordesk.services.scheduling.busy_times import busy_times, lock_schedules
+from doctordesk.services.scheduling.clinic_facts import Clinic, cached_clinic
 from doctordesk.services.uow import UnitOfWork, unit_of_work
 from doctordesk.store import plain_rows
 from doctordesk.store.integration_tables import IdempotencyRecord, IntegrationRequest

@@ -36,7 +36,8 @@ from doctordesk.screens.wording import status_label, status_props
 from doctordesk.services.appointments import notices
 from doctordesk.services.audit import audit_now
 from doctordesk.services.review.screen import assess_cards, cards_from_form, version_from
-from doctordesk.services.scheduling.clinic_facts import cached_clinic, subject_for
+from doctordesk.services.review.subject import subject_for
+from doctordesk.services.scheduling.clinic_facts import cached_clinic
 from doctordesk.services.uow import UnitOfWork, unit_of_work
 from doctordesk.store import plain_rows
 from doctordesk.store.review_tables import AppointmentOffer, OfferState, ReviewDraft

@@ -41,16 +41,9 @@ from doctordesk.screens.protocol import Page, UpdateSet
 from doctordesk.screens.state import Viewer
 from doctordesk.screens.viewing import Viewing
 from doctordesk.services.audit import audit
-from doctordesk.services.scheduling.clinic_facts import (
-    Clinic,
-    appointment_for,
-    busy_times,
-    cached_clinic,
-    facts_for,
-    lock_schedules,
-    subject_for,
-    view_of,
-)
+from doctordesk.services.review.subject import appointment_for, facts_for, subject_for, view_of
+from doctordesk.services.scheduling.busy_times import busy_times, lock_schedules
+from doctordesk.services.scheduling.clinic_facts import Clinic, cached_clinic
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.review_tables import ReviewDraft
 from doctordesk.store.tables import Appointment

@@ -1,153 +1,29 @@
-"""Loading what the Review and Approve rules need from storage, with the decider's rights applied in one place.
-
-The overlap check reads one bounded range of the (doctor_id, start_at) indexes per proposal, so its cost does not
-grow with the length of the doctor's history.
-"""
+"""The clinic's reference data as scheduling decisions read it (doctors, locations, work hours, fees), cached
+for a few seconds per process, and a patient's policies."""
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
-from functools import lru_cache
-from typing import Any
+from datetime import timedelta
 
-from sqlalchemy import BigInteger, CompoundSelect, Select, and_, bindparam, literal, select, union_all
+from sqlalchemy import BigInteger, bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from doctordesk.domain.appointments.status import Status
-from doctordesk.domain.appointments.views import AppointmentView, Party, Place
-from doctordesk.domain.errors import NotFound
-from doctordesk.domain.review.assessment import ReviewFacts
 from doctordesk.domain.review.coverage import Policy
 from doctordesk.domain.review.fees import FeeRow
-from doctordesk.domain.roles import Actor, Role
-from doctordesk.domain.scheduling.suggestions import DEFAULT_HORIZON, Busy, Directory, Hours, HoursException, Original
-from doctordesk.domain.texts import N_, Text
+from doctordesk.domain.scheduling.suggestions import DEFAULT_HORIZON, Directory, Hours, HoursException
 from doctordesk.runtime import Runtime
 from doctordesk.screens.protocol import Option
 from doctordesk.store.admin_tables import WorkHoursException
-from doctordesk.store.review_tables import AppointmentOffer, OfferState, ReviewDraft
 from doctordesk.store.tables import (
-    Appointment,
     DoctorProfile,
     FeeSchedule,
     InsurancePolicy,
     Location,
-    Patient,
     User,
-    UTCDateTime,
     WorkHours,
 )
-
-
-def may_decide(actor: Actor, appointment: Appointment) -> bool:
-    """Only the appointment's doctor decides on it (an admin administers the clinic; it is no doctor)."""
-    return actor.role is Role.DOCTOR and actor.user_id == appointment.doctor_id
-
-
-def may_answer(actor: Actor, appointment: Appointment) -> bool:
-    """Only the appointment's patient answers its offers."""
-    return actor.role is Role.PATIENT and actor.patient_id == appointment.patient_id
-
-
-async def appointment_for(
-    session: AsyncSession, actor: Actor, appointment_id: int, *, lock: bool = False, patient: bool = False
-) -> Appointment:
-    """The appointment if the actor may act on it (as decider, or as its patient); NotFound otherwise.
-
-    ``lock`` takes the row lock (PostgreSQL ``FOR UPDATE``; SQLite writers are already serialised by
-    ``BEGIN IMMEDIATE``), so two decisions on one appointment run one after the other.
-    """
-    query = select(Appointment).where(Appointment.id == appointment_id)
-    if lock:
-        query = query.with_for_update()
-    appointment = (await session.execute(query)).scalar_one_or_none()
-    allowed = may_answer if patient else may_decide
-    if appointment is None or not allowed(actor, appointment):
-        raise NotFound(N_("Appointment not found."))
-    return appointment
-
-
-@dataclass
-class Subject:
-    """An appointment the actor may decide on, read with what a decision needs beside it (one query)."""
-
-    appointment: Appointment
-    draft: ReviewDraft | None  # the actor's own draft on it
-    doctor_name: str
-    patient_name: str
-    patient_user_id: int | None  # the patient's account, for notifications (None: no account)
-
-    @property
-    def notify(self) -> tuple[int, ...]:
-        """Whom a decision notifies: the patient's account, when there is one."""
-        return (self.patient_user_id,) if self.patient_user_id is not None else ()
-
-
-@lru_cache(maxsize=2)
-def _subject_statement(lock: bool) -> Select[Appointment, ReviewDraft, str, str, int | None]:
-    """The subject query, built once per variant with bound parameters ``appointment`` and ``user`` (a statement
-    reused as is skips SQLAlchemy's per-call construction and cache-key work on the decision path)."""
-    query = (
-        select(Appointment, ReviewDraft, User.display_name, Patient.name, Patient.user_id)
-        .join(User, User.id == Appointment.doctor_id)
-        .join(Patient, Patient.id == Appointment.patient_id)
-        .outerjoin(
-            ReviewDraft,
-            and_(
-                ReviewDraft.appointment_id == Appointment.id,
-                ReviewDraft.user_id == bindparam("user", type_=BigInteger()),
-            ),
-        )
-        .where(Appointment.id == bindparam("appointment", type_=BigInteger()))
-    )
-    return query.with_for_update(of=Appointment) if lock else query
-
-
-async def subject_for(session: AsyncSession, actor: Actor, appointment_id: int, *, lock: bool = False) -> Subject:
-    """``appointment_for`` (decider's rights, ``lock``) plus the actor's draft and the parties' names and the
-    patient's account: one round trip where the screen and the decisions made four."""
-    params = {"appointment": appointment_id, "user": actor.user_id}
-    row = (await session.execute(_subject_statement(lock), params)).one_or_none()
-    if row is None or not may_decide(actor, row[0]):
-        raise NotFound(N_("Appointment not found."))
-    return Subject(row[0], row[1], doctor_name=row[2], patient_name=row[3], patient_user_id=row[4])
-
-
-async def lock_schedules(session: AsyncSession, doctor_ids: Sequence[int]) -> None:
-    """Serialise schedule changes per doctor: two sessions proposing the same doctor's time wait for each other
-    (PostgreSQL row locks on the doctors' profiles, in id order so they cannot deadlock)."""
-    if session.get_bind().dialect.name == "sqlite" or not doctor_ids:
-        return
-    await session.execute(
-        select(DoctorProfile.user_id)
-        .where(DoctorProfile.user_id.in_(sorted(set(doctor_ids))))
-        .order_by(DoctorProfile.user_id)
-        .with_for_update()
-    )
-
-
-def view_of(subject: Subject, c: Clinic) -> AppointmentView:
-    a = subject.appointment
-    return AppointmentView(
-        id=a.id,
-        status=Status(a.status),
-        start=a.start_at,
-        duration_minutes=a.duration_minutes,
-        doctor=Party(a.doctor_id, subject.doctor_name),
-        location=Place(a.location_id, c.location_names[a.location_id], c.directory.locations[a.location_id]),
-        patient=Party(a.patient_id, subject.patient_name),
-        service=a.service,
-        chat_enabled=a.chat_enabled,
-        disclaimer_required=a.disclaimer_required,
-        prescription_needed=a.prescription_needed,
-        version=a.version,
-        updated_at=a.updated_at,
-        request_note=a.request_note,
-        decline_reason=a.decline_reason,
-    )
 
 
 @dataclass
@@ -232,86 +108,3 @@ _POLICIES = (
 async def policies_of(session: AsyncSession, patient_id: int) -> list[Policy]:
     rows = await session.execute(_POLICIES, {"patient": patient_id})
     return [Policy(p.valid_from, p.valid_to, p.network, p.exclusions, p.third_party_data) for p in rows.scalars().all()]
-
-
-async def facts_for(
-    session: AsyncSession, actor: Actor, a: Appointment, c: Clinic, location_timezone: str, now: datetime
-) -> ReviewFacts:
-    return ReviewFacts(
-        appointment_id=a.id,
-        status=Status(a.status),
-        version=a.version,
-        original=Original(a.doctor_id, a.location_id, a.start_at),
-        duration_minutes=a.duration_minutes,
-        service=a.service,
-        location_timezone=location_timezone,
-        disclaimer_required=a.disclaimer_required,
-        prescription_needed=a.prescription_needed,
-        directory=c.directory,
-        can_prescribe=c.can_prescribe,
-        profile_timezone=c.profile_timezones.get(actor.user_id),
-        work_hours=c.work_hours,
-        hours_exceptions=c.hours_exceptions,
-        fee_rows=c.fee_rows,
-        policies=await policies_of(session, a.patient_id),
-        now=now,
-        horizon=c.horizon,
-    )
-
-
-@lru_cache(maxsize=8)
-def _busy_statement(k: int) -> CompoundSelect[int, datetime, int, str]:
-    """The overlap query for ``k`` ranges, built once: bound parameters ``d{i}``, ``lo{i}``, ``hi{i}`` and
-    ``appointment`` (a statement reused as is skips SQLAlchemy's per-call cache-key work)."""
-    parts: list[Select[int, datetime, int, str]] = []
-    appointment = bindparam("appointment", type_=BigInteger())
-    approved = literal(int(Status.APPROVED))
-    for i in range(k):
-        doctor = bindparam(f"d{i}", type_=BigInteger())
-        lo = bindparam(f"lo{i}", type_=UTCDateTime())
-        hi = bindparam(f"hi{i}", type_=UTCDateTime())
-        parts.append(
-            select(
-                Appointment.doctor_id, Appointment.start_at, Appointment.duration_minutes, literal("a").label("kind")
-            ).where(
-                Appointment.doctor_id == doctor,
-                Appointment.start_at >= lo,
-                Appointment.start_at < hi,
-                (Appointment.status + 0) == approved,
-                Appointment.id != appointment,
-            )
-        )
-        parts.append(
-            select(
-                AppointmentOffer.doctor_id,
-                AppointmentOffer.start_at,
-                AppointmentOffer.duration_minutes,
-                literal("o").label("kind"),
-            ).where(
-                AppointmentOffer.doctor_id == doctor,
-                AppointmentOffer.start_at >= lo,
-                AppointmentOffer.start_at < hi,
-                AppointmentOffer.state == literal(OfferState.OPEN),
-                AppointmentOffer.appointment_id != appointment,
-            )
-        )
-    return union_all(*parts)
-
-
-async def busy_times(
-    session: AsyncSession, appointment_id: int, ranges: Sequence[tuple[int, datetime, datetime]]
-) -> list[Busy]:
-    """Approved appointments and open offers of other appointments whose start lies in one of ``ranges``
-    (doctor, from, to). One bounded index range per entry; ``status + 0`` keeps the planner on the
-    (doctor_id, start_at) index instead of the (doctor_id, status) one."""
-    if not ranges:
-        return []
-    params: dict[str, Any] = {"appointment": appointment_id}
-    for i, (doctor_id, lo, hi) in enumerate(ranges):
-        params.update({f"d{i}": doctor_id, f"lo{i}": lo, f"hi{i}": hi})
-    rows = await session.execute(_busy_statement(len(ranges)), params)
-    out = []
-    for doctor_id, start, minutes, kind in rows:
-        what = Text("an approved appointment") if kind == "a" else Text("an offer sent to another patient")
-        out.append(Busy(doctor_id, start, start + timedelta(minutes=minutes), what))
-    return out

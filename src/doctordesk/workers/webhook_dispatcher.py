@@ -14,7 +14,7 @@ import heapq
 import logging
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -456,9 +456,7 @@ class WebhookDispatcher(DrainLoop):
                 return
             self._attempts, self._given_back, self._gone = [], [], set()
             try:
-                stopped = await settle(
-                    self.db, self.settings, attempts, gone=gone, now=self.clock.now(), given_back=given_back
-                )
+                stopped = await self._settle(attempts, gone=gone, now=self.clock.now(), given_back=given_back)
             except BaseException:
                 self._attempts[:0], self._given_back[:0] = attempts, given_back
                 self._gone |= gone
@@ -483,3 +481,9 @@ class WebhookDispatcher(DrainLoop):
         else:
             endpoint.gone = False
         self._check_idle()
+
+    async def _settle(
+        self, attempts: Sequence[Attempt], *, gone: Collection[int], now: datetime, given_back: Sequence[GivenBack]
+    ) -> set[int]:
+        """Record outcomes in one transaction (``webhook_settling.settle``). The endpoints stopped."""
+        return await settle(self.db, self.settings, attempts, gone=gone, now=now, given_back=given_back)

@@ -28,11 +28,12 @@ from sqlalchemy import text
 from bench.common import database_label, scratch_database
 from doctordesk.app import create_app
 from doctordesk.config import Settings
-from doctordesk.services.passwords import Passwords
-from doctordesk.store import sample_files, seed
+from doctordesk.domain.accounts.passwords import Passwords
 from doctordesk.store.chat_tables import ChatThread
 from doctordesk.store.db import create_engine
 from doctordesk.store.migrate import upgrade
+from doctordesk.store.seed import demo as seed
+from doctordesk.store.seed import sample_files
 
 SENDS_TEXT = 300
 SENDS_PDF = 60

@@ -30,12 +30,12 @@ from sqlalchemy.ext.asyncio import async_sessionmaker
 from bench.common import own_postgres_databases, percentile
 from doctordesk.app import create_app
 from doctordesk.config import Settings
+from doctordesk.domain.accounts.passwords import Passwords
+from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.clock import FixedClock
-from doctordesk.domain.status import Status
-from doctordesk.services.passwords import Passwords
-from doctordesk.store import seed
 from doctordesk.store.db import create_engine
 from doctordesk.store.migrate import upgrade
+from doctordesk.store.seed import demo as seed
 from doctordesk.store.tables import Appointment
 
 NOW = datetime(2026, 11, 23, 7, 0, tzinfo=UTC)

@@ -323,7 +323,6 @@ async def push_throughput(url: str) -> None:
 
     from doctordesk.config import Settings
     from doctordesk.domain.clock import SystemClock
-    from doctordesk.realtime.dispatcher import Dispatcher
     from doctordesk.realtime.metrics import Metrics
     from doctordesk.realtime.outbox import Due
     from doctordesk.realtime.push import GorushAdapter, Outcome
@@ -331,6 +330,7 @@ async def push_throughput(url: str) -> None:
     from doctordesk.store.migrate import upgrade
     from doctordesk.store.realtime_tables import Device, PushOutbox
     from doctordesk.store.tables import User
+    from doctordesk.workers.push_dispatcher import Dispatcher
 
     db = Database(url)
     await upgrade(db.engine)

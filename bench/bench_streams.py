@@ -34,7 +34,7 @@ from sqlalchemy import insert, select
 from bench.bare_sse_app import BARE_SSE_PATH
 from bench.bench_realtime import open_many, rss_kib, run, table
 from bench.common import Server, database_label, machine
-from doctordesk.services.auth import token_hash
+from doctordesk.services.accounts.auth import token_hash
 from doctordesk.store.db import create_engine
 from doctordesk.store.tables import AccessToken, User
 from doctordesk.web.routers.stream import STREAM_PATH

@@ -1,4 +1,4 @@
-"""What one check of the open streams' tokens costs (realtime/token_checks.py): 5,000 streams on one instance,
+"""What one check of the open streams' tokens costs (workers/token_checks.py): 5,000 streams on one instance,
 each with its own token, checked against the database in batched primary-key lookups. Prints the time per check
 (p50, p99, in ms) with every token valid and with a tenth of them revoked; SQLite by default, PostgreSQL when
 ``DOCTORDESK_BENCH_POSTGRES_URL`` is set (in a database of its own on that server, dropped afterwards)."""
@@ -16,10 +16,10 @@ from sqlalchemy import insert, update
 from bench.common import database_label, machine, percentile, scratch_database, table
 from doctordesk.app import build_runtime
 from doctordesk.config import Settings
-from doctordesk.realtime.token_checks import TokenChecks
 from doctordesk.store.db import create_engine
 from doctordesk.store.migrate import upgrade
 from doctordesk.store.tables import AccessToken, User
+from doctordesk.workers.token_checks import TokenChecks
 
 STREAMS = 5000
 RUNS = 30

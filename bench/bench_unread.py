@@ -25,10 +25,10 @@ from bench.bench_chat import fill_thread
 from bench.common import machine, percentile, postgres_server, scratch_database, table
 from doctordesk.app import create_app
 from doctordesk.config import Settings
-from doctordesk.services.passwords import Passwords
-from doctordesk.store import seed
+from doctordesk.domain.accounts.passwords import Passwords
 from doctordesk.store.db import create_engine
 from doctordesk.store.migrate import upgrade
+from doctordesk.store.seed import demo as seed
 
 UNREAD = (50, int(os.environ.get("BENCH_UNREAD", "50000")))
 RUNS = int(os.environ.get("BENCH_UNREAD_RUNS", "200"))

@@ -123,11 +123,11 @@ class Result:
 
 async def prepare(url: str) -> tuple[list[int], str]:
     """The demo clinic in an empty database: its appointment ids and a new signing secret."""
-    from doctordesk.services.passwords import Passwords
-    from doctordesk.services.webhook_endpoints import new_secret
-    from doctordesk.store import seed
+    from doctordesk.domain.accounts.passwords import Passwords
+    from doctordesk.services.webhooks.endpoints import new_secret
     from doctordesk.store.db import Database
     from doctordesk.store.migrate import upgrade
+    from doctordesk.store.seed import demo as seed
 
     db = Database(url)
     try:
@@ -142,7 +142,7 @@ async def prepare(url: str) -> tuple[list[int], str]:
 async def enqueue(db: Any, appointments: list[int], sequence: range) -> None:
     """Events through the outbox hook, BATCH per commit."""
     from doctordesk.domain.events import DomainEvent
-    from doctordesk.realtime import webhook_outbox
+    from doctordesk.services.webhooks import outbox as webhook_outbox
 
     for start in range(sequence.start, sequence.stop, BATCH):
         events = [
@@ -161,7 +161,7 @@ async def register(db: Any, endpoint_url: str, secret: str) -> None:
     """A fresh outbox and one endpoint subscribed to every type."""
     from sqlalchemy import text
 
-    from doctordesk.domain import webhooks
+    from doctordesk.domain.webhooks import rules as webhooks
     from doctordesk.store.webhook_tables import WebhookEndpoint
 
     now = datetime.now(UTC)

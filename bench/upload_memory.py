@@ -20,7 +20,7 @@ import httpx
 from PIL import Image
 
 from bench.common import Server, table
-from doctordesk.store import sample_files
+from doctordesk.store.seed import sample_files
 
 CONCURRENT = 8
 FILE_BYTES = 10 * 1024 * 1024 - 64 * 1024

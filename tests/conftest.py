@@ -16,7 +16,7 @@ from doctordesk.app import create_app
 from doctordesk.config import Settings
 from doctordesk.domain.clock import FixedClock
 from doctordesk.runtime import Runtime
-from doctordesk.store import seed as seed_module
+from doctordesk.store.seed import demo as seed_module
 from tests.support import databases
 
 

@@ -16,54 +16,46 @@ from starlette.routing import BaseRoute
 from starlette.types import ASGIApp
 
 from doctordesk import __version__
+from doctordesk.caches.auth import AuthCache, KeyCache
 from doctordesk.config import Settings, load_settings
-from doctordesk.domain import webhooks
+from doctordesk.domain.accounts.passwords import Passwords
 from doctordesk.domain.clock import Clock, SystemClock
 from doctordesk.domain.events import DomainEvent
+from doctordesk.domain.webhooks import rules as webhooks
 from doctordesk.realtime import outbox
-from doctordesk.realtime import wiring as realtime
 from doctordesk.realtime.bus import EventBus
 from doctordesk.realtime.hub import Hub
 from doctordesk.realtime.redis_bus import RedisBus
-from doctordesk.realtime.token_checks import TokenChecks
 from doctordesk.runtime import Runtime
 from doctordesk.screens.state import Revisions, ScreenStates
-from doctordesk.services import api_keys, auth, login_throttle
-from doctordesk.services.auth_cache import AuthCache, KeyCache
-from doctordesk.services.passwords import Passwords
+from doctordesk.services.accounts import auth, login_throttle
+from doctordesk.services.integration import api_keys
 from doctordesk.store.db import Database
 from doctordesk.web import errors, responses, route_table
 from doctordesk.web.head_requests import HeadAsGet
 from doctordesk.web.language import Language
 from doctordesk.web.limits import BodyLimit
 from doctordesk.web.observability import RequestTimer
-from doctordesk.web.routers import (
-    admin_audit,
-    admin_data_screens,
-    admin_fees,
-    admin_hours,
-    admin_locations,
-    admin_policies,
-    admin_screens,
-    admin_service_accounts,
-    admin_users,
-    api,
-    appointments,
-    booking,
-    calendar,
-    chat,
-    fhir,
-    integration,
-    language,
-    ops,
-    review,
-    stream,
-    webhooks_admin,
-)
+from doctordesk.web.routers import appointments, booking, calendar, chat, language, ops, review, stream
 from doctordesk.web.routers import auth as auth_router
+from doctordesk.web.routers.admin import audit as admin_audit
+from doctordesk.web.routers.admin import data_screens as admin_data_screens
+from doctordesk.web.routers.admin import fees as admin_fees
+from doctordesk.web.routers.admin import hours as admin_hours
+from doctordesk.web.routers.admin import locations as admin_locations
+from doctordesk.web.routers.admin import policies as admin_policies
+from doctordesk.web.routers.admin import screens as admin_screens
+from doctordesk.web.routers.admin import service_accounts as admin_service_accounts
+from doctordesk.web.routers.admin import users as admin_users
+from doctordesk.web.routers.admin import webhooks as webhooks_admin
+from doctordesk.web.routers.fhir import routes as fhir
+from doctordesk.web.routers.integration import read_api as api
+from doctordesk.web.routers.integration import routes as integration
 from doctordesk.web.security import SecurityHeaders
 from doctordesk.web.unchanged_polls import UnchangedPolls
 from doctordesk.web.webapp import web_app_mount
+from doctordesk.workers import wiring as realtime
+from doctordesk.workers.token_checks import TokenChecks
 
 STATIC = Path(__file__).parent / "web" / "static"
 

@@ -11,8 +11,8 @@ import typer
 
 from doctordesk.config import Settings, SettingsError, load_settings
 from doctordesk.domain.errors import DomainError
-from doctordesk.domain.import_rows import Kind
 from doctordesk.domain.roles import Role
+from doctordesk.domain.transfer.import_rows import Kind
 
 app = typer.Typer(help="doctordesk: the service behind a doctor-facing app.", no_args_is_help=True)
 
@@ -74,9 +74,9 @@ def migrate() -> None:
 @app.command("seed-demo")
 def seed_demo(if_empty: bool = typer.Option(False, "--if-empty", help="Do nothing when users exist")) -> None:
     """Fill the database with the demo clinic (accounts with password 'demo')."""
-    from doctordesk.services.passwords import Passwords
-    from doctordesk.store import seed
+    from doctordesk.domain.accounts.passwords import Passwords
     from doctordesk.store.db import Database
+    from doctordesk.store.seed import demo as seed
 
     settings = checked_settings()
 
@@ -105,7 +105,7 @@ def create_user(
     password: str = typer.Option(None, help="Password (asked for when not given)"),
 ) -> None:
     """Create a user account."""
-    from doctordesk.services import users
+    from doctordesk.services.accounts import users
     from doctordesk.store.db import Database
 
     secret = password or getpass.getpass("Password: ")
@@ -173,13 +173,13 @@ def worker(
     import signal
 
     from doctordesk.domain.clock import SystemClock
-    from doctordesk.realtime.dispatcher import Dispatcher
     from doctordesk.realtime.lease import DrainLoop
     from doctordesk.realtime.metrics import Metrics
     from doctordesk.realtime.push import make_adapter
-    from doctordesk.realtime.webhook_dispatcher import WebhookDispatcher
-    from doctordesk.realtime.wiring import worker_bus
     from doctordesk.store.db import Database
+    from doctordesk.workers.push_dispatcher import Dispatcher
+    from doctordesk.workers.webhook_dispatcher import WebhookDispatcher
+    from doctordesk.workers.wiring import worker_bus
 
     settings = checked_settings()
     adapter = make_adapter(settings.push_adapter, settings.push_url, settings.push_credentials)

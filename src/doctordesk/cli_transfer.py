@@ -20,11 +20,11 @@ from sqlalchemy.exc import IntegrityError
 
 from doctordesk import i18n
 from doctordesk.config import load_settings
-from doctordesk.domain.import_rows import KIND_ORDER, Kind
 from doctordesk.domain.texts import N_, Text
+from doctordesk.domain.transfer.import_rows import KIND_ORDER, Kind
 from doctordesk.i18n import t
-from doctordesk.services.import_files import FORMATS, ImportFileError, read_rows
-from doctordesk.services.importing import ImportReport, import_rows
+from doctordesk.services.transfer.import_files import FORMATS, ImportFileError, read_rows
+from doctordesk.services.transfer.importing import ImportReport, import_rows
 
 
 class ProgressBar:
@@ -151,7 +151,7 @@ def print_report(report: ImportReport, *, skip_invalid: bool) -> None:
 
 def run_export(kind: Kind | None, *, file_format: str | None, output: Path | None) -> int:
     """Export one kind (CSV or JSON) or every kind (JSON) to ``output`` or stdout."""
-    from doctordesk.services.exporting import export_rows, to_csv, to_json
+    from doctordesk.services.transfer.exporting import export_rows, to_csv, to_json
     from doctordesk.store.db import Database
 
     fmt = file_format or (output.suffix.lower().lstrip(".") if output else "") or "json"

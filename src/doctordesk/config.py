@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from doctordesk.domain.scheduling import DEFAULT_HORIZON, MAX_HORIZON
+from doctordesk.domain.scheduling.suggestions import DEFAULT_HORIZON, MAX_HORIZON
 
 PREFIX = "DOCTORDESK_"
 log = logging.getLogger(__name__)

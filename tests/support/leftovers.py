@@ -19,7 +19,7 @@ from typing import Any
 
 from sqlalchemy import String, Text, select
 
-from doctordesk.domain.webhooks import SUBSCRIBABLE
+from doctordesk.domain.webhooks.rules import SUBSCRIBABLE
 from doctordesk.i18n import catalog
 from doctordesk.screens.protocol import walk
 from doctordesk.store.schema import metadata

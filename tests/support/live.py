@@ -19,7 +19,7 @@ from pathlib import Path
 
 import httpx
 
-from doctordesk.services.passwords import Passwords
+from doctordesk.domain.accounts.passwords import Passwords
 from tests.support import databases
 
 # Generous: a busy machine (a parallel run beside other work) can take many seconds to import and start the app.

@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 from doctordesk.client.errors import ClientError
-
-if TYPE_CHECKING:
-    from doctordesk.client.screen import Screen
 
 ChangeKind = Literal["page", "update", "error", "closed"]
 Trigger = Literal["open", "reload", "navigate", "poll", "stream", "action", "patch", "close"]
@@ -33,10 +30,17 @@ class Change:
     error: ClientError | None = None
 
 
+class ChangeFeed(Protocol):
+    """What ``Changes`` reads of its screen: whether it is closed, and the queues its changes go to."""
+
+    closed: bool
+    _queues: list[asyncio.Queue[Change]]
+
+
 class Changes:
     """An async iterator over a screen's changes from the moment it was created; ends after ``closed``."""
 
-    def __init__(self, screen: Screen) -> None:
+    def __init__(self, screen: ChangeFeed) -> None:
         self._screen = screen
         self._queue: asyncio.Queue[Change] = asyncio.Queue()
         self._done = screen.closed

@@ -13,17 +13,15 @@ import inspect
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from doctordesk.client import forms
 from doctordesk.client.changes import Change, Changes, Trigger
 from doctordesk.client.errors import ClientError, ProtocolError
 from doctordesk.client.forms import FileUpload
+from doctordesk.client.host import ScreenHost
 from doctordesk.client.timers import TimerHandle
 from doctordesk.screens.protocol import PatchError, apply, walk
-
-if TYPE_CHECKING:
-    from doctordesk.client.session import Client
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +45,7 @@ class Screen:
     ``elements`` (the JSON element tree of docs/protocol.md, with the values set locally).
     """
 
-    def __init__(self, client: Client, page: dict[str, Any]) -> None:
+    def __init__(self, client: ScreenHost, page: dict[str, Any]) -> None:
         self.client = client
         self.name = ""
         self.title = ""

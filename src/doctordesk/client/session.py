@@ -307,6 +307,10 @@ class Client:
                 self.is_endpoint = EndpointMatcher([*templates, *load_vectors()["patch_endpoints"]])
         return self._api
 
+    def forget_api_description(self) -> None:
+        """Fetch ``/openapi.json`` again when next asked."""
+        self._api = None
+
     async def _restart_stream(self) -> None:
         if self.stream is not None:
             await self.stream.stop()

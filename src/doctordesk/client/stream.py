@@ -23,14 +23,12 @@ import logging
 import time
 from collections.abc import AsyncIterable, AsyncIterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import httpx
 
 from doctordesk.client.errors import ApiError, ClientError, ProtocolError, Unauthorized, decode
-
-if TYPE_CHECKING:
-    from doctordesk.client.session import Client
+from doctordesk.client.host import StreamHost
 
 log = logging.getLogger(__name__)
 
@@ -102,7 +100,7 @@ class RealtimeStream:
     ``connected`` is set while a stream is open; ``connections`` counts the streams opened so far.
     """
 
-    def __init__(self, client: Client, *, reconnect_delay: float = 1.0, read_timeout: float = 75.0) -> None:
+    def __init__(self, client: StreamHost, *, reconnect_delay: float = 1.0, read_timeout: float = 75.0) -> None:
         self.client = client
         self.reconnect_delay = reconnect_delay
         self.read_timeout = read_timeout
@@ -163,7 +161,7 @@ class RealtimeStream:
         api = await self.client.api_description()
         path = stream_path(api)
         if path is None:
-            self.client._api = None  # look again next time: the service may be mid-upgrade
+            self.client.forget_api_description()  # look again next time: the service may be mid-upgrade
             raise ProtocolError("the service lists no text/event-stream endpoint")
         headers = self.client.headers()
         headers["Accept"] = EVENT_STREAM

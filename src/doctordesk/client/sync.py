@@ -18,15 +18,32 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Coroutine, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, TypeVar
 from urllib.parse import urlsplit
 
+from doctordesk.client.changes import Trigger
 from doctordesk.realtime.message import EndpointCheck, InvalidMessage, RealtimeMessage, parse
 
-if TYPE_CHECKING:
-    from doctordesk.client.screen import Screen
-
 log = logging.getLogger(__name__)
+
+
+class SyncedScreen(Protocol):
+    """What the message rules use of an open screen."""
+
+    @property
+    def poll_endpoint(self) -> str: ...
+
+    @property
+    def closed(self) -> bool: ...
+
+    def cancel_timer(self) -> None: ...
+
+    async def poll_in_background(self, trigger: Trigger) -> None: ...
+
+    async def patch_in_background(self, endpoint: str, trigger: Trigger) -> None: ...
+
+
+S = TypeVar("S", bound=SyncedScreen)
 
 
 def path_of(endpoint: str) -> str:
@@ -42,13 +59,13 @@ def patch_templates(api: dict[str, Any]) -> list[str]:
     return sorted(p for p, ops in paths.items() if isinstance(ops, dict) and "patch" in ops)
 
 
-def targets(endpoint: str, screens: Sequence[Screen]) -> list[Screen]:
+def targets(endpoint: str, screens: Sequence[S]) -> list[S]:
     """The screens a message's endpoint is for: those polling it, else the most recently opened one."""
     polling = [s for s in screens if path_of(s.poll_endpoint) == endpoint]
     return polling or list(screens[-1:])
 
 
-def plan(message: RealtimeMessage, screens: Sequence[Screen]) -> list[Coroutine[Any, Any, None]]:
+def plan(message: RealtimeMessage, screens: Sequence[SyncedScreen]) -> list[Coroutine[Any, Any, None]]:
     """Cancel the timers a message cancels (now) and return the requests it calls for (to run)."""
     open_screens = [s for s in screens if not s.closed]
     jobs: list[Coroutine[Any, Any, None]] = []
@@ -66,7 +83,7 @@ def plan(message: RealtimeMessage, screens: Sequence[Screen]) -> list[Coroutine[
     return jobs
 
 
-async def handle(text: str, screens: Sequence[Screen], *, is_endpoint: EndpointCheck) -> None:
+async def handle(text: str, screens: Sequence[SyncedScreen], *, is_endpoint: EndpointCheck) -> None:
     """Parse a real-time message and act on it (invalid messages are logged and ignored)."""
     try:
         message = parse(text, is_endpoint=is_endpoint)

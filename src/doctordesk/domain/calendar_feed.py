@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 
-from doctordesk.domain.booking import SERVICES
+from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.integration import key_hash
-from doctordesk.domain.status import Status
+from doctordesk.domain.scheduling.booking import SERVICES
 from doctordesk.domain.texts import Text
 
 TOKEN_PREFIX = "ddcal_"
@@ -54,7 +54,7 @@ class Kind(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class FeedEntry:
-    """One event of a feed, as plain facts (the store reads them, ``services/calendar_ics`` writes iCalendar)."""
+    """One event of a feed, as plain facts (the store reads them, ``services/calendar/ics`` writes iCalendar)."""
 
     kind: Kind
     appointment_id: int

@@ -25,7 +25,7 @@ from aiohappyeyeballs import AddrInfoType
 from aiohttp.abc import AbstractResolver, ResolveResult
 from aiohttp.resolver import DefaultResolver
 
-from doctordesk.domain.addresses import address_of, is_public
+from doctordesk.domain.webhooks.addresses import address_of, is_public
 
 
 class RefusedAddress(OSError):

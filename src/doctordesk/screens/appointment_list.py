@@ -7,14 +7,14 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from urllib.parse import urlencode
 
-from doctordesk.domain.appointments import AppointmentView
+from doctordesk.domain.appointments.list_filter import MAX_SEARCH_CHARS, STATUSES, ListFilter
+from doctordesk.domain.appointments.list_sections import Section
+from doctordesk.domain.appointments.notices import Notice
+from doctordesk.domain.appointments.status import Status
+from doctordesk.domain.appointments.views import AppointmentView
 from doctordesk.domain.events import ALL_APPOINTMENTS_TOPIC, doctor_topic, patient_topic, user_topic
 from doctordesk.domain.keyset import Slice, count_label
-from doctordesk.domain.list_filter import MAX_SEARCH_CHARS, STATUSES, ListFilter
-from doctordesk.domain.list_sections import Section
-from doctordesk.domain.notices import Notice
 from doctordesk.domain.roles import Actor, Role
-from doctordesk.domain.status import Status
 from doctordesk.i18n import N_, _, stored
 from doctordesk.i18n.formats import format_local
 from doctordesk.screens.protocol import Action, Element, Layout, Option, Page, el

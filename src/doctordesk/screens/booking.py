@@ -12,8 +12,8 @@ from urllib.parse import urlencode
 from zoneinfo import ZoneInfo
 
 from doctordesk.domain import moments
-from doctordesk.domain.booking import NOTE_MAX, SERVICES, Choice
 from doctordesk.domain.events import doctor_topic, user_topic
+from doctordesk.domain.scheduling.booking import NOTE_MAX, SERVICES, Choice
 from doctordesk.i18n import _
 from doctordesk.i18n.formats import format_day, format_local
 from doctordesk.screens.protocol import Action, Element, Layout, Option, Page, el

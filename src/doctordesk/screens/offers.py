@@ -8,11 +8,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from doctordesk.domain.appointments import AppointmentView
-from doctordesk.domain.decisions import can_answer
+from doctordesk.domain.appointments.decisions import can_answer
+from doctordesk.domain.appointments.status import Status
+from doctordesk.domain.appointments.views import AppointmentView
 from doctordesk.domain.events import appointment_topic, user_topic
 from doctordesk.domain.roles import Role
-from doctordesk.domain.status import Status
 from doctordesk.i18n import N_, _, maybe
 from doctordesk.i18n.formats import format_local, money
 from doctordesk.screens.protocol import Action, Element, Layout, Page, el

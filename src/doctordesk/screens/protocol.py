@@ -1,10 +1,6 @@
-"""The screen protocol: page objects, update sets, patches and the diff that links them.
-
-A page is a tree of elements. Each element has a ``ref`` (the spec's reference, e.g. ``date~1``) and an ``id``
-unique in the page (equal to ``ref`` unless the spec reuses a reference, e.g. ``spacer``). Patches address
-elements by ``id``. ``diff(old, new)`` produces the patches that turn one page into the other, so that applying
-the update set of a PATCH to the old page gives exactly the page a fresh PUT returns. JSON shapes: docs/protocol.md.
-"""
+"""The screen protocol: page objects (trees of elements with a ``ref`` and a unique ``id``), update sets, patches
+and ``diff(old, new)``, whose patches applied to the old page give exactly the page a fresh PUT returns.
+Shapes and rules: docs/protocol.md."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """The Review and Approve screen (spec 2.5): appointment metadata, warnings, the Suggested Scheduling cards and the
-three actions. A pure function of the assessment (domain/review.py): what the rules say is what the page shows.
+three actions. A pure function of the assessment (domain/review/assessment.py): what the rules say is what the page
+shows.
 """
 
 from __future__ import annotations
@@ -8,13 +9,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from doctordesk.domain.appointments import AppointmentView
-from doctordesk.domain.decisions import MAX_REASON_CHARS
+from doctordesk.domain.appointments.decisions import MAX_REASON_CHARS
+from doctordesk.domain.appointments.status import Status
+from doctordesk.domain.appointments.views import AppointmentView
 from doctordesk.domain.events import appointment_topic, doctor_topic
-from doctordesk.domain.review import Assessment, CardAssessment
+from doctordesk.domain.review.assessment import Assessment, CardAssessment
 from doctordesk.domain.roles import Role
-from doctordesk.domain.scheduling import MAX_ALTERNATIVES
-from doctordesk.domain.status import Status
+from doctordesk.domain.scheduling.suggestions import MAX_ALTERNATIVES
 from doctordesk.i18n import _, maybe
 from doctordesk.i18n.formats import format_local, money
 from doctordesk.screens.protocol import Action, Element, Layout, Option, Page, el

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from doctordesk.domain.booking import SERVICES
+from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.roles import Role
-from doctordesk.domain.status import Status
+from doctordesk.domain.scheduling.booking import SERVICES
 from doctordesk.i18n import N_, _
 from doctordesk.screens.protocol import Element, el
 

@@ -15,7 +15,7 @@ from doctordesk.domain.errors import Unauthorized
 from doctordesk.domain.roles import Actor
 from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
-from doctordesk.services import auth
+from doctordesk.services.accounts import auth
 from doctordesk.store.realtime_tables import StreamTicket
 from doctordesk.store.tables import AccessToken, User
 

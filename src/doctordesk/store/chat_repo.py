@@ -17,8 +17,8 @@ from sqlalchemy import BigInteger, Table, and_, bindparam, func, literal, or_, s
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from doctordesk.domain import files
-from doctordesk.domain.chat import AttachmentView, Cursor, MessageView
+from doctordesk.domain.chat.messages import AttachmentView, Cursor, MessageView
+from doctordesk.domain.files import attachments as files
 from doctordesk.domain.keyset import COUNT_CAP
 from doctordesk.domain.roles import Role
 from doctordesk.store.chat_tables import Attachment, ChatMessage, ChatRead, ChatThread

@@ -21,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from doctordesk.config import Settings
 from doctordesk.domain.errors import ServiceBusy
+from doctordesk.store import name_words
 from doctordesk.store.sqlite_inline import inline_connector
 
 DEFAULT_LOCK_TIMEOUT_MS = 10_000
@@ -61,6 +62,7 @@ def create_engine(
     fails (SQLite: busy timeout, PostgreSQL: ``lock_timeout``) instead of holding the request indefinitely.
     ``inline`` (an SQLite file's writer): statements run on the event loop's thread (``sqlite_inline``) and the
     transaction's first statement fails at once when another process holds the write lock."""
+    name_words.register()  # every ORM write of a patient through this engine keeps the name search's words
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
         if parsed.database and parsed.database != ":memory:":

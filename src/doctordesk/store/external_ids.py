@@ -9,8 +9,8 @@ from typing import Any
 from sqlalchemy import ColumnElement, Select, String, cast, literal, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from doctordesk.domain.import_rows import Kind
 from doctordesk.domain.roles import Role
+from doctordesk.domain.transfer.import_rows import Kind
 from doctordesk.store.tables import (
     Appointment,
     DoctorProfile,

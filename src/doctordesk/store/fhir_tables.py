@@ -27,7 +27,7 @@ class FhirSubscription(Base):
     user_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"))
     service_account_id: Mapped[int | None] = mapped_column(ForeignKey("service_accounts.id"))
     api_key_id: Mapped[int | None] = mapped_column(ForeignKey("api_keys.id"))
-    # As the client sent it, and parsed (parameter → groups of accepted values; see domain/fhir_subscriptions.py).
+    # As the client sent it, and parsed (parameter → groups of accepted values; see domain/fhir/subscriptions.py).
     criteria: Mapped[str] = mapped_column(String(1000))
     match: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     reason: Mapped[str] = mapped_column(String(500))

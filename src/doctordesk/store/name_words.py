@@ -1,4 +1,5 @@
-"""Keeping ``patient_name_words`` (the name search's index, ``domain/list_filter.py``) in step with patients' names.
+"""Keeping ``patient_name_words`` (the name search's index, ``domain/appointments/list_filter.py``) in step with
+patients' names.
 
 Every ORM write of a patient (accounts, administration, the demo data) updates the words in the same flush, by
 mapper events; bulk writes that bypass the ORM (import) call ``sync`` for the patients they wrote.
@@ -12,7 +13,7 @@ from typing import Any
 from sqlalchemy import Connection, delete, event, insert, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from doctordesk.domain.list_filter import name_words
+from doctordesk.domain.appointments.list_filter import name_words
 from doctordesk.store.tables import Patient, PatientNameWord
 
 _CHUNK = 500
@@ -41,11 +42,13 @@ async def sync(session: AsyncSession, patient_ids: Iterable[int]) -> None:
     await session.run_sync(lambda s: sync_names(s.connection(), ids))
 
 
-@event.listens_for(Patient, "after_insert")
-def _inserted(_mapper: Any, connection: Connection, target: Patient) -> None:
-    _write(connection, [(target.id, target.name)])
+def register() -> None:
+    """Keep the words in step with every ORM write of a patient from now on (once per process; the database
+    handle calls this)."""
+    for name in ("after_insert", "after_update"):
+        if not event.contains(Patient, name, _written):
+            event.listen(Patient, name, _written)
 
 
-@event.listens_for(Patient, "after_update")
-def _updated(_mapper: Any, connection: Connection, target: Patient) -> None:
+def _written(_mapper: Any, connection: Connection, target: Patient) -> None:
     _write(connection, [(target.id, target.name)])

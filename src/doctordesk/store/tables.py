@@ -96,7 +96,7 @@ class AccessToken(Base):
 
 
 class LoginThrottle(Base):
-    """Failed logins per username from every address (domain/login_throttle.py): a count that drains by one per
+    """Failed logins per username from every address (domain/accounts/login_throttle.py): a count that drains by one per
     interval from ``updated_at``; at the ceiling the username is slowed and ``locked_until`` is when the next
     attempt may come."""
 
@@ -190,10 +190,10 @@ class Patient(Base):
 
 
 class PatientNameWord(Base):
-    """The folded words of a patient's name (``domain/list_filter.name_words``), for the list's name search: a
-    search word is an index range on ``word`` (migration ``listsearch_0001``). Kept by ``store/name_words.py``
-    whenever a name is written. Compared in code point order (PostgreSQL: collation "C"), so "starts with" is a
-    range in every database."""
+    """The folded words of a patient's name (``domain/appointments/list_filter.name_words``), for the list's name
+    search: a search word is an index range on ``word`` (migration ``listsearch_0001``). Kept by
+    ``store/name_words.py`` (registered by ``store/db.py``) whenever a name is written. Compared in code point order
+    (PostgreSQL: collation "C"), so "starts with" is a range in every database."""
 
     __tablename__ = "patient_name_words"
     word: Mapped[str] = mapped_column(
@@ -303,7 +303,3 @@ __all__ = [
     "User",
     "WorkHours",
 ]
-
-# The name search's words follow every ORM write of a patient (mapper events, registered on import): whatever
-# imports the tables gets them.
-from doctordesk.store import name_words  # noqa: E402, F401

@@ -16,14 +16,15 @@ from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBea
 from starlette.datastructures import UploadFile
 
 from doctordesk import i18n
+from doctordesk.caches.devices import DeviceHeaders
 from doctordesk.domain.errors import Forbidden, Unauthorized, ValidationFailed
 from doctordesk.domain.integration import Integration, looks_like_key
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
 from doctordesk.screens.protocol import LAYOUTS, Layout
-from doctordesk.services import api_keys, auth, devices
-from doctordesk.services.device_cache import DeviceHeaders
+from doctordesk.services.accounts import auth, devices
+from doctordesk.services.integration import api_keys
 
 bearer = HTTPBearer(auto_error=False, description="The access token from POST /auth/login")
 

@@ -7,7 +7,7 @@ from typing import Any
 from fastapi import FastAPI
 from pydantic import BaseModel, Field
 
-from doctordesk.domain.scheduling import HH_MM_PATTERN
+from doctordesk.domain.scheduling.suggestions import HH_MM_PATTERN
 from doctordesk.web.bodies import describe_text
 
 

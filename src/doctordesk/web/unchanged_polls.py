@@ -5,7 +5,7 @@ poll of a ``repeatable`` screen (``screens/state.py``) with its unchanged answer
 (status, headers and body) is kept under the poll's key: its path and query, credentials, state token, client id,
 layout and Accept-Language. The same poll again gets the same bytes without the framework, while:
 
-- its credentials are in the auth cache (``services/auth_cache.py``: a logout, a deactivation or a change of the
+- its credentials are in the auth cache (``caches/auth.py``: a logout, a deactivation or a change of the
   user drops them on every instance) and name the same actor as when the answer was kept;
 - the screen's own token is still unchanged for the screen's topics (``ScreenStates.unchanged``: epoch, revision
   stamp, age and language), the check the full path makes.
@@ -27,7 +27,7 @@ from doctordesk import i18n
 from doctordesk.domain.roles import Actor
 from doctordesk.runtime import Runtime
 from doctordesk.screens.state import Unchanged, unchanged_answer
-from doctordesk.services import auth
+from doctordesk.services.accounts import auth
 from doctordesk.web.deps import ACTOR_SCOPE_KEY
 
 SIZE = 10_000

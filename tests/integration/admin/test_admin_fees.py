@@ -7,11 +7,11 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import select
 
-from doctordesk.domain.status import Status
+from doctordesk.domain.appointments.status import Status
 from doctordesk.store.review_tables import AppointmentOffer
 from doctordesk.store.tables import Appointment
 from tests.integration.admin.support import audit_rows, counts
-from tests.integration.services.review_support import REQUESTED, aid, approve_url, card
+from tests.integration.services.review.review_support import REQUESTED, aid, approve_url, card
 from tests.support.errors import assert_error
 
 

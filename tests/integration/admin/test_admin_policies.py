@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.integration.admin.support import audit_rows, counts
-from tests.integration.services.review_support import REQUESTED, aid, approve_url, card
+from tests.integration.services.review.review_support import REQUESTED, aid, approve_url, card
 from tests.support.errors import assert_error
 
 

@@ -12,7 +12,7 @@ from sqlalchemy import func, select
 
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.roles import Role
-from doctordesk.services import users
+from doctordesk.services.accounts import users
 from doctordesk.store.integration_tables import ServiceAccount
 from doctordesk.store.tables import Appointment, AuditLog, InsurancePolicy, Location, User
 from tests.support.chat import send, stored

@@ -8,7 +8,7 @@ from datetime import timedelta
 
 from sqlalchemy import select
 
-from doctordesk.services.password_links import LIFETIME
+from doctordesk.services.accounts.password_links import LIFETIME
 from doctordesk.store.admin_tables import PasswordLink
 from doctordesk.store.tables import AuditLog
 from tests.integration.admin_screens.test_user_screens import patched

@@ -11,7 +11,7 @@ from zoneinfo import ZoneInfo
 
 from sqlalchemy import func, select
 
-from doctordesk.domain.status import Status
+from doctordesk.domain.appointments.status import Status
 from doctordesk.screens.protocol import walk
 from doctordesk.store.tables import Appointment
 from tests.support.integration import make_key

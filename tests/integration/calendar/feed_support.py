@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 import httpx
 from icalendar import Calendar, Event
 
-from doctordesk.domain.status import Status
+from doctordesk.domain.appointments.status import Status
 from doctordesk.store.review_tables import AppointmentOffer
 from doctordesk.store.tables import Appointment
 

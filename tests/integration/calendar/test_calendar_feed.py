@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from sqlalchemy import func, select, update
 
-from doctordesk.domain.status import Status
+from doctordesk.domain.appointments.status import Status
 from doctordesk.store.calendar_tables import CalendarFeed
 from doctordesk.store.review_tables import AppointmentOffer
 from doctordesk.store.tables import Appointment, AuditLog, Patient, User

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from doctordesk.services.fhir_capability import SUPPORTED
-from doctordesk.web.routers import fhir as fhir_router
+from doctordesk.services.fhir.capability import SUPPORTED
+from doctordesk.web.routers.fhir import routes as fhir_router
 from tests.support.fhir import FHIR_JSON, assert_outcome, resource_of
 from tests.support.integration import make_key
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import update
 
-from doctordesk.domain.status import Status
+from doctordesk.domain.appointments.status import Status
 from doctordesk.store.tables import Appointment
-from tests.integration.services.review_support import REQUESTED, aid
+from tests.integration.services.review.review_support import REQUESTED, aid
 from tests.support.fhir import assert_outcome, entries, next_link, resource_of
 from tests.support.integration import make_key
 

@@ -17,7 +17,14 @@ from standardwebhooks.webhooks import Webhook
 from doctordesk.config import Settings
 from doctordesk.store.tables import AuditLog
 from doctordesk.store.webhook_tables import AdminNotice, WebhookDelivery
-from tests.integration.services.review_support import DISCLAIMER, NO_TIMEZONE, PRESCRIPTION, REQUESTED, aid, approve_url
+from tests.integration.services.review.review_support import (
+    DISCLAIMER,
+    NO_TIMEZONE,
+    PRESCRIPTION,
+    REQUESTED,
+    aid,
+    approve_url,
+)
 from tests.support.fhir import FHIR_JSON, resource_of
 from tests.support.fhir_models import validate
 from tests.support.fhir_subscriptions import secret_of, send, subscriber_key, subscription, valid

@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import func, select
 
 from doctordesk.config import Settings
-from doctordesk.domain import fhir_subscriptions as rules
+from doctordesk.domain.fhir import subscriptions as rules
 from doctordesk.store.fhir_tables import FhirSubscription
 from doctordesk.store.tables import AuditLog
 from doctordesk.store.webhook_tables import WebhookEndpoint

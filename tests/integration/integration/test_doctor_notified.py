@@ -8,7 +8,7 @@ from sqlalchemy import select
 
 from doctordesk.store.realtime_tables import PushOutbox
 from doctordesk.store.review_tables import AppointmentOffer
-from tests.integration.services.review_support import APPROVED, PENDING_5, aid
+from tests.integration.services.review.review_support import APPROVED, PENDING_5, aid
 from tests.support.integration import make_key, request_body
 
 PHONE = {"X-Device-Id": "doctor-phone", "X-Push-Platform": "ios", "X-Push-Token": "tok-doctor"}

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.integration.services.review_support import APPROVED, CANCELED, COMPLETED, PENDING_5, aid
+from tests.integration.services.review.review_support import APPROVED, CANCELED, COMPLETED, PENDING_5, aid
 from tests.support.integration import FREE_START, make_key, request_body
 
 UNKNOWN = 999_999

@@ -11,7 +11,7 @@ from sqlalchemy import select
 from doctordesk.domain.events import doctor_topic
 from doctordesk.store.review_tables import AppointmentOffer
 from doctordesk.store.tables import Appointment, AppointmentHistory, AuditLog
-from tests.integration.services.review_support import (
+from tests.integration.services.review.review_support import (
     APPROVED,
     CANCELED,
     COMPLETED,

@@ -241,7 +241,7 @@ async def test_a_key_revoked_or_deactivated_behind_the_instances_back_is_refused
     # database, as when the bus was away) is caught by the periodic check that guards the streams.
     from sqlalchemy import update
 
-    from doctordesk.realtime.token_checks import TokenChecks
+    from doctordesk.workers.token_checks import TokenChecks
 
     admin = await login("admin")
     revoked = await make_key(client, admin.headers, name="revoked")

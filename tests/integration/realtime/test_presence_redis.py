@@ -13,10 +13,10 @@ import pytest
 import redis.asyncio as redis
 
 from doctordesk.config import Settings
-from doctordesk.domain.status import Status
+from doctordesk.domain.appointments.status import Status
 from tests.integration.realtime.test_presence import request
 from tests.integration.screens.test_appointment_list import change_status
-from tests.integration.services.review_support import REQUESTED, aid
+from tests.integration.services.review.review_support import REQUESTED, aid
 from tests.support import databases
 
 pytestmark = pytest.mark.redis

@@ -10,9 +10,9 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import update
 
+from doctordesk.caches.auth import AuthCache
 from doctordesk.domain.errors import Unauthorized
 from doctordesk.services import streams
-from doctordesk.services.auth_cache import AuthCache
 from doctordesk.store.tables import AccessToken, User
 
 NAMES = ["doctor1", "doctor2", "doctor3", "support1", "support2", "patient1", "patient2"]

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
+from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.events import (
     ALL_APPOINTMENTS_TOPIC,
     DomainEvent,
@@ -17,7 +18,6 @@ from doctordesk.domain.events import (
     doctor_topic,
     patient_topic,
 )
-from doctordesk.domain.status import Status
 from doctordesk.screens.protocol import apply
 from doctordesk.screens.state import PageCache
 from doctordesk.services.uow import unit_of_work

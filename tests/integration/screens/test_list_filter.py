@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from sqlalchemy import event, select, text
 
-from doctordesk.domain.status import Status
+from doctordesk.domain.appointments.status import Status
 from doctordesk.screens.protocol import apply
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.tables import Appointment, Patient, PatientNameWord

@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 from sqlalchemy import insert, select
 
-from doctordesk.domain.list_sections import Section, section_of
+from doctordesk.domain.appointments.list_sections import Section, section_of
+from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.roles import Actor
-from doctordesk.domain.status import Status
 from doctordesk.screens.protocol import apply
 from doctordesk.screens.state import PageCache
-from doctordesk.services.appointments import list_appointments
-from doctordesk.services.auth import authenticate
+from doctordesk.services.accounts.auth import authenticate
+from doctordesk.services.appointments.reading import list_appointments
 from doctordesk.store.tables import Appointment
 from tests.integration.screens.test_appointment_list import new_appointment
 

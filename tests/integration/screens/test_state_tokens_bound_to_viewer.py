@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.integration.services.review_support import CHEN_PRESCRIPTION, PENDING_5, REQUESTED, aid
+from tests.integration.services.review.review_support import CHEN_PRESCRIPTION, PENDING_5, REQUESTED, aid
 from tests.support.chat import send
 
 

@@ -70,7 +70,7 @@ async def test_one_thread_per_appointment(runtime, demo):
 async def test_read_position_only_moves_forward(runtime, demo):
     from datetime import timedelta
 
-    from doctordesk.domain.chat import Cursor
+    from doctordesk.domain.chat.messages import Cursor
     from doctordesk.store import chat_repo
 
     message_id, _ = await _message(runtime, demo)

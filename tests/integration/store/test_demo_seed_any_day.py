@@ -10,11 +10,11 @@ from datetime import UTC, date, datetime, time, timedelta
 
 from sqlalchemy import select
 
-from doctordesk.domain.scheduling import Hours, Proposal, overlaps, utc_to_local, within_hours
-from doctordesk.domain.status import Status
-from doctordesk.services.passwords import Passwords
-from doctordesk.store import seed
+from doctordesk.domain.accounts.passwords import Passwords
+from doctordesk.domain.appointments.status import Status
+from doctordesk.domain.scheduling.suggestions import Hours, Proposal, overlaps, utc_to_local, within_hours
 from doctordesk.store.review_tables import AppointmentOffer, OfferState
+from doctordesk.store.seed import demo as seed
 from doctordesk.store.tables import Appointment, Location, WorkHours
 
 # Mon 23 Nov 2026 to Sun 29 Nov 2026, each at 00:30, 07:00, 12:00 and 23:30 UTC (01:30 and 00:30 of the next

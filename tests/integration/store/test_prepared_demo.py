@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from sqlalchemy import insert, select, text
 
-from doctordesk.store import seed
 from doctordesk.store.db import Database
 from doctordesk.store.schema import metadata
+from doctordesk.store.seed import demo as seed
 from doctordesk.store.tables import Location
 from tests.conftest import NOW
 from tests.support import databases

@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from sqlalchemy import select
 
-from doctordesk.domain.status import Status
+from doctordesk.domain.appointments.status import Status
 from doctordesk.store.tables import Appointment, AuditLog
 from tests.support.errors import assert_error
 

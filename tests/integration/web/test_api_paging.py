@@ -10,9 +10,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import select
 
+from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.cursors import MAX_LIMIT, encode_cursor
 from doctordesk.domain.keyset import Position
-from doctordesk.domain.status import Status
 from doctordesk.store.tables import Appointment
 from tests.support.errors import assert_error
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from doctordesk.store import sample_files
+from doctordesk.store.seed import sample_files
 from tests.support.chat import SEND, stored
 
 ALPHABET = "aZ09 \t\r\n\x00\x01\x1b\x7f<>&\"'%/\\é日😀\u202e\ufeff"

@@ -12,10 +12,11 @@ import pytest
 from PIL import Image
 from sqlalchemy import select
 
-from doctordesk.domain import file_check, pdf_check
-from doctordesk.services import file_checking
-from doctordesk.store import sample_files
+from doctordesk.domain.files import check as file_check
+from doctordesk.domain.files import pdfs as pdf_check
+from doctordesk.services.chat import file_checking
 from doctordesk.store.chat_tables import Attachment
+from doctordesk.store.seed import sample_files
 from tests.support import images
 from tests.support.chat import send, stored
 from tests.support.pdf_builder import pdf

@@ -9,8 +9,8 @@ import httpx
 import pytest
 from sqlalchemy import select
 
-from doctordesk.store import sample_files
 from doctordesk.store.chat_tables import Attachment
+from doctordesk.store.seed import sample_files
 from tests.support.chat import SEND, messages, open_chat, send, stored
 
 

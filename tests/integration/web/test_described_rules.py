@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from doctordesk.domain.inputs import MULTI_LINE_TEXT_PATTERN, TEXT_PATTERN
-from tests.integration.services.review_support import REQUESTED, aid, approve_url, card, snapshot
+from tests.integration.services.review.review_support import REQUESTED, aid, approve_url, card, snapshot
 from tests.integration.web.test_strict_inputs import assert_invalid
 from tests.support.integration import make_key
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from doctordesk.domain import moments
-from tests.integration.services.review_support import REQUESTED, aid, approve_url, card, snapshot
+from tests.integration.services.review.review_support import REQUESTED, aid, approve_url, card, snapshot
 from tests.integration.web.strict_support import row_counts
 from tests.support.fhir import FHIR_JSON, assert_outcome, resource_of
 from tests.support.integration import make_key, request_body

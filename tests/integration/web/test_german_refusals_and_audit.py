@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from doctordesk.screens.protocol import walk
-from tests.integration.services.review_support import REQUESTED, aid
+from tests.integration.services.review.review_support import REQUESTED, aid
 from tests.support.integration import make_key, request_body
 
 GERMAN = {"Accept-Language": "de-DE,de;q=0.9"}

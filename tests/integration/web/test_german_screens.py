@@ -13,7 +13,7 @@ from sqlalchemy import select
 
 from doctordesk.screens.protocol import walk
 from doctordesk.store.webhook_tables import WebhookDelivery, WebhookEndpoint
-from tests.integration.services.review_support import APPROVED, PENDING_5, REQUESTED, aid
+from tests.integration.services.review.review_support import APPROVED, PENDING_5, REQUESTED, aid
 from tests.support.leftovers import describe, leftovers, same_in_german, stored_values
 
 GERMAN = {"Accept-Language": "de-DE,de;q=0.9"}
@@ -132,8 +132,8 @@ async def test_the_answers_of_administration_actions_are_german(client, login, d
 
 
 async def test_an_endpoint_the_service_disabled_says_why_in_the_readers_language(client, login, demo, runtime):
-    from doctordesk.realtime.webhook_dispatcher import GONE_REASON
-    from doctordesk.services.webhook_endpoints import disable_and_tell_admins
+    from doctordesk.services.webhooks.endpoints import disable_and_tell_admins
+    from doctordesk.workers.webhook_settling import GONE_REASON
 
     admin = await login("admin")
     endpoint_id = await prepare_admin_screens(client, admin, demo, runtime)

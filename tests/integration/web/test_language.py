@@ -11,7 +11,7 @@ from sqlalchemy import select
 from doctordesk.screens.protocol import apply, walk
 from doctordesk.store.realtime_tables import PushOutbox
 from doctordesk.store.tables import User
-from tests.integration.services.review_support import REQUESTED, aid
+from tests.integration.services.review.review_support import REQUESTED, aid
 
 GERMAN = {"Accept-Language": "de-DE,de;q=0.9,en;q=0.5"}
 ENGLISH = {"Accept-Language": "en-GB,en;q=0.9"}
@@ -144,7 +144,7 @@ async def test_a_choice_made_on_another_instance_reaches_this_ones_cached_sign_i
     from sqlalchemy import update
 
     from doctordesk.domain.events import DomainEvent
-    from doctordesk.services import auth
+    from doctordesk.services.accounts import auth
 
     doctor = await login("doctor1")
     assert (await auth.authenticate(runtime, doctor.token)).language is None  # now cached here

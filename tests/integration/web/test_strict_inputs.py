@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.integration.services.review_support import REQUESTED, aid, approve_url, card, snapshot
+from tests.integration.services.review.review_support import REQUESTED, aid, approve_url, card, snapshot
 from tests.support.chat import SEND, stored
 
 

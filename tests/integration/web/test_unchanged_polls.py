@@ -9,14 +9,14 @@ from typing import Any
 import httpx
 from sqlalchemy import update
 
-from doctordesk.domain.status import Status
+from doctordesk.domain.appointments.status import Status
 from doctordesk.runtime import Runtime
 from doctordesk.screens.state import Shown, Viewer
-from doctordesk.services import auth
+from doctordesk.services.accounts import auth
 from doctordesk.store.tables import AccessToken
 from doctordesk.web.unchanged_polls import UnchangedPolls
 from tests.integration.screens.test_appointment_list import change_status
-from tests.integration.services.review_support import REQUESTED, aid
+from tests.integration.services.review.review_support import REQUESTED, aid
 
 LIST = "/profile/appointments"
 THREADS = "/profile/messages/threads"

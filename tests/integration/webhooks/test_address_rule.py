@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 from sqlalchemy import select, update
 
-from doctordesk.realtime.webhook_dispatcher import WebhookDispatcher
 from doctordesk.runtime import Runtime
 from doctordesk.store.fhir_tables import FhirSubscription
 from doctordesk.store.webhook_tables import WebhookDelivery, WebhookEndpoint
-from tests.integration.services.review_support import REQUESTED, aid, approve_url
+from doctordesk.workers.webhook_dispatcher import WebhookDispatcher
+from tests.integration.services.review.review_support import REQUESTED, aid, approve_url
 from tests.support.fhir import assert_outcome, resource_of
 from tests.support.fhir_subscriptions import send, stored, subscriber_key, subscription
 from tests.support.resolving import TableResolver

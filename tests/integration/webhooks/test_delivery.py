@@ -13,14 +13,14 @@ from sqlalchemy import func, select
 
 from doctordesk.app import create_app
 from doctordesk.domain.events import DomainEvent
-from doctordesk.realtime import webhook_outbox
-from doctordesk.realtime.wiring import build_webhook_dispatcher
 from doctordesk.services.uow import unit_of_work
+from doctordesk.services.webhooks import outbox as webhook_outbox
 from doctordesk.store.realtime_tables import Device, PushOutbox
 from doctordesk.store.review_tables import AppointmentOffer
 from doctordesk.store.tables import AuditLog
 from doctordesk.store.webhook_tables import WebhookDelivery, WebhookEndpoint
-from tests.integration.services.review_support import PENDING_5, PENDING_9, REQUESTED, aid, approve_url, card
+from doctordesk.workers.wiring import build_webhook_dispatcher
+from tests.integration.services.review.review_support import PENDING_5, PENDING_9, REQUESTED, aid, approve_url, card
 from tests.support.chat import send
 
 

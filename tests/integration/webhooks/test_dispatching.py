@@ -23,13 +23,13 @@ from sqlalchemy import select
 from doctordesk.config import Settings
 from doctordesk.domain.clock import SystemClock
 from doctordesk.domain.events import DomainEvent
-from doctordesk.realtime import webhook_outbox
-from doctordesk.realtime.webhook_dispatcher import WebhookDispatcher
 from doctordesk.runtime import Runtime
+from doctordesk.services.webhooks import outbox as webhook_outbox
 from doctordesk.store.db import Database
-from doctordesk.store.seed import Demo
+from doctordesk.store.seed.demo import Demo
 from doctordesk.store.webhook_tables import WebhookDelivery
-from tests.integration.services.review_support import REQUESTED, aid, approve_url
+from doctordesk.workers.webhook_dispatcher import WebhookDispatcher
+from tests.integration.services.review.review_support import REQUESTED, aid, approve_url
 from tests.support.fhir import FHIR_JSON
 from tests.support.fhir_subscriptions import send, subscriber_key, subscription, valid
 from tests.support.webhook_receiver import WebhookReceiver

@@ -14,7 +14,7 @@ import pytest
 import redis.asyncio as redis
 
 from doctordesk.config import Settings
-from tests.integration.services.review_support import REQUESTED, aid, approve_url
+from tests.integration.services.review.review_support import REQUESTED, aid, approve_url
 from tests.support import databases
 
 pytestmark = pytest.mark.redis

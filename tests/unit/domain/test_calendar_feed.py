@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.calendar_feed import (
     FUTURE_WINDOW,
     PAST_WINDOW,
@@ -19,7 +20,6 @@ from doctordesk.domain.calendar_feed import (
     token_hash,
     window,
 )
-from doctordesk.domain.status import Status
 
 NOW = datetime(2026, 11, 23, 7, 0, tzinfo=UTC)
 

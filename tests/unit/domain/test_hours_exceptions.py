@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime, time
 
-from doctordesk.domain.scheduling import (
+from doctordesk.domain.scheduling.suggestions import (
     Hours,
     HoursException,
     Proposal,

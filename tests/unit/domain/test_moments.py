@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from doctordesk.config import Settings
 from doctordesk.domain import moments
-from doctordesk.domain.scheduling import DEFAULT_HORIZON, MAX_HORIZON
+from doctordesk.domain.scheduling.suggestions import DEFAULT_HORIZON, MAX_HORIZON
 
 OFFSETS = st.integers(-(24 * 60 - 1), 24 * 60 - 1).map(lambda m: timezone(timedelta(minutes=m)))
 ANY_INSTANT = st.builds(

@@ -10,8 +10,8 @@ import unicodedata
 import pytest
 
 from doctordesk.domain import names
-from doctordesk.domain.import_rows import Kind, check_row
 from doctordesk.domain.names import BIDI_CONTROLS, NAME_PATTERN, OPTIONAL_NAME_PATTERN, name_problem, shown
+from doctordesk.domain.transfer.import_rows import Kind, check_row
 
 INVISIBLE = sorted(BIDI_CONTROLS) + ["\u200b", "\u2060", "\ufeff", "\u00ad", "\u3164", "\u0000", "\u2028", "\U000e0041"]
 

@@ -7,9 +7,9 @@ import json
 
 import httpx
 
-from doctordesk.realtime.dispatcher import backoff
 from doctordesk.realtime.outbox import Due
 from doctordesk.realtime.push import FCM_MAX_BYTES, FcmAdapter, GorushAdapter, is_invalid_token_error, retry_after
+from doctordesk.workers.push_dispatcher import backoff
 
 
 def due(n: int, *, platform: str = "android", token: str = "tok", text: str | None = "Hi") -> Due:

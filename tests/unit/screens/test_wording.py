@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.roles import Role
-from doctordesk.domain.status import Status
 from doctordesk.screens.wording import status_label
 
 
@@ -18,8 +18,8 @@ def test_every_status_reads_as_words_for_every_role(status, role):
 
 def test_every_kind_of_fee_rule_has_its_words_in_both_languages():
     from doctordesk import i18n
-    from doctordesk.domain.fees import SURCHARGES
-    from doctordesk.screens.admin_fees import KIND_LABELS
+    from doctordesk.domain.review.fees import SURCHARGES
+    from doctordesk.screens.admin.fees import KIND_LABELS
 
     assert set(KIND_LABELS) == {"doctor_fee", "location_fee", *SURCHARGES}
     assert i18n.t("de", KIND_LABELS["short_notice"]) == "Zuschlag: kurzfristig"

@@ -6,11 +6,11 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query
 
+from doctordesk.domain.appointments.list_filter import MAX_SEARCH_CHARS, parse_filter
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.inputs import TEXT_PATTERN
-from doctordesk.domain.list_filter import MAX_SEARCH_CHARS, parse_filter
-from doctordesk.services import appointment_list
-from doctordesk.services.appointment_list import ListScreen
+from doctordesk.services.appointments import list_screen as appointment_list
+from doctordesk.services.appointments.list_screen import ListScreen
 from doctordesk.web.deps import SCREEN_HEADERS, FormDep, ScreenRequest, ScreenRequestDep
 from doctordesk.web.responses import SCREEN_RESPONSES, SUBMIT_RESPONSES
 

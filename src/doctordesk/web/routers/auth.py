@@ -8,8 +8,8 @@ from fastapi import APIRouter, Form, Request
 from fastapi.responses import Response
 
 from doctordesk.domain.inputs import TEXT_PATTERN
-from doctordesk.services import auth, password_links
-from doctordesk.services.admin_users import MAX_PASSWORD, MIN_PASSWORD
+from doctordesk.services.accounts import auth, password_links
+from doctordesk.services.admin.users import MAX_PASSWORD, MIN_PASSWORD
 from doctordesk.web.deps import ActorDep, RuntimeDep
 from doctordesk.web.responses import INVALID, TOO_LARGE, UNAUTHORIZED, error_doc
 

@@ -7,11 +7,12 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path, Query
 
-from doctordesk.domain.booking import NOTE_MAX
 from doctordesk.domain.inputs import MAX_ID
+from doctordesk.domain.scheduling.booking import NOTE_MAX
 from doctordesk.screens.viewing import Viewing
-from doctordesk.services import booking, notices
-from doctordesk.services.appointment_list import ListScreen, list_screen
+from doctordesk.services.appointments import notices
+from doctordesk.services.appointments.list_screen import ListScreen, list_screen
+from doctordesk.services.booking import screen as booking
 from doctordesk.web.deps import SCREEN_HEADERS, FormDep, ScreenRequest, ScreenRequestDep
 from doctordesk.web.params import DAY_IN_RANGE, STRICT_DATE, STRICT_ID
 from doctordesk.web.responses import ID_FIELD, SCREEN_RESPONSES, SUBMIT_RESPONSES, form_body

@@ -12,8 +12,9 @@ from fastapi import APIRouter, Path, Request, Response
 from doctordesk.domain.inputs import MAX_ID
 from doctordesk.domain.roles import Role
 from doctordesk.screens.viewing import Viewing
-from doctordesk.services import calendar_feed_screen, calendar_feeds
-from doctordesk.services.calendar_feeds import FeedInfo
+from doctordesk.services.calendar import feed_screen as calendar_feed_screen
+from doctordesk.services.calendar import feeds as calendar_feeds
+from doctordesk.services.calendar.feeds import FeedInfo
 from doctordesk.web.deps import SCREEN_HEADERS, ActorDep, RuntimeDep, ScreenRequest, ScreenRequestDep, require_roles
 from doctordesk.web.params import STRICT_ID
 from doctordesk.web.responses import NOT_FOUND, SCREEN_RESPONSES, SUBMIT_RESPONSES

@@ -7,12 +7,14 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Header, Path, Query, Request
 from fastapi.responses import Response
 
-from doctordesk.domain.chat import check_client_message_id
+from doctordesk.domain.chat.messages import check_client_message_id
 from doctordesk.domain.errors import ValidationFailed
-from doctordesk.domain.files import content_disposition
+from doctordesk.domain.files.attachments import content_disposition
 from doctordesk.domain.inputs import MAX_ID, MULTI_LINE_TEXT_PATTERN, NON_BLANK_MULTI_LINE_TEXT_PATTERN, parse_id
 from doctordesk.domain.texts import N_
-from doctordesk.services import chat, chat_sending, chat_threads
+from doctordesk.services.chat import conversation as chat
+from doctordesk.services.chat import sending as chat_sending
+from doctordesk.services.chat import threads as chat_threads
 from doctordesk.services.show_more import PagedScreen
 from doctordesk.web.deps import SCREEN_HEADERS, ActorDep, RuntimeDep, ScreenRequest, ScreenRequestDep
 from doctordesk.web.params import STRICT_ID

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Form
 
 from doctordesk import i18n
 from doctordesk.i18n.shell import LANGUAGE_NAMES, SHELL_TEXTS
-from doctordesk.services import languages
+from doctordesk.services.accounts import languages
 from doctordesk.web.deps import ActorDep, RuntimeDep
 from doctordesk.web.responses import INVALID, UNAUTHORIZED
 

@@ -14,8 +14,9 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from doctordesk.domain.errors import Forbidden, Unauthorized
 from doctordesk.domain.texts import N_
-from doctordesk.realtime import outbox, webhook_outbox
+from doctordesk.realtime import outbox
 from doctordesk.realtime.redis_bus import RedisBus
+from doctordesk.services.webhooks import outbox as webhook_outbox
 from doctordesk.web.deps import RuntimeDep, bearer
 from doctordesk.web.responses import error_doc
 

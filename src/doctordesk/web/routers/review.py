@@ -8,9 +8,10 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path
 
 from doctordesk.domain.inputs import MAX_ID
-from doctordesk.domain.scheduling import TIMEZONES
+from doctordesk.domain.scheduling.suggestions import TIMEZONES
 from doctordesk.screens.viewing import Viewing
-from doctordesk.services import decisions, offers, review
+from doctordesk.services.review import decisions, offers
+from doctordesk.services.review import screen as review
 from doctordesk.web.deps import SCREEN_HEADERS, ActorDep, FormDep, RuntimeDep, ScreenRequest, ScreenRequestDep
 from doctordesk.web.params import STRICT_ID, strict_int
 from doctordesk.web.responses import (

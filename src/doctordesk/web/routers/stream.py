@@ -12,7 +12,6 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from doctordesk.domain.errors import DomainError, ValidationFailed
 from doctordesk.domain.texts import N_
-from doctordesk.realtime import wiring as realtime
 from doctordesk.realtime.sse import EventStreamResponse
 from doctordesk.runtime import Runtime
 from doctordesk.services import streams
@@ -20,6 +19,7 @@ from doctordesk.web.deps import CLIENT_ID, CLIENT_ID_PATTERN, ActorDep, RuntimeD
 from doctordesk.web.errors import error_response, unexpected_response
 from doctordesk.web.responses import ERROR
 from doctordesk.web.security import with_security_headers
+from doctordesk.workers import wiring as realtime
 
 router = APIRouter(prefix="/profile", tags=["real-time"])
 STREAM_PATH = "/profile/stream"

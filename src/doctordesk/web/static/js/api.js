@@ -1,7 +1,7 @@
 // Requests to the service: the bearer token (kept in memory and sessionStorage, never in a URL), the tab's client
 // id and layout headers on every call, form encoding (multipart when a file is sent).
 
-import { t } from "./i18n.js";
+import { t } from "./texts.js";
 
 const TOKEN_KEY = "doctordesk.session";
 const LANGUAGE_KEY = "doctordesk.language";

@@ -5,7 +5,7 @@
 import { fetchBlob } from "./api.js";
 import { formatSize, node, safeHref } from "./dom.js";
 import { labelled } from "./elements.js";
-import { t } from "./i18n.js";
+import { t } from "./texts.js";
 
 function uploadProblem(file, props) {
   if (typeof props.max_bytes === "number" && file.size > props.max_bytes) {

@@ -4,7 +4,7 @@
 // which act on the view, are in attachments.js and dialogs.js.
 
 import { formatTime, node, safeHref, text, uid } from "./dom.js";
-import { t } from "./i18n.js";
+import { t } from "./texts.js";
 
 function headingTag(depth) {
   return `h${Math.min(6, depth + 2)}`;

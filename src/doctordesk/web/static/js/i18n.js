@@ -3,18 +3,15 @@
 // the language the requests ask for (api.js sends the choice as Accept-Language); English until they arrive.
 
 import * as api from "./api.js";
+import { language, setTexts, t } from "./texts.js";
 
-let texts = {};
-let current = "en";
+export { language, t };
+
 let offered = [
   { code: "en", name: "English" },
   { code: "de", name: "Deutsch" },
 ];
 const listeners = new Set();
-
-// The text for an English msgid (the msgid itself when the catalog has none).
-export const t = (msgid) => texts[msgid] || msgid;
-export const language = () => current;
 
 export function onChange(listener) {
   listeners.add(listener);
@@ -26,7 +23,7 @@ function fill(select) {
     option.value = code;
     option.textContent = name;
     option.lang = code;
-    option.selected = code === current;
+    option.selected = code === language();
     return option;
   });
   select.replaceChildren(...options);
@@ -36,19 +33,18 @@ function fill(select) {
 export async function load() {
   try {
     const body = await api.request("GET", "/i18n/texts");
-    texts = body.texts || {};
-    current = body.language || "en";
+    setTexts(body.texts || {}, body.language || "en");
     offered = body.languages || offered;
   } catch {
     // Unreachable service: the shell stays in the language it has; the next load tries again.
   }
-  document.documentElement.lang = current;
+  document.documentElement.lang = language();
   for (const node of document.querySelectorAll("[data-i18n]")) node.textContent = t(node.dataset.i18n);
   for (const node of document.querySelectorAll("[data-i18n-label]")) {
     node.setAttribute("aria-label", t(node.dataset.i18nLabel));
   }
   for (const select of document.querySelectorAll("select[data-language]")) fill(select);
-  for (const listener of listeners) listener(current);
+  for (const listener of listeners) listener(language());
 }
 
 // The switch: kept in this browser, and for a signed-in user stored with the account (pushes and other devices).

@@ -6,7 +6,7 @@ import { linkToken, showSetPassword } from "./password-link.js";
 import { Screen } from "./screen.js";
 import { handleMessage, loadEndpoints, RealtimeLink } from "./sync.js";
 import * as i18n from "./i18n.js";
-import { t } from "./i18n.js";
+import { t } from "./texts.js";
 
 const HOME = "/profile/appointments";
 const THREADS = "/profile/messages/threads";

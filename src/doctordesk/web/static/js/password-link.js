@@ -3,7 +3,7 @@
 // bar once read.
 
 import * as api from "./api.js";
-import { t } from "./i18n.js";
+import { t } from "./texts.js";
 
 const PREFIX = "#/set-password/";
 const $ = (id) => document.getElementById(id);

@@ -4,7 +4,7 @@
 import { ApiError, NetworkError, request } from "./api.js";
 import { PatchError } from "./patch.js";
 import { ScreenView } from "./render.js";
-import { t } from "./i18n.js";
+import { t } from "./texts.js";
 
 const path = (endpoint) => String(endpoint).split("?")[0];
 

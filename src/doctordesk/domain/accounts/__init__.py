@@ -1,0 +1,1 @@
+"""Account rules: password hashing and login throttling."""

@@ -1,0 +1,1 @@
+"""Appointments: statuses, transitions, who sees what, the list's sections and filter, notices."""

@@ -1,0 +1,144 @@
+"""The transitions of an appointment request (spec section 3), as one table and a few functions.
+
+    current                       trigger                                   next
+    requested (1)                 approve as proposed                       approved (2)
+    requested (1)                 approve with 1..3 valid alternatives      pending-response: 5 all in network,
+                                                                            9 at least one out-of-network warning
+    requested (1)                 an alternative equal to the request       approved (2)  (auto-approval)
+    requested (1)                 decline with a non-empty reason           declined (3)
+    pending-response (5, 9)       patient accepts one offer                 approved (2) at the offer's time
+    pending-response (5, 9)       patient rejects every offer               canceled (4)
+    (none)                        request (a new appointment request)       requested (1)
+    requested, approved, 5, 9     cancel (by the patient or the clinic)     canceled (4); open offers withdrawn
+    approved (2), started         complete                                  completed (6)
+    approved (2), started         no-show                                   no-show (7)
+    requested, approved, 5, 9     reschedule-request with a new time        requested (1) at the new time: the doctor
+                                                                            reviews it again; open offers withdrawn
+    canceled (4), completed (6),  anything                                  unchanged (final: actions disabled)
+    no-show (7)
+
+Anything not in the table is refused with INVALID_TRANSITION (approved and declined appointments are not decided
+again on this screen).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from enum import StrEnum
+
+from doctordesk.domain.appointments.status import Status
+from doctordesk.domain.errors import InvalidTransition, ValidationFailed
+from doctordesk.domain.inputs import text_problem
+from doctordesk.domain.texts import N_, Text
+
+MAX_REASON_CHARS = 1000
+
+
+class Trigger(StrEnum):
+    APPROVE = "approve"
+    SUGGEST = "suggest"
+    AUTO_APPROVE = "auto-approve"
+    DECLINE = "decline"
+    ACCEPT_OFFER = "accept-offer"
+    REJECT_OFFERS = "reject-offers"
+    # Outside events, reported through the integration API (docs/integration.md).
+    REQUEST = "request"
+    CANCEL = "cancel"
+    COMPLETE = "complete"
+    NO_SHOW = "no-show"
+    RESCHEDULE_REQUEST = "reschedule-request"
+
+
+DOCTOR_TRIGGERS = frozenset({Trigger.APPROVE, Trigger.SUGGEST, Trigger.AUTO_APPROVE, Trigger.DECLINE})
+PATIENT_TRIGGERS = frozenset({Trigger.ACCEPT_OFFER, Trigger.REJECT_OFFERS})
+# Statuses an appointment can still be canceled or moved from: it is open (not decided against, not over).
+OPEN = frozenset({Status.REQUESTED, Status.APPROVED, Status.PENDING_RESPONSE, Status.PENDING_RESPONSE_COVERAGE_RISK})
+# Outside events that report how an approved visit went.
+VISIT_TRIGGERS = frozenset({Trigger.COMPLETE, Trigger.NO_SHOW})
+
+
+def can_decide(status: Status) -> bool:
+    """Whether the doctor's three actions (Approve, Suggest another alternative, Decline) are available."""
+    return status is Status.REQUESTED
+
+
+def can_answer(status: Status) -> bool:
+    """Whether the patient may accept or reject offers."""
+    return status.is_pending_response
+
+
+def why_not(status: Status) -> str:
+    if status.is_final:
+        return Text("This appointment is {status}: no decision is possible.", status=status.in_words)
+    if status.is_pending_response:
+        return N_("Alternatives were sent; the patient's answer is awaited.")
+    return Text("This appointment is already {status}.", status=status.in_words)
+
+
+def outside_next_status(current: Status, trigger: Trigger, *, started: bool) -> Status:
+    """The status after an outside event (cancel, complete, no-show, reschedule-request); ``started``: the
+    appointment's time has come. INVALID_TRANSITION when the table has no such row."""
+    if trigger in VISIT_TRIGGERS:
+        if current is not Status.APPROVED:
+            raise InvalidTransition(
+                why_not(current)
+                if current.is_final
+                else Text("Only an approved appointment can be {done}.", done=_past(trigger))
+            )
+        if not started:
+            raise InvalidTransition(
+                Text("The appointment has not started yet: it cannot be {done}.", done=_past(trigger))
+            )
+        return Status.COMPLETED if trigger is Trigger.COMPLETE else Status.NO_SHOW
+    if trigger in (Trigger.CANCEL, Trigger.RESCHEDULE_REQUEST):
+        if current not in OPEN:
+            raise InvalidTransition(why_not(current))
+        return Status.CANCELED if trigger is Trigger.CANCEL else Status.REQUESTED
+    raise InvalidTransition(Text("{trigger} is not an outside event.", trigger=trigger.value))
+
+
+def _past(trigger: Trigger) -> str:
+    return Text("marked completed") if trigger is Trigger.COMPLETE else Text("marked as a no-show")
+
+
+def next_status(current: Status, trigger: Trigger, *, coverage_warnings: Sequence[str | None] = ()) -> Status:
+    """The status after ``trigger``; INVALID_TRANSITION when the table has no such row."""
+    if trigger in DOCTOR_TRIGGERS and not can_decide(current):
+        raise InvalidTransition(why_not(current))
+    if trigger in PATIENT_TRIGGERS and not can_answer(current):
+        raise InvalidTransition(why_not(current))
+    if trigger in (Trigger.APPROVE, Trigger.AUTO_APPROVE, Trigger.ACCEPT_OFFER):
+        return Status.APPROVED
+    if trigger is Trigger.DECLINE:
+        return Status.DECLINED
+    if trigger is Trigger.REJECT_OFFERS:
+        return Status.CANCELED
+    if not coverage_warnings:
+        raise ValidationFailed(N_("Suggest at least one alternative."))
+    if any(coverage_warnings):
+        return Status.PENDING_RESPONSE_COVERAGE_RISK
+    return Status.PENDING_RESPONSE
+
+
+def clean_reason(raw: str | None) -> str:
+    """The decline reason, required and bounded; errors name the ``reason`` field."""
+    reason = (raw or "").strip()
+    if not reason:
+        raise ValidationFailed(N_("A reason is required to decline."), fields={"reason": N_("Enter a reason.")})
+    problem = text_problem(reason, max_chars=MAX_REASON_CHARS, multiline=True)
+    if problem is not None:
+        raise ValidationFailed(fields={"reason": problem})
+    return reason
+
+
+FLAG_VALUES = {"true": True, "false": False}
+
+
+def parse_flag(raw: str | None, *, field: str) -> bool:
+    """A form's yes/no field: ``true`` or ``false`` as documented (absent: false); any other text is refused."""
+    if raw is None:
+        return False
+    value = FLAG_VALUES.get(raw)
+    if value is None:
+        raise ValidationFailed(fields={field: N_("Use true or false.")})
+    return value

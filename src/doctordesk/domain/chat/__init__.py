@@ -1,0 +1,1 @@
+"""Chat rules: who reads and writes a thread, what a message holds, what is unread."""

@@ -1,0 +1,262 @@
+"""HL7 FHIR R4 (4.0.1) as this service speaks it (docs/fhir.md): the appointment status mapping, references,
+search parameters (dates with prefixes, counts, sorts) and OperationOutcome issues, as plain data.
+
+Resources are built as plain dictionaries in FHIR's JSON form; the tests validate every one against the R4 models.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+from doctordesk.domain import moments
+from doctordesk.domain.appointments.status import Status
+from doctordesk.domain.errors import ValidationFailed
+from doctordesk.domain.inputs import MAX_ID
+
+FHIR_VERSION = "4.0.1"
+MEDIA_TYPE = "application/fhir+json"
+# Where the spec's error codes (FIELDS_VALIDATION_ERROR, APPOINTMENT_CHANGED, ...) live in an OperationOutcome.
+ERROR_CODE_SYSTEM = "urn:doctordesk:error-code"
+# The clinic's own id of an appointment (its external id, as bulk import writes it).
+IDENTIFIER_SYSTEM = "urn:doctordesk:appointment-external-id"
+CANCEL_REASON_SYSTEM = "http://terminology.hl7.org/CodeSystem/appointment-cancellation-reason"
+# A body larger than this is refused before it is parsed (one resource is a few hundred bytes).
+MAX_BODY_BYTES = 64 * 1024
+DEFAULT_COUNT = 50
+MAX_COUNT = 200
+MAX_IDENTIFIER_CHARS = 64
+
+# Appointment.status for each of the service's statuses (both pending codes read "pending").
+APPOINTMENT_STATUS: dict[Status, str] = {
+    Status.REQUESTED: "proposed",
+    Status.PENDING_RESPONSE: "pending",
+    Status.PENDING_RESPONSE_COVERAGE_RISK: "pending",
+    Status.APPROVED: "booked",
+    Status.DECLINED: "cancelled",
+    Status.CANCELED: "cancelled",
+    Status.COMPLETED: "fulfilled",
+    Status.NO_SHOW: "noshow",
+}
+
+# Every Appointment.status of R4 (a search or a subscription may name any; this service uses those above).
+APPOINTMENT_STATUSES = frozenset(
+    {"proposed", "pending", "booked", "arrived", "fulfilled", "cancelled", "noshow", "entered-in-error",
+     "checked-in", "waitlist"}
+)  # fmt: skip
+
+# (patient's participant status, practitioner's participant status) in each appointment status.
+PARTICIPANT_STATUS: dict[str, tuple[str, str]] = {
+    "proposed": ("accepted", "needs-action"),
+    "pending": ("needs-action", "accepted"),
+    "booked": ("accepted", "accepted"),
+    "cancelled": ("declined", "declined"),
+    "fulfilled": ("accepted", "accepted"),
+    "noshow": ("declined", "accepted"),
+}
+
+
+def statuses_for(fhir_status: str) -> list[int]:
+    """The service's status codes behind one Appointment.status; empty for a status this service never uses."""
+    return sorted(int(s) for s, name in APPOINTMENT_STATUS.items() if name == fhir_status)
+
+
+def cancelation_reason(status: Status, reason: str | None) -> dict[str, Any] | None:
+    """Appointment.cancelationReason: the doctor declined (``prov``), or canceled, with the reason given."""
+    if status is Status.DECLINED:
+        coding = [{"system": CANCEL_REASON_SYSTEM, "code": "prov", "display": "Provider"}]
+        return {"coding": coding, "text": reason or "Declined by the doctor."}
+    if status is Status.CANCELED:
+        return {"text": reason or "Canceled."}
+    return None
+
+
+def instant(value: datetime) -> str:
+    """A FHIR instant/dateTime in UTC with seconds (``2026-11-26T10:00:00Z``)."""
+    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def local_instant(value: datetime, zone: Any) -> str:
+    """A FHIR dateTime in a location's local time, with its offset."""
+    return value.astimezone(zone).isoformat(timespec="seconds")
+
+
+# --- references ----------------------------------------------------------------------------------------------
+
+_REFERENCE = re.compile(r"(?:[A-Za-z]+/)?([1-9][0-9]{0,15})", re.ASCII)
+
+
+def reference_id(value: str, resource_type: str) -> int | None:
+    """The id in ``Type/123`` (or a bare ``123`` in a search parameter) when it names ``resource_type``; None
+    for anything else (another type, a malformed or an absolute reference)."""
+    match = _REFERENCE.fullmatch(value)
+    if match is None:
+        return None
+    if "/" in value and not value.startswith(resource_type + "/"):
+        return None
+    number = int(match[1])
+    return number if number <= MAX_ID else None
+
+
+def reference(resource_type: str, row_id: int, display: str | None = None) -> dict[str, Any]:
+    ref: dict[str, Any] = {"reference": f"{resource_type}/{row_id}"}
+    if display:
+        ref["display"] = display
+    return ref
+
+
+def parse_logical_id(raw: str) -> int | None:
+    """A resource's logical id as this service gives them out (digits); None otherwise (read as not found)."""
+    return reference_id(raw, "") if raw.isdigit() else None
+
+
+# --- search parameters ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Range:
+    """A half-open range of instants ``[lo, hi)``; None on a side means unbounded."""
+
+    lo: datetime | None = None
+    hi: datetime | None = None
+
+
+_DATE = re.compile(
+    r"(eq|ne|gt|lt|ge|le|sa|eb|ap)?"
+    r"(\d{4})(?:-(\d{2})(?:-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})?)?)?)?",
+    re.ASCII,
+)
+SUPPORTED_DATE_PREFIXES = ("eq", "gt", "lt", "ge", "le")
+_OWN_REASONS = ("A time needs its offset (Z or +hh:mm).", moments.RANGE_MESSAGE, moments.INSTANT_MESSAGE)
+
+
+def _precision_span(match: re.Match[str]) -> tuple[datetime, datetime]:
+    """The instants a date search value covers at its precision: a year, month, day, minute or second. Years
+    outside the accepted range (``domain/moments.py``) are refused before any arithmetic."""
+    year, month, day, hour, minute, second, zone = match.groups()[1:]
+    if hour is not None and zone is None:
+        raise ValueError("A time needs its offset (Z or +hh:mm).")
+    if not moments.FIRST_DAY.year <= int(year) <= moments.LAST_DAY.year:
+        raise ValueError(moments.RANGE_MESSAGE)
+    if hour is None:
+        start = date(int(year), int(month or 1), int(day or 1))
+        lo = datetime(start.year, start.month, start.day, tzinfo=UTC)
+        if day is not None:
+            return lo, lo + timedelta(days=1)
+        if month is not None:
+            nxt = date(start.year + (start.month == 12), start.month % 12 + 1, 1)
+            return lo, datetime(nxt.year, nxt.month, nxt.day, tzinfo=UTC)
+        return lo, datetime(start.year + 1, 1, 1, tzinfo=UTC)
+    text = f"{year}-{month}-{day}T{hour}:{minute}:{second or '00'}{'+00:00' if zone == 'Z' else zone}"
+    read = moments.read_instant(text)
+    if isinstance(read, str):
+        raise ValueError(read)
+    lo = read.astimezone(UTC)
+    return lo, lo + (timedelta(seconds=1) if second is not None else timedelta(minutes=1))
+
+
+def date_range(values: Sequence[str], *, name: str = "date") -> Range:
+    """The range of starts that every ``date`` value allows (they are ANDed): ``ge``/``gt``/``le``/``lt``/``eq``
+    (or none) against the value's precision; a date without a time is a UTC day. ValidationFailed naming the
+    parameter for anything else."""
+    lo: datetime | None = None
+    hi: datetime | None = None
+    for raw in values:
+        match = _DATE.fullmatch(raw)
+        if match is None or (match[1] or "eq") not in SUPPORTED_DATE_PREFIXES:
+            raise ValidationFailed(
+                fields={name: "Use a date or dateTime with offset, prefixed by eq, ge, gt, le or lt."}
+            )
+        try:
+            start, end = _precision_span(match)
+        except ValueError as error:
+            reason = str(error) if error.args and error.args[0] in _OWN_REASONS else "Not a date."
+            raise ValidationFailed(fields={name: reason}) from None
+        prefix = match[1] or "eq"
+        low, high = {
+            "eq": (start, end),
+            "ge": (start, None),
+            "gt": (end, None),
+            "lt": (None, start),
+            "le": (None, end),
+        }[prefix]
+        if low is not None:
+            lo = low if lo is None else max(lo, low)
+        if high is not None:
+            hi = high if hi is None else min(hi, high)
+    return Range(lo, hi)
+
+
+def count(values: Sequence[str]) -> int:
+    """``_count``: 1 to MAX_COUNT (a larger one is trimmed to the maximum, as FHIR lets a server do)."""
+    if not values:
+        return DEFAULT_COUNT
+    raw = values[-1]
+    if not raw.isascii() or not raw.isdigit() or len(raw) > 6 or int(raw) < 1:
+        raise ValidationFailed(fields={"_count": f"Use a whole number from 1 to {MAX_COUNT}."})
+    return min(int(raw), MAX_COUNT)
+
+
+def token_list(values: Sequence[str]) -> list[str]:
+    """A token parameter's values: repeated parameters are ANDed, commas inside one are ORed (here: one list)."""
+    out: list[str] = []
+    for raw in values:
+        out.extend(v for v in raw.split(",") if v)
+    return out
+
+
+# --- OperationOutcome ----------------------------------------------------------------------------------------
+
+# OperationOutcome.issue.code for each of the spec's error codes (IssueType value set).
+ISSUE_TYPE: dict[str, str] = {
+    "FIELDS_VALIDATION_ERROR": "invalid",
+    "NOT_FOUND": "not-found",
+    "UNAUTHORIZED": "login",
+    "FORBIDDEN": "forbidden",
+    "APPOINTMENT_CHANGED": "conflict",
+    "INVALID_TRANSITION": "business-rule",
+    "IDEMPOTENCY_KEY_REUSED": "duplicate",
+    "PAYLOAD_TOO_LARGE": "too-costly",
+    "TOO_MANY_REQUESTS": "throttled",
+    "SERVICE_BUSY": "transient",
+    "NOT_SUPPORTED": "not-supported",
+    "PRECONDITION_FAILED": "conflict",
+    "INTERNAL_ERROR": "exception",
+}
+
+
+def issue(
+    code: str,
+    message: str,
+    *,
+    severity: str = "error",
+    expression: str | None = None,
+    issue_type: str | None = None,
+) -> dict[str, Any]:
+    """One OperationOutcome issue carrying the spec's ``code`` in ``details``."""
+    item: dict[str, Any] = {
+        "severity": severity,
+        "code": issue_type or ISSUE_TYPE.get(code, "processing"),
+        "details": {"coding": [{"system": ERROR_CODE_SYSTEM, "code": code}], "text": message},
+    }
+    if expression:
+        item["expression"] = [expression]
+    return item
+
+
+def outcome(issues: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    return {"resourceType": "OperationOutcome", "issue": [dict(i) for i in issues]}
+
+
+def error_outcome(
+    code: str, message: str, fields: Mapping[str, str] | None = None, *, resource_type: str | None = None
+) -> dict[str, Any]:
+    """The OperationOutcome of a refused request: one issue per field in error (its FHIRPath-like expression),
+    or one for the whole request."""
+    if not fields:
+        return outcome([issue(code, message)])
+    prefix = f"{resource_type}." if resource_type else ""
+    return outcome([issue(code, text, expression=f"{prefix}{name}") for name, text in fields.items()])

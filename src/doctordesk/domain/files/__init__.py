@@ -1,0 +1,1 @@
+"""Attachments: the allowed types, and checking PDFs and images with real parsers."""

@@ -1,0 +1,1 @@
+"""Review and Approve: the assessment, coverage rules and fees."""

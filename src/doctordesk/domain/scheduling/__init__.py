@@ -1,0 +1,1 @@
+"""Scheduling: Suggested Scheduling's alternatives, free times and the patient's booking choice."""

@@ -1,0 +1,92 @@
+"""Free times: the starts a doctor can still be booked at, at one location, by the same rules Suggested Scheduling
+applies to a proposal (``domain/scheduling/suggestions.py``): at least the lead time and at most the booking horizon
+ahead, the whole visit inside one block of work hours in the location's local time, no overlap with what the doctor is
+already taken for.
+
+Candidate starts step through each work-hours block from its opening, on local wall-clock times, so they stay on
+the clinic's grid across clock changes; a local time that does not exist on a spring-forward day is skipped, and the
+repeated hour in autumn means its first occurrence (as everywhere else).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta
+
+from doctordesk.domain.scheduling.suggestions import (
+    Busy,
+    ExceptionKind,
+    Hours,
+    HoursException,
+    Proposal,
+    beyond_horizon,
+    local_to_utc,
+    overlaps,
+    too_early,
+    within_hours,
+)
+
+MAX_DAYS = 31
+MIN_STEP_MINUTES = 5
+
+
+@dataclass(frozen=True, slots=True)
+class FreeTimeQuery:
+    doctor_id: int
+    location_id: int
+    timezone: str  # the location's IANA zone: days and hours are local to it
+    first_day: date
+    last_day: date  # inclusive
+    duration_minutes: int
+    step_minutes: int
+
+
+def _local_starts(day: date, block: Hours, step: timedelta, duration: timedelta) -> Iterator[time]:
+    at = datetime.combine(day, block.opens)
+    closes = datetime.combine(day, block.closes)
+    while at + duration <= closes:
+        yield at.time()
+        at += step
+
+
+def free_starts(
+    q: FreeTimeQuery,
+    *,
+    now: datetime,
+    horizon: timedelta,
+    hours: Sequence[Hours],
+    busy: Sequence[Busy],
+    exceptions: Sequence[HoursException] = (),
+) -> list[datetime]:
+    """The free starts (UTC, ascending) of ``q``'s doctor at its location between its days, given the doctor's
+    hours there, the dated exceptions (holidays, absences, extra days) and the times the doctor is taken
+    (``busy``: approved appointments and open offers)."""
+    duration = timedelta(minutes=q.duration_minutes)
+    step = timedelta(minutes=q.step_minutes)
+    taken = [b for b in busy if b.doctor_id == q.doctor_id]
+    found: set[datetime] = set()
+    day = q.first_day
+    while day <= q.last_day:
+        extra = [
+            Hours(day.weekday(), e.opens, e.closes)
+            for e in exceptions
+            if e.kind == ExceptionKind.EXTRA and e.applies(day, q.location_id) and e.opens and e.closes
+        ]
+        for block in [*(h for h in hours if h.weekday == day.weekday()), *extra]:
+            for at in _local_starts(day, block, step, duration):
+                start = local_to_utc(day, at, q.timezone)
+                if start is None or too_early(start, now) or beyond_horizon(start, now, horizon):
+                    continue
+                p = Proposal(1, q.doctor_id, q.location_id, start, q.duration_minutes)
+                if not within_hours(p, q.timezone, hours, exceptions):
+                    continue  # a block that ends after a clock change can be shorter than its wall-clock span
+                if any(overlaps(p.start, p.end, b.start, b.end) for b in taken):
+                    continue
+                found.add(start)
+        day += timedelta(days=1)
+    return sorted(found)
+
+
+def hours_at(work_hours: Mapping[tuple[int, int], Sequence[Hours]], doctor_id: int, location_id: int) -> list[Hours]:
+    return list(work_hours.get((doctor_id, location_id), ()))

@@ -1,0 +1,1 @@
+"""Bulk import and export: the rows' kinds and checks, and safe CSV cells."""

@@ -1,0 +1,1 @@
+"""Webhooks: which events become which types, endpoint addresses, what admins see."""

@@ -1,0 +1,116 @@
+"""The audit trail screen: every recorded change, newest first, filtered by actor, appointment, action and days,
+a page at a time, with the same filter's CSV and JSON Lines export as downloads."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from datetime import UTC, timedelta
+from urllib.parse import urlencode
+
+from doctordesk.domain.audit import AuditFilter, AuditRow
+from doctordesk.i18n import _
+from doctordesk.i18n.formats import format_local
+from doctordesk.screens.admin.audit_words import action_words, entity_words
+from doctordesk.screens.admin.pages import BASE, page
+from doctordesk.screens.protocol import Action, Element, Layout, Page, el
+
+SCREEN = "admin-audit"
+ENDPOINT = f"{BASE}/audit"
+EXPORT = "/admin/audit/export"
+PAGE_SIZE = 50
+DETAILS_CHARS = 300
+
+
+def query_of(f: AuditFilter) -> dict[str, str]:
+    """The filter as the query both the screen and the export read (``from``/``to`` are instants)."""
+    pairs = {
+        "actor": f.actor_id,
+        "appointment": f.appointment_id,
+        "action": f.action,
+        "entity": f.entity,
+        "from": f.since.astimezone(UTC).isoformat() if f.since else None,
+        "to": f.until.astimezone(UTC).isoformat() if f.until else None,
+    }
+    return {k: str(v) for k, v in pairs.items() if v is not None}
+
+
+def endpoint(f: AuditFilter, cursor: str | None = None) -> str:
+    query = query_of(f) | ({"cursor": cursor} if cursor else {})
+    return f"{ENDPOINT}?{urlencode(query)}" if query else ENDPOINT
+
+
+def _row(r: AuditRow, names: Mapping[int, str]) -> Element:
+    if r.actor_id is None:
+        who = _("the service")
+    else:
+        who = names.get(r.actor_id) or _("user {id}", id=r.actor_id)
+    details = json.dumps(r.details, ensure_ascii=False, sort_keys=True)
+    if len(details) > DETAILS_CHARS:
+        details = details[: DETAILS_CHARS - 1] + "…"
+    return el(
+        f"audit-{r.id}",
+        "Row",
+        el(f"audit-at-{r.id}", "Regular", label=_("When"), value=format_local(r.at, "UTC", seconds=True)),
+        el(f"audit-actor-{r.id}", "Regular", label=_("Who"), value=who),
+        # The words, then the code the filter and the exports match on.
+        el(
+            f"audit-action-{r.id}",
+            "Regular",
+            label=_("Action"),
+            value=f"{action_words(r.action)} · {r.action}",
+            props={"code": r.action},
+        ),
+        el(f"audit-entity-{r.id}", "Regular", label=_("About"), value=entity_words(r.entity, r.entity_id)),
+        el(f"audit-details-{r.id}", "Caption", value=details),
+    )
+
+
+def render(
+    f: AuditFilter,
+    rows: Sequence[AuditRow],
+    names: Mapping[int, str],
+    *,
+    cursor: str | None,
+    next_cursor: str | None,
+    layout: Layout,
+    timeout: int,
+) -> Page:
+    day = "%Y-%m-%d"
+    filters = el(
+        "filters",
+        "Section",
+        el("f-actor", "Edit", label=_("Actor (user id)"), name="actor", value=str(f.actor_id or "")),
+        el("f-appointment", "Edit", label=_("Appointment id"), name="appointment", value=str(f.appointment_id or "")),
+        el("f-action", "Edit", label=_("Action, e.g. appointment.approve"), name="action", value=f.action or ""),
+        el("f-from", "Date", label=_("From day (UTC)"), name="from", value=f.since.strftime(day) if f.since else ""),
+        el("f-to", "Date", label=_("Until day (UTC, inclusive)"), name="to",
+           value=(f.until - timedelta(days=1)).strftime(day) if f.until else ""),
+        el("apply-filters", "Button", label=_("Apply"), action=Action("PATCH", f"{ENDPOINT}/filter", form="filters")),
+        label=_("Filter"),
+    )  # fmt: skip
+    query = urlencode(query_of(f))
+    exports = el(
+        "exports",
+        "Group",
+        el("export-csv", "Attachment", label="audit.csv",
+           props={"href": f"{EXPORT}?{query}&format=csv" if query else f"{EXPORT}?format=csv", "mime": "text/csv"}),
+        el("export-jsonl", "Attachment", label="audit.jsonl",
+           props={"href": f"{EXPORT}?{query}&format=jsonl" if query else f"{EXPORT}?format=jsonl",
+                  "mime": "application/jsonl"}),
+        label=_("Export this filter"),
+    )  # fmt: skip
+    listing = el(
+        "entries",
+        "Section",
+        el("entries-empty", "Caption", value=_("Nothing recorded for this filter."), visible=not rows),
+        *(_row(r, names) for r in rows),
+        el("newest", "Link", label=_("Newest"), visible=cursor is not None, action=Action("PUT", endpoint(f))),
+        el("older", "Link", label=_("Older"), visible=next_cursor is not None,
+           action=Action("PUT", endpoint(f, next_cursor))),
+        label=_("Entries, newest first"),
+    )  # fmt: skip
+    return page(
+        screen=SCREEN, current="audit", title=_("Audit trail"), endpoint=endpoint(f, cursor),
+        elements=[filters, exports, listing], layout=layout, timeout=timeout,
+    )  # fmt: skip

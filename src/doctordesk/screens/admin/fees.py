@@ -1,0 +1,104 @@
+"""The administration screen for fees: the rules in force now, a form for a new version (effective now or from a
+later day), and every version ever recorded, newest first. Versions are only added, never edited: offers already
+made keep the fee they showed."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from doctordesk.domain.review.fees import SURCHARGES
+from doctordesk.i18n import N_, _
+from doctordesk.i18n.formats import format_local, money
+from doctordesk.screens.admin.pages import BASE, notice, page
+from doctordesk.screens.protocol import Action, Element, Layout, Option, Page, el
+
+SCREEN = "admin-fees"
+ENDPOINT = f"{BASE}/fees"
+# Every kind of fee rule in words (a test checks each surcharge of domain/review/fees.py has them).
+KIND_LABELS = {
+    "doctor_fee": N_("Doctor fee"),
+    "location_fee": N_("Location fee"),
+    "weekend": N_("Surcharge: weekend"),
+    "short_notice": N_("Surcharge: short notice"),
+    "evening": N_("Surcharge: evening"),
+}
+
+
+def describe(rule: Mapping[str, Any], doctors: Mapping[int, str], locations: Mapping[int, str]) -> str:
+    """One rule as a line in the reader's language: kind, whose, where, how much."""
+    who = doctors.get(rule["doctor_id"], "?") if rule["doctor_id"] else _("any doctor")
+    where = locations.get(rule["location_id"], "?") if rule["location_id"] else _("any location")
+    if rule["retired"]:
+        amount = _("ended")
+    elif rule["kind"] in SURCHARGES:
+        amount = f"{rule['percent']} %"
+    else:
+        amount = money(rule["amount_cents"], rule["currency"])
+    kind = _(KIND_LABELS[rule["kind"]]) if rule["kind"] in KIND_LABELS else rule["kind"]
+    return f"{kind} · {who} · {where}: {amount}"
+
+
+def _since(rule: Mapping[str, Any]) -> str:
+    at = rule["effective_from"]
+    if not at:
+        return _("from the start")
+    return _("from {moment}", moment=format_local(datetime.fromisoformat(at), "UTC"))
+
+
+def _row(prefix: str, rule: Mapping[str, Any], doctors: Mapping[int, str], locations: Mapping[int, str]) -> Element:
+    rid = rule["id"]
+    return el(
+        f"{prefix}-{rid}",
+        "Row",
+        el(f"{prefix}-text-{rid}", "Regular", value=describe(rule, doctors, locations)),
+        el(f"{prefix}-since-{rid}", "Caption", value=_since(rule)),
+    )
+
+
+def render(
+    in_force: Sequence[Mapping[str, Any]],
+    history: Sequence[Mapping[str, Any]],
+    *,
+    doctors: Mapping[int, str],
+    locations: Mapping[int, str],
+    layout: Layout,
+    timeout: int,
+) -> Page:
+    now = el(
+        "in-force",
+        "Section",
+        el("in-force-empty", "Caption", value=_("No fee rules."), visible=not in_force),
+        *(_row("fee", r, doctors, locations) for r in in_force),
+        label=_("In force now"),
+    )
+    form = el(
+        "new-fee",
+        "Section",
+        el("fee-kind", "Combo", label=_("Kind"), name="kind", value="doctor_fee",
+           options=[Option(k, _(label)) for k, label in KIND_LABELS.items()]),
+        el("fee-doctor", "Combo", label=_("Doctor"), name="doctor", value="",
+           options=[Option("", _("Any doctor")), *(Option(str(i), n) for i, n in doctors.items())]),
+        el("fee-location", "Combo", label=_("Location"), name="location", value="",
+           options=[Option("", _("Any location")), *(Option(str(i), n) for i, n in locations.items())]),
+        el("fee-amount", "Edit", label=_("Amount (fees), e.g. 80.00"), name="amount"),
+        el("fee-percent", "Edit", label=_("Per cent of the doctor fee (surcharges)"), name="percent"),
+        el("fee-currency", "Edit", label=_("Currency"), name="currency", value="EUR"),
+        el("fee-effective", "Date", label=_("Effective from (empty or today: now; a later day: 00:00 UTC)"),
+           name="effective_from"),
+        el("fee-retired", "Checkbox", label=_("End this rule instead"), name="retired", value=False),
+        el("add-fee", "Button", label=_("Add version"), action=Action("POST", f"{ENDPOINT}/add", form="new-fee")),
+        label=_("New version"),
+    )  # fmt: skip
+    past = el(
+        "history",
+        "Section",
+        el("history-hint", "Caption", value=_("Every version recorded, newest first. Versions are never changed.")),
+        *(_row("version", r, doctors, locations) for r in reversed(history)),
+        label=_("History"),
+    )
+    return page(
+        screen=SCREEN, current="fees", title=_("Fees"), endpoint=ENDPOINT, elements=[notice("saved"), now, form, past],
+        layout=layout, timeout=timeout,
+    )  # fmt: skip

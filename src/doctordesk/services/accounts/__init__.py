@@ -1,0 +1,1 @@
+"""Accounts: log in, tokens, devices, languages, login throttling, password links."""

@@ -1,0 +1,1 @@
+"""Administration: the admins' use cases and the pages of their screens."""

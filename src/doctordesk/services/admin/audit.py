@@ -1,0 +1,120 @@
+"""The audit trail for administrators: every administrative change recorded with its before and after, and the
+trail read back filtered, one keyset page at a time or streamed whole as CSV or JSON Lines."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import AsyncIterator, Mapping
+from datetime import datetime
+from typing import Any, Literal
+
+from sqlalchemy import Select, and_, or_, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from doctordesk.domain.audit import AuditFilter, AuditRow
+from doctordesk.domain.keyset import Position
+from doctordesk.domain.roles import Actor
+from doctordesk.domain.transfer.csv_cells import CsvWriter
+from doctordesk.runtime import Runtime
+from doctordesk.services.audit import audit
+from doctordesk.store.tables import AuditLog
+
+EXPORT_BATCH = 500
+CSV_COLUMNS = ("id", "at", "actor_id", "action", "entity", "entity_id", "details")
+ExportFormat = Literal["csv", "jsonl"]
+
+
+def record_change(
+    session: AsyncSession,
+    actor: Actor | None,
+    *,
+    at: datetime,
+    action: str,
+    entity: str,
+    entity_id: int | None,
+    before: Mapping[str, Any] | None,
+    after: Mapping[str, Any] | None,
+) -> None:
+    """Audit one administrative change inside the caller's transaction: what the entity was and became (None for
+    "did not exist" / "no longer shown"). ``actor`` None: the service itself made the change."""
+    audit(
+        session,
+        at=at,
+        actor_id=actor.user_id if actor is not None else None,
+        action=action,
+        entity=entity,
+        entity_id=entity_id,
+        details={"before": dict(before) if before is not None else None, "after": dict(after) if after else None},
+    )
+
+
+def _query(f: AuditFilter, after: Position | None, limit: int) -> Select[AuditLog]:
+    q = select(AuditLog)
+    if f.actor_id is not None:
+        q = q.where(AuditLog.actor_id == f.actor_id)
+    if f.appointment_id is not None:
+        q = q.where(AuditLog.entity == "appointment", AuditLog.entity_id == f.appointment_id)
+    if f.entity is not None:
+        q = q.where(AuditLog.entity == f.entity)
+    if f.action is not None:
+        q = q.where(AuditLog.action == f.action)
+    if f.since is not None:
+        q = q.where(AuditLog.at >= f.since)
+    if f.until is not None:
+        q = q.where(AuditLog.at < f.until)
+    if after is not None:
+        q = q.where(or_(AuditLog.at < after.at, and_(AuditLog.at == after.at, AuditLog.id < after.id)))
+    return q.order_by(AuditLog.at.desc(), AuditLog.id.desc()).limit(limit)
+
+
+async def audit_page(
+    session: AsyncSession, f: AuditFilter, *, after: Position | None, limit: int
+) -> tuple[list[AuditRow], Position | None]:
+    """One page, newest first, and the position to continue after (None on the last page)."""
+    rows = (await session.execute(_query(f, after, limit + 1))).scalars().all()
+    out = [AuditRow(r.id, r.at, r.actor_id, r.action, r.entity, r.entity_id, r.details or {}) for r in rows[:limit]]
+    more = len(rows) > limit
+    return out, (Position(out[-1].at, out[-1].id) if more and out else None)
+
+
+async def export_rows(rt: Runtime, f: AuditFilter) -> AsyncIterator[AuditRow]:
+    """Every matching row, newest first, read in batches (each batch its own short read, so a slow download holds
+    no transaction open and rows appended meanwhile never shift the walk)."""
+    after: Position | None = None
+    while True:
+        async with rt.db.read() as session:
+            rows, after = await audit_page(session, f, after=after, limit=EXPORT_BATCH)
+        for row in rows:
+            yield row
+        if after is None:
+            return
+
+
+async def export_lines(rt: Runtime, f: AuditFilter, fmt: ExportFormat) -> AsyncIterator[bytes]:
+    """The export as encoded chunks: CSV (header row, details as JSON text, every cell written by ``CsvWriter`` so
+    that no spreadsheet runs one) or JSON Lines (one object a line)."""
+    if fmt == "csv":
+        buffer = io.StringIO()
+        writer = CsvWriter(buffer)
+        writer.row(CSV_COLUMNS)
+        async for row in export_rows(rt, f):
+            writer.row(
+                (
+                    row.id,
+                    row.at.isoformat(),
+                    row.actor_id,
+                    row.action,
+                    row.entity,
+                    row.entity_id,
+                    json.dumps(row.details, sort_keys=True, separators=(",", ":")),
+                )
+            )
+            if buffer.tell() >= 16_384:
+                yield buffer.getvalue().encode()
+                buffer.seek(0)
+                buffer.truncate()
+        yield buffer.getvalue().encode()
+        return
+    async for row in export_rows(rt, f):
+        yield (json.dumps(row.as_json(), sort_keys=True, separators=(",", ":")) + "\n").encode()

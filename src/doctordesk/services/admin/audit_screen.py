@@ -1,0 +1,87 @@
+"""The audit trail screen (``screens/admin/audit.py``): a page of the filtered trail with the actors' names, and
+the filter form turned into the screen's URL."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, date, datetime, time, timedelta
+
+from sqlalchemy import select
+
+from doctordesk.domain import moments
+from doctordesk.domain.audit import AuditFilter
+from doctordesk.domain.cursors import encode_cursor
+from doctordesk.domain.errors import ValidationFailed
+from doctordesk.domain.inputs import parse_id, text_problem
+from doctordesk.domain.keyset import Position
+from doctordesk.domain.roles import Actor
+from doctordesk.domain.texts import N_
+from doctordesk.runtime import Runtime
+from doctordesk.screens.admin import audit as screen
+from doctordesk.screens.protocol import Layout, Page, UpdateSet
+from doctordesk.screens.viewing import Viewing
+from doctordesk.services.admin.audit import audit_page
+from doctordesk.services.admin.screen_base import navigation, require_admin, viewing
+from doctordesk.store.tables import User
+
+
+def audit_screen(
+    rt: Runtime,
+    actor: Actor,
+    f: AuditFilter,
+    *,
+    after: Position | None,
+    cursor: str | None,
+    layout: Layout,
+    client_id: str | None,
+) -> Viewing:
+    async def render() -> Page:
+        async with rt.db.read() as session:
+            rows, position = await audit_page(session, f, after=after, limit=screen.PAGE_SIZE)
+            ids = sorted({r.actor_id for r in rows if r.actor_id is not None})
+            found = await session.execute(select(User.id, User.display_name).where(User.id.in_(ids)))
+            names: dict[int, str] = {row[0]: row[1] for row in found.all()}
+        return screen.render(
+            f,
+            rows,
+            names,
+            cursor=cursor,
+            next_cursor=encode_cursor(position) if position else None,
+            layout=layout,
+            timeout=rt.settings.poll_list_seconds,
+        )
+
+    where = screen.endpoint(f, cursor)
+    return viewing(rt, actor, screen_name=screen.SCREEN, endpoint=where, render=render, client_id=client_id)
+
+
+def _day(raw: str | None, name: str, fields: dict[str, str]) -> date | None:
+    return moments.form_day(raw, name, fields)
+
+
+def apply_filters(rt: Runtime, actor: Actor, form: Mapping[str, str]) -> UpdateSet:
+    """The filter form as the screen's URL: days become UTC instants, the last day included."""
+    require_admin(actor)
+    fields: dict[str, str] = {}
+    ids: dict[str, int | None] = {}
+    for name in ("actor", "appointment"):
+        raw = form.get(name, "")
+        ids[name] = parse_id(raw) if raw else None
+        if raw and ids[name] is None:
+            fields[name] = N_("An id in digits.")
+    action = form.get("action", "").strip() or None
+    if action is not None and (text_problem(action, max_chars=64) or " " in action):
+        fields["action"] = N_("An action name, e.g. appointment.approve.")
+    first, last = _day(form.get("from"), "from", fields), _day(form.get("to"), "to", fields)
+    if first and last and last < first:
+        fields["to"] = N_("Must not be before 'from'.")
+    if fields:
+        raise ValidationFailed(fields=fields)
+    f = AuditFilter(
+        actor_id=ids["actor"],
+        appointment_id=ids["appointment"],
+        action=action,
+        since=datetime.combine(first, time.min, tzinfo=UTC) if first else None,
+        until=datetime.combine(last + timedelta(days=1), time.min, tzinfo=UTC) if last else None,
+    )
+    return navigation(rt, screen.SCREEN, screen.endpoint(f))

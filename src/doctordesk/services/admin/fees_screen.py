@@ -1,0 +1,112 @@
+"""The fees administration screen (``screens/admin/fees.py``): its page and its one action, a new version of a
+rule, through ``admin_fees`` (the JSON API's service: same checks, same audit with before and after).
+
+The form's effective day: empty or today means now; a later day means 00:00 UTC of that day (a day in the past
+is refused by the service: fees already shown are history)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from datetime import UTC, datetime
+
+from doctordesk.domain import moments
+from doctordesk.domain.errors import ValidationFailed
+from doctordesk.domain.inputs import parse_id, parse_int
+from doctordesk.domain.roles import Actor
+from doctordesk.domain.texts import N_, Text
+from doctordesk.runtime import Runtime
+from doctordesk.screens.admin import fees as screen
+from doctordesk.screens.protocol import Layout, Page, UpdateSet, p_update
+from doctordesk.screens.viewing import Viewing
+from doctordesk.services.admin import fees as admin_fees
+from doctordesk.services.admin.screen_base import acted, form_flag, require_admin, viewing
+from doctordesk.services.scheduling.clinic_facts import cached_clinic
+
+_AMOUNT = re.compile(r"([0-9]{1,6})(?:\.([0-9]{1,2}))?", re.ASCII)
+
+
+def fees_page(rt: Runtime, actor: Actor, *, layout: Layout, client_id: str | None) -> Viewing:
+    async def render() -> Page:
+        async with rt.db.read() as session:
+            c = await cached_clinic(rt, session)
+        now = await admin_fees.list_rules(rt, at=None, history=False)
+        history = await admin_fees.list_rules(rt, at=None, history=True)
+        return screen.render(
+            now, history, doctors=c.directory.doctors, locations=c.location_names, layout=layout,
+            timeout=rt.settings.poll_list_seconds,
+        )  # fmt: skip
+
+    return viewing(rt, actor, screen_name=screen.SCREEN, endpoint=screen.ENDPOINT, render=render, client_id=client_id)
+
+
+def _cents(raw: str | None, fields: dict[str, str]) -> int:
+    if not raw:
+        return 0
+    match = _AMOUNT.fullmatch(raw.strip())
+    if match is None:
+        fields["amount"] = N_("An amount such as 80 or 80.50.")
+        return 0
+    whole, part = match.groups()
+    return int(whole) * 100 + int((part or "0").ljust(2, "0"))
+
+
+def _effective(raw: str | None, now: datetime, fields: dict[str, str]) -> datetime | None:
+    if not raw:
+        return None
+    day = moments.form_day(raw, "effective_from", fields, message=N_("A day as YYYY-MM-DD."))
+    if day is None:
+        return None
+    if day == now.astimezone(UTC).date():
+        return None
+    return datetime(day.year, day.month, day.day, tzinfo=UTC)
+
+
+def rule_from_form(form: Mapping[str, str], now: datetime) -> admin_fees.FeeRuleInput:
+    """The form as the service's input; every field's problem at once."""
+    fields: dict[str, str] = {}
+    kind = form.get("kind") or ""
+    if kind not in admin_fees.KINDS:
+        fields["kind"] = N_("Choose a kind.")
+    doctor, location = parse_id(form.get("doctor")), parse_id(form.get("location"))
+    if form.get("doctor") and doctor is None:
+        fields["doctor"] = N_("Choose a doctor.")
+    if form.get("location") and location is None:
+        fields["location"] = N_("Choose a location.")
+    cents = _cents(form.get("amount"), fields)
+    percent = 0
+    if form.get("percent"):
+        parsed = parse_int(form.get("percent"), minimum=0, maximum=admin_fees.MAX_PERCENT)
+        if parsed is None:
+            fields["percent"] = Text("A whole number from {low} to {high}.", low=0, high=admin_fees.MAX_PERCENT)
+        percent = parsed or 0
+    currency = (form.get("currency") or "EUR").strip().upper()
+    effective = _effective(form.get("effective_from"), now, fields)
+    retired = form_flag(form, "retired", fields)
+    if fields:
+        raise ValidationFailed(fields=fields)
+    return admin_fees.FeeRuleInput(
+        kind=kind, doctor_id=doctor, location_id=location, amount_cents=cents, percent=percent, currency=currency,
+        effective_from=effective, retired=bool(retired),
+    )  # fmt: skip
+
+
+_FIELD_NAMES = {"amount_cents": "amount", "doctor_id": "doctor", "location_id": "location"}
+
+
+async def add_version(
+    rt: Runtime, actor: Actor, form: Mapping[str, str], *, page: Viewing, state: str | None
+) -> UpdateSet:
+    """Record the form as a new version of its rule; the service's field names are the form's."""
+    require_admin(actor)
+    rule = rule_from_form(form, rt.clock.now())
+    try:
+        saved = await admin_fees.add_rule(rt, actor, rule)
+    except ValidationFailed as exc:
+        raise ValidationFailed(fields={_FIELD_NAMES.get(k, k): v for k, v in exc.fields.items()}) from exc
+    async with rt.db.read() as session:
+        c = await cached_clinic(rt, session)
+    text = Text("Added: {rule}.", rule=screen.describe(saved, c.directory.doctors, c.location_names))
+    update = await acted(rt, page, state, "saved", text)
+    update.patches += [p_update(ref, value="") for ref in ("fee-amount", "fee-percent", "fee-effective")]
+    return update

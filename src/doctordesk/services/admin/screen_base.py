@@ -1,0 +1,87 @@
+"""What the administration screens' services share: admins only (anyone else gets 404, as for a screen that is
+not theirs), the viewing of a screen that changes with the admin topic, telling every admin's open screens that
+something changed, an action's answer with its notice, a choice answered as a navigation, and reading form
+fields."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+
+from doctordesk.domain.errors import NotFound
+from doctordesk.domain.events import DomainEvent
+from doctordesk.domain.inputs import text_problem
+from doctordesk.domain.roles import Actor, Role
+from doctordesk.domain.texts import N_
+from doctordesk.i18n import _
+from doctordesk.runtime import Runtime
+from doctordesk.screens.admin.pages import ADMIN_TOPIC
+from doctordesk.screens.protocol import Page, UpdateSet, p_update
+from doctordesk.screens.state import Shown, Viewer
+from doctordesk.screens.viewing import Viewing
+
+_FLAGS = {"true": True, "false": False}
+
+
+def require_admin(actor: Actor) -> None:
+    if actor.role is not Role.ADMIN:
+        raise NotFound(N_("Screen not found."))
+
+
+def viewing(
+    rt: Runtime,
+    actor: Actor,
+    *,
+    screen_name: str,
+    endpoint: str,
+    render: Callable[[], Awaitable[Page]],
+    client_id: str | None,
+) -> Viewing:
+    """An administration screen as ``actor`` sees it (admins only): it changes with the admin topic."""
+    require_admin(actor)
+    timeout = rt.settings.poll_list_seconds
+    shown = Shown(screen_name, endpoint, (ADMIN_TOPIC,))
+    return Viewing(rt.screens, rt.wall(), Viewer.of(actor, client_id), shown, timeout, render)
+
+
+async def changed(rt: Runtime) -> None:
+    """Tell every admin's open screens that something they show changed."""
+    await rt.publish([DomainEvent(kind="admin.changed", topics=(ADMIN_TOPIC,))])
+
+
+def told(update: UpdateSet, ref: str, text: str) -> UpdateSet:
+    """``update`` with the notice ``ref`` showing ``text`` (an ``N_`` text or a ``Text``) in the reader's language,
+    shown until the screen is opened again."""
+    update.patches.append(p_update(ref, value=_(text), visible=True))
+    return update
+
+
+def form_text(form: Mapping[str, str], name: str, *, max_chars: int, fields: dict[str, str]) -> str | None:
+    """A free-text field (None when absent or empty), its problem noted in ``fields``."""
+    value = form.get(name)
+    if value is None or not value.strip():
+        return None
+    problem = text_problem(value, max_chars=max_chars)
+    if problem:
+        fields[name] = problem
+    return value.strip()
+
+
+def form_flag(form: Mapping[str, str], name: str, fields: dict[str, str]) -> bool | None:
+    value = form.get(name)
+    if value is None:
+        return None
+    if value not in _FLAGS:
+        fields[name] = N_("true or false.")
+        return None
+    return _FLAGS[value]
+
+
+async def acted(rt: Runtime, page: Viewing, state: str | None, ref: str, text: str) -> UpdateSet:
+    """An action's answer: every admin's screens told, this one refreshed with the notice ``ref`` showing ``text``."""
+    await changed(rt)
+    return told(await page.refresh(state), ref, text)
+
+
+def navigation(rt: Runtime, screen_name: str, endpoint: str) -> UpdateSet:
+    """A choice (a filter, another doctor or patient) answered as a navigation to the screen that shows it."""
+    return UpdateSet(screen=screen_name, state="", timeout=rt.settings.poll_list_seconds, navigate=endpoint)

@@ -1,0 +1,395 @@
+"""Administration of accounts: create, edit, deactivate and reactivate users, set or reset their password, and
+edit doctor profiles. Every change is audited with its before and after (services/admin/audit.py).
+
+Deactivating a user (and setting a new password) revokes every token the user holds, in the same transaction,
+and publishes the revocation logout uses for each: every instance forgets the tokens and closes their streams.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import secrets
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from doctordesk.domain.accounts.passwords import Passwords
+from doctordesk.domain.errors import NotFound, ValidationFailed
+from doctordesk.domain.events import DomainEvent, doctor_topic, thread_topic, user_topic
+from doctordesk.domain.names import check_name, name_problem
+from doctordesk.domain.roles import Actor, Role
+from doctordesk.domain.scheduling.suggestions import is_timezone
+from doctordesk.domain.texts import N_, Text
+from doctordesk.runtime import Runtime
+from doctordesk.services.accounts.auth import TOKEN_REVOKED
+from doctordesk.services.admin.audit import record_change
+from doctordesk.services.uow import UnitOfWork, unit_of_work
+from doctordesk.store.admin_tables import DoctorSettings
+from doctordesk.store.tables import AccessToken, Appointment, DoctorProfile, Patient, User
+
+USERNAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
+# The same rule as a client may type it, for the API description: the service folds case (``Bob`` is ``bob``).
+USERNAME_PATTERN = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
+MAX_NAME = 128  # a display name (the column's width)
+MIN_PASSWORD = 8
+MAX_PASSWORD = 1024
+GENERATED_PASSWORD_BYTES = 12  # 16 URL-safe characters
+CLINIC_CACHE = "review.clinic"
+
+
+@dataclass(frozen=True, slots=True)
+class DoctorView:
+    specialty: str
+    timezone: str | None
+    can_prescribe: bool
+    chat_enabled: bool
+
+
+@dataclass(frozen=True, slots=True)
+class UserView:
+    id: int
+    username: str
+    role: str
+    display_name: str
+    active: bool
+    created_at: datetime
+    doctor: DoctorView | None
+    patient_id: int | None
+
+    def audited(self) -> dict[str, Any]:
+        """What the audit trail records of a user (never the password)."""
+        data = asdict(self)
+        data.pop("created_at")
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class NewUser:
+    username: str
+    role: Role
+    display_name: str
+    password: str | None = None  # None: generate one, shown once
+    specialty: str | None = None  # doctors only
+    timezone: str | None = None
+    can_prescribe: bool | None = None
+    chat_enabled: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DoctorChange:
+    """A doctor profile edit; None leaves a field as it is."""
+
+    display_name: str | None = None
+    specialty: str | None = None
+    timezone: str | None = None
+    can_prescribe: bool | None = None
+    chat_enabled: bool | None = None
+
+
+def forget_clinic(rt: Runtime) -> None:
+    """Reference data changed: the next Review and Approve read on this instance reloads it (other instances
+    within ``reference_cache_seconds``)."""
+    rt.caches.pop(CLINIC_CACHE, None)
+
+
+async def _view(session: AsyncSession, user: User) -> UserView:
+    doctor = None
+    patient_id = None
+    if user.role == Role.DOCTOR:
+        profile = await session.get(DoctorProfile, user.id)
+        settings = await session.get(DoctorSettings, user.id)
+        if profile is not None:
+            doctor = DoctorView(
+                specialty=profile.specialty,
+                timezone=profile.timezone,
+                can_prescribe=profile.can_prescribe,
+                chat_enabled=settings.chat_enabled if settings is not None else True,
+            )
+    elif user.role == Role.PATIENT:
+        patient_id = await session.scalar(select(Patient.id).where(Patient.user_id == user.id))
+    return UserView(
+        id=user.id,
+        username=user.username,
+        role=user.role,
+        display_name=user.display_name,
+        active=user.active,
+        created_at=user.created_at,
+        doctor=doctor,
+        patient_id=patient_id,
+    )
+
+
+async def _user(session: AsyncSession, user_id: int, *, lock: bool = False) -> User:
+    query = select(User).where(User.id == user_id)
+    if lock:
+        query = query.with_for_update()
+    user = (await session.execute(query)).scalar_one_or_none()
+    if user is None:
+        raise NotFound(N_("User not found."))
+    return user
+
+
+async def list_users(
+    rt: Runtime, *, role: Role | None, active: bool | None, after_id: int | None, limit: int
+) -> tuple[list[UserView], int | None]:
+    """Users by id, one page (with their doctor profile or patient record, in the same query); the id to continue
+    after (None on the last page)."""
+    query = (
+        select(User, DoctorProfile, DoctorSettings.chat_enabled, Patient.id)
+        .outerjoin(DoctorProfile, DoctorProfile.user_id == User.id)
+        .outerjoin(DoctorSettings, DoctorSettings.user_id == User.id)
+        .outerjoin(Patient, Patient.user_id == User.id)
+        .order_by(User.id)
+        .limit(limit + 1)
+    )
+    if role is not None:
+        query = query.where(User.role == role.value)
+    if active is not None:
+        query = query.where(User.active.is_(active))
+    if after_id is not None:
+        query = query.where(User.id > after_id)
+    async with rt.db.read() as session:
+        rows = (await session.execute(query)).all()
+    views = []
+    for user, profile, chat_enabled, patient_id in rows[:limit]:
+        doctor = None
+        if user.role == Role.DOCTOR and profile is not None:
+            chat = chat_enabled if chat_enabled is not None else True
+            doctor = DoctorView(profile.specialty, profile.timezone, profile.can_prescribe, chat)
+        views.append(
+            UserView(
+                id=user.id,
+                username=user.username,
+                role=user.role,
+                display_name=user.display_name,
+                active=user.active,
+                created_at=user.created_at,
+                doctor=doctor,
+                patient_id=patient_id if user.role == Role.PATIENT else None,
+            )  # fmt: skip
+        )
+    return views, (views[-1].id if len(rows) > limit else None)
+
+
+async def get_user(rt: Runtime, user_id: int) -> UserView:
+    async with rt.db.read() as session:
+        return await _view(session, await _user(session, user_id))
+
+
+def _check_password(password: str) -> None:
+    if not MIN_PASSWORD <= len(password) <= MAX_PASSWORD:
+        raise ValidationFailed(
+            fields={"password": Text("{low} to {high} characters.", low=MIN_PASSWORD, high=MAX_PASSWORD)}
+        )
+
+
+def _check_doctor_fields(*, specialty: str | None, timezone: str | None) -> dict[str, str]:
+    fields: dict[str, str] = {}
+    check_name(fields, "specialty", specialty, max_chars=64)
+    if timezone is not None and not is_timezone(timezone):
+        fields["timezone"] = N_("An IANA time zone, e.g. Europe/Berlin.")
+    return fields
+
+
+async def create_user(rt: Runtime, passwords: Passwords, actor: Actor, new: NewUser) -> tuple[UserView, str | None]:
+    """Create an account (a doctor gets a profile, a patient a patient record). Returns the user and, when no
+    password was given, the generated one: shown this once, stored only as a hash."""
+    username = new.username.strip().lower()
+    fields: dict[str, str] = {}
+    if not USERNAME.fullmatch(username):
+        fields["username"] = N_("1 to 64 lowercase letters, digits, '.', '_' or '-', starting with a letter or digit.")
+    check_name(fields, "display_name", new.display_name, max_chars=MAX_NAME)
+    doctor_only: dict[str, object] = {"specialty": new.specialty, "timezone": new.timezone}
+    doctor_only |= {"can_prescribe": new.can_prescribe, "chat_enabled": new.chat_enabled}
+    if new.role is Role.DOCTOR:
+        fields |= _check_doctor_fields(specialty=new.specialty, timezone=new.timezone)
+    else:
+        fields |= {k: N_("Only for doctors.") for k, v in doctor_only.items() if v is not None}
+    if new.password is not None and not MIN_PASSWORD <= len(new.password) <= MAX_PASSWORD:
+        fields["password"] = Text("{low} to {high} characters.", low=MIN_PASSWORD, high=MAX_PASSWORD)
+    if fields:
+        raise ValidationFailed(fields=fields)
+    generated = secrets.token_urlsafe(GENERATED_PASSWORD_BYTES) if new.password is None else None
+    hashed = await asyncio.to_thread(passwords.hash, new.password or generated or "")
+    now = rt.clock.now()
+    async with unit_of_work(rt) as uow:
+        session = uow.session
+        if await session.scalar(select(User.id).where(User.username == username)) is not None:
+            raise ValidationFailed(fields={"username": N_("Already taken.")})
+        user = User(
+            username=username,
+            password_hash=hashed,
+            role=new.role.value,
+            display_name=new.display_name.strip(),
+            active=True,
+            created_at=now,
+        )
+        session.add(user)
+        try:
+            await session.flush()
+        except IntegrityError:
+            raise ValidationFailed(fields={"username": N_("Already taken.")}) from None
+        if new.role is Role.DOCTOR:
+            session.add(
+                DoctorProfile(
+                    user_id=user.id,
+                    specialty=(new.specialty or "General practice").strip(),
+                    can_prescribe=True if new.can_prescribe is None else new.can_prescribe,
+                    timezone=new.timezone,
+                )
+            )
+            session.add(DoctorSettings(user_id=user.id, chat_enabled=new.chat_enabled is not False))
+        elif new.role is Role.PATIENT:
+            session.add(Patient(user_id=user.id, name=user.display_name))
+        await session.flush()
+        view = await _view(session, user)
+        record_change(
+            session, actor, at=now, action="admin.user-created", entity="user", entity_id=user.id,
+            before=None, after=view.audited(),
+        )  # fmt: skip
+    forget_clinic(rt)
+    return view, generated
+
+
+async def rename_user(rt: Runtime, actor: Actor, user_id: int, *, display_name: str) -> UserView:
+    """Change a user's display name (a patient's record name follows)."""
+    problem = name_problem(display_name, max_chars=MAX_NAME)
+    if problem is not None:
+        raise ValidationFailed(fields={"display_name": problem})
+    name = display_name.strip()
+    now = rt.clock.now()
+    async with unit_of_work(rt) as uow:
+        user = await _user(uow.session, user_id, lock=True)
+        before = await _view(uow.session, user)
+        user.display_name = name
+        if user.role == Role.PATIENT:
+            patient = await uow.session.scalar(select(Patient).where(Patient.user_id == user.id))
+            if patient is not None:
+                patient.name = name
+        after = await _view(uow.session, user)
+        _changed(uow, actor, now, "admin.user-updated", before, after)
+    forget_clinic(rt)
+    return after
+
+
+def _changed(uow: UnitOfWork, actor: Actor, now: datetime, action: str, before: UserView, after: UserView) -> None:
+    record_change(
+        uow.session, actor, at=now, action=action, entity="user", entity_id=after.id,
+        before=before.audited(), after=after.audited(),
+    )  # fmt: skip
+
+
+async def revoke_tokens(uow: UnitOfWork, user_id: int, now: datetime) -> list[int]:
+    """Revoke every live token of the user and emit the per-token revocation (after commit, every instance drops
+    them from its cache and closes their streams)."""
+    tokens = (
+        (
+            await uow.session.execute(
+                select(AccessToken).where(
+                    AccessToken.user_id == user_id, AccessToken.revoked_at.is_(None), AccessToken.expires_at > now
+                )
+            )
+        )
+        .scalars()
+        .all()
+    )
+    for token in tokens:
+        token.revoked_at = now
+        uow.emit(DomainEvent(TOKEN_REVOKED, (user_topic(user_id),), {"token_id": token.id, "user_id": user_id}))
+    return [t.id for t in tokens]
+
+
+async def set_active(rt: Runtime, actor: Actor, user_id: int, *, active: bool) -> UserView:
+    """Deactivate (tokens revoked at once, login refused) or reactivate a user. An admin cannot deactivate their
+    own account (there would be no one left to undo it)."""
+    if not active and user_id == actor.user_id:
+        raise ValidationFailed(fields={"active": N_("You cannot deactivate your own account.")})
+    now = rt.clock.now()
+    revoked: list[int] = []
+    async with unit_of_work(rt) as uow:
+        user = await _user(uow.session, user_id, lock=True)
+        before = await _view(uow.session, user)
+        user.active = active
+        if not active:
+            revoked = await revoke_tokens(uow, user.id, now)
+        after = await _view(uow.session, user)
+        _changed(uow, actor, now, "admin.user-deactivated" if not active else "admin.user-reactivated", before, after)
+    _drop_cached(rt, user_id, revoked)
+    forget_clinic(rt)
+    return after
+
+
+def _drop_cached(rt: Runtime, user_id: int, token_ids: list[int]) -> None:
+    for token_id in token_ids:
+        rt.auth_cache.drop_token(token_id)
+    rt.auth_cache.drop_user(user_id)
+
+
+async def set_password(
+    rt: Runtime, passwords: Passwords, actor: Actor, user_id: int, *, password: str | None
+) -> str | None:
+    """Set the given password, or generate one (returned, shown once). The user's tokens are revoked: whoever
+    knew the old password is signed out everywhere."""
+    if password is not None:
+        _check_password(password)
+    generated = secrets.token_urlsafe(GENERATED_PASSWORD_BYTES) if password is None else None
+    async with rt.db.read() as session:
+        await _user(session, user_id)  # 404 before the slow hash
+    hashed = await asyncio.to_thread(passwords.hash, password or generated or "")
+    now = rt.clock.now()
+    async with unit_of_work(rt) as uow:
+        user = await _user(uow.session, user_id, lock=True)
+        user.password_hash = hashed
+        revoked = await revoke_tokens(uow, user.id, now)
+        action = "admin.password-set" if generated is None else "admin.password-reset"
+        after = {"password": "changed", "tokens_revoked": len(revoked)}
+        record_change(
+            uow.session, actor, at=now, action=action, entity="user", entity_id=user.id, before=None, after=after
+        )
+    _drop_cached(rt, user_id, revoked)
+    return generated
+
+
+async def update_doctor(rt: Runtime, actor: Actor, user_id: int, change: DoctorChange) -> UserView:
+    """Edit a doctor's profile: name, specialty, time zone, can-prescribe, chat enabled."""
+    fields = _check_doctor_fields(specialty=change.specialty, timezone=change.timezone)
+    check_name(fields, "display_name", change.display_name, max_chars=MAX_NAME)
+    if fields:
+        raise ValidationFailed(fields=fields)
+    now = rt.clock.now()
+    async with unit_of_work(rt) as uow:
+        session = uow.session
+        user = await _user(session, user_id, lock=True)
+        profile = await session.get(DoctorProfile, user_id)
+        if user.role != Role.DOCTOR or profile is None:
+            raise NotFound(N_("Doctor not found."))
+        before = await _view(session, user)
+        settings = await session.get(DoctorSettings, user_id)
+        if settings is None:
+            settings = DoctorSettings(user_id=user_id, chat_enabled=True)
+            session.add(settings)
+        if change.display_name is not None:
+            user.display_name = change.display_name.strip()
+        if change.specialty is not None:
+            profile.specialty = change.specialty.strip()
+        if change.timezone is not None:
+            profile.timezone = change.timezone
+        if change.can_prescribe is not None:
+            profile.can_prescribe = change.can_prescribe
+        if change.chat_enabled is not None and change.chat_enabled != settings.chat_enabled:
+            settings.chat_enabled = change.chat_enabled
+            # Open chats of the doctor's appointments show the new state on their next poll or real-time update.
+            # Every appointment's, with or without messages yet: a rare change, one small topic each.
+            ids = await session.scalars(select(Appointment.id).where(Appointment.doctor_id == user_id))
+            topics = tuple(thread_topic(a) for a in ids)
+            uow.emit(DomainEvent(kind="doctor.chat-setting", topics=(doctor_topic(user_id), *topics)))
+        await session.flush()
+        after = await _view(session, user)
+        _changed(uow, actor, now, "admin.doctor-updated", before, after)
+    forget_clinic(rt)
+    return after

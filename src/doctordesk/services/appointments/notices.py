@@ -1,0 +1,59 @@
+"""In-app notices (``domain/appointments/notices.py``): left in the transaction of the change they tell about, read by
+the appointment list, dismissed by their owner.
+
+A notice is written in one person's request and read in another's: it is stored as its text's template and values
+(``domain/texts.py``) beside the English, and read back as a ``Text`` that the list shows in the reader's
+language. Rows from before the template was stored are read as their English."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+
+from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from doctordesk.domain.appointments.notices import SHOWN, Notice
+from doctordesk.domain.errors import NotFound
+from doctordesk.domain.events import DomainEvent, user_topic
+from doctordesk.domain.roles import Actor
+from doctordesk.domain.texts import N_, from_json, to_json
+from doctordesk.runtime import Runtime
+from doctordesk.services.uow import unit_of_work
+from doctordesk.store.notice_tables import UserNotice
+
+
+def leave(session: AsyncSession, user_ids: Iterable[int], *, appointment_id: int, text: str, now: datetime) -> None:
+    """A notice for each of ``user_ids``, written with the change it tells about."""
+    for user_id in dict.fromkeys(user_ids):
+        session.add(
+            UserNotice(
+                user_id=user_id, appointment_id=appointment_id, text=text[:500], message=to_json(text), created_at=now
+            )
+        )
+
+
+async def open_notices(session: AsyncSession, user_id: int) -> list[Notice]:
+    """The user's newest undismissed notices (at most ``SHOWN``)."""
+    rows = await session.scalars(
+        select(UserNotice)
+        .where(UserNotice.user_id == user_id, UserNotice.dismissed_at.is_(None))
+        .order_by(UserNotice.id.desc())
+        .limit(SHOWN)
+    )
+    return [Notice(n.id, from_json(n.message) or n.text, n.created_at, n.appointment_id) for n in rows]
+
+
+async def dismiss(rt: Runtime, actor: Actor, notice_id: int | None) -> None:
+    """Dismiss one of the actor's notices (``notice_id``), or all of them (None). Another user's notice is 404; a
+    notice already dismissed stays dismissed. The actor's other screens learn it through their user topic."""
+    now = rt.clock.now()
+    async with unit_of_work(rt) as uow:
+        where = [UserNotice.user_id == actor.user_id, UserNotice.dismissed_at.is_(None)]
+        if notice_id is not None:
+            owner = await uow.session.scalar(select(UserNotice.user_id).where(UserNotice.id == notice_id))
+            if owner != actor.user_id:
+                raise NotFound(N_("Notice not found."))
+            where.append(UserNotice.id == notice_id)
+        await uow.session.execute(update(UserNotice).where(*where).values(dismissed_at=now))
+        uow.emit(DomainEvent(kind="notice.dismissed", topics=(user_topic(actor.user_id),), data={}))

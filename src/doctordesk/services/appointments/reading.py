@@ -1,0 +1,192 @@
+"""Reading appointments with the viewer's rights applied in one place (the list screen's sections:
+``services.appointments.list_screen``)."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import datetime
+from typing import Any, TypeVar, cast
+
+from sqlalchemy import Select, Table, bindparam, select
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased
+
+from doctordesk.domain.appointments.status import Status
+from doctordesk.domain.appointments.views import AppointmentView, Party, Place, can_view
+from doctordesk.domain.errors import NotFound
+from doctordesk.domain.keyset import Position
+from doctordesk.domain.roles import Actor, Role
+from doctordesk.domain.texts import N_
+from doctordesk.store import chat_repo, keyset
+from doctordesk.store.admin_tables import DoctorSettings
+from doctordesk.store.tables import Appointment, Location, Patient, User
+
+_Doctor = aliased(User)
+Query = Select[Appointment, str, Location, str]
+AnySelect = TypeVar("AnySelect", bound=Select[*tuple[Any, ...]])
+
+
+def position_of(view: AppointmentView) -> Position:
+    """Where an appointment stands in the lists' order (start time, then id)."""
+    return Position(view.start, view.id)
+
+
+def base_query() -> Query:
+    """Appointments with the names and place the views show (``view_of`` turns a row into a view)."""
+    query: Query = (
+        select(Appointment, _Doctor.display_name, Location, Patient.name)
+        .join(_Doctor, _Doctor.id == Appointment.doctor_id)
+        .join(Location, Location.id == Appointment.location_id)
+        .join(Patient, Patient.id == Appointment.patient_id)
+    )
+    return query
+
+
+def visible_to(query: AnySelect, actor: Actor) -> AnySelect:
+    """Only the appointments ``actor`` may see: a doctor's own, a patient's own, everything for support and
+    admins."""
+    if actor.role is Role.DOCTOR:
+        return query.where(Appointment.doctor_id == actor.user_id)
+    if actor.role is Role.PATIENT:
+        return query.where(Appointment.patient_id == (actor.patient_id or -1))
+    return query
+
+
+def view_of(row: Any) -> AppointmentView:
+    a, doctor_name, loc, patient_name = row
+    return AppointmentView(
+        id=a.id,
+        status=Status(a.status),
+        start=a.start_at,
+        duration_minutes=a.duration_minutes,
+        doctor=Party(a.doctor_id, doctor_name),
+        location=Place(loc.id, loc.name, loc.timezone),
+        patient=Party(a.patient_id, patient_name),
+        service=a.service,
+        chat_enabled=a.chat_enabled,
+        disclaimer_required=a.disclaimer_required,
+        prescription_needed=a.prescription_needed,
+        version=a.version,
+        updated_at=a.updated_at,
+        request_note=a.request_note,
+        decline_reason=a.decline_reason,
+    )
+
+
+async def list_appointments(
+    session: AsyncSession,
+    actor: Actor,
+    *,
+    statuses: Sequence[int] | None = None,
+    start_from: datetime | None = None,
+    start_to: datetime | None = None,
+    after: Position | None = None,
+    limit: int = 500,
+) -> list[AppointmentView]:
+    """The appointments the actor may see, by start time then id; ``after`` continues past a position (keyset
+    paging: rows inserted meanwhile never shift the next page)."""
+    query = visible_to(base_query(), actor)
+    if statuses:
+        query = query.where(Appointment.status.in_(list(statuses)))
+    if start_from is not None:
+        query = query.where(Appointment.start_at >= start_from)
+    if start_to is not None:
+        query = query.where(Appointment.start_at < start_to)
+    if after is not None:
+        query = query.where(keyset.beyond(Appointment.start_at, Appointment.id, after))
+    rows = await session.execute(query.order_by(*keyset.ordered(Appointment.start_at, Appointment.id)).limit(limit))
+    return await with_unread(session, actor, [view_of(r) for r in rows])
+
+
+async def with_unread(session: AsyncSession, actor: Actor, views: list[AppointmentView]) -> list[AppointmentView]:
+    """The views with the viewer's unread chat messages per appointment: one grouped query for them all."""
+    if actor.role is Role.PATIENT or not views:
+        return views
+    unread = await chat_repo.unread_counts(session, actor.user_id, [v.id for v in views])
+    return [replace(v, unread=unread[v.id]) if v.id in unread else v for v in views]
+
+
+async def get_appointment(session: AsyncSession, actor: Actor, appointment_id: int) -> AppointmentView:
+    """One appointment; NotFound when unknown or not the actor's to see (ids cannot be probed)."""
+    view, _ = await _one(session, actor, appointment_id, chat_setting=False)
+    return view
+
+
+async def get_appointment_and_chat_setting(
+    session: AsyncSession, actor: Actor, appointment_id: int
+) -> tuple[AppointmentView, bool | None]:
+    """``get_appointment`` and, in the same statement, whether an admin switched chat on or off for its doctor
+    (None: never set)."""
+    return await _one(session, actor, appointment_id, chat_setting=True)
+
+
+async def _one(
+    session: AsyncSession, actor: Actor, appointment_id: int, *, chat_setting: bool
+) -> tuple[AppointmentView, bool | None]:
+    row = (await session.execute(_one_statement(chat_setting), {"id": appointment_id})).first()
+    if row is None:
+        raise NotFound(N_("Appointment not found."))
+    view = AppointmentView(
+        id=row.id,
+        status=Status(row.status),
+        start=row.start_at,
+        duration_minutes=row.duration_minutes,
+        doctor=Party(row.doctor_id, row.doctor_name),
+        location=Place(row.location_id, row.location_name, row.timezone),
+        patient=Party(row.patient_id, row.patient_name),
+        service=row.service,
+        chat_enabled=row.chat_enabled,
+        disclaimer_required=row.disclaimer_required,
+        prescription_needed=row.prescription_needed,
+        version=row.version,
+        updated_at=row.updated_at,
+        request_note=row.request_note,
+        decline_reason=row.decline_reason,
+    )
+    if not can_view(actor, doctor_id=view.doctor.id, patient_id=view.patient.id):
+        raise NotFound(N_("Appointment not found."))
+    return view, row.doctor_chat if chat_setting else None
+
+
+@functools.cache
+def _one_statement(chat_setting: bool) -> Any:
+    """One appointment with the names and place its view shows, as plain SQL built once (every chat send and
+    poll reads one): no ORM entities."""
+    appointments, locations, patients = (cast(Table, t.__table__) for t in (Appointment, Location, Patient))
+    a, loc, p = appointments.c, locations.c, patients.c
+    doctor = cast(Table, User.__table__).alias("doctor")
+    query = (
+        select(
+            a.id,
+            a.status,
+            a.start_at,
+            a.duration_minutes,
+            a.doctor_id,
+            doctor.c.display_name.label("doctor_name"),
+            loc.id.label("location_id"),
+            loc.name.label("location_name"),
+            loc.timezone,
+            a.patient_id,
+            p.name.label("patient_name"),
+            a.service,
+            a.chat_enabled,
+            a.disclaimer_required,
+            a.prescription_needed,
+            a.version,
+            a.updated_at,
+            a.request_note,
+            a.decline_reason,
+        )
+        .join_from(appointments, doctor, doctor.c.id == a.doctor_id)
+        .join(locations, loc.id == a.location_id)
+        .join(patients, p.id == a.patient_id)
+        .where(a.id == bindparam("id"))
+    )
+    if chat_setting:
+        settings = cast(Table, DoctorSettings.__table__)
+        query = query.add_columns(settings.c.chat_enabled.label("doctor_chat")).outerjoin(
+            settings, settings.c.user_id == a.doctor_id
+        )
+    return query

@@ -1,0 +1,1 @@
+"""The patient's booking: the screen and free times."""

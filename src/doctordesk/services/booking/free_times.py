@@ -1,0 +1,69 @@
+"""Free times of a doctor at a location (``domain/scheduling/free_times.py``), read with the facts the rules need: the
+doctor's work hours there (the clinic's cached reference data) and the approved appointments and open offers in the
+range (one bounded index range)."""
+
+from __future__ import annotations
+
+from datetime import date, datetime, time, timedelta
+from zoneinfo import ZoneInfo
+
+from doctordesk.domain import moments
+from doctordesk.domain.errors import ValidationFailed
+from doctordesk.domain.scheduling.free_times import MAX_DAYS, FreeTimeQuery, free_starts, hours_at
+from doctordesk.domain.scheduling.suggestions import MAX_DURATION
+from doctordesk.domain.texts import N_, Text
+from doctordesk.runtime import Runtime
+from doctordesk.services.scheduling.busy_times import busy_times
+from doctordesk.services.scheduling.clinic_facts import cached_clinic
+
+
+async def free_times(
+    rt: Runtime,
+    *,
+    doctor_id: int,
+    location_id: int,
+    first_day: date,
+    last_day: date,
+    duration_minutes: int,
+    step_minutes: int,
+) -> tuple[str, list[datetime]]:
+    """The location's timezone and the free starts (UTC) between two local days, inclusive."""
+    fields: dict[str, str] = {}
+    problem = moments.day_problem(first_day) or moments.day_problem(last_day)
+    if problem:
+        fields["from"] = problem
+    elif last_day < first_day:
+        fields["to"] = N_("Must not be before 'from'.")
+    elif (last_day - first_day).days >= MAX_DAYS:
+        fields["to"] = Text("At most {count} days from 'from'.", count=MAX_DAYS)
+    async with rt.db.read() as session:
+        c = await cached_clinic(rt, session)
+        if doctor_id not in c.directory.doctors:
+            fields["doctor"] = N_("Unknown doctor.")
+        if location_id not in c.directory.locations:
+            fields["location"] = N_("Unknown location.")
+        if fields:
+            raise ValidationFailed(fields=fields)
+        timezone = c.directory.locations[location_id]
+        zone = ZoneInfo(timezone)
+        lo = datetime.combine(first_day, time.min, tzinfo=zone) - MAX_DURATION
+        hi = datetime.combine(last_day + timedelta(days=1), time.min, tzinfo=zone) + timedelta(hours=1)
+        busy = await busy_times(session, 0, [(doctor_id, lo, hi)])
+    query = FreeTimeQuery(
+        doctor_id=doctor_id,
+        location_id=location_id,
+        timezone=timezone,
+        first_day=first_day,
+        last_day=last_day,
+        duration_minutes=duration_minutes,
+        step_minutes=step_minutes,
+    )
+    starts = free_starts(
+        query,
+        now=rt.clock.now(),
+        horizon=c.horizon,
+        hours=hours_at(c.work_hours, doctor_id, location_id),
+        busy=busy,
+        exceptions=c.hours_exceptions.get(doctor_id, ()),
+    )
+    return timezone, starts

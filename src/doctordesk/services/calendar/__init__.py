@@ -1,0 +1,1 @@
+"""The doctors' calendar feeds: the secret address, its entries and the iCalendar file."""

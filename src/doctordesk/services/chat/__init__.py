@@ -1,0 +1,1 @@
+"""Chat: opening and reading a thread, sending messages with files, the thread list."""

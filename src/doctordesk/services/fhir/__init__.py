@@ -1,0 +1,1 @@
+"""The FHIR interface's use cases: one module per resource, plus search, access and capability."""

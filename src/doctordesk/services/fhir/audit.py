@@ -1,0 +1,96 @@
+"""The audit trail as FHIR AuditEvent (docs/fhir.md#auditevent), for admins only, as the audit screen and the
+admin API: the same rows and order (``services.admin.audit``: newest first, keyset pages)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sqlalchemy import select
+
+from doctordesk.domain.audit import AuditFilter, AuditRow
+from doctordesk.domain.errors import NotFound, ValidationFailed
+from doctordesk.domain.fhir import mapping as fhir
+from doctordesk.domain.keyset import Position
+from doctordesk.domain.roles import Actor, Role
+from doctordesk.runtime import Runtime
+from doctordesk.services.admin.audit import audit_page
+from doctordesk.services.fhir.access import Caller
+from doctordesk.services.fhir.search import Search, bundle, check
+from doctordesk.store.tables import AuditLog
+
+SEARCH_PARAMETERS = ("date", "entity", "subtype")
+EVENT_TYPE = {"system": "http://dicom.nema.org/resources/ontology/DCM", "code": "110110", "display": "Patient Record"}
+ACTION_SYSTEM = "urn:doctordesk:audit-action"
+USER_SYSTEM = "urn:doctordesk:user"
+_MAX_ACTION = 64
+
+
+def _admin(caller: Caller) -> None:
+    """Only admins read the audit trail; anyone else learns nothing of it (404, as everywhere)."""
+    if not isinstance(caller, Actor) or caller.role is not Role.ADMIN:
+        raise NotFound("AuditEvent not found.")
+
+
+def event(row: AuditRow) -> dict[str, Any]:
+    if row.actor_id is not None:
+        who: dict[str, Any] = {"identifier": {"system": USER_SYSTEM, "value": str(row.actor_id)}}
+    else:
+        who = {"display": "doctordesk (the service or a service account)"}
+    what: dict[str, Any] = (
+        fhir.reference("Appointment", row.entity_id)
+        if row.entity == "appointment" and row.entity_id is not None
+        else {"display": f"{row.entity} {row.entity_id}" if row.entity_id is not None else row.entity}
+    )
+    return {
+        "resourceType": "AuditEvent",
+        "id": str(row.id),
+        "type": EVENT_TYPE,
+        "subtype": [{"system": ACTION_SYSTEM, "code": row.action}],
+        "recorded": fhir.instant(row.at),
+        "outcome": "0",
+        "agent": [{"who": who, "requestor": True}],
+        "source": {"observer": {"display": "doctordesk"}},
+        "entity": [
+            {
+                "what": what,
+                "detail": [{"type": "details", "valueString": json.dumps(row.details, sort_keys=True, default=str)}],
+            }
+        ],
+    }
+
+
+async def read(rt: Runtime, caller: Caller, event_id: int) -> dict[str, Any]:
+    _admin(caller)
+    async with rt.db.read() as session:
+        r = await session.scalar(select(AuditLog).where(AuditLog.id == event_id))
+    if r is None:
+        raise NotFound("AuditEvent not found.")
+    return event(AuditRow(r.id, r.at, r.actor_id, r.action, r.entity, r.entity_id, r.details or {}))
+
+
+async def search(rt: Runtime, caller: Caller, request: Search) -> dict[str, Any]:
+    """Newest first; ``date`` (when recorded), ``entity`` (``Appointment/<id>``), ``subtype`` (the action)."""
+    _admin(caller)
+    checked = check(request, SEARCH_PARAMETERS)
+    span = fhir.date_range(checked.params.get("date", []))
+    appointment = None
+    for value in checked.params.get("entity", []):
+        appointment = fhir.reference_id(value, "Appointment")
+        if appointment is None or not value.startswith("Appointment/"):
+            raise ValidationFailed(fields={"entity": "Use Appointment/<id>."})
+    actions = fhir.token_list(checked.params.get("subtype", []))
+    action = actions[-1].rpartition("|")[2] if actions else None
+    if action is not None and not 0 < len(action) <= _MAX_ACTION:
+        raise ValidationFailed(fields={"subtype": "An audit action, e.g. appointment.approve."})
+    filters = AuditFilter(appointment_id=appointment, action=action, since=span.lo, until=span.hi)
+    async with rt.db.read() as session:
+        rows, more = await audit_page(session, filters, after=checked.after, limit=checked.count)
+    page: list[AuditRow | None] = [*rows, None] if more is not None else list(rows)
+    return bundle(
+        request,
+        checked,
+        page,
+        to_resource=lambda r: event(r),
+        position=lambda r: Position(r.at, r.id),
+    )

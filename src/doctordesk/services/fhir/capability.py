@@ -1,0 +1,90 @@
+"""The CapabilityStatement of the FHIR interface: exactly the resources, interactions and search parameters the
+router serves (a test compares it with the routes)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from doctordesk.domain.fhir import mapping as fhir
+from doctordesk.services.fhir import appointments as fhir_appointments
+from doctordesk.services.fhir import audit as fhir_audit
+from doctordesk.services.fhir import chat as fhir_chat
+from doctordesk.services.fhir import slots as fhir_slots
+from doctordesk.services.fhir import subscriptions as fhir_subscriptions
+
+SEARCH_TYPES = {
+    "date": "date",
+    "status": "token",
+    "identifier": "token",
+    "practitioner": "reference",
+    "patient": "reference",
+    "location": "reference",
+    "appointment": "reference",
+    "actor": "reference",
+    "schedule": "reference",
+    "start": "date",
+    "entity": "reference",
+    "subtype": "token",
+    "about": "reference",
+}
+_READ_SEARCH = ("read", "search-type")
+
+# resource type → (interactions, search parameters, conditional create)
+SUPPORTED: dict[str, tuple[tuple[str, ...], tuple[str, ...], bool]] = {
+    "Appointment": (("read", "search-type", "create"), fhir_appointments.SEARCH_PARAMETERS, True),
+    "AppointmentResponse": (("read", "search-type", "create"), ("appointment", "actor"), False),
+    "Practitioner": (_READ_SEARCH, (), False),
+    "PractitionerRole": (_READ_SEARCH, ("practitioner", "location"), False),
+    "Location": (_READ_SEARCH, (), False),
+    "Patient": (_READ_SEARCH, (), False),
+    "Schedule": (_READ_SEARCH, ("actor",), False),
+    "Slot": (_READ_SEARCH, fhir_slots.SEARCH_PARAMETERS, False),
+    "AuditEvent": (_READ_SEARCH, fhir_audit.SEARCH_PARAMETERS, False),
+    "Communication": (_READ_SEARCH, fhir_chat.SEARCH_PARAMETERS, False),
+    "Binary": (("read",), (), False),
+    "Subscription": (
+        ("read", "search-type", "create", "update", "delete"),
+        fhir_subscriptions.SEARCH_PARAMETERS,
+        False,
+    ),
+}
+
+
+def capability_statement(base_url: str, *, software_version: str, published: datetime) -> dict[str, Any]:
+    resources = []
+    for kind, (interactions, params, conditional) in SUPPORTED.items():
+        entry: dict[str, Any] = {
+            "type": kind,
+            "interaction": [{"code": code} for code in interactions],
+            "versioning": "versioned" if kind.startswith("Appointment") else "no-version",
+            "readHistory": False,
+            "updateCreate": False,
+            "conditionalCreate": conditional,
+        }
+        if kind == "Appointment":
+            entry["searchInclude"] = list(fhir_appointments.INCLUDES)
+        if params:
+            entry["searchParam"] = [{"name": name, "type": SEARCH_TYPES[name]} for name in params]
+        resources.append(entry)
+    return {
+        "resourceType": "CapabilityStatement",
+        "status": "active",
+        "date": fhir.instant(published),
+        "kind": "instance",
+        "software": {"name": "doctordesk", "version": software_version},
+        "implementation": {"description": "doctordesk FHIR interface", "url": base_url},
+        "fhirVersion": fhir.FHIR_VERSION,
+        "format": [fhir.MEDIA_TYPE, "json"],
+        "rest": [
+            {
+                "mode": "server",
+                "security": {
+                    "cors": False,
+                    "description": "Bearer token: a user's access token (POST /auth/login) or a service account's "
+                    "API key (also accepted in X-Api-Key).",
+                },
+                "resource": resources,
+            }
+        ],
+    }

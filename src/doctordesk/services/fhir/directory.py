@@ -1,0 +1,217 @@
+"""The clinic's directory in FHIR (docs/fhir.md#directory): doctors as Practitioner, locations as Location, each
+doctor with work hours at a location as PractitionerRole (the hours as availableTime) and as Schedule
+(``<doctor>-<location>``), and patients as Patient. Doctors, locations, roles and schedules are the clinic's
+reference data (the cached read the screens use), open to every caller; patients only as ``fhir_access`` says."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import select
+
+from doctordesk.domain.errors import NotFound
+from doctordesk.domain.fhir import mapping as fhir
+from doctordesk.domain.keyset import Position
+from doctordesk.domain.scheduling.suggestions import Hours
+from doctordesk.runtime import Runtime
+from doctordesk.services.fhir.access import Caller, patients_visible, require_some_scope
+from doctordesk.services.fhir.search import Checked, Search, bundle, check, references
+from doctordesk.services.scheduling.clinic_facts import Clinic, cached_clinic
+from doctordesk.store.tables import Location, Patient
+
+TIMEZONE_EXTENSION = "http://hl7.org/fhir/StructureDefinition/timezone"
+DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_PAIR = re.compile(r"([1-9][0-9]{0,15})-([1-9][0-9]{0,15})", re.ASCII)
+
+
+def pair_id(raw: str) -> tuple[int, int] | None:
+    """``<doctor>-<location>`` (PractitionerRole and Schedule ids)."""
+    match = _PAIR.fullmatch(raw)
+    return (int(match[1]), int(match[2])) if match else None
+
+
+def _page(
+    search: Search, checked: Checked, ids: Sequence[Any], to_resource: Callable[[Any], dict[str, Any]]
+) -> dict[str, Any]:
+    """A page of a small, id-ordered list (reference data), keyset by id."""
+    after = checked.after.id if checked.after is not None else 0
+    rows = [r for r in ids if _key(r) > after][: checked.count + 1]
+    return bundle(search, checked, rows, to_resource=to_resource, position=lambda r: Position(_EPOCH, _key(r)))
+
+
+def _key(row: Any) -> int:
+    return int(row[0] * 10**9 + row[1]) if isinstance(row, tuple) else int(row)
+
+
+# --- Practitioner -------------------------------------------------------------------------------------------
+
+
+def practitioner(c: Clinic, doctor_id: int) -> dict[str, Any]:
+    return {
+        "resourceType": "Practitioner",
+        "id": str(doctor_id),
+        "active": True,
+        "name": [{"text": c.directory.doctors[doctor_id]}],
+    }
+
+
+async def _clinic(rt: Runtime, caller: Caller) -> Clinic:
+    require_some_scope(caller)
+    async with rt.db.read() as session:
+        return await cached_clinic(rt, session)
+
+
+async def read_practitioner(rt: Runtime, caller: Caller, doctor_id: int) -> dict[str, Any]:
+    c = await _clinic(rt, caller)
+    if doctor_id not in c.directory.doctors:
+        raise NotFound("Practitioner not found.")
+    return practitioner(c, doctor_id)
+
+
+async def search_practitioners(rt: Runtime, caller: Caller, search: Search) -> dict[str, Any]:
+    checked = check(search, ())
+    c = await _clinic(rt, caller)
+    return _page(search, checked, sorted(c.directory.doctors), lambda d: practitioner(c, d))
+
+
+# --- Location -----------------------------------------------------------------------------------------------
+
+
+def location(loc: Location) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "resourceType": "Location",
+        "id": str(loc.id),
+        "extension": [{"url": TIMEZONE_EXTENSION, "valueCode": loc.timezone}],
+        "status": "active",
+        "name": loc.name,
+        "mode": "instance",
+    }
+    if loc.address:
+        body["address"] = {"text": loc.address}
+    return body
+
+
+async def _locations(rt: Runtime, caller: Caller) -> list[Location]:
+    require_some_scope(caller)
+    async with rt.db.read() as session:
+        return list((await session.scalars(select(Location).order_by(Location.id))).all())
+
+
+async def read_location(rt: Runtime, caller: Caller, location_id: int) -> dict[str, Any]:
+    for loc in await _locations(rt, caller):
+        if loc.id == location_id:
+            return location(loc)
+    raise NotFound("Location not found.")
+
+
+async def search_locations(rt: Runtime, caller: Caller, search: Search) -> dict[str, Any]:
+    checked = check(search, ())
+    rows = {loc.id: loc for loc in await _locations(rt, caller)}
+    return _page(search, checked, sorted(rows), lambda i: location(rows[i]))
+
+
+# --- PractitionerRole and Schedule --------------------------------------------------------------------------
+
+
+def available_times(hours: Sequence[Hours]) -> list[dict[str, Any]]:
+    """Work hours as availableTime: the weekdays that share opening and closing times, together."""
+    grouped: dict[tuple[Any, Any], list[int]] = {}
+    for h in sorted(hours, key=lambda h: (h.opens, h.closes, h.weekday)):
+        grouped.setdefault((h.opens, h.closes), []).append(h.weekday)
+    return [
+        {
+            "daysOfWeek": [DAYS[d] for d in sorted(set(days))],
+            "availableStartTime": opens.strftime("%H:%M:%S"),
+            "availableEndTime": closes.strftime("%H:%M:%S"),
+        }
+        for (opens, closes), days in grouped.items()
+    ]
+
+
+def role(c: Clinic, doctor_id: int, location_id: int) -> dict[str, Any]:
+    return {
+        "resourceType": "PractitionerRole",
+        "id": f"{doctor_id}-{location_id}",
+        "active": True,
+        "practitioner": fhir.reference("Practitioner", doctor_id, c.directory.doctors[doctor_id]),
+        "location": [fhir.reference("Location", location_id, c.location_names.get(location_id))],
+        "availableTime": available_times(c.work_hours[(doctor_id, location_id)]),
+    }
+
+
+def schedule(c: Clinic, doctor_id: int, location_id: int) -> dict[str, Any]:
+    return {
+        "resourceType": "Schedule",
+        "id": f"{doctor_id}-{location_id}",
+        "active": True,
+        "actor": [
+            fhir.reference("Practitioner", doctor_id, c.directory.doctors[doctor_id]),
+            fhir.reference("Location", location_id, c.location_names.get(location_id)),
+        ],
+        "comment": "Free times: search Slot with schedule=Schedule/" + f"{doctor_id}-{location_id}",
+    }
+
+
+def places(c: Clinic) -> list[tuple[int, int]]:
+    """Each (doctor, location) where an active doctor has work hours, in id order."""
+    return sorted(p for p in c.work_hours if p[0] in c.directory.doctors and p[1] in c.location_names)
+
+
+async def read_pair(rt: Runtime, caller: Caller, raw: str, kind: str) -> dict[str, Any]:
+    c = await _clinic(rt, caller)
+    pair = pair_id(raw)
+    if pair is None or pair not in places(c):
+        raise NotFound(f"{kind} not found.")
+    return (role if kind == "PractitionerRole" else schedule)(c, *pair)
+
+
+async def search_pairs(rt: Runtime, caller: Caller, search: Search, kind: str) -> dict[str, Any]:
+    """PractitionerRole by ``practitioner`` and ``location``; Schedule by ``actor`` (a Practitioner or
+    Location)."""
+    known = ("practitioner", "location") if kind == "PractitionerRole" else ("actor",)
+    checked = check(search, known)
+    c = await _clinic(rt, caller)
+    rows = places(c)
+    if kind == "PractitionerRole":
+        doctors = references(checked, "practitioner", "Practitioner")
+        where = references(checked, "location", "Location")
+        rows = [p for p in rows if (doctors is None or p[0] in doctors) and (where is None or p[1] in where)]
+    else:
+        actors = fhir.token_list(checked.params.get("actor", []))
+        if actors:
+            wanted = set(actors)
+            rows = [p for p in rows if f"Practitioner/{p[0]}" in wanted or f"Location/{p[1]}" in wanted]
+    build = role if kind == "PractitionerRole" else schedule
+    return _page(search, checked, rows, lambda p: build(c, *p))
+
+
+# --- Patient ------------------------------------------------------------------------------------------------
+
+
+def patient(p: Patient) -> dict[str, Any]:
+    body: dict[str, Any] = {"resourceType": "Patient", "id": str(p.id), "active": True, "name": [{"text": p.name}]}
+    if p.birth_date is not None:
+        body["birthDate"] = p.birth_date.isoformat()
+    return body
+
+
+async def read_patient(rt: Runtime, caller: Caller, patient_id: int) -> dict[str, Any]:
+    async with rt.db.read() as session:
+        found = await session.scalar(patients_visible(select(Patient).where(Patient.id == patient_id), caller))
+    if found is None:
+        raise NotFound("Patient not found.")
+    return patient(found)
+
+
+async def search_patients(rt: Runtime, caller: Caller, search: Search) -> dict[str, Any]:
+    checked = check(search, ())
+    query = patients_visible(select(Patient), caller)
+    if checked.after is not None:
+        query = query.where(Patient.id > checked.after.id)
+    async with rt.db.read() as session:
+        rows = list((await session.scalars(query.order_by(Patient.id).limit(checked.count + 1))).all())
+    return bundle(search, checked, rows, to_resource=patient, position=lambda p: Position(_EPOCH, p.id))

@@ -1,0 +1,111 @@
+"""Free times as FHIR Slot resources (docs/fhir.md#slot): the starts ``services.booking.free_times`` computes for the
+booking screen and the integration API (same work hours, exceptions, lead time and overlaps), one visit long.
+A slot's id is ``<doctor>-<location>-<UTC start as YYYYMMDDHHMM>``; only free slots exist (a slot that was taken
+reads 404, and ``status=busy`` finds nothing)."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from doctordesk.domain import moments
+from doctordesk.domain.errors import NotFound, ValidationFailed
+from doctordesk.domain.fhir import mapping as fhir
+from doctordesk.domain.keyset import Position
+from doctordesk.domain.scheduling.booking import VISIT_MINUTES
+from doctordesk.domain.scheduling.free_times import MAX_DAYS
+from doctordesk.runtime import Runtime
+from doctordesk.services.booking import free_times
+from doctordesk.services.fhir.access import Caller, require_some_scope
+from doctordesk.services.fhir.directory import pair_id, places
+from doctordesk.services.fhir.search import Search, bundle, check
+from doctordesk.services.scheduling.clinic_facts import cached_clinic
+
+SEARCH_PARAMETERS = ("schedule", "start", "status")
+SLOT_STATUSES = frozenset({"free", "busy", "busy-unavailable", "busy-tentative", "entered-in-error"})
+_SLOT = re.compile(r"([1-9][0-9]{0,15})-([1-9][0-9]{0,15})-(\d{12})", re.ASCII)
+
+
+def slot(doctor_id: int, location_id: int, start: datetime, timezone: str) -> dict[str, Any]:
+    zone = ZoneInfo(timezone)
+    return {
+        "resourceType": "Slot",
+        "id": f"{doctor_id}-{location_id}-{start.astimezone(UTC):%Y%m%d%H%M}",
+        "schedule": {"reference": f"Schedule/{doctor_id}-{location_id}"},
+        "status": "free",
+        "start": fhir.local_instant(start, zone),
+        "end": fhir.local_instant(start + timedelta(minutes=VISIT_MINUTES), zone),
+    }
+
+
+async def _free(
+    rt: Runtime, doctor_id: int, location_id: int, lo: datetime, hi: datetime
+) -> tuple[str, list[datetime]]:
+    """The free starts in ``[lo, hi)``, computed over the location's local days that range touches; NotFound when
+    the doctor has no schedule (work hours) at the location."""
+    async with rt.db.read() as session:
+        c = await cached_clinic(rt, session)
+    if (doctor_id, location_id) not in places(c):
+        raise NotFound("Schedule not found.")
+    zone = ZoneInfo(c.directory.locations[location_id])
+    first, last = lo.astimezone(zone).date(), (hi - timedelta(microseconds=1)).astimezone(zone).date()
+    if (last - first).days >= MAX_DAYS:
+        raise ValidationFailed(fields={"start": f"Search at most {MAX_DAYS} days at once."})
+    timezone, starts = await free_times.free_times(
+        rt,
+        doctor_id=doctor_id,
+        location_id=location_id,
+        first_day=first,
+        last_day=last,
+        duration_minutes=VISIT_MINUTES,
+        step_minutes=VISIT_MINUTES,
+    )
+    return timezone, [s for s in starts if lo <= s < hi]
+
+
+async def read(rt: Runtime, caller: Caller, raw: str) -> dict[str, Any]:
+    require_some_scope(caller)
+    match = _SLOT.fullmatch(raw)
+    if match is None:
+        raise NotFound("Slot not found.")
+    try:
+        start = datetime.strptime(match[3], "%Y%m%d%H%M").replace(tzinfo=UTC)
+    except ValueError:
+        raise NotFound("Slot not found.") from None
+    if moments.problem(start) is not None:
+        raise NotFound("Slot not found.")
+    doctor_id, location_id = int(match[1]), int(match[2])
+    timezone, starts = await _free(rt, doctor_id, location_id, start, start + timedelta(minutes=1))
+    if start not in starts:
+        raise NotFound("Slot not found.")
+    return slot(doctor_id, location_id, start, timezone)
+
+
+async def search(rt: Runtime, caller: Caller, request: Search) -> dict[str, Any]:
+    """Free slots of one ``schedule`` (required) in a ``start`` range (both ends, at most 31 days)."""
+    require_some_scope(caller)
+    checked = check(request, SEARCH_PARAMETERS)
+    schedules = fhir.token_list(checked.params.get("schedule", []))
+    pair = pair_id(schedules[0].removeprefix("Schedule/")) if len(schedules) == 1 else None
+    if pair is None:
+        raise ValidationFailed(fields={"schedule": "Name one schedule: Schedule/<doctor>-<location>."})
+    span = fhir.date_range(checked.params.get("start", []), name="start")
+    if span.lo is None or span.hi is None:
+        raise ValidationFailed(fields={"start": "Give both ends, e.g. start=ge2026-11-23&start=lt2026-11-30."})
+    statuses = set(fhir.token_list(checked.params.get("status", [])))
+    if statuses - SLOT_STATUSES:
+        raise ValidationFailed(fields={"status": "Use a Slot status (free, busy, ...)."})
+    timezone, starts = await _free(rt, pair[0], pair[1], span.lo, span.hi)
+    if statuses and "free" not in statuses:
+        starts = []
+    if checked.after is not None:
+        starts = [s for s in starts if s > checked.after.at]
+    return bundle(
+        request,
+        checked,
+        starts[: checked.count + 1],
+        to_resource=lambda s: slot(pair[0], pair[1], s, timezone),
+        position=lambda s: Position(s, 1),
+    )

@@ -1,0 +1,1 @@
+"""The integration API: service accounts and keys, appointment requests, outside events."""

@@ -1,0 +1,1 @@
+"""Review and Approve: the screen, decisions and the patient's answer to the offers."""

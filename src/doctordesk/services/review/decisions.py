@@ -1,0 +1,284 @@
+"""Deciding on an appointment: approve (as requested, or by auto-approval), suggest alternatives, decline, and the
+one ``transition`` every status change goes through (the patient's answers to offers use it too).
+
+A decision locks the appointment, checks its version, applies every rule through ``domain.review.assessment.assess`` and
+records the transition: status, version, offers, history, audit and the event, in one transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import delete, select
+
+from doctordesk.domain.appointments.decisions import Trigger, can_decide, clean_reason, next_status, parse_flag, why_not
+from doctordesk.domain.appointments.status import Status
+from doctordesk.domain.appointments.views import format_local
+from doctordesk.domain.errors import AppointmentChanged, InvalidTransition
+from doctordesk.domain.events import (
+    ALL_APPOINTMENTS_TOPIC,
+    DomainEvent,
+    appointment_topic,
+    doctor_topic,
+    patient_topic,
+)
+from doctordesk.domain.integration import Integration
+from doctordesk.domain.roles import Actor, Role
+from doctordesk.domain.scheduling.suggestions import is_timezone
+from doctordesk.domain.texts import N_, Text
+from doctordesk.i18n import _
+from doctordesk.runtime import Runtime
+from doctordesk.screens import review_approve
+from doctordesk.screens.protocol import UpdateSet, p_update
+from doctordesk.screens.wording import status_label, status_props
+from doctordesk.services.appointments import notices
+from doctordesk.services.audit import audit_now
+from doctordesk.services.review.screen import assess_cards, cards_from_form, version_from
+from doctordesk.services.review.subject import subject_for
+from doctordesk.services.scheduling.clinic_facts import cached_clinic
+from doctordesk.services.uow import UnitOfWork, unit_of_work
+from doctordesk.store import plain_rows
+from doctordesk.store.review_tables import AppointmentOffer, OfferState, ReviewDraft
+from doctordesk.store.tables import Appointment, AppointmentHistory, Patient
+
+
+async def approve(rt: Runtime, actor: Actor, appointment_id: int, form: Mapping[str, str]) -> UpdateSet:
+    """POST approve: the requested time (no alternatives), or 1..3 alternatives sent to the patient (status 5,
+    or 9 with an out-of-network warning), or auto-approval when an alternative equals the request."""
+    cards, form_errors = cards_from_form(form)
+    version = version_from(form)
+    timezone_field = (form.get("timezone") or "").strip() or None
+    if timezone_field is not None and not is_timezone(timezone_field):
+        form_errors["timezone"] = N_("Choose a timezone from the list.")
+        timezone_field = None
+    now = rt.clock.now()
+    async with unit_of_work(rt) as uow:
+        session = uow.session
+        subject = await subject_for(session, actor, appointment_id, lock=True)
+        a, draft = subject.appointment, subject.draft
+        if a.version != version:
+            raise AppointmentChanged()
+        if not can_decide(Status(a.status)):
+            raise InvalidTransition(why_not(Status(a.status)))
+        timezone = timezone_field or (draft.timezone if draft else None)
+        if "disclaimer-displayed" in form:
+            acknowledged = parse_flag(form["disclaimer-displayed"], field="disclaimer-displayed")
+        else:
+            acknowledged = bool(draft and draft.disclaimer_acknowledged_at)
+        assessment = await assess_cards(
+            session,
+            rt,
+            actor,
+            a,
+            cards,
+            timezone=timezone,
+            acknowledged=acknowledged,
+            submitted=True,
+            c=await cached_clinic(rt, session),
+            form_errors=form_errors,
+            lock=True,
+        )
+        error = assessment.blocking_error()
+        if error is not None:
+            raise error
+        if not cards:
+            trigger = Trigger.APPROVE
+        elif any(c.equals_request for c in assessment.cards):
+            trigger = Trigger.AUTO_APPROVE
+        else:
+            trigger = Trigger.SUGGEST
+        warnings = [c.coverage_warning for c in assessment.cards]
+        to = next_status(Status(a.status), trigger, coverage_warnings=warnings)
+        details: dict[str, Any] = {"action": trigger.value, "version": a.version + 1}
+        if a.disclaimer_required:
+            details["disclaimer_acknowledged"] = True
+        if cards:
+            details["timezone"] = assessment.entry_timezone
+            details["alternatives"] = [
+                {
+                    "n": c.n,
+                    "doctor_id": c.proposal.doctor_id,
+                    "location_id": c.proposal.location_id,
+                    "start": c.proposal.start.isoformat(),
+                    "coverage_warning": c.coverage_warning,
+                    "equals_request": c.equals_request,
+                }
+                for c in assessment.cards
+                if c.proposal is not None
+            ]
+        if trigger is Trigger.SUGGEST:
+            for c in assessment.cards:
+                assert c.proposal is not None
+                session.add(
+                    AppointmentOffer(
+                        appointment_id=a.id,
+                        n=c.n,
+                        doctor_id=c.proposal.doctor_id,
+                        location_id=c.proposal.location_id,
+                        start_at=c.proposal.start,
+                        duration_minutes=c.proposal.duration_minutes,
+                        doctor_fee_cents=c.fees.doctor_fee_cents if c.fees else None,
+                        total_fee_cents=c.fees.total_fee_cents if c.fees else None,
+                        currency=c.fees.currency if c.fees else "EUR",
+                        coverage_warning=c.coverage_warning,
+                        state=OfferState.OPEN,
+                        created_at=now,
+                    )
+                )
+        offer_doctors = {c.proposal.doctor_id for c in assessment.cards if c.proposal is not None}
+        await transition(
+            uow,
+            actor,
+            a,
+            to,
+            trigger,
+            details,
+            now=now,
+            also_doctors=offer_doctors,
+            text=_patient_text(subject.doctor_name, trigger, len(cards)),
+            notify=subject.notify,
+        )
+    return decided(rt, to, _notice_for(trigger, to))
+
+
+async def decline(rt: Runtime, actor: Actor, appointment_id: int, form: Mapping[str, str]) -> UpdateSet:
+    """POST decline with a required ``reason``."""
+    reason = clean_reason(form.get("reason"))
+    version = version_from(form)
+    now = rt.clock.now()
+    async with unit_of_work(rt) as uow:
+        subject = await subject_for(uow.session, actor, appointment_id, lock=True)
+        a = subject.appointment
+        if a.version != version:
+            raise AppointmentChanged()
+        to = next_status(Status(a.status), Trigger.DECLINE)
+        a.decline_reason = reason
+        await transition(
+            uow,
+            actor,
+            a,
+            to,
+            Trigger.DECLINE,
+            {"action": "decline", "reason": reason},
+            now=now,
+            text=Text(
+                "{doctor} declined your appointment request: {reason}", doctor=subject.doctor_name, reason=reason
+            ),
+            notify=subject.notify,
+        )
+    return decided(rt, to, N_("Request declined."))
+
+
+def _patient_text(doctor: str, trigger: Trigger, count: int) -> str:
+    if trigger is Trigger.SUGGEST and count > 1:
+        return Text("{doctor} suggested {count} other times for your appointment.", doctor=doctor, count=count)
+    if trigger is Trigger.SUGGEST:
+        return Text("{doctor} suggested another time for your appointment.", doctor=doctor)
+    return Text("{doctor} approved your appointment.", doctor=doctor)
+
+
+def _notice_for(trigger: Trigger, to: Status) -> str:
+    if trigger is Trigger.SUGGEST:
+        if to is Status.PENDING_RESPONSE_COVERAGE_RISK:
+            return N_("Alternatives sent to the patient (with an out-of-network coverage warning).")
+        return N_("Alternatives sent to the patient.")
+    if trigger is Trigger.AUTO_APPROVE:
+        return N_("An alternative equals the requested time: the appointment is approved.")
+    return N_("Appointment approved.")
+
+
+def decided(rt: Runtime, to: Status, text: str) -> UpdateSet:
+    """The answer to a successful decision: the screen closes and the list shows the new status."""
+    return UpdateSet(
+        screen=review_approve.SCREEN,
+        state="",
+        timeout=rt.settings.poll_list_seconds,
+        patches=[
+            p_update("status", value=status_label(to, Role.DOCTOR), props=status_props(to)),
+            p_update("approve", enabled=False),
+            p_update("another-alternative", enabled=False),
+            p_update("decline", enabled=False),
+        ],
+        navigate=review_approve.LIST_ENDPOINT,
+        notice={"level": "info", "text": _(text)},
+    )
+
+
+async def transition(
+    uow: UnitOfWork,
+    actor: Actor | Integration,
+    a: Appointment,
+    to: Status,
+    trigger: Trigger,
+    details: dict[str, Any],
+    *,
+    now: datetime,
+    also_doctors: set[int] | None = None,
+    text: str | None = None,
+    notify: Sequence[int] | None = None,
+    old_doctor: int | None = None,
+    created: bool = False,
+) -> None:
+    """Record a status change: the row (status, version), history, audit, drafts dropped, and the event.
+
+    ``actor`` is a user, or a service account of the integration API: then history and audit name it in
+    ``details["service_account"]`` and their ``actor_id`` is null. ``created``: ``a`` is a new appointment (flushed,
+    with its first status): the change is from no status, and its version stays 1."""
+    session = uow.session
+    from_status: int | None = None if created else a.status
+    a.status = int(to)
+    if not created:
+        a.version += 1
+    a.updated_at = now
+    actor_id = actor.user_id if isinstance(actor, Actor) else None
+    if isinstance(actor, Integration):
+        details = {**details, **actor.audit_details()}
+    history = {"appointment_id": a.id, "at": now, "actor_id": actor_id, "from_status": from_status,
+               "to_status": int(to), "details": details}  # fmt: skip
+    await plain_rows.add(session, AppointmentHistory, history)
+    await audit_now(
+        session,
+        at=now,
+        actor_id=actor_id,
+        action=f"appointment.{trigger.value}",
+        entity="appointment",
+        entity_id=a.id,
+        details={"from": from_status, "to": int(to), **details},
+    )
+    if not created:  # a new appointment has no review drafts yet: no statement for them
+        await session.execute(delete(ReviewDraft).where(ReviewDraft.appointment_id == a.id))
+    if notify is None:
+        patient_user = await session.scalar(_patient_user(a.patient_id))
+        notify = (patient_user,) if patient_user is not None else ()
+    if text and not created:
+        told = [u for u in notify if u != actor_id]
+        notices.leave(session, told, appointment_id=a.id, text=text, now=now)
+    doctors = {a.doctor_id, *(also_doctors or ()), *((old_doctor,) if old_doctor else ())}
+    topics = (
+        appointment_topic(a.id),
+        patient_topic(a.patient_id),
+        ALL_APPOINTMENTS_TOPIC,
+        *(doctor_topic(d) for d in sorted(doctors)),
+    )
+    uow.emit(
+        DomainEvent(
+            kind=f"appointment.{trigger.value}",
+            topics=topics,
+            data={
+                "appointment_id": a.id,
+                "from_status": from_status,
+                "status": int(to),
+                "version": a.version,
+                "start": a.start_at.isoformat(),
+                "when": format_local(a.start_at, "UTC"),
+            },
+            notify_user_ids=tuple(notify),
+            notify_text=text,
+        )
+    )
+
+
+def _patient_user(patient_id: int) -> Any:
+    return select(Patient.user_id).where(Patient.id == patient_id)

@@ -1,0 +1,365 @@
+"""The Review and Approve screen's use cases: one function per user action, each one transaction.
+
+Screen actions (open, poll, add/change/delete a card, confirm the timezone, acknowledge the disclaimer, open or
+close the decline dialog, cancel) edit the user's server-side draft and answer with the page's update set. The
+decisions themselves (approve, suggest, decline) are ``services.review.decisions``; both judge cards with
+``assess_cards``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from datetime import timedelta
+from functools import partial
+from typing import Any
+
+from sqlalchemy import delete
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from doctordesk.domain.appointments.decisions import can_decide, parse_flag, why_not
+from doctordesk.domain.appointments.status import Status
+from doctordesk.domain.errors import InvalidTransition, ValidationFailed
+from doctordesk.domain.events import (
+    DomainEvent,
+)
+from doctordesk.domain.inputs import parse_int, text_problem
+from doctordesk.domain.review.assessment import Assessment, assess, entry_timezone_of
+from doctordesk.domain.roles import Actor
+from doctordesk.domain.scheduling.suggestions import (
+    MAX_ALTERNATIVES,
+    MAX_DURATION,
+    CardInput,
+    is_timezone,
+    parse_cards,
+    windows,
+)
+from doctordesk.domain.texts import N_, Text
+from doctordesk.i18n import _
+from doctordesk.runtime import Runtime
+from doctordesk.screens import review_approve
+from doctordesk.screens.protocol import Page, UpdateSet
+from doctordesk.screens.state import Viewer
+from doctordesk.screens.viewing import Viewing
+from doctordesk.services.audit import audit
+from doctordesk.services.review.subject import appointment_for, facts_for, subject_for, view_of
+from doctordesk.services.scheduling.busy_times import busy_times, lock_schedules
+from doctordesk.services.scheduling.clinic_facts import Clinic, cached_clinic
+from doctordesk.services.uow import unit_of_work
+from doctordesk.store.review_tables import ReviewDraft
+from doctordesk.store.tables import Appointment
+
+CARD_FIELDS = {"profile": "doctor", "location": "location", "date": "date", "time": "time"}
+MAX_FIELD_CHARS = 64
+# Versions count an appointment's changes from 0; the column is a 32-bit integer on every database.
+MAX_VERSION = 2**31 - 1
+
+
+# --- forms ----------------------------------------------------------------------------------------------------
+
+
+def cards_from_form(form: Mapping[str, str]) -> tuple[list[CardInput], dict[str, str]]:
+    """Cards 1..k from ``profile~n``, ``location~n``, ``date~n``, ``time~n`` (k = the highest n sent; a gap is
+    an empty card, reported as missing fields)."""
+    found: dict[int, dict[str, str]] = {}
+    errors: dict[str, str] = {}
+    for key, value in form.items():
+        name, sep, suffix = key.partition("~")
+        if not sep or name not in CARD_FIELDS:
+            continue
+        n = parse_int(suffix, maximum=99)
+        if n is None:
+            errors[key] = N_("Unknown field.")
+            continue
+        problem = text_problem(value, max_chars=MAX_FIELD_CHARS)
+        if problem is not None:
+            errors[key] = problem
+            value = ""
+        found.setdefault(n, {})[CARD_FIELDS[name]] = value
+    k = max(found, default=0)
+    return [CardInput(**found.get(n, {})) for n in range(1, k + 1)], errors
+
+
+def version_from(form: Mapping[str, str]) -> int:
+    version = parse_int(form.get("version"), minimum=0, maximum=MAX_VERSION)
+    if version is None:
+        raise ValidationFailed(fields={"version": N_("The page's version is missing: reload the page.")})
+    return version
+
+
+def _draft_cards(draft: ReviewDraft | None) -> list[CardInput]:
+    if draft is None:
+        return []
+    return [CardInput(**{k: str(c.get(k, "")) for k in CARD_FIELDS.values()}) for c in draft.cards.get("cards", [])]
+
+
+def _store_cards(draft: ReviewDraft, cards: Sequence[CardInput]) -> None:
+    draft.cards = {
+        "cards": [{"doctor": c.doctor, "location": c.location, "date": c.date, "time": c.time} for c in cards]
+    }
+
+
+# --- assessing ------------------------------------------------------------------------------------------------
+
+
+async def assess_cards(
+    session: AsyncSession,
+    rt: Runtime,
+    actor: Actor,
+    a: Appointment,
+    cards: Sequence[CardInput],
+    *,
+    timezone: str | None,
+    acknowledged: bool,
+    submitted: bool,
+    c: Clinic,
+    form_errors: Mapping[str, str] | None = None,
+    lock: bool = False,
+) -> Assessment:
+    now = rt.clock.now()
+    facts = await facts_for(session, actor, a, c, c.directory.locations[a.location_id], now)
+    parsed = parse_cards(
+        cards,
+        timezone=entry_timezone_of(facts, timezone),
+        duration_minutes=a.duration_minutes,
+        directory=c.directory,
+        submitted=False,
+    )
+    if lock:
+        await lock_schedules(session, [a.doctor_id, *(p.doctor_id for p in parsed.proposals)])
+    ranges = windows(parsed.proposals)
+    ranges.append((a.doctor_id, a.start_at - MAX_DURATION, a.start_at + timedelta(minutes=a.duration_minutes)))
+    busy = await busy_times(session, a.id, ranges)
+    return assess(
+        facts,
+        cards,
+        busy=busy,
+        timezone=timezone,
+        disclaimer_acknowledged=acknowledged,
+        submitted=submitted,
+        form_errors=form_errors,
+    )
+
+
+# --- the screen -----------------------------------------------------------------------------------------------
+
+
+async def _render(rt: Runtime, actor: Actor, appointment_id: int, layout: Any) -> Page:
+    async with rt.db.read() as session:
+        subject = await subject_for(session, actor, appointment_id)
+        a, draft = subject.appointment, subject.draft
+        c = await cached_clinic(rt, session)
+        view = view_of(subject, c)
+        assessment = await assess_cards(
+            session,
+            rt,
+            actor,
+            a,
+            _draft_cards(draft),
+            timezone=draft.timezone if draft else None,
+            acknowledged=bool(draft and draft.disclaimer_acknowledged_at),
+            submitted=False,
+            c=c,
+        )
+    return review_approve.render(
+        review_approve.ReviewScreen(
+            view=view,
+            assessment=assessment,
+            doctors=c.doctor_options(),
+            locations=c.location_options(),
+            decline_open=bool(draft and draft.decline_open),
+            layout=layout,
+            timeout=rt.settings.poll_review_seconds,
+            draft_saved=draft.updated_at if draft is not None and _holds_changes(draft) else None,
+        )
+    )
+
+
+def _holds_changes(draft: ReviewDraft) -> bool:
+    """Whether a draft keeps anything the doctor would lose by discarding it (an open dialog alone is not)."""
+    return bool(_draft_cards(draft) or draft.disclaimer_acknowledged_at or draft.timezone)
+
+
+def viewing(rt: Runtime, actor: Actor, appointment_id: int, *, layout: Any, client_id: str | None = None) -> Viewing:
+    """The Review and Approve screen of one appointment, as ``actor`` sees it: ``page()`` for the PUT, ``poll()``
+    for the PATCH (only the appointment's doctor or an admin; others get 404)."""
+    render = partial(_render, rt, actor, appointment_id, layout)
+    shown = review_approve.shown(appointment_id, actor.user_id)
+    return Viewing(rt.screens, rt.wall(), Viewer.of(actor, client_id), shown, rt.settings.poll_review_seconds, render)
+
+
+async def _refresh(rt: Runtime, actor: Actor, appointment_id: int, layout: Any, state: str | None) -> UpdateSet:
+    """The update set after an action: the page rendered now, diffed against the client's page."""
+    return await viewing(rt, actor, appointment_id, layout=layout).refresh(state)
+
+
+DraftChange = Callable[[ReviewDraft, list[CardInput]], list[CardInput] | None]
+
+
+async def _edit(
+    rt: Runtime,
+    actor: Actor,
+    appointment_id: int,
+    change: DraftChange,
+    *,
+    layout: Any,
+    state: str | None,
+    audit_action: str | None = None,
+) -> UpdateSet:
+    now = rt.clock.now()
+    async with unit_of_work(rt) as uow:
+        subject = await subject_for(uow.session, actor, appointment_id, lock=True)
+        a, draft = subject.appointment, subject.draft
+        if not can_decide(Status(a.status)):
+            raise InvalidTransition(why_not(Status(a.status)))
+        if draft is None:
+            draft = ReviewDraft(appointment_id=a.id, user_id=actor.user_id, cards={"cards": []}, updated_at=now)
+            uow.session.add(draft)
+        cards = change(draft, _draft_cards(draft))
+        if cards is not None:
+            _store_cards(draft, cards)
+        draft.updated_at = now
+        if audit_action:
+            audit(
+                uow.session,
+                at=now,
+                actor_id=actor.user_id,
+                action=audit_action,
+                entity="appointment",
+                entity_id=a.id,
+                details={"version": a.version},
+            )
+        uow.emit(DomainEvent("review.draft-changed", topics=(review_approve.draft_topic(a.id, actor.user_id),)))
+    return await _refresh(rt, actor, appointment_id, layout, state)
+
+
+async def add_alternative(
+    rt: Runtime, actor: Actor, appointment_id: int, *, layout: Any, state: str | None
+) -> UpdateSet:
+    """Add a card with doctor and location prefilled from the request; a fourth is refused."""
+    prefill: dict[str, str] = {}
+
+    def change(_draft: ReviewDraft, cards: list[CardInput]) -> list[CardInput]:
+        if len(cards) >= MAX_ALTERNATIVES:
+            raise ValidationFailed(
+                Text("At most {count} alternatives.", count=MAX_ALTERNATIVES),
+                fields={"another-alternative": Text("At most {count} alternatives.", count=MAX_ALTERNATIVES)},
+            )
+        return [*cards, CardInput(doctor=prefill["doctor"], location=prefill["location"])]
+
+    async with rt.db.read() as session:
+        a = await appointment_for(session, actor, appointment_id)
+        prefill.update(doctor=str(a.doctor_id), location=str(a.location_id))
+    return await _edit(rt, actor, appointment_id, change, layout=layout, state=state)
+
+
+async def change_fields(
+    rt: Runtime, actor: Actor, appointment_id: int, form: Mapping[str, str], *, layout: Any, state: str | None
+) -> UpdateSet:
+    """Store the fields of one or more cards as typed (``profile~n``, ``location~n``, ``date~n``, ``time~n``)."""
+    sent, errors = cards_from_form(form)
+    if errors:
+        raise ValidationFailed(fields=errors)
+    present = {n for n in range(1, len(sent) + 1) if any(f"{k}~{n}" in form for k in CARD_FIELDS)}
+    if not present:
+        raise ValidationFailed(N_("No card fields were sent."))
+
+    def change(_draft: ReviewDraft, cards: list[CardInput]) -> list[CardInput]:
+        for n in present:
+            if n > len(cards):
+                raise ValidationFailed(fields={f"date~{n}": N_("There is no such alternative.")})
+            old = cards[n - 1]
+            cards[n - 1] = CardInput(
+                doctor=form.get(f"profile~{n}", old.doctor),
+                location=form.get(f"location~{n}", old.location),
+                date=form.get(f"date~{n}", old.date),
+                time=form.get(f"time~{n}", old.time),
+            )
+        return cards
+
+    return await _edit(rt, actor, appointment_id, change, layout=layout, state=state)
+
+
+async def delete_alternative(
+    rt: Runtime, actor: Actor, appointment_id: int, n: int, *, layout: Any, state: str | None
+) -> UpdateSet:
+    """Remove card ``n`` (the later cards move up); the only card cannot be deleted."""
+
+    def change(_draft: ReviewDraft, cards: list[CardInput]) -> list[CardInput]:
+        if not 1 <= n <= len(cards):
+            raise ValidationFailed(fields={f"delete~{n}": N_("There is no such alternative.")})
+        if len(cards) == 1:
+            raise ValidationFailed(fields={f"delete~{n}": N_("The only alternative cannot be deleted.")})
+        return cards[: n - 1] + cards[n:]
+
+    return await _edit(rt, actor, appointment_id, change, layout=layout, state=state)
+
+
+async def confirm_timezone(
+    rt: Runtime, actor: Actor, appointment_id: int, timezone: str, *, layout: Any, state: str | None
+) -> UpdateSet:
+    """Record the timezone the doctor enters times in (asked when their profile has none)."""
+    timezone = timezone.strip()
+    if not is_timezone(timezone):
+        raise ValidationFailed(fields={"timezone": N_("Choose a timezone from the list.")})
+
+    def change(draft: ReviewDraft, _cards: list[CardInput]) -> None:
+        draft.timezone = timezone
+
+    return await _edit(
+        rt, actor, appointment_id, change, layout=layout, state=state, audit_action="review.timezone-confirmed"
+    )
+
+
+async def acknowledge_disclaimer(
+    rt: Runtime, actor: Actor, appointment_id: int, value: str | None, *, layout: Any, state: str | None
+) -> UpdateSet:
+    """Record (or withdraw) the acknowledgement that the disclaimer was displayed."""
+    now = rt.clock.now()
+    acknowledged = parse_flag(value, field="disclaimer-displayed")
+
+    def change(draft: ReviewDraft, _cards: list[CardInput]) -> None:
+        draft.disclaimer_acknowledged_at = now if acknowledged else None
+
+    action = "review.disclaimer-acknowledged" if acknowledged else "review.disclaimer-unacknowledged"
+    return await _edit(rt, actor, appointment_id, change, layout=layout, state=state, audit_action=action)
+
+
+async def decline_dialog(
+    rt: Runtime, actor: Actor, appointment_id: int, *, open: bool, layout: Any, state: str | None
+) -> UpdateSet:
+    """Open or close the decline dialog."""
+
+    def change(draft: ReviewDraft, _cards: list[CardInput]) -> None:
+        draft.decline_open = open
+
+    return await _edit(rt, actor, appointment_id, change, layout=layout, state=state)
+
+
+async def discard(rt: Runtime, actor: Actor, appointment_id: int, *, layout: Any, state: str | None) -> UpdateSet:
+    """Discard the draft and stay: the screen as the request stands, on every device of the doctor."""
+    async with unit_of_work(rt) as uow:
+        a = await appointment_for(uow.session, actor, appointment_id, lock=True)
+        await uow.session.execute(
+            delete(ReviewDraft).where(ReviewDraft.appointment_id == a.id, ReviewDraft.user_id == actor.user_id)
+        )
+        uow.emit(DomainEvent("review.draft-changed", topics=(review_approve.draft_topic(a.id, actor.user_id),)))
+    update = await _refresh(rt, actor, appointment_id, layout, state)
+    update.notice = {"level": "info", "text": _("Changes discarded.")}
+    return update
+
+
+async def cancel(rt: Runtime, actor: Actor, appointment_id: int) -> UpdateSet:
+    """Discard the draft and leave the screen."""
+    async with unit_of_work(rt) as uow:
+        a = await appointment_for(uow.session, actor, appointment_id, lock=True)
+        await uow.session.execute(
+            delete(ReviewDraft).where(ReviewDraft.appointment_id == a.id, ReviewDraft.user_id == actor.user_id)
+        )
+        uow.emit(DomainEvent("review.draft-changed", topics=(review_approve.draft_topic(a.id, actor.user_id),)))
+    return UpdateSet(
+        screen=review_approve.SCREEN,
+        state="",
+        timeout=rt.settings.poll_list_seconds,
+        navigate=review_approve.LIST_ENDPOINT,
+        notice={"level": "info", "text": N_("Changes discarded.")},
+    )

@@ -1,0 +1,1 @@
+"""What scheduling decisions read from storage: clinic facts, schedule locks and busy times."""

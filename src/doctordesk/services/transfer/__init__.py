@@ -1,0 +1,1 @@
+"""Bulk import and export of the clinic's data."""

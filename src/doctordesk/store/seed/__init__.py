@@ -1,0 +1,1 @@
+"""Demo data: the clinic, its calendar, offers, chats and sample files."""

@@ -1,0 +1,1 @@
+"""The administration routes: JSON API and screens (admins only)."""

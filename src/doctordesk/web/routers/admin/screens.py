@@ -1,0 +1,294 @@
+"""The administration screens of the web app (docs/administration.md): users, locations, work hours and the audit
+trail on the screen protocol. Admins only; anyone else gets 404."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Path, Query, Request
+
+from doctordesk.domain.accounts.passwords import Passwords
+from doctordesk.domain.audit import AuditFilter
+from doctordesk.domain.cursors import MAX_CURSOR_CHARS, decode_cursor
+from doctordesk.domain.inputs import MAX_ID, parse_id
+from doctordesk.domain.roles import Role
+from doctordesk.screens.viewing import Viewing
+from doctordesk.services.admin import audit_screen as audit
+from doctordesk.services.admin import hours_screen as hours
+from doctordesk.services.admin import users_screen as screens
+from doctordesk.web.deps import SCREEN_HEADERS, FormDep, ScreenRequest, ScreenRequestDep
+from doctordesk.web.params import STRICT_ID
+from doctordesk.web.responses import SCREEN_RESPONSES, SUBMIT_RESPONSES
+from doctordesk.web.routers.admin import forms
+from doctordesk.web.routers.admin.audit import FilterDep
+
+router = APIRouter(prefix="/profile/admin", tags=["administration screens"])
+
+UserId = Annotated[int, Path(ge=1, le=MAX_ID, description="The user"), STRICT_ID]
+LocationId = Annotated[int, Path(ge=1, le=MAX_ID, description="The location"), STRICT_ID]
+RoleName = Literal["doctor", "support", "patient", "admin"]
+
+
+def _passwords(request: Request) -> Passwords:
+    passwords: Passwords = request.app.state.passwords
+    return passwords
+
+
+# --- users -----------------------------------------------------------------------------------------------------
+
+
+def _users(screen: ScreenRequest, role: RoleName | None, after: int | None) -> Viewing:
+    return screens.users_list(
+        screen.rt, screen.actor, role=Role(role) if role else None, after=after, layout=screen.layout,
+        client_id=screen.client_id,
+    )  # fmt: skip
+
+
+Role_ = Annotated[RoleName | None, Query(description="Only this role")]
+After = Annotated[int | None, Query(ge=1, le=MAX_ID, description="Continue after this user id"), STRICT_ID]
+
+
+@router.put("/users", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
+async def users_page(screen: ScreenRequestDep, role: Role_ = None, after: After = None) -> dict[str, Any]:
+    """The users, a page at a time, optionally of one role."""
+    return (await _users(screen, role, after).page()).to_json()
+
+
+@router.patch("/users", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
+async def users_poll(screen: ScreenRequestDep, role: Role_ = None, after: After = None) -> dict[str, Any]:
+    """The user list's poll."""
+    return (await _users(screen, role, after).poll(screen.state)).to_json()
+
+
+@router.patch("/users/filter", responses=SUBMIT_RESPONSES)
+async def users_filter(screen: ScreenRequestDep, form: FormDep) -> dict[str, Any]:
+    """Another role chosen (``role``, empty for all): navigates to that list."""
+    return screens.filter_users(screen.rt, screen.actor, form).to_json()
+
+
+def _new(screen: ScreenRequest) -> Viewing:
+    return screens.new_user(screen.rt, screen.actor, layout=screen.layout, client_id=screen.client_id)
+
+
+@router.put("/users/new", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
+async def new_user_page(screen: ScreenRequestDep) -> dict[str, Any]:
+    """The form for a new user."""
+    return (await _new(screen).page()).to_json()
+
+
+@router.patch("/users/new", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
+async def new_user_poll(screen: ScreenRequestDep) -> dict[str, Any]:
+    """The new-user form's poll."""
+    return (await _new(screen).poll(screen.state)).to_json()
+
+
+@router.post("/users/create", responses=SUBMIT_RESPONSES, openapi_extra={**SCREEN_HEADERS, **forms.NEW_USER_BODY})
+async def create_user(screen: ScreenRequestDep, request: Request, form: FormDep) -> dict[str, Any]:
+    """Create a user (``role``, ``username``, ``display_name``, optional ``password``; doctors: ``specialty``,
+    ``timezone``, ``can_prescribe``, ``chat_enabled``). A generated password is shown on the answer only."""
+    update = await screens.create_user(screen.rt, _passwords(request), screen.actor, form, state=screen.state)
+    return update.to_json()
+
+
+def _user(screen: ScreenRequest, user_id: int) -> Viewing:
+    return screens.user_page(screen.rt, screen.actor, user_id, layout=screen.layout, client_id=screen.client_id)
+
+
+@router.put("/users/{user_id}", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
+async def user_page(screen: ScreenRequestDep, user_id: UserId) -> dict[str, Any]:
+    """One user: profile, doctor profile, deactivation, a new password."""
+    return (await _user(screen, user_id).page()).to_json()
+
+
+@router.patch("/users/{user_id}", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
+async def user_poll(screen: ScreenRequestDep, user_id: UserId) -> dict[str, Any]:
+    """The user page's poll."""
+    return (await _user(screen, user_id).poll(screen.state)).to_json()
+
+
+@router.post(
+    "/users/{user_id}/save", responses=SUBMIT_RESPONSES, openapi_extra={**SCREEN_HEADERS, **forms.SAVE_USER_BODY}
+)
+async def save_user(screen: ScreenRequestDep, user_id: UserId, form: FormDep) -> dict[str, Any]:
+    """Save the profile form."""
+    page = _user(screen, user_id)
+    return (await screens.save_user(screen.rt, screen.actor, user_id, form, page=page, state=screen.state)).to_json()
+
+
+@router.post("/users/{user_id}/deactivate", responses=SUBMIT_RESPONSES)
+async def deactivate_user(screen: ScreenRequestDep, user_id: UserId) -> dict[str, Any]:
+    """Deactivate: the user's tokens stop working and their streams close, on every instance."""
+    page = _user(screen, user_id)
+    update = await screens.set_active(screen.rt, screen.actor, user_id, active=False, page=page, state=screen.state)
+    return update.to_json()
+
+
+@router.post("/users/{user_id}/reactivate", responses=SUBMIT_RESPONSES)
+async def reactivate_user(screen: ScreenRequestDep, user_id: UserId) -> dict[str, Any]:
+    """Reactivate a deactivated user."""
+    page = _user(screen, user_id)
+    update = await screens.set_active(screen.rt, screen.actor, user_id, active=True, page=page, state=screen.state)
+    return update.to_json()
+
+
+@router.post("/users/{user_id}/password", responses=SUBMIT_RESPONSES)
+async def reset_password(screen: ScreenRequestDep, request: Request, user_id: UserId) -> dict[str, Any]:
+    """A new generated password, shown on this answer only; the user is signed out everywhere."""
+    page = _user(screen, user_id)
+    update = await screens.reset_password(
+        screen.rt, _passwords(request), screen.actor, user_id, page=page, state=screen.state
+    )
+    return update.to_json()
+
+
+@router.post("/users/{user_id}/password-link", responses=SUBMIT_RESPONSES)
+async def password_link(screen: ScreenRequestDep, request: Request, user_id: UserId) -> dict[str, Any]:
+    """A one-time link through which the user sets their own password, shown on this answer only."""
+    page = _user(screen, user_id)
+    update = await screens.password_link(
+        screen.rt, screen.actor, user_id, str(request.base_url), page=page, state=screen.state
+    )
+    return update.to_json()
+
+
+# --- locations -------------------------------------------------------------------------------------------------
+
+
+def _locations(screen: ScreenRequest) -> Viewing:
+    return screens.locations(screen.rt, screen.actor, layout=screen.layout, client_id=screen.client_id)
+
+
+@router.put("/locations", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
+async def locations_page(screen: ScreenRequestDep) -> dict[str, Any]:
+    """The locations, each editable, and a form for a new one."""
+    return (await _locations(screen).page()).to_json()
+
+
+@router.patch("/locations", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
+async def locations_poll(screen: ScreenRequestDep) -> dict[str, Any]:
+    """The locations screen's poll."""
+    return (await _locations(screen).poll(screen.state)).to_json()
+
+
+@router.post(
+    "/locations/create", responses=SUBMIT_RESPONSES, openapi_extra={**SCREEN_HEADERS, **forms.NEW_LOCATION_BODY}
+)
+async def create_location(screen: ScreenRequestDep, form: FormDep) -> dict[str, Any]:
+    """Add a location (``name``, ``timezone``, optional ``address``)."""
+    update = await screens.save_location(
+        screen.rt, screen.actor, None, form, page=_locations(screen), state=screen.state
+    )
+    return update.to_json()
+
+
+@router.post(
+    "/locations/{location_id}/save",
+    responses=SUBMIT_RESPONSES,
+    openapi_extra={**SCREEN_HEADERS, **forms.SAVE_LOCATION_BODY},
+)
+async def save_location(screen: ScreenRequestDep, location_id: LocationId, form: FormDep) -> dict[str, Any]:
+    """Save a location's name, address or time zone."""
+    update = await screens.save_location(
+        screen.rt, screen.actor, location_id, form, page=_locations(screen), state=screen.state
+    )
+    return update.to_json()
+
+
+# --- work hours ------------------------------------------------------------------------------------------------
+
+DoctorQ = Annotated[int | None, Query(ge=1, le=MAX_ID, description="The doctor (user id)"), STRICT_ID]
+LocationQ = Annotated[int | None, Query(ge=1, le=MAX_ID, description="The location"), STRICT_ID]
+Confirm = Annotated[bool, Query(description="Apply even if approved appointments end up outside the hours")]
+ExceptionId = Annotated[int, Path(ge=1, le=MAX_ID, description="The exception"), STRICT_ID]
+
+
+def _hours(screen: ScreenRequest, doctor: int | None, location: int | None) -> Viewing:
+    return hours.hours_page(
+        screen.rt, screen.actor, doctor_id=doctor, location_id=location, layout=screen.layout,
+        client_id=screen.client_id,
+    )  # fmt: skip
+
+
+def _hours_of(screen: ScreenRequest, form: dict[str, str]) -> Viewing:
+    return _hours(screen, parse_id(form.get("doctor")), parse_id(form.get("location")))
+
+
+@router.put("/hours", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
+async def hours_page(screen: ScreenRequestDep, doctor: DoctorQ = None, location: LocationQ = None) -> dict[str, Any]:
+    """A doctor's weekly hours at a location, and their dated exceptions."""
+    return (await _hours(screen, doctor, location).page()).to_json()
+
+
+@router.patch("/hours", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
+async def hours_poll(screen: ScreenRequestDep, doctor: DoctorQ = None, location: LocationQ = None) -> dict[str, Any]:
+    """The work-hours screen's poll."""
+    return (await _hours(screen, doctor, location).poll(screen.state)).to_json()
+
+
+@router.patch("/hours/choose", responses=SUBMIT_RESPONSES)
+async def hours_choose(screen: ScreenRequestDep, form: FormDep) -> dict[str, Any]:
+    """Another doctor or location (``doctor``, ``location``): navigates to its hours."""
+    return hours.choose(screen.rt, screen.actor, form).to_json()
+
+
+@router.post("/hours/save", responses=SUBMIT_RESPONSES, openapi_extra={**SCREEN_HEADERS, **forms.WEEKLY_BODY})
+async def hours_save(screen: ScreenRequestDep, form: FormDep, confirm: Confirm = False) -> dict[str, Any]:
+    """Replace the weekly hours at the location (``weekday~n``, ``opens~n``, ``closes~n``; lines without a day
+    are dropped). Without ``confirm``, a change leaving approved appointments outside is not applied: the answer
+    lists them."""
+    page = _hours_of(screen, form)
+    update = await hours.save_weekly(screen.rt, screen.actor, form, confirm=confirm, page=page, state=screen.state)
+    return update.to_json()
+
+
+@router.post(
+    "/hours/exceptions/add", responses=SUBMIT_RESPONSES, openapi_extra={**SCREEN_HEADERS, **forms.EXCEPTION_BODY}
+)
+async def hours_add_exception(screen: ScreenRequestDep, form: FormDep, confirm: Confirm = False) -> dict[str, Any]:
+    """Add a holiday, an absence or an extra day (``doctor``, ``day``, ``kind``, ``location`` empty for all,
+    ``opens``, ``closes``, ``note``); conflicts as for the weekly hours."""
+    page = _hours_of(screen, form)
+    update = await hours.add_exception(screen.rt, screen.actor, form, confirm=confirm, page=page, state=screen.state)
+    return update.to_json()
+
+
+@router.post("/hours/exceptions/{exception_id}/remove", responses=SUBMIT_RESPONSES)
+async def hours_remove_exception(
+    screen: ScreenRequestDep, exception_id: ExceptionId, confirm: Confirm = False
+) -> dict[str, Any]:
+    """Withdraw an exception (kept in the records); conflicts as for the weekly hours."""
+    page = _hours(screen, None, None)
+    update = await hours.remove_exception(
+        screen.rt, screen.actor, exception_id, confirm=confirm, page=page, state=screen.state
+    )
+    return update.to_json()
+
+
+# --- audit trail -----------------------------------------------------------------------------------------------
+
+Cursor = Annotated[str | None, Query(max_length=MAX_CURSOR_CHARS, description="Where the page starts")]
+
+
+def _audit(screen: ScreenRequest, f: AuditFilter, cursor: str | None) -> Viewing:
+    after = decode_cursor(cursor) if cursor is not None else None
+    return audit.audit_screen(
+        screen.rt, screen.actor, f, after=after, cursor=cursor, layout=screen.layout, client_id=screen.client_id
+    )
+
+
+@router.put("/audit", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
+async def audit_page(screen: ScreenRequestDep, f: FilterDep, cursor: Cursor = None) -> dict[str, Any]:
+    """The audit trail, newest first, filtered as the query says, with its exports."""
+    return (await _audit(screen, f, cursor).page()).to_json()
+
+
+@router.patch("/audit", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
+async def audit_poll(screen: ScreenRequestDep, f: FilterDep, cursor: Cursor = None) -> dict[str, Any]:
+    """The audit trail screen's poll."""
+    return (await _audit(screen, f, cursor).poll(screen.state)).to_json()
+
+
+@router.patch("/audit/filter", responses=SUBMIT_RESPONSES)
+async def audit_filter_form(screen: ScreenRequestDep, form: FormDep) -> dict[str, Any]:
+    """The filter form (``actor``, ``appointment``, ``action``, ``from`` and ``to`` days): navigates to it."""
+    return audit.apply_filters(screen.rt, screen.actor, form).to_json()

@@ -1,0 +1,327 @@
+"""The HL7 FHIR R4 (4.0.1) interface under ``/fhir`` (docs/fhir.md): thin routes that parse, call one service and
+answer ``application/fhir+json``; every error is an OperationOutcome (``web/routers/fhir/http.FhirRoute``)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Header, Request, Response
+
+from doctordesk import __version__
+from doctordesk.domain.errors import NotFound
+from doctordesk.domain.fhir import mapping as fhir
+from doctordesk.domain.fhir import subscriptions as subscription_rules
+from doctordesk.domain.fhir.errors import NotSupported
+from doctordesk.domain.files.attachments import content_disposition
+from doctordesk.services.fhir import answers as fhir_answers
+from doctordesk.services.fhir import appointments as fhir_appointments
+from doctordesk.services.fhir import audit as fhir_audit
+from doctordesk.services.fhir import capability as fhir_capability
+from doctordesk.services.fhir import chat as fhir_chat
+from doctordesk.services.fhir import directory as fhir_directory
+from doctordesk.services.fhir import requests as fhir_requests
+from doctordesk.services.fhir import slots as fhir_slots
+from doctordesk.services.fhir import subscriptions as fhir_subscriptions
+from doctordesk.services.fhir.search import Search
+from doctordesk.web.deps import FhirCallerDep, RuntimeDep
+from doctordesk.web.errors import allowed_methods
+from doctordesk.web.routers.fhir.http import (
+    FhirResponse,
+    FhirRoute,
+    fhir_body,
+    fhir_responses,
+    json_body,
+    resource_response,
+)
+
+router = APIRouter(
+    prefix="/fhir",
+    tags=["FHIR R4"],
+    route_class=FhirRoute,
+    default_response_class=FhirResponse,
+    responses=fhir_responses(),
+)
+
+PreferHeader = Annotated[str | None, Header(description="handling=strict: refuse unknown search parameters")]
+IfMatch = Annotated[str | None, Header(description='W/"n": act only if the appointment is at version n (else 412)')]
+IfNoneExist = Annotated[
+    str | None, Header(description="identifier=[system|]value: create only if no appointment has that identifier")
+]
+
+
+def _base(request: Request) -> str:
+    return str(request.base_url).rstrip("/") + "/fhir"
+
+
+def _search(request: Request, resource_type: str, prefer: str | None) -> Search:
+    strict = any(p.strip() == "handling=strict" for p in (prefer or "").split(";"))
+    return Search(_base(request), resource_type, list(request.query_params.multi_items()), strict=strict)
+
+
+def _id(raw: str, resource_type: str) -> int:
+    row_id = fhir.parse_logical_id(raw)
+    if row_id is None:
+        raise NotFound(f"{resource_type} not found.")
+    return row_id
+
+
+@router.get("/metadata")
+async def metadata(rt: RuntimeDep, request: Request) -> FhirResponse:
+    """The CapabilityStatement: exactly the resources, interactions and search parameters served here."""
+    started = rt.clock.now().replace(hour=0, minute=0, second=0, microsecond=0)
+    body = fhir_capability.capability_statement(_base(request), software_version=__version__, published=started)
+    return FhirResponse(body)
+
+
+@router.get("/Appointment/{appointment_id}")
+async def read_appointment(rt: RuntimeDep, caller: FhirCallerDep, appointment_id: str) -> FhirResponse:
+    """One Appointment (``ETag``: its version); 404 when unknown or not the caller's to see."""
+    body, version = await fhir_appointments.read(rt, caller, _id(appointment_id, "Appointment"))
+    return resource_response(body, version=version)
+
+
+@router.get("/Appointment")
+async def search_appointments(
+    rt: RuntimeDep, caller: FhirCallerDep, request: Request, prefer: PreferHeader = None
+) -> FhirResponse:
+    """Appointments by date, status, practitioner, patient, location, identifier: a searchset Bundle."""
+    return FhirResponse(await fhir_appointments.search(rt, caller, _search(request, "Appointment", prefer)))
+
+
+@router.post("/Appointment", responses=fhir_responses(created=True), openapi_extra=fhir_body("Appointment"))
+async def create_appointment(
+    rt: RuntimeDep, caller: FhirCallerDep, request: Request, if_none_exist: IfNoneExist = None
+) -> FhirResponse:
+    """A new appointment request (status ``proposed``) by the same rules and codes as the integration API;
+    conditional with ``If-None-Exist`` on the clinic's identifier (an existing match answers 200, nothing new)."""
+    body = await json_body(request, "Appointment")
+    created = await fhir_requests.create(rt, caller, body, if_none_exist=if_none_exist)
+    location = f"{_base(request)}/Appointment/{created.resource['id']}/_history/{created.version}"
+    return resource_response(
+        created.resource, status_code=201 if created.created else 200, version=created.version, location=location
+    )
+
+
+@router.get("/AppointmentResponse/{response_id}")
+async def read_appointment_response(rt: RuntimeDep, caller: FhirCallerDep, response_id: str) -> FhirResponse:
+    """An offer of Suggested Scheduling (``offer-n``) or the patient's answer (``answer-n``)."""
+    body, version = await fhir_answers.read(rt, caller, response_id)
+    return resource_response(body, version=version)
+
+
+@router.get("/AppointmentResponse")
+async def search_appointment_responses(
+    rt: RuntimeDep, caller: FhirCallerDep, request: Request, prefer: PreferHeader = None
+) -> FhirResponse:
+    """The offers and answers of the appointments the caller may see, by ``appointment`` and ``actor``."""
+    return FhirResponse(await fhir_answers.search(rt, caller, _search(request, "AppointmentResponse", prefer)))
+
+
+@router.post(
+    "/AppointmentResponse", responses=fhir_responses(created=True), openapi_extra=fhir_body("AppointmentResponse")
+)
+async def create_appointment_response(
+    rt: RuntimeDep, caller: FhirCallerDep, request: Request, if_match: IfMatch = None
+) -> FhirResponse:
+    """The patient's answer to the offered times: ``accepted`` with the ``start`` of one offer (the appointment
+    is booked at that time), or ``declined`` (every offer rejected, the request canceled)."""
+    body = await json_body(request, "AppointmentResponse")
+    answer, version = await fhir_answers.create(rt, caller, body, if_match=if_match)
+    location = f"{_base(request)}/AppointmentResponse/{answer['id']}"
+    return resource_response(answer, status_code=201, version=version, location=location)
+
+
+@router.post("/Subscription", responses=fhir_responses(created=True), openapi_extra=fhir_body("Subscription"))
+async def create_subscription(rt: RuntimeDep, caller: FhirCallerDep, request: Request) -> FhirResponse:
+    """A Subscription (R4, ``rest-hook``) to appointment changes: ``criteria`` ``Appointment?`` by ``status``,
+    ``practitioner``, ``patient`` and ``location``; ``payload`` ``application/fhir+json`` (the Appointment is PUT to
+    the endpoint as a FHIR base) or none (an empty POST); ``header``: extra headers. Active at once; the answer
+    carries the signing secret once (extension ``urn:doctordesk:fhir:signing-secret``). API keys need
+    ``subscriptions:write``; doctors subscribe to their own appointments; patients may not."""
+    body = await json_body(request, "Subscription")
+    created, secret = await fhir_subscriptions.create(rt, caller, body)
+    shown = {**created, "extension": [{"url": subscription_rules.SECRET_EXTENSION, "valueString": secret}]}
+    headers = {"Location": f"{_base(request)}/Subscription/{created['id']}", "Cache-Control": "no-store"}
+    return FhirResponse(shown, status_code=201, headers=headers)
+
+
+@router.get("/Subscription/{subscription_id}", responses=fhir_responses(gone=True))
+async def read_subscription(rt: RuntimeDep, caller: FhirCallerDep, subscription_id: str) -> FhirResponse:
+    """One of the caller's subscriptions, with its status (``error`` and the reason when delivery stopped)."""
+    return FhirResponse(await fhir_subscriptions.read(rt, caller, _id(subscription_id, "Subscription")))
+
+
+@router.get("/Subscription")
+async def search_subscriptions(
+    rt: RuntimeDep, caller: FhirCallerDep, request: Request, prefer: PreferHeader = None
+) -> FhirResponse:
+    """The caller's subscriptions, by ``status``."""
+    search = _search(request, "Subscription", prefer)
+    return FhirResponse(await fhir_subscriptions.search(rt, caller, search))
+
+
+@router.put(
+    "/Subscription/{subscription_id}", responses=fhir_responses(gone=True), openapi_extra=fhir_body("Subscription")
+)
+async def update_subscription(
+    rt: RuntimeDep, caller: FhirCallerDep, request: Request, subscription_id: str
+) -> FhirResponse:
+    """Replace a subscription: ``status`` ``off`` pauses it, ``requested`` turns it on again (also after
+    ``error``); criteria, channel, ``reason`` and ``end`` as on create."""
+    row_id = _id(subscription_id, "Subscription")
+    body = await json_body(request, "Subscription")
+    return FhirResponse(await fhir_subscriptions.update(rt, caller, row_id, body))
+
+
+@router.delete("/Subscription/{subscription_id}")
+async def delete_subscription(rt: RuntimeDep, caller: FhirCallerDep, subscription_id: str) -> FhirResponse:
+    """Delete a subscription: it is off for good and reads 410 (the row stays, as history). Deleting it again
+    answers the same."""
+    row_id = _id(subscription_id, "Subscription")
+    await fhir_subscriptions.delete(rt, caller, row_id)
+    message = f"Subscription {row_id} is deleted."
+    return FhirResponse(
+        fhir.outcome([{"severity": "information", "code": "informational", "details": {"text": message}}])
+    )
+
+
+@router.get("/Practitioner/{doctor_id}")
+async def read_practitioner(rt: RuntimeDep, caller: FhirCallerDep, doctor_id: str) -> FhirResponse:
+    """A doctor."""
+    return FhirResponse(await fhir_directory.read_practitioner(rt, caller, _id(doctor_id, "Practitioner")))
+
+
+@router.get("/Practitioner")
+async def search_practitioners(
+    rt: RuntimeDep, caller: FhirCallerDep, request: Request, prefer: PreferHeader = None
+) -> FhirResponse:
+    """The clinic's doctors."""
+    search = _search(request, "Practitioner", prefer)
+    return FhirResponse(await fhir_directory.search_practitioners(rt, caller, search))
+
+
+@router.get("/Location/{location_id}")
+async def read_location(rt: RuntimeDep, caller: FhirCallerDep, location_id: str) -> FhirResponse:
+    """A location, with its time zone."""
+    return FhirResponse(await fhir_directory.read_location(rt, caller, _id(location_id, "Location")))
+
+
+@router.get("/Location")
+async def search_locations(
+    rt: RuntimeDep, caller: FhirCallerDep, request: Request, prefer: PreferHeader = None
+) -> FhirResponse:
+    """The clinic's locations."""
+    return FhirResponse(await fhir_directory.search_locations(rt, caller, _search(request, "Location", prefer)))
+
+
+@router.get("/PractitionerRole/{role_id}")
+async def read_practitioner_role(rt: RuntimeDep, caller: FhirCallerDep, role_id: str) -> FhirResponse:
+    """A doctor at a location (``<doctor>-<location>``), with the work hours as availableTime."""
+    return FhirResponse(await fhir_directory.read_pair(rt, caller, role_id, "PractitionerRole"))
+
+
+@router.get("/PractitionerRole")
+async def search_practitioner_roles(
+    rt: RuntimeDep, caller: FhirCallerDep, request: Request, prefer: PreferHeader = None
+) -> FhirResponse:
+    """Doctors at locations, by ``practitioner`` and ``location``."""
+    search = _search(request, "PractitionerRole", prefer)
+    return FhirResponse(await fhir_directory.search_pairs(rt, caller, search, "PractitionerRole"))
+
+
+@router.get("/Schedule/{schedule_id}")
+async def read_schedule(rt: RuntimeDep, caller: FhirCallerDep, schedule_id: str) -> FhirResponse:
+    """A doctor's schedule at a location (``<doctor>-<location>``)."""
+    return FhirResponse(await fhir_directory.read_pair(rt, caller, schedule_id, "Schedule"))
+
+
+@router.get("/Schedule")
+async def search_schedules(
+    rt: RuntimeDep, caller: FhirCallerDep, request: Request, prefer: PreferHeader = None
+) -> FhirResponse:
+    """Schedules, by ``actor`` (Practitioner/<id> or Location/<id>)."""
+    search = _search(request, "Schedule", prefer)
+    return FhirResponse(await fhir_directory.search_pairs(rt, caller, search, "Schedule"))
+
+
+@router.get("/Slot/{slot_id}")
+async def read_slot(rt: RuntimeDep, caller: FhirCallerDep, slot_id: str) -> FhirResponse:
+    """A free time (404 once it is taken)."""
+    return FhirResponse(await fhir_slots.read(rt, caller, slot_id))
+
+
+@router.get("/Slot")
+async def search_slots(
+    rt: RuntimeDep, caller: FhirCallerDep, request: Request, prefer: PreferHeader = None
+) -> FhirResponse:
+    """Free times of one ``schedule`` in a ``start`` range, as the booking screen computes them."""
+    return FhirResponse(await fhir_slots.search(rt, caller, _search(request, "Slot", prefer)))
+
+
+@router.get("/Patient/{patient_id}")
+async def read_patient(rt: RuntimeDep, caller: FhirCallerDep, patient_id: str) -> FhirResponse:
+    """A patient the caller may see (a patient themself; a doctor their patients)."""
+    return FhirResponse(await fhir_directory.read_patient(rt, caller, _id(patient_id, "Patient")))
+
+
+@router.get("/Patient")
+async def search_patients(
+    rt: RuntimeDep, caller: FhirCallerDep, request: Request, prefer: PreferHeader = None
+) -> FhirResponse:
+    """The patients the caller may see."""
+    return FhirResponse(await fhir_directory.search_patients(rt, caller, _search(request, "Patient", prefer)))
+
+
+@router.get("/AuditEvent/{event_id}")
+async def read_audit_event(rt: RuntimeDep, caller: FhirCallerDep, event_id: str) -> FhirResponse:
+    """One entry of the audit trail (admins only)."""
+    return FhirResponse(await fhir_audit.read(rt, caller, _id(event_id, "AuditEvent")))
+
+
+@router.get("/AuditEvent")
+async def search_audit_events(
+    rt: RuntimeDep, caller: FhirCallerDep, request: Request, prefer: PreferHeader = None
+) -> FhirResponse:
+    """The audit trail, newest first (admins only): by ``date``, ``entity`` and ``subtype``."""
+    return FhirResponse(await fhir_audit.search(rt, caller, _search(request, "AuditEvent", prefer)))
+
+
+@router.get("/Communication/{message_id}")
+async def read_communication(rt: RuntimeDep, caller: FhirCallerDep, message_id: str) -> FhirResponse:
+    """A chat message (the chat's rights: the appointment's doctor, support, admins)."""
+    return FhirResponse(await fhir_chat.read(rt, caller, _id(message_id, "Communication")))
+
+
+@router.get("/Communication")
+async def search_communications(
+    rt: RuntimeDep, caller: FhirCallerDep, request: Request, prefer: PreferHeader = None
+) -> FhirResponse:
+    """One appointment's chat messages (``about=Appointment/<id>``), newest first."""
+    return FhirResponse(await fhir_chat.search(rt, caller, _search(request, "Communication", prefer)))
+
+
+@router.get("/Binary/{attachment_id}", responses=fhir_responses(any_file=True))
+async def read_binary(rt: RuntimeDep, caller: FhirCallerDep, request: Request, attachment_id: str) -> Response:
+    """A chat message's file, by the chat download's checks: the file itself, always as a download, unless the
+    client asks for ``application/fhir+json`` (then a Binary resource with the data in base64)."""
+    resource, file = await fhir_chat.binary(rt, caller, _id(attachment_id, "Binary"))
+    private = {"Cache-Control": "private, no-store", "X-Content-Type-Options": "nosniff"}
+    if fhir.MEDIA_TYPE in request.headers.get("accept", ""):
+        return FhirResponse(resource, headers=private)
+    headers = {**private, "Content-Disposition": content_disposition(file.filename)}
+    return Response(file.data, media_type=file.mime, headers=headers)
+
+
+@router.api_route(
+    "/{rest:path}", methods=["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"], include_in_schema=False
+)
+async def not_supported(request: Request, rest: str) -> FhirResponse:
+    """Anything else under /fhir: an OperationOutcome, 405 (with ``Allow``) for a method a served path does not
+    take, 404 for an unknown resource type, 405 for an interaction the CapabilityStatement does not list."""
+    allow = allowed_methods(request)
+    if allow:
+        raise NotSupported(f"{request.method} is not supported here.", status=405, allow=allow)
+    kind = rest.split("/")[0]
+    if kind in fhir_capability.SUPPORTED:
+        raise NotSupported(f"This interaction on {kind} is not supported.", status=405)
+    raise NotSupported(f"Unknown or unsupported resource type {kind!r}.", status=404)

@@ -1,0 +1,14 @@
+// The shell's texts in the language the service last sent them in (i18n.js fetches them and keeps the choice):
+// the one lookup every module uses, with no dependency of its own.
+
+let texts = {};
+let current = "en";
+
+// The text for an English msgid (the msgid itself when the catalog has none).
+export const t = (msgid) => texts[msgid] || msgid;
+export const language = () => current;
+
+export function setTexts(catalog, code) {
+  texts = catalog;
+  current = code;
+}

@@ -1,0 +1,1 @@
+"""Background workers above the services: webhook and push dispatchers, token checks, and their wiring."""

@@ -1,0 +1,155 @@
+"""How the real-time parts hook into the runtime: the bus, presence from pages and polls, the push outbox hook, the
+dispatcher. The app factory and the worker call these (nothing here runs at import time)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from doctordesk.config import Settings
+from doctordesk.domain.events import DomainEvent
+from doctordesk.domain.webhooks import rules as webhooks
+from doctordesk.realtime import outbox
+from doctordesk.realtime.bus import EventBus, MemoryBus
+from doctordesk.realtime.hub import Hub
+from doctordesk.realtime.lease import DrainLoop
+from doctordesk.realtime.message import TIMEOUT_ONLY
+from doctordesk.realtime.push import make_adapter
+from doctordesk.realtime.redis_bus import RedisBus
+from doctordesk.realtime.routing import Screen, message_for
+from doctordesk.runtime import Runtime
+from doctordesk.screens.state import Shown, Viewer
+from doctordesk.services.webhooks import outbox as webhook_outbox
+from doctordesk.workers.push_dispatcher import Dispatcher
+from doctordesk.workers.webhook_dispatcher import WebhookDispatcher
+
+
+def build_bus(settings: Settings, hub: Hub) -> EventBus:
+    """The in-process bus, or the Redis bus when ``DOCTORDESK_REDIS_URL`` is set."""
+    if not settings.redis_url:
+        return MemoryBus()
+    return RedisBus(settings.redis_url, channel=settings.redis_channel, instance=hub.instance)
+
+
+def install(rt: Runtime) -> None:
+    """Presence from every page and poll answer handed out, and the push and webhook outboxes in every unit of
+    work."""
+    pending: set[asyncio.Task[None]] = set()
+
+    def on_shown(viewer: Viewer, shown: Shown, *, opened: bool) -> None:
+        client_id = viewer.client_id
+        if client_id is None:
+            return
+        current = rt.hub.screen_of(client_id)
+        if current is not None and current.user_id == viewer.user_id and (not opened or _is(current, shown)):
+            # Nothing new (every unchanged poll ends here: no allocation, no I/O). A poll only tells a screen the
+            # instance does not know for this client; it never replaces the one the client opened last, since a
+            # client may show two (the web app's list and chat panel) and presence holds one.
+            return
+        screen = Screen(user_id=viewer.user_id, screen=shown.screen, poll=shown.poll, topics=shown.topics)
+        rt.hub.set_presence(client_id, screen)
+        if isinstance(rt.bus, RedisBus):
+            # Other instances may hold this client's stream, or get it later: tell them and keep it in Redis
+            # (fire and forget; neither raises).
+            task = asyncio.get_running_loop().create_task(_share_presence(rt, rt.bus, client_id, screen))
+            pending.add(task)
+            task.add_done_callback(pending.discard)
+
+    rt.screens.listeners.append(on_shown)
+
+    def data_for(event: DomainEvent, device: outbox.Recipient) -> str:
+        # A mobile app names its client with its device id: the message fits the screen it showed last.
+        screen = rt.hub.screen_of(device.device_key)
+        message = message_for(frozenset(event.topics), screen) if screen and screen.user_id == device.user_id else None
+        return str(message or TIMEOUT_ONLY)
+
+    async def outbox_hook(session: AsyncSession, events: list[DomainEvent]) -> None:
+        # As for webhooks: push dispatchers are woken only when notifications were queued (a user without
+        # devices costs them nothing).
+        if any(e.notify_user_ids for e in events) and await outbox.enqueue(
+            session, events, now=rt.clock.now(), data_for=data_for
+        ):
+            events.append(DomainEvent(outbox.QUEUED_EVENT, topics=()))
+
+    async def webhook_hook(session: AsyncSession, events: list[DomainEvent]) -> None:
+        # Webhook dispatchers (on any instance) are woken only when deliveries were queued: without subscribed
+        # endpoints an event costs them nothing (their claim is a write transaction).
+        if any(webhooks.event_type_for(e.kind) for e in events) and await webhook_outbox.enqueue(
+            session, events, now=rt.clock.now()
+        ):
+            events.append(DomainEvent(webhooks.QUEUED_EVENT, topics=()))
+
+    rt.transaction_hooks.append(outbox_hook)
+    rt.transaction_hooks.append(webhook_hook)
+
+
+PRESENCE_TTL_SECONDS = 24 * 3600
+
+
+def _is(screen: Screen, shown: Shown) -> bool:
+    return screen.screen == shown.screen and screen.poll == shown.poll and screen.topics == shown.topics
+
+
+async def _share_presence(rt: Runtime, bus: RedisBus, client_id: str, screen: Screen) -> None:
+    event = rt.hub.presence_event(client_id, screen)
+    await bus.publish([event])
+    await bus.remember(f"presence:{client_id}", json.dumps(event.data), ttl_seconds=PRESENCE_TTL_SECONDS)
+
+
+async def recall_presence(rt: Runtime, client_id: str) -> None:
+    """A stream opens for a client this instance has no screen for (it started after the client's last PUT or
+    poll, or restarted): take the screen kept in Redis, if any."""
+    if rt.hub.screen_of(client_id) is not None or not isinstance(rt.bus, RedisBus):
+        return
+    raw = await rt.bus.recall(f"presence:{client_id}")
+    if raw:
+        try:
+            rt.hub.restore_presence(json.loads(raw))
+        except ValueError:
+            return
+
+
+def build_dispatcher(rt: Runtime) -> Dispatcher | None:
+    """The push dispatcher for this runtime's settings; None when no partner is configured."""
+    s = rt.settings
+    adapter = make_adapter(s.push_adapter, s.push_url, s.push_credentials)
+    if adapter is None:
+        return None
+    return Dispatcher(rt.db, adapter, settings=s, clock=rt.clock, metrics=rt.metrics)
+
+
+def build_webhook_dispatcher(rt: Runtime) -> WebhookDispatcher:
+    """The webhook dispatcher for this runtime (scheduling on the runtime's clock)."""
+    return WebhookDispatcher(rt.db, settings=rt.settings, clock=rt.clock)
+
+
+def worker_bus(settings: Settings, *, webhook_loop: DrainLoop, push_loop: DrainLoop | None = None) -> RedisBus | None:
+    """What wakes a ``doctordesk worker``'s dispatchers as soon as deliveries are queued: with Redis, the servers'
+    "queued" events (and a reconnection, since events may have been missed meanwhile). None without Redis: a
+    worker shares no process with the servers, so it finds new deliveries by polling alone."""
+    if not settings.redis_url:
+        return None
+    loops = [loop for loop in (webhook_loop, push_loop) if loop is not None]
+
+    def look_again() -> None:
+        for loop in loops:
+            loop.wake()
+
+    bus = RedisBus(
+        settings.redis_url,
+        channel=settings.redis_channel,
+        instance=f"worker-{secrets.token_hex(6)}",
+        on_reconnect=look_again,
+    )
+
+    async def on_event(event: DomainEvent) -> None:
+        if webhooks.wakes_dispatcher(event.kind):
+            webhook_loop.wake()
+        if push_loop is not None and event.kind == outbox.QUEUED_EVENT:
+            push_loop.wake()
+
+    bus.subscribe(on_event)
+    return bus

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from schemathesis.core.parameters import ParameterLocation
 from schemathesis.transport.serialization import Binary
 
-from doctordesk.domain.scheduling import TIMEZONES
+from doctordesk.domain.scheduling.suggestions import TIMEZONES
 from tests.support.images import screenshot
 
 # The push headers go together: a mobile app sends all three or none (docs/realtime.md#push). OpenAPI describes each
@@ -61,7 +61,7 @@ def _is_valid_at(case: schemathesis.Case, location: ParameterLocation) -> bool:
 # or users, and every later answer that lists them (each admin screen) grows with them. A clinic has a handful. The
 # run keeps a sample of zones spread over the list, its first and last included, and drops the valid coverage cases
 # of the others: every zone takes the same path (the name is looked up in the one list), and
-# tests/unit/domain/test_time_zones.py checks every listed zone is accepted and loads.
+# tests/unit/domain/scheduling/test_time_zones.py checks every listed zone is accepted and loads.
 ZONE_SAMPLE = frozenset({*TIMEZONES[:: len(TIMEZONES) // 20], TIMEZONES[-1], "UTC", "Europe/Berlin"})
 _ZONES = frozenset(TIMEZONES)
 

@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from doctordesk.domain.scheduling import TIMEZONES, is_timezone, timezone_names
+from doctordesk.domain.scheduling.suggestions import TIMEZONES, is_timezone, timezone_names
 
 
 def test_every_listed_zone_is_accepted_and_loads() -> None:

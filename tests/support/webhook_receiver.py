@@ -91,9 +91,18 @@ class WebhookReceiver:
 
             def do_POST(self) -> None:  # noqa: N802 (the http.server API)
                 receiver._arrived(self.path)
+                self.counted = True
                 try:
                     self._answer()
                 finally:
+                    self._done()
+
+            def _done(self) -> None:
+                # Counted out before the answer is written: the client can send its next request only once it has
+                # the answer, so a busy machine that runs this thread late cannot make two requests look
+                # concurrent.
+                if self.counted:
+                    self.counted = False
                     receiver._answered(self.path)
 
             def _answer(self) -> None:
@@ -107,6 +116,7 @@ class WebhookReceiver:
                     location = receiver.location_for.get(self.path)
                 if delay:
                     time.sleep(delay)
+                self._done()
                 self.send_response(status)
                 if retry_after is not None:
                     self.send_header("Retry-After", retry_after)

@@ -445,8 +445,10 @@ class WebhookDispatcher(DrainLoop):
                 await asyncio.sleep(min(1.0, self.poll_seconds))
                 self._recorded.set()
                 continue
-            if self._closing:
+            if self._closing and not (self._attempts or self._given_back):
                 return
+            if self._closing:  # outcomes came in while that flush ran: record them too before ending
+                self._recorded.set()
 
     async def _flush(self) -> None:
         """Record every outcome collected so far in one transaction."""

@@ -145,12 +145,12 @@ async def search(rt: Runtime, caller: Caller, request: Search) -> dict[str, Any]
     ids = references(checked, "appointment", "Appointment")
     if not ids or len(ids) > MAX_APPOINTMENTS:
         raise ValidationFailed(fields={"appointment": f"Name 1 to {MAX_APPOINTMENTS} appointments (Appointment/<id>)."})
-    actors = set(fhir.token_list(checked.params.get("actor", [])))
+    actor_sets = [set(fhir.token_list([raw])) for raw in checked.params.get("actor", [])]
     query = appointments_visible(base_query().where(Appointment.id.in_(ids)), caller).order_by(Appointment.id)
     async with rt.db.read() as session:
         appointments = [r[0] for r in (await session.execute(query)).all()]
         found = await _responses(session, appointments)
-    if actors:
+    for actors in actor_sets:
         found = [r for r in found if r["actor"]["reference"] in actors]
     checked.count = max(len(found), 1)
     return bundle(request, checked, found, to_resource=lambda r: r, position=None)
@@ -210,11 +210,18 @@ async def _offer_at(rt: Runtime, appointment_id: int, body: dict[str, Any]) -> i
     return found[0].id
 
 
+def authorize(caller: Caller) -> None:
+    """Only a patient answers offered times (403 for anyone else), decided before the body is read."""
+    if not isinstance(caller, Actor) or caller.role is not Role.PATIENT:
+        raise Forbidden("Answers to offered times come from the patient's own account.")
+
+
 async def create(
     rt: Runtime, caller: Caller, body: dict[str, Any], *, if_match: str | None
 ) -> tuple[dict[str, Any], int]:
     """The patient's answer: ``accepted`` (with the ``start`` of one open offer) books the appointment at that
     time; ``declined`` rejects every offer and cancels the request. With ``If-Match``, a stale version is 412."""
+    authorize(caller)
     extra = sorted(set(body) - ACCEPTED)
     if extra:
         raise ValidationFailed(fields=dict.fromkeys(extra, "Not accepted in an answer here."))

@@ -9,7 +9,7 @@ from datetime import timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import select
+from sqlalchemy import func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain import fhir
@@ -21,12 +21,35 @@ from doctordesk.runtime import Runtime
 from doctordesk.services import fhir_directory
 from doctordesk.services.appointments import base_query
 from doctordesk.services.fhir_access import Caller, appointments_visible
-from doctordesk.services.fhir_search import Search, bundle, check, references
+from doctordesk.services.fhir_filters import (
+    Condition,
+    date_conditions,
+    missing_condition,
+    reference_conditions,
+    reference_ids,
+    token_conditions,
+)
+from doctordesk.services.fhir_search import Checked, Search, bundle, check
 from doctordesk.services.review_facts import cached_clinic
 from doctordesk.store import keyset
 from doctordesk.store.tables import Appointment, Patient
 
-SEARCH_PARAMETERS = ("date", "status", "practitioner", "patient", "location", "identifier")
+SEARCH_PARAMETERS = (
+    "_id", "_lastUpdated", "identifier", "date", "status", "service-type", "actor", "patient", "practitioner",
+    "location",
+)  # fmt: skip
+# The modifiers each parameter takes (docs/fhir.md#search-and-paging).
+MODIFIERS = {
+    "_lastUpdated": ("missing",),
+    "identifier": ("not", "missing"),
+    "date": ("missing",),
+    "status": ("not", "missing"),
+    "service-type": ("not", "missing"),
+    "actor": ("missing",),
+    "patient": ("missing",),
+    "practitioner": ("missing",),
+    "location": ("missing",),
+}
 # _include targets: the participants of the page's appointments (one query or the cached directory each).
 INCLUDES = ("Appointment:patient", "Appointment:practitioner", "Appointment:location")
 SORTS = {"date": False, "-date": True}
@@ -55,7 +78,7 @@ def resource(row: Any) -> dict[str, Any]:
     reason = fhir.cancelation_reason(status, a.decline_reason)
     if reason is not None:
         body["cancelationReason"] = reason
-    body["serviceType"] = [{"text": a.service}]
+    body["serviceType"] = [{"coding": [{"system": fhir.SERVICE_SYSTEM, "code": a.service}], "text": a.service}]
     body["start"] = fhir.local_instant(a.start_at, zone)
     body["end"] = fhir.local_instant(end, zone)
     body["minutesDuration"] = a.duration_minutes
@@ -96,59 +119,86 @@ async def read(rt: Runtime, caller: Caller, appointment_id: int) -> tuple[dict[s
     return resource(row), row[0].version
 
 
-def _statuses(values: list[str]) -> list[int]:
-    codes: list[int] = []
-    for value in fhir.token_list(values):
-        if value not in fhir.APPOINTMENT_STATUSES:
-            raise ValidationFailed(fields={"status": "Use an Appointment status (proposed, pending, booked, ...)."})
-        codes.extend(fhir.statuses_for(value))
-    return codes
+def _status(value: str) -> list[int]:
+    if value not in fhir.APPOINTMENT_STATUSES:
+        raise ValidationFailed(fields={"status": "Use an Appointment status (proposed, pending, booked, ...)."})
+    return fhir.statuses_for(value) or [-1]
 
 
-def _identifier(values: list[str]) -> list[str]:
-    out: list[str] = []
-    for value in fhir.token_list(values):
-        system, _, code = value.rpartition("|")
-        if (system and system != fhir.IDENTIFIER_SYSTEM) or not code or len(code) > fhir.MAX_IDENTIFIER_CHARS:
-            raise ValidationFailed(fields={"identifier": f"Use {fhir.IDENTIFIER_SYSTEM}|<id> or <id>."})
-        out.append(code)
-    return out
+def _identifier(value: str) -> list[str]:
+    system, _, code = value.rpartition("|")
+    if (system and system != fhir.IDENTIFIER_SYSTEM) or not code or len(code) > fhir.MAX_IDENTIFIER_CHARS:
+        raise ValidationFailed(fields={"identifier": f"Use {fhir.IDENTIFIER_SYSTEM}|<id> or <id>."})
+    return [code]
 
 
-async def search(rt: Runtime, caller: Caller, request: Search) -> dict[str, Any]:
-    """Appointments by ``date`` (start; ``ge``/``gt``/``le``/``lt``/``eq``), ``status``, ``practitioner``,
-    ``patient``, ``location`` and ``identifier``, sorted by start (``_sort=date`` or ``-date``), ``_count`` per
-    page; ``next`` continues after the page's last row, so rows inserted meanwhile neither repeat nor shift."""
-    checked = check(request, (*SEARCH_PARAMETERS, "_include"), sorts=SORTS)
-    includes = set(checked.params.get("_include", []))
-    if includes - set(INCLUDES):
-        raise NotSupported(fields={"_include": f"Supported: {', '.join(INCLUDES)}."})
-    query = appointments_visible(base_query(), caller)
-    if "date" in checked.params:
-        span = fhir.date_range(checked.params["date"])
-        if span.lo is not None:
-            query = query.where(Appointment.start_at >= span.lo)
-        if span.hi is not None:
-            query = query.where(Appointment.start_at < span.hi)
-    if "status" in checked.params:
-        query = query.where(Appointment.status.in_(_statuses(checked.params["status"])))
+def _service(value: str) -> list[str]:
+    system, _, code = value.rpartition("|")
+    if (system and system != fhir.SERVICE_SYSTEM) or not code or len(code) > 64:
+        raise ValidationFailed(fields={"service-type": f"Use {fhir.SERVICE_SYSTEM}|<service> or <service>."})
+    return [code]
+
+
+def _logical_id(value: str) -> list[int]:
+    row_id = fhir.parse_logical_id(value)
+    return [row_id] if row_id is not None else []
+
+
+_ACTOR_COLUMNS = {
+    "Patient": Appointment.patient_id,
+    "Practitioner": Appointment.doctor_id,
+    "Location": Appointment.location_id,
+}
+
+
+def _actor_conditions(checked: Checked) -> list[Condition]:
+    """``actor``: any participant (``Patient/``, ``Practitioner/`` or ``Location/<id>``; commas OR them)."""
+    conditions: list[Condition] = []
+    for raw in checked.get("actor"):
+        pairs = reference_ids(raw, "actor", tuple(_ACTOR_COLUMNS))
+        conditions.append(or_(*(_ACTOR_COLUMNS[kind] == row_id for kind, row_id in pairs)))
+    return conditions + missing_condition(checked, "actor", None, nullable=False)
+
+
+def conditions(checked: Checked) -> list[Condition]:
+    """Every filter of an Appointment search, as SQL conditions to AND."""
+    out = [
+        *token_conditions(checked, "_id", Appointment.id, _logical_id, nullable=False),
+        *date_conditions(checked, "_lastUpdated", Appointment.updated_at),
+        *date_conditions(checked, "date", Appointment.start_at),
+        *token_conditions(checked, "status", Appointment.status, _status, nullable=False),
+        *token_conditions(checked, "identifier", Appointment.external_id, _identifier),
+        *token_conditions(checked, "service-type", Appointment.service, _service, nullable=False),
+        *_actor_conditions(checked),
+    ]
     for name, kind, column in (
         ("practitioner", "Practitioner", Appointment.doctor_id),
         ("patient", "Patient", Appointment.patient_id),
         ("location", "Location", Appointment.location_id),
     ):
-        ids = references(checked, name, kind)
-        if ids is not None:
-            query = query.where(column.in_(ids))
-    if "identifier" in checked.params:
-        query = query.where(Appointment.external_id.in_(_identifier(checked.params["identifier"])))
+        out.extend(reference_conditions(checked, name, kind, column))
+    return out
+
+
+async def search(rt: Runtime, caller: Caller, request: Search) -> dict[str, Any]:
+    """Appointments by every parameter of ``SEARCH_PARAMETERS`` (docs/fhir.md#search-and-paging), sorted by start
+    (``_sort=date`` or ``-date``), ``_count`` per page; ``next`` continues after the page's last row, so rows
+    inserted meanwhile neither repeat nor shift. ``_total``/``_summary=count`` count the matches."""
+    checked = check(request, (*SEARCH_PARAMETERS, "_include"), sorts=SORTS, modifiers=MODIFIERS, totals=True)
+    checked.now = rt.clock.now()
+    includes = set(checked.params.get("_include", []))
+    if includes - set(INCLUDES):
+        raise NotSupported(fields={"_include": f"Supported: {', '.join(INCLUDES)}."})
+    query = appointments_visible(base_query(), caller).where(*conditions(checked))
+    counting = select(func.count()).select_from(query.with_only_columns(Appointment.id).subquery())
     if checked.after is not None:
         query = query.where(
             keyset.beyond(Appointment.start_at, Appointment.id, checked.after, descending=checked.descending)
         )
     query = query.order_by(*keyset.ordered(Appointment.start_at, Appointment.id, descending=checked.descending))
     async with rt.db.read() as session:
-        rows = (await session.execute(query.limit(checked.count + 1))).all()
+        total = int(await session.scalar(counting) or 0) if checked.total else None
+        rows = [] if checked.only_count else (await session.execute(query.limit(checked.count + 1))).all()
         included = await _included(rt, session, rows[: checked.count], includes)
     return bundle(
         request,
@@ -157,6 +207,7 @@ async def search(rt: Runtime, caller: Caller, request: Search) -> dict[str, Any]
         to_resource=resource,
         position=lambda r: Position(r[0].start_at, r[0].id),
         included=included,
+        total=total,
     )
 
 
@@ -173,7 +224,9 @@ async def _included(
     if "Appointment:practitioner" in includes:
         c = await cached_clinic(rt, session)
         doctors = sorted({r[0].doctor_id for r in rows})
-        out.extend(fhir_directory.practitioner(c, d) for d in doctors if d in c.directory.doctors)
+        known = [d for d in doctors if d in c.directory.doctors]
+        identifiers = await fhir_directory.doctor_identifiers(session, known)
+        out.extend(fhir_directory.practitioner(c, d, identifiers.get(d)) for d in known)
     if "Appointment:location" in includes:
         places = {r[2].id: r[2] for r in rows}
         out.extend(fhir_directory.location(places[i]) for i in sorted(places))

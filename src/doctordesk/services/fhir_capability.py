@@ -7,9 +7,23 @@ from datetime import datetime
 from typing import Any
 
 from doctordesk.domain import fhir
-from doctordesk.services import fhir_appointments, fhir_audit, fhir_chat, fhir_slots, fhir_subscriptions
+from doctordesk.services import (
+    fhir_appointments,
+    fhir_audit,
+    fhir_chat,
+    fhir_people,
+    fhir_slots,
+    fhir_subscriptions,
+)
 
 SEARCH_TYPES = {
+    "_id": "token",
+    "_lastUpdated": "date",
+    "name": "string",
+    "family": "string",
+    "given": "string",
+    "birthdate": "date",
+    "service-type": "token",
     "date": "date",
     "status": "token",
     "identifier": "token",
@@ -30,10 +44,10 @@ _READ_SEARCH = ("read", "search-type")
 SUPPORTED: dict[str, tuple[tuple[str, ...], tuple[str, ...], bool]] = {
     "Appointment": (("read", "search-type", "create"), fhir_appointments.SEARCH_PARAMETERS, True),
     "AppointmentResponse": (("read", "search-type", "create"), ("appointment", "actor"), False),
-    "Practitioner": (_READ_SEARCH, (), False),
+    "Practitioner": (_READ_SEARCH, fhir_people.PRACTITIONER_PARAMETERS, False),
     "PractitionerRole": (_READ_SEARCH, ("practitioner", "location"), False),
     "Location": (_READ_SEARCH, (), False),
-    "Patient": (_READ_SEARCH, (), False),
+    "Patient": (_READ_SEARCH, fhir_people.PATIENT_PARAMETERS, False),
     "Schedule": (_READ_SEARCH, ("actor",), False),
     "Slot": (_READ_SEARCH, fhir_slots.SEARCH_PARAMETERS, False),
     "AuditEvent": (_READ_SEARCH, fhir_audit.SEARCH_PARAMETERS, False),

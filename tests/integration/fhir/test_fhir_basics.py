@@ -38,7 +38,12 @@ async def test_the_capability_statement_is_valid_r4_and_lists_exactly_the_served
             served.setdefault(parts[0], set()).add(kind)
     assert listed == served
     params = {r["type"]: {p["name"] for p in r.get("searchParam", [])} for r in statement["rest"][0]["resource"]}
-    assert params["Appointment"] == {"date", "status", "practitioner", "patient", "location", "identifier"}
+    assert params["Appointment"] == {
+        "_id", "_lastUpdated", "identifier", "date", "status", "service-type", "actor", "patient", "practitioner",
+        "location",
+    }  # fmt: skip
+    assert params["Patient"] == {"_id", "identifier", "name", "family", "given", "birthdate"}
+    assert params["Practitioner"] == {"_id", "identifier", "name"}
     assert listed["Subscription"] == {"read", "search-type", "create", "update", "delete"}
     assert params["Subscription"] == {"status"}
 

@@ -20,6 +20,7 @@ from doctordesk.services import (
     fhir_capability,
     fhir_chat,
     fhir_directory,
+    fhir_people,
     fhir_requests,
     fhir_slots,
     fhir_subscriptions,
@@ -96,6 +97,7 @@ async def create_appointment(
 ) -> FhirResponse:
     """A new appointment request (status ``proposed``) by the same rules and codes as the integration API;
     conditional with ``If-None-Exist`` on the clinic's identifier (an existing match answers 200, nothing new)."""
+    fhir_requests.authorize(caller)
     body = await json_body(request, "Appointment")
     created = await fhir_requests.create(rt, caller, body, if_none_exist=if_none_exist)
     location = f"{_base(request)}/Appointment/{created.resource['id']}/_history/{created.version}"
@@ -127,6 +129,7 @@ async def create_appointment_response(
 ) -> FhirResponse:
     """The patient's answer to the offered times: ``accepted`` with the ``start`` of one offer (the appointment
     is booked at that time), or ``declined`` (every offer rejected, the request canceled)."""
+    fhir_answers.authorize(caller)
     body = await json_body(request, "AppointmentResponse")
     answer, version = await fhir_answers.create(rt, caller, body, if_match=if_match)
     location = f"{_base(request)}/AppointmentResponse/{answer['id']}"
@@ -140,6 +143,7 @@ async def create_subscription(rt: RuntimeDep, caller: FhirCallerDep, request: Re
     the endpoint as a FHIR base) or none (an empty POST); ``header``: extra headers. Active at once; the answer
     carries the signing secret once (extension ``urn:doctordesk:fhir:signing-secret``). API keys need
     ``subscriptions:write``; doctors subscribe to their own appointments; patients may not."""
+    fhir_subscriptions.require_subscriber(caller)
     body = await json_body(request, "Subscription")
     created, secret = await fhir_subscriptions.create(rt, caller, body)
     shown = {**created, "extension": [{"url": subscription_rules.SECRET_EXTENSION, "valueString": secret}]}
@@ -171,6 +175,7 @@ async def update_subscription(
     """Replace a subscription: ``status`` ``off`` pauses it, ``requested`` turns it on again (also after
     ``error``); criteria, channel, ``reason`` and ``end`` as on create."""
     row_id = _id(subscription_id, "Subscription")
+    fhir_subscriptions.require_subscriber(caller)
     body = await json_body(request, "Subscription")
     return FhirResponse(await fhir_subscriptions.update(rt, caller, row_id, body))
 
@@ -197,9 +202,9 @@ async def read_practitioner(rt: RuntimeDep, caller: FhirCallerDep, doctor_id: st
 async def search_practitioners(
     rt: RuntimeDep, caller: FhirCallerDep, request: Request, prefer: PreferHeader = None
 ) -> FhirResponse:
-    """The clinic's doctors."""
+    """The clinic's doctors, by ``_id``, ``identifier`` and ``name``."""
     search = _search(request, "Practitioner", prefer)
-    return FhirResponse(await fhir_directory.search_practitioners(rt, caller, search))
+    return FhirResponse(await fhir_people.search_practitioners(rt, caller, search))
 
 
 @router.get("/Location/{location_id}")
@@ -270,8 +275,9 @@ async def read_patient(rt: RuntimeDep, caller: FhirCallerDep, patient_id: str) -
 async def search_patients(
     rt: RuntimeDep, caller: FhirCallerDep, request: Request, prefer: PreferHeader = None
 ) -> FhirResponse:
-    """The patients the caller may see."""
-    return FhirResponse(await fhir_directory.search_patients(rt, caller, _search(request, "Patient", prefer)))
+    """The patients the caller may see, by ``_id``, ``identifier``, ``name``, ``family``, ``given`` and
+    ``birthdate``."""
+    return FhirResponse(await fhir_people.search_patients(rt, caller, _search(request, "Patient", prefer)))
 
 
 @router.get("/AuditEvent/{event_id}")

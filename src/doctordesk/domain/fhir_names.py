@@ -1,5 +1,6 @@
 """People's names in FHIR (docs/fhir.md#patient-and-practitioner-search): the service keeps one name text; FHIR's
-HumanName reads its last word as ``family`` and the words before as ``given``. String search as R4 defines it:
+HumanName reads its last word as ``family``, the words before as ``given`` and leading words with a dot
+(``Dr.``) as ``prefix``. String search as R4 defines it:
 a value matches when each of its words begins a word of the name part, ignoring case and accents; ``:exact`` is
 the whole part, exactly."""
 
@@ -10,21 +11,33 @@ from typing import Any
 from doctordesk.domain.list_filter import name_words
 
 
-def parts(name: str) -> tuple[str, list[str]]:
-    """(family, given) of a name text: the last whitespace-separated word, and the words before it."""
+def _split(name: str) -> tuple[list[str], str, list[str]]:
+    """(prefixes, family, given): leading words ending in a dot (``Dr.``) are prefixes, the last word is the
+    family name, the words between are given names."""
     words = name.split()
+    prefixes: list[str] = []
+    while len(words) > 1 and words[0].endswith("."):
+        prefixes.append(words.pop(0))
     if not words:
-        return "", []
-    return words[-1], words[:-1]
+        return prefixes, "", []
+    return prefixes, words[-1], words[:-1]
+
+
+def parts(name: str) -> tuple[str, list[str]]:
+    """(family, given) of a name text."""
+    _, family, given = _split(name)
+    return family, given
 
 
 def human_name(name: str) -> dict[str, Any]:
-    family, given = parts(name)
+    prefixes, family, given = _split(name)
     out: dict[str, Any] = {"text": name}
     if family:
         out["family"] = family
     if given:
         out["given"] = given
+    if prefixes:
+        out["prefix"] = prefixes
     return out
 
 

@@ -42,7 +42,11 @@ _READ_SEARCH = ("read", "search-type")
 
 # resource type → (interactions, search parameters, conditional create)
 SUPPORTED: dict[str, tuple[tuple[str, ...], tuple[str, ...], bool]] = {
-    "Appointment": (("read", "search-type", "create"), fhir_appointments.SEARCH_PARAMETERS, True),
+    "Appointment": (
+        ("read", "vread", "history-instance", "search-type", "create"),
+        fhir_appointments.SEARCH_PARAMETERS,
+        True,
+    ),
     "AppointmentResponse": (("read", "search-type", "create"), ("appointment", "actor"), False),
     "Practitioner": (_READ_SEARCH, fhir_people.PRACTITIONER_PARAMETERS, False),
     "PractitionerRole": (_READ_SEARCH, ("practitioner", "location"), False),
@@ -68,7 +72,7 @@ def capability_statement(base_url: str, *, software_version: str, published: dat
             "type": kind,
             "interaction": [{"code": code} for code in interactions],
             "versioning": "versioned" if kind.startswith("Appointment") else "no-version",
-            "readHistory": False,
+            "readHistory": kind == "Appointment",
             "updateCreate": False,
             "conditionalCreate": conditional,
         }

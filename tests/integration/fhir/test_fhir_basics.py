@@ -28,6 +28,9 @@ async def test_the_capability_statement_is_valid_r4_and_lists_exactly_the_served
             continue
         on_instance = len(parts) == 2
         for method in methods:
+            if len(parts) > 2:
+                served.setdefault(parts[0], set()).add("vread" if len(parts) == 4 else "history-instance")
+                continue
             kind = {
                 ("GET", True): "read",
                 ("PUT", True): "update",

@@ -20,6 +20,7 @@ from doctordesk.services import (
     fhir_capability,
     fhir_chat,
     fhir_directory,
+    fhir_history,
     fhir_people,
     fhir_requests,
     fhir_slots,
@@ -81,6 +82,26 @@ async def read_appointment(rt: RuntimeDep, caller: FhirCallerDep, appointment_id
     """One Appointment (``ETag``: its version); 404 when unknown or not the caller's to see."""
     body, version = await fhir_appointments.read(rt, caller, _id(appointment_id, "Appointment"))
     return resource_response(body, version=version)
+
+
+@router.get("/Appointment/{appointment_id}/_history/{version_id}")
+async def vread_appointment(
+    rt: RuntimeDep, caller: FhirCallerDep, appointment_id: str, version_id: str
+) -> FhirResponse:
+    """One version of an Appointment, as it was (the ``Location`` of a create names the first)."""
+    row_id = _id(appointment_id, "Appointment")
+    body = await fhir_history.vread(rt, caller, row_id, fhir_history.version_id(version_id))
+    return resource_response(body, version=int(body["meta"]["versionId"]))
+
+
+@router.get("/Appointment/{appointment_id}/_history")
+async def appointment_history(
+    rt: RuntimeDep, caller: FhirCallerDep, request: Request, appointment_id: str
+) -> FhirResponse:
+    """The Appointment's kept versions, newest first: a history Bundle."""
+    row_id = _id(appointment_id, "Appointment")
+    names = [k for k, _ in request.query_params.multi_items()]
+    return FhirResponse(await fhir_history.history(rt, caller, row_id, _base(request), names))
 
 
 @router.get("/Appointment")

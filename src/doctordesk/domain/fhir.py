@@ -54,15 +54,34 @@ APPOINTMENT_STATUSES = frozenset(
      "checked-in", "waitlist"}
 )  # fmt: skip
 
-# (patient's participant status, practitioner's participant status) in each appointment status.
-PARTICIPANT_STATUS: dict[str, tuple[str, str]] = {
-    "proposed": ("accepted", "needs-action"),
-    "pending": ("needs-action", "accepted"),
-    "booked": ("accepted", "accepted"),
-    "cancelled": ("declined", "declined"),
-    "fulfilled": ("accepted", "accepted"),
-    "noshow": ("declined", "accepted"),
+# (patient's, practitioner's, location's) participant status in each appointment status; a cancelled one
+# depends on who ended it (``participant_statuses``).
+PARTICIPANT_STATUS: dict[str, tuple[str, str, str]] = {
+    "proposed": ("accepted", "needs-action", "needs-action"),
+    "pending": ("needs-action", "accepted", "accepted"),
+    "booked": ("accepted", "accepted", "accepted"),
+    "fulfilled": ("accepted", "accepted", "accepted"),
+    "noshow": ("declined", "accepted", "accepted"),
 }
+# Who ended a cancelled appointment: the doctor declined it, the patient or the clinic canceled it.
+DECLINED_BY_DOCTOR = "doctor"
+CANCELED_BY_PATIENT = "patient"
+CANCELED_BY_CLINIC = "clinic"
+# This service's own code of how an appointment was cancelled (next to HL7's reason codes).
+ENDED_SYSTEM = "urn:doctordesk:cancellation"
+
+
+def participant_statuses(status: Status, ended_by: str | None) -> tuple[str, str, str]:
+    """(patient, practitioner, location) participant statuses: who declined a cancelled appointment is the one
+    who ended it (the doctor and the place, or the patient); unknown: everyone."""
+    fhir_status = APPOINTMENT_STATUS[status]
+    if fhir_status != "cancelled":
+        return PARTICIPANT_STATUS[fhir_status]
+    if ended_by == CANCELED_BY_PATIENT:
+        return ("declined", "accepted", "accepted")
+    if ended_by in (DECLINED_BY_DOCTOR, CANCELED_BY_CLINIC):
+        return ("accepted", "declined", "declined")
+    return ("declined", "declined", "declined")
 
 
 def statuses_for(fhir_status: str) -> list[int]:
@@ -70,13 +89,23 @@ def statuses_for(fhir_status: str) -> list[int]:
     return sorted(int(s) for s, name in APPOINTMENT_STATUS.items() if name == fhir_status)
 
 
-def cancelation_reason(status: Status, reason: str | None) -> dict[str, Any] | None:
-    """Appointment.cancelationReason: the doctor declined (``prov``), or canceled, with the reason given."""
+def cancelation_reason(status: Status, reason: str | None, ended_by: str | None = None) -> dict[str, Any] | None:
+    """Appointment.cancelationReason: HL7's code of who ended it (``prov`` the doctor or clinic, ``pat`` the
+    patient), this service's code (``declined`` or ``canceled``) and the reason given as text."""
     if status is Status.DECLINED:
-        coding = [{"system": CANCEL_REASON_SYSTEM, "code": "prov", "display": "Provider"}]
+        coding = [
+            {"system": CANCEL_REASON_SYSTEM, "code": "prov", "display": "Provider"},
+            {"system": ENDED_SYSTEM, "code": "declined", "display": "Declined by the doctor"},
+        ]
         return {"coding": coding, "text": reason or "Declined by the doctor."}
     if status is Status.CANCELED:
-        return {"text": reason or "Canceled."}
+        coding = []
+        if ended_by == CANCELED_BY_PATIENT:
+            coding.append({"system": CANCEL_REASON_SYSTEM, "code": "pat", "display": "Patient"})
+        elif ended_by == CANCELED_BY_CLINIC:
+            coding.append({"system": CANCEL_REASON_SYSTEM, "code": "prov", "display": "Provider"})
+        coding.append({"system": ENDED_SYSTEM, "code": "canceled", "display": "Canceled"})
+        return {"coding": coding, "text": reason or "Canceled."}
     return None
 
 

@@ -30,6 +30,7 @@ from doctordesk.services.fhir_filters import (
     token_conditions,
 )
 from doctordesk.services.fhir_search import Checked, Search, bundle, check
+from doctordesk.services.fhir_workflow import OFFER_EXTENSION, Facts, Offer, facts_for
 from doctordesk.services.review_facts import cached_clinic
 from doctordesk.store import keyset
 from doctordesk.store.tables import Appointment, Patient
@@ -55,27 +56,46 @@ INCLUDES = ("Appointment:patient", "Appointment:practitioner", "Appointment:loca
 SORTS = {"date": False, "-date": True}
 
 
-def _participant(actor: dict[str, Any], status: str) -> dict[str, Any]:
-    return {"actor": actor, "required": "required", "status": status}
+def _offer_extension(offer: Offer) -> dict[str, Any]:
+    """One open offer of a pending appointment: its time, doctor, place and the AppointmentResponse to answer."""
+    zone = ZoneInfo(offer.location.timezone)
+    end = offer.start_at + timedelta(minutes=offer.duration_minutes)
+    period = {"start": fhir.local_instant(offer.start_at, zone), "end": fhir.local_instant(end, zone)}
+    return {
+        "url": OFFER_EXTENSION,
+        "extension": [
+            {"url": "period", "valuePeriod": period},
+            {
+                "url": "practitioner",
+                "valueReference": fhir.reference("Practitioner", offer.doctor_id, offer.doctor_name),
+            },
+            {"url": "location", "valueReference": fhir.reference("Location", offer.location.id, offer.location.name)},
+            {"url": "response", "valueReference": {"reference": f"AppointmentResponse/offer-{offer.id}"}},
+        ],
+    }
 
 
-def resource(row: Any) -> dict[str, Any]:
-    """One appointment row (appointment, doctor's name, location, patient's name) as an Appointment."""
+def resource(row: Any, facts: Facts | None = None) -> dict[str, Any]:
+    """One appointment row (appointment, doctor's name, location, patient's name) as an Appointment, with its
+    workflow ``facts`` (who ended it and why, open offers; ``fhir_workflow``)."""
     a, doctor_name, loc, patient_name = row
+    facts = facts or Facts()
     status = Status(a.status)
     fhir_status = fhir.APPOINTMENT_STATUS[status]
     zone = ZoneInfo(loc.timezone)
     end = a.start_at + timedelta(minutes=a.duration_minutes)
-    patient_status, doctor_status = fhir.PARTICIPANT_STATUS[fhir_status]
+    patient_status, doctor_status, place_status = fhir.participant_statuses(status, facts.ended_by)
     body: dict[str, Any] = {
         "resourceType": "Appointment",
         "id": str(a.id),
         "meta": {"versionId": str(a.version), "lastUpdated": fhir.instant(a.updated_at)},
     }
+    if facts.offers:
+        body["extension"] = [_offer_extension(o) for o in facts.offers]
     if a.external_id:
         body["identifier"] = [{"system": fhir.IDENTIFIER_SYSTEM, "value": a.external_id}]
     body["status"] = fhir_status
-    reason = fhir.cancelation_reason(status, a.decline_reason)
+    reason = fhir.cancelation_reason(status, facts.reason or a.decline_reason, facts.ended_by)
     if reason is not None:
         body["cancelationReason"] = reason
     body["serviceType"] = [{"coding": [{"system": fhir.SERVICE_SYSTEM, "code": a.service}], "text": a.service}]
@@ -85,22 +105,29 @@ def resource(row: Any) -> dict[str, Any]:
     body["created"] = fhir.instant(a.created_at)
     if a.request_note:
         body["comment"] = a.request_note
-    if fhir_status == "proposed":
+    if fhir_status in ("proposed", "pending"):
+        # The time the patient asked for (in a pending appointment still the row's time; the offers are above).
         body["requestedPeriod"] = [{"start": body["start"], "end": body["end"]}]
     body["participant"] = [
-        {
-            "actor": fhir.reference("Patient", a.patient_id, patient_name),
-            "required": "required",
-            "status": patient_status,
-        },
-        {
-            "actor": fhir.reference("Practitioner", a.doctor_id, doctor_name),
-            "required": "required",
-            "status": doctor_status,
-        },
-        {"actor": fhir.reference("Location", loc.id, loc.name), "required": "required", "status": "accepted"},
+        _participant(fhir.reference("Patient", a.patient_id, patient_name), patient_status),
+        _participant(fhir.reference("Practitioner", a.doctor_id, doctor_name), doctor_status),
+        _participant(fhir.reference("Location", loc.id, loc.name), place_status),
     ]
     return body
+
+
+def _participant(actor: dict[str, Any], status: str) -> dict[str, Any]:
+    return {"actor": actor, "required": "required", "status": status}
+
+
+async def resources(session: AsyncSession, rows: Sequence[Any]) -> list[dict[str, Any]]:
+    """The Appointments of these rows, with their workflow facts (read for all at once)."""
+    facts = await facts_for(session, [r[0] for r in rows])
+    return [resource(r, facts.get(r[0].id)) for r in rows]
+
+
+async def resource_of(session: AsyncSession, row: Any) -> dict[str, Any]:
+    return (await resources(session, [row]))[0]
 
 
 async def read_row(session: AsyncSession, caller: Caller, appointment_id: int) -> Any:
@@ -116,7 +143,8 @@ async def read(rt: Runtime, caller: Caller, appointment_id: int) -> tuple[dict[s
     """The Appointment and its version (the ETag)."""
     async with rt.db.read() as session:
         row = await read_row(session, caller, appointment_id)
-    return resource(row), row[0].version
+        body = await resource_of(session, row)
+    return body, row[0].version
 
 
 def _status(value: str) -> list[int]:
@@ -200,11 +228,12 @@ async def search(rt: Runtime, caller: Caller, request: Search) -> dict[str, Any]
         total = int(await session.scalar(counting) or 0) if checked.total else None
         rows = [] if checked.only_count else (await session.execute(query.limit(checked.count + 1))).all()
         included = await _included(rt, session, rows[: checked.count], includes)
+        built = dict(zip([r[0].id for r in rows], await resources(session, rows), strict=True))
     return bundle(
         request,
         checked,
         rows,
-        to_resource=resource,
+        to_resource=lambda r: built[r[0].id],
         position=lambda r: Position(r[0].start_at, r[0].id),
         included=included,
         total=total,

@@ -30,7 +30,7 @@ async def _as_it_was(session: AsyncSession, appointment_id: int, state: dict[str
     doctor = await session.scalar(select(User.display_name).where(User.id == a.doctor_id))
     place = await session.get(Location, a.location_id)
     patient = await session.scalar(select(Patient.name).where(Patient.id == a.patient_id))
-    return fhir_appointments.resource((a, doctor, place, patient))
+    return await fhir_appointments.resource_of(session, (a, doctor, place, patient))
 
 
 async def vread(rt: Runtime, caller: Caller, appointment_id: int, version: int) -> dict[str, Any]:
@@ -38,7 +38,7 @@ async def vread(rt: Runtime, caller: Caller, appointment_id: int, version: int) 
     async with rt.db.read() as session:
         row = await fhir_appointments.read_row(session, caller, appointment_id)
         if row[0].version == version:
-            return fhir_appointments.resource(row)
+            return await fhir_appointments.resource_of(session, row)
         kept = await session.get(AppointmentVersion, (appointment_id, version))
         if kept is None or version > row[0].version:
             raise NotFound("This version of the appointment is not kept.")
@@ -60,7 +60,7 @@ async def history(rt: Runtime, caller: Caller, appointment_id: int, base_url: st
                 .order_by(AppointmentVersion.version.desc())
             )
         ).all()
-        resources = [fhir_appointments.resource(row)]
+        resources = [await fhir_appointments.resource_of(session, row)]
         for version in kept:
             resources.append(await _as_it_was(session, appointment_id, version.state))
     url = f"{base_url}/Appointment/{appointment_id}"

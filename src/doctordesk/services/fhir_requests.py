@@ -199,7 +199,8 @@ async def _existing(rt: Runtime, caller: Caller, external_id: str) -> Created | 
             row = await fhir_appointments.read_row(session, caller, found)
         except NotFound:
             raise IdempotencyKeyReused("This identifier belongs to another appointment.") from None
-    return Created(fhir_appointments.resource(row), row[0].version, created=False)
+        body = await fhir_appointments.resource_of(session, row)
+    return Created(body, row[0].version, created=False)
 
 
 async def _place(rt: Runtime, caller: Caller, req: RequestInput, external_id: str | None) -> int:
@@ -242,4 +243,5 @@ async def create(rt: Runtime, caller: Caller | Actor, body: dict[str, Any], *, i
         return existing
     async with rt.db.read() as session:
         row = await fhir_appointments.read_row(session, caller, appointment_id)
-    return Created(fhir_appointments.resource(row), row[0].version, created=True)
+        body = await fhir_appointments.resource_of(session, row)
+    return Created(body, row[0].version, created=True)

@@ -11,6 +11,7 @@ from doctordesk.services import (
     fhir_appointments,
     fhir_audit,
     fhir_chat,
+    fhir_deliveries,
     fhir_people,
     fhir_slots,
     fhir_subscriptions,
@@ -78,6 +79,8 @@ def capability_statement(base_url: str, *, software_version: str, published: dat
         }
         if kind == "Appointment":
             entry["searchInclude"] = list(fhir_appointments.INCLUDES)
+        if kind == "Subscription":
+            entry["operation"] = [{"name": "deliveries", "definition": fhir_deliveries.OPERATION}]
         if params:
             entry["searchParam"] = [{"name": name, "type": SEARCH_TYPES[name]} for name in params]
         resources.append(entry)

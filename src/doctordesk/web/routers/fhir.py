@@ -19,6 +19,7 @@ from doctordesk.services import (
     fhir_audit,
     fhir_capability,
     fhir_chat,
+    fhir_deliveries,
     fhir_directory,
     fhir_history,
     fhir_people,
@@ -176,6 +177,20 @@ async def create_subscription(rt: RuntimeDep, caller: FhirCallerDep, request: Re
 async def read_subscription(rt: RuntimeDep, caller: FhirCallerDep, subscription_id: str) -> FhirResponse:
     """One of the caller's subscriptions, with its status (``error`` and the reason when delivery stopped)."""
     return FhirResponse(await fhir_subscriptions.read(rt, caller, _id(subscription_id, "Subscription")))
+
+
+@router.get("/Subscription/{subscription_id}/$deliveries", responses=fhir_responses(gone=True))
+async def subscription_deliveries(
+    rt: RuntimeDep, caller: FhirCallerDep, request: Request, subscription_id: str
+) -> FhirResponse:
+    """The subscription's delivery log, newest first (``_count``, default 50, at most 200): each notification's
+    event id (``webhook-id``), event, subject, state, attempts and last outcome, as a Parameters resource."""
+    row_id = _id(subscription_id, "Subscription")
+    unknown = sorted({k for k, _ in request.query_params.multi_items()} - {"_count", "_format"})
+    if unknown:
+        raise NotSupported(fields=dict.fromkeys(unknown, "Only _count is taken here."))
+    count = fhir.count(request.query_params.getlist("_count"))
+    return FhirResponse(await fhir_deliveries.deliveries(rt, caller, row_id, count))
 
 
 @router.get("/Subscription")

@@ -268,12 +268,13 @@ def date_range(
 
 
 def count(values: Sequence[str]) -> int:
-    """``_count``: 1 to MAX_COUNT (a larger one is trimmed to the maximum, as FHIR lets a server do)."""
+    """``_count``: 0 (no entries, only the total where one is counted) to MAX_COUNT (a larger one is trimmed to
+    the maximum, as FHIR lets a server do)."""
     if not values:
         return DEFAULT_COUNT
     raw = values[-1]
-    if not raw.isascii() or not raw.isdigit() or len(raw) > 6 or int(raw) < 1:
-        raise ValidationFailed(fields={"_count": f"Use a whole number from 1 to {MAX_COUNT}."})
+    if not raw.isascii() or not raw.isdigit() or len(raw) > 6:
+        raise ValidationFailed(fields={"_count": f"Use a whole number from 0 to {MAX_COUNT}."})
     return min(int(raw), MAX_COUNT)
 
 

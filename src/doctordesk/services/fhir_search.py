@@ -120,6 +120,8 @@ def check(
             raise NotSupported("Only JSON is served.", status=406, fields={"_format": "Use json."})
     checked.count = fhir.count(params.get("_count", []))
     _result_parameters(checked, params)
+    if checked.count == 0:  # R4: as _summary=count (the total where this search counts)
+        checked.only_count, checked.total = True, totals
     sort_values = params.get("_sort", [])
     if sort_values:
         wanted = sort_values[-1]

@@ -95,7 +95,7 @@ def _answer(a: Appointment, rows: list[tuple[AppointmentOffer, Location]]) -> di
     return body
 
 
-async def _responses(session: AsyncSession, appointments: list[Appointment]) -> list[dict[str, Any]]:
+async def responses(session: AsyncSession, appointments: list[Appointment]) -> list[dict[str, Any]]:
     if not appointments:
         return []
     rows = (
@@ -131,8 +131,8 @@ async def read(rt: Runtime, caller: Caller, response_id: str) -> tuple[dict[str,
             row = await fhir_appointments.read_row(session, caller, appointment_id)
         except NotFound:
             raise NotFound("AppointmentResponse not found.") from None
-        responses = await _responses(session, [row[0]])
-    for body in responses:
+        bodies = await responses(session, [row[0]])
+    for body in bodies:
         if body["id"] == response_id:
             return body, row[0].version
     raise NotFound("AppointmentResponse not found.")
@@ -149,7 +149,7 @@ async def search(rt: Runtime, caller: Caller, request: Search) -> dict[str, Any]
     query = appointments_visible(base_query().where(Appointment.id.in_(ids)), caller).order_by(Appointment.id)
     async with rt.db.read() as session:
         appointments = [r[0] for r in (await session.execute(query)).all()]
-        found = await _responses(session, appointments)
+        found = await responses(session, appointments)
     for actors in actor_sets:
         found = [r for r in found if r["actor"]["reference"] in actors]
     checked.count = max(len(found), 1)

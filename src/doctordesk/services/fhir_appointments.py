@@ -53,6 +53,8 @@ MODIFIERS = {
 }
 # _include targets: the participants of the page's appointments (one query or the cached directory each).
 INCLUDES = ("Appointment:patient", "Appointment:practitioner", "Appointment:location")
+# _revinclude: the offers and answers of the page's appointments (at most four each).
+REVINCLUDES = ("AppointmentResponse:appointment",)
 SORTS = {"date": False, "-date": True}
 
 
@@ -212,11 +214,16 @@ async def search(rt: Runtime, caller: Caller, request: Search) -> dict[str, Any]
     """Appointments by every parameter of ``SEARCH_PARAMETERS`` (docs/fhir.md#search-and-paging), sorted by start
     (``_sort=date`` or ``-date``), ``_count`` per page; ``next`` continues after the page's last row, so rows
     inserted meanwhile neither repeat nor shift. ``_total``/``_summary=count`` count the matches."""
-    checked = check(request, (*SEARCH_PARAMETERS, "_include"), sorts=SORTS, modifiers=MODIFIERS, totals=True)
+    known = (*SEARCH_PARAMETERS, "_include", "_revinclude")
+    checked = check(request, known, sorts=SORTS, modifiers=MODIFIERS, totals=True)
     checked.now = rt.clock.now()
     includes = set(checked.params.get("_include", []))
     if includes - set(INCLUDES):
         raise NotSupported(fields={"_include": f"Supported: {', '.join(INCLUDES)}."})
+    revincludes = set(checked.params.get("_revinclude", []))
+    if revincludes - set(REVINCLUDES):
+        raise NotSupported(fields={"_revinclude": f"Supported: {', '.join(REVINCLUDES)}."})
+    includes |= revincludes
     query = appointments_visible(base_query(), caller).where(*conditions(checked))
     counting = select(func.count()).select_from(query.with_only_columns(Appointment.id).subquery())
     if checked.after is not None:
@@ -256,6 +263,10 @@ async def _included(
         known = [d for d in doctors if d in c.directory.doctors]
         identifiers = await fhir_directory.doctor_identifiers(session, known)
         out.extend(fhir_directory.practitioner(c, d, identifiers.get(d)) for d in known)
+    if "AppointmentResponse:appointment" in includes:
+        from doctordesk.services.fhir_answers import responses  # noqa: PLC0415 (it builds on this module)
+
+        out.extend(await responses(session, [r[0] for r in rows]))
     if "Appointment:location" in includes:
         places = {r[2].id: r[2] for r in rows}
         out.extend(fhir_directory.location(places[i]) for i in sorted(places))

@@ -79,6 +79,7 @@ def capability_statement(base_url: str, *, software_version: str, published: dat
         }
         if kind == "Appointment":
             entry["searchInclude"] = list(fhir_appointments.INCLUDES)
+            entry["searchRevInclude"] = list(fhir_appointments.REVINCLUDES)
         if kind == "Subscription":
             entry["operation"] = [{"name": "deliveries", "definition": fhir_deliveries.OPERATION}]
         if params:

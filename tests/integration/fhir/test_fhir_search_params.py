@@ -279,3 +279,17 @@ async def test_elements_keeps_the_named_and_mandatory_elements_marked_subsetted(
     (found,) = entries(bundle)
     assert set(found) == {"resourceType", "id", "meta", "start", "status", "participant"}
     assert found["meta"]["tag"][0]["code"] == "SUBSETTED"
+
+
+async def test_revinclude_adds_the_offers_and_answers_of_the_page(client, demo, known):
+    headers = known["headers"]["key"]
+    a = aid(demo, PENDING_5)
+    url = f"/fhir/Appointment?_id={a}&_revinclude=AppointmentResponse:appointment"
+    bundle = resource_of(await client.get(url, headers=headers))
+    included = entries(bundle, "include")
+    direct = entries(
+        resource_of(await client.get(f"/fhir/AppointmentResponse?appointment=Appointment/{a}", headers=headers))
+    )
+    assert included == direct and len(included) > 0
+    refused = await client.get("/fhir/Appointment?_revinclude=Communication:about", headers=headers)
+    assert refused.status_code == 400

@@ -1,5 +1,5 @@
 """FHIR tables: Subscriptions (R4, rest-hook on Appointment criteria; docs/fhir.md#subscription), migration
-fhir_0001.
+fhir_0001; the versions of appointments (vread and ``_history``; docs/fhir.md#versions), migration fhir_0002.
 
 A subscription's channel is a webhook endpoint row of kind ``fhir-subscription`` (its URL, signing secret,
 enabled state and failing streak), so its notifications go through the webhook outbox and dispatcher. Rows are
@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, ForeignKey, Index, String
+from sqlalchemy import JSON, ForeignKey, Index, Integer, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from doctordesk.store.tables import Base, BigId
@@ -44,3 +44,19 @@ class FhirSubscription(Base):
         Index("ix_fhir_subscriptions_user", "user_id", "id"),
         Index("ix_fhir_subscriptions_account", "service_account_id", "id"),
     )
+
+
+class AppointmentVersion(Base):
+    """An appointment's row as it was at one version (its columns, as JSON), written with every ORM write of the
+    appointment (``store/appointment_versions.py``), so any version the interface gave out can be read again."""
+
+    __tablename__ = "fhir_appointment_versions"
+    appointment_id: Mapped[int] = mapped_column(
+        BigId, ForeignKey("appointments.id", ondelete="CASCADE"), primary_key=True, autoincrement=False
+    )
+    version: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    state: Mapped[dict[str, Any]] = mapped_column(JSON)
+    recorded_at: Mapped[datetime]
+
+
+# An appointment's versions follow every ORM write of it (mapper events, registered on import).

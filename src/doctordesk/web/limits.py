@@ -5,6 +5,7 @@ from __future__ import annotations
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from doctordesk.domain.errors import PayloadTooLarge
+from doctordesk.domain.fhir import mapping as fhir
 from doctordesk.screens.protocol import error_body
 
 
@@ -19,7 +20,7 @@ class BodyLimit:
             return
         declared = dict(scope.get("headers", ())).get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
-            await _reject(send)
+            await _reject(send, fhir_api=str(scope.get("path", "")).startswith("/fhir/"))
             return
         seen = 0
 
@@ -35,16 +36,22 @@ class BodyLimit:
         await self.app(scope, limited, send)
 
 
-async def _reject(send: Send) -> None:
+async def _reject(send: Send, *, fhir_api: bool = False) -> None:
+    """413 in the service's error shape, or under /fhir as an OperationOutcome (docs/fhir.md#errors)."""
     import json
 
-    body = json.dumps(error_body(PayloadTooLarge.code, PayloadTooLarge.default_message, 413)).encode()
+    if fhir_api:
+        outcome = fhir.error_outcome(PayloadTooLarge.code, PayloadTooLarge.default_message)
+        body, kind = json.dumps(outcome).encode(), fhir.MEDIA_TYPE.encode()
+    else:
+        body = json.dumps(error_body(PayloadTooLarge.code, PayloadTooLarge.default_message, 413)).encode()
+        kind = b"application/json"
     await send(
         {
             "type": "http.response.start",
             "status": 413,
             "headers": [
-                (b"content-type", b"application/json"),
+                (b"content-type", kind),
                 (b"content-length", str(len(body)).encode()),
                 (b"connection", b"close"),
             ],

@@ -44,5 +44,5 @@ async def test_audit_events_page_newest_first_like_the_admin_api(client, key, lo
 
 async def test_only_admins_read_the_audit_trail(client, key, login, demo):
     for headers in (key.headers, (await login("doctor1")).headers, (await login("patient1")).headers):
-        assert_outcome(await client.get("/fhir/AuditEvent", headers=headers), 404, "NOT_FOUND")
-        assert_outcome(await client.get("/fhir/AuditEvent/1", headers=headers), 404, "NOT_FOUND")
+        assert_outcome(await client.get("/fhir/AuditEvent", headers=headers), 403, "FORBIDDEN")
+        assert_outcome(await client.get("/fhir/AuditEvent/1", headers=headers), 403, "FORBIDDEN")

@@ -24,10 +24,13 @@ async def test_the_capability_statement_is_valid_r4_and_lists_exactly_the_served
     for route in fhir_router.router.routes:
         path, methods = route.path, route.methods  # type: ignore[attr-defined]
         parts = path.removeprefix("/fhir/").split("/")
-        if parts[0] not in SUPPORTED:
-            continue
+        if parts[0] not in SUPPORTED or parts[-1].startswith("$"):
+            continue  # operations are listed apart
         on_instance = len(parts) == 2
         for method in methods:
+            if len(parts) > 2:
+                served.setdefault(parts[0], set()).add("vread" if len(parts) == 4 else "history-instance")
+                continue
             kind = {
                 ("GET", True): "read",
                 ("PUT", True): "update",
@@ -38,7 +41,12 @@ async def test_the_capability_statement_is_valid_r4_and_lists_exactly_the_served
             served.setdefault(parts[0], set()).add(kind)
     assert listed == served
     params = {r["type"]: {p["name"] for p in r.get("searchParam", [])} for r in statement["rest"][0]["resource"]}
-    assert params["Appointment"] == {"date", "status", "practitioner", "patient", "location", "identifier"}
+    assert params["Appointment"] == {
+        "_id", "_lastUpdated", "identifier", "date", "status", "service-type", "actor", "patient", "practitioner",
+        "location",
+    }  # fmt: skip
+    assert params["Patient"] == {"_id", "identifier", "name", "family", "given", "birthdate"}
+    assert params["Practitioner"] == {"_id", "identifier", "name"}
     assert listed["Subscription"] == {"read", "search-type", "create", "update", "delete"}
     assert params["Subscription"] == {"status"}
 
@@ -76,3 +84,35 @@ async def test_a_malformed_or_unknown_id_is_404(client, key):
 async def test_answers_are_fhir_json(client, key, demo):
     response = await client.get(f"/fhir/Appointment/{demo.appointments[0]}", headers=key.headers)
     assert response.headers["content-type"].startswith(FHIR_JSON)
+
+
+@pytest.mark.parametrize("accept", ["application/fhir+xml", "application/xml", "text/html", "application/json;q=0"])
+async def test_an_accept_header_without_json_is_406(client, key, accept):
+    response = await client.get("/fhir/metadata", headers={"Accept": accept})
+    assert_outcome(response, 406, "NOT_SUPPORTED")
+    search = await client.get("/fhir/Practitioner", headers={**key.headers, "Accept": accept})
+    assert_outcome(search, 406, "NOT_SUPPORTED")
+
+
+@pytest.mark.parametrize("accept", ["application/fhir+xml, application/fhir+json;q=0.5", "*/*", "application/json"])
+async def test_an_accept_header_naming_json_is_served(client, accept):
+    resource_of(await client.get("/fhir/metadata", headers={"Accept": accept}))
+
+
+async def test_a_body_over_the_service_limit_is_a_413_operation_outcome(client, key):
+    huge = b"{" + b" " * (12 * 1024 * 1024) + b"}"
+    response = await client.post("/fhir/Appointment", content=huge, headers={**key.headers, "Content-Type": FHIR_JSON})
+    assert_outcome(response, 413, "PAYLOAD_TOO_LARGE")
+
+
+@pytest.mark.parametrize("body", [b"not json", b'{"resourceType": "Patient"}', b'{"resourceType": "Appointment"}'])
+async def test_callers_who_may_not_create_are_403_whatever_the_body(client, login, body):
+    doctor = await login("doctor1")
+    for path in ("/fhir/Appointment", "/fhir/AppointmentResponse"):
+        response = await client.post(path, content=body, headers={**doctor.headers, "Content-Type": FHIR_JSON})
+        assert_outcome(response, 403, "FORBIDDEN")
+    patient = await login("patient1")
+    response = await client.post(
+        "/fhir/Subscription", content=body, headers={**patient.headers, "Content-Type": FHIR_JSON}
+    )
+    assert_outcome(response, 403, "FORBIDDEN")

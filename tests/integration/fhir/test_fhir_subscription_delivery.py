@@ -148,6 +148,27 @@ async def test_without_payload_the_notification_is_an_empty_post(client, login, 
     stamp = datetime.fromtimestamp(int(got.headers["webhook-timestamp"]), tz=UTC)
     expected = Webhook(secret_of(created)).sign(got.webhook_id, stamp, "")
     assert got.webhook_id.startswith("msg_") and got.headers["webhook-signature"] == expected
+    # The Standard Webhooks verifier accepts the empty body when told not to parse it (docs/fhir.md#notifications).
+    assert Webhook(secret_of(created)).verify(got.body, dict(got.headers), json_parse=False) is None
+
+
+async def test_the_owner_reads_the_delivery_log_and_no_one_else(client, login, demo, receiver, key, dispatcher):
+    created = await subscribe(client, key.headers, endpoint=receiver.url("/log"), criteria="Appointment")
+    log_url = f"/fhir/Subscription/{created['id']}/$deliveries"
+    empty = resource_of(await client.get(log_url, headers=key.headers))
+    assert empty == {"resourceType": "Parameters"}
+    await decide(client, await login("doctor1"), aid(demo, REQUESTED))
+    await dispatcher.drain()
+    [got] = receiver.requests()
+    log = resource_of(await client.get(log_url, headers=key.headers))
+    [delivery] = log["parameter"]
+    parts = {p["name"]: next(v for k, v in p.items() if k.startswith("value")) for p in delivery["part"]}
+    assert parts["id"] == got.webhook_id and parts["status"] == "delivered" and parts["attempts"] == 1
+    assert parts["subject"] == {"reference": f"Appointment/{aid(demo, REQUESTED)}"}
+    assert 200 <= parts["lastStatusCode"] < 300
+    stranger = await subscriber_key(client, (await login("admin")).headers, name="another-ehr")
+    assert (await client.get(log_url, headers=stranger.headers)).status_code == 404
+    assert (await client.get(f"{log_url}?since=1", headers=key.headers)).status_code == 400
 
 
 async def test_a_write_only_key_is_notified_of_its_own_requests_only(client, login, demo, receiver, dispatcher):

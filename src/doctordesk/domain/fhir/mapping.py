@@ -15,6 +15,7 @@ from typing import Any
 from doctordesk.domain import moments
 from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.errors import ValidationFailed
+from doctordesk.domain.fhir.errors import NotSupported
 from doctordesk.domain.inputs import MAX_ID
 
 FHIR_VERSION = "4.0.1"
@@ -23,6 +24,11 @@ MEDIA_TYPE = "application/fhir+json"
 ERROR_CODE_SYSTEM = "urn:doctordesk:error-code"
 # The clinic's own id of an appointment (its external id, as bulk import writes it).
 IDENTIFIER_SYSTEM = "urn:doctordesk:appointment-external-id"
+# The clinic's own ids of patients and doctors (their external ids, as bulk import writes them).
+PATIENT_IDENTIFIER_SYSTEM = "urn:doctordesk:patient-external-id"
+PRACTITIONER_IDENTIFIER_SYSTEM = "urn:doctordesk:practitioner-external-id"
+# The service an appointment is for (Appointment.serviceType's coding; the ``service-type`` search matches it).
+SERVICE_SYSTEM = "urn:doctordesk:service"
 CANCEL_REASON_SYSTEM = "http://terminology.hl7.org/CodeSystem/appointment-cancellation-reason"
 # A body larger than this is refused before it is parsed (one resource is a few hundred bytes).
 MAX_BODY_BYTES = 64 * 1024
@@ -48,15 +54,34 @@ APPOINTMENT_STATUSES = frozenset(
      "checked-in", "waitlist"}
 )  # fmt: skip
 
-# (patient's participant status, practitioner's participant status) in each appointment status.
-PARTICIPANT_STATUS: dict[str, tuple[str, str]] = {
-    "proposed": ("accepted", "needs-action"),
-    "pending": ("needs-action", "accepted"),
-    "booked": ("accepted", "accepted"),
-    "cancelled": ("declined", "declined"),
-    "fulfilled": ("accepted", "accepted"),
-    "noshow": ("declined", "accepted"),
+# (patient's, practitioner's, location's) participant status in each appointment status; a cancelled one
+# depends on who ended it (``participant_statuses``).
+PARTICIPANT_STATUS: dict[str, tuple[str, str, str]] = {
+    "proposed": ("accepted", "needs-action", "needs-action"),
+    "pending": ("needs-action", "accepted", "accepted"),
+    "booked": ("accepted", "accepted", "accepted"),
+    "fulfilled": ("accepted", "accepted", "accepted"),
+    "noshow": ("declined", "accepted", "accepted"),
 }
+# Who ended a cancelled appointment: the doctor declined it, the patient or the clinic canceled it.
+DECLINED_BY_DOCTOR = "doctor"
+CANCELED_BY_PATIENT = "patient"
+CANCELED_BY_CLINIC = "clinic"
+# This service's own code of how an appointment was cancelled (next to HL7's reason codes).
+ENDED_SYSTEM = "urn:doctordesk:cancellation"
+
+
+def participant_statuses(status: Status, ended_by: str | None) -> tuple[str, str, str]:
+    """(patient, practitioner, location) participant statuses: who declined a cancelled appointment is the one
+    who ended it (the doctor and the place, or the patient); unknown: everyone."""
+    fhir_status = APPOINTMENT_STATUS[status]
+    if fhir_status != "cancelled":
+        return PARTICIPANT_STATUS[fhir_status]
+    if ended_by == CANCELED_BY_PATIENT:
+        return ("declined", "accepted", "accepted")
+    if ended_by in (DECLINED_BY_DOCTOR, CANCELED_BY_CLINIC):
+        return ("accepted", "declined", "declined")
+    return ("declined", "declined", "declined")
 
 
 def statuses_for(fhir_status: str) -> list[int]:
@@ -64,13 +89,23 @@ def statuses_for(fhir_status: str) -> list[int]:
     return sorted(int(s) for s, name in APPOINTMENT_STATUS.items() if name == fhir_status)
 
 
-def cancelation_reason(status: Status, reason: str | None) -> dict[str, Any] | None:
-    """Appointment.cancelationReason: the doctor declined (``prov``), or canceled, with the reason given."""
+def cancelation_reason(status: Status, reason: str | None, ended_by: str | None = None) -> dict[str, Any] | None:
+    """Appointment.cancelationReason: HL7's code of who ended it (``prov`` the doctor or clinic, ``pat`` the
+    patient), this service's code (``declined`` or ``canceled``) and the reason given as text."""
     if status is Status.DECLINED:
-        coding = [{"system": CANCEL_REASON_SYSTEM, "code": "prov", "display": "Provider"}]
+        coding = [
+            {"system": CANCEL_REASON_SYSTEM, "code": "prov", "display": "Provider"},
+            {"system": ENDED_SYSTEM, "code": "declined", "display": "Declined by the doctor"},
+        ]
         return {"coding": coding, "text": reason or "Declined by the doctor."}
     if status is Status.CANCELED:
-        return {"text": reason or "Canceled."}
+        coding = []
+        if ended_by == CANCELED_BY_PATIENT:
+            coding.append({"system": CANCEL_REASON_SYSTEM, "code": "pat", "display": "Patient"})
+        elif ended_by == CANCELED_BY_CLINIC:
+            coding.append({"system": CANCEL_REASON_SYSTEM, "code": "prov", "display": "Provider"})
+        coding.append({"system": ENDED_SYSTEM, "code": "canceled", "display": "Canceled"})
+        return {"coding": coding, "text": reason or "Canceled."}
     return None
 
 
@@ -129,7 +164,6 @@ _DATE = re.compile(
     r"(\d{4})(?:-(\d{2})(?:-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})?)?)?)?",
     re.ASCII,
 )
-SUPPORTED_DATE_PREFIXES = ("eq", "gt", "lt", "ge", "le")
 _OWN_REASONS = ("A time needs its offset (Z or +hh:mm).", moments.RANGE_MESSAGE, moments.INSTANT_MESSAGE)
 
 
@@ -158,17 +192,36 @@ def _precision_span(match: re.Match[str]) -> tuple[datetime, datetime]:
     return lo, lo + (timedelta(seconds=1) if second is not None else timedelta(minutes=1))
 
 
-def date_range(values: Sequence[str], *, name: str = "date") -> Range:
-    """The range of starts that every ``date`` value allows (they are ANDed): ``ge``/``gt``/``le``/``lt``/``eq``
-    (or none) against the value's precision; a date without a time is a UTC day. ValidationFailed naming the
-    parameter for anything else."""
-    lo: datetime | None = None
-    hi: datetime | None = None
+@dataclass(frozen=True, slots=True)
+class DateTest:
+    """One date search value as a test on an instant: inside ``[lo, hi)`` (``inside``), or outside it (``ne``);
+    None on a side means unbounded."""
+
+    lo: datetime | None
+    hi: datetime | None
+    inside: bool = True
+
+    def holds(self, value: datetime) -> bool:
+        within = (self.lo is None or value >= self.lo) and (self.hi is None or value < self.hi)
+        return within == self.inside
+
+
+DATE_PREFIXES = ("eq", "ne", "gt", "lt", "ge", "le", "sa", "eb", "ap")
+# ``ap``: the value's span widened on both sides by this share of its distance from now (R4 leaves it open).
+APPROXIMATE_SHARE = 0.1
+
+
+def date_tests(values: Sequence[str], *, name: str = "date", now: datetime | None = None) -> list[DateTest]:
+    """The tests every ``date`` value makes on a point in time (they are ANDed), each against the value's
+    precision (a date without a time is a UTC day): ``eq``/``ne`` inside/outside the span, ``ge``/``le`` from its
+    start/to its end, ``gt``/``sa`` after it, ``lt``/``eb`` before it, ``ap`` the span widened by a tenth of its
+    distance from ``now``. ValidationFailed naming the parameter for anything else."""
+    tests: list[DateTest] = []
     for raw in values:
         match = _DATE.fullmatch(raw)
-        if match is None or (match[1] or "eq") not in SUPPORTED_DATE_PREFIXES:
+        if match is None:
             raise ValidationFailed(
-                fields={name: "Use a date or dateTime with offset, prefixed by eq, ge, gt, le or lt."}
+                fields={name: "Use a date or dateTime with offset, prefixed by " + ", ".join(DATE_PREFIXES) + "."}
             )
         try:
             start, end = _precision_span(match)
@@ -176,27 +229,52 @@ def date_range(values: Sequence[str], *, name: str = "date") -> Range:
             reason = str(error) if error.args and error.args[0] in _OWN_REASONS else "Not a date."
             raise ValidationFailed(fields={name: reason}) from None
         prefix = match[1] or "eq"
+        if prefix == "ap":
+            margin = abs(start - (now or start)) * APPROXIMATE_SHARE
+            tests.append(DateTest(start - margin, end + margin))
+            continue
         low, high = {
             "eq": (start, end),
+            "ne": (start, end),
             "ge": (start, None),
             "gt": (end, None),
+            "sa": (end, None),
             "lt": (None, start),
+            "eb": (None, start),
             "le": (None, end),
         }[prefix]
-        if low is not None:
-            lo = low if lo is None else max(lo, low)
-        if high is not None:
-            hi = high if hi is None else min(hi, high)
+        tests.append(DateTest(low, high, inside=prefix != "ne"))
+    return tests
+
+
+def date_range(
+    values: Sequence[str], *, name: str = "date", now: datetime | None = None, ne: bool | None = None
+) -> Range:
+    """The range of instants that every ``date`` value allows (see ``date_tests``), for searches that need one
+    range. ``ne`` cuts a hole into a range: it is refused here (NotSupported naming the parameter) unless
+    ``ne=False`` (the caller applies those tests itself; the range is the envelope of the others)."""
+    lo: datetime | None = None
+    hi: datetime | None = None
+    for test in date_tests(values, name=name, now=now):
+        if not test.inside:
+            if ne is False:
+                continue
+            raise NotSupported(fields={name: "The prefix ne is not supported on this parameter."})
+        if test.lo is not None:
+            lo = test.lo if lo is None else max(lo, test.lo)
+        if test.hi is not None:
+            hi = test.hi if hi is None else min(hi, test.hi)
     return Range(lo, hi)
 
 
 def count(values: Sequence[str]) -> int:
-    """``_count``: 1 to MAX_COUNT (a larger one is trimmed to the maximum, as FHIR lets a server do)."""
+    """``_count``: 0 (no entries, only the total where one is counted) to MAX_COUNT (a larger one is trimmed to
+    the maximum, as FHIR lets a server do)."""
     if not values:
         return DEFAULT_COUNT
     raw = values[-1]
-    if not raw.isascii() or not raw.isdigit() or len(raw) > 6 or int(raw) < 1:
-        raise ValidationFailed(fields={"_count": f"Use a whole number from 1 to {MAX_COUNT}."})
+    if not raw.isascii() or not raw.isdigit() or len(raw) > 6:
+        raise ValidationFailed(fields={"_count": f"Use a whole number from 0 to {MAX_COUNT}."})
     return min(int(raw), MAX_COUNT)
 
 

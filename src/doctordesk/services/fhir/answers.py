@@ -8,10 +8,8 @@ from __future__ import annotations
 import re
 from datetime import UTC, timedelta
 from typing import Any
-from zoneinfo import ZoneInfo
 
 from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain import moments
 from doctordesk.domain.errors import AppointmentChanged, Forbidden, NotFound, ValidationFailed
@@ -22,12 +20,12 @@ from doctordesk.runtime import Runtime
 from doctordesk.services.appointments.reading import base_query
 from doctordesk.services.fhir import appointments as fhir_appointments
 from doctordesk.services.fhir.access import Caller, appointments_visible
+from doctordesk.services.fhir.responses import responses
 from doctordesk.services.fhir.search import Search, bundle, check, references
 from doctordesk.services.review import offers
 from doctordesk.store.review_tables import AppointmentOffer, OfferState
-from doctordesk.store.tables import Appointment, Location
+from doctordesk.store.tables import Appointment
 
-OFFER_LOCATION = "urn:doctordesk:fhir:offer-location"
 COVERAGE_ACKNOWLEDGED = "urn:doctordesk:fhir:coverage-acknowledged"
 SEARCH_PARAMETERS = ("appointment", "actor")
 MAX_APPOINTMENTS = 50
@@ -46,76 +44,8 @@ ACCEPTED = frozenset(
         "comment",
     }
 )
-_OFFER_STATUS = {
-    OfferState.OPEN: "tentative",
-    OfferState.ACCEPTED: "accepted",
-    OfferState.REJECTED: "declined",
-    OfferState.WITHDRAWN: "declined",
-}
 _ID = re.compile(r"(offer|answer)-([1-9][0-9]{0,15})", re.ASCII)
 _ETAG = re.compile(r'(?:W/)?"([0-9]{1,9})"', re.ASCII)
-
-
-def _offer(a: Appointment, offer: AppointmentOffer, loc: Location) -> dict[str, Any]:
-    zone = ZoneInfo(loc.timezone)
-    comment = f"Alternative {offer.n} at {loc.name}."
-    if offer.coverage_warning:
-        comment += f" {offer.coverage_warning}"
-    return {
-        "resourceType": "AppointmentResponse",
-        "id": f"offer-{offer.id}",
-        "meta": {"versionId": str(a.version), "lastUpdated": fhir.instant(a.updated_at)},
-        "extension": [{"url": OFFER_LOCATION, "valueReference": fhir.reference("Location", loc.id, loc.name)}],
-        "appointment": fhir.reference("Appointment", a.id),
-        "start": fhir.local_instant(offer.start_at, zone),
-        "end": fhir.local_instant(offer.start_at + timedelta(minutes=offer.duration_minutes), zone),
-        "actor": fhir.reference("Practitioner", offer.doctor_id),
-        "participantStatus": _OFFER_STATUS.get(offer.state, "declined"),
-        "comment": comment,
-    }
-
-
-def _answer(a: Appointment, rows: list[tuple[AppointmentOffer, Location]]) -> dict[str, Any] | None:
-    """The patient's answer, as the offers' states record it; None while unanswered."""
-    accepted = [(o, loc) for o, loc in rows if o.state == OfferState.ACCEPTED]
-    rejected = rows and all(o.state == OfferState.REJECTED for o, _ in rows)
-    if not accepted and not rejected:
-        return None
-    body: dict[str, Any] = {
-        "resourceType": "AppointmentResponse",
-        "id": f"answer-{a.id}",
-        "meta": {"versionId": str(a.version), "lastUpdated": fhir.instant(a.updated_at)},
-        "appointment": fhir.reference("Appointment", a.id),
-    }
-    if accepted:
-        offer, loc = accepted[0]
-        zone = ZoneInfo(loc.timezone)
-        body["start"] = fhir.local_instant(offer.start_at, zone)
-        body["end"] = fhir.local_instant(offer.start_at + timedelta(minutes=offer.duration_minutes), zone)
-    body["actor"] = fhir.reference("Patient", a.patient_id)
-    body["participantStatus"] = "accepted" if accepted else "declined"
-    return body
-
-
-async def _responses(session: AsyncSession, appointments: list[Appointment]) -> list[dict[str, Any]]:
-    if not appointments:
-        return []
-    rows = (
-        await session.execute(
-            select(AppointmentOffer, Location)
-            .join(Location, Location.id == AppointmentOffer.location_id)
-            .where(AppointmentOffer.appointment_id.in_([a.id for a in appointments]))
-            .order_by(AppointmentOffer.appointment_id, AppointmentOffer.n, AppointmentOffer.id)
-        )
-    ).all()
-    out: list[dict[str, Any]] = []
-    for a in appointments:
-        mine = [(o, loc) for o, loc in rows if o.appointment_id == a.id]
-        out.extend(_offer(a, o, loc) for o, loc in mine)
-        answer = _answer(a, mine)
-        if answer is not None:
-            out.append(answer)
-    return out
 
 
 async def read(rt: Runtime, caller: Caller, response_id: str) -> tuple[dict[str, Any], int]:
@@ -133,8 +63,8 @@ async def read(rt: Runtime, caller: Caller, response_id: str) -> tuple[dict[str,
             row = await fhir_appointments.read_row(session, caller, appointment_id)
         except NotFound:
             raise NotFound("AppointmentResponse not found.") from None
-        responses = await _responses(session, [row[0]])
-    for body in responses:
+        bodies = await responses(session, [row[0]])
+    for body in bodies:
         if body["id"] == response_id:
             return body, row[0].version
     raise NotFound("AppointmentResponse not found.")
@@ -147,12 +77,12 @@ async def search(rt: Runtime, caller: Caller, request: Search) -> dict[str, Any]
     ids = references(checked, "appointment", "Appointment")
     if not ids or len(ids) > MAX_APPOINTMENTS:
         raise ValidationFailed(fields={"appointment": f"Name 1 to {MAX_APPOINTMENTS} appointments (Appointment/<id>)."})
-    actors = set(fhir.token_list(checked.params.get("actor", [])))
+    actor_sets = [set(fhir.token_list([raw])) for raw in checked.params.get("actor", [])]
     query = appointments_visible(base_query().where(Appointment.id.in_(ids)), caller).order_by(Appointment.id)
     async with rt.db.read() as session:
         appointments = [r[0] for r in (await session.execute(query)).all()]
-        found = await _responses(session, appointments)
-    if actors:
+        found = await responses(session, appointments)
+    for actors in actor_sets:
         found = [r for r in found if r["actor"]["reference"] in actors]
     checked.count = max(len(found), 1)
     return bundle(request, checked, found, to_resource=lambda r: r, position=None)
@@ -212,11 +142,18 @@ async def _offer_at(rt: Runtime, appointment_id: int, body: dict[str, Any]) -> i
     return found[0].id
 
 
+def authorize(caller: Caller) -> None:
+    """Only a patient answers offered times (403 for anyone else), decided before the body is read."""
+    if not isinstance(caller, Actor) or caller.role is not Role.PATIENT:
+        raise Forbidden("Answers to offered times come from the patient's own account.")
+
+
 async def create(
     rt: Runtime, caller: Caller, body: dict[str, Any], *, if_match: str | None
 ) -> tuple[dict[str, Any], int]:
     """The patient's answer: ``accepted`` (with the ``start`` of one open offer) books the appointment at that
     time; ``declined`` rejects every offer and cancels the request. With ``If-Match``, a stale version is 412."""
+    authorize(caller)
     extra = sorted(set(body) - ACCEPTED)
     if extra:
         raise ValidationFailed(fields=dict.fromkeys(extra, "Not accepted in an answer here."))

@@ -9,7 +9,7 @@ from datetime import timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import select
+from sqlalchemy import func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.appointments.status import Status
@@ -21,63 +21,116 @@ from doctordesk.runtime import Runtime
 from doctordesk.services.appointments.reading import base_query
 from doctordesk.services.fhir import directory as fhir_directory
 from doctordesk.services.fhir.access import Caller, appointments_visible
-from doctordesk.services.fhir.search import Search, bundle, check, references
+from doctordesk.services.fhir.filters import (
+    Condition,
+    date_conditions,
+    missing_condition,
+    reference_conditions,
+    reference_ids,
+    token_conditions,
+)
+from doctordesk.services.fhir.responses import responses
+from doctordesk.services.fhir.search import Checked, Search, bundle, check
+from doctordesk.services.fhir.workflow import OFFER_EXTENSION, Facts, Offer, facts_for
 from doctordesk.services.scheduling.clinic_facts import cached_clinic
 from doctordesk.store import keyset
 from doctordesk.store.tables import Appointment, Patient
 
-SEARCH_PARAMETERS = ("date", "status", "practitioner", "patient", "location", "identifier")
+SEARCH_PARAMETERS = (
+    "_id", "_lastUpdated", "identifier", "date", "status", "service-type", "actor", "patient", "practitioner",
+    "location",
+)  # fmt: skip
+# The modifiers each parameter takes (docs/fhir.md#search-and-paging).
+MODIFIERS = {
+    "_lastUpdated": ("missing",),
+    "identifier": ("not", "missing"),
+    "date": ("missing",),
+    "status": ("not", "missing"),
+    "service-type": ("not", "missing"),
+    "actor": ("missing",),
+    "patient": ("missing",),
+    "practitioner": ("missing",),
+    "location": ("missing",),
+}
 # _include targets: the participants of the page's appointments (one query or the cached directory each).
 INCLUDES = ("Appointment:patient", "Appointment:practitioner", "Appointment:location")
+# _revinclude: the offers and answers of the page's appointments (at most four each).
+REVINCLUDES = ("AppointmentResponse:appointment",)
 SORTS = {"date": False, "-date": True}
 
 
-def _participant(actor: dict[str, Any], status: str) -> dict[str, Any]:
-    return {"actor": actor, "required": "required", "status": status}
+def _offer_extension(offer: Offer) -> dict[str, Any]:
+    """One open offer of a pending appointment: its time, doctor, place and the AppointmentResponse to answer."""
+    zone = ZoneInfo(offer.location.timezone)
+    end = offer.start_at + timedelta(minutes=offer.duration_minutes)
+    period = {"start": fhir.local_instant(offer.start_at, zone), "end": fhir.local_instant(end, zone)}
+    return {
+        "url": OFFER_EXTENSION,
+        "extension": [
+            {"url": "period", "valuePeriod": period},
+            {
+                "url": "practitioner",
+                "valueReference": fhir.reference("Practitioner", offer.doctor_id, offer.doctor_name),
+            },
+            {"url": "location", "valueReference": fhir.reference("Location", offer.location.id, offer.location.name)},
+            {"url": "response", "valueReference": {"reference": f"AppointmentResponse/offer-{offer.id}"}},
+        ],
+    }
 
 
-def resource(row: Any) -> dict[str, Any]:
-    """One appointment row (appointment, doctor's name, location, patient's name) as an Appointment."""
+def resource(row: Any, facts: Facts | None = None) -> dict[str, Any]:
+    """One appointment row (appointment, doctor's name, location, patient's name) as an Appointment, with its
+    workflow ``facts`` (who ended it and why, open offers; ``fhir_workflow``)."""
     a, doctor_name, loc, patient_name = row
+    facts = facts or Facts()
     status = Status(a.status)
     fhir_status = fhir.APPOINTMENT_STATUS[status]
     zone = ZoneInfo(loc.timezone)
     end = a.start_at + timedelta(minutes=a.duration_minutes)
-    patient_status, doctor_status = fhir.PARTICIPANT_STATUS[fhir_status]
+    patient_status, doctor_status, place_status = fhir.participant_statuses(status, facts.ended_by)
     body: dict[str, Any] = {
         "resourceType": "Appointment",
         "id": str(a.id),
         "meta": {"versionId": str(a.version), "lastUpdated": fhir.instant(a.updated_at)},
     }
+    if facts.offers:
+        body["extension"] = [_offer_extension(o) for o in facts.offers]
     if a.external_id:
         body["identifier"] = [{"system": fhir.IDENTIFIER_SYSTEM, "value": a.external_id}]
     body["status"] = fhir_status
-    reason = fhir.cancelation_reason(status, a.decline_reason)
+    reason = fhir.cancelation_reason(status, facts.reason or a.decline_reason, facts.ended_by)
     if reason is not None:
         body["cancelationReason"] = reason
-    body["serviceType"] = [{"text": a.service}]
+    body["serviceType"] = [{"coding": [{"system": fhir.SERVICE_SYSTEM, "code": a.service}], "text": a.service}]
     body["start"] = fhir.local_instant(a.start_at, zone)
     body["end"] = fhir.local_instant(end, zone)
     body["minutesDuration"] = a.duration_minutes
     body["created"] = fhir.instant(a.created_at)
     if a.request_note:
         body["comment"] = a.request_note
-    if fhir_status == "proposed":
+    if fhir_status in ("proposed", "pending"):
+        # The time the patient asked for (in a pending appointment still the row's time; the offers are above).
         body["requestedPeriod"] = [{"start": body["start"], "end": body["end"]}]
     body["participant"] = [
-        {
-            "actor": fhir.reference("Patient", a.patient_id, patient_name),
-            "required": "required",
-            "status": patient_status,
-        },
-        {
-            "actor": fhir.reference("Practitioner", a.doctor_id, doctor_name),
-            "required": "required",
-            "status": doctor_status,
-        },
-        {"actor": fhir.reference("Location", loc.id, loc.name), "required": "required", "status": "accepted"},
+        _participant(fhir.reference("Patient", a.patient_id, patient_name), patient_status),
+        _participant(fhir.reference("Practitioner", a.doctor_id, doctor_name), doctor_status),
+        _participant(fhir.reference("Location", loc.id, loc.name), place_status),
     ]
     return body
+
+
+def _participant(actor: dict[str, Any], status: str) -> dict[str, Any]:
+    return {"actor": actor, "required": "required", "status": status}
+
+
+async def resources(session: AsyncSession, rows: Sequence[Any]) -> list[dict[str, Any]]:
+    """The Appointments of these rows, with their workflow facts (read for all at once)."""
+    facts = await facts_for(session, [r[0] for r in rows])
+    return [resource(r, facts.get(r[0].id)) for r in rows]
+
+
+async def resource_of(session: AsyncSession, row: Any) -> dict[str, Any]:
+    return (await resources(session, [row]))[0]
 
 
 async def read_row(session: AsyncSession, caller: Caller, appointment_id: int) -> Any:
@@ -93,70 +146,105 @@ async def read(rt: Runtime, caller: Caller, appointment_id: int) -> tuple[dict[s
     """The Appointment and its version (the ETag)."""
     async with rt.db.read() as session:
         row = await read_row(session, caller, appointment_id)
-    return resource(row), row[0].version
+        body = await resource_of(session, row)
+    return body, row[0].version
 
 
-def _statuses(values: list[str]) -> list[int]:
-    codes: list[int] = []
-    for value in fhir.token_list(values):
-        if value not in fhir.APPOINTMENT_STATUSES:
-            raise ValidationFailed(fields={"status": "Use an Appointment status (proposed, pending, booked, ...)."})
-        codes.extend(fhir.statuses_for(value))
-    return codes
+def _status(value: str) -> list[int]:
+    if value not in fhir.APPOINTMENT_STATUSES:
+        raise ValidationFailed(fields={"status": "Use an Appointment status (proposed, pending, booked, ...)."})
+    return fhir.statuses_for(value) or [-1]
 
 
-def _identifier(values: list[str]) -> list[str]:
-    out: list[str] = []
-    for value in fhir.token_list(values):
-        system, _, code = value.rpartition("|")
-        if (system and system != fhir.IDENTIFIER_SYSTEM) or not code or len(code) > fhir.MAX_IDENTIFIER_CHARS:
-            raise ValidationFailed(fields={"identifier": f"Use {fhir.IDENTIFIER_SYSTEM}|<id> or <id>."})
-        out.append(code)
-    return out
+def _identifier(value: str) -> list[str]:
+    system, _, code = value.rpartition("|")
+    if (system and system != fhir.IDENTIFIER_SYSTEM) or not code or len(code) > fhir.MAX_IDENTIFIER_CHARS:
+        raise ValidationFailed(fields={"identifier": f"Use {fhir.IDENTIFIER_SYSTEM}|<id> or <id>."})
+    return [code]
 
 
-async def search(rt: Runtime, caller: Caller, request: Search) -> dict[str, Any]:
-    """Appointments by ``date`` (start; ``ge``/``gt``/``le``/``lt``/``eq``), ``status``, ``practitioner``,
-    ``patient``, ``location`` and ``identifier``, sorted by start (``_sort=date`` or ``-date``), ``_count`` per
-    page; ``next`` continues after the page's last row, so rows inserted meanwhile neither repeat nor shift."""
-    checked = check(request, (*SEARCH_PARAMETERS, "_include"), sorts=SORTS)
-    includes = set(checked.params.get("_include", []))
-    if includes - set(INCLUDES):
-        raise NotSupported(fields={"_include": f"Supported: {', '.join(INCLUDES)}."})
-    query = appointments_visible(base_query(), caller)
-    if "date" in checked.params:
-        span = fhir.date_range(checked.params["date"])
-        if span.lo is not None:
-            query = query.where(Appointment.start_at >= span.lo)
-        if span.hi is not None:
-            query = query.where(Appointment.start_at < span.hi)
-    if "status" in checked.params:
-        query = query.where(Appointment.status.in_(_statuses(checked.params["status"])))
+def _service(value: str) -> list[str]:
+    system, _, code = value.rpartition("|")
+    if (system and system != fhir.SERVICE_SYSTEM) or not code or len(code) > 64:
+        raise ValidationFailed(fields={"service-type": f"Use {fhir.SERVICE_SYSTEM}|<service> or <service>."})
+    return [code]
+
+
+def _logical_id(value: str) -> list[int]:
+    row_id = fhir.parse_logical_id(value)
+    return [row_id] if row_id is not None else []
+
+
+_ACTOR_COLUMNS = {
+    "Patient": Appointment.patient_id,
+    "Practitioner": Appointment.doctor_id,
+    "Location": Appointment.location_id,
+}
+
+
+def _actor_conditions(checked: Checked) -> list[Condition]:
+    """``actor``: any participant (``Patient/``, ``Practitioner/`` or ``Location/<id>``; commas OR them)."""
+    conditions: list[Condition] = []
+    for raw in checked.get("actor"):
+        pairs = reference_ids(raw, "actor", tuple(_ACTOR_COLUMNS))
+        conditions.append(or_(*(_ACTOR_COLUMNS[kind] == row_id for kind, row_id in pairs)))
+    return conditions + missing_condition(checked, "actor", None, nullable=False)
+
+
+def conditions(checked: Checked) -> list[Condition]:
+    """Every filter of an Appointment search, as SQL conditions to AND."""
+    out = [
+        *token_conditions(checked, "_id", Appointment.id, _logical_id, nullable=False),
+        *date_conditions(checked, "_lastUpdated", Appointment.updated_at),
+        *date_conditions(checked, "date", Appointment.start_at),
+        *token_conditions(checked, "status", Appointment.status, _status, nullable=False),
+        *token_conditions(checked, "identifier", Appointment.external_id, _identifier),
+        *token_conditions(checked, "service-type", Appointment.service, _service, nullable=False),
+        *_actor_conditions(checked),
+    ]
     for name, kind, column in (
         ("practitioner", "Practitioner", Appointment.doctor_id),
         ("patient", "Patient", Appointment.patient_id),
         ("location", "Location", Appointment.location_id),
     ):
-        ids = references(checked, name, kind)
-        if ids is not None:
-            query = query.where(column.in_(ids))
-    if "identifier" in checked.params:
-        query = query.where(Appointment.external_id.in_(_identifier(checked.params["identifier"])))
+        out.extend(reference_conditions(checked, name, kind, column))
+    return out
+
+
+async def search(rt: Runtime, caller: Caller, request: Search) -> dict[str, Any]:
+    """Appointments by every parameter of ``SEARCH_PARAMETERS`` (docs/fhir.md#search-and-paging), sorted by start
+    (``_sort=date`` or ``-date``), ``_count`` per page; ``next`` continues after the page's last row, so rows
+    inserted meanwhile neither repeat nor shift. ``_total``/``_summary=count`` count the matches."""
+    known = (*SEARCH_PARAMETERS, "_include", "_revinclude")
+    checked = check(request, known, sorts=SORTS, modifiers=MODIFIERS, totals=True)
+    checked.now = rt.clock.now()
+    includes = set(checked.params.get("_include", []))
+    if includes - set(INCLUDES):
+        raise NotSupported(fields={"_include": f"Supported: {', '.join(INCLUDES)}."})
+    revincludes = set(checked.params.get("_revinclude", []))
+    if revincludes - set(REVINCLUDES):
+        raise NotSupported(fields={"_revinclude": f"Supported: {', '.join(REVINCLUDES)}."})
+    includes |= revincludes
+    query = appointments_visible(base_query(), caller).where(*conditions(checked))
+    counting = select(func.count()).select_from(query.with_only_columns(Appointment.id).subquery())
     if checked.after is not None:
         query = query.where(
             keyset.beyond(Appointment.start_at, Appointment.id, checked.after, descending=checked.descending)
         )
     query = query.order_by(*keyset.ordered(Appointment.start_at, Appointment.id, descending=checked.descending))
     async with rt.db.read() as session:
-        rows = (await session.execute(query.limit(checked.count + 1))).all()
+        total = int(await session.scalar(counting) or 0) if checked.total else None
+        rows = [] if checked.only_count else (await session.execute(query.limit(checked.count + 1))).all()
         included = await _included(rt, session, rows[: checked.count], includes)
+        built = dict(zip([r[0].id for r in rows], await resources(session, rows), strict=True))
     return bundle(
         request,
         checked,
         rows,
-        to_resource=resource,
+        to_resource=lambda r: built[r[0].id],
         position=lambda r: Position(r[0].start_at, r[0].id),
         included=included,
+        total=total,
     )
 
 
@@ -173,7 +261,11 @@ async def _included(
     if "Appointment:practitioner" in includes:
         c = await cached_clinic(rt, session)
         doctors = sorted({r[0].doctor_id for r in rows})
-        out.extend(fhir_directory.practitioner(c, d) for d in doctors if d in c.directory.doctors)
+        known = [d for d in doctors if d in c.directory.doctors]
+        identifiers = await fhir_directory.doctor_identifiers(session, known)
+        out.extend(fhir_directory.practitioner(c, d, identifiers.get(d)) for d in known)
+    if "AppointmentResponse:appointment" in includes:
+        out.extend(await responses(session, [r[0] for r in rows]))
     if "Appointment:location" in includes:
         places = {r[2].id: r[2] for r in rows}
         out.extend(fhir_directory.location(places[i]) for i in sorted(places))

@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import select
 
 from doctordesk.domain.audit import AuditFilter, AuditRow
-from doctordesk.domain.errors import NotFound, ValidationFailed
+from doctordesk.domain.errors import Forbidden, NotFound, ValidationFailed
 from doctordesk.domain.fhir import mapping as fhir
 from doctordesk.domain.keyset import Position
 from doctordesk.domain.roles import Actor, Role
@@ -27,9 +27,9 @@ _MAX_ACTION = 64
 
 
 def _admin(caller: Caller) -> None:
-    """Only admins read the audit trail; anyone else learns nothing of it (404, as everywhere)."""
+    """Only admins read the audit trail; anyone else is 403 (the trail is no secret, its entries are)."""
     if not isinstance(caller, Actor) or caller.role is not Role.ADMIN:
-        raise NotFound("AuditEvent not found.")
+        raise Forbidden("Only admins read the audit trail.")
 
 
 def event(row: AuditRow) -> dict[str, Any]:
@@ -73,13 +73,18 @@ async def search(rt: Runtime, caller: Caller, request: Search) -> dict[str, Any]
     """Newest first; ``date`` (when recorded), ``entity`` (``Appointment/<id>``), ``subtype`` (the action)."""
     _admin(caller)
     checked = check(request, SEARCH_PARAMETERS)
-    span = fhir.date_range(checked.params.get("date", []))
+    span = fhir.date_range(checked.params.get("date", []), now=rt.clock.now())
     appointment = None
-    for value in checked.params.get("entity", []):
+    entities = fhir.token_list(checked.params.get("entity", []))
+    if len(entities) > 1:
+        raise ValidationFailed(fields={"entity": "Name one entity: Appointment/<id>."})
+    for value in entities:
         appointment = fhir.reference_id(value, "Appointment")
         if appointment is None or not value.startswith("Appointment/"):
             raise ValidationFailed(fields={"entity": "Use Appointment/<id>."})
     actions = fhir.token_list(checked.params.get("subtype", []))
+    if len(actions) > 1:
+        raise ValidationFailed(fields={"subtype": "Name one action."})
     action = actions[-1].rpartition("|")[2] if actions else None
     if action is not None and not 0 < len(action) <= _MAX_ACTION:
         raise ValidationFailed(fields={"subtype": "An audit action, e.g. appointment.approve."})

@@ -10,10 +10,19 @@ from doctordesk.domain.fhir import mapping as fhir
 from doctordesk.services.fhir import appointments as fhir_appointments
 from doctordesk.services.fhir import audit as fhir_audit
 from doctordesk.services.fhir import chat as fhir_chat
+from doctordesk.services.fhir import deliveries as fhir_deliveries
+from doctordesk.services.fhir import people as fhir_people
 from doctordesk.services.fhir import slots as fhir_slots
 from doctordesk.services.fhir import subscriptions as fhir_subscriptions
 
 SEARCH_TYPES = {
+    "_id": "token",
+    "_lastUpdated": "date",
+    "name": "string",
+    "family": "string",
+    "given": "string",
+    "birthdate": "date",
+    "service-type": "token",
     "date": "date",
     "status": "token",
     "identifier": "token",
@@ -32,12 +41,16 @@ _READ_SEARCH = ("read", "search-type")
 
 # resource type → (interactions, search parameters, conditional create)
 SUPPORTED: dict[str, tuple[tuple[str, ...], tuple[str, ...], bool]] = {
-    "Appointment": (("read", "search-type", "create"), fhir_appointments.SEARCH_PARAMETERS, True),
+    "Appointment": (
+        ("read", "vread", "history-instance", "search-type", "create"),
+        fhir_appointments.SEARCH_PARAMETERS,
+        True,
+    ),
     "AppointmentResponse": (("read", "search-type", "create"), ("appointment", "actor"), False),
-    "Practitioner": (_READ_SEARCH, (), False),
+    "Practitioner": (_READ_SEARCH, fhir_people.PRACTITIONER_PARAMETERS, False),
     "PractitionerRole": (_READ_SEARCH, ("practitioner", "location"), False),
     "Location": (_READ_SEARCH, (), False),
-    "Patient": (_READ_SEARCH, (), False),
+    "Patient": (_READ_SEARCH, fhir_people.PATIENT_PARAMETERS, False),
     "Schedule": (_READ_SEARCH, ("actor",), False),
     "Slot": (_READ_SEARCH, fhir_slots.SEARCH_PARAMETERS, False),
     "AuditEvent": (_READ_SEARCH, fhir_audit.SEARCH_PARAMETERS, False),
@@ -58,12 +71,15 @@ def capability_statement(base_url: str, *, software_version: str, published: dat
             "type": kind,
             "interaction": [{"code": code} for code in interactions],
             "versioning": "versioned" if kind.startswith("Appointment") else "no-version",
-            "readHistory": False,
+            "readHistory": kind == "Appointment",
             "updateCreate": False,
             "conditionalCreate": conditional,
         }
         if kind == "Appointment":
             entry["searchInclude"] = list(fhir_appointments.INCLUDES)
+            entry["searchRevInclude"] = list(fhir_appointments.REVINCLUDES)
+        if kind == "Subscription":
+            entry["operation"] = [{"name": "deliveries", "definition": fhir_deliveries.OPERATION}]
         if params:
             entry["searchParam"] = [{"name": name, "type": SEARCH_TYPES[name]} for name in params]
         resources.append(entry)

@@ -6,21 +6,23 @@ reference data (the cached read the screens use), open to every caller; patients
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.errors import NotFound
 from doctordesk.domain.fhir import mapping as fhir
+from doctordesk.domain.fhir import names as fhir_names
 from doctordesk.domain.keyset import Position
 from doctordesk.domain.scheduling.suggestions import Hours
 from doctordesk.runtime import Runtime
 from doctordesk.services.fhir.access import Caller, patients_visible, require_some_scope
 from doctordesk.services.fhir.search import Checked, Search, bundle, check, references
 from doctordesk.services.scheduling.clinic_facts import Clinic, cached_clinic
-from doctordesk.store.tables import Location, Patient
+from doctordesk.store.tables import Location, Patient, User
 
 TIMEZONE_EXTENSION = "http://hl7.org/fhir/StructureDefinition/timezone"
 DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
@@ -50,13 +52,21 @@ def _key(row: Any) -> int:
 # --- Practitioner -------------------------------------------------------------------------------------------
 
 
-def practitioner(c: Clinic, doctor_id: int) -> dict[str, Any]:
-    return {
-        "resourceType": "Practitioner",
-        "id": str(doctor_id),
-        "active": True,
-        "name": [{"text": c.directory.doctors[doctor_id]}],
-    }
+def practitioner(c: Clinic, doctor_id: int, external_id: str | None = None) -> dict[str, Any]:
+    body: dict[str, Any] = {"resourceType": "Practitioner", "id": str(doctor_id)}
+    if external_id:
+        body["identifier"] = [{"system": fhir.PRACTITIONER_IDENTIFIER_SYSTEM, "value": external_id}]
+    body["active"] = True
+    body["name"] = [fhir_names.human_name(c.directory.doctors[doctor_id])]
+    return body
+
+
+async def doctor_identifiers(session: AsyncSession, doctor_ids: Collection[int]) -> dict[int, str]:
+    """The clinic's own ids of these doctors (their users' external ids), where they have one."""
+    if not doctor_ids:
+        return {}
+    query = select(User.id, User.external_id).where(User.id.in_(sorted(doctor_ids)), User.external_id.is_not(None))
+    return {row_id: str(ext) for row_id, ext in (await session.execute(query)).all()}
 
 
 async def _clinic(rt: Runtime, caller: Caller) -> Clinic:
@@ -66,16 +76,13 @@ async def _clinic(rt: Runtime, caller: Caller) -> Clinic:
 
 
 async def read_practitioner(rt: Runtime, caller: Caller, doctor_id: int) -> dict[str, Any]:
-    c = await _clinic(rt, caller)
-    if doctor_id not in c.directory.doctors:
-        raise NotFound("Practitioner not found.")
-    return practitioner(c, doctor_id)
-
-
-async def search_practitioners(rt: Runtime, caller: Caller, search: Search) -> dict[str, Any]:
-    checked = check(search, ())
-    c = await _clinic(rt, caller)
-    return _page(search, checked, sorted(c.directory.doctors), lambda d: practitioner(c, d))
+    require_some_scope(caller)
+    async with rt.db.read() as session:
+        c = await cached_clinic(rt, session)
+        if doctor_id not in c.directory.doctors:
+            raise NotFound("Practitioner not found.")
+        identifiers = await doctor_identifiers(session, [doctor_id])
+    return practitioner(c, doctor_id, identifiers.get(doctor_id))
 
 
 # --- Location -----------------------------------------------------------------------------------------------
@@ -181,9 +188,8 @@ async def search_pairs(rt: Runtime, caller: Caller, search: Search, kind: str) -
         where = references(checked, "location", "Location")
         rows = [p for p in rows if (doctors is None or p[0] in doctors) and (where is None or p[1] in where)]
     else:
-        actors = fhir.token_list(checked.params.get("actor", []))
-        if actors:
-            wanted = set(actors)
+        for raw in checked.params.get("actor", []):
+            wanted = set(fhir.token_list([raw]))
             rows = [p for p in rows if f"Practitioner/{p[0]}" in wanted or f"Location/{p[1]}" in wanted]
     build = role if kind == "PractitionerRole" else schedule
     return _page(search, checked, rows, lambda p: build(c, *p))
@@ -193,7 +199,11 @@ async def search_pairs(rt: Runtime, caller: Caller, search: Search, kind: str) -
 
 
 def patient(p: Patient) -> dict[str, Any]:
-    body: dict[str, Any] = {"resourceType": "Patient", "id": str(p.id), "active": True, "name": [{"text": p.name}]}
+    body: dict[str, Any] = {"resourceType": "Patient", "id": str(p.id)}
+    if p.external_id:
+        body["identifier"] = [{"system": fhir.PATIENT_IDENTIFIER_SYSTEM, "value": p.external_id}]
+    body["active"] = True
+    body["name"] = [fhir_names.human_name(p.name)]
     if p.birth_date is not None:
         body["birthDate"] = p.birth_date.isoformat()
     return body
@@ -205,13 +215,3 @@ async def read_patient(rt: Runtime, caller: Caller, patient_id: int) -> dict[str
     if found is None:
         raise NotFound("Patient not found.")
     return patient(found)
-
-
-async def search_patients(rt: Runtime, caller: Caller, search: Search) -> dict[str, Any]:
-    checked = check(search, ())
-    query = patients_visible(select(Patient), caller)
-    if checked.after is not None:
-        query = query.where(Patient.id > checked.after.id)
-    async with rt.db.read() as session:
-        rows = list((await session.scalars(query.order_by(Patient.id).limit(checked.count + 1))).all())
-    return bundle(search, checked, rows, to_resource=patient, position=lambda p: Position(_EPOCH, p.id))

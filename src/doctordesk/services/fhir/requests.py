@@ -174,14 +174,20 @@ def condition(raw: str | None) -> str | None:
     return code
 
 
-def _check_caller(caller: Caller, req: RequestInput) -> None:
+def authorize(caller: Caller) -> None:
+    """Whether ``caller`` may request appointments at all (403 otherwise), decided before the body is read: a
+    caller who may not create learns nothing from how their body is judged."""
     if isinstance(caller, Integration):
         if not caller.has(Scope.APPOINTMENTS_WRITE):
             raise Forbidden("This API key lacks the scope appointments:write.")
         return
     if caller.role is not Role.PATIENT:
         raise Forbidden("Appointment requests come from patients and the clinic's systems.")
-    if req.patient_id != caller.patient_id:
+
+
+def _check_caller(caller: Caller, req: RequestInput) -> None:
+    authorize(caller)
+    if isinstance(caller, Actor) and req.patient_id != caller.patient_id:
         raise NotFound("Patient not found.")
 
 
@@ -194,7 +200,8 @@ async def _existing(rt: Runtime, caller: Caller, external_id: str) -> Created | 
             row = await fhir_appointments.read_row(session, caller, found)
         except NotFound:
             raise IdempotencyKeyReused("This identifier belongs to another appointment.") from None
-    return Created(fhir_appointments.resource(row), row[0].version, created=False)
+        body = await fhir_appointments.resource_of(session, row)
+    return Created(body, row[0].version, created=False)
 
 
 async def _place(rt: Runtime, caller: Caller, req: RequestInput, external_id: str | None) -> int:
@@ -212,6 +219,7 @@ async def _place(rt: Runtime, caller: Caller, req: RequestInput, external_id: st
 
 async def create(rt: Runtime, caller: Caller | Actor, body: dict[str, Any], *, if_none_exist: str | None) -> Created:
     """Create the request, or, with ``If-None-Exist``, answer the appointment that already has the identifier."""
+    authorize(caller)
     req, external_id = parse(body)
     wanted = condition(if_none_exist)
     if wanted is not None and external_id is not None and wanted != external_id:
@@ -236,4 +244,5 @@ async def create(rt: Runtime, caller: Caller | Actor, body: dict[str, Any], *, i
         return existing
     async with rt.db.read() as session:
         row = await fhir_appointments.read_row(session, caller, appointment_id)
-    return Created(fhir_appointments.resource(row), row[0].version, created=True)
+        body = await fhir_appointments.resource_of(session, row)
+    return Created(body, row[0].version, created=True)

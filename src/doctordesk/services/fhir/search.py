@@ -4,8 +4,10 @@ ignored with a warning (or refused with ``Prefer: handling=strict``), keyset pag
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import re
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode
 
@@ -15,9 +17,25 @@ from doctordesk.domain.fhir import mapping as fhir
 from doctordesk.domain.fhir.errors import NotSupported
 from doctordesk.domain.keyset import Position
 
-# Known to every search: paging, sort and format.
-COMMON = frozenset({"_count", "_sort", "_cursor", "_format"})
+# Known to every search: paging, sort, format and the elements shown. ``_total`` and ``_summary`` only where the
+# search can count (``check(..., totals=True)``).
+COMMON = frozenset({"_count", "_sort", "_cursor", "_format", "_elements"})
+TOTALS = frozenset({"_total", "_summary"})
 FORMATS = frozenset({"json", "application/json", fhir.MEDIA_TYPE})
+TOTAL_VALUES = frozenset({"none", "estimate", "accurate"})
+SUMMARY_VALUES = frozenset({"count", "false"})
+# Elements a resource keeps whatever ``_elements`` says (R4: the mandatory ones, id and meta).
+MANDATORY: dict[str, frozenset[str]] = {
+    "Appointment": frozenset({"status", "participant"}),
+    "AppointmentResponse": frozenset({"appointment", "participantStatus"}),
+    "Slot": frozenset({"schedule", "status", "start", "end"}),
+    "Schedule": frozenset({"actor"}),
+    "Communication": frozenset({"status"}),
+    "Subscription": frozenset({"status", "reason", "criteria", "channel"}),
+    "AuditEvent": frozenset({"type", "recorded", "agent", "source"}),
+}
+SUBSETTED = {"system": "http://terminology.hl7.org/CodeSystem/v3-ObservationValue", "code": "SUBSETTED"}
+_ELEMENT = re.compile(r"[a-z][A-Za-z0-9]{0,63}", re.ASCII)
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,23 +53,50 @@ class Search:
 
 @dataclass(slots=True)
 class Checked:
-    """The known parameters of a search, the warnings for those ignored, the page size and where it starts."""
+    """The known parameters of a search (by name, with its modifier: ``status:not``), the warnings for those
+    ignored, the page size and where it starts, and what the Bundle shows (total, elements)."""
 
     params: dict[str, list[str]]
     warnings: list[dict[str, Any]] = field(default_factory=list)
     count: int = fhir.DEFAULT_COUNT
     after: Position | None = None
     descending: bool = False
+    total: bool = False  # _total=accurate/estimate or _summary=count: Bundle.total
+    only_count: bool = False  # _summary=count: no entries
+    elements: frozenset[str] | None = None
+    now: datetime | None = None  # the clock's time, for ``ap`` dates (set by the search)
+
+    def has(self, name: str) -> bool:
+        return name in self.params
+
+    def get(self, name: str) -> list[str]:
+        return self.params.get(name, [])
 
 
-def check(search: Search, known: Iterable[str], *, sorts: Mapping[str, bool] | None = None) -> Checked:
-    """Split the parameters into known ones and the rest (refused when strict, else each ignored with a warning);
-    read ``_count``, ``_cursor``, ``_format`` and ``_sort`` (``sorts``: accepted value → descending)."""
-    allowed = set(known) | COMMON
+def _known(name: str, allowed: set[str], modifiers: Mapping[str, Collection[str]]) -> bool:
+    base, colon, modifier = name.partition(":")
+    if not colon:
+        return name in allowed
+    return base in allowed and modifier in modifiers.get(base, ())
+
+
+def check(
+    search: Search,
+    known: Iterable[str],
+    *,
+    sorts: Mapping[str, bool] | None = None,
+    modifiers: Mapping[str, Collection[str]] | None = None,
+    totals: bool = False,
+) -> Checked:
+    """Split the parameters into known ones and the rest (refused when strict, else each ignored with a warning
+    and left out of the self link); read ``_count``, ``_cursor``, ``_format``, ``_sort`` (``sorts``: accepted
+    value → descending), ``_elements`` and, with ``totals``, ``_total`` and ``_summary``. ``modifiers``: the
+    modifiers each parameter takes (``not``, ``missing``, ``exact``); any other is an unknown parameter."""
+    allowed = set(known) | COMMON | (TOTALS if totals else set())
     params: dict[str, list[str]] = {}
     unknown: list[str] = []
     for name, value in search.items:
-        if name in allowed:
+        if _known(name, allowed, modifiers or {}):
             params.setdefault(name, []).append(value)
         elif name not in unknown:
             unknown.append(name)
@@ -74,6 +119,9 @@ def check(search: Search, known: Iterable[str], *, sorts: Mapping[str, bool] | N
         if value not in FORMATS:
             raise NotSupported("Only JSON is served.", status=406, fields={"_format": "Use json."})
     checked.count = fhir.count(params.get("_count", []))
+    _result_parameters(checked, params)
+    if checked.count == 0:  # R4: as _summary=count (the total where this search counts)
+        checked.only_count, checked.total = True, totals
     sort_values = params.get("_sort", [])
     if sort_values:
         wanted = sort_values[-1]
@@ -81,6 +129,9 @@ def check(search: Search, known: Iterable[str], *, sorts: Mapping[str, bool] | N
             options = ", ".join(sorts or ()) or "none"
             raise NotSupported(fields={"_sort": f"Supported: {options}."})
         checked.descending = sorts[wanted]
+    for name, values in params.items():
+        if name.endswith(":missing") and any(v not in ("true", "false") for v in values):
+            raise ValidationFailed(fields={name: "Use true or false."})
     cursors = params.get("_cursor", [])
     if cursors:
         try:
@@ -90,19 +141,71 @@ def check(search: Search, known: Iterable[str], *, sorts: Mapping[str, bool] | N
     return checked
 
 
+def _result_parameters(checked: Checked, params: Mapping[str, list[str]]) -> None:
+    """``_total``, ``_summary`` and ``_elements`` (the last value of each counts)."""
+    totals = params.get("_total", [])
+    if totals:
+        if totals[-1] not in TOTAL_VALUES:
+            raise ValidationFailed(fields={"_total": "Use none, estimate or accurate."})
+        checked.total = totals[-1] != "none"
+    summaries = params.get("_summary", [])
+    if summaries:
+        if summaries[-1] not in SUMMARY_VALUES:
+            raise NotSupported(fields={"_summary": "Supported: count, false."})
+        if summaries[-1] == "count":
+            checked.total = checked.only_count = True
+    elements = fhir.token_list(params.get("_elements", []))
+    if "_elements" in params:
+        if not elements or any(_ELEMENT.fullmatch(e) is None for e in elements):
+            raise ValidationFailed(fields={"_elements": "Name top-level elements, e.g. _elements=status,start."})
+        checked.elements = frozenset(elements)
+
+
+def missing(checked: Checked, name: str) -> bool | None:
+    """``name:missing``: True (only resources without it), False (only those with it) or None (not asked)."""
+    values = checked.get(f"{name}:missing")
+    if not values:
+        return None
+    if len(set(values)) > 1:
+        raise ValidationFailed(fields={f"{name}:missing": "Give one value: true or false."})
+    return values[0] == "true"
+
+
 def references(search: Checked, name: str, resource_type: str) -> list[int] | None:
-    """The ids a reference parameter names (ORed); None when absent. A value naming another type or malformed is
-    refused."""
-    values = fhir.token_list(search.params.get(name, []))
+    """The ids a reference parameter on a single reference allows: commas OR ids, repeated parameters AND them
+    (their intersection); None when absent. A value naming another type or malformed is refused."""
     if name not in search.params:
         return None
-    ids: list[int] = []
-    for value in values:
-        row_id = fhir.reference_id(value, resource_type)
-        if row_id is None:
-            raise ValidationFailed(fields={name: f"Use {resource_type}/<id>."})
-        ids.append(row_id)
-    return ids
+    allowed: set[int] | None = None
+    for raw in search.params[name]:
+        ids: set[int] = set()
+        for value in fhir.token_list([raw]):
+            row_id = fhir.reference_id(value, resource_type)
+            if row_id is None:
+                raise ValidationFailed(fields={name: f"Use {resource_type}/<id>."})
+            ids.add(row_id)
+        allowed = ids if allowed is None else allowed & ids
+    return sorted(allowed or ())
+
+
+def subset(resource: dict[str, Any], elements: frozenset[str] | None) -> dict[str, Any]:
+    """``_elements``: the resource with only the elements named (and its mandatory ones, id and meta), marked
+    SUBSETTED."""
+    if elements is None:
+        return resource
+    keep = elements | MANDATORY.get(resource["resourceType"], frozenset()) | {"resourceType", "id", "meta"}
+    out = {k: v for k, v in resource.items() if k in keep}
+    meta = dict(out.get("meta", {}))
+    meta["tag"] = [*meta.get("tag", []), SUBSETTED]
+    out["meta"] = meta
+    return out
+
+
+def self_link(search: Search, checked: Checked) -> str:
+    """The search as it was run: only the parameters applied (R4 search, "Server Conformance")."""
+    kept = [(k, v) for k, v in search.items if k in checked.params]
+    url = f"{search.base_url}/{search.resource_type}"
+    return f"{url}?{urlencode(kept)}" if kept else url
 
 
 def bundle(
@@ -113,20 +216,21 @@ def bundle(
     to_resource: Callable[[Any], dict[str, Any]],
     position: Callable[[Any], Position] | None,
     included: Sequence[dict[str, Any]] = (),
+    total: int | None = None,
 ) -> dict[str, Any]:
     """A searchset Bundle of the first ``checked.count`` of ``rows`` (one more was read, to know whether a next
-    page exists), the ``included`` resources, ``self`` and ``next`` links and the warnings as an OperationOutcome
-    entry."""
-    shown = rows[: checked.count]
+    page exists), the ``included`` resources, ``self`` and ``next`` links, ``total`` when counted, and the
+    warnings as an OperationOutcome entry. With ``_summary=count`` only the total and the warnings."""
+    shown = [] if checked.only_count else rows[: checked.count]
     kept = [(k, v) for k, v in search.items if k in checked.params and k != "_cursor"]
     url = f"{search.base_url}/{search.resource_type}"
-    links = [{"relation": "self", "url": f"{url}?{urlencode(search.items)}" if search.items else url}]
+    links = [{"relation": "self", "url": self_link(search, checked)}]
     if len(rows) > checked.count and position is not None and shown:
         cursor = encode_cursor(position(shown[-1]))
         links.append({"relation": "next", "url": f"{url}?{urlencode([*kept, ('_cursor', cursor)])}"})
     entries: list[dict[str, Any]] = []
     for row in shown:
-        resource = to_resource(row)
+        resource = subset(to_resource(row), checked.elements)
         entries.append(
             {
                 "fullUrl": f"{search.base_url}/{resource['resourceType']}/{resource['id']}",
@@ -134,7 +238,7 @@ def bundle(
                 "search": {"mode": "match"},
             }
         )
-    for resource in included:
+    for resource in [] if checked.only_count else included:
         entries.append(
             {
                 "fullUrl": f"{search.base_url}/{resource['resourceType']}/{resource['id']}",
@@ -144,7 +248,10 @@ def bundle(
         )
     if checked.warnings:
         entries.append({"resource": fhir.outcome(checked.warnings), "search": {"mode": "outcome"}})
-    result: dict[str, Any] = {"resourceType": "Bundle", "type": "searchset", "link": links}
+    result: dict[str, Any] = {"resourceType": "Bundle", "type": "searchset"}
+    if checked.total and total is not None:
+        result["total"] = total
+    result["link"] = links
     if entries:
         result["entry"] = entries
     return result

@@ -91,13 +91,15 @@ async def search(rt: Runtime, caller: Caller, request: Search) -> dict[str, Any]
     pair = pair_id(schedules[0].removeprefix("Schedule/")) if len(schedules) == 1 else None
     if pair is None:
         raise ValidationFailed(fields={"schedule": "Name one schedule: Schedule/<doctor>-<location>."})
-    span = fhir.date_range(checked.params.get("start", []), name="start")
+    tests = fhir.date_tests(checked.params.get("start", []), name="start", now=rt.clock.now())
+    span = fhir.date_range(checked.params.get("start", []), name="start", now=rt.clock.now(), ne=False)
     if span.lo is None or span.hi is None:
         raise ValidationFailed(fields={"start": "Give both ends, e.g. start=ge2026-11-23&start=lt2026-11-30."})
     statuses = set(fhir.token_list(checked.params.get("status", [])))
     if statuses - SLOT_STATUSES:
         raise ValidationFailed(fields={"status": "Use a Slot status (free, busy, ...)."})
     timezone, starts = await _free(rt, pair[0], pair[1], span.lo, span.hi)
+    starts = [s for s in starts if all(t.holds(s) for t in tests)]
     if statuses and "free" not in statuses:
         starts = []
     if checked.after is not None:

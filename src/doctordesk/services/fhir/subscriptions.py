@@ -227,6 +227,11 @@ async def create(rt: Runtime, caller: Caller, body: dict[str, Any]) -> tuple[dic
     return resource(sub, endpoint, now=now), secret
 
 
+async def owned_row(session: AsyncSession, caller: Caller, sub_id: int) -> Row:
+    """The caller's subscription and its channel (404 for anyone else's, 410 once deleted)."""
+    return await _row(session, caller, sub_id)
+
+
 async def read(rt: Runtime, caller: Caller, sub_id: int) -> dict[str, Any]:
     require_subscriber(caller)
     async with rt.db.read() as session:

@@ -105,7 +105,7 @@ async def _may_read(session: AsyncSession, s: Subscriber, a: Appointment) -> boo
 
 async def _resource(session: AsyncSession, appointment_id: int) -> str:
     row = (await session.execute(base_query().where(Appointment.id == appointment_id))).first()
-    body = fhir_appointments.resource(row)
+    body = await fhir_appointments.resource_of(session, row)
     return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
 
 

@@ -188,11 +188,34 @@ class FhirRoute(APIRoute):
 
         async def answer(request: Request) -> Response:
             try:
+                _acceptable(request)
                 return await handler(request)
             except Exception as exc:  # every error of the FHIR interface has one shape
                 return outcome_for(request, exc)
 
         return answer
+
+
+# What an ``Accept`` header may name for a FHIR answer (JSON only; XML and other types are 406).
+_JSON_TYPES = frozenset({fhir.MEDIA_TYPE, "application/json", "application/*", "*/*", "application/json+fhir"})
+
+
+def _acceptable(request: Request) -> None:
+    """406 when ``Accept`` names only types other than JSON (``application/fhir+xml``...). A Binary's file may be
+    of any type, so Binary takes any ``Accept``."""
+    if request.url.path.startswith("/fhir/Binary/"):
+        return
+    header = request.headers.get("accept", "").strip()
+    if not header:
+        return
+    for part in header.split(","):
+        kind, _, params = part.strip().partition(";")
+        refused = any(p.strip().replace(" ", "") in ("q=0", "q=0.0", "q=0.00", "q=0.000") for p in params.split(";"))
+        if kind.strip().lower() in _JSON_TYPES and not refused:
+            return
+    raise NotSupported(
+        f"Only {fhir.MEDIA_TYPE} is served.", status=406, fields={"Accept": f"Accept {fhir.MEDIA_TYPE}."}
+    )
 
 
 async def json_body(request: Request, resource_type: str) -> dict[str, Any]:

@@ -18,7 +18,10 @@ from doctordesk.services.fhir import appointments as fhir_appointments
 from doctordesk.services.fhir import audit as fhir_audit
 from doctordesk.services.fhir import capability as fhir_capability
 from doctordesk.services.fhir import chat as fhir_chat
+from doctordesk.services.fhir import deliveries as fhir_deliveries
 from doctordesk.services.fhir import directory as fhir_directory
+from doctordesk.services.fhir import history as fhir_history
+from doctordesk.services.fhir import people as fhir_people
 from doctordesk.services.fhir import requests as fhir_requests
 from doctordesk.services.fhir import slots as fhir_slots
 from doctordesk.services.fhir import subscriptions as fhir_subscriptions
@@ -80,6 +83,26 @@ async def read_appointment(rt: RuntimeDep, caller: FhirCallerDep, appointment_id
     return resource_response(body, version=version)
 
 
+@router.get("/Appointment/{appointment_id}/_history/{version_id}")
+async def vread_appointment(
+    rt: RuntimeDep, caller: FhirCallerDep, appointment_id: str, version_id: str
+) -> FhirResponse:
+    """One version of an Appointment, as it was (the ``Location`` of a create names the first)."""
+    row_id = _id(appointment_id, "Appointment")
+    body = await fhir_history.vread(rt, caller, row_id, fhir_history.version_id(version_id))
+    return resource_response(body, version=int(body["meta"]["versionId"]))
+
+
+@router.get("/Appointment/{appointment_id}/_history")
+async def appointment_history(
+    rt: RuntimeDep, caller: FhirCallerDep, request: Request, appointment_id: str
+) -> FhirResponse:
+    """The Appointment's kept versions, newest first: a history Bundle."""
+    row_id = _id(appointment_id, "Appointment")
+    names = [k for k, _ in request.query_params.multi_items()]
+    return FhirResponse(await fhir_history.history(rt, caller, row_id, _base(request), names))
+
+
 @router.get("/Appointment")
 async def search_appointments(
     rt: RuntimeDep, caller: FhirCallerDep, request: Request, prefer: PreferHeader = None
@@ -94,6 +117,7 @@ async def create_appointment(
 ) -> FhirResponse:
     """A new appointment request (status ``proposed``) by the same rules and codes as the integration API;
     conditional with ``If-None-Exist`` on the clinic's identifier (an existing match answers 200, nothing new)."""
+    fhir_requests.authorize(caller)
     body = await json_body(request, "Appointment")
     created = await fhir_requests.create(rt, caller, body, if_none_exist=if_none_exist)
     location = f"{_base(request)}/Appointment/{created.resource['id']}/_history/{created.version}"
@@ -125,6 +149,7 @@ async def create_appointment_response(
 ) -> FhirResponse:
     """The patient's answer to the offered times: ``accepted`` with the ``start`` of one offer (the appointment
     is booked at that time), or ``declined`` (every offer rejected, the request canceled)."""
+    fhir_answers.authorize(caller)
     body = await json_body(request, "AppointmentResponse")
     answer, version = await fhir_answers.create(rt, caller, body, if_match=if_match)
     location = f"{_base(request)}/AppointmentResponse/{answer['id']}"
@@ -138,6 +163,7 @@ async def create_subscription(rt: RuntimeDep, caller: FhirCallerDep, request: Re
     the endpoint as a FHIR base) or none (an empty POST); ``header``: extra headers. Active at once; the answer
     carries the signing secret once (extension ``urn:doctordesk:fhir:signing-secret``). API keys need
     ``subscriptions:write``; doctors subscribe to their own appointments; patients may not."""
+    fhir_subscriptions.require_subscriber(caller)
     body = await json_body(request, "Subscription")
     created, secret = await fhir_subscriptions.create(rt, caller, body)
     shown = {**created, "extension": [{"url": subscription_rules.SECRET_EXTENSION, "valueString": secret}]}
@@ -149,6 +175,20 @@ async def create_subscription(rt: RuntimeDep, caller: FhirCallerDep, request: Re
 async def read_subscription(rt: RuntimeDep, caller: FhirCallerDep, subscription_id: str) -> FhirResponse:
     """One of the caller's subscriptions, with its status (``error`` and the reason when delivery stopped)."""
     return FhirResponse(await fhir_subscriptions.read(rt, caller, _id(subscription_id, "Subscription")))
+
+
+@router.get("/Subscription/{subscription_id}/$deliveries", responses=fhir_responses(gone=True))
+async def subscription_deliveries(
+    rt: RuntimeDep, caller: FhirCallerDep, request: Request, subscription_id: str
+) -> FhirResponse:
+    """The subscription's delivery log, newest first (``_count``, default 50, at most 200): each notification's
+    event id (``webhook-id``), event, subject, state, attempts and last outcome, as a Parameters resource."""
+    row_id = _id(subscription_id, "Subscription")
+    unknown = sorted({k for k, _ in request.query_params.multi_items()} - {"_count", "_format"})
+    if unknown:
+        raise NotSupported(fields=dict.fromkeys(unknown, "Only _count is taken here."))
+    count = fhir.count(request.query_params.getlist("_count"))
+    return FhirResponse(await fhir_deliveries.deliveries(rt, caller, row_id, count))
 
 
 @router.get("/Subscription")
@@ -169,6 +209,7 @@ async def update_subscription(
     """Replace a subscription: ``status`` ``off`` pauses it, ``requested`` turns it on again (also after
     ``error``); criteria, channel, ``reason`` and ``end`` as on create."""
     row_id = _id(subscription_id, "Subscription")
+    fhir_subscriptions.require_subscriber(caller)
     body = await json_body(request, "Subscription")
     return FhirResponse(await fhir_subscriptions.update(rt, caller, row_id, body))
 
@@ -195,9 +236,9 @@ async def read_practitioner(rt: RuntimeDep, caller: FhirCallerDep, doctor_id: st
 async def search_practitioners(
     rt: RuntimeDep, caller: FhirCallerDep, request: Request, prefer: PreferHeader = None
 ) -> FhirResponse:
-    """The clinic's doctors."""
+    """The clinic's doctors, by ``_id``, ``identifier`` and ``name``."""
     search = _search(request, "Practitioner", prefer)
-    return FhirResponse(await fhir_directory.search_practitioners(rt, caller, search))
+    return FhirResponse(await fhir_people.search_practitioners(rt, caller, search))
 
 
 @router.get("/Location/{location_id}")
@@ -268,8 +309,9 @@ async def read_patient(rt: RuntimeDep, caller: FhirCallerDep, patient_id: str) -
 async def search_patients(
     rt: RuntimeDep, caller: FhirCallerDep, request: Request, prefer: PreferHeader = None
 ) -> FhirResponse:
-    """The patients the caller may see."""
-    return FhirResponse(await fhir_directory.search_patients(rt, caller, _search(request, "Patient", prefer)))
+    """The patients the caller may see, by ``_id``, ``identifier``, ``name``, ``family``, ``given`` and
+    ``birthdate``."""
+    return FhirResponse(await fhir_people.search_patients(rt, caller, _search(request, "Patient", prefer)))
 
 
 @router.get("/AuditEvent/{event_id}")

@@ -1,0 +1,192 @@
+"""Patient and Practitioner search (docs/fhir.md#patient-and-practitioner-search): ``_id``, ``identifier``,
+``name`` and, for patients, ``family``, ``given`` and ``birthdate``, with ``:exact``, ``:not`` and ``:missing``.
+What SQL can decide runs in SQL (the name words' index narrows a name search); the name parts are then checked
+on the rows read, page by page, so a filter is always applied."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import Select, and_, or_, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from doctordesk.domain.appointments.list_filter import name_words, prefix_end
+from doctordesk.domain.errors import ValidationFailed
+from doctordesk.domain.fhir import mapping as fhir
+from doctordesk.domain.fhir import names as fhir_names
+from doctordesk.domain.keyset import Position
+from doctordesk.runtime import Runtime
+from doctordesk.services.fhir.access import Caller, patients_visible, require_some_scope
+from doctordesk.services.fhir.directory import doctor_identifiers, patient, practitioner
+from doctordesk.services.fhir.filters import Condition, missing_condition, split, token_conditions
+from doctordesk.services.fhir.search import Checked, Search, bundle, check, missing
+from doctordesk.services.scheduling.clinic_facts import cached_clinic
+from doctordesk.store.tables import Patient, PatientNameWord
+
+PATIENT_PARAMETERS = ("_id", "identifier", "name", "family", "given", "birthdate")
+PATIENT_MODIFIERS = {
+    "identifier": ("not", "missing"),
+    "name": ("exact",),
+    "family": ("exact",),
+    "given": ("exact", "missing"),
+    "birthdate": ("missing",),
+}
+PRACTITIONER_PARAMETERS = ("_id", "identifier", "name")
+PRACTITIONER_MODIFIERS = {"identifier": ("not", "missing"), "name": ("exact",)}
+NAME_PARTS = ("name", "family", "given")
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_BATCH = 200
+
+
+def _identifier(system: str) -> Callable[[str], list[str]]:
+    def read(value: str) -> list[str]:
+        given_system, _, code = value.rpartition("|")
+        if (given_system and given_system != system) or not code or len(code) > fhir.MAX_IDENTIFIER_CHARS:
+            raise ValidationFailed(fields={"identifier": f"Use {system}|<id> or <id>."})
+        return [code]
+
+    return read
+
+
+def _logical_id(value: str) -> list[int]:
+    row_id = fhir.parse_logical_id(value)
+    return [row_id] if row_id is not None else []
+
+
+def _name_test(checked: Checked) -> Callable[[str], bool]:
+    """The name parameters (each ANDed, commas ORed) as a test on a name text."""
+    tests: list[tuple[str, bool, list[str]]] = []
+    for part in NAME_PARTS:
+        for exact in (False, True):
+            for raw in checked.get(f"{part}:exact" if exact else part):
+                tests.append((part, exact, split(raw)))
+    wants_given = missing(checked, "given")
+
+    def holds(name: str) -> bool:
+        if wants_given is not None and (not fhir_names.parts(name)[1]) != wants_given:
+            return False
+        return all(any(fhir_names.part_matches(name, p, v, exact=e) for v in values) for p, e, values in tests)
+
+    return holds
+
+
+def _word_prefilter(checked: Checked) -> list[Condition]:
+    """The name words' index for the name parameters that are not exact: each value's words begin words of the
+    patient's name (a superset of the matches; the name parts are checked on the rows)."""
+    out: list[Condition] = []
+    for part in NAME_PARTS:
+        for raw in checked.get(part):
+            options = []
+            for value in split(raw):
+                words = [
+                    Patient.id.in_(
+                        select(PatientNameWord.patient_id).where(
+                            PatientNameWord.word >= w, PatientNameWord.word < prefix_end(w)
+                        )
+                    )
+                    for w in sorted(name_words(value))
+                ]
+                options.append(and_(*words) if words else Patient.id < 0)
+            out.append(or_(*options))
+    for raw in checked.get("name:exact"):
+        out.append(Patient.name.in_(split(raw)))
+    return out
+
+
+def _birth_day(moment: datetime) -> date:
+    """The first birth date whose day starts at or after ``moment`` (a day begins at 00:00 UTC here)."""
+    day = moment.astimezone(UTC).date()
+    return day if moment == datetime(day.year, day.month, day.day, tzinfo=UTC) else day + timedelta(days=1)
+
+
+def _birthdate_conditions(checked: Checked) -> list[Condition]:
+    for raw in checked.get("birthdate"):
+        if "T" in raw:
+            raise ValidationFailed(fields={"birthdate": "Use a date (YYYY, YYYY-MM or YYYY-MM-DD) with a prefix."})
+    conditions: list[Condition] = []
+    for test in fhir.date_tests(checked.get("birthdate"), name="birthdate", now=checked.now):
+        parts: list[Condition] = []
+        if test.lo is not None:
+            parts.append(Patient.birth_date >= _birth_day(test.lo))
+        if test.hi is not None:
+            parts.append(Patient.birth_date < _birth_day(test.hi))
+        inside = and_(*parts) if parts else Patient.birth_date.is_not(None)
+        conditions.append(inside if test.inside else ~inside)
+    return conditions + missing_condition(checked, "birthdate", Patient.birth_date)
+
+
+async def _matching(
+    session: AsyncSession, query: Select[Patient], test: Callable[[str], bool], limit: int | None
+) -> list[Patient]:
+    """The rows of ``query`` (ordered by id) whose name passes ``test``: up to ``limit`` (None: all)."""
+    found: list[Patient] = []
+    after = 0
+    while limit is None or len(found) < limit:
+        batch = list((await session.scalars(query.where(Patient.id > after).limit(_BATCH))).all())
+        found.extend(p for p in batch if test(p.name))
+        if len(batch) < _BATCH:
+            break
+        after = batch[-1].id
+    return found if limit is None else found[:limit]
+
+
+async def search_patients(rt: Runtime, caller: Caller, request: Search) -> dict[str, Any]:
+    """The patients the caller may see, by ``PATIENT_PARAMETERS``, in id order (keyset pages)."""
+    checked = check(request, PATIENT_PARAMETERS, modifiers=PATIENT_MODIFIERS, totals=True)
+    checked.now = rt.clock.now()
+    system = fhir.PATIENT_IDENTIFIER_SYSTEM
+    query = patients_visible(select(Patient), caller).where(
+        *token_conditions(checked, "_id", Patient.id, _logical_id, nullable=False),
+        *token_conditions(checked, "identifier", Patient.external_id, _identifier(system)),
+        *_birthdate_conditions(checked),
+        *_word_prefilter(checked),
+    )
+    query = query.order_by(Patient.id)
+    test = _name_test(checked)
+    start = query.where(Patient.id > checked.after.id) if checked.after is not None else query
+    async with rt.db.read() as session:
+        total = len(await _matching(session, query, test, None)) if checked.total else None
+        rows = [] if checked.only_count else await _matching(session, start, test, checked.count + 1)
+    return bundle(request, checked, rows, to_resource=patient, position=lambda p: Position(_EPOCH, p.id), total=total)
+
+
+async def search_practitioners(rt: Runtime, caller: Caller, request: Search) -> dict[str, Any]:
+    """The clinic's doctors (the cached directory, a few dozen), by ``PRACTITIONER_PARAMETERS``."""
+    checked = check(request, PRACTITIONER_PARAMETERS, modifiers=PRACTITIONER_MODIFIERS, totals=True)
+    require_some_scope(caller)
+    async with rt.db.read() as session:
+        c = await cached_clinic(rt, session)
+        identifiers = await doctor_identifiers(session, c.directory.doctors)
+    system = fhir.PRACTITIONER_IDENTIFIER_SYSTEM
+    read_identifier = _identifier(system)
+    test = _name_test(checked)
+    wanted_missing = missing(checked, "identifier")
+
+    def keeps(doctor_id: int) -> bool:
+        own = identifiers.get(doctor_id)
+        for raw in checked.get("_id"):
+            if doctor_id not in [i for v in split(raw) for i in _logical_id(v)]:
+                return False
+        for raw in checked.get("identifier"):
+            if own not in [i for v in split(raw) for i in read_identifier(v)]:
+                return False
+        for raw in checked.get("identifier:not"):
+            if own in [i for v in split(raw) for i in read_identifier(v)]:
+                return False
+        if wanted_missing is not None and (own is None) != wanted_missing:
+            return False
+        return test(c.directory.doctors[doctor_id])
+
+    matches = [d for d in sorted(c.directory.doctors) if keeps(d)]
+    after = checked.after.id if checked.after is not None else 0
+    rows = [] if checked.only_count else [d for d in matches if d > after][: checked.count + 1]
+    return bundle(
+        request,
+        checked,
+        rows,
+        to_resource=lambda d: practitioner(c, d, identifiers.get(d)),
+        position=lambda d: Position(_EPOCH, d),
+        total=len(matches),
+    )

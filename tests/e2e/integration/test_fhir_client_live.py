@@ -1,0 +1,101 @@
+"""The FHIR interface through an independent client (fhirpy, from PyPI) against a real server: search with filters
+and modifiers, paging, counting, vread and history, a request placed and found again; every resource the client
+reads is validated against the R4 models."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import httpx
+import pytest
+from fhirpy import SyncFHIRClient
+
+from tests.support.fhir_models import validate
+from tests.support.live import LiveServer, serving
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    with serving(tmp_path_factory.mktemp("fhirpy")) as live:
+        yield live
+
+
+@pytest.fixture(scope="module")
+def fhir(server: LiveServer) -> SyncFHIRClient:
+    with httpx.Client(base_url=server.url) as http:
+        login = http.post("/auth/login", data={"username": "admin", "password": "demo"})
+        admin = {"Authorization": f"Bearer {login.json()['access_token']}"}
+        account = http.post("/admin/service-accounts", headers=admin, json={"name": "fhirpy"}).json()["id"]
+        key = http.post(
+            f"/admin/service-accounts/{account}/keys",
+            headers=admin,
+            json={"scopes": ["appointments:read", "appointments:write"]},
+        ).json()["key"]
+    return SyncFHIRClient(f"{server.url}/fhir", authorization=f"Bearer {key}")
+
+
+def checked(resource: Any) -> dict[str, Any]:
+    body: dict[str, Any] = resource.serialize()
+    validate(body)
+    return body
+
+
+def test_search_filters_pages_and_counts_through_fhirpy(fhir: SyncFHIRClient) -> None:
+    [maria] = [checked(p) for p in fhir.resources("Patient").search(family="schmidt").fetch()]
+    assert maria["name"][0]["family"] == "Schmidt"
+    assert all(checked(p)["id"] != maria["id"] for p in fhir.resources("Patient").search(family__exact="schmidt"))
+    mine = fhir.resources("Appointment").search(patient=f"Patient/{maria['id']}")
+    every = [checked(a) for a in mine.limit(200).fetch()]
+    paged = [checked(a) for a in mine.limit(2).fetch_all()]  # follows the next links
+    assert [a["id"] for a in paged] == [a["id"] for a in every] and len(every) > 2
+    assert mine.count() == len(every)
+    assert all(a["participant"][0]["actor"]["reference"] == f"Patient/{maria['id']}" for a in every)
+    one = every[0]["id"]
+    assert [a["id"] for a in fhir.resources("Appointment").search(_id=one).fetch()] == [one]
+    others = fhir.resources("Appointment").search(patient=f"Patient/{maria['id']}", status__not="proposed")
+    assert {checked(a)["status"] for a in others.limit(200).fetch()} <= {
+        "pending",
+        "booked",
+        "cancelled",
+        "fulfilled",
+        "noshow",
+    }
+
+
+def test_a_request_is_placed_read_again_by_version_and_found(fhir: SyncFHIRClient) -> None:
+    berger = fhir.resources("Practitioner").search(name="berger").fetch()[0]
+    [schedule] = fhir.resources("Schedule").search(actor=f"Practitioner/{berger['id']}").fetch()[:1]
+    today = datetime.now(UTC).date()
+    slots = fhir.resources("Slot").search(
+        schedule=f"Schedule/{schedule['id']}", start__ge=str(today + timedelta(days=2)),
+        start__lt=str(today + timedelta(days=9)),
+    ).fetch()  # fmt: skip
+    slot = checked(slots[-1])
+    patient = fhir.resources("Patient").search(family="schmidt").fetch()[0]
+    location = schedule["actor"][1]["reference"]
+    appointment = fhir.resource(
+        "Appointment",
+        status="proposed",
+        start=slot["start"],
+        minutesDuration=30,
+        identifier=[{"system": "urn:doctordesk:appointment-external-id", "value": "fhirpy-1"}],
+        participant=[
+            {"actor": {"reference": f"Patient/{patient['id']}"}, "status": "accepted"},
+            {"actor": {"reference": f"Practitioner/{berger['id']}"}, "status": "needs-action"},
+            {"actor": {"reference": location}, "status": "needs-action"},
+        ],
+    )
+    appointment.save()
+    created = checked(appointment)
+    assert created["status"] == "proposed" and created["meta"]["versionId"] == "1"
+    first = fhir.execute(f"Appointment/{created['id']}/_history/1", method="get")
+    validate(first)
+    assert first["id"] == created["id"] and first["requestedPeriod"][0]["start"] == slot["start"]
+    history = fhir.execute(f"Appointment/{created['id']}/_history", method="get")
+    validate(history)
+    assert history["type"] == "history" and [e["resource"]["meta"]["versionId"] for e in history["entry"]] == ["1"]
+    found = fhir.resources("Appointment").search(identifier="fhirpy-1").fetch()
+    assert [checked(a)["id"] for a in found] == [created["id"]]
+    assert fhir.resources("Appointment").search(identifier="fhirpy-2").fetch() == []

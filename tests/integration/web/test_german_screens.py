@@ -109,7 +109,9 @@ async def test_the_answers_of_administration_actions_are_german(client, login, d
     de = {**admin.headers, **GERMAN}
     fee = {"kind": "doctor_fee", "doctor": str(demo.users["doctor1"]), "amount": "95.50", "currency": "EUR",
            "effective_from": "2026-12-01", "retired": "false"}  # fmt: skip
-    added = (await client.post(f"{ADMIN}/fees/add", headers=de, data=fee)).json()
+    asked = (await client.post(f"{ADMIN}/fees/add", headers=de, data=fee)).json()
+    confirm = next(p for p in asked["patches"] if p["id"] == "confirm-fee")["set"]["action"]["endpoint"]
+    added = (await client.post(confirm, headers=de, data=fee)).json()
     assert patched(added, "saved") == "Hinzugefügt: Arzthonorar · Dr. Anna Berger · jeder Standort: 95,50\u00a0€."
     fees = by_id((await client.put(f"{ADMIN}/fees", headers=de)).json()["elements"])
     assert any(e.get("value") == "ab Di., 1. Dez. 2026, 00:00 UTC" for e in fees.values())

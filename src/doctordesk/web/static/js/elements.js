@@ -4,7 +4,7 @@
 // which act on the view, are in attachments.js and dialogs.js.
 
 import { formatTime, node, safeHref, text, uid } from "./dom.js";
-import { t } from "./i18n.js";
+import { number, t, tf } from "./i18n.js";
 
 function headingTag(depth) {
   return `h${Math.min(6, depth + 2)}`;
@@ -40,7 +40,43 @@ function buildInput(model, type) {
   if (typeof props.max === "string") control.max = props.max;
   if (type === "password") control.autocomplete = "current-password";
   if (props.required) control.required = true;
-  return { ...labelled(model, control), control };
+  const parts = { ...labelled(model, control), control };
+  if (typeof props.maxlength === "number" && props.multiline) countCharacters(control, parts.root, props.maxlength);
+  return parts;
+}
+
+// A text box with a limit shows a counter once it holds 90 % of it, and a paste that does not fit says what was
+// left out (the browser keeps only what fits): nothing is cut silently.
+function countCharacters(control, root, max) {
+  const counter = node("p", "char-count");
+  counter.hidden = true;
+  counter.setAttribute("aria-live", "polite");
+  const cut = node("p", "msg msg-warning char-cut");
+  cut.hidden = true;
+  cut.setAttribute("role", "status");
+  root.append(counter, cut);
+  const update = () => {
+    const n = control.value.length;
+    counter.hidden = n < Math.floor(max * 0.9);
+    counter.textContent = tf("{count} of {max} characters", { count: number(n), max: number(max) });
+    counter.classList.toggle("is-full", n >= max);
+    if (!n) cut.hidden = true;
+  };
+  control.addEventListener("input", update);
+  control.addEventListener("paste", (event) => {
+    const pasted = event.clipboardData ? event.clipboardData.getData("text") : "";
+    const replaced = (control.selectionEnd || 0) - (control.selectionStart || 0);
+    const room = Math.max(0, max - (control.value.length - replaced));
+    if (pasted.length <= room) return;
+    const left = pasted.slice(room);
+    const start = left.length > 40 ? `${left.slice(0, 40)}…` : left;
+    cut.textContent = tf(
+      "Only {max} characters fit: the last {count} characters of the pasted text were left out, from “{start}”.",
+      { max: number(max), count: number(left.length), start },
+    );
+    cut.hidden = false;
+  });
+  update();
 }
 
 function buildSelect(model) {
@@ -253,7 +289,7 @@ export const ELEMENT_BUILDERS = {
       meta.append(time);
     }
     if (props.direction === "outgoing") root.dataset.align = "end";
-    if (props.read === true && props.direction === "outgoing") meta.append(node("span", "group-read", "✓ Read"));
+    if (props.read === true && props.direction === "outgoing") meta.append(node("span", "group-read", t("✓ Read")));
     if (meta.childNodes.length) root.append(meta);
     if (model.value !== null && model.value !== undefined) root.append(node("p", "group-text", model.value));
     const messages = node("div", "messages");

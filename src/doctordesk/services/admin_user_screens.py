@@ -30,7 +30,9 @@ from doctordesk.services.admin_screen_base import (
     told,
     viewing,
 )
+from doctordesk.services.admin_audit_screen import clinic_zone
 from doctordesk.services.passwords import Passwords
+from doctordesk.services.review_facts import cached_clinic
 
 
 def _row(v: admin_users.UserView) -> screen.UserRow:
@@ -222,12 +224,18 @@ async def password_link(
     """A one-time link through which the user sets their own password, shown on the answer only."""
     require_admin(actor)
     link = await password_links.create_link(rt, actor, user_id)
+    async with rt.db.read() as session:
+        zone = clinic_zone((await cached_clinic(rt, session)).directory.locations)
+    url = link.url(base_url)
     text = Text(
         "One-time link: {url} — shown this once; it works once, until {until}. Earlier links for this user no "
         "longer work.",
-        url=link.url(base_url), until=Moment(link.expires_at, "UTC"),
+        url=url, until=Moment(link.expires_at, zone),
     )  # fmt: skip
-    return await acted(rt, page, state, "new-password", text)
+    update = await acted(rt, page, state, "new-password", text)
+    # A Copy control for the link, on this answer only (like the link itself: never on a page).
+    update.patches.append(p_update("copy-link", visible=True, props={"copy": url}))
+    return update
 
 
 # --- locations -------------------------------------------------------------------------------------------------

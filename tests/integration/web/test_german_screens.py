@@ -126,7 +126,7 @@ async def test_the_answers_of_administration_actions_are_german(client, login, d
     assert patched(toggled.json(), "saved").endswith("ist deaktiviert und überall abgemeldet.")
     link = await client.post(f"{ADMIN}/users/{doctor}/password-link", headers=de)
     text = patched(link.json(), "new-password")
-    assert text.startswith("Einmal-Link: ") and "bis Di., 24. Nov. 2026, 07:00 UTC." in text
+    assert text.startswith("Einmal-Link: ") and "bis Di., 24. Nov. 2026, 08:00 MEZ." in text  # the clinic's zone
     refused = await client.post(f"{ADMIN}/fees/add", headers=de, data={"kind": "weekend", "percent": "5000"})
     assert refused.json()["fields"]["percent"] == "Eine ganze Zahl von 0 bis 1000."
     bad_hook = await client.post(f"{ADMIN}/webhooks/create", headers=de, data={"url": "", "description": "x"})

@@ -97,6 +97,33 @@ function buildSelect(model) {
   return { ...labelled(model, control), control };
 }
 
+// A choice from a long list (props.searchable): a text box whose suggestions are the options, filtered as the
+// user types. The service judges the value; the option without a value gives the box its prompt.
+function buildSearchable(model) {
+  const control = document.createElement("input");
+  control.type = "text";
+  control.autocomplete = "off";
+  control.spellcheck = false;
+  const list = document.createElement("datalist");
+  list.id = uid("list");
+  for (const o of model.options || []) {
+    const value = text(o.value);
+    if (!value) {
+      control.placeholder = text(o.label);
+      continue;
+    }
+    const option = document.createElement("option");
+    option.value = value;
+    if (text(o.label) !== value) option.label = text(o.label);
+    list.append(option);
+  }
+  control.setAttribute("list", list.id);
+  control.value = model.value === null || model.value === undefined ? "" : text(model.value);
+  const parts = { ...labelled(model, control), control };
+  parts.root.append(list);
+  return parts;
+}
+
 function container(tag, className, model, depth) {
   const root = node(tag, className);
   if (model.label) {
@@ -332,7 +359,7 @@ export const ELEMENT_BUILDERS = {
     return buildSelect(model);
   },
   Timezone(model) {
-    return buildSelect(model);
+    return (model.props || {}).searchable ? buildSearchable(model) : buildSelect(model);
   },
   Checkbox(model) {
     const root = node("div", "field field-check");

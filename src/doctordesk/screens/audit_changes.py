@@ -21,7 +21,7 @@ PEOPLE: Final = frozenset({"user_id", "doctor_id", "patient_user_id", "actor_id"
 LOCATIONS: Final = frozenset({"location_id"})
 _INSTANT = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?([+-]\d{2}:\d{2}|Z)")
 
-# Field names in words; a field without words here shows its key with spaces for underscores.
+# Field names in words; a field without words here shows its key as it is (a code, like the action's).
 LABELS: Final[dict[str, str]] = {
     "display_name": N_("Name"),
     "name": N_("Name"),
@@ -52,6 +52,12 @@ LABELS: Final[dict[str, str]] = {
     "valid_from": N_("Valid from"),
     "valid_to": N_("Valid to"),
     "insurer": N_("Insurer"),
+    "delivery_id": N_("Delivery"),
+    "message_id": N_("Message"),
+    "event_type": N_("Event type"),
+    "types": N_("Event types"),
+    "attempts": N_("Attempts"),
+    "replays": N_("Replays"),
 }
 
 
@@ -74,7 +80,7 @@ def person_ids(details: Mapping[str, Any]) -> set[int]:
 
 
 def _label(key: str) -> str:
-    return _(LABELS[key]) if key in LABELS else key.replace("_", " ")
+    return _(LABELS[key]) if key in LABELS else key
 
 
 def _value(key: str, value: Any, names: Names, context: Mapping[str, Any]) -> str:

@@ -33,7 +33,7 @@ def test_a_new_record_lists_its_fields_and_other_facts_follow() -> None:
 def test_unknown_people_lists_and_long_values_stay_readable() -> None:
     details = {"user_id": 42, "types": ["a", "b"], "note": "x" * 200}
     text = lines(details, NAMES)
-    assert text[0] == "User: #42" and text[1] == "types: a, b"
+    assert text[0] == "User: #42" and text[1] == "Event types: a, b"
     assert len(text[2]) < 100 and text[2].endswith("…")
 
 

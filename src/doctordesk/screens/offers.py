@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from doctordesk.domain.appointments import AppointmentView
+from doctordesk.domain.coverage import for_patient
 from doctordesk.domain.decisions import can_answer
 from doctordesk.domain.events import appointment_topic, user_topic
 from doctordesk.domain.roles import Role
@@ -119,7 +120,7 @@ def _offer(s: OffersScreen, o: OfferView, actionable: bool) -> Element:
         "Card",
         *children,
         label=_("Alternative {n}", n=n),
-        warning=maybe(o.coverage_warning),
+        warning=maybe(for_patient(o.coverage_warning) if s.is_patient else o.coverage_warning),
         highlighted=o.state == "accepted",
         props={"offer": o.id},
     )

@@ -341,3 +341,23 @@ async def test_a_draft_left_on_the_phone_is_shown_on_the_desktop_with_its_time_a
     assert response.status_code == 200, response.text
     phone.elements = apply(phone.elements, response.json()["patches"])
     assert not phone.has("alternative-1")
+
+
+async def test_a_line_beside_approve_says_what_it_will_send(client, login, demo):
+    doctor = await login("doctor1")
+    s = await Screen(client, {**doctor.headers, "X-Client-Id": "tab-effect"}, aid(demo, REQUESTED)).open()
+    assert s["approve"]["label"] == "Approve"
+    assert s["approve-effect"]["value"] == "Approves the requested time and tells the patient."
+    await s.patch("/add-alternative")
+    assert s["approve"]["label"] == "Approve"  # the spec's button keeps its label
+    assert s["approve-effect"]["value"] == "Sends 1 alternative to the patient, who chooses or declines it."
+    await s.patch("/add-alternative")
+    assert s["approve-effect"]["value"] == "Sends 2 alternatives to the patient, who chooses one or declines them."
+    await s.matches_a_fresh_put()
+    german = await Screen(
+        client, {**doctor.headers, "X-Client-Id": "tab-effect", "Accept-Language": "de"}, aid(demo, REQUESTED)
+    ).open()
+    assert (
+        german["approve-effect"]["value"]
+        == "Sendet dem Patienten 2 Alternativen, von denen er eine wählt oder alle ablehnt."
+    )

@@ -279,7 +279,8 @@ export const ELEMENT_BUILDERS = {
   },
   Highlight(model) {
     const root = node("div", "highlight");
-    if (model.label) root.append(node("span", "highlight-label", model.label));
+    // The label and the amount never run together ("Doctor fee €60.00"), in the layout and in the text.
+    if (model.label) root.append(node("span", "highlight-label", model.label), document.createTextNode(" "));
     root.append(node("strong", "highlight-value", model.value));
     return { root };
   },

@@ -169,4 +169,3 @@ def for_patient(warning: str | None) -> str | None:
     if warning is None:
         return None
     return FOR_PATIENT.get(str(warning), warning)
-

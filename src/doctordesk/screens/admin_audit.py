@@ -57,8 +57,13 @@ def _row(r: AuditRow, names: Names) -> Element:
     return el(
         f"audit-{r.id}",
         "Row",
-        el(f"audit-at-{r.id}", "Regular", label=_("When"), value=format_local(r.at, names.zone, seconds=True),
-           props={"datetime": r.at.astimezone(UTC).isoformat()}),
+        el(
+            f"audit-at-{r.id}",
+            "Regular",
+            label=_("When"),
+            value=format_local(r.at, names.zone, seconds=True),
+            props={"datetime": r.at.astimezone(UTC).isoformat()},
+        ),
         el(f"audit-actor-{r.id}", "Regular", label=_("Who"), value=who),
         # The words, then the code the filter and the exports match on.
         el(

@@ -16,6 +16,7 @@ from typing import Any
 
 from doctordesk.domain import moments
 from doctordesk.domain.errors import ValidationFailed
+from doctordesk.domain.fees import SURCHARGES
 from doctordesk.domain.inputs import parse_id, parse_int
 from doctordesk.domain.roles import Actor
 from doctordesk.domain.texts import N_, Text
@@ -84,7 +85,7 @@ def rule_from_form(form: Mapping[str, str], now: datetime) -> admin_fees.FeeRule
     # unless the version ends the rule.
     cents = _cents(form.get("amount"), fields, required=kind in admin_fees.AMOUNT_KINDS and not retired)
     percent = 0
-    if kind in admin_fees.SURCHARGES and not retired and not (form.get("percent") or "").strip():
+    if kind in SURCHARGES and not retired and not (form.get("percent") or "").strip():
         fields["percent"] = N_("Required: the surcharge in per cent of the doctor fee.")
     elif form.get("percent"):
         parsed = parse_int(form.get("percent"), minimum=0, maximum=admin_fees.MAX_PERCENT)

@@ -20,6 +20,7 @@ from doctordesk.screens import admin_users as screen
 from doctordesk.screens.protocol import Layout, Page, UpdateSet, p_update
 from doctordesk.screens.viewing import Viewing
 from doctordesk.services import admin_locations, admin_users, password_links
+from doctordesk.services.admin_audit_screen import clinic_zone
 from doctordesk.services.admin_screen_base import (
     acted,
     changed,
@@ -30,7 +31,6 @@ from doctordesk.services.admin_screen_base import (
     told,
     viewing,
 )
-from doctordesk.services.admin_audit_screen import clinic_zone
 from doctordesk.services.passwords import Passwords
 from doctordesk.services.review_facts import cached_clinic
 

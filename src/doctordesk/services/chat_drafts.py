@@ -85,4 +85,3 @@ async def clear_in(session: AsyncSession, user_id: int, appointment_id: int) -> 
     await session.execute(
         delete(ChatDraft).where(ChatDraft.appointment_id == appointment_id, ChatDraft.user_id == user_id)
     )
-

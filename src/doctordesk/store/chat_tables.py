@@ -70,8 +70,6 @@ class ChatRead(Base):
     __table_args__ = (Index("ix_chat_reads_user", "user_id"),)
 
 
-
-
 class ChatDraft(Base):
     """A message one user has begun and not sent, per thread (appointment): kept with the server so it survives a
     reload and follows the user to another device (spec chat rule 2: only the draft state changes). Written as

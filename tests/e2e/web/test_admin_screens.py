@@ -103,7 +103,7 @@ def test_a_doctors_account_has_a_zone_list_a_destructive_look_and_a_link_to_copy
     # The time zone is chosen from the IANA list, searchable as one types.
     zone = page.locator('[data-name="timezone"]')
     assert zone.get_attribute("list")
-    options = page.locator(f'datalist#{zone.get_attribute("list")} option')
+    options = page.locator(f"datalist#{zone.get_attribute('list')} option")
     assert options.count() > 300
     assert page.locator(f'datalist#{zone.get_attribute("list")} option[value="Europe/Berlin"]').count() == 1
     # "Deactivate" looks destructive, unlike "Save" beside it, and asks first: dismissed, nothing happens.

@@ -5,8 +5,8 @@ shows exactly as the English one is a leftover unless it is
 - data: a value stored in the database (names, addresses, time zones, the insurer's record, chat messages ...),
   except the columns that hold our own texts (notices, a disabled endpoint's reason, pushes);
 - a text whose German is the same word ("Name", "Status", "Webhooks"), by the catalog;
-- a code shown as it is (webhook event types, an export's file name), a record's stored details as JSON (the audit
-  trail's), or no words at all (numbers, dates).
+- a code shown as it is (webhook event types, IANA time zones, an export's file name, a field's key such as
+  `delivery_id`), a record's stored details as JSON, or no words at all (numbers, dates).
 
 Texts joined from parts (" · ", ", ", ": ") are judged part by part.
 """
@@ -19,6 +19,7 @@ from typing import Any
 
 from sqlalchemy import String, Text, select
 
+from doctordesk.domain.scheduling.suggestions import TIMEZONES
 from doctordesk.domain.webhooks.rules import SUBSCRIBABLE
 from doctordesk.i18n import catalog
 from doctordesk.screens.protocol import walk
@@ -34,9 +35,11 @@ OUR_TEXTS = {
     ("push_outbox", "text"),
     ("webhook_deliveries", "last_error"),
 }
-CODES = {*SUBSCRIBABLE, "audit.csv", "audit.jsonl"}
+CODES = {*SUBSCRIBABLE, *TIMEZONES, "audit.csv", "audit.jsonl"}
 _WORD = re.compile(r"[A-Za-z]{2,}")
-_PARTS = re.compile(r" · |, |: | \(|\)")
+_PARTS = re.compile(r" · |, |: | \(|\)|\n| → ")
+# A field's key shown as it is (the audit trail's details name fields without words that way).
+_IDENTIFIER = re.compile(r"[a-z]+(_[a-z]+)+")
 
 
 def shown_texts(page: Mapping[str, Any]) -> dict[tuple[str, str], str]:
@@ -84,7 +87,7 @@ async def stored_values(runtime: Any) -> set[str]:
 
 
 def _fine(text: str, data: set[str], same: list[re.Pattern[str]]) -> bool:
-    if text in data or text in CODES or not _WORD.search(text):
+    if text in data or text in CODES or not _WORD.search(text) or _IDENTIFIER.fullmatch(text):
         return True
     if text.startswith("{") and text.endswith(("}", "…")):
         return True  # stored details shown as JSON

@@ -54,6 +54,10 @@ SHELL_TEXTS: tuple[str, ...] = (
     N_("Copied"),
     N_("Copied to the clipboard"),
     N_("Could not copy"),
+    # Text boxes with a limit (the chat's message) and the chat's read mark.
+    N_("{count} of {max} characters"),
+    N_("Only {max} characters fit: the last {count} characters of the pasted text were left out, from “{start}”."),
+    N_("✓ Read"),
     # The page behind a one-time password link.
     N_("Set your password"),
     N_("This link works once. Choose a password of at least 8 characters."),

@@ -175,18 +175,39 @@ def _more(section: Section, rows: Slice[AppointmentView]) -> Element:
     )
 
 
-def _notices(notices: Sequence[Notice]) -> Element:
-    """What others changed on the viewer's appointments since they last looked (docs/booking.md)."""
+def _notice_link(n: Notice, actor: Actor) -> list[Element]:
+    """The appointment a notice is about, one activation away: a patient's answer screen, a doctor's Review and
+    Approve, support's chat."""
+    a = n.appointment_id
+    if a is None:
+        return []
+    if actor.role is Role.PATIENT:
+        action = Action("PUT", f"/profile/appointments/{a}/offers")
+    elif actor.role is Role.DOCTOR:
+        action = Action("PUT", f"/profile/appointments/{a}/approve")
+    else:
+        return [el(f"open-notice-{n.id}", "Link", label=_("Open the chat"), action=Action("PUT", chat_endpoint(a)),
+                   props={"panel": "chat"})]  # fmt: skip
+    return [el(f"open-notice-{n.id}", "Link", label=_("Open the appointment"), action=action)]
+
+
+def _notices(notices: Sequence[Notice], actor: Actor) -> Element:
+    """What others changed on the viewer's appointments since they last looked (docs/booking.md), each naming the
+    appointment's date and time and linking to it (issue 30)."""
     items = [
         el(
             f"notice-{n.id}",
             "Notice",
+            *_notice_link(n, actor),
             el(
                 f"dismiss-{n.id}",
                 "Button",
                 label=_("Dismiss"),
                 action=Action("POST", f"{NOTICES_ENDPOINT}/{n.id}/dismiss"),
             ),
+            label=_("Appointment on {when}", when=format_local(n.start, n.timezone))
+            if n.start is not None and n.timezone
+            else None,
             value=stored(n.text),
             props={"tone": "info", "appointment": n.appointment_id},
         )
@@ -215,7 +236,7 @@ def render(
     """The list: the viewer's notices, the filter, then each section's rows in its order, each with its "show
     more" link. Patients also get the way to book, doctors their calendar feed, admins the way to administration."""
     f = f or ListFilter()
-    elements: list[Element] = [el("title", "Heading", value=_("Appointments")), _notices(notices)]
+    elements: list[Element] = [el("title", "Heading", value=_("Appointments")), _notices(notices, actor)]
     if actor.role is Role.PATIENT:
         elements.append(el("book", "Link", label=_("Book an appointment"), action=Action("PUT", BOOK_ENDPOINT)))
     if actor.role is Role.DOCTOR:

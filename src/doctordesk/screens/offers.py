@@ -12,6 +12,7 @@ from doctordesk.domain.appointments.decisions import can_answer
 from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.appointments.views import AppointmentView
 from doctordesk.domain.events import appointment_topic, user_topic
+from doctordesk.domain.review.coverage import for_patient
 from doctordesk.domain.roles import Role
 from doctordesk.i18n import N_, _, maybe
 from doctordesk.i18n.formats import format_local, money
@@ -119,7 +120,7 @@ def _offer(s: OffersScreen, o: OfferView, actionable: bool) -> Element:
         "Card",
         *children,
         label=_("Alternative {n}", n=n),
-        warning=maybe(o.coverage_warning),
+        warning=maybe(for_patient(o.coverage_warning) if s.is_patient else o.coverage_warning),
         highlighted=o.state == "accepted",
         props={"offer": o.id},
     )

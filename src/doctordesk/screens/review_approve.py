@@ -301,6 +301,15 @@ def _decline_modal(s: ReviewScreen) -> Element:
     )
 
 
+def _approve_effect(a: Assessment) -> str:
+    n = len(a.cards) if a.suggesting else 0
+    if n == 1:
+        return _("Sends 1 alternative to the patient, who chooses or declines it.")
+    if n > 1:
+        return _("Sends {n} alternatives to the patient, who chooses one or declines them.", n=n)
+    return _("Approves the requested time and tells the patient.")
+
+
 def _draft_note(s: ReviewScreen, base: str) -> Element:
     """Says that unsent changes were kept (they follow the doctor to every device), when, and offers to discard
     them: a card left on another device is seen, and can be dropped, before it blocks Approve."""
@@ -381,6 +390,8 @@ def render(s: ReviewScreen) -> Page:
             action=Action("POST", base),
             props={"tone": "primary"},
         ),
+        # The spec's Approve keeps its label; this line says what it will do (issue 30).
+        el("approve-effect", "Caption", value=_approve_effect(a), visible=a.decidable),
         el(
             "decline",
             "Button",

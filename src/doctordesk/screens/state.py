@@ -115,6 +115,11 @@ class Unchanged:
 unchanged_answer: ContextVar[Unchanged | None] = ContextVar("doctordesk_unchanged_answer", default=None)
 
 
+# The requesting client's id (``X-Client-Id``: one per tab instance of the web app), set with the screen request.
+# Review and Approve tells "restored" unsent changes from the ones this very tab just made by it.
+current_client: ContextVar[str | None] = ContextVar("doctordesk_current_client", default=None)
+
+
 class ShownListener(Protocol):
     """Told whenever a viewer is handed a screen: ``opened`` for its page (PUT), else for its poll's answer
     (presence listens here). Runs on every poll: it must return at once, without I/O, when it has nothing new."""

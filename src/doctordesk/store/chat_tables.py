@@ -70,4 +70,16 @@ class ChatRead(Base):
     __table_args__ = (Index("ix_chat_reads_user", "user_id"),)
 
 
-__all__ = ["Attachment", "ChatMessage", "ChatRead", "ChatThread"]
+class ChatDraft(Base):
+    """A message one user has begun and not sent, per thread (appointment): kept with the server so it survives a
+    reload and follows the user to another device (spec chat rule 2: only the draft state changes). Written as
+    the user types, removed when they send or empty the box. Unlike messages, drafts change and go."""
+
+    __tablename__ = "chat_drafts"
+    appointment_id: Mapped[int] = mapped_column(ForeignKey("appointments.id", ondelete="CASCADE"), primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), primary_key=True)
+    content: Mapped[str] = mapped_column(Text)
+    updated_at: Mapped[datetime]
+
+
+__all__ = ["Attachment", "ChatDraft", "ChatMessage", "ChatRead", "ChatThread"]

@@ -23,6 +23,7 @@ from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
 from doctordesk.screens.protocol import LAYOUTS, Layout
+from doctordesk.screens.state import current_client
 from doctordesk.services.accounts import auth, devices
 from doctordesk.services.integration import api_keys
 
@@ -221,6 +222,7 @@ async def screen_request(
     if device is not None:
         await devices.record(rt, actor, device)
     request.scope[ACTOR_SCOPE_KEY] = actor
+    current_client.set(cid)
     state = headers.get("x-screen-state")
     return ScreenRequest(
         rt=rt, actor=actor, layout=screen_layout, state=state[:MAX_STATE_CHARS] if state else None, client_id=cid

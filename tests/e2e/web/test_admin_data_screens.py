@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from tests.e2e.web.conftest import sign_in
+from tests.e2e.web.test_language import german_sign_in
 
 pytestmark = pytest.mark.browser
 
@@ -47,7 +48,16 @@ def test_a_fee_version_from_a_later_day_joins_the_history(server, new_page, view
     page.locator('[data-name="amount"]').fill(amount)
     page.locator('[data-name="effective_from"]').fill(day)
     page.locator('[data-id="add-fee"]').click()
+    # Nothing is saved before the admin has read what changes, for whom, from when.
+    confirm = page.locator('[data-id="fee-confirm-text"]')
+    confirm.wait_for()
+    assert f"→ €{amount}" in (confirm.text_content() or "") and "Nothing is saved until you confirm" in (
+        confirm.text_content() or ""
+    )
+    assert versions.count() == before
+    page.locator('[data-id="confirm-fee"]').click()
     page.locator('[data-id="saved"]', has_text=f"€{amount}").wait_for()  # money in the reader's format
+    page.locator('[data-id="fee-confirm"]').wait_for(state="hidden")
     page.wait_for_function(
         "n => document.querySelectorAll('[data-id^=\"version-text-\"]').length === n", arg=before + 1
     )
@@ -55,6 +65,28 @@ def test_a_fee_version_from_a_later_day_joins_the_history(server, new_page, view
     in_force = " ".join(page.locator('[data-id^="fee-text-"]').all_text_contents())
     assert amount not in in_force  # not before its day
     assert page.locator('[data-name="amount"]').input_value() == ""
+
+
+@pytest.mark.parametrize(("locale", "title", "required"), [
+    ("en-GB", "Fees", "Required: the fee's amount"), ("de-DE", "Gebühren", "Erforderlich: der Betrag"),
+])  # fmt: skip
+def test_an_empty_fee_form_saves_nothing_and_names_the_amount(server, new_page, locale, title, required):
+    page = new_page(server.url, viewport=DESKTOP, locale=locale)
+    if locale == "de-DE":
+        german_sign_in(page, "admin")
+    else:
+        sign_in(page, "admin")
+    page.locator('[data-id="administration"]').click()
+    page.locator('[data-id="nav-fees"]').click()
+    page.locator("h1", has_text=title).wait_for()
+    before = page.locator('[data-id^="version-text-"]').count()
+    page.locator('[data-id="add-fee"]').click()
+    message = page.locator('[data-id="fee-amount"] .msg-error')
+    message.wait_for()
+    assert required in (message.text_content() or "")
+    assert page.locator('[data-name="amount"]').get_attribute("aria-invalid") == "true"
+    assert not page.locator('[data-id="fee-confirm"]').is_visible()
+    assert page.locator('[data-id^="version-text-"]').count() == before
 
 
 @VIEWPORTS

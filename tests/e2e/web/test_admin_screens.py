@@ -84,3 +84,43 @@ def test_the_audit_trail_is_filtered_on_a_phone(server, new_page):
         }"""
     )
     assert page.locator('[data-id="export-csv"] button').is_visible()
+
+
+def test_a_doctors_account_has_a_zone_list_a_destructive_look_and_a_link_to_copy(server, new_page):
+    page = new_page(server.url)
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    asked: list[str] = []
+
+    def dismiss(dialog) -> None:
+        asked.append(dialog.message)
+        dialog.dismiss()
+
+    page.on("dialog", dismiss)
+    open_administration(page)
+    row = page.locator('[data-type="Row"][data-id^="user-"]', has_text="Dr. Anna Berger")
+    row.locator('[data-id^="open-user-"]').click()
+    page.locator("h1", has_text="Dr. Anna Berger").wait_for()
+    # The time zone is chosen from the IANA list, searchable as one types.
+    zone = page.locator('[data-name="timezone"]')
+    assert zone.get_attribute("list")
+    options = page.locator(f"datalist#{zone.get_attribute('list')} option")
+    assert options.count() > 300
+    assert page.locator(f'datalist#{zone.get_attribute("list")} option[value="Europe/Berlin"]').count() == 1
+    # "Deactivate" looks destructive, unlike "Save" beside it, and asks first: dismissed, nothing happens.
+    deactivate = page.locator('[data-id="toggle-active"]')
+    assert deactivate.get_attribute("data-tone") == "danger"
+    colour = "e => getComputedStyle(e).color + getComputedStyle(e).borderColor + getComputedStyle(e).backgroundColor"
+    assert deactivate.evaluate(colour) != page.locator('[data-id="save"]').evaluate(colour)
+    deactivate.click()
+    assert asked and "signed out everywhere" in asked[0]
+    assert "Active" in (page.locator('[data-id="user-status"]').text_content() or "")
+    # The one-time link: its expiry in the clinic's zone, and a button that copies it.
+    page.locator('[data-id="password-link"]').click()
+    notice = page.locator('[data-id="new-password"]')
+    notice.wait_for()
+    text = notice.text_content() or ""
+    link = re.search(r"(http\S+/#/set-password/\S+)", text)
+    assert link and re.search(r"until \w{3} \d\d \w{3} \d{4}, \d\d:\d\d CES?T\.", text)
+    page.locator('[data-id="copy-link"]').click()
+    page.locator('[data-id="copy-link"]', has_text="Copied").wait_for()
+    assert page.evaluate("navigator.clipboard.readText()") == link.group(1)

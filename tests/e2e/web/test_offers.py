@@ -21,7 +21,11 @@ def test_a_patient_sees_the_offered_times_with_fees_and_accepts_one(server, new_
     cards = page.locator('[data-type="Card"][data-ref^="offer-"]')
     assert cards.count() >= 1
     first = cards.first
-    assert first.locator('[data-ref^="offer-doctor-fee~"]').text_content()
+    fee = first.locator('[data-ref^="offer-doctor-fee~"]')
+    # The label and the amount stay apart, in the text and on screen (issue 30: "Doctor fee€60.00").
+    assert (fee.text_content() or "").startswith("Doctor fee €")
+    label, amount = fee.locator(".highlight-label").bounding_box(), fee.locator(".highlight-value").bounding_box()
+    assert label and amount and (amount["x"] >= label["x"] + label["width"] + 4 or amount["y"] > label["y"])
     first.get_by_role("button", name="Accept this time").click()
     page.locator('[data-id="status"][data-value="Approved"]').or_(
         page.locator(f'[data-id="status-{PENDING}"][data-value="Approved"]')

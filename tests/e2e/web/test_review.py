@@ -70,10 +70,14 @@ def test_two_alternatives_show_fees_and_red_highlights_and_the_second_can_be_del
             "return [s.color, s.boxShadow, s.borderTopColor, s.backgroundColor]; }"
         )
         color, bar, border, fill = style
-        assert color == "rgb(200, 30, 30)" and "rgb(200, 30, 30)" in bar  # changed: red text and a red bar
+        assert "rgb(200, 30, 30)" in bar  # changed: a red bar (issue 30: the value keeps its usual colour)
+        assert color != "rgb(200, 30, 30)"
         assert border != "rgb(200, 30, 30)" and fill != "rgb(255, 240, 240)"  # not the error's frame and fill
         label = card.locator(f'[data-id="date~{n}"] .field-label')
-        assert label.evaluate("e => getComputedStyle(e, '::after').content") == '" · changed"'
+        tag = label.evaluate(
+            "e => { const s = getComputedStyle(e, '::after'); return [s.content, s.backgroundColor, s.color]; }"
+        )
+        assert tag == ['"changed"', "rgb(253, 236, 236)", "rgb(143, 20, 20)"]  # a red "changed" tag
         assert card.locator(f'[data-id="doctor-fee~{n}"]').text_content().strip()
         assert card.locator(f'[data-id="fee-text~{n}"]').is_visible()
     assert page.locator('[data-id="delete~1"]').count() == 0  # the only-one rule: no delete on card 1

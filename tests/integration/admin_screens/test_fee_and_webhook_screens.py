@@ -21,6 +21,16 @@ async def fee_count(runtime) -> int:
         return int(await s.scalar(select(func.count()).select_from(FeeSchedule)) or 0)
 
 
+async def add_confirmed(client, headers, form):
+    """The fee form sent, then confirmed: the first answer writes nothing and shows what changes; "Confirm" sends
+    the same form with that version's digest."""
+    asked = await client.post(f"{FEES}/add", headers=headers, data=form)
+    assert asked.status_code == 200, asked.text
+    action = patched(asked.json(), "confirm-fee")["set"]["action"]
+    assert action["endpoint"].startswith(f"{FEES}/add?confirm=") and action["form"] == "new-fee"
+    return await client.post(action["endpoint"], headers=headers, data=form)
+
+
 def hook_form(url: str, *types: str, **extra: str) -> dict[str, str]:
     return {"url": url, "description": "CRM", **{f"type~{t}": "true" for t in types}, **extra}
 
@@ -34,7 +44,7 @@ async def test_a_fee_version_from_a_later_day_joins_the_history_and_leaves_today
     history_before = [e for e in shown if e.startswith("version-text-")]
     form = {"kind": "doctor_fee", "doctor": str(demo.users["doctor1"]), "location": "", "amount": "95.50",
             "percent": "", "currency": "EUR", "effective_from": "2026-12-01", "retired": "false"}  # fmt: skip
-    added = await client.post(f"{FEES}/add", headers={**admin.headers, "X-Screen-State": page["state"]}, data=form)
+    added = await add_confirmed(client, {**admin.headers, "X-Screen-State": page["state"]}, form)
     assert added.status_code == 200, added.text
     assert "€95.50" in patched(added.json(), "saved")["set"]["value"]
     fresh = by_id((await client.put(FEES, headers=admin.headers)).json()["elements"])
@@ -52,11 +62,11 @@ async def test_a_fee_version_from_a_later_day_joins_the_history_and_leaves_today
 async def test_a_fee_version_effective_today_is_in_force_at_once(client, login, demo):
     admin = await login("admin")
     form = {"kind": "weekend", "percent": "30", "effective_from": "2026-11-23", "retired": "false"}
-    added = await client.post(f"{FEES}/add", headers=admin.headers, data=form)
+    added = await add_confirmed(client, admin.headers, form)
     assert added.status_code == 200, added.text
     fresh = by_id((await client.put(FEES, headers=admin.headers)).json()["elements"])
     in_force = [v["value"] for k, v in fresh.items() if k.startswith("fee-text-")]
-    assert any("weekend" in line and "30 %" in line for line in in_force)
+    assert any("weekend" in line and "30\u00a0%" in line for line in in_force)
 
 
 async def test_a_bad_fee_form_names_the_fields_and_writes_nothing(client, login, runtime):
@@ -72,12 +82,56 @@ async def test_a_bad_fee_form_names_the_fields_and_writes_nothing(client, login,
         ({"kind": "weekend", "percent": "5000"}, "percent"),
         ({"kind": "doctor_fee", "amount": "10", "currency": "euro"}, "currency"),
         ({"kind": "doctor_fee", "amount": "10", "retired": "maybe"}, "retired"),
+        # An empty form never records a free fee: the amount (fees) or the percentage (surcharges) is required.
+        ({"kind": "doctor_fee"}, "amount"),
+        ({"kind": "location_fee", "amount": "  ", "percent": "", "currency": "EUR"}, "amount"),
+        ({"kind": "weekend", "percent": ""}, "percent"),
+        ({"kind": "weekend", "amount": "5"}, "percent"),
+        ({"kind": "evening", "percent": "10", "amount": "5"}, "amount"),
     ]
     for form, field in cases:
         response = await client.post(f"{FEES}/add", headers=admin.headers, data=form)
         assert response.status_code == 422, (form, response.text)
         assert field in response.json()["fields"], (form, response.json())
+        # A forged confirmation is no way around the checks either.
+        forged = await client.post(f"{FEES}/add?confirm=0123456789abcdef", headers=admin.headers, data=form)
+        assert forged.status_code == 422, (form, forged.text)
     assert await fee_count(runtime) == before
+
+
+async def test_a_fee_version_is_saved_only_once_confirmed_and_only_as_confirmed(client, login, demo, runtime):
+    admin = await login("admin")
+    page = (await client.put(FEES, headers=admin.headers)).json()
+    assert by_id(page["elements"])["fee-confirm"]["visible"] is False
+    headers = {**admin.headers, "X-Screen-State": page["state"]}
+    before = await fee_count(runtime)
+    form = {"kind": "doctor_fee", "doctor": str(demo.users["doctor1"]), "location": "", "amount": "80",
+            "currency": "EUR", "effective_from": "", "retired": "false"}  # fmt: skip
+    asked = await client.post(f"{FEES}/add", headers=headers, data=form)
+    assert asked.status_code == 200 and await fee_count(runtime) == before  # nothing written yet
+    assert patched(asked.json(), "fee-confirm")["set"] == {"visible": True}
+    text = patched(asked.json(), "fee-confirm-text")["set"]["value"]
+    # What changes (the fee in force for that doctor before and after), for whom, where, from when.
+    assert text.startswith("Doctor fee for Dr. Anna Berger at every location: ")
+    assert "→ €80.00, from now." in text and "Nothing is saved until you confirm." in text
+    confirm = patched(asked.json(), "confirm-fee")["set"]["action"]["endpoint"]
+    # The form changed after the confirmation was shown: its "Confirm" does not save the other amount.
+    changed = await client.post(confirm, headers=headers, data={**form, "amount": "800"})
+    assert changed.status_code == 200 and await fee_count(runtime) == before
+    assert "→ €800.00" in patched(changed.json(), "fee-confirm-text")["set"]["value"]
+    saved = await client.post(confirm, headers=headers, data=form)
+    assert saved.status_code == 200 and await fee_count(runtime) == before + 1
+    assert patched(saved.json(), "fee-confirm")["set"].get("visible", False) is False  # hidden again
+    assert "€80.00" in patched(saved.json(), "saved")["set"]["value"]
+
+
+async def test_a_surcharge_confirmation_names_its_percentage_in_german(client, login):
+    admin = await login("admin")
+    form = {"kind": "weekend", "percent": "25", "effective_from": "2026-12-01"}
+    asked = await client.post(f"{FEES}/add", headers={**admin.headers, "Accept-Language": "de"}, data=form)
+    text = patched(asked.json(), "fee-confirm-text")["set"]["value"]
+    assert text.startswith("Zuschlag: Wochenende für jeden Arzt an jedem Standort: ")
+    assert "→ 25\u00a0%, ab Di., 1. Dez. 2026, 00:00 UTC." in text
 
 
 async def test_a_webhook_registered_on_the_screen_shows_its_secret_once(client, login, demo, runtime):

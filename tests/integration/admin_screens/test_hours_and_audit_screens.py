@@ -149,3 +149,43 @@ async def test_the_audit_trail_filters_pages_and_offers_its_exports(client, logi
     assert (await client.put(f"{AUDIT}?cursor=nonsense", headers=admin.headers)).status_code == 422
     doctor = await login("doctor1")
     assert (await client.put(AUDIT, headers=doctor.headers)).status_code == 404
+
+
+async def test_the_audit_trail_reads_as_names_and_changes_and_filters_by_a_person_chosen_by_name(client, login, demo):
+    admin = await login("admin")
+    doctor = demo.users["doctor1"]
+    changed = await client.post(
+        f"/admin/doctors/{doctor}", json={"timezone": "Europe/London", "can_prescribe": False}, headers=admin.headers
+    )
+    assert changed.status_code == 200, changed.text
+    page = (await client.put(f"{AUDIT}?action=admin.doctor-updated", headers=admin.headers)).json()
+    (row,) = [e for e in walk(page["elements"]) if e["type"] == "Row"]
+    entry = {e["id"].rsplit("-", 1)[0]: e for e in row["children"]}
+    assert entry["audit-entity"]["value"] == "User: Dr. Anna Berger"  # a name, not "User 2"
+    assert entry["audit-actor"]["value"] != f"user {demo.users['admin']}"
+    assert entry["audit-at"]["value"].endswith(" CET")  # the clinic's zone, not UTC
+    details = entry["audit-details"]
+    assert details["type"] == "Text" and "{" not in details["value"]  # no raw JSON
+    lines = details["value"].splitlines()
+    assert "Time zone: Europe/Berlin → Europe/London" in lines
+    assert "Can prescribe: yes → no" in lines
+    assert not any(line.startswith("Name:") for line in lines)  # unchanged fields are left out
+    german = (
+        await client.put(f"{AUDIT}?action=admin.doctor-updated", headers={**admin.headers, "Accept-Language": "de"})
+    ).json()
+    (row,) = [e for e in walk(german["elements"]) if e["type"] == "Row"]
+    text = next(e for e in row["children"] if e["id"].startswith("audit-details-"))["value"]
+    assert "Zeitzone: Europe/Berlin → Europe/London" in text and "Darf verschreiben: ja → nein" in text
+    # The filter offers people by name (and role), never a bare id to type.
+    chooser = by_id(page["elements"])["f-actor"]
+    assert chooser["type"] == "Combo"
+    offered = {o["label"]: o["value"] for o in chooser["options"]}
+    assert "Dr. Anna Berger (Doctor)" in offered and offered["Dr. Anna Berger (Doctor)"] == str(doctor)
+    chosen = await client.patch(
+        f"{AUDIT}/filter", headers=admin.headers,
+        data={"actor": offered["Dr. Anna Berger (Doctor)"], "appointment": "", "action": "", "from": "", "to": ""},
+    )  # fmt: skip
+    filtered = (await client.put(chosen.json()["navigate"], headers=admin.headers)).json()
+    who = {e["value"] for e in walk(filtered["elements"]) if e["id"].startswith("audit-actor-")}
+    assert who <= {"Dr. Anna Berger"}
+    assert by_id(filtered["elements"])["f-actor"]["value"] == str(doctor)

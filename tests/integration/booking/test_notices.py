@@ -4,6 +4,7 @@ the offers, the patient when the doctor decides; only the owner dismisses a noti
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from sqlalchemy import select
@@ -53,6 +54,14 @@ async def test_the_patient_sees_a_notice_when_the_doctor_decides(client, login, 
     assert (await client.post(approve_url(a), headers=doctor.headers, data={"version": "1"})).status_code == 200
     (notice,) = await notices(client, patient.headers)
     assert "approved" in notice["value"].lower()
+    # Which appointment: its date and time in its location's zone, and a link to it (issue 30).
+    assert re.fullmatch(r"Appointment on \w{3} \d\d \w{3} 2026, \d\d:\d\d CES?T", notice["label"])
+    (link,) = notice["children"][:1]
+    assert link["id"] == f"open-notice-{notice['id'].removeprefix('notice-')}" and link["type"] == "Link"
+    assert link["action"] == {"method": "PUT", "endpoint": f"/profile/appointments/{a}/offers"}
+    german = (await client.put(LIST, headers={**patient.headers, "Accept-Language": "de"})).json()
+    (de,) = [e for e in walk(german["elements"]) if e["id"] == notice["id"]]
+    assert de["label"].startswith("Termin am ") and de["children"][0]["label"] == "Termin öffnen"
     assert await notices(client, doctor.headers) == []
 
 

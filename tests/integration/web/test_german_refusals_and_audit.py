@@ -89,13 +89,13 @@ async def test_the_audit_trail_reads_in_german(client, login, demo) -> None:
     assert action["value"] == "Termin zugesagt · appointment.approve"
     assert action["props"]["code"] == "appointment.approve"
     assert about["value"] == f"Termin {a}" and when["label"] == "Wann" and who["value"] == "Dr. Anna Berger"
-    assert when["value"] == "Mo., 23. Nov. 2026, 07:00:00 UTC"
+    assert when["value"] == "Mo., 23. Nov. 2026, 08:00:00 MEZ"  # the clinic's zone (Berlin), not UTC
     english = (await client.put(url, headers={**admin.headers, **ENGLISH})).json()
     first = by_id([r for r in walk(english["elements"]) if r["type"] == "Row"][0]["children"])
     assert {e["value"] for k, e in first.items() if k.startswith("audit-action-")} == {
         "Appointment approved · appointment.approve"
     }
-    assert {e["value"] for k, e in first.items() if k.startswith("audit-at-")} == {"Mon 23 Nov 2026, 07:00:00 UTC"}
+    assert {e["value"] for k, e in first.items() if k.startswith("audit-at-")} == {"Mon 23 Nov 2026, 08:00:00 CET"}
     # Entries the service wrote on its own name it.
     everything = (await client.put(AUDIT, headers={**admin.headers, **GERMAN})).json()
     actions = {e["value"] for e in walk(everything["elements"]) if e["id"].startswith("audit-action-")}

@@ -109,7 +109,9 @@ async def test_the_answers_of_administration_actions_are_german(client, login, d
     de = {**admin.headers, **GERMAN}
     fee = {"kind": "doctor_fee", "doctor": str(demo.users["doctor1"]), "amount": "95.50", "currency": "EUR",
            "effective_from": "2026-12-01", "retired": "false"}  # fmt: skip
-    added = (await client.post(f"{ADMIN}/fees/add", headers=de, data=fee)).json()
+    asked = (await client.post(f"{ADMIN}/fees/add", headers=de, data=fee)).json()
+    confirm = next(p for p in asked["patches"] if p["id"] == "confirm-fee")["set"]["action"]["endpoint"]
+    added = (await client.post(confirm, headers=de, data=fee)).json()
     assert patched(added, "saved") == "Hinzugefügt: Arzthonorar · Dr. Anna Berger · jeder Standort: 95,50\u00a0€."
     fees = by_id((await client.put(f"{ADMIN}/fees", headers=de)).json()["elements"])
     assert any(e.get("value") == "ab Di., 1. Dez. 2026, 00:00 UTC" for e in fees.values())
@@ -124,7 +126,7 @@ async def test_the_answers_of_administration_actions_are_german(client, login, d
     assert patched(toggled.json(), "saved").endswith("ist deaktiviert und überall abgemeldet.")
     link = await client.post(f"{ADMIN}/users/{doctor}/password-link", headers=de)
     text = patched(link.json(), "new-password")
-    assert text.startswith("Einmal-Link: ") and "bis Di., 24. Nov. 2026, 07:00 UTC." in text
+    assert text.startswith("Einmal-Link: ") and "bis Di., 24. Nov. 2026, 08:00 MEZ." in text  # the clinic's zone
     refused = await client.post(f"{ADMIN}/fees/add", headers=de, data={"kind": "weekend", "percent": "5000"})
     assert refused.json()["fields"]["percent"] == "Eine ganze Zahl von 0 bis 1000."
     bad_hook = await client.post(f"{ADMIN}/webhooks/create", headers=de, data={"url": "", "description": "x"})

@@ -20,3 +20,6 @@ class Notice:
     text: str
     at: datetime
     appointment_id: int | None
+    # Which appointment it is about, as people name it: its start in its location's zone.
+    start: datetime | None = None
+    timezone: str | None = None

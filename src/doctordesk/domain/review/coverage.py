@@ -147,3 +147,25 @@ def evaluate(
     if location_out:
         return Coverage(warning=N_("Out of network: the location may not be covered; the patient may pay more."))
     return Coverage()
+
+
+# The out-of-network warnings in the patient's own words (issue 30): the doctor reads about "the patient", the
+# patient about themselves. Keyed by the doctor's wording, which is what an offer stores.
+FOR_PATIENT: dict[str, str] = {
+    "Out of network: the doctor and the location may not be covered; the patient may pay more.": N_(
+        "Out of network: your insurance may not cover this doctor and this location, so you may pay more."
+    ),
+    "Out of network: the doctor may not be covered; the patient may pay more.": N_(
+        "Out of network: your insurance may not cover this doctor, so you may pay more."
+    ),
+    "Out of network: the location may not be covered; the patient may pay more.": N_(
+        "Out of network: your insurance may not cover this location, so you may pay more."
+    ),
+}
+
+
+def for_patient(warning: str | None) -> str | None:
+    """A coverage warning as the patient reads it (the same text when it has no patient wording)."""
+    if warning is None:
+        return None
+    return FOR_PATIENT.get(str(warning), warning)

@@ -83,7 +83,7 @@ class Busy:
     doctor_id: int
     start: datetime
     end: datetime
-    what: str  # for the message: "an approved appointment", "an offer sent to another patient"
+    what: str  # for the message: "an approved appointment", "an offer sent for another appointment"
 
 
 @dataclass(frozen=True, slots=True)

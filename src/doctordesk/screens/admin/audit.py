@@ -3,23 +3,23 @@ a page at a time, with the same filter's CSV and JSON Lines export as downloads.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import UTC, timedelta
 from urllib.parse import urlencode
 
 from doctordesk.domain.audit import AuditFilter, AuditRow
 from doctordesk.i18n import _
 from doctordesk.i18n.formats import format_local
+from doctordesk.screens.admin.audit_changes import Names, lines
 from doctordesk.screens.admin.audit_words import action_words, entity_words
 from doctordesk.screens.admin.pages import BASE, page
-from doctordesk.screens.protocol import Action, Element, Layout, Page, el
+from doctordesk.screens.admin.users import ROLE_LABELS
+from doctordesk.screens.protocol import Action, Element, Layout, Option, Page, el
 
 SCREEN = "admin-audit"
 ENDPOINT = f"{BASE}/audit"
 EXPORT = "/admin/audit/export"
 PAGE_SIZE = 50
-DETAILS_CHARS = 300
 
 
 def query_of(f: AuditFilter) -> dict[str, str]:
@@ -40,18 +40,30 @@ def endpoint(f: AuditFilter, cursor: str | None = None) -> str:
     return f"{ENDPOINT}?{urlencode(query)}" if query else ENDPOINT
 
 
-def _row(r: AuditRow, names: Mapping[int, str]) -> Element:
+def _about(r: AuditRow, names: Names) -> str:
+    """What the entry is about: people and locations by name, anything else by its kind and number."""
+    if r.entity_id is not None and r.entity in ("user", "doctor") and r.entity_id in names.people:
+        return f"{entity_words(r.entity, None)}: {names.people[r.entity_id]}"
+    if r.entity_id is not None and r.entity == "location" and r.entity_id in names.locations:
+        return f"{entity_words(r.entity, None)}: {names.locations[r.entity_id]}"
+    return entity_words(r.entity, r.entity_id)
+
+
+def _row(r: AuditRow, names: Names) -> Element:
     if r.actor_id is None:
         who = _("the service")
     else:
-        who = names.get(r.actor_id) or _("user {id}", id=r.actor_id)
-    details = json.dumps(r.details, ensure_ascii=False, sort_keys=True)
-    if len(details) > DETAILS_CHARS:
-        details = details[: DETAILS_CHARS - 1] + "…"
+        who = names.people.get(r.actor_id) or _("user {id}", id=r.actor_id)
     return el(
         f"audit-{r.id}",
         "Row",
-        el(f"audit-at-{r.id}", "Regular", label=_("When"), value=format_local(r.at, "UTC", seconds=True)),
+        el(
+            f"audit-at-{r.id}",
+            "Regular",
+            label=_("When"),
+            value=format_local(r.at, names.zone, seconds=True),
+            props={"datetime": r.at.astimezone(UTC).isoformat()},
+        ),
         el(f"audit-actor-{r.id}", "Regular", label=_("Who"), value=who),
         # The words, then the code the filter and the exports match on.
         el(
@@ -61,16 +73,18 @@ def _row(r: AuditRow, names: Mapping[int, str]) -> Element:
             value=f"{action_words(r.action)} · {r.action}",
             props={"code": r.action},
         ),
-        el(f"audit-entity-{r.id}", "Regular", label=_("About"), value=entity_words(r.entity, r.entity_id)),
-        el(f"audit-details-{r.id}", "Caption", value=details),
+        el(f"audit-entity-{r.id}", "Regular", label=_("About"), value=_about(r, names)),
+        # Each changed field as "before → after", in words; the raw record is in the exports.
+        el(f"audit-details-{r.id}", "Text", value="\n".join(lines(r.details, names))),
     )
 
 
 def render(
     f: AuditFilter,
     rows: Sequence[AuditRow],
-    names: Mapping[int, str],
+    names: Names,
     *,
+    people: Sequence[tuple[int, str, str]],
     cursor: str | None,
     next_cursor: str | None,
     layout: Layout,
@@ -80,7 +94,10 @@ def render(
     filters = el(
         "filters",
         "Section",
-        el("f-actor", "Edit", label=_("Actor (user id)"), name="actor", value=str(f.actor_id or "")),
+        # A person chosen by name (the ids are nowhere else on the screens).
+        el("f-actor", "Combo", label=_("Who"), name="actor", value=str(f.actor_id or ""),
+           options=[Option("", _("Anyone")),
+                    *(Option(str(i), f"{name} ({_(ROLE_LABELS.get(role, role))})") for i, name, role in people)]),
         el("f-appointment", "Edit", label=_("Appointment id"), name="appointment", value=str(f.appointment_id or "")),
         el("f-action", "Edit", label=_("Action, e.g. appointment.approve"), name="action", value=f.action or ""),
         el("f-from", "Date", label=_("From day (UTC)"), name="from", value=f.since.strftime(day) if f.since else ""),

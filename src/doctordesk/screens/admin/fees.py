@@ -26,18 +26,45 @@ KIND_LABELS = {
 }
 
 
+def amount_of(rule: Mapping[str, Any]) -> str:
+    """What a rule charges, in the reader's format: an amount, a percentage, or "ended"."""
+    if rule["retired"]:
+        return _("ended")
+    if rule["kind"] in SURCHARGES:
+        return f"{rule['percent']}\u00a0%"
+    return money(rule["amount_cents"], rule["currency"])
+
+
+def kind_of(rule: Mapping[str, Any]) -> str:
+    return _(KIND_LABELS[rule["kind"]]) if rule["kind"] in KIND_LABELS else str(rule["kind"])
+
+
 def describe(rule: Mapping[str, Any], doctors: Mapping[int, str], locations: Mapping[int, str]) -> str:
     """One rule as a line in the reader's language: kind, whose, where, how much."""
     who = doctors.get(rule["doctor_id"], "?") if rule["doctor_id"] else _("any doctor")
     where = locations.get(rule["location_id"], "?") if rule["location_id"] else _("any location")
-    if rule["retired"]:
-        amount = _("ended")
-    elif rule["kind"] in SURCHARGES:
-        amount = f"{rule['percent']} %"
-    else:
-        amount = money(rule["amount_cents"], rule["currency"])
-    kind = _(KIND_LABELS[rule["kind"]]) if rule["kind"] in KIND_LABELS else rule["kind"]
-    return f"{kind} · {who} · {where}: {amount}"
+    return f"{kind_of(rule)} · {who} · {where}: {amount_of(rule)}"
+
+
+def confirmation(
+    rule: Mapping[str, Any],
+    previous: Mapping[str, Any] | None,
+    *,
+    doctors: Mapping[int, str],
+    locations: Mapping[int, str],
+) -> str:
+    """What saving ``rule`` changes, for whom, from when: the sentence the admin confirms before a version is
+    recorded (``previous`` is the version in force for the same kind, doctor and location at that moment)."""
+    who = doctors.get(rule["doctor_id"], "?") if rule["doctor_id"] else _("every doctor")
+    where = locations.get(rule["location_id"], "?") if rule["location_id"] else _("every location")
+    at = rule["effective_from"]
+    when = _("from now") if not at else _since(rule)
+    before = amount_of(previous) if previous is not None else _("no rule of its own so far")
+    return _(
+        "{kind} for {who} at {where}: {before} → {after}, {when}. Proposals made from then on use it; offers "
+        "already sent keep the fee they showed. Nothing is saved until you confirm.",
+        kind=kind_of(rule), who=who, where=where, before=before, after=amount_of(rule), when=when,
+    )  # fmt: skip
 
 
 def _since(rule: Mapping[str, Any]) -> str:
@@ -89,6 +116,14 @@ def render(
            name="effective_from"),
         el("fee-retired", "Checkbox", label=_("End this rule instead"), name="retired", value=False),
         el("add-fee", "Button", label=_("Add version"), action=Action("POST", f"{ENDPOINT}/add", form="new-fee")),
+        el(
+            "fee-confirm",
+            "Section",
+            el("fee-confirm-text", "Notice", props={"tone": "warning"}),
+            el("confirm-fee", "Button", label=_("Confirm and save this version")),
+            label=_("Check before saving"),
+            visible=False,
+        ),
         label=_("New version"),
     )  # fmt: skip
     past = el(

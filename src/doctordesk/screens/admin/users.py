@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from urllib.parse import urlencode
 
 from doctordesk.domain.roles import Role
+from doctordesk.domain.scheduling.suggestions import timezone_names
 from doctordesk.i18n import N_, _
 from doctordesk.screens.admin.pages import BASE, notice, page
 from doctordesk.screens.protocol import Action, Element, Layout, Option, Page, el
@@ -114,12 +115,21 @@ def render_list(
     )  # fmt: skip
 
 
+def _zones(current: str | None) -> list[Option]:
+    names = timezone_names()
+    if current and current not in names:
+        names = [current, *names]
+    return [Option("", _("None yet (asked when they first suggest a time)")), *(Option(z, z) for z in names)]
+
+
 def _doctor_fields(prefix: str, u: UserRow | None) -> list[Element]:
     return [
         el(f"{prefix}specialty", "Edit", label=_("Specialty (doctors)"), name="specialty",
            value=u.specialty if u else None),
-        el(f"{prefix}timezone", "Edit", label=_("Time zone (doctors), e.g. Europe/Berlin"), name="timezone",
-           value=u.timezone if u else None),
+        # Chosen from the IANA list (type to search), never typed free.
+        el(f"{prefix}timezone", "Timezone", label=_("Time zone (doctors)"), name="timezone",
+           value=u.timezone if u and u.timezone else "", options=_zones(u.timezone if u else None),
+           props={"searchable": True}),
         el(f"{prefix}can-prescribe", "Checkbox", label=_("Can prescribe"), name="can_prescribe",
            value=u.can_prescribe if u and u.can_prescribe is not None else True),
         el(f"{prefix}chat-enabled", "Checkbox", label=_("Chat enabled"), name="chat_enabled",
@@ -164,6 +174,8 @@ def render_user(u: UserRow, *, layout: Layout, timeout: int) -> Page:
             "toggle-active",
             "Button",
             label=_("Deactivate") if u.active else _("Reactivate"),
+            # Destructive actions look it (and ask first).
+            props={"tone": "danger"} if u.active else None,
             action=Action(
                 "POST",
                 f"{base}/{'deactivate' if u.active else 'reactivate'}",
@@ -176,6 +188,7 @@ def render_user(u: UserRow, *, layout: Layout, timeout: int) -> Page:
             "reset-password",
             "Button",
             label=_("Reset password"),
+            props={"tone": "danger"},
             action=Action(
                 "POST", f"{base}/password", confirm=_("Give this user a new password? They are signed out everywhere.")
             ),
@@ -188,6 +201,8 @@ def render_user(u: UserRow, *, layout: Layout, timeout: int) -> Page:
             action=Action("POST", f"{base}/password-link"),
         ),
         notice("new-password"),
+        # Filled in with the one-time link by the action's answer only.
+        el("copy-link", "Button", label=_("Copy link"), visible=False),
         label=_("Account"),
     )
     return page(

@@ -150,6 +150,9 @@ def thread_elements(state: ChatState) -> list[Element]:
     return items
 
 
+DRAFT_ENDPOINT = "/profile/messages/draft"
+
+
 def composer(state: ChatState) -> list[Element]:
     a = state.appointment
     enabled = state.can_write and a.chat_enabled
@@ -177,7 +180,9 @@ def composer(state: ChatState) -> list[Element]:
             value="",
             placeholder=_(PROMPT),
             enabled=enabled,
-            props={"multiline": True, "maxlength": state.max_chars},
+            # Only writers keep a draft; the web app reads and writes it there (docs/chat.md#drafts).
+            props={"multiline": True, "maxlength": state.max_chars}
+            | ({"draft": f"{DRAFT_ENDPOINT}?{urlencode({'appointment-id': a.id})}"} if enabled else {}),
         ),
         el(
             "upload",

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from datetime import UTC, date, datetime, time, timedelta
 
 from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain import moments
 from doctordesk.domain.audit import AuditFilter
@@ -18,11 +19,15 @@ from doctordesk.domain.roles import Actor
 from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
 from doctordesk.screens.admin import audit as screen
+from doctordesk.screens.admin.audit_changes import Names, person_ids
 from doctordesk.screens.protocol import Layout, Page, UpdateSet
 from doctordesk.screens.viewing import Viewing
 from doctordesk.services.admin.audit import audit_page
 from doctordesk.services.admin.screen_base import navigation, require_admin, viewing
+from doctordesk.services.scheduling.clinic_facts import cached_clinic
 from doctordesk.store.tables import User
+
+PEOPLE_OFFERED = 500
 
 
 def audit_screen(
@@ -38,13 +43,20 @@ def audit_screen(
     async def render() -> Page:
         async with rt.db.read() as session:
             rows, position = await audit_page(session, f, after=after, limit=screen.PAGE_SIZE)
-            ids = sorted({r.actor_id for r in rows if r.actor_id is not None})
-            found = await session.execute(select(User.id, User.display_name).where(User.id.in_(ids)))
-            names: dict[int, str] = {row[0]: row[1] for row in found.all()}
+            ids = {r.actor_id for r in rows if r.actor_id is not None}
+            ids |= {r.entity_id for r in rows if r.entity in ("user", "doctor") and r.entity_id is not None}
+            for r in rows:
+                ids |= person_ids(r.details)
+            found = await session.execute(select(User.id, User.display_name).where(User.id.in_(sorted(ids))))
+            people: dict[int, str] = {row[0]: row[1] for row in found.all()}
+            c = await cached_clinic(rt, session)
+            choices = await _people(session, f.actor_id)
+        names = Names(people, c.location_names, clinic_zone(c.directory.locations))
         return screen.render(
             f,
             rows,
             names,
+            people=choices,
             cursor=cursor,
             next_cursor=encode_cursor(position) if position else None,
             layout=layout,
@@ -53,6 +65,21 @@ def audit_screen(
 
     where = screen.endpoint(f, cursor)
     return viewing(rt, actor, screen_name=screen.SCREEN, endpoint=where, render=render, client_id=client_id)
+
+
+async def _people(session: AsyncSession, chosen: int | None) -> list[tuple[int, str, str]]:
+    """Who the filter offers, by name with their role: the first ``PEOPLE_OFFERED`` by name, and the one chosen."""
+    statement = select(User.id, User.display_name, User.role).order_by(User.display_name, User.id)
+    found = list((await session.execute(statement.limit(PEOPLE_OFFERED))).all())
+    if chosen is not None and all(row[0] != chosen for row in found):
+        found += list((await session.execute(select(User.id, User.display_name, User.role).where(
+            User.id == chosen))).all())  # fmt: skip
+    return [(i, name, role) for i, name, role in found]
+
+
+def clinic_zone(locations: Mapping[int, str]) -> str:
+    """The zone the administration shows times in: the clinic's, that of its first location (UTC without one)."""
+    return locations[min(locations)] if locations else "UTC"
 
 
 def _day(raw: str | None, name: str, fields: dict[str, str]) -> date | None:

@@ -84,7 +84,8 @@ def _in_force(rows: list[FeeSchedule], at: datetime) -> list[FeeSchedule]:
     return [r for r, v in zip(rows, versions, strict=True) if id(v) in kept]
 
 
-def _check(rule: FeeRuleInput, now: datetime) -> dict[str, str]:
+def check(rule: FeeRuleInput, now: datetime) -> dict[str, str]:
+    """Every field's problem, by the API's field names (empty: the rule may be recorded)."""
     fields: dict[str, str] = {}
     if rule.kind not in KINDS:
         fields["kind"] = Text("One of: {choices}.", choices=", ".join(KINDS))
@@ -111,7 +112,7 @@ def _check(rule: FeeRuleInput, now: datetime) -> dict[str, str]:
 async def add_rule(rt: Runtime, actor: Actor, rule: FeeRuleInput) -> dict[str, Any]:
     """Record a new version of a fee rule, effective now or later."""
     now = rt.clock.now()
-    fields = _check(rule, now)
+    fields = check(rule, now)
     if fields:
         raise ValidationFailed(fields=fields)
     effective = rule.effective_from or now

@@ -23,6 +23,7 @@ from doctordesk.screens.viewing import Viewing
 from doctordesk.services.accounts import password_links
 from doctordesk.services.admin import locations as admin_locations
 from doctordesk.services.admin import users as admin_users
+from doctordesk.services.admin.audit_screen import clinic_zone
 from doctordesk.services.admin.screen_base import (
     acted,
     changed,
@@ -33,6 +34,7 @@ from doctordesk.services.admin.screen_base import (
     told,
     viewing,
 )
+from doctordesk.services.scheduling.clinic_facts import cached_clinic
 
 
 def _row(v: admin_users.UserView) -> screen.UserRow:
@@ -224,12 +226,18 @@ async def password_link(
     """A one-time link through which the user sets their own password, shown on the answer only."""
     require_admin(actor)
     link = await password_links.create_link(rt, actor, user_id)
+    async with rt.db.read() as session:
+        zone = clinic_zone((await cached_clinic(rt, session)).directory.locations)
+    url = link.url(base_url)
     text = Text(
         "One-time link: {url} — shown this once; it works once, until {until}. Earlier links for this user no "
         "longer work.",
-        url=link.url(base_url), until=Moment(link.expires_at, "UTC"),
+        url=url, until=Moment(link.expires_at, zone),
     )  # fmt: skip
-    return await acted(rt, page, state, "new-password", text)
+    update = await acted(rt, page, state, "new-password", text)
+    # A Copy control for the link, on this answer only (like the link itself: never on a page).
+    update.patches.append(p_update("copy-link", visible=True, props={"copy": url}))
+    return update
 
 
 # --- locations -------------------------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from doctordesk.domain.texts import N_, from_json, to_json
 from doctordesk.runtime import Runtime
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.notice_tables import UserNotice
+from doctordesk.store.tables import Appointment, Location
 
 
 def leave(session: AsyncSession, user_ids: Iterable[int], *, appointment_id: int, text: str, now: datetime) -> None:
@@ -35,13 +36,18 @@ def leave(session: AsyncSession, user_ids: Iterable[int], *, appointment_id: int
 
 async def open_notices(session: AsyncSession, user_id: int) -> list[Notice]:
     """The user's newest undismissed notices (at most ``SHOWN``)."""
-    rows = await session.scalars(
-        select(UserNotice)
+    rows = await session.execute(
+        select(UserNotice, Appointment.start_at, Location.timezone)
+        .outerjoin(Appointment, Appointment.id == UserNotice.appointment_id)
+        .outerjoin(Location, Location.id == Appointment.location_id)
         .where(UserNotice.user_id == user_id, UserNotice.dismissed_at.is_(None))
         .order_by(UserNotice.id.desc())
         .limit(SHOWN)
     )
-    return [Notice(n.id, from_json(n.message) or n.text, n.created_at, n.appointment_id) for n in rows]
+    return [
+        Notice(n.id, from_json(n.message) or n.text, n.created_at, n.appointment_id, start, zone)
+        for n, start, zone in rows.all()
+    ]
 
 
 async def dismiss(rt: Runtime, actor: Actor, notice_id: int | None) -> None:

@@ -41,6 +41,7 @@ from doctordesk.screens.chat import screen
 from doctordesk.screens.protocol import Layout, Parts, UpdateSet, p_update, parts_of
 from doctordesk.screens.state import Token, Viewer
 from doctordesk.services.chat.conversation import Window, chat_appointment, join_state, load_more, split_state
+from doctordesk.services.chat.drafts import clear_in
 from doctordesk.services.chat.file_checking import check_upload, read_checked, storing
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store import chat_repo, chat_sends
@@ -256,6 +257,8 @@ async def _store_message(
         attachment = None
         if form.upload is not None and checked is not None:  # before the thread is locked: it needs no thread
             attachment = await _store_file(session, actor, form.upload, checked, now)
+        # The sender's draft of this thread is sent: it goes with the message, in the same transaction.
+        await clear_in(session, actor.user_id, appointment.id)
         thread = await chat_sends.lock_thread(session, appointment.id, now)
         # The message's time is taken with the thread locked and never before the thread's newest (another instance's
         # clock may be behind): a thread's order is the order its sends committed in, so a read position never

@@ -19,9 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from doctordesk.domain.appointments.decisions import can_decide, parse_flag, why_not
 from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.errors import InvalidTransition, ValidationFailed
-from doctordesk.domain.events import (
-    DomainEvent,
-)
+from doctordesk.domain.events import DomainEvent
 from doctordesk.domain.inputs import parse_int, text_problem
 from doctordesk.domain.review.assessment import Assessment, assess, entry_timezone_of
 from doctordesk.domain.roles import Actor
@@ -38,7 +36,7 @@ from doctordesk.i18n import _
 from doctordesk.runtime import Runtime
 from doctordesk.screens import review_approve
 from doctordesk.screens.protocol import Page, UpdateSet
-from doctordesk.screens.state import Viewer
+from doctordesk.screens.state import Viewer, current_client
 from doctordesk.screens.viewing import Viewing
 from doctordesk.services.audit import audit
 from doctordesk.services.review.subject import appointment_for, facts_for, subject_for, view_of
@@ -169,9 +167,17 @@ async def _render(rt: Runtime, actor: Actor, appointment_id: int, layout: Any) -
             decline_open=bool(draft and draft.decline_open),
             layout=layout,
             timeout=rt.settings.poll_review_seconds,
-            draft_saved=draft.updated_at if draft is not None and _holds_changes(draft) else None,
+            draft_saved=draft.updated_at if draft is not None and _restored(draft) else None,
         )
     )
+
+
+def _restored(draft: ReviewDraft) -> bool:
+    """Whether the viewer finds changes kept from before: the draft holds some, and they were not made by this
+    very client (tab) — the changes a doctor is making right now are not "restored" (issue 30, defect 8). A
+    client without an id (an SDK) always hears of them."""
+    writer = draft.cards.get("client")
+    return _holds_changes(draft) and not (writer is not None and writer == current_client.get())
 
 
 def _holds_changes(draft: ReviewDraft) -> bool:
@@ -217,6 +223,8 @@ async def _edit(
         cards = change(draft, _draft_cards(draft))
         if cards is not None:
             _store_cards(draft, cards)
+        # Which client (tab) changed it last: its own page does not call these changes "restored".
+        draft.cards = {**draft.cards, "client": current_client.get()}
         draft.updated_at = now
         if audit_action:
             audit(

@@ -92,6 +92,6 @@ async def busy_times(
     rows = await session.execute(_busy_statement(len(ranges)), params)
     out = []
     for doctor_id, start, minutes, kind in rows:
-        what = Text("an approved appointment") if kind == "a" else Text("an offer sent to another patient")
+        what = Text("an approved appointment") if kind == "a" else Text("an offer sent for another appointment")
         out.append(Busy(doctor_id, start, start + timedelta(minutes=minutes), what))
     return out

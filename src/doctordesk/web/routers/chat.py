@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Header, Path, Query, Request
+from fastapi import APIRouter, Form, Header, Path, Query, Request
 from fastapi.responses import Response
 
 from doctordesk.domain.chat.messages import check_client_message_id
@@ -13,12 +13,13 @@ from doctordesk.domain.files.attachments import content_disposition
 from doctordesk.domain.inputs import MAX_ID, MULTI_LINE_TEXT_PATTERN, NON_BLANK_MULTI_LINE_TEXT_PATTERN, parse_id
 from doctordesk.domain.texts import N_
 from doctordesk.services.chat import conversation as chat
+from doctordesk.services.chat import drafts as chat_drafts
 from doctordesk.services.chat import sending as chat_sending
 from doctordesk.services.chat import threads as chat_threads
 from doctordesk.services.show_more import PagedScreen
 from doctordesk.web.deps import SCREEN_HEADERS, ActorDep, RuntimeDep, ScreenRequest, ScreenRequestDep
 from doctordesk.web.params import STRICT_ID
-from doctordesk.web.responses import ERROR, SCREEN_RESPONSES, SUBMIT_RESPONSES
+from doctordesk.web.responses import ERROR, FORBIDDEN, ROLE_READ_RESPONSES, SCREEN_RESPONSES, SUBMIT_RESPONSES
 from doctordesk.web.uploads import FormReader
 
 router = APIRouter(prefix="/profile/messages", tags=["chat"])
@@ -134,6 +135,47 @@ async def send_message(
     finally:
         received.close()
     return update.to_json()
+
+
+_DRAFT_JSON = {
+    "type": "object",
+    "required": ["appointment_id", "content", "saved_at"],
+    "properties": {
+        "appointment_id": {"type": "integer"},
+        "content": {"type": "string", "description": "The unsent text; empty when there is no draft"},
+        "saved_at": {"type": ["string", "null"], "format": "date-time", "description": "When it was last kept"},
+    },
+}
+_DRAFT_RESPONSES: dict[int | str, dict[str, Any]] = {
+    **ROLE_READ_RESPONSES,
+    403: FORBIDDEN,
+    200: {"description": "The draft", "content": {"application/json": {"schema": _DRAFT_JSON}}},
+}
+
+
+@router.get("/draft", responses=_DRAFT_RESPONSES)
+async def read_draft(rt: RuntimeDep, actor: ActorDep, appointment_id: AppointmentQuery) -> dict[str, Any]:
+    """The message this user has begun in the appointment's thread and not sent (docs/chat.md#drafts): kept with
+    the server, so it survives a reload and follows the user to another device. Empty content: no draft."""
+    return (await chat_drafts.read_draft(rt, actor, appointment_id)).to_json()
+
+
+@router.put("/draft", responses=_DRAFT_RESPONSES)
+async def save_draft(
+    rt: RuntimeDep,
+    actor: ActorDep,
+    appointment_id: AppointmentQuery,
+    content: Annotated[
+        str,
+        Form(
+            description="The unsent text (the message rules; empty removes the draft)",
+            json_schema_extra={"pattern": MULTI_LINE_TEXT_PATTERN},
+        ),
+    ] = "",
+) -> dict[str, Any]:
+    """Keep the user's unsent text for this thread, replacing the one kept before; empty removes it. A send
+    removes it too."""
+    return (await chat_drafts.save_draft(rt, actor, appointment_id, content)).to_json()
 
 
 @router.post("/close", responses={**SCREEN_RESPONSES, 403: ERROR})

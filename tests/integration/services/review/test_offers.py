@@ -7,6 +7,7 @@ import asyncio
 from sqlalchemy import select
 
 from doctordesk.domain.appointments.status import Status
+from doctordesk.screens.protocol import walk
 from doctordesk.store.review_tables import AppointmentOffer
 from doctordesk.store.tables import Appointment
 from tests.integration.services.review.review_support import (
@@ -162,3 +163,18 @@ async def test_offers_sent_by_the_doctor_reach_the_patients_screen(client, login
     assert poll.json()["patches"]
     fresh = (await client.put(offers_url(a), headers=patient.headers)).json()
     assert find(fresh["elements"], "offer-time~1")["value"] == "Tue 24 Nov 2026, 10:00 CET"
+
+
+async def test_the_coverage_warning_speaks_to_the_patient_and_about_the_patient_to_the_doctor(client, login, demo):
+    a = aid(demo, PENDING_9)
+    patient = await login("patient4")
+    mine = (await client.put(offers_url(a), headers=patient.headers)).json()
+    warnings = [e["warning"] for e in walk(mine["elements"]) if e["type"] == "Card" and e.get("warning")]
+    assert warnings and all("your insurance may not cover" in w and "you may pay more" in w for w in warnings)
+    assert not any("the patient" in w for w in warnings)
+    german = (await client.put(offers_url(a), headers={**patient.headers, "Accept-Language": "de"})).json()
+    assert any("Ihre Versicherung" in (e.get("warning") or "") for e in walk(german["elements"]) if e["type"] == "Card")
+    doctor = await login("doctor1")
+    theirs = (await client.put(offers_url(a), headers=doctor.headers)).json()
+    staff = [e["warning"] for e in walk(theirs["elements"]) if e["type"] == "Card" and e.get("warning")]
+    assert staff and all("the patient may pay more" in w for w in staff)

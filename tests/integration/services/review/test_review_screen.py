@@ -298,6 +298,23 @@ async def test_suggest_another_alternative_is_disabled_with_the_reason_when_ever
     assert covered["another-alternative-note"].get("visible") is False
 
 
+async def test_the_changes_a_tab_is_making_are_not_called_restored_there_but_are_after_a_reload(client, login, demo):
+    doctor = await login("doctor1")
+    tab = {**doctor.headers, "X-Client-Id": "tab-1"}
+    s = await Screen(client, tab, aid(demo, REQUESTED)).open()
+    assert s["draft-note"]["visible"] is False
+    await s.patch("/add-alternative")
+    await s.patch("/change", {"date~1": "2020-01-01", "time~1": "07:00"})
+    await s.patch("/disclaimer", {"disclaimer-displayed": "true"})
+    # Nothing was restored on this tab: it made these changes itself, now.
+    assert s["draft-note"].get("visible", True) is False
+    await s.matches_a_fresh_put()  # the same tab's fresh page agrees
+    # The tab reloaded (the web app gets a new client id) or another device: the changes were kept, and it says so.
+    reloaded = await Screen(client, {**doctor.headers, "X-Client-Id": "tab-2"}, aid(demo, REQUESTED)).open()
+    assert reloaded["draft-note"].get("visible", True) is not False
+    assert reloaded["draft-note"]["value"].startswith("Restored your unsent changes from ")
+
+
 async def test_a_draft_left_on_the_phone_is_shown_on_the_desktop_with_its_time_and_can_be_discarded_there(
     client, login, demo
 ):
@@ -324,3 +341,23 @@ async def test_a_draft_left_on_the_phone_is_shown_on_the_desktop_with_its_time_a
     assert response.status_code == 200, response.text
     phone.elements = apply(phone.elements, response.json()["patches"])
     assert not phone.has("alternative-1")
+
+
+async def test_a_line_beside_approve_says_what_it_will_send(client, login, demo):
+    doctor = await login("doctor1")
+    s = await Screen(client, {**doctor.headers, "X-Client-Id": "tab-effect"}, aid(demo, REQUESTED)).open()
+    assert s["approve"]["label"] == "Approve"
+    assert s["approve-effect"]["value"] == "Approves the requested time and tells the patient."
+    await s.patch("/add-alternative")
+    assert s["approve"]["label"] == "Approve"  # the spec's button keeps its label
+    assert s["approve-effect"]["value"] == "Sends 1 alternative to the patient, who chooses or declines it."
+    await s.patch("/add-alternative")
+    assert s["approve-effect"]["value"] == "Sends 2 alternatives to the patient, who chooses one or declines them."
+    await s.matches_a_fresh_put()
+    german = await Screen(
+        client, {**doctor.headers, "X-Client-Id": "tab-effect", "Accept-Language": "de"}, aid(demo, REQUESTED)
+    ).open()
+    assert (
+        german["approve-effect"]["value"]
+        == "Sendet dem Patienten 2 Alternativen, von denen er eine wählt oder alle ablehnt."
+    )

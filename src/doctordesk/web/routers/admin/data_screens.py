@@ -23,6 +23,13 @@ router = APIRouter(prefix="/profile/admin", tags=["administration screens"])
 EndpointId = Annotated[int, Path(ge=1, le=MAX_ID, description="The webhook endpoint"), STRICT_ID]
 PolicyId = Annotated[int, Path(ge=1, le=MAX_ID, description="The policy"), STRICT_ID]
 PatientQ = Annotated[int | None, Query(ge=1, le=MAX_ID, description="The patient"), STRICT_ID]
+FeeConfirm = Annotated[
+    str | None,
+    Query(
+        pattern="^[0-9a-f]{16}$",
+        description="The digest of the version a confirmation showed: saves only if the form still describes it",
+    ),
+]
 DeliveryId = Annotated[int, Path(ge=1, le=MAX_ID, description="The delivery"), STRICT_ID]
 
 
@@ -46,10 +53,15 @@ async def fees_poll(screen: ScreenRequestDep) -> dict[str, Any]:
 
 
 @router.post("/fees/add", responses=SUBMIT_RESPONSES, openapi_extra={**SCREEN_HEADERS, **forms.FEE_BODY})
-async def add_fee_version(screen: ScreenRequestDep, form: FormDep) -> dict[str, Any]:
+async def add_fee_version(screen: ScreenRequestDep, form: FormDep, confirm: FeeConfirm = None) -> dict[str, Any]:
     """A new version of a rule (``kind``, ``doctor`` and ``location`` empty for any, ``amount`` such as 80.50,
-    ``percent`` for surcharges, ``currency``, ``effective_from`` day, ``retired``)."""
-    return (await fees.add_version(screen.rt, screen.actor, form, page=_fees(screen), state=screen.state)).to_json()
+    required for fees, ``percent`` required for surcharges, ``currency``, ``effective_from`` day, ``retired``).
+    Without ``confirm`` nothing is written: the answer says what the version changes, for whom, from when, and
+    its "Confirm" sends the same form with ``confirm`` set to that version's digest."""
+    update = await fees.add_version(
+        screen.rt, screen.actor, form, confirm=confirm, page=_fees(screen), state=screen.state
+    )
+    return update.to_json()
 
 
 # --- insurance -------------------------------------------------------------------------------------------------

@@ -120,7 +120,11 @@ function encode(fields) {
 }
 
 // Sends one request and returns the parsed JSON body (null for 204); throws ApiError or NetworkError.
-export async function request(method, endpoint, { fields = null, state = null, signal = undefined } = {}) {
+export async function request(
+  method,
+  endpoint,
+  { fields = null, state = null, signal = undefined, keepalive = false } = {},
+) {
   if (typeof endpoint !== "string" || !endpoint.startsWith("/") || endpoint.startsWith("//")) {
     throw new Error(`refusing a request outside the service: ${endpoint}`);
   }
@@ -128,7 +132,7 @@ export async function request(method, endpoint, { fields = null, state = null, s
   if (session) headers.Authorization = `Bearer ${session.token}`;
   if (state) headers["X-Screen-State"] = state;
   if (chosen) headers["Accept-Language"] = chosen;
-  const init = { method, headers, signal, credentials: "omit", cache: "no-store" };
+  const init = { method, headers, signal, keepalive, credentials: "omit", cache: "no-store" };
   if (fields && fields.length) init.body = encode(fields);
   let response;
   try {

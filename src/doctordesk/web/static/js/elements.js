@@ -4,7 +4,7 @@
 // which act on the view, are in attachments.js and dialogs.js.
 
 import { formatTime, node, safeHref, text, uid } from "./dom.js";
-import { t } from "./texts.js";
+import { number, t, tf } from "./texts.js";
 
 function headingTag(depth) {
   return `h${Math.min(6, depth + 2)}`;
@@ -40,7 +40,43 @@ function buildInput(model, type) {
   if (typeof props.max === "string") control.max = props.max;
   if (type === "password") control.autocomplete = "current-password";
   if (props.required) control.required = true;
-  return { ...labelled(model, control), control };
+  const parts = { ...labelled(model, control), control };
+  if (typeof props.maxlength === "number" && props.multiline) countCharacters(control, parts.root, props.maxlength);
+  return parts;
+}
+
+// A text box with a limit shows a counter once it holds 90 % of it, and a paste that does not fit says what was
+// left out (the browser keeps only what fits): nothing is cut silently.
+function countCharacters(control, root, max) {
+  const counter = node("p", "char-count");
+  counter.hidden = true;
+  counter.setAttribute("aria-live", "polite");
+  const cut = node("p", "msg msg-warning char-cut");
+  cut.hidden = true;
+  cut.setAttribute("role", "status");
+  root.append(counter, cut);
+  const update = () => {
+    const n = control.value.length;
+    counter.hidden = n < Math.floor(max * 0.9);
+    counter.textContent = tf("{count} of {max} characters", { count: number(n), max: number(max) });
+    counter.classList.toggle("is-full", n >= max);
+    if (!n) cut.hidden = true;
+  };
+  control.addEventListener("input", update);
+  control.addEventListener("paste", (event) => {
+    const pasted = event.clipboardData ? event.clipboardData.getData("text") : "";
+    const replaced = (control.selectionEnd || 0) - (control.selectionStart || 0);
+    const room = Math.max(0, max - (control.value.length - replaced));
+    if (pasted.length <= room) return;
+    const left = pasted.slice(room);
+    const start = left.length > 40 ? `${left.slice(0, 40)}…` : left;
+    cut.textContent = tf(
+      "Only {max} characters fit: the last {count} characters of the pasted text were left out, from “{start}”.",
+      { max: number(max), count: number(left.length), start },
+    );
+    cut.hidden = false;
+  });
+  update();
 }
 
 function buildSelect(model) {
@@ -59,6 +95,33 @@ function buildSelect(model) {
   }
   control.value = current === null ? "" : current;
   return { ...labelled(model, control), control };
+}
+
+// A choice from a long list (props.searchable): a text box whose suggestions are the options, filtered as the
+// user types. The service judges the value; the option without a value gives the box its prompt.
+function buildSearchable(model) {
+  const control = document.createElement("input");
+  control.type = "text";
+  control.autocomplete = "off";
+  control.spellcheck = false;
+  const list = document.createElement("datalist");
+  list.id = uid("list");
+  for (const o of model.options || []) {
+    const value = text(o.value);
+    if (!value) {
+      control.placeholder = text(o.label);
+      continue;
+    }
+    const option = document.createElement("option");
+    option.value = value;
+    if (text(o.label) !== value) option.label = text(o.label);
+    list.append(option);
+  }
+  control.setAttribute("list", list.id);
+  control.value = model.value === null || model.value === undefined ? "" : text(model.value);
+  const parts = { ...labelled(model, control), control };
+  parts.root.append(list);
+  return parts;
 }
 
 function container(tag, className, model, depth) {
@@ -216,7 +279,8 @@ export const ELEMENT_BUILDERS = {
   },
   Highlight(model) {
     const root = node("div", "highlight");
-    if (model.label) root.append(node("span", "highlight-label", model.label));
+    // The label and the amount never run together ("Doctor fee €60.00"), in the layout and in the text.
+    if (model.label) root.append(node("span", "highlight-label", model.label), document.createTextNode(" "));
     root.append(node("strong", "highlight-value", model.value));
     return { root };
   },
@@ -253,7 +317,7 @@ export const ELEMENT_BUILDERS = {
       meta.append(time);
     }
     if (props.direction === "outgoing") root.dataset.align = "end";
-    if (props.read === true && props.direction === "outgoing") meta.append(node("span", "group-read", "✓ Read"));
+    if (props.read === true && props.direction === "outgoing") meta.append(node("span", "group-read", t("✓ Read")));
     if (meta.childNodes.length) root.append(meta);
     if (model.value !== null && model.value !== undefined) root.append(node("p", "group-text", model.value));
     const messages = node("div", "messages");
@@ -296,7 +360,7 @@ export const ELEMENT_BUILDERS = {
     return buildSelect(model);
   },
   Timezone(model) {
-    return buildSelect(model);
+    return (model.props || {}).searchable ? buildSearchable(model) : buildSelect(model);
   },
   Checkbox(model) {
     const root = node("div", "field field-check");

@@ -62,6 +62,10 @@ class Shell {
       const endpoint = this.endpointFromLocation();
       if (endpoint !== this.mainEndpoint) this.showMain(endpoint, { push: false });
     });
+    // Unsent drafts waiting for a pause in typing are sent as the page goes (reload, tab closed).
+    window.addEventListener("pagehide", () => {
+      for (const screen of this.screens()) screen.flushDrafts();
+    });
     window.matchMedia(api.MOBILE_QUERY).addEventListener("change", () => this.layoutChanged());
     window.matchMedia(WIDE_QUERY).addEventListener("change", () => this.placePanel());
     api.onSessionChange((session) => {

@@ -21,9 +21,11 @@ const WIDTH = /^(100|[1-9]?[0-9])%$/;
 
 // Renders one page's elements into `root` and applies patches to both the model and the DOM.
 export class ScreenView {
-  constructor(root, { onAction, onNotice }) {
+  constructor(root, { onAction, onNotice, onDraft }) {
     this.root = root;
     this.onAction = onAction;
+    this.onDraft = onDraft || null; // an input with props.draft: its text is kept with the server (screen.js)
+    this.rendering = false; // true while a whole page is built (not for a patch rebuilding one element)
     this.onNotice = onNotice || (() => {});
     this.elements = [];
     this.nodes = new Map(); // element id -> its entry
@@ -44,7 +46,12 @@ export class ScreenView {
     this.blobUrls.clear();
     this.nodes.clear();
     this.elements = structuredClone(elements);
-    this.root.replaceChildren(...this.elements.map((e) => this.build(e, 0)));
+    this.rendering = true;
+    try {
+      this.root.replaceChildren(...this.elements.map((e) => this.build(e, 0)));
+    } finally {
+      this.rendering = false;
+    }
     this.afterChange();
   }
 
@@ -145,6 +152,7 @@ export class ScreenView {
     this.addMessages(entry);
     if (model.action) this.wireAction(entry);
     if (entry.control && typeof props.submit === "string") this.wireSubmit(entry, props.submit);
+    if (entry.control && typeof props.draft === "string" && this.onDraft) this.onDraft(entry, this.rendering);
     const requires = forms.requiresOf(model);
     if (requires) entry.requires = requires;
     return entry;

@@ -21,7 +21,9 @@ export class Screen {
     this.view = new ScreenView(this.body, {
       onAction: (model) => this.act(model),
       onNotice: (notice) => shell.notify(notice),
+      onDraft: (entry, fresh) => this.wireDraft(entry, fresh),
     });
+    this.drafts = new Map(); // draft endpoint -> {id, timer}: saves waiting for a pause in typing
     this.page = null;
     this.state = null;
     this.timer = null;
@@ -40,6 +42,7 @@ export class Screen {
   }
 
   close() {
+    this.flushDrafts();
     this.closed = true;
     this.generation += 1;
     this.cancelTimer();
@@ -188,6 +191,65 @@ export class Screen {
       button.disabled = after.model.enabled === false;
       if (after.requires) this.view.checkRequires(after);
     }
+  }
+
+  // --- drafts (props.draft: an input whose text is kept with the server, docs/protocol.md) -----------------------
+
+  // A page just shown: an empty input gets the draft kept for it (typed on another device, or before a reload).
+  // Typing saves it after a pause, through the request queue, so a save queued before a send reaches the server
+  // before it; the text is read when the save runs (after a send's answer cleared the box, it saves nothing).
+  wireDraft(entry, fresh) {
+    const endpoint = entry.model.props.draft;
+    const id = entry.model.id;
+    const control = entry.control;
+    if (fresh && !control.value) {
+      request("GET", endpoint)
+        .then((draft) => {
+          const now = this.view.nodes.get(id);
+          if (!draft || typeof draft.content !== "string" || !draft.content || !now || now.control.value) return;
+          if (now.control.disabled) return;
+          now.control.value = draft.content;
+          now.control.dispatchEvent(new Event("input", { bubbles: true }));
+        })
+        .catch(() => {});
+    }
+    control.addEventListener("input", (event) => {
+      if (!event.isTrusted) return; // the restored draft itself
+      const pending = this.drafts.get(endpoint);
+      if (pending) clearTimeout(pending.timer);
+      const timer = setTimeout(() => this.saveDraft(endpoint), 800);
+      this.drafts.set(endpoint, { id, timer });
+    });
+  }
+
+  saveDraft(endpoint, { keepalive = false } = {}) {
+    const pending = this.drafts.get(endpoint);
+    if (!pending) return;
+    clearTimeout(pending.timer);
+    this.drafts.delete(endpoint);
+    const text = () => {
+      const entry = this.view.nodes.get(pending.id);
+      return entry && entry.control ? entry.control.value : null;
+    };
+    if (keepalive) {
+      const value = text();
+      if (value !== null) request("PUT", endpoint, { fields: [["content", value]], keepalive: true }).catch(() => {});
+      return;
+    }
+    this.enqueue(async () => {
+      const value = text();
+      if (value === null) return;
+      try {
+        await request("PUT", endpoint, { fields: [["content", value]] });
+      } catch {
+        // Kept in the box; the next pause in typing tries again.
+      }
+    });
+  }
+
+  // The page is going away (reload, another screen, the tab closing): what waits is sent now.
+  flushDrafts() {
+    for (const endpoint of [...this.drafts.keys()]) this.saveDraft(endpoint, { keepalive: true });
   }
 
   // Shows an error; resolves once the reload it may ask for is done.

@@ -7,6 +7,10 @@ let current = "en";
 // The text for an English msgid (the msgid itself when the catalog has none).
 export const t = (msgid) => texts[msgid] || msgid;
 export const language = () => current;
+// The text for a msgid with {name} placeholders filled in from `values`.
+export const tf = (msgid, values) => t(msgid).replace(/\{(\w+)\}/g, (m, k) => (k in values ? String(values[k]) : m));
+// A whole number in the page's language (4,000 / 4.000).
+export const number = (n) => new Intl.NumberFormat(current).format(n);
 
 export function setTexts(catalog, code) {
   texts = catalog;

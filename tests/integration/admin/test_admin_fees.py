@@ -80,6 +80,10 @@ async def test_a_fee_change_applies_to_later_proposals_and_offers_keep_the_fee_s
     ("body", "field"),
     [
         ({"kind": "bonus", "amount_cents": 1}, "kind"),
+        # An empty version never records a free fee: the amount, or the percentage, is required.
+        ({"kind": "doctor_fee"}, "amount_cents"),
+        ({"kind": "location_fee", "location_id": 1}, "amount_cents"),
+        ({"kind": "weekend"}, "percent"),
         ({"kind": "doctor_fee", "amount_cents": -1}, "amount_cents"),
         ({"kind": "doctor_fee", "amount_cents": 100, "percent": 5}, "percent"),
         ({"kind": "weekend", "percent": 20, "amount_cents": 100}, "amount_cents"),
@@ -98,6 +102,15 @@ async def test_invalid_fee_rules_are_refused_naming_the_field_and_write_nothing(
     assert field in assert_error(response, 422, "FIELDS_VALIDATION_ERROR")["fields"]
     assert await counts(runtime) == before
     assert (await client.get("/admin/fees", params={"history": "true"}, headers=admin.headers)).json()["rules"]
+
+
+async def test_a_fee_of_nothing_is_recorded_only_when_said_so(client, login):
+    admin = await login("admin")
+    response = await client.post("/admin/fees", json={"kind": "doctor_fee", "amount_cents": 0}, headers=admin.headers)
+    assert response.status_code == 201, response.text
+    assert response.json()["amount_cents"] == 0
+    ended = await client.post("/admin/fees", json={"kind": "weekend", "retired": True}, headers=admin.headers)
+    assert ended.status_code == 201, ended.text  # ending a rule needs no amount
 
 
 async def test_doctors_cannot_edit_fees(client, login):

@@ -37,8 +37,8 @@ class FeeRuleInput:
     kind: str
     doctor_id: int | None = None
     location_id: int | None = None
-    amount_cents: int = 0
-    percent: int = 0
+    amount_cents: int | None = None  # required for a doctor or location fee (0: no fee)
+    percent: int | None = None  # required for a surcharge
     currency: str = "EUR"
     effective_from: datetime | None = None  # None: now
     retired: bool = False
@@ -90,12 +90,16 @@ def check(rule: FeeRuleInput, now: datetime) -> dict[str, str]:
     if rule.kind not in KINDS:
         fields["kind"] = Text("One of: {choices}.", choices=", ".join(KINDS))
     elif rule.kind in AMOUNT_KINDS and not rule.retired:
-        if not 0 <= rule.amount_cents <= MAX_AMOUNT_CENTS:
+        if rule.amount_cents is None:
+            fields["amount_cents"] = N_("Give the amount (0 for no fee).")
+        elif not 0 <= rule.amount_cents <= MAX_AMOUNT_CENTS:
             fields["amount_cents"] = Text("{low} to {high}.", low=0, high=MAX_AMOUNT_CENTS)
         if rule.percent:
             fields["percent"] = N_("Only for surcharges.")
     elif not rule.retired:
-        if not 0 <= rule.percent <= MAX_PERCENT:
+        if rule.percent is None:
+            fields["percent"] = N_("Give the percentage of the doctor fee.")
+        elif not 0 <= rule.percent <= MAX_PERCENT:
             fields["percent"] = Text("{low} to {high}.", low=0, high=MAX_PERCENT)
         if rule.amount_cents:
             fields["amount_cents"] = N_("A surcharge is a percentage of the doctor fee.")
@@ -129,7 +133,8 @@ async def add_rule(rt: Runtime, actor: Actor, rule: FeeRuleInput) -> dict[str, A
         previous = next((r for r in current if (r.kind, r.doctor_id, r.location_id) == key), None)
         row = FeeSchedule(
             kind=rule.kind, doctor_id=rule.doctor_id, location_id=rule.location_id,
-            amount_cents=0 if rule.retired else rule.amount_cents, percent=0 if rule.retired else rule.percent,
+            amount_cents=0 if rule.retired else rule.amount_cents or 0,
+            percent=0 if rule.retired else rule.percent or 0,
             currency=rule.currency, effective_from=effective, retired=rule.retired,
         )  # fmt: skip
         session.add(row)

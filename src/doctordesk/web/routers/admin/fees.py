@@ -35,13 +35,16 @@ class FeeRuleCreate(Strict):
     )
     doctor_id: int | None = Field(None, ge=1, le=MAX_ID, description="Omit: any doctor")
     location_id: int | None = Field(None, ge=1, le=MAX_ID, description="Omit: any location")
-    amount_cents: int = Field(
-        0, ge=0, description="doctor_fee and location_fee only", json_schema_extra=stated(maximum=MAX_AMOUNT_CENTS)
-    )
-    percent: int = Field(
-        0,
+    amount_cents: int | None = Field(
+        None,
         ge=0,
-        description="Surcharges only: per cent of the doctor fee",
+        description="doctor_fee and location_fee only, and required there (0: no fee)",
+        json_schema_extra=stated(maximum=MAX_AMOUNT_CENTS),
+    )
+    percent: int | None = Field(
+        None,
+        ge=0,
+        description="Surcharges only, and required there: per cent of the doctor fee",
         json_schema_extra=stated(maximum=MAX_PERCENT),
     )
     currency: str = Field(

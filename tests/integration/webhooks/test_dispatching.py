@@ -88,6 +88,22 @@ class Counting(WebhookDispatcher):
         return await super()._settle(*args, **kwargs)
 
 
+class Meeting(Counting):
+    """A dispatcher that, after its first lease, waits for the other one's first lease."""
+
+    def __init__(self, *args, meet: asyncio.Barrier, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.meet = meet
+        self.met = False
+
+    async def _claim(self) -> int:
+        found = await super()._claim()
+        if found and not self.met:
+            self.met = True
+            await asyncio.wait_for(self.meet.wait(), 60)
+        return found
+
+
 async def test_concurrent_batch_claims_never_take_one_delivery_twice(runtime, demo, settings, receiver, register):
     await register(receiver.url(), ["appointment.approved"])
     await queue(runtime, demo, 200)
@@ -115,8 +131,11 @@ async def test_two_running_dispatchers_deliver_every_event_once(runtime, demo, s
     await queue(runtime, demo, 150)
     receiver.delay = 0.005
     databases = [Database(settings.database_url) for _ in range(2)]
+    both_leased = asyncio.Barrier(2)  # neither sends before both hold a batch: a busy machine cannot let one take all
+    changes = {"webhook_batch_size": 10, "webhook_poll_seconds": 0.05}
     dispatchers = [
-        dispatcher_for(runtime, settings, db, webhook_batch_size=10, webhook_poll_seconds=0.05) for db in databases
+        Meeting(db, settings=settings.model_copy(update=changes), clock=runtime.clock, meet=both_leased)
+        for db in databases
     ]
     try:
         for d in dispatchers:

@@ -55,14 +55,19 @@ def visible_to(query: AnySelect, actor: Actor) -> AnySelect:
 
 
 def view_of(row: Any) -> AppointmentView:
+    """The view of a ``base_query`` row."""
     a, doctor_name, loc, patient_name = row
+    return appointment_view(a, doctor_name, Place(loc.id, loc.name, loc.timezone), patient_name)
+
+
+def appointment_view(a: Appointment, doctor_name: str, place: Place, patient_name: str) -> AppointmentView:
     return AppointmentView(
         id=a.id,
         status=Status(a.status),
         start=a.start_at,
         duration_minutes=a.duration_minutes,
         doctor=Party(a.doctor_id, doctor_name),
-        location=Place(loc.id, loc.name, loc.timezone),
+        location=place,
         patient=Party(a.patient_id, patient_name),
         service=a.service,
         chat_enabled=a.chat_enabled,

@@ -11,12 +11,13 @@ from sqlalchemy import BigInteger, Select, and_, bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.appointments.status import Status
-from doctordesk.domain.appointments.views import AppointmentView, Party, Place
+from doctordesk.domain.appointments.views import AppointmentView, Place
 from doctordesk.domain.errors import NotFound
 from doctordesk.domain.review.assessment import ReviewFacts
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.scheduling.suggestions import Original
 from doctordesk.domain.texts import N_
+from doctordesk.services.appointments.reading import appointment_view
 from doctordesk.services.scheduling.clinic_facts import Clinic, policies_of
 from doctordesk.store.review_tables import ReviewDraft
 from doctordesk.store.tables import (
@@ -102,23 +103,8 @@ async def subject_for(session: AsyncSession, actor: Actor, appointment_id: int, 
 
 def view_of(subject: Subject, c: Clinic) -> AppointmentView:
     a = subject.appointment
-    return AppointmentView(
-        id=a.id,
-        status=Status(a.status),
-        start=a.start_at,
-        duration_minutes=a.duration_minutes,
-        doctor=Party(a.doctor_id, subject.doctor_name),
-        location=Place(a.location_id, c.location_names[a.location_id], c.directory.locations[a.location_id]),
-        patient=Party(a.patient_id, subject.patient_name),
-        service=a.service,
-        chat_enabled=a.chat_enabled,
-        disclaimer_required=a.disclaimer_required,
-        prescription_needed=a.prescription_needed,
-        version=a.version,
-        updated_at=a.updated_at,
-        request_note=a.request_note,
-        decline_reason=a.decline_reason,
-    )
+    place = Place(a.location_id, c.location_names[a.location_id], c.directory.locations[a.location_id])
+    return appointment_view(a, subject.doctor_name, place, subject.patient_name)
 
 
 async def facts_for(

@@ -19,31 +19,20 @@ from doctordesk.domain import errors as e
 from doctordesk.domain.fhir import mapping as fhir
 from doctordesk.domain.fhir.errors import Gone, NotSupported, Unprocessable, VersionMismatch
 from doctordesk.i18n import _
+from doctordesk.web import errors as web_errors
 from doctordesk.web.errors import is_transient
 from doctordesk.web.field_messages import field_message
 
 log = logging.getLogger(__name__)
 
 # FHIR's statuses (RESTful API, "HTTP Status Codes"): a body that cannot be parsed or fails basic validation is
-# 400; one that breaks a business rule is 422; a version mismatch with If-Match is 412.
+# 400; one that breaks a business rule is 422; a version mismatch with If-Match is 412. The rest as everywhere.
 STATUS: dict[type[e.DomainError], int] = {
+    **web_errors.STATUS,
+    e.ValidationFailed: 400,
     VersionMismatch: 412,
     Unprocessable: 422,
     Gone: 410,
-    e.ValidationFailed: 400,
-    e.NotFound: 404,
-    e.Unauthorized: 401,
-    e.Forbidden: 403,
-    e.TooManyRequests: 429,
-    e.PayloadTooLarge: 413,
-    e.ChatDisabled: 403,
-    e.AppointmentChanged: 409,
-    e.DateNotCovered: 422,
-    e.ForbiddenByPolicy: 422,
-    e.ThirdPartyDataInvalid: 422,
-    e.InvalidTransition: 409,
-    e.IdempotencyKeyReused: 409,
-    e.ServiceBusy: 503,
 }
 
 

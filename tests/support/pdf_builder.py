@@ -7,6 +7,8 @@ from __future__ import annotations
 import struct
 import zlib
 
+from doctordesk.store.seed.sample_files import classic_pdf
+
 CATALOG = b"<< /Type /Catalog /Pages 2 0 R >>"
 PAGES = b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>"
 PAGE = b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] >>"
@@ -15,21 +17,7 @@ PAGE = b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] >>"
 def pdf(extra: list[bytes] | None = None, *, catalog: bytes = CATALOG, page: bytes = PAGE, compressed: bool) -> bytes:
     """A one-page PDF: objects 1 catalog, 2 pages, 3 page, then ``extra`` as objects 4, 5, ..."""
     objects = [catalog, PAGES, page, *(extra or [])]
-    return _object_stream_pdf(objects) if compressed else _classic_pdf(objects)
-
-
-def _classic_pdf(objects: list[bytes]) -> bytes:
-    out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += f"{number} 0 obj\n".encode() + body + b"\nendobj\n"
-    xref = len(out)
-    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
-    for offset in offsets:
-        out += f"{offset:010d} 00000 n \n".encode()
-    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
-    return bytes(out)
+    return _object_stream_pdf(objects) if compressed else classic_pdf(objects)
 
 
 def _object_stream_pdf(objects: list[bytes]) -> bytes:

@@ -35,6 +35,12 @@ def pdf(text: str = "Lab report", *, padding: int = 0) -> bytes:
         b"<< /Length " + str(len(stream)).encode() + b" >>\nstream\n" + stream + b"\nendstream",
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
     ]
+    return classic_pdf(objects, padding=padding)
+
+
+def classic_pdf(objects: list[bytes], *, padding: int = 0) -> bytes:
+    """A PDF of ``objects`` (numbered from 1, the first the catalog) with a classic cross-reference table;
+    ``padding`` adds that many bytes in a comment."""
     out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
     if padding:
         out += b"%" + b"x" * max(0, padding - 2) + b"\n"

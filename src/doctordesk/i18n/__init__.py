@@ -9,7 +9,6 @@ with Babel when first needed. There is no compiled ``.mo`` to keep in step: the 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from contextvars import ContextVar
 from functools import cache, lru_cache
 from io import BytesIO
 from pathlib import Path
@@ -20,6 +19,8 @@ from babel.messages.pofile import read_po
 from babel.support import NullTranslations, Translations
 
 from doctordesk.domain.texts import N_, Moment, Text
+from doctordesk.i18n.formats import format_local
+from doctordesk.i18n.locale import DEFAULT, LOCALES, current, use
 
 __all__ = [
     "DEFAULT",
@@ -38,20 +39,7 @@ __all__ = [
     "use",
 ]
 
-LOCALES: Final = ("en", "de")
-DEFAULT: Final = "en"
 CATALOG_DIR: Final = Path(__file__).parent / "locales"
-
-_current: ContextVar[str] = ContextVar("doctordesk_locale", default=DEFAULT)
-
-
-def use(locale: str) -> None:
-    """Make ``locale`` the current request's (an unknown one falls back to English)."""
-    _current.set(locale if locale in LOCALES else DEFAULT)
-
-
-def current() -> str:
-    return _current.get()
 
 
 def catalog_path(locale: str) -> Path:
@@ -91,8 +79,6 @@ def _value(locale: str, value: object) -> object:
     if isinstance(value, Text):
         return t(locale, value)
     if isinstance(value, Moment):
-        from doctordesk.i18n.formats import format_local  # formats reads the current locale from here
-
         try:
             return format_local(value.at, value.timezone, locale)
         except (KeyError, ValueError):  # an unknown zone name: the instant in UTC
@@ -102,18 +88,18 @@ def _value(locale: str, value: object) -> object:
 
 def _(msgid: str, **params: object) -> str:
     """``msgid`` in the current request's locale."""
-    return t(_current.get(), msgid, **params)
+    return t(current(), msgid, **params)
 
 
 def maybe(text: str | None) -> str | None:
     """``_(text)``, keeping None (optional notices and errors)."""
-    return None if text is None else t(_current.get(), text)
+    return None if text is None else t(current(), text)
 
 
 def stored(text: str | None) -> str | None:
     """A text read back from storage in the current locale: a ``Text`` (its template was kept) translated, any other
     text (typed by a person, or stored before templates were) as it is — user data never goes through the catalog."""
-    return t(_current.get(), text) if isinstance(text, Text) else text
+    return t(current(), text) if isinstance(text, Text) else text
 
 
 def in_every_locale(msgid: str, **params: object) -> dict[str, str]:

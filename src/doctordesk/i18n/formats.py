@@ -1,6 +1,6 @@
 """Dates, times and money the way the clinics write them: British English (``en_GB``) and German (``de_DE``).
 
-The locale's language is the request's (``i18n.current()``); the region is the clinics' (Berlin, Munich, London):
+The locale's language is the request's (``current()``); the region is the clinics' (Berlin, Munich, London):
 English readers get day-month order and a 24-hour clock, German readers German names and decimal commas.
 """
 
@@ -16,7 +16,7 @@ from babel.dates import format_date as _format_date
 from babel.dates import format_datetime as _format_datetime
 from babel.numbers import format_currency
 
-from doctordesk import i18n
+from doctordesk.i18n.locale import DEFAULT, current
 
 CLINIC_LOCALES: Final = {"en": "en_GB", "de": "de_DE"}
 _MOMENT: Final = {"en": "EEE dd MMM y, HH:mm z", "de": "EEE, d. MMM y, HH:mm z"}  # the zone last
@@ -27,7 +27,7 @@ _FULL_DAY: Final = {"en": "dd MMM y", "de": "d. MMM y"}
 
 
 def clinic_locale(locale: str | None = None) -> str:
-    return CLINIC_LOCALES.get(locale or i18n.current(), CLINIC_LOCALES[i18n.DEFAULT])
+    return CLINIC_LOCALES.get(locale or current(), CLINIC_LOCALES[DEFAULT])
 
 
 def format_local(moment: datetime, timezone: str, locale: str | None = None, *, seconds: bool = False) -> str:
@@ -37,7 +37,7 @@ def format_local(moment: datetime, timezone: str, locale: str | None = None, *, 
     # (second) shares it and its cache entry, so a new chat message's time is rarely formatted anew.
     local = moment.astimezone(ZoneInfo(timezone))
     local = local.replace(microsecond=0) if seconds else local.replace(second=0, microsecond=0)
-    return _format_local(local, timezone, locale or i18n.current(), seconds)
+    return _format_local(local, timezone, locale or current(), seconds)
 
 
 # Screens show the same moments again and again (a chat's messages on every send and poll, a list's appointments):
@@ -58,7 +58,7 @@ def _format_local(moment: datetime, timezone: str, language: str, seconds: bool)
 def format_wall(moment: datetime, locale: str | None = None) -> str:
     """A local time as its own offset shows it, without a zone (``Mon 23 Nov 2026, 09:30`` /
     ``Mo., 23. Nov. 2026, 09:30``): for a time already at its location."""
-    language = locale or i18n.current()
+    language = locale or current()
     pattern = _WALL.get(language, _WALL["en"])
     return _format_datetime(moment, pattern, tzinfo=moment.tzinfo, locale=clinic_locale(language))
 
@@ -66,7 +66,7 @@ def format_wall(moment: datetime, locale: str | None = None) -> str:
 def format_day(day: date, *, with_year: bool = False) -> str:
     """E.g. ``Mon 23 Nov`` / ``Mo., 23. Nov.`` (``23 Nov 2026`` / ``23. Nov. 2026`` with the year)."""
     patterns = _FULL_DAY if with_year else _DAY
-    language = i18n.current()
+    language = current()
     return _format_date(day, patterns.get(language, patterns["en"]), locale=clinic_locale(language))
 
 

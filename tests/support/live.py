@@ -1,7 +1,10 @@
-"""A real doctordesk server on a free loopback port, for end-to-end tests (uvicorn in a subprocess).
+"""A real doctordesk server on a free loopback port, for end-to-end tests (uvicorn in a process of its own).
 
-``LiveServer.start(env)`` migrates and seeds the database the environment names, then serves it; ``stop()`` ends
-it and ``restart()`` starts it again on the same port (the stream-reconnect tests use it).
+``LiveServer.prepare()`` migrates and seeds the database the environment names, ``start()`` serves it; ``stop()``
+ends it and ``restart()`` starts it again on the same port (the stream-reconnect tests use it).
+
+The server process comes from the launcher of ``tests/support/processes.py`` (the app imported once per test
+process), running uvicorn (or ``doctordesk serve``) with its output in the server's log file.
 """
 
 from __future__ import annotations
@@ -10,7 +13,6 @@ import os
 import random
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,6 +23,7 @@ import httpx
 
 from doctordesk.domain.accounts.passwords import Passwords
 from tests.support import databases
+from tests.support.processes import Launched, launch
 
 # Generous: a busy machine (a parallel run beside other work) can take many seconds to import and start the app.
 START_SECONDS = 120
@@ -56,7 +59,7 @@ class LiveServer:
     data_dir: Path
     extra_env: dict[str, str] = field(default_factory=dict)
     port: int = field(default_factory=free_port)
-    process: subprocess.Popen[bytes] | None = None
+    process: Launched | None = None
     # Start through `doctordesk serve` (the production command and its uvicorn options) instead of uvicorn itself.
     via_cli: bool = False
 
@@ -84,18 +87,12 @@ class LiveServer:
         databases.migrate_and_seed(url, passwords)
 
     def start(self) -> LiveServer:
-        with open(self.data_dir / f"server-{self.port}.log", "ab") as log:
-            if self.via_cli:
-                command = ["doctordesk.cli", "serve", "--host", "127.0.0.1", "--port", str(self.port)]
-            else:
-                command = ["uvicorn", "doctordesk.app:create_app", "--factory", "--host", "127.0.0.1"]
-                command += ["--port", str(self.port), "--log-level", "warning"]
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", *command],
-                env=self.env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
+        if self.via_cli:
+            command = ["doctordesk", "serve", "--host", "127.0.0.1", "--port", str(self.port)]
+        else:
+            command = ["uvicorn", "doctordesk.app:create_app", "--factory", "--host", "127.0.0.1"]
+            command += ["--port", str(self.port), "--log-level", "warning"]
+        self.process = launch(command, self.env, self.data_dir / f"server-{self.port}.log")
         deadline = time.monotonic() + START_SECONDS
         while time.monotonic() < deadline:
             if self.process.poll() is not None:

@@ -4,8 +4,6 @@ unregistered token is removed, every notification arrives exactly once, and a re
 from __future__ import annotations
 
 import sqlite3
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -13,6 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.support import processes
 from tests.support.live import LiveServer
 from tests.support.push_stub import PushStub
 
@@ -146,15 +145,12 @@ def test_a_restart_between_commit_and_delivery_loses_nothing(tmp_path: Path, stu
         assert stub.counts() == {}
         # A separate worker process (as in production scale-out) delivers what the server committed.
         log = tmp_path / "worker.log"
-        with open(log, "wb") as out:
-            worker = subprocess.Popen(
-                [sys.executable, "-m", "doctordesk.cli", "worker"], env=server.env, stdout=out, stderr=out
-            )
-            try:
-                wait_for(lambda: all(status != "pending" for _, status, _ in outbox(server)), 20)
-            finally:
-                worker.terminate()
-                assert worker.wait(10) == 0, log.read_text()
+        worker = processes.launch(["doctordesk", "worker"], server.env, log)
+        try:
+            wait_for(lambda: all(status != "pending" for _, status, _ in outbox(server)), 20)
+        finally:
+            worker.terminate()
+            assert worker.wait(10) == 0, log.read_text()
         assert stub.counts() == dict.fromkeys((nid for nid, _, _ in pending), 1)
     finally:
         server.stop()

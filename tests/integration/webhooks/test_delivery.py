@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import sys
 from datetime import timedelta
 
 import httpx
@@ -21,6 +20,7 @@ from doctordesk.store.tables import AuditLog
 from doctordesk.store.webhook_tables import WebhookDelivery, WebhookEndpoint
 from doctordesk.workers.wiring import build_webhook_dispatcher
 from tests.integration.services.review.review_support import PENDING_5, PENDING_9, REQUESTED, aid, approve_url, card
+from tests.support import processes
 from tests.support.chat import send
 
 
@@ -380,11 +380,9 @@ async def test_doctordesk_worker_delivers_what_the_server_queued(
         # The receiver is on loopback: the worker dials it only where private addresses are allowed.
         "DOCTORDESK_WEBHOOK_ALLOW_PRIVATE_ADDRESSES": "true",
     }
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "doctordesk.cli", "worker", "--once", env=env, stderr=asyncio.subprocess.PIPE
-    )
-    _, stderr = await asyncio.wait_for(process.communicate(), timeout=120)
-    assert process.returncode == 0, stderr.decode()
+    output = tmp_path / "worker.log"
+    process = processes.launch(["doctordesk", "worker", "--once"], env, output)
+    assert await process.finished(120) == 0, output.read_text()
     [got] = receiver.requests()
     assert got.verified(endpoint["secret"])["type"] == "appointment.approved"
 

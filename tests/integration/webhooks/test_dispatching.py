@@ -11,7 +11,6 @@ import os
 import shutil
 import ssl
 import subprocess
-import sys
 import time
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
@@ -30,6 +29,7 @@ from doctordesk.store.seed.demo import Demo
 from doctordesk.store.webhook_tables import WebhookDelivery
 from doctordesk.workers.webhook_dispatcher import WebhookDispatcher
 from tests.integration.services.review.review_support import REQUESTED, aid, approve_url
+from tests.support import processes
 from tests.support.fhir import FHIR_JSON
 from tests.support.fhir_subscriptions import send, subscriber_key, subscription, valid
 from tests.support.webhook_receiver import WebhookReceiver
@@ -310,14 +310,12 @@ async def test_a_killed_workers_lease_is_retried_under_the_same_webhook_id(
         "DOCTORDESK_WEBHOOK_POLL_SECONDS": "0.05",
         "DOCTORDESK_WEBHOOK_ALLOW_PRIVATE_ADDRESSES": "true",
     }
-    worker = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "doctordesk.cli", "worker", env=env, stderr=asyncio.subprocess.DEVNULL
-    )
+    worker = processes.launch(["doctordesk", "worker"], env, tmp_path / "worker.log")
     try:
         await until(lambda: bool(receiver.requests()), seconds=60)
     finally:
         worker.kill()  # SIGKILL: no goodbye, the lease stays
-        await worker.wait()
+        await worker.finished(30)
     [first] = receiver.requests()
     [row] = await rows(runtime)
     assert (row.status, row.attempts) == ("pending", 1)

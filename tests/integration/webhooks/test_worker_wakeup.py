@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import os
 import secrets
-import sys
 import time
 from collections.abc import Callable
 
@@ -15,7 +14,7 @@ import redis.asyncio as redis
 
 from doctordesk.config import Settings
 from tests.integration.services.review.review_support import REQUESTED, aid, approve_url
-from tests.support import databases
+from tests.support import databases, processes
 
 pytestmark = pytest.mark.redis
 
@@ -60,7 +59,7 @@ async def test_the_worker_delivers_as_soon_as_the_server_queued_not_at_its_next_
         "DOCTORDESK_WEBHOOK_POLL_SECONDS": str(POLL_SECONDS),
         "DOCTORDESK_WEBHOOK_ALLOW_PRIVATE_ADDRESSES": "true",
     }
-    worker = await asyncio.create_subprocess_exec(sys.executable, "-m", "doctordesk.cli", "worker", env=env)
+    worker = processes.launch(["doctordesk", "worker"], env, tmp_path / "worker.log")
     try:
         deadline = time.monotonic() + 60
         while await subscribers(channel) < 2:  # the server's bus and the worker's
@@ -76,6 +75,6 @@ async def test_the_worker_delivers_as_soon_as_the_server_queued_not_at_its_next_
             await asyncio.sleep(0.02)
     finally:
         worker.terminate()
-        assert await asyncio.wait_for(worker.wait(), 30) == 0  # stopped cleanly
+        assert await worker.finished(30) == 0, (tmp_path / "worker.log").read_text()  # stopped cleanly
     [got] = receiver.requests()
     assert got.verified(endpoint["secret"])["type"] == "appointment.approved"

@@ -70,7 +70,7 @@ def test_the_tabs_of_one_browser_share_one_stream_and_all_stay_current(server, b
         second.bring_to_front()
         second.evaluate("window.dispatchEvent(new Event('focus'))")
         second.locator('#connection[data-status="live"]').wait_for()
-        first.wait_for_function("!window.doctordesk.shell.link.source")
+        first.wait_for_function("() => !window.doctordesk.shell.link.source")
         leaders = [p.evaluate("Boolean(window.doctordesk.shell.link.source)") for p in (first, second)]
         assert leaders == [False, True]  # one open stream for the two tabs
         decide_elsewhere(server.url, REQUESTS[3], "decline")

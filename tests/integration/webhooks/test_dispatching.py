@@ -132,7 +132,9 @@ async def test_two_running_dispatchers_deliver_every_event_once(runtime, demo, s
     receiver.delay = 0.005
     databases = [Database(settings.database_url) for _ in range(2)]
     both_leased = asyncio.Barrier(2)  # neither sends before both hold a batch: a busy machine cannot let one take all
-    changes = {"webhook_batch_size": 10, "webhook_poll_seconds": 0.05}
+    # A long lease: a delivery left waiting past half its lease is given back and leased again (counted twice), which
+    # a slow machine must not bring about here.
+    changes = {"webhook_batch_size": 10, "webhook_poll_seconds": 0.05, "webhook_lease_seconds": 3600}
     dispatchers = [
         Meeting(db, settings=settings.model_copy(update=changes), clock=runtime.clock, meet=both_leased)
         for db in databases

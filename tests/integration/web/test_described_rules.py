@@ -10,6 +10,7 @@ import pytest
 from doctordesk.domain.inputs import MULTI_LINE_TEXT_PATTERN, TEXT_PATTERN
 from tests.integration.services.review.review_support import REQUESTED, aid, approve_url, card, snapshot
 from tests.integration.web.test_strict_inputs import assert_invalid
+from tests.support import openapi
 from tests.support.integration import make_key
 
 # --- a fixed path beside a templated one is its own resource ---------------------------------------------------
@@ -168,8 +169,8 @@ def _text_fields(spec: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     return found
 
 
-async def test_every_text_field_of_every_request_body_states_its_rule(client):
-    spec = (await client.get("/openapi.json")).json()
+def test_every_text_field_of_every_request_body_states_its_rule():
+    spec = openapi.description()
     fields = _text_fields(spec)
     assert len(fields) > 50
     loose = [where for where, schema in fields if not {"pattern", "enum", "format", "const"} & set(schema)]
@@ -178,14 +179,14 @@ async def test_every_text_field_of_every_request_body_states_its_rule(client):
     assert TEXT_PATTERN in patterns and MULTI_LINE_TEXT_PATTERN in patterns
 
 
-async def test_the_stream_describes_each_event_as_it_sends_it(client):
-    spec = (await client.get("/openapi.json")).json()
+def test_the_stream_describes_each_event_as_it_sends_it():
+    spec = openapi.description()
     schema = spec["paths"]["/profile/stream"]["get"]["responses"]["200"]["content"]["text/event-stream"]["schema"]
     assert schema["type"] == "object" and set(schema["required"]) == {"id", "data"}
     assert schema["properties"]["id"]["pattern"] == "^[0-9]+-[0-9]+$"
 
 
-async def test_the_administration_reads_document_their_403(client):
-    spec = (await client.get("/openapi.json")).json()
+def test_the_administration_reads_document_their_403():
+    spec = openapi.description()
     for path in ("/admin/audit", "/admin/audit/export", "/admin/service-accounts"):
         assert "403" in spec["paths"][path]["get"]["responses"], path

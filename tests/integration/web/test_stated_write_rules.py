@@ -23,6 +23,7 @@ from doctordesk.services.admin.users import MAX_PASSWORD, MIN_PASSWORD, USERNAME
 from doctordesk.web.deps import form_fields
 from tests.integration.admin.support import counts
 from tests.integration.web.test_strict_inputs import assert_invalid
+from tests.support import openapi
 
 GERMAN = {"Accept-Language": "de-DE,de;q=0.9"}
 
@@ -52,8 +53,8 @@ def _field(spec: dict[str, Any], method: str, path: str, name: str) -> dict[str,
 # --- the description states the service's constants ----------------------------------------------------------
 
 
-async def test_the_bounds_in_the_description_are_the_services_own(client):
-    spec = (await client.get("/openapi.json")).json()
+def test_the_bounds_in_the_description_are_the_services_own():
+    spec = openapi.description()
     for path in ("/admin/users", "/admin/users/{user_id}/password"):
         password = _field(spec, "post", path, "password")
         assert (password["minLength"], password["maxLength"]) == (MIN_PASSWORD, MAX_PASSWORD), path
@@ -94,8 +95,8 @@ async def test_the_bounds_in_the_description_are_the_services_own(client):
         ("2026-11-30T24:00:00Z", False),
     ],
 )
-async def test_an_integration_start_is_described_in_whole_minutes(client, start, whole_minute):
-    spec = (await client.get("/openapi.json")).json()
+def test_an_integration_start_is_described_in_whole_minutes(start, whole_minute):
+    spec = openapi.description()
     pattern = _field(spec, "post", "/integration/v1/appointment-requests", "start")["pattern"]
     assert bool(re.search(pattern, start)) is whole_minute
 

@@ -3,6 +3,7 @@ function uses it."""
 
 from __future__ import annotations
 
+import functools
 import re
 from datetime import UTC, datetime
 
@@ -16,17 +17,23 @@ from doctordesk.i18n.formats import format_local, money
 PLACEHOLDER = re.compile(r"\{(\w*)\}")
 
 
+@functools.cache
+def marked() -> dict[str, list[tuple[str, int]]]:
+    """The texts the code marks (Babel reads every source file: once for this module)."""
+    return catalog.extract()
+
+
 def test_every_marked_text_has_a_german_translation() -> None:
     german = catalog.load("de")
-    missing = [msgid for msgid in catalog.extract() if not (german.get(msgid) and german.get(msgid).string)]
+    missing = [msgid for msgid in marked() if not (german.get(msgid) and german.get(msgid).string)]
     assert missing == [], f"{len(missing)} texts lack German (run python -m doctordesk.i18n.catalog): {missing}"
 
 
 def test_no_german_translation_is_fuzzy_or_left_over() -> None:
     german = catalog.load("de")
-    marked = set(catalog.extract())
+    marked_texts = set(marked())
     fuzzy = [m.id for m in german if m.id and m.fuzzy]
-    stale = [m.id for m in german if m.id and m.id not in marked]
+    stale = [m.id for m in german if m.id and m.id not in marked_texts]
     assert (fuzzy, stale) == ([], [])
 
 
@@ -37,7 +44,7 @@ def test_translations_keep_the_placeholders_of_their_english_text() -> None:
 
 
 def test_the_extractor_finds_texts_of_every_marker() -> None:
-    found = catalog.extract()
+    found = marked()
     # _() in a screen, N_() in the rules, Text() with values, t(locale, ...) in the shell's list.
     for msgid in ("Approve", "Enter a reason.", "Overlaps alternative {n}.", "Sign in"):
         assert msgid in found

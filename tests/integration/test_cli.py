@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,15 @@ def test_every_command_has_help(command):
     result = CliRunner().invoke(app, [command, "--help"])
     assert result.exit_code == 0, result.output
     assert "Usage" in result.output and len(result.output.splitlines()) > 3
+
+
+def test_the_installed_command_starts_in_a_new_interpreter():
+    # The other process tests fork from a launcher that imported the app (tests/support/processes.py): this one
+    # runs the console script pip installed, as `make run` does.
+    command = Path(sys.executable).with_name("doctordesk")
+    result = subprocess.run([str(command), "--help"], capture_output=True, text=True, timeout=120, check=False)
+    assert result.returncode == 0, result.stderr
+    assert all(c in result.stdout for c in COMMANDS)
 
 
 def test_the_command_without_arguments_lists_the_commands():

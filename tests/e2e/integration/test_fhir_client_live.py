@@ -70,7 +70,7 @@ def test_a_request_is_placed_read_again_by_version_and_found(fhir: SyncFHIRClien
     today = datetime.now(UTC).date()
     slots = fhir.resources("Slot").search(
         schedule=f"Schedule/{schedule['id']}", start__ge=str(today + timedelta(days=2)),
-        start__lt=str(today + timedelta(days=9)),
+        start__lt=str(today + timedelta(days=9)), status="free",
     ).fetch()  # fmt: skip
     slot = checked(slots[-1])
     patient = fhir.resources("Patient").search(family="schmidt").fetch()[0]

@@ -20,7 +20,9 @@ from doctordesk.services.fhir import capability as fhir_capability
 from doctordesk.services.fhir import chat as fhir_chat
 from doctordesk.services.fhir import deliveries as fhir_deliveries
 from doctordesk.services.fhir import directory as fhir_directory
+from doctordesk.services.fhir import finding as fhir_finding
 from doctordesk.services.fhir import history as fhir_history
+from doctordesk.services.fhir import holds as fhir_holds
 from doctordesk.services.fhir import people as fhir_people
 from doctordesk.services.fhir import requests as fhir_requests
 from doctordesk.services.fhir import slots as fhir_slots
@@ -74,6 +76,39 @@ async def metadata(rt: RuntimeDep, request: Request) -> FhirResponse:
     started = rt.clock.now().replace(hour=0, minute=0, second=0, microsecond=0)
     body = fhir_capability.capability_statement(_base(request), software_version=__version__, published=started)
     return FhirResponse(body)
+
+
+@router.get("/Appointment/$find")
+async def find_appointments(rt: RuntimeDep, caller: FhirCallerDep, request: Request) -> FhirResponse:
+    """Argonaut Scheduling's ``$find``: the free times between ``start`` and ``end`` (at most 31 days), by
+    ``practitioner``, ``location`` and ``service-type``, as ``proposed`` Appointments to hold or book."""
+    items = list(request.query_params.multi_items())
+    return FhirResponse(await fhir_finding.find(rt, caller, items, _base(request)))
+
+
+@router.post("/Appointment/$hold", openapi_extra=fhir_body("Parameters"))
+async def hold_appointment(rt: RuntimeDep, caller: FhirCallerDep, request: Request) -> FhirResponse:
+    """Argonaut Scheduling's ``$hold``: keep the time of the ``appt-resource`` Appointment (from ``$find``, with
+    the Patient) for 10 minutes; nobody else can take it meanwhile. Answers the Appointment ``pending`` with the
+    hold's id and end as extensions."""
+    fhir_requests.authorize(caller)
+    body = await json_body(request, "Parameters")
+    return FhirResponse(await fhir_holds.hold(rt, caller, body))
+
+
+@router.post("/Appointment/$book", responses=fhir_responses(created=True), openapi_extra=fhir_body("Parameters"))
+async def book_appointment(rt: RuntimeDep, caller: FhirCallerDep, request: Request) -> FhirResponse:
+    """Argonaut Scheduling's ``$book``: request the ``appt-resource`` Appointment (held or not) as the booking
+    screen and the integration API do; the doctor decides on Review and Approve. 201 with the Appointment
+    (``proposed`` until then) in a Bundle; a time taken meanwhile is 422."""
+    fhir_requests.authorize(caller)
+    body = await json_body(request, "Parameters")
+    booked = await fhir_holds.book(rt, caller, body)
+    appointment_id = booked.resource["id"]
+    location = f"{_base(request)}/Appointment/{appointment_id}/_history/{booked.version}"
+    entry = {"fullUrl": f"{_base(request)}/Appointment/{appointment_id}", "resource": booked.resource}
+    bundle = {"resourceType": "Bundle", "type": "collection", "entry": [entry]}
+    return resource_response(bundle, status_code=201, location=location)
 
 
 @router.get("/Appointment/{appointment_id}")

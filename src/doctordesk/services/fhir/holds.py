@@ -43,7 +43,11 @@ HOLD_EXTENSION = "urn:doctordesk:fhir:hold"
 HOLD_EXPIRES_EXTENSION = "urn:doctordesk:fhir:hold-expires"
 APPT_RESOURCE = "appt-resource"
 # What a request's checks name, as elements of the Appointment.
-_ELEMENT = {"patient": "participant[Patient]", "doctor": "participant[Practitioner]", "location": "participant[Location]"}
+_ELEMENT = {
+    "patient": "participant[Patient]",
+    "doctor": "participant[Practitioner]",
+    "location": "participant[Location]",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +81,8 @@ def appointment_in(body: dict[str, Any]) -> tuple[dict[str, Any], int | None]:
                 raise ValidationFailed(fields={"extension": "The hold is named by its id as valueString."})
         elif x.get("url") != HOLD_EXPIRES_EXTENSION:
             raise ValidationFailed(fields={"extension": "Only the hold's extensions are accepted here."})
-    plain = {k: v for k, v in resource.items() if k != "extension"}
+    # The slot $find names is its start, doctor and place, which the request carries itself.
+    plain = {k: v for k, v in resource.items() if k not in ("extension", "slot")}
     if plain.get("status") in ("proposed", "pending"):
         plain["status"] = "proposed"  # $find answers proposed appointments, $hold pending ones
     return plain, hold

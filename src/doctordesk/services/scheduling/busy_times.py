@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import BigInteger, CompoundSelect, Select, and_, bindparam, func, literal, or_, select, union_all
+from sqlalchemy import BigInteger, CompoundSelect, Select, and_, bindparam, literal, or_, select, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.appointments.status import Status
@@ -93,10 +93,9 @@ def _holds(doctor: Any, lo: Any, hi: Any, appointment: Any, now: Any) -> Select[
             SlotHold.doctor_id == doctor,
             SlotHold.start_at >= lo,
             SlotHold.start_at < hi,
-            func.coalesce(SlotHold.appointment_id, 0) != appointment,
             or_(
                 and_(SlotHold.appointment_id.is_(None), SlotHold.expires_at > now),
-                Appointment.status == requested,
+                and_(Appointment.status == requested, Appointment.id != appointment),
             ),
         )
     )

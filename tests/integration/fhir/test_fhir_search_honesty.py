@@ -30,7 +30,10 @@ async def test_a_chained_parameter_is_ignored_with_a_warning_or_refused_when_str
 
 
 @pytest.mark.parametrize(
-    "url", ["/fhir/Appointment?_sort=-_lastUpdated", "/fhir/Patient?_sort=family", "/fhir/Slot?_sort=start"]
+    ("kind", "sort", "offered"),
+    [("Appointment", "-_lastUpdated", "date, -date"), ("Patient", "family", "none"), ("Slot", "start", "none")],
 )
-async def test_a_sort_not_offered_is_refused_naming_the_ones_that_are(client, key, url):
-    assert_outcome(await client.get(url, headers=key.headers), 400, "NOT_SUPPORTED", expression="_sort")
+async def test_a_sort_not_offered_is_refused_naming_the_ones_that_are(client, key, kind, sort, offered):
+    response = await client.get(f"/fhir/{kind}?_sort={sort}", headers=key.headers)
+    assert_outcome(response, 400, "NOT_SUPPORTED", expression=f"{kind}._sort")
+    assert response.json()["issue"][0]["details"]["text"] == f"Supported: {offered}."

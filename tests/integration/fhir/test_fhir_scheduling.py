@@ -195,3 +195,14 @@ async def test_concurrent_bookings_of_one_time_make_one_request(client, key, oth
     assert await requests_at(runtime, FREE_START) == before + 1
     holds = await asyncio.gather(*[operation(client, k.headers, "hold", bodies[0]) for k in (key, other_key)])
     assert [h.status_code for h in holds] == [422, 422]  # the booked request keeps the time taken
+
+
+async def test_a_holder_keeps_at_most_five_holds_and_the_capability_lists_the_operations(client, key, demo):
+    found = await find(client, key.headers, demo)
+    held = [await operation(client, key.headers, "hold", with_patient(a, demo.patients["patient1"])) for a in found[:6]]
+    assert [h.status_code for h in held] == [200] * 5 + [422]
+    capability = resource_of(await client.get("/fhir/metadata"))
+    [appointment] = [r for r in capability["rest"][0]["resource"] if r["type"] == "Appointment"]
+    assert [o["name"] for o in appointment["operation"]] == ["find", "hold", "book"]
+    [slot] = [r for r in capability["rest"][0]["resource"] if r["type"] == "Slot"]
+    assert [p["name"] for p in slot["searchParam"]] == ["schedule", "start", "status"]

@@ -1,5 +1,6 @@
 """FHIR tables: Subscriptions (R4, rest-hook on Appointment criteria; docs/fhir.md#subscription), migration
-fhir_0001; the versions of appointments (vread and ``_history``; docs/fhir.md#versions), migration fhir_0002.
+fhir_0001; the versions of appointments (vread and ``_history``; docs/fhir.md#versions), migration fhir_0002; the
+times held and booked through ``Appointment/$hold`` and ``$book`` (docs/fhir.md#scheduling), migration fhir_0003.
 
 A subscription's channel is a webhook endpoint row of kind ``fhir-subscription`` (its URL, signing secret,
 enabled state and failing streak), so its notifications go through the webhook outbox and dispatcher. Rows are
@@ -60,3 +61,27 @@ class AppointmentVersion(Base):
 
 
 # An appointment's versions follow every ORM write of it (mapper events, registered on import).
+
+
+class SlotHold(Base):
+    """A time held for a booking system (``$hold``) until ``expires_at``, or taken by the request ``$book`` placed
+    (``appointment_id``) while that request waits for the doctor. ``holder`` is who may book it: ``account:<id>``
+    (a service account) or ``user:<id>`` (a patient)."""
+
+    __tablename__ = "fhir_slot_holds"
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    doctor_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
+    location_id: Mapped[int] = mapped_column(ForeignKey("locations.id"))
+    start_at: Mapped[datetime]
+    duration_minutes: Mapped[int] = mapped_column(Integer)
+    expires_at: Mapped[datetime]
+    holder: Mapped[str] = mapped_column(String(40))
+    appointment_id: Mapped[int | None] = mapped_column(ForeignKey("appointments.id", ondelete="CASCADE"))
+    created_at: Mapped[datetime]
+
+    __table_args__ = (
+        # The busy-time check reads one range of it per doctor (services/scheduling/busy_times.py).
+        Index("ix_fhir_slot_holds_doctor_start", "doctor_id", "start_at"),
+        Index("ix_fhir_slot_holds_holder", "holder", "expires_at"),
+        Index("ix_fhir_slot_holds_appointment", "appointment_id"),
+    )

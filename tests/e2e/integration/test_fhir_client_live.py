@@ -70,7 +70,7 @@ def test_a_request_is_placed_read_again_by_version_and_found(fhir: SyncFHIRClien
     today = datetime.now(UTC).date()
     slots = fhir.resources("Slot").search(
         schedule=f"Schedule/{schedule['id']}", start__ge=str(today + timedelta(days=2)),
-        start__lt=str(today + timedelta(days=9)),
+        start__lt=str(today + timedelta(days=9)), status="free",
     ).fetch()  # fmt: skip
     slot = checked(slots[-1])
     patient = fhir.resources("Patient").search(family="schmidt").fetch()[0]
@@ -99,3 +99,50 @@ def test_a_request_is_placed_read_again_by_version_and_found(fhir: SyncFHIRClien
     found = fhir.resources("Appointment").search(identifier="fhirpy-1").fetch()
     assert [checked(a)["id"] for a in found] == [created["id"]]
     assert fhir.resources("Appointment").search(identifier="fhirpy-2").fetch() == []
+
+
+def test_find_hold_book_then_the_doctors_decision_and_the_history(server: LiveServer, fhir: SyncFHIRClient) -> None:
+    """Argonaut's patient-based flow through fhirpy: a free time found, held (busy-tentative for others), booked,
+    approved by the doctor on Review and Approve, seen by searching, and read back in the history."""
+    berger = fhir.resources("Practitioner").search(name="berger").fetch()[0]
+    patient = fhir.resources("Patient").search(family="schmidt").fetch()[0]
+    today = datetime.now(UTC).date()
+    found = fhir.execute(
+        "Appointment/$find",
+        method="get",
+        params={
+            "start": str(today + timedelta(days=10)),
+            "end": str(today + timedelta(days=16)),
+            "practitioner": f"Practitioner/{berger['id']}",
+        },
+    )
+    validate(found)
+    proposed = found["entry"][0]["resource"]
+    assert proposed["status"] == "proposed" and found["total"] >= len(found["entry"]) > 0
+    mine = {"actor": {"reference": f"Patient/{patient['id']}"}, "status": "accepted"}
+    wanted = {**proposed, "participant": [mine, *proposed["participant"]]}
+
+    def parameters(appointment: dict[str, Any]) -> dict[str, Any]:
+        return {"resourceType": "Parameters", "parameter": [{"name": "appt-resource", "resource": appointment}]}
+
+    held = fhir.execute("Appointment/$hold", method="post", data=parameters(wanted))
+    validate(held)
+    slot = proposed["slot"][0]["reference"]
+    assert held["status"] == "pending" and checked(fhir.reference(reference=slot).to_resource())["status"] == (
+        "busy-tentative"
+    )
+    booked = fhir.execute("Appointment/$book", method="post", data=parameters(held))
+    validate(booked)
+    appointment_id = booked["entry"][0]["resource"]["id"]
+    with httpx.Client(base_url=server.url) as http:
+        login = http.post("/auth/login", data={"username": "doctor1", "password": "demo"})
+        doctor = {"Authorization": f"Bearer {login.json()['access_token']}"}
+        approved = http.post(f"/profile/appointments/{appointment_id}/approve", headers=doctor, data={"version": "1"})
+        assert approved.status_code == 200, approved.text
+    decided = fhir.resources("Appointment").search(_id=appointment_id, status="booked").fetch()
+    assert [checked(a)["start"] for a in decided] == [proposed["start"]]
+    assert checked(fhir.reference(reference=slot).to_resource())["status"] == "busy"
+    history = fhir.execute(f"Appointment/{appointment_id}/_history", method="get")
+    validate(history)
+    assert [e["resource"]["status"] for e in history["entry"]][0] == "booked"
+    assert history["entry"][-1]["resource"]["status"] == "proposed"

@@ -61,7 +61,7 @@ async def test_schedules_by_actor(client, key, demo):
     assert_outcome(await client.get("/fhir/Schedule/1-99999", headers=key.headers), 404, "NOT_FOUND")
 
 
-async def test_slots_are_the_integration_apis_free_times(client, key, demo):
+async def test_free_slots_are_the_integration_apis_free_times(client, key, demo):
     d1, berlin = demo.users["doctor1"], demo.locations["berlin"]
     free = await client.get(
         "/integration/v1/free-times",
@@ -70,7 +70,7 @@ async def test_slots_are_the_integration_apis_free_times(client, key, demo):
     )
     expected = [f["start"] for f in free.json()["free"]]
     span = "start=ge2026-11-23T00:00:00%2B01:00&start=lt2026-11-25T00:00:00%2B01:00"
-    url = f"/fhir/Slot?schedule=Schedule/{d1}-{berlin}&{span}&_count=7"
+    url = f"/fhir/Slot?schedule=Schedule/{d1}-{berlin}&{span}&status=free&_count=7"
     starts: list[str] = []
     while url:
         page = await get(client, key.headers, url.removeprefix("http://testserver"))
@@ -79,7 +79,7 @@ async def test_slots_are_the_integration_apis_free_times(client, key, demo):
     assert starts == expected and len(expected) > 7
 
 
-async def test_a_slot_reads_while_free_and_is_gone_once_taken(client, key, demo, runtime):
+async def test_a_slot_reads_free_and_busy_once_taken(client, key, demo, runtime):
     d1, berlin = demo.users["doctor1"], demo.locations["berlin"]
     # Wed 25 Nov 09:00 Berlin is the demo's open request (requests do not hold slots).
     slot_id = f"{d1}-{berlin}-202611250800"
@@ -89,7 +89,8 @@ async def test_a_slot_reads_while_free_and_is_gone_once_taken(client, key, demo,
         await s.execute(
             update(Appointment).where(Appointment.id == aid(demo, REQUESTED)).values(status=int(Status.APPROVED))
         )
-    assert_outcome(await client.get(f"/fhir/Slot/{slot_id}", headers=key.headers), 404, "NOT_FOUND")
+    assert (await get(client, key.headers, f"/fhir/Slot/{slot_id}"))["status"] == "busy"
+    assert_outcome(await client.get(f"/fhir/Slot/{d1}-{berlin}-202611250300", headers=key.headers), 404, "NOT_FOUND")
 
 
 @pytest.mark.parametrize(

@@ -50,6 +50,15 @@ def _local_starts(day: date, block: Hours, step: timedelta, duration: timedelta)
         at += step
 
 
+class SlotStatus:
+    """What one start of the grid is (FHIR's Slot statuses): free, taken for sure (an approved appointment), or
+    taken for now (an open offer, a held time)."""
+
+    FREE = "free"
+    BUSY = "busy"
+    TENTATIVE = "busy-tentative"
+
+
 def free_starts(
     q: FreeTimeQuery,
     *,
@@ -61,11 +70,27 @@ def free_starts(
 ) -> list[datetime]:
     """The free starts (UTC, ascending) of ``q``'s doctor at its location between its days, given the doctor's
     hours there, the dated exceptions (holidays, absences, extra days) and the times the doctor is taken
-    (``busy``: approved appointments and open offers)."""
+    (``busy``: approved appointments, open offers and held times)."""
+    grid = slot_starts(q, now=now, horizon=horizon, hours=hours, busy=busy, exceptions=exceptions)
+    return [start for start, status in grid if status == SlotStatus.FREE]
+
+
+def slot_starts(
+    q: FreeTimeQuery,
+    *,
+    now: datetime,
+    horizon: timedelta,
+    hours: Sequence[Hours],
+    busy: Sequence[Busy],
+    exceptions: Sequence[HoursException] = (),
+) -> list[tuple[datetime, str]]:
+    """Every start of the grid that is bookable but for what the doctor is taken for, with its ``SlotStatus``
+    (UTC, ascending): ``free_starts`` is its free part. A start overlapping anything approved is busy, one
+    overlapping only offers or holds tentative."""
     duration = timedelta(minutes=q.duration_minutes)
     step = timedelta(minutes=q.step_minutes)
     taken = [b for b in busy if b.doctor_id == q.doctor_id]
-    found: set[datetime] = set()
+    found: dict[datetime, str] = {}
     day = q.first_day
     while day <= q.last_day:
         extra = [
@@ -81,11 +106,15 @@ def free_starts(
                 p = Proposal(1, q.doctor_id, q.location_id, start, q.duration_minutes)
                 if not within_hours(p, q.timezone, hours, exceptions):
                     continue  # a block that ends after a clock change can be shorter than its wall-clock span
-                if any(overlaps(p.start, p.end, b.start, b.end) for b in taken):
-                    continue
-                found.add(start)
+                found[start] = _status([b for b in taken if overlaps(p.start, p.end, b.start, b.end)])
         day += timedelta(days=1)
-    return sorted(found)
+    return sorted(found.items())
+
+
+def _status(overlapping: Sequence[Busy]) -> str:
+    if not overlapping:
+        return SlotStatus.FREE
+    return SlotStatus.TENTATIVE if all(b.tentative for b in overlapping) else SlotStatus.BUSY
 
 
 def hours_at(work_hours: Mapping[tuple[int, int], Sequence[Hours]], doctor_id: int, location_id: int) -> list[Hours]:

@@ -78,12 +78,15 @@ class Proposal:
 
 @dataclass(frozen=True, slots=True)
 class Busy:
-    """A time the doctor is already taken: an approved appointment or an open offer of another appointment."""
+    """A time the doctor is already taken: an approved appointment, an open offer of another appointment, or a time
+    held for a booking system (``tentative``: it may still come free, as an offer the patient rejects or a hold that
+    expires)."""
 
     doctor_id: int
     start: datetime
     end: datetime
     what: str  # for the message: "an approved appointment", "an offer sent for another appointment"
+    tentative: bool = False
 
 
 @dataclass(frozen=True, slots=True)

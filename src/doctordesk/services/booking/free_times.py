@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo
 
 from doctordesk.domain import moments
 from doctordesk.domain.errors import ValidationFailed
-from doctordesk.domain.scheduling.free_times import MAX_DAYS, FreeTimeQuery, free_starts, hours_at
+from doctordesk.domain.scheduling.free_times import MAX_DAYS, FreeTimeQuery, SlotStatus, hours_at, slot_starts
 from doctordesk.domain.scheduling.suggestions import MAX_DURATION
 from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
@@ -28,6 +28,30 @@ async def free_times(
     step_minutes: int,
 ) -> tuple[str, list[datetime]]:
     """The location's timezone and the free starts (UTC) between two local days, inclusive."""
+    timezone, grid = await slot_times(
+        rt,
+        doctor_id=doctor_id,
+        location_id=location_id,
+        first_day=first_day,
+        last_day=last_day,
+        duration_minutes=duration_minutes,
+        step_minutes=step_minutes,
+    )
+    return timezone, [start for start, status in grid if status == SlotStatus.FREE]
+
+
+async def slot_times(
+    rt: Runtime,
+    *,
+    doctor_id: int,
+    location_id: int,
+    first_day: date,
+    last_day: date,
+    duration_minutes: int,
+    step_minutes: int,
+) -> tuple[str, list[tuple[datetime, str]]]:
+    """The location's timezone and every bookable start of the grid between two local days, inclusive, each with
+    its ``SlotStatus`` (free, busy, busy-tentative): the one computation behind free times and FHIR's Slots."""
     fields: dict[str, str] = {}
     problem = moments.day_problem(first_day) or moments.day_problem(last_day)
     if problem:
@@ -48,7 +72,7 @@ async def free_times(
         zone = ZoneInfo(timezone)
         lo = datetime.combine(first_day, time.min, tzinfo=zone) - MAX_DURATION
         hi = datetime.combine(last_day + timedelta(days=1), time.min, tzinfo=zone) + timedelta(hours=1)
-        busy = await busy_times(session, 0, [(doctor_id, lo, hi)])
+        busy = await busy_times(session, 0, [(doctor_id, lo, hi)], now=rt.clock.now())
     query = FreeTimeQuery(
         doctor_id=doctor_id,
         location_id=location_id,
@@ -58,7 +82,7 @@ async def free_times(
         duration_minutes=duration_minutes,
         step_minutes=step_minutes,
     )
-    starts = free_starts(
+    starts = slot_starts(
         query,
         now=rt.clock.now(),
         horizon=c.horizon,

@@ -38,6 +38,9 @@ SEARCH_TYPES = {
     "about": "reference",
 }
 _READ_SEARCH = ("read", "search-type")
+# The operations on Appointment after Argonaut Scheduling's patient-based flow (docs/fhir.md#scheduling); their
+# definitions are this interface's own (its parameters and answers differ in detail from the IG's).
+OPERATIONS = {name: f"urn:doctordesk:fhir:OperationDefinition/Appointment-{name}" for name in ("find", "hold", "book")}
 
 # resource type → (interactions, search parameters, conditional create)
 SUPPORTED: dict[str, tuple[tuple[str, ...], tuple[str, ...], bool]] = {
@@ -80,6 +83,8 @@ def capability_statement(base_url: str, *, software_version: str, published: dat
             entry["searchRevInclude"] = list(fhir_appointments.REVINCLUDES)
         if kind == "Subscription":
             entry["operation"] = [{"name": "deliveries", "definition": fhir_deliveries.OPERATION}]
+        if kind == "Appointment":
+            entry["operation"] = [{"name": name, "definition": url} for name, url in OPERATIONS.items()]
         if params:
             entry["searchParam"] = [{"name": name, "type": SEARCH_TYPES[name]} for name in params]
         resources.append(entry)

@@ -1,7 +1,8 @@
-"""Free times as FHIR Slot resources (docs/fhir.md#slot): the starts ``services.booking.free_times`` computes for the
-booking screen and the integration API (same work hours, exceptions, lead time and overlaps), one visit long.
-A slot's id is ``<doctor>-<location>-<UTC start as YYYYMMDDHHMM>``; only free slots exist (a slot that was taken
-reads 404, and ``status=busy`` finds nothing)."""
+"""The schedule's grid as FHIR Slot resources (docs/fhir.md#slot): the starts ``services.booking.free_times`` computes
+for the booking screen and the integration API (same work hours, exceptions, lead time and overlaps), one visit long,
+each ``free``, ``busy`` (an approved appointment) or ``busy-tentative`` (an open offer, a held time). A slot's id is
+``<doctor>-<location>-<UTC start as YYYYMMDDHHMM>``; a time outside the work hours, too soon or beyond the booking
+horizon is no slot (404)."""
 
 from __future__ import annotations
 
@@ -25,26 +26,29 @@ from doctordesk.services.scheduling.clinic_facts import cached_clinic
 
 SEARCH_PARAMETERS = ("schedule", "start", "status")
 SLOT_STATUSES = frozenset({"free", "busy", "busy-unavailable", "busy-tentative", "entered-in-error"})
+Grid = list[tuple[datetime, str]]
 _SLOT = re.compile(r"([1-9][0-9]{0,15})-([1-9][0-9]{0,15})-(\d{12})", re.ASCII)
 
 
-def slot(doctor_id: int, location_id: int, start: datetime, timezone: str) -> dict[str, Any]:
+def slot_id(doctor_id: int, location_id: int, start: datetime) -> str:
+    return f"{doctor_id}-{location_id}-{start.astimezone(UTC):%Y%m%d%H%M}"
+
+
+def slot(doctor_id: int, location_id: int, start: datetime, timezone: str, status: str = "free") -> dict[str, Any]:
     zone = ZoneInfo(timezone)
     return {
         "resourceType": "Slot",
-        "id": f"{doctor_id}-{location_id}-{start.astimezone(UTC):%Y%m%d%H%M}",
+        "id": slot_id(doctor_id, location_id, start),
         "schedule": {"reference": f"Schedule/{doctor_id}-{location_id}"},
-        "status": "free",
+        "status": status,
         "start": fhir.local_instant(start, zone),
         "end": fhir.local_instant(start + timedelta(minutes=VISIT_MINUTES), zone),
     }
 
 
-async def _free(
-    rt: Runtime, doctor_id: int, location_id: int, lo: datetime, hi: datetime
-) -> tuple[str, list[datetime]]:
-    """The free starts in ``[lo, hi)``, computed over the location's local days that range touches; NotFound when
-    the doctor has no schedule (work hours) at the location."""
+async def grid(rt: Runtime, doctor_id: int, location_id: int, lo: datetime, hi: datetime) -> tuple[str, Grid]:
+    """The grid's starts in ``[lo, hi)`` with their statuses, computed over the location's local days that range
+    touches; NotFound when the doctor has no schedule (work hours) at the location."""
     async with rt.db.read() as session:
         c = await cached_clinic(rt, session)
     if (doctor_id, location_id) not in places(c):
@@ -53,7 +57,7 @@ async def _free(
     first, last = lo.astimezone(zone).date(), (hi - timedelta(microseconds=1)).astimezone(zone).date()
     if (last - first).days >= MAX_DAYS:
         raise ValidationFailed(fields={"start": f"Search at most {MAX_DAYS} days at once."})
-    timezone, starts = await free_times.free_times(
+    timezone, starts = await free_times.slot_times(
         rt,
         doctor_id=doctor_id,
         location_id=location_id,
@@ -62,7 +66,7 @@ async def _free(
         duration_minutes=VISIT_MINUTES,
         step_minutes=VISIT_MINUTES,
     )
-    return timezone, [s for s in starts if lo <= s < hi]
+    return timezone, [(s, status) for s, status in starts if lo <= s < hi]
 
 
 async def read(rt: Runtime, caller: Caller, raw: str) -> dict[str, Any]:
@@ -77,14 +81,14 @@ async def read(rt: Runtime, caller: Caller, raw: str) -> dict[str, Any]:
     if moments.problem(start) is not None:
         raise NotFound("Slot not found.")
     doctor_id, location_id = int(match[1]), int(match[2])
-    timezone, starts = await _free(rt, doctor_id, location_id, start, start + timedelta(minutes=1))
-    if start not in starts:
+    timezone, starts = await grid(rt, doctor_id, location_id, start, start + timedelta(minutes=1))
+    if not starts or starts[0][0] != start:
         raise NotFound("Slot not found.")
-    return slot(doctor_id, location_id, start, timezone)
+    return slot(doctor_id, location_id, start, timezone, starts[0][1])
 
 
 async def search(rt: Runtime, caller: Caller, request: Search) -> dict[str, Any]:
-    """Free slots of one ``schedule`` (required) in a ``start`` range (both ends, at most 31 days)."""
+    """The slots of one ``schedule`` (required) in a ``start`` range (both ends, at most 31 days), by ``status``."""
     require_some_scope(caller)
     checked = check(request, SEARCH_PARAMETERS)
     schedules = fhir.token_list(checked.params.get("schedule", []))
@@ -98,16 +102,14 @@ async def search(rt: Runtime, caller: Caller, request: Search) -> dict[str, Any]
     statuses = set(fhir.token_list(checked.params.get("status", [])))
     if statuses - SLOT_STATUSES:
         raise ValidationFailed(fields={"status": "Use a Slot status (free, busy, ...)."})
-    timezone, starts = await _free(rt, pair[0], pair[1], span.lo, span.hi)
-    starts = [s for s in starts if all(t.holds(s) for t in tests)]
-    if statuses and "free" not in statuses:
-        starts = []
+    timezone, starts = await grid(rt, pair[0], pair[1], span.lo, span.hi)
+    starts = [(s, st) for s, st in starts if all(t.holds(s) for t in tests) and (not statuses or st in statuses)]
     if checked.after is not None:
-        starts = [s for s in starts if s > checked.after.at]
+        starts = [(s, st) for s, st in starts if s > checked.after.at]
     return bundle(
         request,
         checked,
         starts[: checked.count + 1],
-        to_resource=lambda s: slot(pair[0], pair[1], s, timezone),
-        position=lambda s: Position(s, 1),
+        to_resource=lambda s: slot(pair[0], pair[1], s[0], timezone, s[1]),
+        position=lambda s: Position(s[0], 1),
     )

@@ -84,7 +84,7 @@ async def check_time(
     FIELDS_VALIDATION_ERROR naming ``start`` with the screens' message when one is broken."""
     proposal = Proposal(1, doctor_id, location_id, start, duration_minutes)
     await lock_schedules(session, [doctor_id])
-    busy = await busy_times(session, appointment_id, windows([proposal]))
+    busy = await busy_times(session, appointment_id, windows([proposal]), now=now)
     errors = check_proposals(
         [proposal],
         now=now,
@@ -126,6 +126,25 @@ class Placed:
 _PATIENT_NAME = select(Patient.name).where(Patient.id == bindparam("patient_id"))
 
 
+async def check_request(session: AsyncSession, c: Clinic, req: RequestInput, *, now: datetime) -> str:
+    """The checks of a new request (known references, the service's name, the time's rules, with the doctor's
+    schedule locked until the transaction ends); the patient's name. FHIR's ``$hold`` runs them too."""
+    patient = await session.scalar(_PATIENT_NAME, {"patient_id": req.patient_id})
+    _check_refs(c, req, patient)
+    assert patient is not None
+    await check_time(
+        session,
+        c,
+        now=now,
+        appointment_id=0,
+        doctor_id=req.doctor_id,
+        location_id=req.location_id,
+        start=req.start,
+        duration_minutes=req.duration_minutes,
+    )
+    return patient
+
+
 async def place_request(
     rt: Runtime,
     uow: UnitOfWork,
@@ -143,19 +162,7 @@ async def place_request(
     cost more than the statements."""
     session = uow.session
     c = await cached_clinic(rt, session)
-    patient = await session.scalar(_PATIENT_NAME, {"patient_id": req.patient_id})
-    _check_refs(c, req, patient)
-    assert patient is not None
-    await check_time(
-        session,
-        c,
-        now=now,
-        appointment_id=0,
-        doctor_id=req.doctor_id,
-        location_id=req.location_id,
-        start=req.start,
-        duration_minutes=req.duration_minutes,
-    )
+    patient = await check_request(session, c, req, now=now)
     values: dict[str, Any] = {
         "patient_id": req.patient_id,
         "doctor_id": req.doctor_id,

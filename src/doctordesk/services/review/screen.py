@@ -126,7 +126,7 @@ async def assess_cards(
         await lock_schedules(session, [a.doctor_id, *(p.doctor_id for p in parsed.proposals)])
     ranges = windows(parsed.proposals)
     ranges.append((a.doctor_id, a.start_at - MAX_DURATION, a.start_at + timedelta(minutes=a.duration_minutes)))
-    busy = await busy_times(session, a.id, ranges)
+    busy = await busy_times(session, a.id, ranges, now=now)
     return assess(
         facts,
         cards,

@@ -1,4 +1,5 @@
-"""What is already taken in doctors' schedules: approved appointments and open offers in a time range, and the
+"""What is already taken in doctors' schedules: approved appointments, open offers and held times (FHIR's
+``$hold``, and the requests its ``$book`` placed while they wait; docs/fhir.md#scheduling) in a time range, and the
 per-doctor locks that serialise schedule changes.
 
 The overlap check reads one bounded range of the (doctor_id, start_at) indexes per proposal, so its cost does not
@@ -12,12 +13,13 @@ from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import BigInteger, CompoundSelect, Select, bindparam, literal, select, union_all
+from sqlalchemy import BigInteger, CompoundSelect, Select, and_, bindparam, literal, or_, select, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.scheduling.suggestions import Busy
-from doctordesk.domain.texts import Text
+from doctordesk.domain.texts import N_, Text
+from doctordesk.store.fhir_tables import SlotHold
 from doctordesk.store.review_tables import AppointmentOffer, OfferState
 from doctordesk.store.tables import (
     Appointment,
@@ -41,10 +43,11 @@ async def lock_schedules(session: AsyncSession, doctor_ids: Sequence[int]) -> No
 
 @lru_cache(maxsize=8)
 def _busy_statement(k: int) -> CompoundSelect[int, datetime, int, str]:
-    """The overlap query for ``k`` ranges, built once: bound parameters ``d{i}``, ``lo{i}``, ``hi{i}`` and
-    ``appointment`` (a statement reused as is skips SQLAlchemy's per-call cache-key work)."""
+    """The overlap query for ``k`` ranges, built once: bound parameters ``d{i}``, ``lo{i}``, ``hi{i}``,
+    ``appointment`` and ``now`` (a statement reused as is skips SQLAlchemy's per-call cache-key work)."""
     parts: list[Select[int, datetime, int, str]] = []
     appointment = bindparam("appointment", type_=BigInteger())
+    now = bindparam("now", type_=UTCDateTime())
     approved = literal(int(Status.APPROVED))
     for i in range(k):
         doctor = bindparam(f"d{i}", type_=BigInteger())
@@ -75,23 +78,50 @@ def _busy_statement(k: int) -> CompoundSelect[int, datetime, int, str]:
                 AppointmentOffer.appointment_id != appointment,
             )
         )
+        parts.append(_holds(doctor, lo, hi, appointment, now))
     return union_all(*parts)
 
 
+def _holds(doctor: Any, lo: Any, hi: Any, appointment: Any, now: Any) -> Select[int, datetime, int, str]:
+    """Held times: a hold not yet booked until it expires; a booked one while its request waits for the doctor
+    (once decided, the appointment or its offers take the time, or nothing does)."""
+    requested = literal(int(Status.REQUESTED))
+    return (
+        select(SlotHold.doctor_id, SlotHold.start_at, SlotHold.duration_minutes, literal("h").label("kind"))
+        .outerjoin(Appointment, Appointment.id == SlotHold.appointment_id)
+        .where(
+            SlotHold.doctor_id == doctor,
+            SlotHold.start_at >= lo,
+            SlotHold.start_at < hi,
+            or_(
+                and_(SlotHold.appointment_id.is_(None), SlotHold.expires_at > now),
+                and_(Appointment.status == requested, Appointment.id != appointment),
+            ),
+        )
+    )
+
+
+_WHAT = {
+    "a": N_("an approved appointment"),
+    "o": N_("an offer sent for another appointment"),
+    "h": N_("a time held for another booking"),
+}
+
+
 async def busy_times(
-    session: AsyncSession, appointment_id: int, ranges: Sequence[tuple[int, datetime, datetime]]
+    session: AsyncSession, appointment_id: int, ranges: Sequence[tuple[int, datetime, datetime]], *, now: datetime
 ) -> list[Busy]:
-    """Approved appointments and open offers of other appointments whose start lies in one of ``ranges``
-    (doctor, from, to). One bounded index range per entry; ``status + 0`` keeps the planner on the
-    (doctor_id, start_at) index instead of the (doctor_id, status) one."""
+    """Approved appointments, open offers of other appointments and held times (holds unexpired at ``now``) whose
+    start lies in one of ``ranges`` (doctor, from, to). One bounded index range per entry; ``status + 0`` keeps the
+    planner on the (doctor_id, start_at) index instead of the (doctor_id, status) one."""
     if not ranges:
         return []
-    params: dict[str, Any] = {"appointment": appointment_id}
+    params: dict[str, Any] = {"appointment": appointment_id, "now": now}
     for i, (doctor_id, lo, hi) in enumerate(ranges):
         params.update({f"d{i}": doctor_id, f"lo{i}": lo, f"hi{i}": hi})
     rows = await session.execute(_busy_statement(len(ranges)), params)
     out = []
     for doctor_id, start, minutes, kind in rows:
-        what = Text("an approved appointment") if kind == "a" else Text("an offer sent for another appointment")
-        out.append(Busy(doctor_id, start, start + timedelta(minutes=minutes), what))
+        what = Text(_WHAT[kind])
+        out.append(Busy(doctor_id, start, start + timedelta(minutes=minutes), what, tentative=kind != "a"))
     return out

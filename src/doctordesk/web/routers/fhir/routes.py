@@ -3,7 +3,10 @@ answer ``application/fhir+json``; every error is an OperationOutcome (``web/rout
 
 from __future__ import annotations
 
-from typing import Annotated
+import inspect
+import re
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Request, Response
 
@@ -13,6 +16,7 @@ from doctordesk.domain.fhir import mapping as fhir
 from doctordesk.domain.fhir import subscriptions as subscription_rules
 from doctordesk.domain.fhir.errors import NotSupported
 from doctordesk.domain.files.attachments import content_disposition
+from doctordesk.runtime import Runtime
 from doctordesk.services.fhir import answers as fhir_answers
 from doctordesk.services.fhir import appointments as fhir_appointments
 from doctordesk.services.fhir import audit as fhir_audit
@@ -20,11 +24,14 @@ from doctordesk.services.fhir import capability as fhir_capability
 from doctordesk.services.fhir import chat as fhir_chat
 from doctordesk.services.fhir import deliveries as fhir_deliveries
 from doctordesk.services.fhir import directory as fhir_directory
+from doctordesk.services.fhir import finding as fhir_finding
 from doctordesk.services.fhir import history as fhir_history
+from doctordesk.services.fhir import holds as fhir_holds
 from doctordesk.services.fhir import people as fhir_people
 from doctordesk.services.fhir import requests as fhir_requests
 from doctordesk.services.fhir import slots as fhir_slots
 from doctordesk.services.fhir import subscriptions as fhir_subscriptions
+from doctordesk.services.fhir.access import Caller
 from doctordesk.services.fhir.search import Search
 from doctordesk.web.deps import FhirCallerDep, RuntimeDep
 from doctordesk.web.errors import allowed_methods
@@ -68,6 +75,52 @@ def _id(raw: str, resource_type: str) -> int:
     return row_id
 
 
+Resource = dict[str, Any]
+Fetch = Callable[[Runtime, Caller, str], Awaitable[Resource | tuple[Resource, int]]]
+
+
+def _by_id(kind: str, read: Callable[[Runtime, Caller, int], Awaitable[Resource]]) -> Fetch:
+    """A read by a numeric logical id (anything else is 404, as an unknown id)."""
+    return lambda rt, caller, raw: read(rt, caller, _id(raw, kind))
+
+
+def read_route(kind: str, param: str, fetch: Fetch, doc: str, **options: Any) -> None:
+    """``GET /<kind>/{<param>}``: the one shape of every read. ``fetch`` answers the resource, or the resource and
+    its version (then ``ETag``). The path keeps its parameter's name, so /openapi.json reads as before."""
+
+    async def route(rt: RuntimeDep, caller: FhirCallerDep, **path: str) -> FhirResponse:
+        found = await fetch(rt, caller, path[param])
+        if isinstance(found, tuple):
+            return resource_response(found[0], version=found[1])
+        return FhirResponse(found)
+
+    keyword = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    route.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [
+            inspect.Parameter("rt", keyword, annotation=RuntimeDep),
+            inspect.Parameter("caller", keyword, annotation=FhirCallerDep),
+            inspect.Parameter(param, keyword, annotation=str),
+        ],
+        return_annotation=FhirResponse,
+    )
+    name = "read_" + re.sub(r"(?<!^)(?=[A-Z])", "_", kind).lower()
+    router.add_api_route(
+        f"/{kind}/{{{param}}}", route, methods=["GET"], name=name, description=inspect.cleandoc(doc), **options
+    )
+
+
+def search_route(kind: str, search: Callable[[Runtime, Caller, Search], Awaitable[Resource]], doc: str) -> None:
+    """``GET /<kind>``: the one shape of every search (the parameters checked by ``services/fhir/search.py``)."""
+
+    async def route(
+        rt: RuntimeDep, caller: FhirCallerDep, request: Request, prefer: PreferHeader = None
+    ) -> FhirResponse:
+        return FhirResponse(await search(rt, caller, _search(request, kind, prefer)))
+
+    name = "search_" + re.sub(r"(?<!^)(?=[A-Z])", "_", kind).lower() + "s"
+    router.add_api_route(f"/{kind}", route, methods=["GET"], name=name, description=inspect.cleandoc(doc))
+
+
 @router.get("/metadata")
 async def metadata(rt: RuntimeDep, request: Request) -> FhirResponse:
     """The CapabilityStatement: exactly the resources, interactions and search parameters served here."""
@@ -76,11 +129,45 @@ async def metadata(rt: RuntimeDep, request: Request) -> FhirResponse:
     return FhirResponse(body)
 
 
-@router.get("/Appointment/{appointment_id}")
-async def read_appointment(rt: RuntimeDep, caller: FhirCallerDep, appointment_id: str) -> FhirResponse:
-    """One Appointment (``ETag``: its version); 404 when unknown or not the caller's to see."""
-    body, version = await fhir_appointments.read(rt, caller, _id(appointment_id, "Appointment"))
-    return resource_response(body, version=version)
+@router.get("/Appointment/$find")
+async def find_appointments(rt: RuntimeDep, caller: FhirCallerDep, request: Request) -> FhirResponse:
+    """Argonaut Scheduling's ``$find``: the free times between ``start`` and ``end`` (at most 31 days), by
+    ``practitioner``, ``location`` and ``service-type``, as ``proposed`` Appointments to hold or book."""
+    items = list(request.query_params.multi_items())
+    return FhirResponse(await fhir_finding.find(rt, caller, items, _base(request)))
+
+
+@router.post("/Appointment/$hold", openapi_extra=fhir_body("Parameters"))
+async def hold_appointment(rt: RuntimeDep, caller: FhirCallerDep, request: Request) -> FhirResponse:
+    """Argonaut Scheduling's ``$hold``: keep the time of the ``appt-resource`` Appointment (from ``$find``, with
+    the Patient) for 10 minutes; nobody else can take it meanwhile. Answers the Appointment ``pending`` with the
+    hold's id and end as extensions."""
+    fhir_requests.authorize(caller)
+    body = await json_body(request, "Parameters")
+    return FhirResponse(await fhir_holds.hold(rt, caller, body))
+
+
+@router.post("/Appointment/$book", responses=fhir_responses(created=True), openapi_extra=fhir_body("Parameters"))
+async def book_appointment(rt: RuntimeDep, caller: FhirCallerDep, request: Request) -> FhirResponse:
+    """Argonaut Scheduling's ``$book``: request the ``appt-resource`` Appointment (held or not) as the booking
+    screen and the integration API do; the doctor decides on Review and Approve. 201 with the Appointment
+    (``proposed`` until then) in a Bundle; a time taken meanwhile is 422."""
+    fhir_requests.authorize(caller)
+    body = await json_body(request, "Parameters")
+    booked = await fhir_holds.book(rt, caller, body)
+    appointment_id = booked.resource["id"]
+    location = f"{_base(request)}/Appointment/{appointment_id}/_history/{booked.version}"
+    entry = {"fullUrl": f"{_base(request)}/Appointment/{appointment_id}", "resource": booked.resource}
+    bundle = {"resourceType": "Bundle", "type": "collection", "entry": [entry]}
+    return resource_response(bundle, status_code=201, location=location)
+
+
+read_route(
+    "Appointment",
+    "appointment_id",
+    lambda rt, caller, raw: fhir_appointments.read(rt, caller, _id(raw, "Appointment")),
+    "One Appointment (``ETag``: its version); 404 when unknown or not the caller's to see.",
+)
 
 
 @router.get("/Appointment/{appointment_id}/_history/{version_id}")
@@ -103,12 +190,11 @@ async def appointment_history(
     return FhirResponse(await fhir_history.history(rt, caller, row_id, _base(request), names))
 
 
-@router.get("/Appointment")
-async def search_appointments(
-    rt: RuntimeDep, caller: FhirCallerDep, request: Request, prefer: PreferHeader = None
-) -> FhirResponse:
-    """Appointments by date, status, practitioner, patient, location, identifier: a searchset Bundle."""
-    return FhirResponse(await fhir_appointments.search(rt, caller, _search(request, "Appointment", prefer)))
+search_route(
+    "Appointment",
+    fhir_appointments.search,
+    "Appointments by date, status, practitioner, patient, location, identifier: a searchset Bundle.",
+)
 
 
 @router.post("/Appointment", responses=fhir_responses(created=True), openapi_extra=fhir_body("Appointment"))
@@ -126,19 +212,17 @@ async def create_appointment(
     )
 
 
-@router.get("/AppointmentResponse/{response_id}")
-async def read_appointment_response(rt: RuntimeDep, caller: FhirCallerDep, response_id: str) -> FhirResponse:
-    """An offer of Suggested Scheduling (``offer-n``) or the patient's answer (``answer-n``)."""
-    body, version = await fhir_answers.read(rt, caller, response_id)
-    return resource_response(body, version=version)
-
-
-@router.get("/AppointmentResponse")
-async def search_appointment_responses(
-    rt: RuntimeDep, caller: FhirCallerDep, request: Request, prefer: PreferHeader = None
-) -> FhirResponse:
-    """The offers and answers of the appointments the caller may see, by ``appointment`` and ``actor``."""
-    return FhirResponse(await fhir_answers.search(rt, caller, _search(request, "AppointmentResponse", prefer)))
+read_route(
+    "AppointmentResponse",
+    "response_id",
+    fhir_answers.read,
+    "An offer of Suggested Scheduling (``offer-n``) or the patient's answer (``answer-n``).",
+)
+search_route(
+    "AppointmentResponse",
+    fhir_answers.search,
+    "The offers and answers of the appointments the caller may see, by ``appointment`` and ``actor``.",
+)
 
 
 @router.post(
@@ -171,10 +255,13 @@ async def create_subscription(rt: RuntimeDep, caller: FhirCallerDep, request: Re
     return FhirResponse(shown, status_code=201, headers=headers)
 
 
-@router.get("/Subscription/{subscription_id}", responses=fhir_responses(gone=True))
-async def read_subscription(rt: RuntimeDep, caller: FhirCallerDep, subscription_id: str) -> FhirResponse:
-    """One of the caller's subscriptions, with its status (``error`` and the reason when delivery stopped)."""
-    return FhirResponse(await fhir_subscriptions.read(rt, caller, _id(subscription_id, "Subscription")))
+read_route(
+    "Subscription",
+    "subscription_id",
+    _by_id("Subscription", fhir_subscriptions.read),
+    "One of the caller's subscriptions, with its status (``error`` and the reason when delivery stopped).",
+    responses=fhir_responses(gone=True),
+)
 
 
 @router.get("/Subscription/{subscription_id}/$deliveries", responses=fhir_responses(gone=True))
@@ -191,13 +278,7 @@ async def subscription_deliveries(
     return FhirResponse(await fhir_deliveries.deliveries(rt, caller, row_id, count))
 
 
-@router.get("/Subscription")
-async def search_subscriptions(
-    rt: RuntimeDep, caller: FhirCallerDep, request: Request, prefer: PreferHeader = None
-) -> FhirResponse:
-    """The caller's subscriptions, by ``status``."""
-    search = _search(request, "Subscription", prefer)
-    return FhirResponse(await fhir_subscriptions.search(rt, caller, search))
+search_route("Subscription", fhir_subscriptions.search, "The caller's subscriptions, by ``status``.")
 
 
 @router.put(
@@ -226,120 +307,90 @@ async def delete_subscription(rt: RuntimeDep, caller: FhirCallerDep, subscriptio
     )
 
 
-@router.get("/Practitioner/{doctor_id}")
-async def read_practitioner(rt: RuntimeDep, caller: FhirCallerDep, doctor_id: str) -> FhirResponse:
-    """A doctor."""
-    return FhirResponse(await fhir_directory.read_practitioner(rt, caller, _id(doctor_id, "Practitioner")))
+read_route("Practitioner", "doctor_id", _by_id("Practitioner", fhir_directory.read_practitioner), "A doctor.")
+search_route(
+    "Practitioner", fhir_people.search_practitioners, "The clinic's doctors, by ``_id``, ``identifier`` and ``name``."
+)
 
 
-@router.get("/Practitioner")
-async def search_practitioners(
-    rt: RuntimeDep, caller: FhirCallerDep, request: Request, prefer: PreferHeader = None
-) -> FhirResponse:
-    """The clinic's doctors, by ``_id``, ``identifier`` and ``name``."""
-    search = _search(request, "Practitioner", prefer)
-    return FhirResponse(await fhir_people.search_practitioners(rt, caller, search))
+read_route(
+    "Location", "location_id", _by_id("Location", fhir_directory.read_location), "A location, with its time zone."
+)
+search_route("Location", fhir_directory.search_locations, "The clinic's locations.")
 
 
-@router.get("/Location/{location_id}")
-async def read_location(rt: RuntimeDep, caller: FhirCallerDep, location_id: str) -> FhirResponse:
-    """A location, with its time zone."""
-    return FhirResponse(await fhir_directory.read_location(rt, caller, _id(location_id, "Location")))
+read_route(
+    "PractitionerRole",
+    "role_id",
+    lambda rt, caller, raw: fhir_directory.read_pair(rt, caller, raw, "PractitionerRole"),
+    "A doctor at a location (``<doctor>-<location>``), with the work hours as availableTime.",
+)
+search_route(
+    "PractitionerRole",
+    lambda rt, caller, search: fhir_directory.search_pairs(rt, caller, search, "PractitionerRole"),
+    "Doctors at locations, by ``practitioner`` and ``location``.",
+)
 
 
-@router.get("/Location")
-async def search_locations(
-    rt: RuntimeDep, caller: FhirCallerDep, request: Request, prefer: PreferHeader = None
-) -> FhirResponse:
-    """The clinic's locations."""
-    return FhirResponse(await fhir_directory.search_locations(rt, caller, _search(request, "Location", prefer)))
+read_route(
+    "Schedule",
+    "schedule_id",
+    lambda rt, caller, raw: fhir_directory.read_pair(rt, caller, raw, "Schedule"),
+    "A doctor's schedule at a location (``<doctor>-<location>``).",
+)
+search_route(
+    "Schedule",
+    lambda rt, caller, search: fhir_directory.search_pairs(rt, caller, search, "Schedule"),
+    "Schedules, by ``actor`` (Practitioner/<id> or Location/<id>).",
+)
 
 
-@router.get("/PractitionerRole/{role_id}")
-async def read_practitioner_role(rt: RuntimeDep, caller: FhirCallerDep, role_id: str) -> FhirResponse:
-    """A doctor at a location (``<doctor>-<location>``), with the work hours as availableTime."""
-    return FhirResponse(await fhir_directory.read_pair(rt, caller, role_id, "PractitionerRole"))
+read_route(
+    "Slot",
+    "slot_id",
+    fhir_slots.read,
+    "A time of the schedule's grid: free, busy or busy-tentative (404 outside the work hours).",
+)
+search_route(
+    "Slot",
+    fhir_slots.search,
+    "The grid of one ``schedule`` in a ``start`` range, by ``status`` (free, busy, busy-tentative), as the booking"
+    " screen computes it.",
+)
 
 
-@router.get("/PractitionerRole")
-async def search_practitioner_roles(
-    rt: RuntimeDep, caller: FhirCallerDep, request: Request, prefer: PreferHeader = None
-) -> FhirResponse:
-    """Doctors at locations, by ``practitioner`` and ``location``."""
-    search = _search(request, "PractitionerRole", prefer)
-    return FhirResponse(await fhir_directory.search_pairs(rt, caller, search, "PractitionerRole"))
+read_route(
+    "Patient",
+    "patient_id",
+    _by_id("Patient", fhir_directory.read_patient),
+    "A patient the caller may see (a patient themself; a doctor their patients).",
+)
+search_route(
+    "Patient",
+    fhir_people.search_patients,
+    "The patients the caller may see, by ``_id``, ``identifier``, ``name``, ``family``, ``given`` and\n``birthdate``.",
+)
 
 
-@router.get("/Schedule/{schedule_id}")
-async def read_schedule(rt: RuntimeDep, caller: FhirCallerDep, schedule_id: str) -> FhirResponse:
-    """A doctor's schedule at a location (``<doctor>-<location>``)."""
-    return FhirResponse(await fhir_directory.read_pair(rt, caller, schedule_id, "Schedule"))
+read_route(
+    "AuditEvent", "event_id", _by_id("AuditEvent", fhir_audit.read), "One entry of the audit trail (admins only)."
+)
+search_route(
+    "AuditEvent",
+    fhir_audit.search,
+    "The audit trail, newest first (admins only): by ``date``, ``entity`` and ``subtype``.",
+)
 
 
-@router.get("/Schedule")
-async def search_schedules(
-    rt: RuntimeDep, caller: FhirCallerDep, request: Request, prefer: PreferHeader = None
-) -> FhirResponse:
-    """Schedules, by ``actor`` (Practitioner/<id> or Location/<id>)."""
-    search = _search(request, "Schedule", prefer)
-    return FhirResponse(await fhir_directory.search_pairs(rt, caller, search, "Schedule"))
-
-
-@router.get("/Slot/{slot_id}")
-async def read_slot(rt: RuntimeDep, caller: FhirCallerDep, slot_id: str) -> FhirResponse:
-    """A free time (404 once it is taken)."""
-    return FhirResponse(await fhir_slots.read(rt, caller, slot_id))
-
-
-@router.get("/Slot")
-async def search_slots(
-    rt: RuntimeDep, caller: FhirCallerDep, request: Request, prefer: PreferHeader = None
-) -> FhirResponse:
-    """Free times of one ``schedule`` in a ``start`` range, as the booking screen computes them."""
-    return FhirResponse(await fhir_slots.search(rt, caller, _search(request, "Slot", prefer)))
-
-
-@router.get("/Patient/{patient_id}")
-async def read_patient(rt: RuntimeDep, caller: FhirCallerDep, patient_id: str) -> FhirResponse:
-    """A patient the caller may see (a patient themself; a doctor their patients)."""
-    return FhirResponse(await fhir_directory.read_patient(rt, caller, _id(patient_id, "Patient")))
-
-
-@router.get("/Patient")
-async def search_patients(
-    rt: RuntimeDep, caller: FhirCallerDep, request: Request, prefer: PreferHeader = None
-) -> FhirResponse:
-    """The patients the caller may see, by ``_id``, ``identifier``, ``name``, ``family``, ``given`` and
-    ``birthdate``."""
-    return FhirResponse(await fhir_people.search_patients(rt, caller, _search(request, "Patient", prefer)))
-
-
-@router.get("/AuditEvent/{event_id}")
-async def read_audit_event(rt: RuntimeDep, caller: FhirCallerDep, event_id: str) -> FhirResponse:
-    """One entry of the audit trail (admins only)."""
-    return FhirResponse(await fhir_audit.read(rt, caller, _id(event_id, "AuditEvent")))
-
-
-@router.get("/AuditEvent")
-async def search_audit_events(
-    rt: RuntimeDep, caller: FhirCallerDep, request: Request, prefer: PreferHeader = None
-) -> FhirResponse:
-    """The audit trail, newest first (admins only): by ``date``, ``entity`` and ``subtype``."""
-    return FhirResponse(await fhir_audit.search(rt, caller, _search(request, "AuditEvent", prefer)))
-
-
-@router.get("/Communication/{message_id}")
-async def read_communication(rt: RuntimeDep, caller: FhirCallerDep, message_id: str) -> FhirResponse:
-    """A chat message (the chat's rights: the appointment's doctor, support, admins)."""
-    return FhirResponse(await fhir_chat.read(rt, caller, _id(message_id, "Communication")))
-
-
-@router.get("/Communication")
-async def search_communications(
-    rt: RuntimeDep, caller: FhirCallerDep, request: Request, prefer: PreferHeader = None
-) -> FhirResponse:
-    """One appointment's chat messages (``about=Appointment/<id>``), newest first."""
-    return FhirResponse(await fhir_chat.search(rt, caller, _search(request, "Communication", prefer)))
+read_route(
+    "Communication",
+    "message_id",
+    _by_id("Communication", fhir_chat.read),
+    "A chat message (the chat's rights: the appointment's doctor, support, admins).",
+)
+search_route(
+    "Communication", fhir_chat.search, "One appointment's chat messages (``about=Appointment/<id>``), newest first."
+)
 
 
 @router.get("/Binary/{attachment_id}", responses=fhir_responses(any_file=True))

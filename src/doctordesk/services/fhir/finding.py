@@ -1,0 +1,128 @@
+"""``Appointment/$find`` of the Argonaut Scheduling IG (docs/fhir.md#scheduling): the free times between ``start``
+and ``end``, for the doctors and locations asked (or every schedule), as ``proposed`` Appointments a client holds
+(``$hold``) or books (``$book``). The free times are the Slots' (``services/fhir/slots.grid``, the booking
+screen's computation), one visit long."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Any
+from urllib.parse import urlencode
+from zoneinfo import ZoneInfo
+
+from doctordesk.domain.errors import ValidationFailed
+from doctordesk.domain.fhir import mapping as fhir
+from doctordesk.domain.fhir.errors import NotSupported
+from doctordesk.domain.scheduling.booking import SERVICES, VISIT_MINUTES
+from doctordesk.domain.scheduling.free_times import SlotStatus
+from doctordesk.runtime import Runtime
+from doctordesk.services.fhir.access import Caller, require_some_scope
+from doctordesk.services.fhir.directory import places
+from doctordesk.services.fhir.slots import grid, slot_id
+from doctordesk.services.scheduling.clinic_facts import Clinic, cached_clinic
+
+PARAMETERS = ("start", "end", "practitioner", "location", "service-type", "_count")
+# Operations take exactly their parameters: anything else is refused rather than ignored.
+_OTHERS = frozenset({"_format"})
+_BARE_DATE = "Give a date or a dateTime with its offset, without a prefix."
+
+
+def _one(params: dict[str, list[str]], name: str) -> str | None:
+    values = params.get(name, [])
+    if len(values) > 1:
+        raise ValidationFailed(fields={name: "Give it once."})
+    return values[0] if values else None
+
+
+def _ids(params: dict[str, list[str]], name: str, kind: str, known: Sequence[int]) -> set[int]:
+    """The ids a reference parameter names (commas OR), each ``Kind/<id>`` or a bare id; unknown ones are 400."""
+    out: set[int] = set()
+    for raw in fhir.token_list(params.get(name, [])):
+        row_id = fhir.reference_id(raw, kind)
+        if row_id is None or row_id not in known or ("/" in raw and not raw.startswith(f"{kind}/")):
+            raise ValidationFailed(fields={name: f"Unknown {kind}: {raw}."})
+        out.add(row_id)
+    return out
+
+
+def _service(params: dict[str, list[str]]) -> str:
+    raw = _one(params, "service-type") or "consultation"
+    system, bar, code = raw.rpartition("|")
+    if (bar and system != fhir.SERVICE_SYSTEM) or code not in SERVICES:
+        raise ValidationFailed(fields={"service-type": "One of " + ", ".join(SERVICES) + "."})
+    return code
+
+
+def _span(params: dict[str, list[str]], now: datetime) -> tuple[datetime, datetime]:
+    start, end = _one(params, "start"), _one(params, "end")
+    if start is None or end is None:
+        raise ValidationFailed(fields={"start" if start is None else "end": "Required: the range to look in."})
+    if not start[:1].isdigit() or not end[:1].isdigit():
+        raise ValidationFailed(fields={"start" if not start[:1].isdigit() else "end": _BARE_DATE})
+    lo = fhir.date_range([f"ge{start}"], name="start", now=now).lo
+    hi = fhir.date_range([f"le{end}"], name="end", now=now).hi
+    assert lo is not None and hi is not None
+    if hi <= lo:
+        raise ValidationFailed(fields={"end": "Must be after start."})
+    return lo, hi
+
+
+def proposed(c: Clinic, doctor_id: int, location_id: int, start: datetime, service: str) -> dict[str, Any]:
+    """A free time as the Appointment a client may hold or book: ``proposed``, its Slot, the doctor and the place
+    (the client adds the Patient)."""
+    zone = ZoneInfo(c.directory.locations[location_id])
+    end = start + timedelta(minutes=VISIT_MINUTES)
+    code = {"system": fhir.SERVICE_SYSTEM, "code": service}
+    needs = {"required": "required", "status": "needs-action"}
+    return {
+        "resourceType": "Appointment",
+        "status": "proposed",
+        "serviceType": [{"coding": [code], "text": service}],
+        "start": fhir.local_instant(start, zone),
+        "end": fhir.local_instant(end, zone),
+        "minutesDuration": VISIT_MINUTES,
+        "slot": [{"reference": f"Slot/{slot_id(doctor_id, location_id, start)}"}],
+        "participant": [
+            {"actor": fhir.reference("Practitioner", doctor_id, c.directory.doctors[doctor_id]), **needs},
+            {"actor": fhir.reference("Location", location_id, c.location_names[location_id]), **needs},
+        ],
+    }
+
+
+async def find(rt: Runtime, caller: Caller, items: Sequence[tuple[str, str]], base_url: str) -> dict[str, Any]:
+    """The free times as a searchset Bundle of proposed Appointments, earliest first (then by doctor and
+    location); ``total`` counts them all, the entries are the first ``_count`` (default 50)."""
+    require_some_scope(caller)
+    params: dict[str, list[str]] = {}
+    for name, value in items:
+        params.setdefault(name, []).append(value)
+    unknown = sorted(set(params) - set(PARAMETERS) - _OTHERS)
+    if unknown:
+        raise NotSupported(fields=dict.fromkeys(unknown, "Not a parameter of $find."))
+    now = rt.clock.now()
+    lo, hi = _span(params, now)
+    service = _service(params)
+    count = fhir.count(params.get("_count", []))
+    async with rt.db.read() as session:
+        c = await cached_clinic(rt, session)
+    pairs = places(c)
+    doctors = _ids(params, "practitioner", "Practitioner", sorted({d for d, _ in pairs}))
+    locations = _ids(params, "location", "Location", sorted({loc for _, loc in pairs}))
+    found: list[tuple[datetime, int, int]] = []
+    for doctor_id, location_id in pairs:
+        if (doctors and doctor_id not in doctors) or (locations and location_id not in locations):
+            continue
+        _zone, starts = await grid(rt, doctor_id, location_id, lo, hi)
+        found.extend((s, doctor_id, location_id) for s, status in starts if status == SlotStatus.FREE)
+    found.sort()
+    applied = [(k, v) for k, v in items if k in PARAMETERS]
+    return {
+        "resourceType": "Bundle",
+        "type": "searchset",
+        "total": len(found),
+        "link": [{"relation": "self", "url": f"{base_url}/Appointment/$find?{urlencode(applied)}"}],
+        "entry": [
+            {"resource": proposed(c, d, loc, s, service), "search": {"mode": "match"}} for s, d, loc in found[:count]
+        ],
+    }

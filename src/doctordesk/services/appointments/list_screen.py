@@ -17,7 +17,7 @@ from sqlalchemy import ColumnElement, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.appointments.list_filter import ListFilter, filter_token, parse_filter, split_filter
-from doctordesk.domain.appointments.list_sections import MAX_VISIT, Section
+from doctordesk.domain.appointments.list_sections import MAX_VISIT, Section, list_edge
 from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.appointments.views import AppointmentView
 from doctordesk.domain.errors import ValidationFailed
@@ -54,6 +54,7 @@ class _Reader:
     actor: Actor
     now: datetime
     under_way: tuple[int, ...]  # approved appointments that started and have not ended
+    under_way_ends: tuple[datetime, ...]  # when each of them ends
     narrowed: Where = ()  # the filter's days and patients, on every strand
     statuses: tuple[int, ...] | None = None  # the filter's statuses (None: all)
 
@@ -133,23 +134,34 @@ async def _reader(session: AsyncSession, actor: Actor, now: datetime, f: ListFil
         Appointment.start_at <= now,
     )
     rows = (await session.execute(candidates)).all()
-    under_way = tuple(sorted(r.id for r in rows if r.start_at + timedelta(minutes=r.duration_minutes) > now))
+    ends = {r.id: r.start_at + timedelta(minutes=r.duration_minutes) for r in rows}
+    under_way = tuple(sorted(i for i, end in ends.items() if end > now))
+    under_way_ends = tuple(ends[i] for i in under_way)
     if not f.active:
-        return _Reader(session, actor, now, under_way)
+        return _Reader(session, actor, now, under_way, under_way_ends)
     narrowed = await list_search.narrowing(session, actor, f)
     statuses = tuple(int(s) for s in f.statuses) if f.statuses else None
-    return _Reader(session, actor, now, under_way, narrowed, statuses)
+    return _Reader(session, actor, now, under_way, under_way_ends, narrowed, statuses)
+
+
+@dataclass(frozen=True, slots=True)
+class Sections:
+    """The sections as read at ``now``, and when time alone next changes them (``list_sections.list_edge``)."""
+
+    shown: dict[Section, Slice[AppointmentView]]
+    edge: datetime | None
 
 
 async def read_sections(
     session: AsyncSession, actor: Actor, *, now: datetime, windows: Windows, size: int, f: ListFilter = NO_FILTER
-) -> dict[Section, Slice[AppointmentView]]:
+) -> Sections:
     """Every section as the viewer sees it, through its window, narrowed by ``f`` (unread counts included)."""
     reader = await _reader(session, actor, now, f)
     sections = {s: await reader.read(s, windows.get(s.value), size) for s in Section}
     views = await with_unread(session, actor, [v for shown in sections.values() for v in shown.rows])
     by_id = {v.id: v for v in views}
-    return {s: replace(shown, rows=[by_id[v.id] for v in shown.rows]) for s, shown in sections.items()}
+    edge = list_edge(views, now, under_way_ends=reader.under_way_ends)
+    return Sections({s: replace(shown, rows=[by_id[v.id] for v in shown.rows]) for s, shown in sections.items()}, edge)
 
 
 # --- the screen -----------------------------------------------------------------------------------------------
@@ -166,7 +178,8 @@ def _viewing(
             size = rt.settings.list_page_size
             sections = await read_sections(session, actor, now=now, windows=windows, size=size, f=f)
             told = await notices.open_notices(session, actor.user_id)
-        return screen.render(sections, actor, now=now, layout=layout, timeout=timeout, notices=told, f=f)
+        page = screen.render(sections.shown, actor, now=now, layout=layout, timeout=timeout, notices=told, f=f)
+        return page.lasts_until(sections.edge)
 
     viewer = Viewer.of(actor, client_id)
     return Viewing(rt.screens, rt.wall(), viewer, screen.shown(actor), timeout, render)

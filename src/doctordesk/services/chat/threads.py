@@ -116,7 +116,8 @@ def _viewing(rt: Runtime, actor: Actor, windows: Windows, *, layout: Layout, cli
             threads = await list_threads(
                 session, actor, window=windows.get(threads_screen.SECTION), size=rt.settings.list_page_size
             )
-        return threads_screen.render(threads, layout=layout, timeout=timeout)
+        # Nothing on it changes with time alone: the last activity and the appointments are shown as moments.
+        return threads_screen.render(threads, layout=layout, timeout=timeout).lasts_until(None)
 
     shown = threads_screen.shown(actor.user_id)
     return Viewing(rt.screens, rt.wall(), Viewer.of(actor, client_id), shown, timeout, render)

@@ -16,8 +16,6 @@ from collections.abc import Iterable
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
-from doctordesk.domain.scheduling.suggestions import LEAD_TIME
-
 
 def earliest(moments: Iterable[datetime | None], *, after: datetime) -> datetime | None:
     """The first of ``moments`` later than ``after`` (None when there is none)."""
@@ -55,13 +53,14 @@ def appointment_edge(start: datetime, end: datetime, now: datetime) -> datetime 
     return earliest((start, end), after=now)
 
 
-def lead_time_edge(start: datetime, now: datetime) -> datetime | None:
-    """When ``start`` comes within the lead time (``LEAD_TIME``: it can no longer be booked or proposed), or
-    starts; None once both are past."""
-    return earliest((start - LEAD_TIME, start), after=now)
+def offsets_edge(moments: Iterable[datetime], offsets: Iterable[timedelta], now: datetime) -> datetime | None:
+    """The first moment ``offset`` before one of ``moments`` that is still ahead, for every offset: when a rule
+    of the form "``moment`` is less than ``offset`` ahead" (the lead time, a notice period, the booking horizon;
+    an offset of zero: the moment has come) first turns for one of them."""
+    spans = tuple(offsets)
+    return earliest((m - o for m in moments for o in spans), after=now)
 
 
-def before_edge(moments: Iterable[datetime], offset: timedelta, now: datetime) -> datetime | None:
-    """The first moment ``offset`` before one of ``moments`` that is still ahead: when a rule of the form
-    "``moment - offset`` is past" (a horizon, a notice period) first turns for one of them."""
-    return earliest((m - offset for m in moments), after=now)
+def next_utc_midnight(now: datetime) -> datetime:
+    """When UTC's date moves on (rules that read ``now.date()`` of a UTC clock)."""
+    return midnight(now.astimezone(UTC).date() + timedelta(days=1), "UTC")

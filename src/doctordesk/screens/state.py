@@ -3,16 +3,16 @@
 A state token is ``{epoch}.{stamp}.{issued}.{language}.{hash}.{until}.{seal}``: the process epoch, the sum of the
 revision counters of the topics the screen shows, when it was issued (unix seconds), the language it was rendered
 in, the page's content hash, until when time alone leaves the page as it is (unix seconds, ``0``: no moment does;
-the render says, ``Page.until``), and a seal binding all of it to the viewer it was issued to and the screen it was issued
-for (an HMAC with a key of the process over the other parts, the user id, the role and the screen's topics). A token
-that another viewer was given — another user, or the same user in another role — or for another screen (another
-appointment's chat, say), or that was changed is no token at all: the poll renders the screen again and answers with a
-reset (no "unchanged", no diff from a page the caller never saw). A poll whose epoch, stamp and language still
-match, whose ``until`` has not come and that is younger than ``max_age`` (a safety net, far longer than a poll
-interval) is answered with an empty update set without touching the database; a
-client that changed its language gets the page in the new one (patches from the old page, which the content hash
-names). Otherwise the screen is rendered again and diffed against the cached old page (or reset when the old page
-is unknown, e.g. after a restart or on another instance).
+the render says, ``Page.until``), and a seal binding all of it to the viewer it was issued to and the screen it was
+issued for (an HMAC with a key of the process over the other parts, the user id, the role and the screen's topics).
+A token that another viewer was given — another user, or the same user in another role — or for another screen
+(another appointment's chat, say), or that was changed is no token at all: the poll renders the screen again and
+answers with a reset (no "unchanged", no diff from a page the caller never saw). A poll whose epoch, stamp and
+language still match, whose ``until`` has not come and that is younger than ``max_age`` (a safety net, far longer
+than a poll interval) is answered with an empty update set without touching the database; a client that changed its
+language gets the page in the new one (patches from the old page, which the content hash names). Otherwise the
+screen is rendered again and diffed against the cached old page (or reset when the old page is unknown, e.g. after a
+restart or on another instance).
 
 Counters are bumped by domain events from the bus after commit. When the bus may have lost events (Redis
 reconnecting), ``invalidate`` starts a new epoch, so every token fails the cheap check once.

@@ -47,7 +47,9 @@ def section_of(view: AppointmentView, now: datetime) -> Section:
     return Section.PAST
 
 
-def list_edge(shown: Iterable[AppointmentView], now: datetime, *, under_way_ends: Iterable[datetime] = ()) -> datetime | None:
+def list_edge(
+    shown: Iterable[AppointmentView], now: datetime, *, under_way_ends: Iterable[datetime] = ()
+) -> datetime | None:
     """When time alone next changes a list showing ``shown`` at ``now``: a shown appointment starts or ends (it
     changes section, or a section's count changes) or its "Today" turns over, or an appointment under way ends
     (``under_way_ends``: all of them, shown or not, since each is counted).

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 
 from doctordesk.domain.scheduling.suggestions import (
+    LEAD_TIME,
     Busy,
     ExceptionKind,
     Hours,
@@ -62,10 +63,26 @@ def free_starts(
     """The free starts (UTC, ascending) of ``q``'s doctor at its location between its days, given the doctor's
     hours there, the dated exceptions (holidays, absences, extra days) and the times the doctor is taken
     (``busy``: approved appointments and open offers)."""
-    duration = timedelta(minutes=q.duration_minutes)
-    step = timedelta(minutes=q.step_minutes)
     taken = [b for b in busy if b.doctor_id == q.doctor_id]
     found: set[datetime] = set()
+    for start in candidate_starts(q, hours=hours, exceptions=exceptions):
+        if too_early(start, now) or beyond_horizon(start, now, horizon):
+            continue
+        p = Proposal(1, q.doctor_id, q.location_id, start, q.duration_minutes)
+        if not within_hours(p, q.timezone, hours, exceptions):
+            continue  # a block that ends after a clock change can be shorter than its wall-clock span
+        if any(overlaps(p.start, p.end, b.start, b.end) for b in taken):
+            continue
+        found.add(start)
+    return sorted(found)
+
+
+def candidate_starts(
+    q: FreeTimeQuery, *, hours: Sequence[Hours], exceptions: Sequence[HoursException] = ()
+) -> Iterator[datetime]:
+    """Every start (UTC) the doctor's hours and extra days offer between ``q``'s days, free or not, whenever."""
+    duration = timedelta(minutes=q.duration_minutes)
+    step = timedelta(minutes=q.step_minutes)
     day = q.first_day
     while day <= q.last_day:
         extra = [
@@ -76,16 +93,25 @@ def free_starts(
         for block in [*(h for h in hours if h.weekday == day.weekday()), *extra]:
             for at in _local_starts(day, block, step, duration):
                 start = local_to_utc(day, at, q.timezone)
-                if start is None or too_early(start, now) or beyond_horizon(start, now, horizon):
-                    continue
-                p = Proposal(1, q.doctor_id, q.location_id, start, q.duration_minutes)
-                if not within_hours(p, q.timezone, hours, exceptions):
-                    continue  # a block that ends after a clock change can be shorter than its wall-clock span
-                if any(overlaps(p.start, p.end, b.start, b.end) for b in taken):
-                    continue
-                found.add(start)
+                if start is not None:
+                    yield start
         day += timedelta(days=1)
-    return sorted(found)
+
+
+def free_starts_edge(
+    q: FreeTimeQuery,
+    *,
+    now: datetime,
+    horizon: timedelta,
+    hours: Sequence[Hours],
+    exceptions: Sequence[HoursException] = (),
+) -> datetime | None:
+    """When time alone next changes ``free_starts``'s answer: a candidate start comes within the lead time (it
+    is no longer free) or within the horizon (it may become free). Busy times only change with events."""
+    moments = (
+        s - span for s in candidate_starts(q, hours=hours, exceptions=exceptions) for span in (LEAD_TIME, horizon)
+    )
+    return min((m for m in moments if m > now), default=None)
 
 
 def hours_at(work_hours: Mapping[tuple[int, int], Sequence[Hours]], doctor_id: int, location_id: int) -> list[Hours]:

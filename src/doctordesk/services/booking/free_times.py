@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo
 
 from doctordesk.domain import moments
 from doctordesk.domain.errors import ValidationFailed
-from doctordesk.domain.scheduling.free_times import MAX_DAYS, FreeTimeQuery, free_starts, hours_at
+from doctordesk.domain.scheduling.free_times import MAX_DAYS, FreeTimeQuery, free_starts, free_starts_edge, hours_at
 from doctordesk.domain.scheduling.suggestions import MAX_DURATION
 from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
@@ -26,8 +26,10 @@ async def free_times(
     last_day: date,
     duration_minutes: int,
     step_minutes: int,
+    edge: list[datetime | None] | None = None,
 ) -> tuple[str, list[datetime]]:
-    """The location's timezone and the free starts (UTC) between two local days, inclusive."""
+    """The location's timezone and the free starts (UTC) between two local days, inclusive; ``edge``, when given,
+    gets when time alone next changes them (``free_times.free_starts_edge``)."""
     fields: dict[str, str] = {}
     problem = moments.day_problem(first_day) or moments.day_problem(last_day)
     if problem:
@@ -58,12 +60,12 @@ async def free_times(
         duration_minutes=duration_minutes,
         step_minutes=step_minutes,
     )
+    now, hours, exceptions = rt.clock.now(), hours_at(c.work_hours, doctor_id, location_id), c.hours_exceptions
     starts = free_starts(
-        query,
-        now=rt.clock.now(),
-        horizon=c.horizon,
-        hours=hours_at(c.work_hours, doctor_id, location_id),
-        busy=busy,
-        exceptions=c.hours_exceptions.get(doctor_id, ()),
+        query, now=now, horizon=c.horizon, hours=hours, busy=busy, exceptions=exceptions.get(doctor_id, ())
     )
+    if edge is not None:
+        edge.append(
+            free_starts_edge(query, now=now, horizon=c.horizon, hours=hours, exceptions=exceptions.get(doctor_id, ()))
+        )
     return timezone, starts

@@ -63,6 +63,7 @@ async def _render(rt: Runtime, actor: Actor, appointment_id: int, layout: Any) -
             )
             for o, doctor, loc in rows
         ]
+    # Nothing on it reads the clock (an offer whose time has passed is refused when accepted): no time edge.
     return offers_screen.render(
         offers_screen.OffersScreen(
             view=view,
@@ -71,7 +72,7 @@ async def _render(rt: Runtime, actor: Actor, appointment_id: int, layout: Any) -
             layout=layout,
             timeout=rt.settings.poll_review_seconds,
         )
-    )
+    ).lasts_until(None)
 
 
 def viewing(rt: Runtime, actor: Actor, appointment_id: int, *, layout: Any, client_id: str | None) -> Viewing:

@@ -22,6 +22,7 @@ from doctordesk.domain.errors import InvalidTransition, ValidationFailed
 from doctordesk.domain.events import DomainEvent
 from doctordesk.domain.inputs import parse_int, text_problem
 from doctordesk.domain.review.assessment import Assessment, assess, entry_timezone_of
+from doctordesk.domain.review.timing import review_edge
 from doctordesk.domain.roles import Actor
 from doctordesk.domain.scheduling.suggestions import (
     MAX_ALTERNATIVES,
@@ -158,7 +159,7 @@ async def _render(rt: Runtime, actor: Actor, appointment_id: int, layout: Any) -
             submitted=False,
             c=c,
         )
-    return review_approve.render(
+    page = review_approve.render(
         review_approve.ReviewScreen(
             view=view,
             assessment=assessment,
@@ -170,6 +171,7 @@ async def _render(rt: Runtime, actor: Actor, appointment_id: int, layout: Any) -
             draft_saved=draft.updated_at if draft is not None and _restored(draft) else None,
         )
     )
+    return page.lasts_until(review_edge(assessment))
 
 
 def _restored(draft: ReviewDraft) -> bool:

@@ -9,8 +9,10 @@ from typing import Any
 
 import httpx
 import pytest
+from sqlalchemy import select
 
-from doctordesk.screens.protocol import apply
+from doctordesk.screens.protocol import apply, walk
+from doctordesk.store.tables import Appointment
 from tests.integration.services.review.review_support import PENDING_5, REQUESTED, aid
 
 Json = dict[str, Any]
@@ -27,6 +29,11 @@ def until(state: str) -> int:
     """The moment (unix seconds) the screen's own token names: 0 when none does."""
     inner = state.split("~", 1)[0].split("!", 1)[0]
     return int(inner.split(".")[5])
+
+
+def section(page: Json, element_id: str) -> Json:
+    found: Json = next(e for e in walk(page["elements"]) if e["id"] == element_id)
+    return found
 
 
 class Screen:
@@ -85,11 +92,17 @@ async def test_the_list_holds_until_a_row_starts_ends_or_its_day_turns(client, l
     assert await across(screen, clock, 6) == 6
 
 
-async def test_review_and_approve_holds_until_the_request_or_an_alternative_reaches_a_time_rule(
-    client, login, demo, runtime, clock
-):
-    screen = await Screen(client, login, "doctor1", f"/profile/appointments/{aid(demo, REQUESTED)}/approve").open()
-    assert await across(screen, clock, 4) == 4
+async def test_review_and_approve_holds_until_the_requested_time_passes(client, login, demo, runtime, clock):
+    a = aid(demo, REQUESTED)
+    async with runtime.db.read() as session:
+        start = await session.scalar(select(Appointment.start_at).where(Appointment.id == a))
+    clock.at = start - timedelta(seconds=30)  # within the minute reference data is trusted for
+    screen = await Screen(client, login, "doctor1", f"/profile/appointments/{a}/approve").open()
+    assert until(screen.page["state"]) == int(start.timestamp())
+    assert "has passed" not in str(screen.page["elements"])
+    assert await screen.crossed(clock)
+    assert "The requested time has passed" in str(screen.page["elements"])
+    assert await across(screen, clock, 2) == 2  # then the minute of reference data, each time
 
 
 async def test_booking_holds_until_a_free_time_reaches_the_lead_time_or_the_day_turns(client, login, runtime, clock):
@@ -100,13 +113,15 @@ async def test_booking_holds_until_a_free_time_reaches_the_lead_time_or_the_day_
 async def test_the_fees_screen_holds_until_a_recorded_version_comes_into_force(client, login, demo, runtime, clock):
     admin = await login("admin")
     rule = {"kind": "doctor_fee", "doctor_id": demo.users["doctor1"], "location_id": demo.locations["berlin"],
-            "amount_cents": 9100, "effective_from": (clock.now() + timedelta(hours=3)).isoformat()}  # fmt: skip
+            "amount_cents": 9100, "effective_from": (clock.now() + timedelta(seconds=20)).isoformat()}  # fmt: skip
     assert (await client.post("/admin/fees", json=rule, headers=admin.headers)).status_code == 201
     screen = await Screen(client, login, "admin", "/profile/admin/fees").open()
-    assert until(screen.page["state"]) == int((clock.now() + timedelta(hours=3)).timestamp())
+    in_force = section(screen.page, "in-force")
+    assert until(screen.page["state"]) == int((clock.now() + timedelta(seconds=20)).timestamp())
     assert await across(screen, clock, 1) == 1
-    assert "91.00" in str(screen.page["elements"]) or "9100" in str(screen.page["elements"])
-    assert until(screen.page["state"]) == 0  # no later version: nothing more to wait for
+    assert section(screen.page, "in-force") != in_force  # the new version is in force now
+    # No later version: the minute reference data is trusted for (changes through the JSON API send no event).
+    assert until(screen.page["state"]) == int(clock.now().timestamp()) + 60
 
 
 async def test_screens_no_moment_changes_hold_until_an_event_or_the_safety_net(client, login, demo, runtime, clock):

@@ -10,7 +10,7 @@ from datetime import date, datetime
 from functools import partial
 
 from doctordesk.domain import moments
-from doctordesk.domain.edges import earliest, next_utc_midnight
+from doctordesk.domain.edges import earliest, next_utc_midnight, with_reference_data
 from doctordesk.domain.errors import NotFound, ValidationFailed
 from doctordesk.domain.inputs import parse_id, text_problem
 from doctordesk.domain.roles import Actor, Role
@@ -109,7 +109,7 @@ async def _render(rt: Runtime, choice: Choice, c: Clinic, places: dict[int, list
             timeout=rt.settings.poll_list_seconds,
         )
     )
-    return page.lasts_until(earliest(edges, after=now))
+    return page.lasts_until(with_reference_data(earliest(edges, after=now), now))
 
 
 async def viewing(rt: Runtime, actor: Actor, asked: Asked, *, layout: Layout, client_id: str | None) -> Viewing:

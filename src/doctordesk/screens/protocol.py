@@ -199,16 +199,8 @@ class Page:
     elements: tuple[Element, ...]
     layout: Layout = "desktop"
     state: str = ""
-    # When time alone next changes what the page shows (``domain/edges.py``), as its render found: ``timed`` says
-    # the render looked, ``until`` is the moment (None: no moment will). The state token keeps it (not the JSON).
-    timed: bool = False
-    until: datetime | None = None
+    until: tuple[datetime | None] | None = None  # when time alone changes it (``state.lasting``), for the token
     _json: list[dict[str, Any]] | None = field(default=None, repr=False)
-
-    def lasts_until(self, moment: datetime | None) -> Page:
-        """The page, marked as unchanged by time alone until ``moment`` (None: ever)."""
-        self.timed, self.until = True, moment
-        return self
 
     def elements_json(self) -> list[dict[str, Any]]:
         if self._json is None:

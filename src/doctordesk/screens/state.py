@@ -3,7 +3,7 @@
 A state token is ``{epoch}.{stamp}.{issued}.{language}.{hash}.{until}.{seal}``: the process epoch, the sum of the
 revision counters of the topics the screen shows, when it was issued (unix seconds), the language it was rendered
 in, the page's content hash, until when time alone leaves the page as it is (unix seconds, ``0``: no moment does;
-the render says, ``Page.until``), and a seal binding all of it to the viewer it was issued to and the screen it was
+the render says, ``lasting``), and a seal binding all of it to the viewer it was issued to and the screen it was
 issued for (an HMAC with a key of the process over the other parts, the user id, the role and the screen's topics).
 A token that another viewer was given — another user, or the same user in another role — or for another screen
 (another appointment's chat, say), or that was changed is no token at all: the poll renders the screen again and
@@ -29,6 +29,7 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable
 from contextvars import ContextVar
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Protocol
 
 from doctordesk import i18n
@@ -152,14 +153,20 @@ class Revisions:
         self.epoch = secrets.token_hex(4)
 
 
+def lasting(page: Page, moment: datetime | None) -> Page:
+    """``page``, marked by its render as unchanged by time alone until ``moment`` (None: ever; the moments are the
+    domain's: ``domain/edges.py``). The state token keeps it; a page not marked holds ``UNTIMED_SECONDS``."""
+    page.until = (moment,)
+    return page
+
+
 def until_of(page: Page, now: float) -> int:
-    """A new token's ``until`` for ``page`` rendered at ``now``: the page's own moment (``Page.until``), rounded
+    """A new token's ``until`` for ``page`` rendered at ``now``: the page's own moment (``lasting``), rounded
     down to the second so the token never outlives it; ``UNTIMED_SECONDS`` on when the render did not say."""
-    if not page.timed:
-        return int(now) + UNTIMED_SECONDS
     if page.until is None:
-        return 0
-    return max(math.floor(page.until.timestamp()), 1)
+        return int(now) + UNTIMED_SECONDS
+    moment = page.until[0]
+    return 0 if moment is None else max(math.floor(moment.timestamp()), 1)
 
 
 class PageCache:

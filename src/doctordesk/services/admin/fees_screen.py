@@ -24,6 +24,7 @@ from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
 from doctordesk.screens.admin import fees as screen
 from doctordesk.screens.protocol import Action, Layout, Page, UpdateSet, p_update
+from doctordesk.screens.state import lasting
 from doctordesk.screens.viewing import Viewing
 from doctordesk.services.admin import fees as admin_fees
 from doctordesk.services.admin.screen_base import acted, form_flag, require_admin, viewing
@@ -45,7 +46,7 @@ def fees_page(rt: Runtime, actor: Actor, *, layout: Layout, client_id: str | Non
         )  # fmt: skip
         # "In force now" changes when a recorded version comes into force.
         starts = (datetime.fromisoformat(r["effective_from"]) for r in history if r["effective_from"])
-        return page.lasts_until(with_reference_data(earliest(starts, after=at), at))
+        return lasting(page, with_reference_data(earliest(starts, after=at), at))
 
     return viewing(rt, actor, screen_name=screen.SCREEN, endpoint=screen.ENDPOINT, render=render, client_id=client_id)
 

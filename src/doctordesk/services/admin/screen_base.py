@@ -38,7 +38,7 @@ def viewing(
 ) -> Viewing:
     """An administration screen as ``actor`` sees it (admins only): it changes with the admin topic. Repeatable:
     who may see it is the actor's role, which the auth cache ties to the answer. A render that does not say when
-    time changes it (``Page.lasts_until``: the audit trail and the webhook deliveries grow without an admin
+    time changes it (``state.lasting``: the audit trail and the webhook deliveries grow without an admin
     event) is trusted for ``state.UNTIMED_SECONDS``."""
     require_admin(actor)
     timeout = rt.settings.poll_list_seconds

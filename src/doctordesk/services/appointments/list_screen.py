@@ -28,7 +28,7 @@ from doctordesk.domain.roles import Actor
 from doctordesk.runtime import Runtime
 from doctordesk.screens import appointment_list as screen
 from doctordesk.screens.protocol import Layout, Page, UpdateSet
-from doctordesk.screens.state import Viewer
+from doctordesk.screens.state import Viewer, lasting
 from doctordesk.screens.viewing import Viewing
 from doctordesk.screens.windows import Windows
 from doctordesk.services import show_more
@@ -229,7 +229,7 @@ def _viewing(
             sections = await read_sections(session, actor, now=now, windows=windows, size=size, f=f)
             told = await notices.open_notices(session, actor.user_id)
         page = screen.render(sections.shown, actor, now=now, layout=layout, timeout=timeout, notices=told, f=f)
-        return page.lasts_until(sections.edge)
+        return lasting(page, sections.edge)
 
     viewer = Viewer.of(actor, client_id)
     return Viewing(rt.screens, rt.wall(), viewer, screen.shown(actor), timeout, render)

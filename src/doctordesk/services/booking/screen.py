@@ -31,7 +31,7 @@ from doctordesk.runtime import Runtime
 from doctordesk.screens import appointment_list
 from doctordesk.screens import booking as screen
 from doctordesk.screens.protocol import Layout, Option, Page, UpdateSet
-from doctordesk.screens.state import Viewer
+from doctordesk.screens.state import Viewer, lasting
 from doctordesk.screens.viewing import Viewing
 from doctordesk.services.booking import free_times
 from doctordesk.services.integration.requests import RequestInput, place_request
@@ -109,7 +109,7 @@ async def _render(rt: Runtime, choice: Choice, c: Clinic, places: dict[int, list
             timeout=rt.settings.poll_list_seconds,
         )
     )
-    return page.lasts_until(with_reference_data(earliest(edges, after=now), now))
+    return lasting(page, with_reference_data(earliest(edges, after=now), now))
 
 
 async def viewing(rt: Runtime, actor: Actor, asked: Asked, *, layout: Layout, client_id: str | None) -> Viewing:

@@ -37,7 +37,7 @@ from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
 from doctordesk.screens.chat import screen
 from doctordesk.screens.protocol import Layout, Page, UpdateSet, apply, diff, p_prepend, p_remove, p_reset
-from doctordesk.screens.state import Render, Viewer
+from doctordesk.screens.state import Render, Viewer, lasting
 from doctordesk.screens.viewing import Viewing
 from doctordesk.services.appointments.reading import get_appointment_and_chat_setting
 from doctordesk.services.uow import unit_of_work
@@ -189,7 +189,7 @@ class _ChatRender:
                 self.rt, session, self.actor, appointment, self.window, before=self.before
             )
         # Nothing on it changes with time alone: messages and the appointment are shown as moments.
-        return screen.render(state, layout=self.layout, timeout=self.rt.settings.poll_chat_seconds).lasts_until(None)
+        return lasting(screen.render(state, layout=self.layout, timeout=self.rt.settings.poll_chat_seconds), None)
 
 
 def _viewing(rt: Runtime, actor: Actor, appointment_id: int, render: Render, client_id: str | None) -> Viewing:

@@ -38,7 +38,7 @@ from doctordesk.i18n import _
 from doctordesk.runtime import Runtime
 from doctordesk.screens import review_approve
 from doctordesk.screens.protocol import Page, UpdateSet
-from doctordesk.screens.state import Viewer, current_client
+from doctordesk.screens.state import Viewer, current_client, lasting
 from doctordesk.screens.viewing import Viewing
 from doctordesk.services.audit import audit
 from doctordesk.services.review.subject import appointment_for, facts_for, subject_for, view_of
@@ -172,7 +172,7 @@ async def _render(rt: Runtime, actor: Actor, appointment_id: int, layout: Any) -
             draft_saved=draft.updated_at if draft is not None and _restored(draft) else None,
         )
     )
-    return page.lasts_until(with_reference_data(review_edge(assessment), assessment.facts.now))
+    return lasting(page, with_reference_data(review_edge(assessment), assessment.facts.now))
 
 
 def _restored(draft: ReviewDraft) -> bool:

@@ -74,8 +74,9 @@ class Settings(BaseSettings):
     poll_review_seconds: int = Field(20, ge=1, le=3600)
     poll_chat_seconds: int = Field(5, ge=1, le=3600)
     poll_default_seconds: int = Field(30, ge=1, le=3600)
-    # A cached "unchanged" answer is trusted at most this long before the screen is re-rendered.
-    screen_max_age_seconds: int = Field(60, ge=1, le=86400)
+    # A page is trusted until an event on its topics or the moment time alone changes it (docs/realtime.md); this
+    # is only the safety net: at most this long before the screen is rendered again anyway.
+    screen_max_age_seconds: int = Field(900, ge=1, le=86400)
 
     # Limits
     max_body_bytes: int = Field(11 * 1024 * 1024, ge=1024, le=1024**3)

@@ -9,6 +9,7 @@ import hashlib
 import json
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import Any, Literal
 
 Layout = Literal["desktop", "mobile"]
@@ -198,6 +199,7 @@ class Page:
     elements: tuple[Element, ...]
     layout: Layout = "desktop"
     state: str = ""
+    until: tuple[datetime | None] | None = None  # when time alone changes it (``state.lasting``), for the token
     _json: list[dict[str, Any]] | None = field(default=None, repr=False)
 
     def elements_json(self) -> list[dict[str, Any]]:

@@ -64,7 +64,9 @@ def topics(appointment_id: int, user_id: int) -> tuple[str, ...]:
 
 
 def shown(appointment_id: int, user_id: int) -> Shown:
-    return Shown(SCREEN, endpoint(appointment_id), topics(appointment_id, user_id))
+    """Repeatable: who may decide (the appointment's doctor, admins) changes only with the appointment (its
+    topic: a change of doctor is an event there) or the viewer's role (the auth cache)."""
+    return Shown(SCREEN, endpoint(appointment_id), topics(appointment_id, user_id), repeatable=True)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,15 +1,18 @@
 """State tokens, the page cache and the change check that make an unchanged poll cheap.
 
-A state token is ``{epoch}.{stamp}.{issued}.{language}.{hash}.{seal}``: the process epoch, the sum of the revision
-counters of the topics the screen shows, when it was issued (unix seconds), the language it was rendered in, the
-page's content hash, and a seal binding all of it to the viewer it was issued to (an HMAC with a key of the process
-over the other parts, the user id and the role). A token that another viewer was given — another user, or the same
-user in another role — or that was changed is no token at all: the poll renders the screen again and answers with a
-reset (no "unchanged", no diff from a page the caller never saw). A poll whose epoch, stamp and language still
-match and that is younger than ``max_age`` is answered with an empty update set without touching the database; a
-client that changed its language gets the page in the new one (patches from the old page, which the content hash
-names). Otherwise the screen is rendered again and diffed against the cached old page (or reset when the old page
-is unknown, e.g. after a restart or on another instance).
+A state token is ``{epoch}.{stamp}.{issued}.{language}.{hash}.{until}.{seal}``: the process epoch, the sum of the
+revision counters of the topics the screen shows, when it was issued (unix seconds), the language it was rendered
+in, the page's content hash, until when time alone leaves the page as it is (unix seconds, ``0``: no moment does;
+the render says, ``lasting``), and a seal binding all of it to the viewer it was issued to and the screen it was
+issued for (an HMAC with a key of the process over the other parts, the user id, the role and the screen's topics).
+A token that another viewer was given — another user, or the same user in another role — or for another screen
+(another appointment's chat, say), or that was changed is no token at all: the poll renders the screen again and
+answers with a reset (no "unchanged", no diff from a page the caller never saw). A poll whose epoch, stamp and
+language still match, whose ``until`` has not come and that is younger than ``max_age`` (a safety net, far longer
+than a poll interval) is answered with an empty update set without touching the database; a client that changed its
+language gets the page in the new one (patches from the old page, which the content hash names). Otherwise the
+screen is rendered again and diffed against the cached old page (or reset when the old page is unknown, e.g. after a
+restart or on another instance).
 
 Counters are bumped by domain events from the bus after commit. When the bus may have lost events (Redis
 reconnecting), ``invalidate`` starts a new epoch, so every token fails the cheap check once.
@@ -19,12 +22,14 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import math
 import secrets
 import threading
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable
 from contextvars import ContextVar
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Protocol
 
 from doctordesk import i18n
@@ -33,6 +38,8 @@ from doctordesk.screens.protocol import Page, Parts, content_hash, diff, p_reset
 
 Render = Callable[[], Awaitable[Page]]
 SEAL_CHARS = 24  # hex digits of the HMAC kept: 96 bits
+# How long a page whose render did not say when time changes it (``Page.timed`` false) is trusted, at most.
+UNTIMED_SECONDS = 60
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,23 +85,24 @@ class Token:
     issued: int
     language: str
     content: str  # the page's content hash
+    until: int = 0  # unix seconds from which time alone may change the page (0: no moment does)
     seal: str = ""  # binds the other parts to the viewer (``ScreenStates.read``)
 
     @classmethod
     def parse(cls, token: str | None) -> Token | None:
         """The parts of a well-formed token (None for anything else); its seal is not checked here."""
         parts = token.split(".") if token else []
-        if len(parts) != 6:
+        if len(parts) != 7:
             return None
         try:
-            return cls(parts[0], int(parts[1]), int(parts[2]), parts[3], parts[4], parts[5])
+            return cls(parts[0], int(parts[1]), int(parts[2]), parts[3], parts[4], int(parts[5]), parts[6])
         except ValueError:
             return None
 
     @property
     def sealed(self) -> str:
         """The parts the seal covers."""
-        return f"{self.epoch}.{self.stamp}.{self.issued}.{self.language}.{self.content}"
+        return f"{self.epoch}.{self.stamp}.{self.issued}.{self.language}.{self.content}.{self.until}"
 
     def __str__(self) -> str:
         return f"{self.sealed}.{self.seal}"
@@ -145,6 +153,22 @@ class Revisions:
         self.epoch = secrets.token_hex(4)
 
 
+def lasting(page: Page, moment: datetime | None) -> Page:
+    """``page``, marked by its render as unchanged by time alone until ``moment`` (None: ever; the moments are the
+    domain's: ``domain/edges.py``). The state token keeps it; a page not marked holds ``UNTIMED_SECONDS``."""
+    page.until = (moment,)
+    return page
+
+
+def until_of(page: Page, now: float) -> int:
+    """A new token's ``until`` for ``page`` rendered at ``now``: the page's own moment (``lasting``), rounded
+    down to the second so the token never outlives it; ``UNTIMED_SECONDS`` on when the render did not say."""
+    if page.until is None:
+        return int(now) + UNTIMED_SECONDS
+    moment = page.until[0]
+    return 0 if moment is None else max(math.floor(moment.timestamp()), 1)
+
+
 class PageCache:
     """The last pages handed out, by content hash, so a changed poll can be answered with a diff; with a page
     made from another, the canonical JSON of the elements it was made of (``protocol.content_hash``'s parts)."""
@@ -190,22 +214,27 @@ class ScreenStates:
         # Tokens are this process's: its epoch and page cache are too (another instance's token resets anyway).
         self._key = secrets.token_bytes(32)
 
-    def _seal(self, token: Token, viewer: Viewer) -> Token:
-        message = f"{viewer.bound_to}|{token.sealed}".encode()
+    def _seal(self, token: Token, viewer: Viewer, topics: Iterable[str]) -> Token:
+        message = f"{viewer.bound_to}|{','.join(topics)}|{token.sealed}".encode()
         seal = hmac.new(self._key, message, hashlib.sha256).hexdigest()[:SEAL_CHARS]
-        return Token(token.epoch, token.stamp, token.issued, token.language, token.content, seal)
+        return Token(token.epoch, token.stamp, token.issued, token.language, token.content, token.until, seal)
 
-    def read(self, token: str | None, viewer: Viewer) -> Token | None:
-        """The parts of a token issued to ``viewer`` by this process; None for anything else (another viewer's
-        token, a changed one, another instance's, a malformed one)."""
+    def read(self, token: str | None, viewer: Viewer, topics: Iterable[str]) -> Token | None:
+        """The parts of a token issued to ``viewer`` by this process for the screen showing ``topics``; None for
+        anything else (another viewer's token, another screen's, a changed one, another instance's, a malformed
+        one). So an unchanged answer vouches for what the page's render checked (that the viewer may see it) as long
+        as a change of that is an event on the screen's topics."""
         parsed = Token.parse(token)
-        if parsed is None or not hmac.compare_digest(self._seal(parsed, viewer).seal, parsed.seal):
+        if parsed is None or not hmac.compare_digest(self._seal(parsed, viewer, topics).seal, parsed.seal):
             return None
         return parsed
 
-    def cached(self, token: str | None, viewer: Viewer) -> tuple[list[dict[str, Any]], Parts | None] | None:
-        """The page ``token`` names, when it was handed to ``viewer`` and is still cached."""
-        parsed = self.read(token, viewer)
+    def cached(
+        self, token: str | None, viewer: Viewer, topics: Iterable[str]
+    ) -> tuple[list[dict[str, Any]], Parts | None] | None:
+        """The page ``token`` names, when it was handed to ``viewer`` for the screen showing ``topics`` and is
+        still cached."""
+        parsed = self.read(token, viewer, topics)
         return self.cache.entry(parsed.content) if parsed is not None else None
 
     def shown_to(self, viewer: Viewer, shown: Shown, *, opened: bool) -> None:
@@ -220,13 +249,15 @@ class ScreenStates:
         page = await render()
         content_hash = page.content_hash()
         self.cache.put(content_hash, page.elements_json())
-        page.state = str(self._seal(Token(epoch, stamp, int(now), i18n.current(), content_hash), viewer))
+        token = Token(epoch, stamp, int(now), i18n.current(), content_hash, until_of(page, now))
+        page.state = str(self._seal(token, viewer, topics))
         return page
 
     def unchanged(self, token: str | None, topics: Iterable[str], now: float, *, viewer: Viewer) -> bool:
         """True when ``token`` was issued to ``viewer`` and nothing the screen shows can have changed since
         (no I/O)."""
-        parsed = self.read(token, viewer)
+        topics = tuple(topics)
+        parsed = self.read(token, viewer, topics)
         return parsed is not None and self.current(parsed, self.revisions.stamp(topics), now)
 
     def current(self, token: Token, stamp: int, now: float) -> bool:
@@ -235,8 +266,13 @@ class ScreenStates:
         return token.epoch == self.revisions.epoch and token.stamp == stamp and self.young(token, now)
 
     def young(self, token: Token, now: float) -> bool:
-        """True when ``token``'s page is in the reader's language and younger than ``max_age``."""
-        return token.language == i18n.current() and 0 <= now - token.issued < self.max_age
+        """True when ``token``'s page is in the reader's language, younger than ``max_age`` and time alone has not
+        changed it yet (its ``until`` is ahead)."""
+        return (
+            token.language == i18n.current()
+            and 0 <= now - token.issued < self.max_age
+            and (token.until == 0 or now < token.until)
+        )
 
     def revision(self, topics: Iterable[str]) -> tuple[str, int]:
         """Where the topics stand now (epoch and stamp): read before reading what a page will show."""
@@ -247,6 +283,7 @@ class ScreenStates:
         token: Token,
         *,
         viewer: Viewer,
+        topics: Iterable[str],
         revision: tuple[str, int],
         screen: str,
         title: str,
@@ -256,18 +293,21 @@ class ScreenStates:
     ) -> str:
         """The state token of a page made from the one ``token`` names (a screen's answer to an action, built
         without rendering the screen again), showing everything up to ``revision``. It keeps ``token``'s issue
-        time, so it ages as that page does: what no event announces shows, at the latest, when the screen is
-        rendered again after ``max_age``. The page is cached like a rendered one, with ``parts`` (the canonical
+        time and ``until``, so it ages as that page does (what the action added changes with time no sooner than
+        what the page showed). The page is cached like a rendered one, with ``parts`` (the canonical
         JSON of some of its elements) for the next page made from it."""
         content = content_hash(screen, title, poll, elements, parts=parts)
         self.cache.put(content, elements, parts)
         epoch, stamp = revision
-        return str(self._seal(Token(epoch, stamp, token.issued, token.language, content), viewer))
+        new = Token(epoch, stamp, token.issued, token.language, content, token.until)
+        return str(self._seal(new, viewer, topics))
 
-    def patches_from(self, token: str | None, page: Page, *, viewer: Viewer) -> list[dict[str, Any]]:
+    def patches_from(
+        self, token: str | None, page: Page, *, viewer: Viewer, topics: Iterable[str]
+    ) -> list[dict[str, Any]]:
         """Patches from the page named by ``token`` to ``page`` (a reset when the old page is not known, or was not
-        handed to ``viewer``)."""
-        old_token, new_token = self.read(token, viewer), Token.parse(page.state)
+        handed to ``viewer`` for the screen showing ``topics``)."""
+        old_token, new_token = self.read(token, viewer, topics), Token.parse(page.state)
         if old_token is not None and new_token is not None and old_token.content == new_token.content:
             return []
         old = self.cache.get(old_token.content) if old_token is not None else None

@@ -50,5 +50,5 @@ class Viewing:
             screen=page.screen,
             state=page.state,
             timeout=page.timeout,
-            patches=self.states.patches_from(token, page, viewer=self.viewer),
+            patches=self.states.patches_from(token, page, viewer=self.viewer, topics=self.shown.topics),
         )

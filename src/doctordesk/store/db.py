@@ -4,6 +4,13 @@ SQLite has one write lock per database. Writers of one process take turns on an 
 first served) before they ask SQLite for it, so SQLite's busy handler, which sleeps and retries with growing
 pauses, is left only for writers of other processes (``doctordesk worker``, a second ``serve``). Under ten
 concurrent writers the busy handler's sleeps made the slowest wait seconds while the lock stood free between them.
+
+PostgreSQL connections are not pinged before each use (a round trip per transaction, about a tenth of a cheap
+read's time). A connection the server dropped while it sat in the pool (a restart, ``pg_terminate_backend``, an idle
+timeout) is known to the driver as soon as the server closed its socket, with no round trip: the pool's checkout
+replaces it (``_replace_closed``). One dropped while a transaction used it fails that unit of work, which then
+answers "busy, nothing changed, try again" (``ServiceBusy``, 503) rather than an internal error; the pool replaces
+every connection older than the failure.
 """
 
 from __future__ import annotations
@@ -16,7 +23,7 @@ from typing import Any
 
 from sqlalchemy import event
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import DBAPIError, DisconnectionError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
 from doctordesk.config import Settings
@@ -78,14 +85,34 @@ def create_engine(
         event.listen(engine.sync_engine, "connect", lambda c, _r: setattr(c, "isolation_level", None))
         event.listen(engine.sync_engine, "begin", _sqlite_begin_immediate if writer else _sqlite_begin_deferred)
         return engine
-    return create_async_engine(
+    engine = create_async_engine(
         url,
         echo=echo,
         pool_size=10,
         max_overflow=20,
-        pool_pre_ping=True,
         connect_args={"server_settings": {"lock_timeout": str(int(lock_timeout_ms))}},
     )
+    event.listen(engine.sync_engine, "checkout", _replace_closed)
+    return engine
+
+
+def _replace_closed(_dbapi_connection: Any, record: Any, _proxy: Any) -> None:
+    """A pooled PostgreSQL connection whose socket the server closed is replaced at checkout (the pool retries
+    with a new one): the driver saw the close, no statement is sent to find out."""
+    driver = record.driver_connection  # asyncpg's connection
+    if driver is not None and driver.is_closed():
+        raise DisconnectionError("the server closed this pooled connection")
+
+
+@asynccontextmanager
+async def _dropped_is_busy() -> AsyncIterator[None]:
+    """A connection lost in the middle of a unit of work: nothing was committed, the client may try again."""
+    try:
+        yield
+    except DBAPIError as exc:
+        if not exc.connection_invalidated:
+            raise
+        raise ServiceBusy(retry_after=1) from exc
 
 
 class Database:
@@ -124,7 +151,7 @@ class Database:
         its turn among this process's writers, then for the database's write lock (together at most the lock
         timeout, then ``ServiceBusy``: nothing written)."""
         if not self.is_sqlite:
-            async with self.sessions() as session, session.begin():
+            async with _dropped_is_busy(), self.sessions() as session, session.begin():
                 yield session
             return
         loop = asyncio.get_running_loop()
@@ -193,7 +220,7 @@ class Database:
     @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncSession]:
         """A read-only session (no write lock on SQLite)."""
-        async with self.read_sessions() as session:
+        async with _dropped_is_busy(), self.read_sessions() as session:
             yield session
 
     async def dispose(self) -> None:

@@ -110,7 +110,8 @@ async def _history(client, login, demo, runtime, clock, seed: int) -> dict[str, 
             how = "appended" if _answers(runtime)["appended"] > answers["appended"] else "rendered"
             counts[how] += 1
         if rng.random() < 0.2:
-            clock.advance(timedelta(seconds=rng.choice([0, 1, 1, 2, 61])))
+            # Now and then past the safety net: the page is too old to build on, the chat renders again.
+            clock.advance(timedelta(seconds=rng.choice([0, 1, 1, 2, runtime.settings.screen_max_age_seconds + 1])))
     return counts
 
 

@@ -16,7 +16,7 @@ from doctordesk.services.accounts import auth
 from doctordesk.store.tables import AccessToken
 from doctordesk.web.unchanged_polls import UnchangedPolls
 from tests.integration.screens.test_appointment_list import change_status
-from tests.integration.services.review.review_support import REQUESTED, aid
+from tests.integration.services.review.review_support import PENDING_5, REQUESTED, aid
 
 LIST = "/profile/appointments"
 THREADS = "/profile/messages/threads"
@@ -146,21 +146,58 @@ async def test_an_answer_from_memory_tells_presence(client: httpx.AsyncClient, l
     assert viewer == Viewer("tab-1", me.user["id"], me.user["role"]) and shown.poll == LIST and not was_opened
 
 
-async def test_screens_whose_poll_reads_are_never_answered_from_memory(
+async def test_every_screen_whose_rights_follow_its_topics_is_answered_from_memory_and_only_to_its_viewer(
     client: httpx.AsyncClient, login: Any, runtime: Runtime, demo: Any
 ) -> None:
-    """The chat and Review and Approve check who may see the appointment on every poll."""
-    me = await login("doctor1")
-    requested = aid(demo, REQUESTED)
-    for path in (f"/profile/messages/user-chat?appointment-id={requested}", f"{LIST}/{requested}/approve"):
-        page = await client.put(path, headers=me.headers)
+    """Chat, Review and Approve, offers and administration: the same unchanged poll again comes from memory, and
+    another viewer replaying it (the same token, client id and path, their own credentials) never gets that
+    answer: a doctor whose appointment it is not gets 404, another admin gets a reset of their own page."""
+    requested, pending = aid(demo, REQUESTED), aid(demo, PENDING_5)
+    screens = (
+        ("doctor1", f"/profile/messages/user-chat?appointment-id={requested}", "doctor3", 404),
+        ("doctor1", f"{LIST}/{requested}/approve", "doctor3", 404),
+        ("admin", f"{LIST}/{pending}/offers", "doctor3", 404),
+        ("admin", "/profile/admin/users", "doctor1", 404),
+    )
+    for owner, path, stranger, refused in screens:
+        me, other = await login(owner), await login(stranger)
+        page = await client.put(path, headers={**me.headers, "X-Client-Id": "tab-1"})
         assert page.status_code == 200, page.text
         poll_path = page.json()["poll"]
-        poll = {**me.headers, "X-Screen-State": page.json()["state"]}
+        poll = {**me.headers, "X-Client-Id": "tab-1", "X-Screen-State": page.json()["state"]}
+        full = await client.patch(poll_path, headers=poll)
+        assert full.status_code == 200 and full.json()["patches"] == [], path
         before = from_memory(runtime)
-        for _ in range(3):
-            assert (await client.patch(poll_path, headers=poll)).status_code == 200
-        assert from_memory(runtime) == before, path
+        again = await client.patch(poll_path, headers=poll)
+        assert from_memory(runtime) == before + 1 and same_response(full, again), path
+        replayed = await client.patch(poll_path, headers={**poll, **other.headers})
+        assert from_memory(runtime) == before + 1, path
+        assert replayed.status_code == refused and replayed.content != full.content, path
+    # A second admin replaying the first one's poll of a screen both may see: their own page, as a reset.
+    admin_poll = {**(await login("admin")).headers, "X-Client-Id": "tab-1"}
+    page = await client.put("/profile/admin/users", headers=admin_poll)
+    await client.patch("/profile/admin/users", headers={**admin_poll, "X-Screen-State": page.json()["state"]})
+    doctor = await login("doctor1")
+    replay = {**doctor.headers, "X-Client-Id": "tab-1", "X-Screen-State": page.json()["state"]}
+    assert (await client.patch(LIST, headers=replay)).json()["patches"][0]["op"] == "reset"
+
+
+async def test_a_chat_token_polled_as_another_appointments_chat_is_no_token(
+    client: httpx.AsyncClient, login: Any, demo: Any
+) -> None:
+    """The part of a chat's token that names its appointment is not sealed; the topics are: a doctor who swaps it
+    for another doctor's appointment gets that chat's 404, never an "unchanged"."""
+    me = await login("doctor1")
+    mine, theirs = aid(demo, REQUESTED), demo.appointments[14]
+    page = await client.put(f"/profile/messages/user-chat?appointment-id={mine}", headers=me.headers)
+    assert (
+        await client.put(f"/profile/messages/user-chat?appointment-id={theirs}", headers=me.headers)
+    ).status_code == 404
+    inner, _, window = page.json()["state"].rpartition("~")
+    forged = f"{inner}~{theirs}-{window.split('-', 1)[1]}"
+    poll = {**me.headers, "X-Screen-State": forged}
+    response = await client.patch(f"/profile/messages/load-more?appointment-id={theirs}", headers=poll)
+    assert response.status_code == 404, response.text
 
 
 async def test_at_most_size_answers_are_kept(client: httpx.AsyncClient, login: Any, runtime: Runtime, app: Any) -> None:

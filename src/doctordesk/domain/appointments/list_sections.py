@@ -13,11 +13,14 @@ within it (docs/appointment-list.md).
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterable
 from datetime import datetime, timedelta
 from enum import StrEnum
 
 from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.appointments.views import AppointmentView
+from doctordesk.domain.edges import earliest, today_edge
 
 MAX_VISIT = timedelta(hours=12)
 
@@ -42,3 +45,18 @@ def section_of(view: AppointmentView, now: datetime) -> Section:
     if view.status is Status.APPROVED and view.end > now:
         return Section.UPCOMING
     return Section.PAST
+
+
+def list_edge(
+    shown: Iterable[AppointmentView], now: datetime, *, under_way_ends: Iterable[datetime] = ()
+) -> datetime | None:
+    """When time alone next changes a list showing ``shown`` at ``now``: a shown appointment starts or ends (it
+    changes section, or a section's count changes) or its "Today" turns over, or an appointment under way ends
+    (``under_way_ends``: all of them, shown or not, since each is counted).
+
+    Each section is read soonest first, so the next appointment of a section to start is always among those
+    shown; appointments further down start later still and leave their section only after it."""
+    moments = itertools.chain.from_iterable(
+        (v.start, v.end, today_edge(v.start, v.location.timezone, now)) for v in shown
+    )
+    return earliest(itertools.chain(moments, under_way_ends), after=now)

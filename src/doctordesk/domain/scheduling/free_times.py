@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 
 from doctordesk.domain.scheduling.suggestions import (
+    LEAD_TIME,
     Busy,
     ExceptionKind,
     Hours,
@@ -87,10 +88,30 @@ def slot_starts(
     """Every start of the grid that is bookable but for what the doctor is taken for, with its ``SlotStatus``
     (UTC, ascending): ``free_starts`` is its free part. A start overlapping anything approved is busy, one
     overlapping only offers or holds tentative."""
-    duration = timedelta(minutes=q.duration_minutes)
-    step = timedelta(minutes=q.step_minutes)
     taken = [b for b in busy if b.doctor_id == q.doctor_id]
     found: dict[datetime, str] = {}
+    for start in candidate_starts(q, hours=hours, exceptions=exceptions):
+        if too_early(start, now) or beyond_horizon(start, now, horizon):
+            continue
+        p = Proposal(1, q.doctor_id, q.location_id, start, q.duration_minutes)
+        if not within_hours(p, q.timezone, hours, exceptions):
+            continue  # a block that ends after a clock change can be shorter than its wall-clock span
+        found[start] = _status([b for b in taken if overlaps(p.start, p.end, b.start, b.end)])
+    return sorted(found.items())
+
+
+def _status(overlapping: Sequence[Busy]) -> str:
+    if not overlapping:
+        return SlotStatus.FREE
+    return SlotStatus.TENTATIVE if all(b.tentative for b in overlapping) else SlotStatus.BUSY
+
+
+def candidate_starts(
+    q: FreeTimeQuery, *, hours: Sequence[Hours], exceptions: Sequence[HoursException] = ()
+) -> Iterator[datetime]:
+    """Every start (UTC) the doctor's hours and extra days offer between ``q``'s days, free or not, whenever."""
+    duration = timedelta(minutes=q.duration_minutes)
+    step = timedelta(minutes=q.step_minutes)
     day = q.first_day
     while day <= q.last_day:
         extra = [
@@ -101,20 +122,25 @@ def slot_starts(
         for block in [*(h for h in hours if h.weekday == day.weekday()), *extra]:
             for at in _local_starts(day, block, step, duration):
                 start = local_to_utc(day, at, q.timezone)
-                if start is None or too_early(start, now) or beyond_horizon(start, now, horizon):
-                    continue
-                p = Proposal(1, q.doctor_id, q.location_id, start, q.duration_minutes)
-                if not within_hours(p, q.timezone, hours, exceptions):
-                    continue  # a block that ends after a clock change can be shorter than its wall-clock span
-                found[start] = _status([b for b in taken if overlaps(p.start, p.end, b.start, b.end)])
+                if start is not None:
+                    yield start
         day += timedelta(days=1)
-    return sorted(found.items())
 
 
-def _status(overlapping: Sequence[Busy]) -> str:
-    if not overlapping:
-        return SlotStatus.FREE
-    return SlotStatus.TENTATIVE if all(b.tentative for b in overlapping) else SlotStatus.BUSY
+def free_starts_edge(
+    q: FreeTimeQuery,
+    *,
+    now: datetime,
+    horizon: timedelta,
+    hours: Sequence[Hours],
+    exceptions: Sequence[HoursException] = (),
+) -> datetime | None:
+    """When time alone next changes ``free_starts``'s answer: a candidate start comes within the lead time (it
+    is no longer free) or within the horizon (it may become free). Busy times only change with events."""
+    moments = (
+        s - span for s in candidate_starts(q, hours=hours, exceptions=exceptions) for span in (LEAD_TIME, horizon)
+    )
+    return min((m for m in moments if m > now), default=None)
 
 
 def hours_at(work_hours: Mapping[tuple[int, int], Sequence[Hours]], doctor_id: int, location_id: int) -> list[Hours]:

@@ -16,7 +16,7 @@ from urllib.parse import urlencode
 
 from doctordesk.domain.appointments.views import AppointmentView
 from doctordesk.domain.chat.messages import Cursor, MessageView, counterpart_read, is_outgoing, is_unread
-from doctordesk.domain.events import thread_topic, user_topic
+from doctordesk.domain.events import appointment_topic, thread_topic, user_topic
 from doctordesk.domain.files.attachments import ALLOWED
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.i18n import N_, _
@@ -53,11 +53,15 @@ class ChatState:
 
 
 def topics(appointment_id: int, viewer_id: int) -> tuple[str, ...]:
-    return (thread_topic(appointment_id), user_topic(viewer_id))
+    """The thread, the appointment (its time is in the subject; a change of its doctor changes who may read) and
+    the viewer."""
+    return (thread_topic(appointment_id), appointment_topic(appointment_id), user_topic(viewer_id))
 
 
 def shown(appointment_id: int, viewer_id: int) -> Shown:
-    return Shown(SCREEN, LOAD_MORE_ENDPOINT, topics(appointment_id, viewer_id))
+    """Repeatable: who may read it changes only with the appointment (its topic), the viewer's role or account
+    (the auth cache)."""
+    return Shown(SCREEN, LOAD_MORE_ENDPOINT, topics(appointment_id, viewer_id), repeatable=True)
 
 
 def page_endpoint(appointment_id: int) -> str:

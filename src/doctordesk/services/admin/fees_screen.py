@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from doctordesk.domain import moments
+from doctordesk.domain.edges import earliest, with_reference_data
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.inputs import parse_id, parse_int
 from doctordesk.domain.review.fees import SURCHARGES
@@ -23,6 +24,7 @@ from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
 from doctordesk.screens.admin import fees as screen
 from doctordesk.screens.protocol import Action, Layout, Page, UpdateSet, p_update
+from doctordesk.screens.state import lasting
 from doctordesk.screens.viewing import Viewing
 from doctordesk.services.admin import fees as admin_fees
 from doctordesk.services.admin.screen_base import acted, form_flag, require_admin, viewing
@@ -35,12 +37,16 @@ def fees_page(rt: Runtime, actor: Actor, *, layout: Layout, client_id: str | Non
     async def render() -> Page:
         async with rt.db.read() as session:
             c = await cached_clinic(rt, session)
-        now = await admin_fees.list_rules(rt, at=None, history=False)
-        history = await admin_fees.list_rules(rt, at=None, history=True)
-        return screen.render(
-            now, history, doctors=c.directory.doctors, locations=c.location_names, layout=layout,
+        at = rt.clock.now()
+        in_force = await admin_fees.list_rules(rt, at=at, history=False)
+        history = await admin_fees.list_rules(rt, at=at, history=True)
+        page = screen.render(
+            in_force, history, doctors=c.directory.doctors, locations=c.location_names, layout=layout,
             timeout=rt.settings.poll_list_seconds,
         )  # fmt: skip
+        # "In force now" changes when a recorded version comes into force.
+        starts = (datetime.fromisoformat(r["effective_from"]) for r in history if r["effective_from"])
+        return lasting(page, with_reference_data(earliest(starts, after=at), at))
 
     return viewing(rt, actor, screen_name=screen.SCREEN, endpoint=screen.ENDPOINT, render=render, client_id=client_id)
 

@@ -36,10 +36,13 @@ def viewing(
     render: Callable[[], Awaitable[Page]],
     client_id: str | None,
 ) -> Viewing:
-    """An administration screen as ``actor`` sees it (admins only): it changes with the admin topic."""
+    """An administration screen as ``actor`` sees it (admins only): it changes with the admin topic. Repeatable:
+    who may see it is the actor's role, which the auth cache ties to the answer. A render that does not say when
+    time changes it (``state.lasting``: the audit trail and the webhook deliveries grow without an admin
+    event) is trusted for ``state.UNTIMED_SECONDS``."""
     require_admin(actor)
     timeout = rt.settings.poll_list_seconds
-    shown = Shown(screen_name, endpoint, (ADMIN_TOPIC,))
+    shown = Shown(screen_name, endpoint, (ADMIN_TOPIC,), repeatable=True)
     return Viewing(rt.screens, rt.wall(), Viewer.of(actor, client_id), shown, timeout, render)
 
 

@@ -1,23 +1,25 @@
 """The appointment list screen: each section read on its own terms (``domain/appointments/list_sections.py``), each
 paged with "show more" through a keyset window carried in the state token (``screens/windows.py``).
 
-A first PUT costs the same whatever the history: per section one keyset read of a page (plus a capped count when
-the section goes on), one read of the visits under way, one grouped unread count.
+A first PUT costs the same whatever the history: the first pages of every section's strands in one statement (a
+UNION ALL of keyset reads, each its own index range) and their rows in a second, plus a capped count per section
+that goes on, one read of the visits under way, one grouped unread count. A section the client paged through with
+"show more" reads its strands on their own.
 """
 
 from __future__ import annotations
 
 import heapq
 import itertools
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from sqlalchemy import ColumnElement, func, select
+from sqlalchemy import ColumnElement, func, literal, select, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.appointments.list_filter import ListFilter, filter_token, parse_filter, split_filter
-from doctordesk.domain.appointments.list_sections import MAX_VISIT, Section
+from doctordesk.domain.appointments.list_sections import MAX_VISIT, Section, list_edge
 from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.appointments.views import AppointmentView
 from doctordesk.domain.errors import ValidationFailed
@@ -26,7 +28,7 @@ from doctordesk.domain.roles import Actor
 from doctordesk.runtime import Runtime
 from doctordesk.screens import appointment_list as screen
 from doctordesk.screens.protocol import Layout, Page, UpdateSet
-from doctordesk.screens.state import Viewer
+from doctordesk.screens.state import Viewer, lasting
 from doctordesk.screens.viewing import Viewing
 from doctordesk.screens.windows import Windows
 from doctordesk.services import show_more
@@ -44,6 +46,7 @@ _COUNTED = (Section.NEEDS_DECISION, Section.WAITING, Section.UPCOMING)
 
 Where = tuple[ColumnElement[bool], ...]
 NO_FILTER = ListFilter()
+StrandKey = tuple[Section, int, int]  # a section's run and the strand in it
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,8 +57,12 @@ class _Reader:
     actor: Actor
     now: datetime
     under_way: tuple[int, ...]  # approved appointments that started and have not ended
+    under_way_ends: tuple[datetime, ...]  # when each of them ends
     narrowed: Where = ()  # the filter's days and patients, on every strand
     statuses: tuple[int, ...] | None = None  # the filter's statuses (None: all)
+    # Strands' first rows read together (``with_first_pages``), up to ``first_limit`` each.
+    first: dict[StrandKey, list[AppointmentView]] | None = None
+    first_limit: int = 0
 
     def parts(self, section: Section) -> tuple[tuple[Where, ...], ...]:
         """A section as consecutive runs in its order; a run is one or more strands (one status each) merged by
@@ -83,10 +90,53 @@ class _Reader:
         started: Where = (start <= now, Appointment.id.not_in(self.under_way)) if self.under_way else (start <= now,)
         return (each(_CLOSED, start > now), each(allowed, *started) if allowed is not None else (started,))
 
+    def strands(self, sections: Iterable[Section]) -> list[tuple[StrandKey, Where]]:
+        """Every strand of ``sections``, keyed by where it stands."""
+        return [
+            ((section, r, s), where)
+            for section in sections
+            for r, run in enumerate(self.parts(section))
+            for s, where in enumerate(run)
+        ]
+
+    async def with_first_pages(self, sections: Iterable[Section], limit: int) -> _Reader:
+        """The reader with the first ``limit`` rows of every strand of ``sections`` read in two statements: the
+        strands' ids and starts as one UNION ALL of their keyset reads, then those rows' views."""
+        keyed = self.strands(sections)
+        if not keyed:
+            return self
+        members = []
+        for n, ((section, _, _), where) in enumerate(keyed):
+            order = keyset.ordered(Appointment.start_at, Appointment.id, descending=section.newest_first)
+            strand = visible_to(select(literal(n).label("strand"), Appointment.id), self.actor).where(*where)
+            page = strand.order_by(*order).limit(limit).subquery()
+            members.append(select(page.c.strand, page.c.id))
+        found = (await self.session.execute(union_all(*members))).all()
+        views: dict[int, AppointmentView] = {}
+        if found:
+            rows = visible_to(base_query(), self.actor).where(Appointment.id.in_({r.id for r in found}))
+            views = {v.id: v for v in map(view_of, await self.session.execute(rows))}
+        first: dict[StrandKey, list[AppointmentView]] = {key: [] for key, _ in keyed}
+        for row in found:
+            first[keyed[row.strand][0]].append(views[row.id])
+        for key, shown in first.items():
+            shown.sort(key=position_of, reverse=key[0].newest_first)
+        return replace(self, first=first, first_limit=limit)
+
+    def _first(self, key: StrandKey, bound: Bound | None, limit: int) -> list[AppointmentView] | None:
+        """A strand's rows from ``with_first_pages``, when they answer this read."""
+        shown = self.first.get(key) if self.first is not None and bound is None else None
+        if shown is None or (len(shown) >= self.first_limit and limit > len(shown)):
+            return None  # not read, or the strand may go on past what was read
+        return shown[:limit]
+
     def take(self, section: Section) -> Take[AppointmentView]:
         descending = section.newest_first
 
-        async def strand(where: Where, bound: Bound | None, limit: int) -> list[AppointmentView]:
+        async def strand(key: StrandKey, where: Where, bound: Bound | None, limit: int) -> list[AppointmentView]:
+            known = self._first(key, bound, limit)
+            if known is not None:
+                return known
             query = visible_to(base_query(), self.actor).where(*where)
             if bound is not None:
                 edge = keyset.through if bound.through else keyset.beyond
@@ -96,9 +146,9 @@ class _Reader:
 
         async def take(bound: Bound | None, limit: int) -> list[AppointmentView]:
             views: list[AppointmentView] = []
-            for run in self.parts(section):
+            for r, run in enumerate(self.parts(section)):
                 wanted = limit - len(views)
-                strands = [await strand(where, bound, wanted) for where in run]
+                strands = [await strand((section, r, s), where, bound, wanted) for s, where in enumerate(run)]
                 merged = heapq.merge(*strands, key=position_of, reverse=descending)
                 views.extend(itertools.islice(merged, wanted))
                 if len(views) >= limit:
@@ -133,23 +183,35 @@ async def _reader(session: AsyncSession, actor: Actor, now: datetime, f: ListFil
         Appointment.start_at <= now,
     )
     rows = (await session.execute(candidates)).all()
-    under_way = tuple(sorted(r.id for r in rows if r.start_at + timedelta(minutes=r.duration_minutes) > now))
+    ends = {r.id: r.start_at + timedelta(minutes=r.duration_minutes) for r in rows}
+    under_way = tuple(sorted(i for i, end in ends.items() if end > now))
+    under_way_ends = tuple(ends[i] for i in under_way)
     if not f.active:
-        return _Reader(session, actor, now, under_way)
+        return _Reader(session, actor, now, under_way, under_way_ends)
     narrowed = await list_search.narrowing(session, actor, f)
     statuses = tuple(int(s) for s in f.statuses) if f.statuses else None
-    return _Reader(session, actor, now, under_way, narrowed, statuses)
+    return _Reader(session, actor, now, under_way, under_way_ends, narrowed, statuses)
+
+
+@dataclass(frozen=True, slots=True)
+class Sections:
+    """The sections as read at ``now``, and when time alone next changes them (``list_sections.list_edge``)."""
+
+    shown: dict[Section, Slice[AppointmentView]]
+    edge: datetime | None
 
 
 async def read_sections(
     session: AsyncSession, actor: Actor, *, now: datetime, windows: Windows, size: int, f: ListFilter = NO_FILTER
-) -> dict[Section, Slice[AppointmentView]]:
+) -> Sections:
     """Every section as the viewer sees it, through its window, narrowed by ``f`` (unread counts included)."""
     reader = await _reader(session, actor, now, f)
+    reader = await reader.with_first_pages([s for s in Section if s.value not in windows], size + 1)
     sections = {s: await reader.read(s, windows.get(s.value), size) for s in Section}
     views = await with_unread(session, actor, [v for shown in sections.values() for v in shown.rows])
     by_id = {v.id: v for v in views}
-    return {s: replace(shown, rows=[by_id[v.id] for v in shown.rows]) for s, shown in sections.items()}
+    edge = list_edge(views, now, under_way_ends=reader.under_way_ends)
+    return Sections({s: replace(shown, rows=[by_id[v.id] for v in shown.rows]) for s, shown in sections.items()}, edge)
 
 
 # --- the screen -----------------------------------------------------------------------------------------------
@@ -166,7 +228,8 @@ def _viewing(
             size = rt.settings.list_page_size
             sections = await read_sections(session, actor, now=now, windows=windows, size=size, f=f)
             told = await notices.open_notices(session, actor.user_id)
-        return screen.render(sections, actor, now=now, layout=layout, timeout=timeout, notices=told, f=f)
+        page = screen.render(sections.shown, actor, now=now, layout=layout, timeout=timeout, notices=told, f=f)
+        return lasting(page, sections.edge)
 
     viewer = Viewer.of(actor, client_id)
     return Viewing(rt.screens, rt.wall(), viewer, screen.shown(actor), timeout, render)

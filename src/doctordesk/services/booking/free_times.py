@@ -9,7 +9,14 @@ from zoneinfo import ZoneInfo
 
 from doctordesk.domain import moments
 from doctordesk.domain.errors import ValidationFailed
-from doctordesk.domain.scheduling.free_times import MAX_DAYS, FreeTimeQuery, SlotStatus, hours_at, slot_starts
+from doctordesk.domain.scheduling.free_times import (
+    MAX_DAYS,
+    FreeTimeQuery,
+    SlotStatus,
+    free_starts_edge,
+    hours_at,
+    slot_starts,
+)
 from doctordesk.domain.scheduling.suggestions import MAX_DURATION
 from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
@@ -26,8 +33,10 @@ async def free_times(
     last_day: date,
     duration_minutes: int,
     step_minutes: int,
+    edge: list[datetime | None] | None = None,
 ) -> tuple[str, list[datetime]]:
-    """The location's timezone and the free starts (UTC) between two local days, inclusive."""
+    """The location's timezone and the free starts (UTC) between two local days, inclusive; ``edge``, when given,
+    gets when time alone next changes them (``free_times.free_starts_edge``)."""
     timezone, grid = await slot_times(
         rt,
         doctor_id=doctor_id,
@@ -36,6 +45,7 @@ async def free_times(
         last_day=last_day,
         duration_minutes=duration_minutes,
         step_minutes=step_minutes,
+        edge=edge,
     )
     return timezone, [start for start, status in grid if status == SlotStatus.FREE]
 
@@ -49,9 +59,11 @@ async def slot_times(
     last_day: date,
     duration_minutes: int,
     step_minutes: int,
+    edge: list[datetime | None] | None = None,
 ) -> tuple[str, list[tuple[datetime, str]]]:
     """The location's timezone and every bookable start of the grid between two local days, inclusive, each with
-    its ``SlotStatus`` (free, busy, busy-tentative): the one computation behind free times and FHIR's Slots."""
+    its ``SlotStatus`` (free, busy, busy-tentative): the one computation behind free times and FHIR's Slots.
+    ``edge``, when given, gets when time alone next changes the grid (``free_times.free_starts_edge``)."""
     fields: dict[str, str] = {}
     problem = moments.day_problem(first_day) or moments.day_problem(last_day)
     if problem:
@@ -82,12 +94,12 @@ async def slot_times(
         duration_minutes=duration_minutes,
         step_minutes=step_minutes,
     )
+    now, hours, exceptions = rt.clock.now(), hours_at(c.work_hours, doctor_id, location_id), c.hours_exceptions
     starts = slot_starts(
-        query,
-        now=rt.clock.now(),
-        horizon=c.horizon,
-        hours=hours_at(c.work_hours, doctor_id, location_id),
-        busy=busy,
-        exceptions=c.hours_exceptions.get(doctor_id, ()),
+        query, now=now, horizon=c.horizon, hours=hours, busy=busy, exceptions=exceptions.get(doctor_id, ())
     )
+    if edge is not None:
+        edge.append(
+            free_starts_edge(query, now=now, horizon=c.horizon, hours=hours, exceptions=exceptions.get(doctor_id, ()))
+        )
     return timezone, starts

@@ -10,6 +10,7 @@ from datetime import date, datetime
 from functools import partial
 
 from doctordesk.domain import moments
+from doctordesk.domain.edges import earliest, next_utc_midnight, with_reference_data
 from doctordesk.domain.errors import NotFound, ValidationFailed
 from doctordesk.domain.inputs import parse_id, text_problem
 from doctordesk.domain.roles import Actor, Role
@@ -30,7 +31,7 @@ from doctordesk.runtime import Runtime
 from doctordesk.screens import appointment_list
 from doctordesk.screens import booking as screen
 from doctordesk.screens.protocol import Layout, Option, Page, UpdateSet
-from doctordesk.screens.state import Viewer
+from doctordesk.screens.state import Viewer, lasting
 from doctordesk.screens.viewing import Viewing
 from doctordesk.services.booking import free_times
 from doctordesk.services.integration.requests import RequestInput, place_request
@@ -78,6 +79,10 @@ async def _settled(rt: Runtime, asked: Asked) -> tuple[Choice, Clinic, dict[int,
 async def _render(rt: Runtime, choice: Choice, c: Clinic, places: dict[int, list[int]], layout: Layout) -> Page:
     timezone = c.directory.locations.get(choice.location_id) if choice.location_id is not None else None
     free: list[datetime] = []
+    now = rt.clock.now()
+    # When time alone changes the screen: "today" (UTC) moves on (the weeks offered), or a time's lead time or
+    # horizon comes (``free_starts_edge``).
+    edges: list[datetime | None] = [next_utc_midnight(now)]
     if choice.doctor_id is not None and choice.location_id is not None:
         first, last = week_days(choice.week)
         _, free = await free_times.free_times(
@@ -88,9 +93,10 @@ async def _render(rt: Runtime, choice: Choice, c: Clinic, places: dict[int, list
             last_day=last,
             duration_minutes=VISIT_MINUTES,
             step_minutes=VISIT_MINUTES,
+            edge=edges,
         )
-    today = rt.clock.now().date()
-    return screen.render(
+    today = now.date()
+    page = screen.render(
         screen.BookingScreen(
             choice=choice,
             doctors=[Option(str(d), c.directory.doctors[d]) for d in places],
@@ -103,6 +109,7 @@ async def _render(rt: Runtime, choice: Choice, c: Clinic, places: dict[int, list
             timeout=rt.settings.poll_list_seconds,
         )
     )
+    return lasting(page, with_reference_data(earliest(edges, after=now), now))
 
 
 async def viewing(rt: Runtime, actor: Actor, asked: Asked, *, layout: Layout, client_id: str | None) -> Viewing:

@@ -37,7 +37,7 @@ from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
 from doctordesk.screens.chat import screen
 from doctordesk.screens.protocol import Layout, Page, UpdateSet, apply, diff, p_prepend, p_remove, p_reset
-from doctordesk.screens.state import Render, Viewer
+from doctordesk.screens.state import Render, Viewer, lasting
 from doctordesk.screens.viewing import Viewing
 from doctordesk.services.appointments.reading import get_appointment_and_chat_setting
 from doctordesk.services.uow import unit_of_work
@@ -188,7 +188,8 @@ class _ChatRender:
             state, self.rendered = await _state(
                 self.rt, session, self.actor, appointment, self.window, before=self.before
             )
-        return screen.render(state, layout=self.layout, timeout=self.rt.settings.poll_chat_seconds)
+        # Nothing on it changes with time alone: messages and the appointment are shown as moments.
+        return lasting(screen.render(state, layout=self.layout, timeout=self.rt.settings.poll_chat_seconds), None)
 
 
 def _viewing(rt: Runtime, actor: Actor, appointment_id: int, render: Render, client_id: str | None) -> Viewing:
@@ -239,7 +240,7 @@ async def load_more(
     chat = _viewing(rt, actor, appointment_id, render, client_id)
     if before is not None:
         page = await rt.screens.page(chat.shown.topics, chat.now, render, viewer=chat.viewer)
-        cached = rt.screens.cached(inner, chat.viewer)
+        cached = rt.screens.cached(inner, chat.viewer, chat.shown.topics)
         update = UpdateSet(screen.SCREEN, page.state, chat.timeout, _older_patches(cached[0] if cached else None, page))
     elif fresh or window is None:  # without a window the answer must render, to name one
         update = await chat.refresh(inner)

@@ -125,7 +125,7 @@ class ClientPage:
 def _client_page(rt: Runtime, actor: Actor, token: str | None, appointment_id: int) -> ClientPage | None:
     """The page the token names, when it was handed to this sender (another viewer's token names no page)."""
     inner, window = split_state(token)
-    parsed = rt.screens.read(inner, Viewer.of(actor))
+    parsed = rt.screens.read(inner, Viewer.of(actor), screen.topics(appointment_id, actor.user_id))
     if parsed is None or window is None or window.appointment_id != appointment_id:
         return None
     cached = rt.screens.cache.entry(parsed.content) if rt.screens.young(parsed, rt.wall()) else None
@@ -175,6 +175,7 @@ def _appended(rt: Runtime, actor: Actor, page: ClientPage, *, layout: Layout, se
     new = rt.screens.follow(
         page.token,
         viewer=Viewer.of(actor),
+        topics=screen.topics(appointment.id, actor.user_id),
         revision=sent.revision,
         screen=screen.SCREEN,
         title=appended.title,

@@ -18,7 +18,7 @@ from doctordesk.runtime import Runtime
 from doctordesk.screens.chat import threads as threads_screen
 from doctordesk.screens.chat.threads import ThreadSummary
 from doctordesk.screens.protocol import Layout, Page
-from doctordesk.screens.state import Viewer
+from doctordesk.screens.state import Viewer, lasting
 from doctordesk.screens.viewing import Viewing
 from doctordesk.screens.windows import Windows
 from doctordesk.services import show_more
@@ -116,7 +116,8 @@ def _viewing(rt: Runtime, actor: Actor, windows: Windows, *, layout: Layout, cli
             threads = await list_threads(
                 session, actor, window=windows.get(threads_screen.SECTION), size=rt.settings.list_page_size
             )
-        return threads_screen.render(threads, layout=layout, timeout=timeout)
+        # Nothing on it changes with time alone: the last activity and the appointments are shown as moments.
+        return lasting(threads_screen.render(threads, layout=layout, timeout=timeout), None)
 
     shown = threads_screen.shown(actor.user_id)
     return Viewing(rt.screens, rt.wall(), Viewer.of(actor, client_id), shown, timeout, render)

@@ -22,7 +22,7 @@ from doctordesk.runtime import Runtime
 from doctordesk.screens import offers as offers_screen
 from doctordesk.screens import review_approve
 from doctordesk.screens.protocol import Page, UpdateSet, p_update
-from doctordesk.screens.state import Viewer
+from doctordesk.screens.state import Viewer, lasting
 from doctordesk.screens.viewing import Viewing
 from doctordesk.screens.wording import status_label, status_props
 from doctordesk.services.appointments.reading import get_appointment
@@ -63,7 +63,8 @@ async def _render(rt: Runtime, actor: Actor, appointment_id: int, layout: Any) -
             )
             for o, doctor, loc in rows
         ]
-    return offers_screen.render(
+    # Nothing on it reads the clock (an offer whose time has passed is refused when accepted): no time edge.
+    page = offers_screen.render(
         offers_screen.OffersScreen(
             view=view,
             offers=offers,
@@ -72,6 +73,7 @@ async def _render(rt: Runtime, actor: Actor, appointment_id: int, layout: Any) -
             timeout=rt.settings.poll_review_seconds,
         )
     )
+    return lasting(page, None)
 
 
 def viewing(rt: Runtime, actor: Actor, appointment_id: int, *, layout: Any, client_id: str | None) -> Viewing:

@@ -18,10 +18,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.appointments.decisions import can_decide, parse_flag, why_not
 from doctordesk.domain.appointments.status import Status
+from doctordesk.domain.edges import with_reference_data
 from doctordesk.domain.errors import InvalidTransition, ValidationFailed
 from doctordesk.domain.events import DomainEvent
 from doctordesk.domain.inputs import parse_int, text_problem
 from doctordesk.domain.review.assessment import Assessment, assess, entry_timezone_of
+from doctordesk.domain.review.timing import review_edge
 from doctordesk.domain.roles import Actor
 from doctordesk.domain.scheduling.suggestions import (
     MAX_ALTERNATIVES,
@@ -36,7 +38,7 @@ from doctordesk.i18n import _
 from doctordesk.runtime import Runtime
 from doctordesk.screens import review_approve
 from doctordesk.screens.protocol import Page, UpdateSet
-from doctordesk.screens.state import Viewer, current_client
+from doctordesk.screens.state import Viewer, current_client, lasting
 from doctordesk.screens.viewing import Viewing
 from doctordesk.services.audit import audit
 from doctordesk.services.review.subject import appointment_for, facts_for, subject_for, view_of
@@ -158,7 +160,7 @@ async def _render(rt: Runtime, actor: Actor, appointment_id: int, layout: Any) -
             submitted=False,
             c=c,
         )
-    return review_approve.render(
+    page = review_approve.render(
         review_approve.ReviewScreen(
             view=view,
             assessment=assessment,
@@ -170,6 +172,7 @@ async def _render(rt: Runtime, actor: Actor, appointment_id: int, layout: Any) -
             draft_saved=draft.updated_at if draft is not None and _restored(draft) else None,
         )
     )
+    return lasting(page, with_reference_data(review_edge(assessment), assessment.facts.now))
 
 
 def _restored(draft: ReviewDraft) -> bool:

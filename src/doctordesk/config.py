@@ -44,6 +44,9 @@ class Settings(BaseSettings):
     data_dir: Path = Path("var")
     database_url: str = ""  # empty: sqlite+aiosqlite:///<data_dir>/doctordesk.db
     redis_url: str = ""  # empty: in-process event bus
+    # The Unix socket of the event bus the processes of one `serve --workers N` share (serve sets it for its
+    # workers when there is no Redis; docs/operations.md). Empty: the in-process bus (or Redis).
+    bus_socket: str = ""
     # How long a write waits for a lock another transaction holds (SQLite busy timeout, PostgreSQL lock_timeout)
     # before the request is answered 503 SERVICE_BUSY with nothing written.
     db_lock_timeout_ms: int = Field(10_000, ge=1, le=600_000)

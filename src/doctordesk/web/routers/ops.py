@@ -15,7 +15,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from doctordesk.domain.errors import Forbidden, Unauthorized
 from doctordesk.domain.texts import N_
 from doctordesk.realtime import outbox
-from doctordesk.realtime.redis_bus import RedisBus
+from doctordesk.realtime.shared import SharedBus
 from doctordesk.services.webhooks import outbox as webhook_outbox
 from doctordesk.web.deps import RuntimeDep, bearer
 from doctordesk.web.responses import error_doc
@@ -43,8 +43,9 @@ async def readyz(rt: RuntimeDep) -> JSONResponse:
         return JSONResponse({"status": "unavailable", "database": type(exc).__name__}, status_code=503)
     bus = rt.bus
     state = "memory"
-    if isinstance(bus, RedisBus):
-        state = "redis-connected" if await bus.ping(timeout=READY_TIMEOUT) else "redis-disconnected"
+    if isinstance(bus, SharedBus):
+        connected = await bus.ping(timeout=READY_TIMEOUT)
+        state = f"{bus.kind}-connected" if connected else f"{bus.kind}-disconnected"
     return JSONResponse({"status": "ok", "database": "ok", "bus": state})
 
 
@@ -69,7 +70,7 @@ async def metrics(
         given = credentials.credentials if credentials and credentials.scheme.lower() == "bearer" else ""
         if not secrets.compare_digest(given.encode(), expected.encode()):
             raise Unauthorized()
-    elif not is_loopback(request.client.host if request.client else None):
+    elif _proxied(request) or not is_loopback(request.client.host if request.client else None):
         raise Forbidden(
             N_("Metrics are served to this host only; set DOCTORDESK_METRICS_TOKEN to scrape from elsewhere.")
         )
@@ -92,3 +93,8 @@ def is_loopback(host: str | None) -> bool:
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
         ip = ip.ipv4_mapped
     return ip.is_loopback
+
+
+def _proxied(request: Request) -> bool:
+    """The request came through a proxy (a client of the proxy may be anywhere, whatever address it forwards)."""
+    return "x-forwarded-for" in request.headers or "forwarded" in request.headers

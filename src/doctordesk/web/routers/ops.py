@@ -35,7 +35,8 @@ async def healthz() -> dict[str, Any]:
 @router.get("/readyz", responses={503: {"description": "The database does not answer"}})
 async def readyz(rt: RuntimeDep) -> JSONResponse:
     """Readiness: the database answers a query within a second (503 otherwise). ``bus`` is ``redis-connected``
-    only when Redis answers a PING within a second; without it the instance stays ready (its clients poll)."""
+    only when Redis answers a PING within a second (``socket-connected``: the broker of ``serve --workers N``);
+    without it the instance stays ready (its clients poll). ``instance`` names the process that answered."""
     try:
         async with asyncio.timeout(READY_TIMEOUT):
             await outbox.ping(rt.db)
@@ -46,7 +47,7 @@ async def readyz(rt: RuntimeDep) -> JSONResponse:
     if isinstance(bus, SharedBus):
         connected = await bus.ping(timeout=READY_TIMEOUT)
         state = f"{bus.kind}-connected" if connected else f"{bus.kind}-disconnected"
-    return JSONResponse({"status": "ok", "database": "ok", "bus": state})
+    return JSONResponse({"status": "ok", "database": "ok", "bus": state, "instance": rt.hub.instance})
 
 
 @router.get(

@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from doctordesk.cli import app
-from tests.e2e.deployment.processes import Served, metric, clients_per_process
+from tests.e2e.deployment.processes import Served, clients_per_process, metric
 from tests.e2e.realtime.test_routing_live import User, login, open_a_chat, send
 from tests.support.sse import open_stream
 

@@ -47,8 +47,12 @@ class Broker:
         os.chmod(path, 0o600)
         if ready is not None:
             ready.set()
-        async with server:
-            await server.serve_forever()
+        try:
+            async with server:
+                await server.serve_forever()
+        finally:
+            for writer in list(self.writers):
+                writer.close()
 
     async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         writer.write(_line(self.hello()))

@@ -158,6 +158,13 @@ class Settings(BaseSettings):
             raise ValueError("use sqlite+aiosqlite:///<file> or postgresql+asyncpg://<user>@<host>/<database>")
         return value
 
+    @field_validator("bus_socket")
+    @classmethod
+    def _bus_socket(cls, value: str) -> str:
+        if value and (len(value.encode()) > 100 or not value.startswith("/")):
+            raise ValueError("an absolute path of at most 100 bytes (a Unix socket), or empty")
+        return value
+
     @field_validator("redis_url")
     @classmethod
     def _redis(cls, value: str) -> str:

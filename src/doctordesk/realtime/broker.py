@@ -61,7 +61,7 @@ class Broker:
             while line := await reader.readline():
                 self._handle(json.loads(line), writer)
                 await writer.drain()
-        except (ValueError, ConnectionError, asyncio.LimitOverrunError) as exc:
+        except (ValueError, KeyError, TypeError, AttributeError, ConnectionError, asyncio.LimitOverrunError) as exc:
             log.warning("event bus broker: dropped a worker's connection (%s)", exc)
         finally:
             self.writers.discard(writer)

@@ -25,7 +25,7 @@ from doctordesk.domain.webhooks import rules as webhooks
 from doctordesk.realtime import outbox
 from doctordesk.realtime.bus import EventBus
 from doctordesk.realtime.hub import Hub
-from doctordesk.realtime.redis_bus import RedisBus
+from doctordesk.realtime.shared import SharedBus
 from doctordesk.runtime import Runtime
 from doctordesk.screens.state import Revisions, ScreenStates
 from doctordesk.services.accounts import auth, login_throttle
@@ -112,11 +112,13 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
     token_checks = TokenChecks(runtime, interval=settings.stream_check_seconds)
     hooks = realtime.build_webhook_dispatcher(runtime) if settings.webhook_in_process else None
     _connect_bus_state(runtime, token_checks)
+    shared = isinstance(runtime.bus, SharedBus)
     runtime.hub.on_delivered = runtime.metrics.messages_delivered.inc
 
     async def on_event(event: DomainEvent) -> None:
         runtime.metrics.events_received.inc()
-        runtime.screens.revisions.bump(event.topics)
+        if not shared:  # a shared bus marks the topics itself, with its own numbers (realtime/shared.py)
+            runtime.screens.revisions.bump(event.topics)
         await auth.on_event(runtime, event)
         api_keys.on_event(runtime, event)
         await runtime.hub.on_event(event)
@@ -238,13 +240,14 @@ async def _prune_login_throttle(runtime: Runtime, stopping: asyncio.Event) -> No
 
 
 def _connect_bus_state(runtime: Runtime, token_checks: TokenChecks) -> None:
-    """A shared bus that reconnects may have lost events: new screen epoch, open streams refresh once, and their
+    """A shared bus keeps the screen state in step with the other processes (it adopts the bus's epoch and marks
+    on every (re)connection). One that reconnects may have lost events: open streams refresh once, and their
     tokens are re-checked at once (a logout made meanwhile could not reach this instance)."""
     bus = runtime.bus
-    if isinstance(bus, RedisBus):
+    if isinstance(bus, SharedBus):
+        bus.attach(runtime.screens)
 
         def on_reconnect() -> None:
-            runtime.screens.revisions.invalidate()
             token_checks.wake()
             runtime.hub.timeout_all()
 

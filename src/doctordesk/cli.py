@@ -30,7 +30,7 @@ def checked_settings(*, warn: bool = True) -> Settings:
 def serve(
     host: str = typer.Option(None, help="Address to bind (default: DOCTORDESK_HOST or 127.0.0.1)"),
     port: int = typer.Option(None, help="Port (default: DOCTORDESK_PORT or 8000)"),
-    workers: int = typer.Option(1, help="Worker processes"),
+    workers: int = typer.Option(1, min=1, help="Worker processes (without Redis they share a bus on this host)"),
 ) -> None:
     """Serve the API, the screens, the real-time stream and the web app."""
     import uvicorn
@@ -38,6 +38,8 @@ def serve(
     # Checked here so a wrong value stops `serve` with its message; the app warns about unknown variables as it
     # starts (in every worker process).
     config = checked_settings(warn=False)
+    if workers > 1 and not config.redis_url and not config.bus_socket:
+        _start_shared_bus(config)
     uvicorn.run(
         "doctordesk.app:create_app",
         factory=True,
@@ -49,6 +51,21 @@ def serve(
         proxy_headers=True,
         forwarded_allow_ips=config.forwarded_allow_ips,
     )
+
+
+def _start_shared_bus(config: Settings) -> None:
+    """Several workers without Redis: run their event bus in this (supervising) process, on a Unix socket in the
+    data directory, and tell the workers where (they inherit the environment). Exit 2 when it cannot start."""
+    import os
+
+    from doctordesk.realtime.broker import BrokerError, start_in_thread
+
+    try:
+        path = start_in_thread(config.data_dir / "bus.sock")
+    except (BrokerError, OSError) as exc:
+        typer.echo(f"error: several workers need a shared event bus: {exc}", err=True)
+        raise typer.Exit(2) from None
+    os.environ["DOCTORDESK_BUS_SOCKET"] = str(path)
 
 
 @app.command()

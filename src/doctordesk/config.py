@@ -44,6 +44,9 @@ class Settings(BaseSettings):
     data_dir: Path = Path("var")
     database_url: str = ""  # empty: sqlite+aiosqlite:///<data_dir>/doctordesk.db
     redis_url: str = ""  # empty: in-process event bus
+    # The Unix socket of the event bus the processes of one `serve --workers N` share (serve sets it for its
+    # workers when there is no Redis; docs/operations.md). Empty: the in-process bus (or Redis).
+    bus_socket: str = ""
     # How long a write waits for a lock another transaction holds (SQLite busy timeout, PostgreSQL lock_timeout)
     # before the request is answered 503 SERVICE_BUSY with nothing written.
     db_lock_timeout_ms: int = Field(10_000, ge=1, le=600_000)
@@ -154,6 +157,13 @@ class Settings(BaseSettings):
     def _database(cls, value: str) -> str:
         if value and not value.startswith(("sqlite+aiosqlite://", "postgresql+asyncpg://")):
             raise ValueError("use sqlite+aiosqlite:///<file> or postgresql+asyncpg://<user>@<host>/<database>")
+        return value
+
+    @field_validator("bus_socket")
+    @classmethod
+    def _bus_socket(cls, value: str) -> str:
+        if value and (len(value.encode()) > 100 or not value.startswith("/")):
+            raise ValueError("an absolute path of at most 100 bytes (a Unix socket), or empty")
         return value
 
     @field_validator("redis_url")

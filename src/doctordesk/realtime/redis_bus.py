@@ -1,10 +1,15 @@
 """The Redis event bus: every instance publishes its events on one channel and delivers every other instance's.
 
-Local handlers get an event directly at publish time (no round trip, and it works while Redis is down); events
-from Redis that this instance published are skipped by their origin. Publishing never fails a request: when Redis
-is unreachable the event reaches this instance only, and the other instances' clients catch up by polling. The
-subscriber reconnects with backoff; on every reconnect ``on_reconnect`` runs (the app starts a new screen epoch,
-tells open streams to refresh, and re-checks their tokens, since events may have been lost meanwhile).
+Publishing numbers the events in Redis and publishes them in one script (``realtime/shared.py``): the local
+handlers get them as soon as Redis answered, with their number; events from Redis that this instance published are
+skipped by their origin. Each (re)connection takes the bus's epoch, marks and sealing key from Redis, so state
+tokens are every instance's. Publishing never fails a request: when Redis is unreachable the event reaches this
+instance only (under an epoch of its own until it joins again), and the other instances' clients catch up by
+polling. The subscriber reconnects with backoff; on every reconnect ``on_reconnect`` runs (the app tells open
+streams to refresh and re-checks their tokens, since events may have been lost meanwhile).
+
+The marks are a Redis hash with one field per topic that ever changed (a few dozen bytes each); the sealing key
+is kept in Redis too, so whoever can read Redis can make state tokens (they name pages; they grant nothing).
 
 A Redis that stops answering without closing its connections (frozen) counts as lost too: an idle subscription
 pings every ``PING_EVERY`` seconds, and one that hears nothing back within ``ANSWER_TIMEOUT`` is dropped and
@@ -17,22 +22,40 @@ import asyncio
 import contextlib
 import json
 import logging
+import secrets
 from collections.abc import Callable, Sequence
 
 import redis.asyncio as redis
 from redis.asyncio.client import PubSub
 
 from doctordesk.domain.events import DomainEvent
-from doctordesk.realtime.bus import LocalHandlers, event_from_json, event_to_json
+from doctordesk.realtime.bus import event_from_json, event_to_json
+from doctordesk.realtime.shared import SharedBus
 
 log = logging.getLogger(__name__)
 
 PING_EVERY = 1.0  # an idle subscription pings Redis this often
 ANSWER_TIMEOUT = 2.0  # Redis answers a PING (or confirms a subscription) within this, or the connection is lost
 
+# KEYS: sequence, marks, channel. ARGV: the message, then the topics. Numbers, marks and publishes at once, so the
+# numbers reach every subscriber in order.
+PUBLISH = """
+local seq = redis.call('INCR', KEYS[1])
+for i = 2, #ARGV do redis.call('HSET', KEYS[2], ARGV[i], seq) end
+redis.call('PUBLISH', KEYS[3], seq .. ' ' .. ARGV[1])
+return seq
+"""
+# KEYS: epoch, key, sequence, marks. ARGV: an epoch and a key, kept when there are none yet.
+JOIN = """
+redis.call('SET', KEYS[1], ARGV[1], 'NX')
+redis.call('SET', KEYS[2], ARGV[2], 'NX')
+return {redis.call('GET', KEYS[1]), redis.call('GET', KEYS[2]), redis.call('GET', KEYS[3]) or '0',
+        redis.call('HGETALL', KEYS[4])}
+"""
 
-class RedisBus(LocalHandlers):
-    shared = True
+
+class RedisBus(SharedBus):
+    kind = "redis"
 
     def __init__(
         self,
@@ -44,31 +67,30 @@ class RedisBus(LocalHandlers):
         on_state: Callable[[bool], None] = lambda _c: None,
         publish_timeout: float = 0.5,
     ) -> None:
-        super().__init__()
+        super().__init__(
+            instance=instance, on_reconnect=on_reconnect, on_state=on_state, publish_timeout=publish_timeout
+        )
         self.url = url
         self.channel = f"{channel}:events"
-        self.instance = instance
-        self.on_reconnect = on_reconnect
-        self.on_state = on_state
-        self.publish_timeout = publish_timeout
-        self.connected = False
+        self._keys = {name: f"{channel}:screens:{name}" for name in ("epoch", "key", "seq", "marks")}
+        self._rejoin = False
         self._publisher = redis.Redis.from_url(url, socket_connect_timeout=1.0, socket_timeout=1.0)
         self._task: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()
 
-    @property
-    def state(self) -> str:
-        return "redis-connected" if self.connected else "redis-disconnected"
-
     async def publish(self, events: Sequence[DomainEvent]) -> None:
-        for event in events:
-            await self.deliver(event)
         payload = json.dumps({"origin": self.instance, "events": [event_to_json(e) for e in events]}, default=str)
+        topics = sorted({t for e in events for t in e.topics})
+        keys = [self._keys["seq"], self._keys["marks"], self.channel]
         try:
             async with asyncio.timeout(self.publish_timeout):
-                await self._publisher.publish(self.channel, payload)
+                seq = await self._publisher.eval(PUBLISH, 3, *keys, payload, *topics)
         except (redis.RedisError, OSError, TimeoutError) as exc:
             log.warning("event bus: publish to Redis failed (%s); other instances catch up by polling", exc)
+            await self._unnumbered(events)
+            self._rejoin = True
+            return
+        await self._numbered(events, int(seq))
 
     async def remember(self, key: str, value: str, *, ttl_seconds: int) -> None:
         """Keep a small value for every instance (presence); a Redis failure is logged, never raised."""
@@ -110,10 +132,15 @@ class RedisBus(LocalHandlers):
                 await self._task
         await self._publisher.aclose()
 
-    def _set_connected(self, value: bool) -> None:
-        if self.connected != value:
-            self.connected = value
-            self.on_state(value)
+    async def _join(self) -> None:
+        """Take the bus's epoch, key and marks as they stand (the subscription is confirmed already: what is
+        published from now on is read after this)."""
+        keys = [self._keys[name] for name in ("epoch", "key", "seq", "marks")]
+        fresh = (secrets.token_hex(4), secrets.token_hex(32))
+        epoch, key, seq, flat = await self._publisher.eval(JOIN, 4, *keys, *fresh)
+        marks = {_text(flat[i]): int(flat[i + 1]) for i in range(0, len(flat), 2)}
+        self._joined(epoch=_text(epoch), key=bytes.fromhex(_text(key)), marks=marks, seq=int(seq))
+        self._rejoin = False
 
     async def _listen(self) -> None:
         delay = 0.1
@@ -125,6 +152,7 @@ class RedisBus(LocalHandlers):
                 async with asyncio.timeout(ANSWER_TIMEOUT):
                     await pubsub.subscribe(self.channel)
                     await _confirmed(pubsub)
+                    await self._join()
                 self._set_connected(True)
                 self._ready.set()
                 delay = 0.1
@@ -157,6 +185,8 @@ class RedisBus(LocalHandlers):
         while True:
             message = await pubsub.get_message(timeout=0.25)
             now = loop.time()
+            if self._rejoin:
+                raise ConnectionError("a publish failed: joining the bus again")
             if message is not None:
                 heard, pinged = now, None  # anything from Redis shows it answers
                 if message.get("type") == "message":
@@ -173,15 +203,20 @@ class RedisBus(LocalHandlers):
         if not isinstance(data, bytes | str):
             return
         try:
-            body = json.loads(data)
+            seq, _, text = _text(data).partition(" ")
+            body = json.loads(text)
             if body.get("origin") == self.instance:
                 return
             events = [event_from_json(e) for e in body.get("events", [])]
+            number = int(seq)
         except (ValueError, KeyError, TypeError, AttributeError):
             log.warning("event bus: ignored a malformed message")
             return
-        for event in events:
-            await self.deliver(event)
+        await self._numbered(events, number)
+
+
+def _text(value: object) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 async def _confirmed(pubsub: PubSub) -> None:

@@ -14,8 +14,10 @@ language gets the page in the new one (patches from the old page, which the cont
 screen is rendered again and diffed against the cached old page (or reset when the old page is unknown, e.g. after a
 restart or on another instance).
 
-Counters are bumped by domain events from the bus after commit. When the bus may have lost events (Redis
-reconnecting), ``invalidate`` starts a new epoch, so every token fails the cheap check once.
+Marks are set by domain events from the bus after commit. When the bus may have lost events (it reconnects),
+the process starts a new epoch (``invalidate``) or adopts the shared bus's (``adopt``), so every token fails the
+cheap check once. Processes on one shared bus share the epoch, the marks and the seal's key: any of them answers
+another's token from memory (``Revisions``).
 """
 
 from __future__ import annotations
@@ -136,21 +138,42 @@ class ShownListener(Protocol):
 
 
 class Revisions:
-    """Per-topic change counters of this process."""
+    """Per-topic change marks: the sequence number of the last event on each topic. A screen's stamp is the
+    highest mark among its topics, so any event on one of them raises it.
+
+    On one process the sequence is this process's own count. Processes sharing a bus (``realtime/shared.py``)
+    take the bus's sequence instead, numbered in one place after commit, and ``adopt`` its epoch and marks when
+    they (re)join it: then a token issued by one process is judged the same way by every other. A page rendered
+    after its process learned of sequence number n shows every event numbered below n (each was committed before
+    it was numbered), so a token whose marks another process still finds current names a page showing everything
+    that process has seen on those topics."""
 
     def __init__(self) -> None:
-        self._counters: dict[str, int] = {}
+        self._marks: dict[str, int] = {}
+        self._seq = 0
         self.epoch = secrets.token_hex(4)
 
-    def bump(self, topics: Iterable[str]) -> None:
+    def bump(self, topics: Iterable[str], seq: int | None = None) -> None:
+        """Mark an event on ``topics``: numbered ``seq`` by a shared bus, else by this process's own count."""
+        if seq is None:
+            seq = self._seq + 1
+        self._seq = max(self._seq, seq)
         for t in topics:
-            self._counters[t] = self._counters.get(t, 0) + 1
+            if self._marks.get(t, 0) < seq:
+                self._marks[t] = seq
 
     def stamp(self, topics: Iterable[str]) -> int:
-        return sum(self._counters.get(t, 0) for t in topics)
+        return max([self._marks.get(t, 0) for t in topics], default=0)
 
     def invalidate(self) -> None:
+        """A new epoch of this process alone: every token issued so far fails the cheap check once."""
         self.epoch = secrets.token_hex(4)
+
+    def adopt(self, epoch: str, marks: dict[str, int], seq: int) -> None:
+        """Take a shared bus's epoch and marks as they stand at its number ``seq`` (on joining it)."""
+        self.epoch = epoch
+        self._marks = dict(marks)
+        self._seq = seq
 
 
 def lasting(page: Page, moment: datetime | None) -> Page:
@@ -211,8 +234,12 @@ class ScreenStates:
         self.cache = PageCache(cache_size)
         self.max_age = max_age
         self.listeners: list[ShownListener] = []
-        # Tokens are this process's: its epoch and page cache are too (another instance's token resets anyway).
+        # Tokens are this process's, unless it shares a bus that hands every process one key (``share_key``).
         self._key = secrets.token_bytes(32)
+
+    def share_key(self, key: bytes) -> None:
+        """Seal with ``key``, the one every process on the shared bus uses: their tokens are then each other's."""
+        self._key = key
 
     def _seal(self, token: Token, viewer: Viewer, topics: Iterable[str]) -> Token:
         message = f"{viewer.bound_to}|{','.join(topics)}|{token.sealed}".encode()

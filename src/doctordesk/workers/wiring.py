@@ -20,6 +20,8 @@ from doctordesk.realtime.message import TIMEOUT_ONLY
 from doctordesk.realtime.push import make_adapter
 from doctordesk.realtime.redis_bus import RedisBus
 from doctordesk.realtime.routing import Screen, message_for
+from doctordesk.realtime.shared import SharedBus
+from doctordesk.realtime.socket_bus import SocketBus
 from doctordesk.runtime import Runtime
 from doctordesk.screens.state import Shown, Viewer
 from doctordesk.services.webhooks import outbox as webhook_outbox
@@ -28,10 +30,13 @@ from doctordesk.workers.webhook_dispatcher import WebhookDispatcher
 
 
 def build_bus(settings: Settings, hub: Hub) -> EventBus:
-    """The in-process bus, or the Redis bus when ``DOCTORDESK_REDIS_URL`` is set."""
-    if not settings.redis_url:
-        return MemoryBus()
-    return RedisBus(settings.redis_url, channel=settings.redis_channel, instance=hub.instance)
+    """The Redis bus when ``DOCTORDESK_REDIS_URL`` is set, else the Unix-socket bus of ``serve --workers N``
+    (``DOCTORDESK_BUS_SOCKET``), else the in-process bus."""
+    if settings.redis_url:
+        return RedisBus(settings.redis_url, channel=settings.redis_channel, instance=hub.instance)
+    if settings.bus_socket:
+        return SocketBus(settings.bus_socket, instance=hub.instance)
+    return MemoryBus()
 
 
 def install(rt: Runtime) -> None:
@@ -51,7 +56,7 @@ def install(rt: Runtime) -> None:
             return
         screen = Screen(user_id=viewer.user_id, screen=shown.screen, poll=shown.poll, topics=shown.topics)
         rt.hub.set_presence(client_id, screen)
-        if isinstance(rt.bus, RedisBus):
+        if isinstance(rt.bus, SharedBus):
             # Other instances may hold this client's stream, or get it later: tell them and keep it in Redis
             # (fire and forget; neither raises).
             task = asyncio.get_running_loop().create_task(_share_presence(rt, rt.bus, client_id, screen))
@@ -93,7 +98,7 @@ def _is(screen: Screen, shown: Shown) -> bool:
     return screen.screen == shown.screen and screen.poll == shown.poll and screen.topics == shown.topics
 
 
-async def _share_presence(rt: Runtime, bus: RedisBus, client_id: str, screen: Screen) -> None:
+async def _share_presence(rt: Runtime, bus: SharedBus, client_id: str, screen: Screen) -> None:
     event = rt.hub.presence_event(client_id, screen)
     await bus.publish([event])
     await bus.remember(f"presence:{client_id}", json.dumps(event.data), ttl_seconds=PRESENCE_TTL_SECONDS)
@@ -102,7 +107,7 @@ async def _share_presence(rt: Runtime, bus: RedisBus, client_id: str, screen: Sc
 async def recall_presence(rt: Runtime, client_id: str) -> None:
     """A stream opens for a client this instance has no screen for (it started after the client's last PUT or
     poll, or restarted): take the screen kept in Redis, if any."""
-    if rt.hub.screen_of(client_id) is not None or not isinstance(rt.bus, RedisBus):
+    if rt.hub.screen_of(client_id) is not None or not isinstance(rt.bus, SharedBus):
         return
     raw = await rt.bus.recall(f"presence:{client_id}")
     if raw:

@@ -115,7 +115,11 @@ async def test_readiness_reports_a_frozen_redis_as_disconnected_within_its_timeo
             ready = await http.get("/readyz")
             assert time.monotonic() - started < 2.0  # a PING within 1 s, not the subscriber's belief
             assert ready.status_code == 200
-            assert ready.json() == {"status": "ok", "database": "ok", "bus": "redis-disconnected"}
+            assert {k: ready.json()[k] for k in ("status", "database", "bus")} == {
+                "status": "ok",
+                "database": "ok",
+                "bus": "redis-disconnected",
+            }
             proxy.thaw()
             assert (await http.get("/readyz")).json()["bus"] == "redis-connected"
 

@@ -52,7 +52,8 @@ async def presence_events(pubsub: Any, count: int, *, within: float = 5.0) -> li
         while len(screens) < count:
             message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=within)
             if message is not None:
-                events = json.loads(message["data"])["events"]
+                # "<number> <batch>": the bus numbers every batch (realtime/shared.py)
+                events = json.loads(message["data"].split(b" ", 1)[1])["events"]
                 screens += [e["data"]["screen"] for e in events if e["kind"] == "screen-presence"]
     return screens
 

@@ -54,4 +54,6 @@ def test_only_loopback_addresses_count_as_this_host():
 async def test_readiness_reports_the_database_and_the_in_process_bus(client):
     answer = await client.get("/readyz")
     assert answer.status_code == 200
-    assert answer.json() == {"status": "ok", "database": "ok", "bus": "memory"}
+    body = answer.json()
+    assert body == {"status": "ok", "database": "ok", "bus": "memory", "instance": body["instance"]}
+    assert len(body["instance"]) == 12

@@ -15,7 +15,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from doctordesk.domain.errors import Forbidden, Unauthorized
 from doctordesk.domain.texts import N_
 from doctordesk.realtime import outbox
-from doctordesk.realtime.redis_bus import RedisBus
+from doctordesk.realtime.shared import SharedBus
 from doctordesk.services.webhooks import outbox as webhook_outbox
 from doctordesk.web.deps import RuntimeDep, bearer
 from doctordesk.web.responses import error_doc
@@ -35,7 +35,8 @@ async def healthz() -> dict[str, Any]:
 @router.get("/readyz", responses={503: {"description": "The database does not answer"}})
 async def readyz(rt: RuntimeDep) -> JSONResponse:
     """Readiness: the database answers a query within a second (503 otherwise). ``bus`` is ``redis-connected``
-    only when Redis answers a PING within a second; without it the instance stays ready (its clients poll)."""
+    only when Redis answers a PING within a second (``socket-connected``: the broker of ``serve --workers N``);
+    without it the instance stays ready (its clients poll). ``instance`` names the process that answered."""
     try:
         async with asyncio.timeout(READY_TIMEOUT):
             await outbox.ping(rt.db)
@@ -43,9 +44,10 @@ async def readyz(rt: RuntimeDep) -> JSONResponse:
         return JSONResponse({"status": "unavailable", "database": type(exc).__name__}, status_code=503)
     bus = rt.bus
     state = "memory"
-    if isinstance(bus, RedisBus):
-        state = "redis-connected" if await bus.ping(timeout=READY_TIMEOUT) else "redis-disconnected"
-    return JSONResponse({"status": "ok", "database": "ok", "bus": state})
+    if isinstance(bus, SharedBus):
+        connected = await bus.ping(timeout=READY_TIMEOUT)
+        state = f"{bus.kind}-connected" if connected else f"{bus.kind}-disconnected"
+    return JSONResponse({"status": "ok", "database": "ok", "bus": state, "instance": rt.hub.instance})
 
 
 @router.get(
@@ -69,7 +71,7 @@ async def metrics(
         given = credentials.credentials if credentials and credentials.scheme.lower() == "bearer" else ""
         if not secrets.compare_digest(given.encode(), expected.encode()):
             raise Unauthorized()
-    elif not is_loopback(request.client.host if request.client else None):
+    elif _proxied(request) or not is_loopback(request.client.host if request.client else None):
         raise Forbidden(
             N_("Metrics are served to this host only; set DOCTORDESK_METRICS_TOKEN to scrape from elsewhere.")
         )
@@ -92,3 +94,8 @@ def is_loopback(host: str | None) -> bool:
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
         ip = ip.ipv4_mapped
     return ip.is_loopback
+
+
+def _proxied(request: Request) -> bool:
+    """The request came through a proxy (a client of the proxy may be anywhere, whatever address it forwards)."""
+    return "x-forwarded-for" in request.headers or "forwarded" in request.headers

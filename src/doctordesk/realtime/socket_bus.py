@@ -1,0 +1,151 @@
+"""A worker's side of the Unix-socket event bus (``realtime/broker.py``): the bus of ``serve --workers N`` on one
+host without Redis.
+
+Every event, this process's own included, is delivered in the broker's order when the broker sends it back
+numbered; ``publish`` returns once that happened here. When the broker does not answer within the publish timeout
+the events are delivered here alone (``SharedBus._unnumbered``) and the connection is made again; a connection
+that drops is made again with backoff, and each new one adopts the bus's state from its ``hello`` (``on_reconnect``
+runs after a loss, as for Redis).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from doctordesk.domain.events import DomainEvent
+from doctordesk.realtime.broker import LINE_LIMIT
+from doctordesk.realtime.bus import event_from_json, event_to_json
+from doctordesk.realtime.shared import SharedBus
+
+log = logging.getLogger(__name__)
+
+
+class SocketBus(SharedBus):
+    kind = "socket"
+
+    def __init__(self, path: str, *, instance: str, publish_timeout: float = 2.0) -> None:
+        super().__init__(instance=instance, publish_timeout=publish_timeout)
+        self.path = path
+        self._writer: asyncio.StreamWriter | None = None
+        self._waiting: dict[int, asyncio.Future[Any]] = {}
+        self._ids = itertools.count(1)
+        self._task: asyncio.Task[None] | None = None
+        self._ready = asyncio.Event()
+
+    async def start(self) -> None:
+        self._task = asyncio.create_task(self._listen(), name="socket-bus")
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(5.0):
+                await self._ready.wait()
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def publish(self, events: Sequence[DomainEvent]) -> None:
+        body = {"op": "publish", "origin": self.instance, "events": [event_to_json(e) for e in events]}
+        if await self._ask(body) is None:
+            log.warning("event bus: the broker did not take %d event(s); delivered on this worker only", len(events))
+            await self._unnumbered(events)
+            self._drop()
+
+    async def remember(self, key: str, value: str, *, ttl_seconds: int) -> None:
+        self._send({"op": "set", "key": key, "value": value, "ttl": ttl_seconds})
+
+    async def recall(self, key: str) -> str | None:
+        answer = await self._ask({"op": "get", "key": key})
+        return answer.get("value") if isinstance(answer, dict) else None
+
+    async def ping(self, *, timeout: float) -> bool:
+        """Whether the broker answers within ``timeout`` seconds (readiness)."""
+        try:
+            async with asyncio.timeout(timeout):
+                return await self._ask({"op": "get", "key": ""}) is not None
+        except TimeoutError:
+            return False
+
+    def _send(self, body: dict[str, Any]) -> bool:
+        if self._writer is None or self._writer.is_closing():
+            return False
+        self._writer.write(json.dumps(body, separators=(",", ":"), default=str).encode() + b"\n")
+        return True
+
+    async def _ask(self, body: dict[str, Any]) -> dict[str, Any] | None:
+        """Send ``body`` and wait for its answer (for a publish: its events, delivered here); None: no answer."""
+        rid = next(self._ids)
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._waiting[rid] = future
+        try:
+            if not self._send({**body, "rid": rid}):
+                return None
+            async with asyncio.timeout(self.publish_timeout):
+                return dict(await future)
+        except (TimeoutError, ConnectionError):
+            return None
+        finally:
+            self._waiting.pop(rid, None)
+
+    def _drop(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+
+    async def _listen(self) -> None:
+        delay, lost = 0.05, False
+        while True:
+            try:
+                reader, self._writer = await asyncio.open_unix_connection(self.path, limit=LINE_LIMIT)
+                hello = json.loads(await reader.readline())["hello"]
+                self._joined(
+                    epoch=hello["epoch"], key=bytes.fromhex(hello["key"]), marks=hello["marks"], seq=hello["seq"]
+                )
+                self._set_connected(True)
+                self._ready.set()
+                delay = 0.05
+                if lost:
+                    log.warning("event bus: joined the broker again; screens re-render once, stream tokens re-checked")
+                    self.on_reconnect()
+                    lost = False
+                while line := await reader.readline():
+                    await self._receive(json.loads(line))
+                raise ConnectionError("the broker closed the connection")
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # broker away, restarting, or a broken line: join again with backoff
+                if not lost:
+                    log.warning("event bus: broker at %s unavailable (%s); retrying", self.path, exc)
+                lost = True
+                self._set_connected(False)
+                self._ready.set()
+                for future in self._waiting.values():
+                    if not future.done():
+                        future.set_exception(ConnectionError("broker lost"))
+                if self.screens is not None:
+                    self.screens.revisions.invalidate()
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 1.0)
+            finally:
+                self._drop()
+
+    async def _receive(self, body: dict[str, Any]) -> None:
+        rid = int(body.get("rid") or 0)
+        mine = body.get("origin") == self.instance
+        waiting = self._waiting.get(rid) if mine or "seq" not in body else None
+        if "seq" in body:
+            events = [event_from_json(e) for e in body.get("events", [])]
+            if mine and waiting is None:
+                # Its publish gave up waiting and delivered them already: only the marks are new here.
+                if self.screens is not None:
+                    for event in events:
+                        self.screens.revisions.bump(event.topics, int(body["seq"]))
+            else:
+                await self._numbered(events, int(body["seq"]))
+        if waiting is not None and not waiting.done():
+            waiting.set_result(body)

@@ -1,0 +1,89 @@
+"""``doctordesk serve --workers 2`` on the embedded default (SQLite, no Redis): the workers share one event bus and
+one screen state (realtime/broker.py), so a stream hears of every change whichever worker made it, and each
+worker answers the other's state tokens from memory."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from typer.testing import CliRunner
+
+from doctordesk.cli import app
+from tests.e2e.deployment.processes import Served, clients_per_process, metric
+from tests.e2e.realtime.test_routing_live import User, login, open_a_chat, send
+from tests.support.sse import open_stream
+
+LIST = "/profile/appointments"
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    server = Served(tmp_path_factory.mktemp("workers"), extra_env={"DOCTORDESK_HEARTBEAT_SECONDS": "0.5"})
+    server.extra_env.pop("DOCTORDESK_DATABASE_URL", None)
+    server.prepare()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+async def workers(served: Served) -> AsyncIterator[list[list[httpx.AsyncClient]]]:
+    """Two clients held to each worker: one for requests, one for a stream."""
+    async with clients_per_process(served.url, 2) as clients:
+        yield clients
+
+
+async def test_both_workers_share_the_bus_on_this_host(workers: list[list[httpx.AsyncClient]]) -> None:
+    for client, _ in workers:
+        assert (await client.get("/readyz")).json()["bus"] == "socket-connected"
+
+
+async def test_a_stream_hears_of_all_ten_messages_whichever_worker_took_them(
+    workers: list[list[httpx.AsyncClient]],
+) -> None:
+    (one, one_streams), (two, two_streams) = workers
+    doctor = await login(one, "doctor1")
+    support = await login(one, "support1")
+    a = await open_a_chat(doctor, support, ("w-doc-chat", "w-sup-chat"))
+    # The doctor's chat is open through worker one, the doctor's list through worker two; each has its stream there.
+    await User(two, doctor.token).put(LIST, "w-doc-list")
+    through = [support, User(two, support.token)]
+    async with (
+        open_stream(one_streams, headers=doctor.headers("w-doc-chat")) as chat,
+        open_stream(two_streams, headers=doctor.headers("w-doc-list")) as listing,
+    ):
+        assert (await chat.next()).data == "" and (await listing.next()).data == ""
+        for n in range(10):
+            await send(through[n % 2], a, f"message {n}", "w-sup-chat")
+            assert (await chat.next_message()).data == "Timeout /profile/messages/load-more", n
+            assert (await listing.next_message()).data == "Timeout", n
+
+
+async def test_each_worker_answers_the_others_unchanged_polls_from_memory(
+    workers: list[list[httpx.AsyncClient]],
+) -> None:
+    one, two = (clients[0] for clients in workers)
+    doctor = await login(one, "doctor2")
+    for issuer, answerer in ((one, two), (two, one)):
+        page = await User(issuer, doctor.token).put(LIST, "w-poll")
+        poll = {**doctor.headers("w-poll"), "X-Screen-State": page["state"]}
+        first = await answerer.patch(LIST, headers=poll)
+        # Not a reset: the other worker judged the token current and knew the page it names.
+        assert first.status_code == 200 and first.json()["patches"] == [], first.text
+        before = metric((await answerer.get("/metrics")).text, "doctordesk_polls_from_memory")
+        again = await answerer.patch(LIST, headers=poll)
+        assert again.json()["patches"] == []
+        assert metric((await answerer.get("/metrics")).text, "doctordesk_polls_from_memory") == before + 1
+
+
+def test_serve_refuses_several_workers_when_they_could_share_no_bus(tmp_path: Path) -> None:
+    deep = tmp_path / ("d" * 120)
+    result = CliRunner().invoke(app, ["serve", "--workers", "2"], env={"DOCTORDESK_DATA_DIR": str(deep)})
+    assert result.exit_code == 2
+    assert "several workers need a shared event bus" in result.output
+    assert "DOCTORDESK_REDIS_URL" in result.output

@@ -51,8 +51,9 @@ async def key_set(rt: Runtime) -> dict[str, Any]:
     return {"keys": [public]}
 
 
-async def id_token(
+def id_token(
     rt: Runtime,
+    signer: tuple[str, RSAKey],
     *,
     issuer: str,
     subject: int,
@@ -61,8 +62,9 @@ async def id_token(
     nonce: str | None,
     lifetime: timedelta,
 ) -> str:
-    """A signed OpenID Connect id token for ``subject`` (the user's id), for the client ``audience``."""
-    kid, key = await signing_key(rt)
+    """A signed OpenID Connect id token for ``subject`` (the user's id), for the client ``audience``; ``signer``:
+    the kid and key of ``signing_key`` (read before the caller's transaction: SQLite has one writer)."""
+    kid, key = signer
     now: datetime = rt.clock.now()
     claims: dict[str, Any] = {
         "iss": issuer,

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import hmac
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
 from authlib.oauth2.rfc6749 import errors as oauth
 from authlib.oauth2.rfc6749.util import scope_to_list
 from authlib.oauth2.rfc7636.challenge import CODE_VERIFIER_PATTERN, create_s256_code_challenge
+from joserfc.jwk import RSAKey
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -55,10 +56,12 @@ class TokenParams:
 
 @dataclass(frozen=True, slots=True)
 class Issuer:
-    """Where the tokens are for: the server's base URL (the id token's issuer) and the FHIR base."""
+    """Where the tokens are for: the server's base URL (the id token's issuer) and the FHIR base; ``signer``: the
+    id token's key (``keys.signing_key``)."""
 
     base_url: str
     fhir_base: str
+    signer: tuple[str, RSAKey] | None = None
 
 
 def _bad_client(creds: ClientCredentials) -> oauth.InvalidClientError:
@@ -143,8 +146,9 @@ async def _answer(
         body["need_patient_banner"] = True
     if smart_scopes.OPENID in granted and grant.user_id is not None:
         fhir_user = await _fhir_user(session, grant.user_id, issuer.fhir_base)
-        body["id_token"] = await keys.id_token(
-            rt, issuer=issuer.base_url, subject=grant.user_id, audience=client.client_id,
+        assert issuer.signer is not None
+        body["id_token"] = keys.id_token(
+            rt, issuer.signer, issuer=issuer.base_url, subject=grant.user_id, audience=client.client_id,
             fhir_user=fhir_user if smart_scopes.FHIR_USER in granted else None, nonce=nonce, lifetime=ACCESS_LIFETIME,
         )  # fmt: skip
     return body
@@ -226,6 +230,8 @@ async def token(
     if p.grant_type not in ("authorization_code", "refresh_token"):
         raise oauth.UnsupportedGrantTypeError("Use authorization_code or refresh_token.")
     client = await authenticate_client(rt, passwords, creds)
+    if smart_scopes.OPENID in client.allowed_scopes:
+        issuer = replace(issuer, signer=await keys.signing_key(rt))
     if p.grant_type == "authorization_code":
         return await _by_code(rt, p, client, issuer)
     return await _by_refresh(rt, p, client, issuer)

@@ -47,6 +47,7 @@ from doctordesk.web.routers.admin import policies as admin_policies
 from doctordesk.web.routers.admin import screens as admin_screens
 from doctordesk.web.routers.admin import service_accounts as admin_service_accounts
 from doctordesk.web.routers.admin import smart_apps as admin_smart_apps
+from doctordesk.web.routers.admin import smart_screens as admin_smart_screens
 from doctordesk.web.routers.admin import users as admin_users
 from doctordesk.web.routers.admin import webhooks as webhooks_admin
 from doctordesk.web.routers.fhir import routes as fhir
@@ -87,6 +88,7 @@ ROUTERS: tuple[APIRouter, ...] = (
     webhooks_admin.router,
     admin_screens.router,
     admin_data_screens.router,
+    admin_smart_screens.router,
     calendar.feed_router,
     calendar.router,
     language.router,

@@ -255,8 +255,7 @@ class UpdateSet:
             out["reload"] = True
         if self.notice is not None:
             out["notice"] = self.notice
-        if self.leave is not None:
-            out["leave"] = self.leave
+        out.update({"leave": self.leave} if self.leave is not None else {})
         return out
 
     @property

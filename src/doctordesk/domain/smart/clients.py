@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ipaddress
+from dataclasses import dataclass
+from datetime import datetime
 from enum import StrEnum
 from urllib.parse import urlsplit
 
@@ -22,6 +24,20 @@ class ClientKind(StrEnum):
 
     PUBLIC = "public"
     CONFIDENTIAL = "confidential"
+
+
+@dataclass(frozen=True, slots=True)
+class ClientInfo:
+    """A registered app as admins see it (never its secret)."""
+
+    id: int
+    client_id: str
+    name: str
+    kind: ClientKind
+    redirect_uris: tuple[str, ...]
+    allowed_scopes: tuple[str, ...]
+    active: bool
+    created_at: datetime
 
 
 def _loopback(host: str) -> bool:

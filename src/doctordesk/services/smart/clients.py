@@ -8,7 +8,6 @@ import asyncio
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
@@ -22,6 +21,7 @@ from doctordesk.domain.smart.clients import (
     CLIENT_ID_PREFIX,
     MAX_REDIRECT_URIS,
     SECRET_PREFIX,
+    ClientInfo,
     ClientKind,
     redirect_uri_problem,
 )
@@ -33,18 +33,6 @@ from doctordesk.store.smart_tables import SmartClient
 
 MAX_NAME = 100
 MAX_SCOPES = 40
-
-
-@dataclass(frozen=True, slots=True)
-class ClientInfo:
-    id: int
-    client_id: str
-    name: str
-    kind: ClientKind
-    redirect_uris: tuple[str, ...]
-    allowed_scopes: tuple[str, ...]
-    active: bool
-    created_at: datetime
 
 
 @dataclass(frozen=True, slots=True)

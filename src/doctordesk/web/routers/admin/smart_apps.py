@@ -11,7 +11,7 @@ from pydantic import ConfigDict, Field
 from doctordesk.domain.inputs import MAX_ID
 from doctordesk.domain.names import NAME_PATTERN
 from doctordesk.domain.roles import Actor, Role
-from doctordesk.domain.smart.clients import MAX_REDIRECT_URI_CHARS, MAX_REDIRECT_URIS, ClientKind
+from doctordesk.domain.smart.clients import MAX_REDIRECT_URI_CHARS, MAX_REDIRECT_URIS, ClientInfo, ClientKind
 from doctordesk.services.smart import clients
 from doctordesk.web.bodies import StrictBody, stated
 from doctordesk.web.deps import RuntimeDep, require_roles
@@ -36,7 +36,7 @@ class AppIn(StrictBody):
     )
 
 
-def app_json(c: clients.ClientInfo) -> dict[str, Any]:
+def app_json(c: ClientInfo) -> dict[str, Any]:
     return {
         "id": c.id,
         "client_id": c.client_id,

@@ -8,6 +8,7 @@ from datetime import datetime
 from enum import StrEnum
 from urllib.parse import urlsplit
 
+from doctordesk.domain.inputs import is_plain_text
 from doctordesk.domain.texts import N_
 
 MAX_REDIRECT_URIS = 10
@@ -53,7 +54,7 @@ def redirect_uri_problem(uri: str) -> str | None:
     """Why ``uri`` cannot be a redirect URI, or None: an absolute ``https`` URL without a fragment, or ``http`` on
     the loopback address (a native app's listener, RFC 8252 section 7.3). The browser leaves the web app for it, so
     nothing but these two schemes is followed."""
-    if len(uri) > MAX_REDIRECT_URI_CHARS or any(c.isspace() or ord(c) < 32 for c in uri):
+    if not is_plain_text(uri, max_chars=MAX_REDIRECT_URI_CHARS) or any(c.isspace() for c in uri):
         return N_("An absolute https URL (http only on the loopback address), without a fragment.")
     try:
         parts = urlsplit(uri)

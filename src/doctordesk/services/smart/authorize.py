@@ -21,6 +21,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.errors import NotFound, ValidationFailed
+from doctordesk.domain.inputs import is_plain_text
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.smart import scopes as smart_scopes
 from doctordesk.domain.texts import N_
@@ -33,6 +34,7 @@ TICKET_LIFETIME = timedelta(minutes=10)  # from the authorize request to the use
 CODE_LIFETIME = timedelta(seconds=60)  # from the decision to the code's redemption
 MAX_STATE_CHARS = 2000
 MAX_NONCE_CHARS = 255
+MAX_CLIENT_ID_CHARS = 64
 CONSENT_PAGE = "/profile/smart/authorize"
 GONE = N_("This sign-in request has expired or was already answered. Start again from the app.")
 
@@ -59,6 +61,8 @@ class AuthorizeParams:
 async def _client(rt: Runtime, client_id: str | None) -> SmartClient:
     if not client_id:
         raise oauth.InvalidRequestError("client_id is required.")
+    if not is_plain_text(client_id, max_chars=MAX_CLIENT_ID_CHARS):
+        raise oauth.InvalidClientError("Unknown client.")
     async with rt.db.read() as session:
         client = await session.scalar(select(SmartClient).where(SmartClient.client_id == client_id))
     if client is None or not client.active:
@@ -86,8 +90,10 @@ def _check_request(p: AuthorizeParams, fhir_base: str) -> None:
         raise oauth.InvalidRequestError("PKCE is required: code_challenge with code_challenge_method=S256.")
     if p.aud is None or p.aud.rstrip("/") != fhir_base:
         raise oauth.InvalidRequestError("aud must name this FHIR server.")
-    if len(p.state or "") > MAX_STATE_CHARS or len(p.nonce or "") > MAX_NONCE_CHARS:
-        raise oauth.InvalidRequestError("state or nonce is too long.")
+    if not is_plain_text(p.state or "", max_chars=MAX_STATE_CHARS) or not is_plain_text(
+        p.nonce or "", max_chars=MAX_NONCE_CHARS
+    ):
+        raise oauth.InvalidRequestError("state or nonce is too long or holds control characters.")
 
 
 async def start(rt: Runtime, p: AuthorizeParams, *, fhir_base: str) -> str:

@@ -18,13 +18,14 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.accounts.passwords import Passwords
+from doctordesk.domain.inputs import is_plain_text
 from doctordesk.domain.roles import Role
 from doctordesk.domain.smart import scopes as smart_scopes
 from doctordesk.domain.smart.clients import ACCESS_PREFIX, REFRESH_PREFIX, ClientKind
 from doctordesk.runtime import Runtime
 from doctordesk.services.audit import audit
 from doctordesk.services.smart import keys
-from doctordesk.services.smart.authorize import hashed
+from doctordesk.services.smart.authorize import MAX_CLIENT_ID_CHARS, hashed
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.smart_tables import SmartAuthorization, SmartClient, SmartToken
 from doctordesk.store.tables import Patient, User
@@ -32,6 +33,7 @@ from doctordesk.store.tables import Patient, User
 ACCESS_LIFETIME = timedelta(hours=1)
 REFRESH_LIFETIME = timedelta(days=30)
 ACCESS, REFRESH = "access", "refresh"
+MAX_SECRET_CHARS = 256  # secrets are 48 characters; longer ones are not hashed to find out
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +75,9 @@ def _bad_client(creds: ClientCredentials) -> oauth.InvalidClientError:
 
 async def authenticate_client(rt: Runtime, passwords: Passwords, creds: ClientCredentials) -> SmartClient:
     """The app, authenticated: a public app by its id, a confidential one by its secret too."""
-    if not creds.client_id:
+    if not creds.client_id or not is_plain_text(creds.client_id, max_chars=MAX_CLIENT_ID_CHARS):
+        raise _bad_client(creds)
+    if creds.secret is not None and len(creds.secret) > MAX_SECRET_CHARS:
         raise _bad_client(creds)
     async with rt.db.read() as session:
         client = await session.scalar(select(SmartClient).where(SmartClient.client_id == creds.client_id))

@@ -54,7 +54,7 @@ def redirect_uri_problem(uri: str) -> str | None:
     """Why ``uri`` cannot be a redirect URI, or None: an absolute ``https`` URL without a fragment, or ``http`` on
     the loopback address (a native app's listener, RFC 8252 section 7.3). The browser leaves the web app for it, so
     nothing but these two schemes is followed."""
-    if not is_plain_text(uri, max_chars=MAX_REDIRECT_URI_CHARS) or any(c.isspace() for c in uri):
+    if not uri.isascii() or not is_plain_text(uri, max_chars=MAX_REDIRECT_URI_CHARS) or any(c.isspace() for c in uri):
         return N_("An absolute https URL (http only on the loopback address), without a fragment.")
     try:
         parts = urlsplit(uri)

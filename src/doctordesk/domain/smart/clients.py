@@ -17,6 +17,8 @@ CLIENT_ID_PREFIX = "smart_"
 SECRET_PREFIX = "ddcs_"
 ACCESS_PREFIX = "ddat_"
 REFRESH_PREFIX = "ddrt_"
+# A redirect URI's form as a JSON Schema pattern (the admin API states it; ``redirect_uri_problem`` decides).
+REDIRECT_URI_PATTERN = r"^(https://[!-~]+|http://(127\.0\.0\.1|localhost|\[::1\])(:[0-9]{1,5})?(/[!-~]*)?)$"
 
 
 class ClientKind(StrEnum):

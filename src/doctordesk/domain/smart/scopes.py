@@ -22,6 +22,12 @@ FHIR_USER = "fhirUser"
 PLAIN_SCOPES = frozenset({LAUNCH_PATIENT, OFFLINE, ONLINE, OPENID, FHIR_USER})
 MAX_SCOPE_CHARS = 2000
 
+# The scopes this server knows, as a JSON Schema pattern (the admin API states it): the plain ones, or a resource
+# scope with at least one permission in SMART v2's order.
+SCOPE_PATTERN = (
+    r"^(openid|fhirUser|launch/patient|offline_access|online_access"
+    r"|(patient|user)/(\*|[A-Z][A-Za-z]{0,63})\.(c?r?u?d?s|c?r?u?d|c?r?u|c?r|c))$"
+)
 _RESOURCE_SCOPE = re.compile(r"^(patient|user)/(\*|[A-Z][A-Za-z]{0,63})\.(c?r?u?d?s?)$", re.ASCII)
 
 

@@ -11,7 +11,14 @@ from pydantic import ConfigDict, Field
 from doctordesk.domain.inputs import MAX_ID
 from doctordesk.domain.names import NAME_PATTERN
 from doctordesk.domain.roles import Actor, Role
-from doctordesk.domain.smart.clients import MAX_REDIRECT_URI_CHARS, MAX_REDIRECT_URIS, ClientInfo, ClientKind
+from doctordesk.domain.smart.clients import (
+    MAX_REDIRECT_URI_CHARS,
+    MAX_REDIRECT_URIS,
+    REDIRECT_URI_PATTERN,
+    ClientInfo,
+    ClientKind,
+)
+from doctordesk.domain.smart.scopes import SCOPE_PATTERN
 from doctordesk.services.smart import clients
 from doctordesk.web.bodies import StrictBody, stated
 from doctordesk.web.deps import RuntimeDep, require_roles
@@ -28,12 +35,19 @@ class AppIn(StrictBody):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
     name: str = Field(min_length=1, max_length=100, json_schema_extra=stated(pattern=NAME_PATTERN))
     kind: ClientKind = Field(description="public (PKCE only) or confidential (a secret too)")
-    redirect_uris: list[Annotated[str, Field(min_length=1, max_length=MAX_REDIRECT_URI_CHARS)]] = Field(
-        min_length=1, max_length=MAX_REDIRECT_URIS, description="https, or http on the loopback address"
-    )
-    allowed_scopes: list[Annotated[str, Field(min_length=1, max_length=100)]] = Field(
-        min_length=1, max_length=clients.MAX_SCOPES, description="e.g. patient/Appointment.rs, openid, fhirUser"
-    )
+    redirect_uris: list[
+        Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=MAX_REDIRECT_URI_CHARS,
+                json_schema_extra=stated(pattern=REDIRECT_URI_PATTERN),
+            ),
+        ]
+    ] = Field(min_length=1, max_length=MAX_REDIRECT_URIS, description="https, or http on the loopback address")
+    allowed_scopes: list[
+        Annotated[str, Field(min_length=1, max_length=100, json_schema_extra=stated(pattern=SCOPE_PATTERN))]
+    ] = Field(min_length=1, max_length=clients.MAX_SCOPES, description="e.g. patient/Appointment.rs, openid, fhirUser")
 
 
 def app_json(c: ClientInfo) -> dict[str, Any]:

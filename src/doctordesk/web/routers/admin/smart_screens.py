@@ -6,7 +6,8 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Request
 
-from doctordesk.domain.inputs import MAX_ID
+from doctordesk.domain.inputs import MAX_ID, NON_BLANK_TEXT_PATTERN
+from doctordesk.domain.names import NAME_PATTERN
 from doctordesk.domain.smart.clients import ClientKind
 from doctordesk.screens.viewing import Viewing
 from doctordesk.services.smart import clients_screen
@@ -19,10 +20,22 @@ router = APIRouter(prefix="/profile/admin", tags=["administration screens"])
 AppId = Annotated[int, Path(ge=1, le=MAX_ID, description="The app"), STRICT_ID]
 NEW_APP_BODY = form_body(
     {
-        "name": {"type": "string", "maxLength": 100},
+        "name": {"type": "string", "minLength": 1, "maxLength": 100, "pattern": NAME_PATTERN},
         "kind": {"type": "string", "enum": [k.value for k in ClientKind]},
-        "redirect_uris": {"type": "string", "maxLength": 5000, "description": "Separated by spaces"},
-        "allowed_scopes": {"type": "string", "maxLength": 2000, "description": "Separated by spaces"},
+        "redirect_uris": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 5000,
+            "pattern": NON_BLANK_TEXT_PATTERN,
+            "description": "Separated by spaces",
+        },
+        "allowed_scopes": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 2000,
+            "pattern": NON_BLANK_TEXT_PATTERN,
+            "description": "Separated by spaces",
+        },
     },
     required=("name", "redirect_uris", "allowed_scopes"),
 )

@@ -46,11 +46,15 @@ from doctordesk.web.routers.admin import locations as admin_locations
 from doctordesk.web.routers.admin import policies as admin_policies
 from doctordesk.web.routers.admin import screens as admin_screens
 from doctordesk.web.routers.admin import service_accounts as admin_service_accounts
+from doctordesk.web.routers.admin import smart_apps as admin_smart_apps
+from doctordesk.web.routers.admin import smart_screens as admin_smart_screens
 from doctordesk.web.routers.admin import users as admin_users
 from doctordesk.web.routers.admin import webhooks as webhooks_admin
 from doctordesk.web.routers.fhir import routes as fhir
 from doctordesk.web.routers.integration import read_api as api
 from doctordesk.web.routers.integration import routes as integration
+from doctordesk.web.routers.smart import consent as smart_consent
+from doctordesk.web.routers.smart import oauth as smart_oauth
 from doctordesk.web.security import SecurityHeaders
 from doctordesk.web.unchanged_polls import UnchangedPolls
 from doctordesk.web.webapp import web_app_mount
@@ -68,7 +72,10 @@ ROUTERS: tuple[APIRouter, ...] = (
     api.router,
     admin_service_accounts.router,
     integration.router,
+    smart_oauth.router,
     fhir.router,
+    smart_consent.router,
+    admin_smart_apps.router,
     chat.router,
     stream.router,
     ops.router,
@@ -81,6 +88,7 @@ ROUTERS: tuple[APIRouter, ...] = (
     webhooks_admin.router,
     admin_screens.router,
     admin_data_screens.router,
+    admin_smart_screens.router,
     calendar.feed_router,
     calendar.router,
     language.router,

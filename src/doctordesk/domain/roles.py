@@ -24,6 +24,9 @@ class Actor:
     token_id: int | None = None
     patient_id: int | None = None
     language: str | None = None  # the stored choice (en, de); None: the request's Accept-Language decides
+    # A SMART launch's patient when only ``patient/`` scopes allow the request: what the actor sees is narrowed to
+    # that patient, beneath their own rights (docs/smart.md#scopes). None: no such narrowing.
+    patient_context: int | None = None
 
     @property
     def is_doctor(self) -> bool:

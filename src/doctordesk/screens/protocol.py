@@ -230,7 +230,8 @@ class UpdateSet:
     """Changes to the active screen, as PATCH and a successful POST return them.
 
     ``navigate`` closes the active screen and names the PUT endpoint of the screen to show next; ``reload`` asks
-    the client to PUT the current screen again; ``notice`` is a message to show ({"level", "text"}).
+    the client to PUT the current screen again; ``notice`` is a message to show ({"level", "text"}); ``leave``: the
+    browser leaves the app for this http(s) address (a SMART launch's answer going back to the app).
     """
 
     screen: str
@@ -240,6 +241,7 @@ class UpdateSet:
     navigate: str | None = None
     reload: bool = False
     notice: dict[str, str] | None = None
+    leave: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -255,11 +257,12 @@ class UpdateSet:
             out["reload"] = True
         if self.notice is not None:
             out["notice"] = self.notice
+        out.update({"leave": self.leave} if self.leave is not None else {})
         return out
 
     @property
     def is_empty(self) -> bool:
-        return not (self.patches or self.navigate or self.reload or self.notice)
+        return not (self.patches or self.navigate or self.reload or self.notice or self.leave)
 
 
 def error_body(

@@ -12,6 +12,7 @@ from doctordesk.store import (
     notice_tables,
     realtime_tables,
     review_tables,
+    smart_tables,
     tables,
     webhook_tables,
 )
@@ -31,6 +32,7 @@ __all__ = [
     "notice_tables",
     "realtime_tables",
     "review_tables",
+    "smart_tables",
     "tables",
     "webhook_tables",
 ]

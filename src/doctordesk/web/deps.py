@@ -20,12 +20,14 @@ from doctordesk.caches.devices import DeviceHeaders
 from doctordesk.domain.errors import Forbidden, Unauthorized, ValidationFailed
 from doctordesk.domain.integration import Integration, looks_like_key
 from doctordesk.domain.roles import Actor, Role
+from doctordesk.domain.smart.clients import looks_like_access_token
 from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
 from doctordesk.screens.protocol import LAYOUTS, Layout
 from doctordesk.screens.state import current_client
 from doctordesk.services.accounts import auth, devices
 from doctordesk.services.integration import api_keys
+from doctordesk.services.smart import access as smart_access
 
 bearer = HTTPBearer(auto_error=False, description="The access token from POST /auth/login")
 
@@ -272,12 +274,14 @@ FormDep = Annotated[dict[str, str], Depends(form_fields)]
 
 
 async def fhir_caller(
+    request: Request,
     rt: RuntimeDep,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
     header_key: Annotated[str | None, Depends(api_key_header)],
 ) -> Actor | Integration:
-    """The FHIR interface's caller: a service account by its API key (bearer ``ddk_...`` or X-Api-Key), or a user
-    by their access token (docs/fhir.md#access)."""
+    """The FHIR interface's caller: a service account by its API key (bearer ``ddk_...`` or X-Api-Key), a user by
+    their access token (docs/fhir.md#access), or a user through an app's SMART access token (``ddat_...``), whose
+    scopes must allow the interaction (docs/smart.md#scopes)."""
     token = bearer_token(credentials)
     if header_key is not None:
         if token is not None and token != header_key:
@@ -285,6 +289,11 @@ async def fhir_caller(
         return await api_keys.authenticate(rt, header_key)
     if token is not None and looks_like_key(token):
         return await api_keys.authenticate(rt, token)
+    if token is not None and looks_like_access_token(token):
+        path = request.url.path.removeprefix("/fhir")
+        actor = await smart_access.fhir_actor(rt, token, method=request.method, path=path)
+        speak(actor)
+        return actor
     return await auth.authenticate(rt, token)
 
 

@@ -24,6 +24,7 @@ API_PREFIXES = (
     "/integration/",
     "/profile/",
     "/auth/",
+    "/oauth/",
     "/calendar/",
     "/metrics",
     "/healthz",

@@ -1,13 +1,18 @@
-"""The web app's shell in a real browser: login, the appointment list, logout, layouts and the security headers."""
+"""The web app's shell in a real browser: login, the appointment list, logout, layouts and the security headers;
+a SMART launch's consent page reached before signing in, and its answer leaving for the app."""
 
 from __future__ import annotations
 
 import re
+from typing import Any
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import httpx
 import pytest
+from authlib.oauth2.rfc7636 import create_s256_code_challenge
 
 from tests.e2e.web.conftest import MOBILE, sign_in
+from tests.support.live import LiveServer
 
 pytestmark = pytest.mark.browser
 
@@ -111,3 +116,49 @@ def test_the_keyboard_alone_opens_a_screen_and_focus_moves_to_its_heading(server
     )
     assert focused[0] in {"BUTTON", "A", "INPUT", "SELECT", "TEXTAREA"}
     assert focused[1] == "solid" and focused[2] == "3px"  # a visible focus ring
+
+
+# --- a SMART launch: the authorization endpoint opens the consent page; a user who is not signed in signs in first
+# and comes back to it; Allow sends the browser to the app's redirect URI with a code and the app's state.
+
+REDIRECT = "http://127.0.0.1:9/callback"  # intercepted by the browser context: nothing listens there
+SCOPE = "launch/patient patient/Appointment.rs"
+
+
+def _register(base: str) -> str:
+    with httpx.Client(base_url=base, timeout=10) as http:
+        token = http.post("/auth/login", data={"username": "admin", "password": "demo"}).json()["access_token"]
+        body = {"name": "Browser app", "kind": "public", "redirect_uris": [REDIRECT], "allowed_scopes": SCOPE.split()}
+        answer = http.post("/admin/smart-apps", headers={"Authorization": f"Bearer {token}"}, json=body)
+        assert answer.status_code == 201, answer.text
+        client_id: str = answer.json()["client_id"]
+        return client_id
+
+
+def test_a_launch_signs_in_first_then_allow_returns_to_the_app(server: LiveServer, new_page: Any) -> None:
+    client_id = _register(server.url)
+    query = {
+        "response_type": "code", "client_id": client_id, "redirect_uri": REDIRECT, "scope": SCOPE,
+        "state": "browser-state", "aud": f"{server.url}/fhir", "code_challenge_method": "S256",
+        "code_challenge": create_s256_code_challenge("b" * 43),
+    }  # fmt: skip
+    page = new_page(server.url)
+    reached: list[str] = []
+
+    def callback(route: Any) -> None:
+        reached.append(route.request.url)
+        route.fulfill(status=200, body="back in the app", content_type="text/plain")
+
+    page.context.route(f"{REDIRECT}**", callback)
+    page.goto(f"/oauth/authorize?{urlencode(query)}")
+    page.get_by_label("Username").fill("patient1")
+    page.get_by_label("Password").fill("demo")
+    page.get_by_role("button", name="Sign in").click()
+    page.locator('[data-id="title"]', has_text="Allow Browser app?").wait_for()
+    assert "/profile/smart/authorize/" in page.url
+    assert page.get_by_text("read, search: Appointment of the patient").is_visible()
+    assert page.locator('[data-id="patient"]').count() == 0  # a patient launches for themselves
+    page.locator('[data-id="allow"]').click()
+    page.wait_for_url(f"{REDIRECT}**")
+    back = {k: v[0] for k, v in parse_qs(urlsplit(reached[0]).query).items()}
+    assert back["state"] == "browser-state" and len(back["code"]) >= 40

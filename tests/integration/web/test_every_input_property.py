@@ -159,6 +159,10 @@ def requests(draw: st.DrawFn, ops: list[dict[str, Any]], ids: list[str]) -> dict
 
 
 def assert_error_shape(response: Any) -> None:
+    if response.url.path.startswith("/oauth/"):  # OAuth 2's own error shape (docs/smart.md#tokens)
+        body = response.json()
+        assert set(body) <= {"error", "error_description"} and isinstance(body["error"], str), body
+        return
     if response.url.path.startswith("/fhir/"):
         assert_operation_outcome(response)
         return

@@ -73,6 +73,14 @@ ACTIONS: Final[dict[str, str]] = {
     "calendar-feed.create": N_("Calendar feed made"),
     "calendar-feed.rotate": N_("Calendar feed address replaced"),
     "calendar-feed.revoke": N_("Calendar feed revoked"),
+    "smart-client.register": N_("SMART app registered"),
+    "smart-client.deactivate": N_("SMART app deactivated"),
+    "smart-client.activate": N_("SMART app reactivated"),
+    "smart.consent": N_("SMART app allowed"),
+    "smart.consent-denied": N_("SMART app denied"),
+    "smart.token": N_("SMART app got its tokens"),
+    "smart.refresh-reused": N_("SMART refresh token used again: the grant ended"),
+    "smart.revoke": N_("SMART token revoked"),
     "import": N_("Data imported"),
     "export.external_ids": N_("Data exported"),
 }
@@ -89,6 +97,7 @@ ENTITIES: Final[dict[str, str]] = {
     "service_account": N_("Service account"),
     "api_key": N_("API key"),
     "calendar_feed": N_("Calendar feed"),
+    "smart_client": N_("SMART app"),
     "import": N_("Import"),
 }
 

@@ -20,6 +20,7 @@ SECTIONS = (
     ("fees", N_("Fees"), f"{BASE}/fees"),
     ("insurance", N_("Insurance"), f"{BASE}/insurance"),
     ("webhooks", N_("Webhooks"), f"{BASE}/webhooks"),
+    ("smart-apps", N_("SMART apps"), f"{BASE}/smart-apps"),
     ("audit", N_("Audit trail"), f"{BASE}/audit"),
 )
 

@@ -46,7 +46,9 @@ def base_query() -> Query:
 
 def visible_to(query: AnySelect, actor: Actor) -> AnySelect:
     """Only the appointments ``actor`` may see: a doctor's own, a patient's own, everything for support and
-    admins."""
+    admins; and of those only the launch patient's when a SMART token's patient scopes narrow it."""
+    if actor.patient_context is not None:
+        query = query.where(Appointment.patient_id == actor.patient_context)
     if actor.role is Role.DOCTOR:
         return query.where(Appointment.doctor_id == actor.user_id)
     if actor.role is Role.PATIENT:

@@ -49,6 +49,8 @@ def patients_visible(query: AnySelect, caller: Caller) -> AnySelect:
     """``query`` (over patients) narrowed to those ``caller`` may see: a patient themself, a doctor the patients
     they have appointments with, a write-only key the patients of the requests it made."""
     if isinstance(caller, Actor):
+        if caller.patient_context is not None:
+            query = query.where(Patient.id == caller.patient_context)
         if caller.role is Role.PATIENT:
             return query.where(Patient.id == (caller.patient_id or -1))
         if caller.role is Role.DOCTOR:

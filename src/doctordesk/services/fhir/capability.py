@@ -14,6 +14,7 @@ from doctordesk.services.fhir import deliveries as fhir_deliveries
 from doctordesk.services.fhir import people as fhir_people
 from doctordesk.services.fhir import slots as fhir_slots
 from doctordesk.services.fhir import subscriptions as fhir_subscriptions
+from doctordesk.services.smart.capability import rest_security
 
 SEARCH_TYPES = {
     "_id": "token",
@@ -100,11 +101,7 @@ def capability_statement(base_url: str, *, software_version: str, published: dat
         "rest": [
             {
                 "mode": "server",
-                "security": {
-                    "cors": False,
-                    "description": "Bearer token: a user's access token (POST /auth/login) or a service account's "
-                    "API key (also accepted in X-Api-Key).",
-                },
+                "security": rest_security(base_url.removesuffix("/fhir")),
                 "resource": resources,
             }
         ],

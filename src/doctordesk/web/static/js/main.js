@@ -127,7 +127,8 @@ class Shell {
     try {
       await api.login(username, password);
       error.hidden = true;
-      this.loggedIn(HOME, { push: true });
+      // A page asked for before signing in (a SMART app's consent page) opens after it; else the list.
+      this.loggedIn(this.endpointFromLocation(), { push: true });
     } catch (e) {
       let text = t("The service cannot be reached. Please try again.");
       if (e instanceof api.ApiError) {

@@ -2,6 +2,7 @@
 // Requests that carry the state token are queued so that every update set applies to the page it was made for.
 
 import { ApiError, NetworkError, request } from "./api.js";
+import { safeHref } from "./dom.js";
 import { PatchError } from "./patch.js";
 import { ScreenView } from "./render.js";
 import { t } from "./texts.js";
@@ -151,6 +152,12 @@ export class Screen {
       if (this.timer !== null) this.schedule();
     }
     if (update.notice) this.shell.notify(update.notice);
+    // A SMART launch's answer: the browser goes back to the app (only to an http(s) address).
+    const leave = safeHref(update.leave);
+    if (leave && !leave.startsWith("/")) {
+      window.location.assign(leave);
+      return;
+    }
     if (update.navigate) this.shell.navigate(update.navigate, { from: this });
     else if (update.reload) this.open(this.page.endpoint, { focus: false });
   }

@@ -1,0 +1,74 @@
+"""The rules of a SMART client's registration (docs/smart.md#clients): its kind, its redirect URIs and its id."""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from urllib.parse import urlsplit
+
+from doctordesk.domain.inputs import is_plain_text
+from doctordesk.domain.texts import N_
+
+MAX_REDIRECT_URIS = 10
+MAX_REDIRECT_URI_CHARS = 500
+CLIENT_ID_PREFIX = "smart_"
+SECRET_PREFIX = "ddcs_"
+ACCESS_PREFIX = "ddat_"
+REFRESH_PREFIX = "ddrt_"
+# A redirect URI's form as a JSON Schema pattern (the admin API states it; ``redirect_uri_problem`` decides).
+REDIRECT_URI_PATTERN = r"^(https://[!-~]+|http://(127\.0\.0\.1|localhost|\[::1\])(:[0-9]{1,5})?(/[!-~]*)?)$"
+
+
+class ClientKind(StrEnum):
+    """``public``: an app that cannot keep a secret (a browser or phone app: PKCE alone); ``confidential``: a
+    server-side app that authenticates with its secret (``client_secret_basic`` or ``client_secret_post``)."""
+
+    PUBLIC = "public"
+    CONFIDENTIAL = "confidential"
+
+
+@dataclass(frozen=True, slots=True)
+class ClientInfo:
+    """A registered app as admins see it (never its secret)."""
+
+    id: int
+    client_id: str
+    name: str
+    kind: ClientKind
+    redirect_uris: tuple[str, ...]
+    allowed_scopes: tuple[str, ...]
+    active: bool
+    created_at: datetime
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def redirect_uri_problem(uri: str) -> str | None:
+    """Why ``uri`` cannot be a redirect URI, or None: an absolute ``https`` URL without a fragment, or ``http`` on
+    the loopback address (a native app's listener, RFC 8252 section 7.3). The browser leaves the web app for it, so
+    nothing but these two schemes is followed."""
+    if not uri.isascii() or not is_plain_text(uri, max_chars=MAX_REDIRECT_URI_CHARS) or any(c.isspace() for c in uri):
+        return N_("An absolute https URL (http only on the loopback address), without a fragment.")
+    try:
+        parts = urlsplit(uri)
+        host = parts.hostname or ""
+    except ValueError:
+        return N_("An absolute https URL (http only on the loopback address), without a fragment.")
+    if parts.fragment or "#" in uri or not host or parts.username or parts.password:
+        return N_("An absolute https URL (http only on the loopback address), without a fragment.")
+    if parts.scheme == "https" or (parts.scheme == "http" and _loopback(host)):
+        return None
+    return N_("An absolute https URL (http only on the loopback address), without a fragment.")
+
+
+def looks_like_access_token(token: str) -> bool:
+    return token.startswith(ACCESS_PREFIX)

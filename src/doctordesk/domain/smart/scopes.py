@@ -1,0 +1,133 @@
+"""SMART v2 scopes (docs/smart.md#scopes): ``patient/Appointment.rs``, ``user/Appointment.cruds``, the launch and
+identity scopes, and which FHIR interaction a scope allows.
+
+A resource scope is ``<context>/<type>.<permissions>``: the context ``patient`` (the launch's patient only) or
+``user`` (whatever the signed-in user may see), a served resource type or ``*``, and the permissions in SMART v2's
+order, each once: ``c`` create, ``r`` read, ``u`` update, ``d`` delete, ``s`` search. A scope is only ever a
+ceiling: the user's own rights (their role and ownership) still apply beneath it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+PERMISSIONS = "cruds"
+LAUNCH_PATIENT = "launch/patient"
+OFFLINE = "offline_access"
+ONLINE = "online_access"
+OPENID = "openid"
+FHIR_USER = "fhirUser"
+PLAIN_SCOPES = frozenset({LAUNCH_PATIENT, OFFLINE, ONLINE, OPENID, FHIR_USER})
+MAX_SCOPE_CHARS = 2000
+
+# The scopes this server knows, as a JSON Schema pattern (the admin API states it): the plain ones, or a resource
+# scope with at least one permission in SMART v2's order.
+SCOPE_PATTERN = (
+    r"^(openid|fhirUser|launch/patient|offline_access|online_access"
+    r"|(patient|user)/(\*|[A-Z][A-Za-z]{0,63})\.(c?r?u?d?s|c?r?u?d|c?r?u|c?r|c))$"
+)
+_RESOURCE_SCOPE = re.compile(r"^(patient|user)/(\*|[A-Z][A-Za-z]{0,63})\.(c?r?u?d?s?)$", re.ASCII)
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceScope:
+    """One resource scope: ``context`` patient or user, ``resource`` a type or ``*``, ``permissions`` of cruds."""
+
+    context: str
+    resource: str
+    permissions: frozenset[str]
+
+    def covers(self, other: ResourceScope) -> bool:
+        """Whether this scope allows everything ``other`` asks."""
+        return (
+            self.context == other.context
+            and self.resource in ("*", other.resource)
+            and other.permissions <= self.permissions
+        )
+
+    def allows(self, resource: str, permission: str) -> bool:
+        return self.resource in ("*", resource) and permission in self.permissions
+
+
+def resource_scope(scope: str) -> ResourceScope | None:
+    """The resource scope ``scope`` names; None for anything else (a plain scope, or not a scope of ours)."""
+    match = _RESOURCE_SCOPE.fullmatch(scope)
+    if match is None or not match.group(3):
+        return None
+    return ResourceScope(match.group(1), match.group(2), frozenset(match.group(3)))
+
+
+def is_known(scope: str) -> bool:
+    """A scope this server understands (others are refused, not silently dropped)."""
+    return scope in PLAIN_SCOPES or resource_scope(scope) is not None
+
+
+def unknown(scopes: Iterable[str]) -> list[str]:
+    return [s for s in scopes if not is_known(s)]
+
+
+def covered(requested: str, allowed: Iterable[str]) -> bool:
+    """Whether the client's ``allowed`` scopes include ``requested`` (a resource scope may be narrower)."""
+    allowed = list(allowed)
+    if requested in allowed:
+        return True
+    wanted = resource_scope(requested)
+    if wanted is None:
+        return False
+    return any(have.covers(wanted) for have in map(resource_scope, allowed) if have is not None)
+
+
+def not_allowed(requested: Iterable[str], allowed: Iterable[str]) -> list[str]:
+    """The requested scopes outside the client's allowed ones."""
+    allowed = list(allowed)
+    return [s for s in requested if not covered(s, allowed)]
+
+
+def needs_patient(scopes: Iterable[str]) -> bool:
+    """Whether a grant of ``scopes`` needs a patient in context: ``launch/patient`` or any ``patient/`` scope."""
+    return any(s == LAUNCH_PATIENT or s.startswith("patient/") for s in scopes)
+
+
+def wants_refresh(scopes: Iterable[str]) -> bool:
+    return any(s in (OFFLINE, ONLINE) for s in scopes)
+
+
+@dataclass(frozen=True, slots=True)
+class Interaction:
+    """A FHIR interaction as a scope sees it: the resource type and the permission letter it needs."""
+
+    resource: str
+    permission: str
+
+
+# The FHIR router's operations whose first segment is not a resource type of its own.
+_METHOD_PERMISSION = {"POST": "c", "PUT": "u", "PATCH": "u", "DELETE": "d"}
+
+
+def interaction(method: str, path: str) -> Interaction | None:
+    """The interaction a request under ``/fhir`` is (``path`` after ``/fhir/``): reading one resource (its
+    versions, history and operations too) needs ``r``, a search ``s``, a create ``c``, an update ``u``, a delete
+    ``d``. None for what needs no scope (``metadata``)."""
+    parts = [p for p in path.split("/") if p]
+    if not parts or parts[0] == "metadata" or parts[0].startswith((".", "$")):
+        return None
+    resource = parts[0]
+    method = method.upper()
+    if method in ("GET", "HEAD"):
+        return Interaction(resource, "s" if len(parts) == 1 else "r")
+    return Interaction(resource, _METHOD_PERMISSION.get(method, "r"))
+
+
+def permits(granted: Iterable[str], wanted: Interaction) -> bool:
+    """Whether any granted resource scope allows ``wanted``."""
+    return any(
+        scope.allows(wanted.resource, wanted.permission) for scope in map(resource_scope, granted) if scope is not None
+    )
+
+
+def patient_only(granted: Iterable[str], wanted: Interaction) -> bool:
+    """Whether ``wanted`` is allowed only through ``patient/`` scopes (the launch's patient narrows what is seen)."""
+    users = [s for s in map(resource_scope, granted) if s is not None and s.context == "user"]
+    return not any(s.allows(wanted.resource, wanted.permission) for s in users)

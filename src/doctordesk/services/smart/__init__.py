@@ -1,0 +1,1 @@
+"""SMART App Launch (docs/smart.md): client registration, authorization and consent, tokens, id tokens."""

@@ -1,0 +1,97 @@
+"""Admin JSON API: SMART client apps (docs/smart.md#clients), admins only. A confidential app's secret is on the
+registration's answer only."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Request
+from pydantic import ConfigDict, Field
+
+from doctordesk.domain.inputs import MAX_ID
+from doctordesk.domain.names import NAME_PATTERN
+from doctordesk.domain.roles import Actor, Role
+from doctordesk.domain.smart.clients import (
+    MAX_REDIRECT_URI_CHARS,
+    MAX_REDIRECT_URIS,
+    REDIRECT_URI_PATTERN,
+    ClientInfo,
+    ClientKind,
+)
+from doctordesk.domain.smart.scopes import SCOPE_PATTERN
+from doctordesk.services.smart import clients
+from doctordesk.web.bodies import StrictBody, stated
+from doctordesk.web.deps import RuntimeDep, require_roles
+from doctordesk.web.params import STRICT_ID
+from doctordesk.web.responses import ROLE_READ_RESPONSES, SUBMIT_RESPONSES
+
+router = APIRouter(prefix="/admin", tags=["admin"])
+
+AdminDep = Annotated[Actor, require_roles(Role.ADMIN)]
+AppId = Annotated[int, Path(ge=1, le=MAX_ID), STRICT_ID]
+
+
+class AppIn(StrictBody):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+    name: str = Field(min_length=1, max_length=100, json_schema_extra=stated(pattern=NAME_PATTERN))
+    kind: ClientKind = Field(description="public (PKCE only) or confidential (a secret too)")
+    redirect_uris: list[
+        Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=MAX_REDIRECT_URI_CHARS,
+                json_schema_extra=stated(pattern=REDIRECT_URI_PATTERN),
+            ),
+        ]
+    ] = Field(min_length=1, max_length=MAX_REDIRECT_URIS, description="https, or http on the loopback address")
+    allowed_scopes: list[
+        Annotated[str, Field(min_length=1, max_length=100, json_schema_extra=stated(pattern=SCOPE_PATTERN))]
+    ] = Field(min_length=1, max_length=clients.MAX_SCOPES, description="e.g. patient/Appointment.rs, openid, fhirUser")
+
+
+def app_json(c: ClientInfo) -> dict[str, Any]:
+    return {
+        "id": c.id,
+        "client_id": c.client_id,
+        "name": c.name,
+        "kind": c.kind.value,
+        "redirect_uris": list(c.redirect_uris),
+        "allowed_scopes": list(c.allowed_scopes),
+        "active": c.active,
+        "created_at": c.created_at.isoformat(),
+    }
+
+
+@router.post("/smart-apps", status_code=201, responses=SUBMIT_RESPONSES)
+async def register_app(rt: RuntimeDep, actor: AdminDep, request: Request, body: AppIn) -> dict[str, Any]:
+    """Register a SMART app. A confidential app's `client_secret` is in this answer only: only its hash is kept."""
+    new = await clients.register(
+        rt, request.app.state.passwords, actor, name=body.name, kind=body.kind, redirect_uris=body.redirect_uris,
+        allowed_scopes=body.allowed_scopes,
+    )  # fmt: skip
+    return {**app_json(new.info), "client_secret": new.secret}
+
+
+@router.get("/smart-apps", responses=ROLE_READ_RESPONSES)
+async def list_apps(rt: RuntimeDep, actor: AdminDep) -> dict[str, Any]:
+    """Every registered SMART app (never a secret)."""
+    return {"smart_apps": [app_json(c) for c in await clients.list_clients(rt, actor)]}
+
+
+@router.get("/smart-apps/{app_id}", responses=ROLE_READ_RESPONSES)
+async def get_app(rt: RuntimeDep, actor: AdminDep, app_id: AppId) -> dict[str, Any]:
+    """One SMART app."""
+    return app_json(await clients.get_client(rt, actor, app_id))
+
+
+@router.post("/smart-apps/{app_id}/deactivate", responses=SUBMIT_RESPONSES)
+async def deactivate_app(rt: RuntimeDep, actor: AdminDep, app_id: AppId) -> dict[str, Any]:
+    """Deactivate an app: its tokens are refused from the next request on and it cannot start a launch."""
+    return app_json(await clients.set_active(rt, actor, app_id, active=False))
+
+
+@router.post("/smart-apps/{app_id}/reactivate", responses=SUBMIT_RESPONSES)
+async def reactivate_app(rt: RuntimeDep, actor: AdminDep, app_id: AppId) -> dict[str, Any]:
+    """Reactivate an app: its unexpired, unrevoked tokens work again."""
+    return app_json(await clients.set_active(rt, actor, app_id, active=True))

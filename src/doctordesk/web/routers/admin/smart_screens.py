@@ -1,0 +1,83 @@
+"""The SMART apps administration screen (docs/smart.md#clients). Admins only; anyone else gets 404."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Request
+
+from doctordesk.domain.inputs import MAX_ID, NON_BLANK_TEXT_PATTERN
+from doctordesk.domain.names import NAME_PATTERN
+from doctordesk.domain.smart.clients import ClientKind
+from doctordesk.screens.viewing import Viewing
+from doctordesk.services.smart import clients_screen
+from doctordesk.web.deps import SCREEN_HEADERS, FormDep, ScreenRequest, ScreenRequestDep
+from doctordesk.web.params import STRICT_ID
+from doctordesk.web.responses import SCREEN_RESPONSES, SUBMIT_RESPONSES, form_body
+
+router = APIRouter(prefix="/profile/admin", tags=["administration screens"])
+
+AppId = Annotated[int, Path(ge=1, le=MAX_ID, description="The app"), STRICT_ID]
+NEW_APP_BODY = form_body(
+    {
+        "name": {"type": "string", "minLength": 1, "maxLength": 100, "pattern": NAME_PATTERN},
+        "kind": {"type": "string", "enum": [k.value for k in ClientKind]},
+        "redirect_uris": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 5000,
+            "pattern": NON_BLANK_TEXT_PATTERN,
+            "description": "Separated by spaces",
+        },
+        "allowed_scopes": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 2000,
+            "pattern": NON_BLANK_TEXT_PATTERN,
+            "description": "Separated by spaces",
+        },
+    },
+    required=("name", "redirect_uris", "allowed_scopes"),
+)
+
+
+def _page(screen: ScreenRequest) -> Viewing:
+    return clients_screen.list_page(screen.rt, screen.actor, layout=screen.layout, client_id=screen.client_id)
+
+
+@router.put("/smart-apps", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
+async def smart_apps_page(screen: ScreenRequestDep) -> dict[str, Any]:
+    """The registered SMART apps and a form to register one."""
+    return (await _page(screen).page()).to_json()
+
+
+@router.patch("/smart-apps", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
+async def smart_apps_poll(screen: ScreenRequestDep) -> dict[str, Any]:
+    """The SMART apps screen's poll."""
+    return (await _page(screen).poll(screen.state)).to_json()
+
+
+@router.post("/smart-apps/create", responses=SUBMIT_RESPONSES, openapi_extra={**SCREEN_HEADERS, **NEW_APP_BODY})
+async def register_smart_app(screen: ScreenRequestDep, request: Request, form: FormDep) -> dict[str, Any]:
+    """Register an app; a confidential app's secret is on this answer only."""
+    passwords = request.app.state.passwords
+    update = await clients_screen.create(
+        screen.rt, passwords, screen.actor, form, page=_page(screen), state=screen.state
+    )
+    return update.to_json()
+
+
+@router.post("/smart-apps/{app_id}/deactivate", responses=SUBMIT_RESPONSES, openapi_extra=SCREEN_HEADERS)
+async def deactivate_smart_app(screen: ScreenRequestDep, app_id: AppId) -> dict[str, Any]:
+    """Deactivate an app: its tokens stop working at once."""
+    page = _page(screen)
+    return (await clients_screen.set_active(screen.rt, screen.actor, app_id, active=False, page=page,
+                                            state=screen.state)).to_json()  # fmt: skip
+
+
+@router.post("/smart-apps/{app_id}/reactivate", responses=SUBMIT_RESPONSES, openapi_extra=SCREEN_HEADERS)
+async def reactivate_smart_app(screen: ScreenRequestDep, app_id: AppId) -> dict[str, Any]:
+    """Reactivate an app."""
+    page = _page(screen)
+    return (await clients_screen.set_active(screen.rt, screen.actor, app_id, active=True, page=page,
+                                            state=screen.state)).to_json()  # fmt: skip

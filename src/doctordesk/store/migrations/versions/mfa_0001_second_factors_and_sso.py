@@ -23,9 +23,7 @@ AT = sa.DateTime(timezone=True)
 
 
 def _user_fk(table: str, column: str = "user_id", ondelete: str = "CASCADE") -> sa.ForeignKeyConstraint:
-    return sa.ForeignKeyConstraint(
-        [column], ["users.id"], name=op.f(f"fk_{table}_{column}_users"), ondelete=ondelete
-    )
+    return sa.ForeignKeyConstraint([column], ["users.id"], name=op.f(f"fk_{table}_{column}_users"), ondelete=ondelete)
 
 
 def upgrade() -> None:

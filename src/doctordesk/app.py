@@ -36,7 +36,7 @@ from doctordesk.web.head_requests import HeadAsGet
 from doctordesk.web.language import Language
 from doctordesk.web.limits import BodyLimit
 from doctordesk.web.observability import RequestTimer
-from doctordesk.web.routers import appointments, booking, calendar, chat, language, mfa, ops, review, stream
+from doctordesk.web.routers import appointments, booking, calendar, chat, language, mfa, ops, review, sso, stream
 from doctordesk.web.routers import auth as auth_router
 from doctordesk.web.routers.admin import audit as admin_audit
 from doctordesk.web.routers.admin import data_screens as admin_data_screens
@@ -64,6 +64,7 @@ STATIC = Path(__file__).parent / "web" / "static"
 ROUTERS: tuple[APIRouter, ...] = (
     auth_router.router,
     mfa.router,
+    sso.router,
     appointments.router,
     booking.router,
     review.router,

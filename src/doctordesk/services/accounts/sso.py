@@ -18,6 +18,9 @@ from typing import Any
 
 with warnings.catch_warnings():
     # Authlib 1.9 announces at import that its httpx integration moves to a successor package: nothing to do here.
+    # Its own module installs an "always" filter first, which the ignore below then overrides (this block only).
+    import authlib.deprecate  # noqa: F401
+
     warnings.simplefilter("ignore", DeprecationWarning)
     from authlib.integrations.starlette_client import OAuth
 from sqlalchemy import select

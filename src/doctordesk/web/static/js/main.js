@@ -78,9 +78,8 @@ class Shell {
     i18n.onChange(() => this.languageChanged());
     this.textsReady = i18n.load();
     const token = linkToken();
-    const sso = factors.ssoReturn();
     if (location.hash.startsWith("#sso")) {
-      Promise.all([sso, this.textsReady]).then(([back]) => {
+      Promise.all([factors.ssoReturn(), this.textsReady]).then(([back]) => {
         if (back && back.login) this.signedIn(back.login);
         else this.showLogin(back && back.error);
       });

@@ -85,6 +85,6 @@ SHELL_TEXTS: tuple[str, ...] = (
     N_("Use an authenticator app"),
     N_("Wrong code."),
     N_("Your account has no access to doctordesk."),
-    N_("Your recovery codes: each works once, instead of a code from the app. Keep them somewhere safe; they are shown only now."),  # noqa: E501
+    N_("Recovery codes: each works once instead of an app code. Keep them safe; they are shown only now."),
     N_("Your role must sign in with a second factor. Choose one now."),
 )

@@ -61,6 +61,8 @@ async def login(
     fields = {k: N_("Required.") for k, v in (("username", username), ("password", password)) if not v}
     check_text(fields, "username", username, max_chars=MAX_USERNAME)
     check_text(fields, "password", password, max_chars=MAX_PASSWORD)
+    if otp:
+        check_text(fields, "otp", otp, max_chars=mfa.MAX_CODE_CHARS)
     if fields:
         raise ValidationFailed(fields=fields)
     now = rt.clock.now()

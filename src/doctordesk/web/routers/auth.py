@@ -63,9 +63,13 @@ async def login(
     username: Annotated[str, text_form("No control characters", max_length=auth.MAX_USERNAME)],
     password: Annotated[str, text_form("No control characters", max_length=auth.MAX_PASSWORD)],
     otp: Annotated[
-        str | None,
-        Form(max_length=32, description="The authenticator app's current code, or a recovery code"),
-    ] = None,
+        str,
+        Form(
+            max_length=32,
+            description="The authenticator app's current code, or a recovery code; no control characters",
+            json_schema_extra={"pattern": TEXT_PATTERN},
+        ),
+    ] = "",
 ) -> dict[str, Any]:
     """Exchange a username and password (and, for a user with a second factor, a code) for a bearer access
     token."""

@@ -123,3 +123,12 @@ async def test_an_admin_resets_a_users_factors_and_only_an_admin(client, login, 
     async with runtime.db.read() as session:
         reset = await session.scalar(select(AuditLog).where(AuditLog.action == "mfa-reset"))
     assert reset is not None and reset.actor_id == demo.users["admin"] and reset.entity_id == demo.users["doctor1"]
+
+
+async def test_a_code_with_control_characters_is_a_validation_error_and_counts_nothing(client, login, runtime):
+    await login("doctor1")
+    body = assert_error(
+        await client.post("/auth/login", data={**DOCTOR, "otp": "12\x0034"}), 422, "FIELDS_VALIDATION_ERROR"
+    )
+    assert set(body["fields"]) == {"otp"}
+    assert "login-failed" not in await actions(runtime)

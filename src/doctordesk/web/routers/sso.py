@@ -14,7 +14,7 @@ from doctordesk.domain.errors import DomainError
 from doctordesk.services.accounts import sso
 from doctordesk.web.bodies import StrictBody
 from doctordesk.web.deps import RuntimeDep
-from doctordesk.web.responses import INVALID, NOT_FOUND, UNAUTHORIZED
+from doctordesk.web.responses import INVALID, NOT_FOUND, UNAUTHORIZED, error_doc
 from doctordesk.web.routers.auth import login_json
 
 router = APIRouter(prefix="/auth/sso", tags=["auth"])
@@ -34,7 +34,15 @@ async def providers(rt: RuntimeDep) -> dict[str, Any]:
     return {"providers": await sso.listed(rt)}
 
 
-@router.get("/{slug}/start", status_code=302, responses={302: {"description": "To the provider"}, 404: NOT_FOUND})
+@router.get(
+    "/{slug}/start",
+    status_code=302,
+    responses={
+        302: {"description": "To the provider"},
+        401: error_doc("UNAUTHORIZED: the provider cannot be reached"),
+        404: NOT_FOUND,
+    },
+)
 async def start(request: Request, rt: RuntimeDep, slug: Slug) -> RedirectResponse:
     """Begin a sign-in: a redirect to the provider. A cookie ties the sign-in to this browser (a link to our
     callback made by someone else signs nobody in)."""

@@ -252,3 +252,19 @@ async def finish_enrolment(rt: Runtime, who: Enrolling) -> tuple[str, Actor] | N
         audit(session, at=now, actor_id=user.id, action="login", entity="user", entity_id=user.id,
               details={"enrolled": True})  # fmt: skip
     return token, actor
+
+
+async def enrolled_users(rt: Runtime) -> list[dict[str, object]]:
+    """The users with a second factor, by username (the admin screen's list)."""
+    async with rt.db.read() as session:
+        counted = await session.execute(select(Passkey.user_id, func.count()).group_by(Passkey.user_id))
+        keys = {user_id: int(n) for user_id, n in counted.all()}
+        totp = set(await session.scalars(select(TotpSecret.user_id).where(TotpSecret.confirmed_at.is_not(None))))
+        ids = totp | set(keys)
+        query = select(User).where(User.id.in_(ids)).order_by(User.username)
+        users = list(await session.scalars(query)) if ids else []
+        return [
+            {"id": u.id, "username": u.username, "display_name": u.display_name, "totp": u.id in totp,
+             "passkeys": int(keys.get(u.id, 0))}
+            for u in users
+        ]  # fmt: skip

@@ -151,6 +151,13 @@ class Settings(BaseSettings):
                 ) from None
         return value
 
+    @field_validator("sso_ca_file")
+    @classmethod
+    def _sso_ca_file(cls, value: Path | None) -> Path | None:
+        if value is not None and not value.is_file():
+            raise ValueError("not a readable file of PEM certificates")
+        return value
+
     @field_validator("database_url")
     @classmethod
     def _database(cls, value: str) -> str:

@@ -36,7 +36,7 @@ from doctordesk.web.head_requests import HeadAsGet
 from doctordesk.web.language import Language
 from doctordesk.web.limits import BodyLimit
 from doctordesk.web.observability import RequestTimer
-from doctordesk.web.routers import appointments, booking, calendar, chat, language, ops, review, stream
+from doctordesk.web.routers import appointments, booking, calendar, chat, language, mfa, ops, review, sso, stream
 from doctordesk.web.routers import auth as auth_router
 from doctordesk.web.routers.admin import audit as admin_audit
 from doctordesk.web.routers.admin import data_screens as admin_data_screens
@@ -48,6 +48,8 @@ from doctordesk.web.routers.admin import screens as admin_screens
 from doctordesk.web.routers.admin import service_accounts as admin_service_accounts
 from doctordesk.web.routers.admin import smart_apps as admin_smart_apps
 from doctordesk.web.routers.admin import smart_screens as admin_smart_screens
+
+from doctordesk.web.routers.admin import sign_in as admin_sign_in
 from doctordesk.web.routers.admin import users as admin_users
 from doctordesk.web.routers.admin import webhooks as webhooks_admin
 from doctordesk.web.routers.fhir import routes as fhir
@@ -66,6 +68,8 @@ STATIC = Path(__file__).parent / "web" / "static"
 # The routers, in the order their routes are tried (the web app's files come after them all).
 ROUTERS: tuple[APIRouter, ...] = (
     auth_router.router,
+    mfa.router,
+    sso.router,
     appointments.router,
     booking.router,
     review.router,
@@ -80,6 +84,7 @@ ROUTERS: tuple[APIRouter, ...] = (
     stream.router,
     ops.router,
     admin_users.router,
+    admin_sign_in.router,
     admin_locations.router,
     admin_audit.router,
     admin_hours.router,

@@ -52,6 +52,9 @@ class Settings(BaseSettings):
     db_lock_timeout_ms: int = Field(10_000, ge=1, le=600_000)
 
     # Accounts
+    # A PEM file of the certificate authorities the single sign-on provider's HTTPS certificate is checked against
+    # (a clinic's own CA); unset: the system's (docs/accounts.md#single-sign-on).
+    sso_ca_file: Path | None = None
     token_ttl_seconds: int = Field(12 * 3600, ge=60, le=90 * 86400)
     auth_cache_seconds: float = Field(300.0, ge=0, le=3600)
     # Clinic reference data (doctors, locations, work hours, fees) is re-read at most this often by Review and
@@ -150,6 +153,13 @@ class Settings(BaseSettings):
                 raise ValueError(
                     f"{entry!r} is not an IP address or network (comma-separated; '*' for any, empty for none)"
                 ) from None
+        return value
+
+    @field_validator("sso_ca_file")
+    @classmethod
+    def _sso_ca_file(cls, value: Path | None) -> Path | None:
+        if value is not None and not value.is_file():
+            raise ValueError("not a readable file of PEM certificates")
         return value
 
     @field_validator("database_url")

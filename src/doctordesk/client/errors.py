@@ -7,6 +7,8 @@
     └── ApiError                         an error answer (4xx, 5xx): .code .message .status .fields .reload
         ├── ValidationError              FIELDS_VALIDATION_ERROR (per-field messages in .fields)
         ├── Unauthorized                 UNAUTHORIZED (missing, expired or revoked token)
+        │   ├── MfaRequired              MFA_REQUIRED (the second factor is missing)
+        │   └── MfaEnrolmentRequired     MFA_ENROLMENT_REQUIRED (set up a second factor first)
         ├── Forbidden                    FORBIDDEN
         ├── NotFound                     NOT_FOUND (unknown, or someone else's)
         ├── PayloadTooLarge              PAYLOAD_TOO_LARGE
@@ -81,6 +83,18 @@ class Unauthorized(ApiError):
     code = "UNAUTHORIZED"
 
 
+class MfaRequired(Unauthorized):
+    """The password was right; the sign-in needs the second factor (``login(..., otp=...)``)."""
+
+    code = "MFA_REQUIRED"
+
+
+class MfaEnrolmentRequired(Unauthorized):
+    """The password was right; the role must set up a second factor first (in the web app)."""
+
+    code = "MFA_ENROLMENT_REQUIRED"
+
+
 class Forbidden(ApiError):
     code = "FORBIDDEN"
 
@@ -138,6 +152,8 @@ BY_CODE: dict[str, type[ApiError]] = {
     for cls in (
         ValidationError,
         Unauthorized,
+        MfaRequired,
+        MfaEnrolmentRequired,
         Forbidden,
         NotFound,
         PayloadTooLarge,

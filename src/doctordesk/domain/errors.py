@@ -4,6 +4,8 @@
     ├── ValidationFailed              FIELDS_VALIDATION_ERROR         input missing or invalid (per-field messages)
     ├── NotFound                      NOT_FOUND                       unknown, or someone else's (no probing)
     ├── Unauthorized                  UNAUTHORIZED                    no, expired or revoked access token
+    │   ├── MfaRequired               MFA_REQUIRED                    password right, second factor missing
+    │   └── MfaEnrolmentRequired      MFA_ENROLMENT_REQUIRED          password right, a factor must be set up
     ├── Forbidden                     FORBIDDEN                       authenticated but not allowed
     ├── TooManyRequests               TOO_MANY_REQUESTS               rate limit or login throttling
     ├── PayloadTooLarge               PAYLOAD_TOO_LARGE               body or upload over its limit
@@ -22,6 +24,7 @@ The web edge maps codes to HTTP statuses in one table (``web/errors.py``); servi
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from doctordesk.domain.texts import N_
 
@@ -36,10 +39,13 @@ class DomainError(Exception):
         *,
         fields: Mapping[str, str] | None = None,
         retry_after: int | None = None,
+        extra: Mapping[str, Any] | None = None,
     ) -> None:
         self.message = message or self.default_message
         self.fields: dict[str, str] = dict(fields or {})
         self.retry_after = retry_after
+        # Members the error body carries beside the usual ones (e.g. the factors a sign-in may use next).
+        self.extra: dict[str, Any] = dict(extra or {})
         super().__init__(self.message)
 
 
@@ -56,6 +62,21 @@ class NotFound(DomainError):
 class Unauthorized(DomainError):
     code = "UNAUTHORIZED"
     default_message = N_("A valid access token is required.")
+
+
+class MfaRequired(Unauthorized):
+    """The password was right; the sign-in needs the user's second factor too (``factors``: which they have)."""
+
+    code = "MFA_REQUIRED"
+    default_message = N_("Enter the code from your authenticator app, a recovery code, or use your passkey.")
+
+
+class MfaEnrolmentRequired(Unauthorized):
+    """The password was right, but the user's role must use a second factor and they have none yet: the body's
+    ``enrolment_token`` lets them set one up (docs/accounts.md#second-factor)."""
+
+    code = "MFA_ENROLMENT_REQUIRED"
+    default_message = N_("Your role must sign in with a second factor. Set one up now.")
 
 
 class Forbidden(DomainError):

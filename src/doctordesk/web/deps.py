@@ -25,7 +25,7 @@ from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
 from doctordesk.screens.protocol import LAYOUTS, Layout
 from doctordesk.screens.state import current_client
-from doctordesk.services.accounts import auth, devices
+from doctordesk.services.accounts import auth, devices, mfa
 from doctordesk.services.integration import api_keys
 from doctordesk.services.smart import access as smart_access
 
@@ -134,6 +134,24 @@ async def current_actor(
 
 
 ActorDep = Annotated[Actor, Depends(current_actor)]
+
+
+async def enrolling_actor(
+    rt: RuntimeDep, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
+) -> mfa.Enrolling:
+    """Who sets up a second factor: the bearer of an access token, or of the enrolment token a sign-in handed out
+    because the role needs a factor the user lacks (docs/accounts.md#second-factor). Only the factor routes take
+    the latter."""
+    token = bearer_token(credentials)
+    try:
+        actor = await auth.authenticate(rt, token)
+    except Unauthorized:
+        return await mfa.enrolment_actor(rt, token)
+    speak(actor)
+    return mfa.Enrolling(actor=actor)
+
+
+EnrollingDep = Annotated[mfa.Enrolling, Depends(enrolling_actor)]
 
 # The integration API's credentials: an API key, as a bearer token or in X-Api-Key (docs/integration.md).
 api_key_bearer = HTTPBearer(

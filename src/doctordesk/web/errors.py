@@ -88,6 +88,7 @@ def error_response(error: e.DomainError) -> JSONResponse:
         fields=fields,
         reload=isinstance(error, e.AppointmentChanged),
     )
+    body.update(error.extra)
     headers = {"Retry-After": str(error.retry_after)} if error.retry_after else None
     if status == 401:
         headers = {**(headers or {}), "WWW-Authenticate": "Bearer"}

@@ -36,6 +36,18 @@ ACTIONS: Final[dict[str, str]] = {
     "login-failed": N_("Sign-in failed"),
     "login-throttled": N_("Sign-in refused: too many attempts"),
     "logout": N_("Signed out"),
+    "login-enrolment": N_("Signed in with the password; a second factor must be set up"),
+    "login-sso": N_("Signed in through single sign-on"),
+    "mfa-totp-started": N_("Authenticator app set-up started"),
+    "mfa-totp-enabled": N_("Authenticator app turned on"),
+    "mfa-passkey-added": N_("Passkey added"),
+    "mfa-recovery-codes-made": N_("Recovery codes made"),
+    "recovery-code-used": N_("Recovery code used"),
+    "mfa-reset": N_("Second factors reset"),
+    "mfa-policy": N_("Second-factor policy changed"),
+    "user-created-by-sso": N_("User created by single sign-on"),
+    "sso-provider-saved": N_("Single sign-on provider saved"),
+    "sso-provider-removed": N_("Single sign-on provider removed"),
     "admin.user-created": N_("User created"),
     "admin.user-updated": N_("User changed"),
     "admin.user-deactivated": N_("User deactivated"),
@@ -99,6 +111,8 @@ ENTITIES: Final[dict[str, str]] = {
     "calendar_feed": N_("Calendar feed"),
     "smart_client": N_("SMART app"),
     "import": N_("Import"),
+    "mfa_policy": N_("Second-factor policy"),
+    "sso_provider": N_("Single sign-on provider"),
 }
 
 

@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
-import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import ColumnElement, String, any_, bindparam, func, select
 from sqlalchemy.dialects.postgresql import ARRAY
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.accounts.login_throttle import address_key
 from doctordesk.domain.accounts.passwords import Passwords
@@ -23,7 +20,9 @@ from doctordesk.domain.inputs import check_text, is_plain_text
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
-from doctordesk.services.accounts import login_throttle
+from doctordesk.services.accounts import login_throttle, mfa
+from doctordesk.services.accounts.sessions import issue_token
+from doctordesk.services.accounts.sessions import token_hash as token_hash
 from doctordesk.services.audit import audit
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.tables import AccessToken, Patient, User
@@ -38,10 +37,6 @@ MAX_PASSWORD = 1024
 MAX_TOKEN_CHARS = 256
 
 
-def token_hash(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
-
-
 @dataclass(frozen=True, slots=True)
 class LoginResult:
     access_token: str
@@ -49,30 +44,25 @@ class LoginResult:
     actor: Actor
 
 
-async def actor_for(session: AsyncSession, user: User, token_id: int | None) -> Actor:
-    patient_id = None
-    if user.role == Role.PATIENT:
-        patient_id = await session.scalar(select(Patient.id).where(Patient.user_id == user.id))
-    return Actor(
-        user_id=user.id,
-        username=user.username,
-        role=Role(user.role),
-        display_name=user.display_name,
-        token_id=token_id,
-        patient_id=patient_id,
-        language=user.language,
-    )
-
-
 async def login(
-    rt: Runtime, passwords: Passwords, username: str, password: str, *, client_host: str | None
+    rt: Runtime,
+    passwords: Passwords,
+    username: str,
+    password: str,
+    *,
+    client_host: str | None,
+    otp: str | None = None,
 ) -> LoginResult:
     """Check the credentials and issue a new access token. Failures are throttled per username and client address
-    (``client_host``: the peer, or the client a trusted proxy names) and per username (docs/accounts.md)."""
+    (``client_host``: the peer, or the client a trusted proxy names) and per username (docs/accounts.md). A user
+    with a second factor sends ``otp`` too (a TOTP or recovery code): without it MfaRequired, wrong it is a failed
+    login like a wrong password (docs/accounts.md#second-factor)."""
     username = username.strip().lower()
     fields = {k: N_("Required.") for k, v in (("username", username), ("password", password)) if not v}
     check_text(fields, "username", username, max_chars=MAX_USERNAME)
     check_text(fields, "password", password, max_chars=MAX_PASSWORD)
+    if otp:
+        check_text(fields, "otp", otp, max_chars=mfa.MAX_CODE_CHARS)
     if fields:
         raise ValidationFailed(fields=fields)
     now = rt.clock.now()
@@ -89,35 +79,29 @@ async def login(
         raise
     ok = await passwords.verify(user.password_hash if user else None, password)
     async with rt.db.transaction() as session:
-        if not ok or user is None:
-            audit(
-                session,
-                at=now,
-                actor_id=user.id if user else None,
-                action="login-failed",
-                entity="user",
-                entity_id=user.id if user else None,
-                details={"username": username, "address": address},
-            )
-        else:
+        second = await mfa.second_factor(session, user, otp=otp, now=now) if ok and user is not None else None
+        if not ok or user is None or second is None or second.result == "wrong":
+            details: dict[str, object] = {"username": username, "address": address}
+            if ok:
+                details["reason"] = "second-factor"
+            audit(session, at=now, actor_id=user.id if user else None, action="login-failed", entity="user",
+                  entity_id=user.id if user else None, details=details)  # fmt: skip
+        elif second.result == "enrol":  # the credentials were all right: nothing to count against the address
             await login_throttle.succeeded(session, username=username, address=address, now=now)
-            token = secrets.token_urlsafe(32)
-            expires_at = now + timedelta(seconds=settings.token_ttl_seconds)
-            row = AccessToken(token_hash=token_hash(token), user_id=user.id, created_at=now, expires_at=expires_at)
-            session.add(row)
-            await session.flush()
-            actor = await actor_for(session, user, row.id)
-            audit(
-                session,
-                at=now,
-                actor_id=user.id,
-                action="login",
-                entity="user",
-                entity_id=user.id,
-                details={"address": address},
-            )
-    if not ok or user is None:
+            audit(session, at=now, actor_id=user.id, action="login-enrolment", entity="user", entity_id=user.id,
+                  details={"address": address})  # fmt: skip
+        elif second.result == "ok":
+            await login_throttle.succeeded(session, username=username, address=address, now=now)
+            token, actor = await issue_token(session, user, now=now, ttl_seconds=settings.token_ttl_seconds)
+            details = {"address": address, "second_factor": bool(otp)}
+            audit(session, at=now, actor_id=user.id, action="login", entity="user", entity_id=user.id,
+                  details=details)  # fmt: skip
+    if not ok or user is None or second is None:
         raise Unauthorized(N_("Wrong username or password."))
+    # A missing code stays counted by the throttle until the sign-in succeeds (docs/accounts.md#second-factor).
+    error = second.error()
+    if error is not None:
+        raise error
     return LoginResult(access_token=token, expires_in=settings.token_ttl_seconds, actor=actor)
 
 

@@ -37,10 +37,18 @@ def user_json(actor: Any) -> dict[str, Any]:
     }
 
 
+def login_json(token: str, expires_in: int, actor: Any) -> dict[str, Any]:
+    return {"access_token": token, "token_type": "bearer", "expires_in": expires_in, "user": user_json(actor)}
+
+
 @router.post(
     "/login",
     responses={
-        401: error_doc("UNAUTHORIZED: wrong username or password"),
+        401: error_doc(
+            "UNAUTHORIZED: wrong username, password or code; MFA_REQUIRED: the second factor is missing "
+            "(`factors`); MFA_ENROLMENT_REQUIRED: the role needs a second factor, set one up with "
+            "`enrolment_token`"
+        ),
         413: TOO_LARGE,
         422: INVALID,
         429: error_doc(
@@ -54,16 +62,22 @@ async def login(
     rt: RuntimeDep,
     username: Annotated[str, text_form("No control characters", max_length=auth.MAX_USERNAME)],
     password: Annotated[str, text_form("No control characters", max_length=auth.MAX_PASSWORD)],
+    otp: Annotated[
+        str,
+        Form(
+            max_length=32,
+            description="The authenticator app's current code, or a recovery code; no control characters",
+            json_schema_extra={"pattern": TEXT_PATTERN},
+        ),
+    ] = "",
 ) -> dict[str, Any]:
-    """Exchange a username and password for a bearer access token."""
+    """Exchange a username and password (and, for a user with a second factor, a code) for a bearer access
+    token."""
     client_host = request.client.host if request.client else None
-    result = await auth.login(rt, request.app.state.passwords, username, password, client_host=client_host)
-    return {
-        "access_token": result.access_token,
-        "token_type": "bearer",
-        "expires_in": result.expires_in,
-        "user": user_json(result.actor),
-    }
+    result = await auth.login(
+        rt, request.app.state.passwords, username, password, client_host=client_host, otp=otp or None
+    )
+    return login_json(result.access_token, result.expires_in, result.actor)
 
 
 @router.post(

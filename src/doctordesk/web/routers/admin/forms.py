@@ -74,6 +74,10 @@ NEW_USER_BODY = form_body(
 )
 SAVE_USER_BODY = form_body({"display_name": _name(128, required=True), **_DOCTOR_FIELDS}, required=("display_name",))
 
+# --- signing in ----------------------------------------------------------------------------------------------
+
+MFA_POLICY_BODY = form_body({f"required~{role}": FLAG_FIELD for role in ROLES})
+
 # --- locations -----------------------------------------------------------------------------------------------
 
 NEW_LOCATION_BODY = form_body(

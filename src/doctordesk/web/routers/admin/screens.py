@@ -15,6 +15,7 @@ from doctordesk.domain.roles import Role
 from doctordesk.screens.viewing import Viewing
 from doctordesk.services.admin import audit_screen as audit
 from doctordesk.services.admin import hours_screen as hours
+from doctordesk.services.admin import sign_in_screen
 from doctordesk.services.admin import users_screen as screens
 from doctordesk.web.deps import SCREEN_HEADERS, FormDep, ScreenRequest, ScreenRequestDep
 from doctordesk.web.params import STRICT_ID
@@ -292,3 +293,36 @@ async def audit_poll(screen: ScreenRequestDep, f: FilterDep, cursor: Cursor = No
 async def audit_filter_form(screen: ScreenRequestDep, form: FormDep) -> dict[str, Any]:
     """The filter form (``actor``, ``appointment``, ``action``, ``from`` and ``to`` days): navigates to it."""
     return audit.apply_filters(screen.rt, screen.actor, form).to_json()
+
+
+# --- signing in --------------------------------------------------------------------------------------------------
+
+
+def _sign_in(screen: ScreenRequest) -> Viewing:
+    return sign_in_screen.sign_in(screen.rt, screen.actor, layout=screen.layout, client_id=screen.client_id)
+
+
+@router.put("/sign-in", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
+async def sign_in_page(screen: ScreenRequestDep) -> dict[str, Any]:
+    """Which roles must use a second factor, the users who have one, the single sign-on providers."""
+    return (await _sign_in(screen).page()).to_json()
+
+
+@router.patch("/sign-in", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
+async def sign_in_poll(screen: ScreenRequestDep) -> dict[str, Any]:
+    """The signing-in screen's poll."""
+    return (await _sign_in(screen).poll(screen.state)).to_json()
+
+
+@router.post("/sign-in/policy", responses=SUBMIT_RESPONSES, openapi_extra={**SCREEN_HEADERS, **forms.MFA_POLICY_BODY})
+async def save_mfa_policy(screen: ScreenRequestDep, form: FormDep) -> dict[str, Any]:
+    """Save which roles must use a second factor (``required~<role>``: true or false)."""
+    update = await sign_in_screen.save_policy(screen.rt, screen.actor, form, page=_sign_in(screen), state=screen.state)
+    return update.to_json()
+
+
+@router.post("/sign-in/{user_id}/reset", responses=SUBMIT_RESPONSES, openapi_extra=SCREEN_HEADERS)
+async def reset_factors(screen: ScreenRequestDep, user_id: UserId) -> dict[str, Any]:
+    """Remove every second factor of a user (a lost phone)."""
+    update = await sign_in_screen.reset(screen.rt, screen.actor, user_id, page=_sign_in(screen), state=screen.state)
+    return update.to_json()

@@ -170,13 +170,17 @@ export async function fetchBlob(url) {
   return response.blob();
 }
 
-export async function login(username, password) {
-  const body = await request("POST", "/auth/login", {
-    fields: [
-      ["username", username],
-      ["password", password],
-    ],
-  });
+export async function login(username, password, otp = "") {
+  const fields = [
+    ["username", username],
+    ["password", password],
+  ];
+  if (otp) fields.push(["otp", otp]);
+  return signedIn(await request("POST", "/auth/login", { fields }));
+}
+
+// Keeps the session of a login answer (password, passkey, enrolment or single sign-on alike).
+export function signedIn(body) {
   setSession({ token: body.access_token, user: body.user });
   return body.user;
 }

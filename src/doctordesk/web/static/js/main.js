@@ -3,6 +3,7 @@
 
 import * as api from "./api.js";
 import { linkToken, showSetPassword } from "./password-link.js";
+import * as factors from "./second-factor.js";
 import { Screen } from "./screen.js";
 import { handleMessage, loadEndpoints, RealtimeLink } from "./sync.js";
 import * as i18n from "./i18n.js";
@@ -43,6 +44,7 @@ class Shell {
       $("main").focus();
     });
     $("login-form").addEventListener("submit", (event) => this.submitLogin(event));
+    $("login-passkey").addEventListener("click", () => this.passkeyLogin());
     $("logout").addEventListener("click", () => this.logout());
     $("back").addEventListener("click", () => this.back());
     for (const link of document.querySelectorAll("[data-nav]")) {
@@ -76,7 +78,12 @@ class Shell {
     i18n.onChange(() => this.languageChanged());
     this.textsReady = i18n.load();
     const token = linkToken();
-    if (token) {
+    if (location.hash.startsWith("#sso")) {
+      Promise.all([factors.ssoReturn(), this.textsReady]).then(([back]) => {
+        if (back && back.login) this.signedIn(back.login);
+        else this.showLogin(back && back.error);
+      });
+    } else if (token) {
       this.textsReady.then(() =>
         showSetPassword(token, { onDone: (username, message) => this.showLogin(message, username) }),
       );
@@ -101,6 +108,11 @@ class Shell {
     $("main-screen").hidden = true;
     $("panel").hidden = true;
     $("login").hidden = false;
+    $("enrol").hidden = true;
+    $("login-otp-field").hidden = true;
+    $("login-otp").value = "";
+    $("login-passkey").hidden = !factors.passkeysWork();
+    factors.showProviders();
     document.body.dataset.view = "login";
     const error = $("login-error");
     error.hidden = !message;
@@ -124,33 +136,69 @@ class Shell {
     const submit = $("login-submit");
     submit.disabled = true;
     submit.textContent = t("Signing in…");
+    const otp = $("login-otp-field").hidden ? "" : $("login-otp").value.trim();
     try {
-      await api.login(username, password);
+      await api.login(username, password, otp);
       error.hidden = true;
       // A page asked for before signing in (a SMART app's consent page) opens after it; else the list.
       this.loggedIn(this.endpointFromLocation(), { push: true });
     } catch (e) {
-      let text = t("The service cannot be reached. Please try again.");
-      if (e instanceof api.ApiError) {
-        text =
-          e.status === 401
-            ? t("Wrong username or password.")
-            : e.status === 429
-              ? t("Too many attempts. Please wait a few minutes and try again.")
-              : e.body.message || e.message;
-      }
-      error.textContent = text;
-      error.hidden = false;
-      $("login-password").focus();
+      this.loginFailed(e, { otp });
     } finally {
       submit.disabled = false;
       submit.textContent = t("Sign in");
     }
   }
 
+  loginFailed(e, { otp }) {
+    const error = $("login-error");
+    const code = e instanceof api.ApiError && e.body ? e.body.code : null;
+    let text = t("The service cannot be reached. Please try again.");
+    let focus = $("login-password");
+    if (code === "MFA_REQUIRED") {
+      $("login-otp-field").hidden = false;
+      text = t("Enter the code from your authenticator app or a recovery code.");
+      focus = $("login-otp");
+    } else if (code === "MFA_ENROLMENT_REQUIRED") {
+      error.hidden = true;
+      factors.showEnrolment(e.body.enrolment_token, { onDone: (login) => this.signedIn(login) });
+      return;
+    } else if (e instanceof api.ApiError) {
+      text =
+        e.status === 401
+          ? otp
+            ? t("Wrong code.")
+            : t("Wrong username or password.")
+          : e.status === 429
+            ? t("Too many attempts. Please wait a few minutes and try again.")
+            : e.body.message || e.message;
+      if (otp) focus = $("login-otp");
+    }
+    error.textContent = text;
+    error.hidden = false;
+    focus.focus();
+  }
+
+  async passkeyLogin() {
+    const error = $("login-error");
+    try {
+      this.signedIn(await factors.signInWithPasskey());
+    } catch (e) {
+      error.textContent = e instanceof api.ApiError ? e.body.message || e.message : t("No passkey was used.");
+      error.hidden = false;
+    }
+  }
+
+  signedIn(login) {
+    api.signedIn(login);
+    $("login-error").hidden = true;
+    this.loggedIn(HOME, { push: true });
+  }
+
   async loggedIn(endpoint, { push }) {
     const session = api.currentSession();
     $("login").hidden = true;
+    $("enrol").hidden = true;
     $("topbar").hidden = false;
     $("main-screen").hidden = false;
     document.body.dataset.view = "app";

@@ -1,0 +1,42 @@
+"""What every way of signing in ends with: a new access token for a user, and the actor it stands for."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from datetime import datetime, timedelta
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from doctordesk.domain.roles import Actor, Role
+from doctordesk.store.tables import AccessToken, Patient, User
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+async def actor_for(session: AsyncSession, user: User, token_id: int | None) -> Actor:
+    patient_id = None
+    if user.role == Role.PATIENT:
+        patient_id = await session.scalar(select(Patient.id).where(Patient.user_id == user.id))
+    return Actor(
+        user_id=user.id,
+        username=user.username,
+        role=Role(user.role),
+        display_name=user.display_name,
+        token_id=token_id,
+        patient_id=patient_id,
+        language=user.language,
+    )
+
+
+async def issue_token(session: AsyncSession, user: User, *, now: datetime, ttl_seconds: int) -> tuple[str, Actor]:
+    """A new bearer token for ``user`` (its SHA-256 stored) and the actor behind it."""
+    token = secrets.token_urlsafe(32)
+    expires_at = now + timedelta(seconds=ttl_seconds)
+    row = AccessToken(token_hash=token_hash(token), user_id=user.id, created_at=now, expires_at=expires_at)
+    session.add(row)
+    await session.flush()
+    return token, await actor_for(session, user, row.id)

@@ -1,0 +1,111 @@
+"""Second factors of one's own account: an authenticator app (TOTP), recovery codes, passkeys; and signing in
+with a passkey (docs/accounts.md#second-factor)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Request
+from pydantic import Field
+
+from doctordesk.services.accounts import mfa, passkeys
+from doctordesk.web.bodies import StrictBody
+from doctordesk.web.deps import ActorDep, EnrollingDep, RuntimeDep
+from doctordesk.web.responses import FORBIDDEN, INVALID, TOO_LARGE, UNAUTHORIZED, error_doc
+from doctordesk.web.routers.auth import login_json
+
+router = APIRouter(prefix="/auth", tags=["auth"])
+
+FACTOR_RESPONSES: dict[int | str, dict[str, Any]] = {401: UNAUTHORIZED, 413: TOO_LARGE, 422: INVALID}
+
+
+class CodeIn(StrictBody):
+    code: Annotated[str, Field(min_length=1, max_length=32, description="The current 6-digit code")]
+
+
+class PasskeyIn(StrictBody):
+    ticket: Annotated[str, Field(min_length=1, max_length=128, description="From the options call")]
+    credential: Annotated[
+        str, Field(min_length=2, max_length=passkeys.MAX_CREDENTIAL_CHARS, description="PublicKeyCredential JSON")
+    ]
+
+
+class NewPasskeyIn(PasskeyIn):
+    name: Annotated[str, Field(default="Passkey", max_length=64, description="To tell one's passkeys apart")]
+
+
+def relying_party(request: Request) -> passkeys.RelyingParty:
+    """The web app's origin as this request reached us: the browser signs the origin it used, which must match."""
+    host = request.url.hostname or "localhost"
+    origin = f"{request.url.scheme}://{request.url.netloc}"
+    return passkeys.RelyingParty(rp_id=host, origin=origin)
+
+
+async def _finish(rt: Any, who: mfa.Enrolling, answer: dict[str, Any]) -> dict[str, Any]:
+    done = await mfa.finish_enrolment(rt, who)
+    if done is not None:
+        token, actor = done
+        answer["login"] = login_json(token, rt.settings.token_ttl_seconds, actor)
+    return answer
+
+
+@router.get("/mfa", responses={401: UNAUTHORIZED})
+async def my_factors(rt: RuntimeDep, actor: ActorDep) -> dict[str, Any]:
+    """What one has set up, and whether one's role must use a second factor."""
+    return await mfa.status(rt, actor.user_id)
+
+
+@router.post("/mfa/totp", responses={401: UNAUTHORIZED, 403: FORBIDDEN})
+async def start_totp(rt: RuntimeDep, who: EnrollingDep) -> dict[str, Any]:
+    """Start setting up an authenticator app: the secret and its ``otpauth://`` URI (for a QR code). Not active
+    until confirmed with a code."""
+    secret, uri = await mfa.start_totp(rt, who)
+    return {"secret": secret, "otpauth_uri": uri}
+
+
+@router.post("/mfa/totp/confirm", responses=FACTOR_RESPONSES)
+async def confirm_totp(rt: RuntimeDep, who: EnrollingDep, body: CodeIn) -> dict[str, Any]:
+    """Turn the authenticator app on with a current code. ``recovery_codes``: ten one-time codes, shown only now
+    (empty when unused ones exist); ``login``: the sign-in, when this completed an enrolment."""
+    codes = await mfa.confirm_totp(rt, who, body.code)
+    return await _finish(rt, who, {"recovery_codes": codes})
+
+
+@router.post("/mfa/recovery-codes", responses={401: UNAUTHORIZED, 403: FORBIDDEN})
+async def new_recovery_codes(rt: RuntimeDep, actor: ActorDep) -> dict[str, Any]:
+    """Ten new recovery codes, shown only now; the old ones stop working."""
+    return {"recovery_codes": await mfa.new_recovery_codes(rt, actor)}
+
+
+@router.post("/passkeys/options", responses={401: UNAUTHORIZED})
+async def passkey_registration_options(request: Request, rt: RuntimeDep, who: EnrollingDep) -> dict[str, Any]:
+    """Options for ``navigator.credentials.create`` and the ticket to send back with its answer."""
+    ticket, options = await passkeys.registration_options(rt, who, relying_party(request))
+    return {"ticket": ticket, "publicKey": options}
+
+
+@router.post("/passkeys", responses=FACTOR_RESPONSES)
+async def add_passkey(request: Request, rt: RuntimeDep, who: EnrollingDep, body: NewPasskeyIn) -> dict[str, Any]:
+    """Keep the passkey the browser created. ``recovery_codes`` as for the authenticator app; ``login`` when
+    this completed an enrolment."""
+    key_id, codes = await passkeys.register(
+        rt, who, relying_party(request), ticket=body.ticket, credential=body.credential, name=body.name
+    )
+    return await _finish(rt, who, {"id": key_id, "recovery_codes": codes})
+
+
+@router.post("/passkey/options")
+async def passkey_sign_in_options(request: Request, rt: RuntimeDep) -> dict[str, Any]:
+    """Options for ``navigator.credentials.get`` to sign in with a passkey, and the ticket to send back."""
+    ticket, options = await passkeys.sign_in_options(rt, relying_party(request))
+    return {"ticket": ticket, "publicKey": options}
+
+
+@router.post(
+    "/passkey/login",
+    responses={**FACTOR_RESPONSES, 401: error_doc("UNAUTHORIZED: unknown passkey, bad signature, used ticket")},
+)
+async def passkey_login(request: Request, rt: RuntimeDep, body: PasskeyIn) -> dict[str, Any]:
+    """Sign in with a passkey instead of the password and code: the same answer as ``POST /auth/login``."""
+    token, actor = await passkeys.sign_in(rt, relying_party(request), ticket=body.ticket, credential=body.credential)
+    return login_json(token, rt.settings.token_ttl_seconds, actor)

@@ -1,0 +1,133 @@
+"""Single sign-on through a real OpenID Connect provider (pyop on a loopback port, tests/support/openid_provider.py):
+an existing user found by a claim, a new one created with the role its groups map to, someone the mapping does
+not admit refused, state bound to the browser, hand-offs once, logout local (SQLite and PostgreSQL)."""
+
+from __future__ import annotations
+
+import ssl
+from collections.abc import Iterator
+from urllib.parse import parse_qs, urlsplit
+
+import httpx
+import pytest
+from sqlalchemy import select
+
+from doctordesk.store.tables import AuditLog, User
+from tests.support.errors import assert_error
+from tests.support.openid_provider import OpenIDProvider, running_provider, sign_in_at_provider
+
+CALLBACK = "http://testserver/auth/sso/clinic/callback"
+USERS = {
+    "anna": {"preferred_username": "doctor1", "name": "Anna Berger", "email": "anna@clinic.example",
+             "groups": ["doctors"]},
+    "sam": {"preferred_username": "sam.support", "name": "Sam Support", "groups": ["support-team"]},
+    "root": {"preferred_username": "it.root", "name": "IT Root", "groups": ["staff", "it-admins"]},
+    "eve": {"preferred_username": "eve", "name": "Eve Visitor", "groups": ["visitors"]},
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def provider(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OpenIDProvider]:
+    with running_provider(
+        tmp_path_factory.mktemp("op"),
+        redirect_uris=[CALLBACK],
+        users=USERS,
+        passwords={name: f"{name}-pw" for name in USERS},
+    ) as op:
+        yield op
+
+
+@pytest.fixture
+def settings(database_url, settings_factory, provider):
+    """The service trusts the provider's self-signed certificate, as a clinic's own CA would be trusted."""
+    return settings_factory(database_url, sso_ca_file=provider.ca_file)
+
+
+@pytest.fixture
+async def configured(client, login, provider):
+    admin = await login("admin")
+    body = {
+        "name": "Clinic Login", "issuer": provider.issuer, "client_id": provider.client_id,
+        "client_secret": provider.client_secret, "match_claim": "preferred_username", "role_claim": "groups",
+        "role_map": {"support-team": "support", "it-admins": "admin"}, "create_users": True,
+    }  # fmt: skip
+    saved = await client.put("/admin/sso-providers/clinic", json=body, headers=admin.headers)
+    assert saved.status_code == 200, saved.text
+    assert "client_secret" not in saved.json()
+    return admin
+
+
+async def sso_sign_in(client, provider, username: str) -> httpx.Response:
+    """The browser's part: start, the provider's form, back to our callback with the state cookie."""
+    started = await client.get("/auth/sso/clinic/start")
+    assert started.status_code == 302, started.text
+    with httpx.Client(timeout=10, verify=ssl.create_default_context(cafile=str(provider.ca_file))) as http:
+        back = sign_in_at_provider(http, started.headers["location"], username, f"{username}-pw")
+    assert back.startswith(CALLBACK)
+    return await client.get(back.removeprefix("http://testserver"))
+
+
+def fragment(response: httpx.Response) -> dict[str, str]:
+    assert response.status_code == 302, response.text
+    return {k: v[0] for k, v in parse_qs(urlsplit(response.headers["location"]).fragment).items()}
+
+
+async def test_an_existing_user_is_found_by_the_claim_and_signs_in(client, configured, provider, demo, runtime):
+    listed = (await client.get("/auth/sso")).json()
+    assert listed == {"providers": [{"slug": "clinic", "name": "Clinic Login"}]}
+    ticket = fragment(await sso_sign_in(client, provider, "anna"))["sso"]
+    signed_in = await client.post("/auth/sso/redeem", json={"ticket": ticket})
+    assert signed_in.status_code == 200, signed_in.text
+    user = signed_in.json()["user"]
+    assert (user["username"], user["role"], user["id"]) == ("doctor1", "doctor", demo.users["doctor1"])
+    headers = {"Authorization": f"Bearer {signed_in.json()['access_token']}"}
+    assert (await client.get("/api/appointments", headers=headers)).status_code == 200
+    # A hand-off works once; logout ends the local session.
+    assert_error(await client.post("/auth/sso/redeem", json={"ticket": ticket}), 401, "UNAUTHORIZED")
+    assert (await client.post("/auth/logout", headers=headers)).status_code == 204
+    assert_error(await client.get("/auth/me", headers=headers), 401, "UNAUTHORIZED")
+    async with runtime.db.read() as session:
+        logged = list(await session.scalars(select(AuditLog.action).where(AuditLog.actor_id == user["id"])))
+    assert {"login-sso", "login", "logout"} <= set(logged)
+
+
+async def test_new_users_get_the_role_their_groups_map_to(client, configured, provider, runtime):
+    for username, role in (("sam", "support"), ("root", "admin")):
+        ticket = fragment(await sso_sign_in(client, provider, username))["sso"]
+        user = (await client.post("/auth/sso/redeem", json={"ticket": ticket})).json()["user"]
+        assert (user["username"], user["role"]) == (USERS[username]["preferred_username"], role)
+    async with runtime.db.read() as session:
+        sam = await session.scalar(select(User).where(User.username == "sam.support"))
+    assert sam is not None and sam.display_name == "Sam Support"
+    # The password route does not open an account made by single sign-on.
+    refused = await client.post("/auth/login", data={"username": "sam.support", "password": "!sso"})
+    assert_error(refused, 401, "UNAUTHORIZED")
+    # The second sign-in finds the same user through the subject it was linked to.
+    ticket = fragment(await sso_sign_in(client, provider, "sam"))["sso"]
+    assert (await client.post("/auth/sso/redeem", json={"ticket": ticket})).json()["user"]["id"] == sam.id
+
+
+async def test_someone_the_mapping_does_not_admit_is_refused(client, configured, provider):
+    assert fragment(await sso_sign_in(client, provider, "eve")) == {"sso-error": "FORBIDDEN"}
+
+
+async def test_a_callback_without_the_browsers_state_cookie_signs_nobody_in(client, configured, provider):
+    started = await client.get("/auth/sso/clinic/start")
+    with httpx.Client(timeout=10, verify=ssl.create_default_context(cafile=str(provider.ca_file))) as http:
+        back = sign_in_at_provider(http, started.headers["location"], "anna", "anna-pw")
+    client.cookies.clear()  # another browser follows the link
+    assert fragment(await client.get(back.removeprefix("http://testserver"))) == {"sso-error": "UNAUTHORIZED"}
+
+
+async def test_only_admins_configure_providers_and_the_secret_is_never_shown(client, configured, login):
+    doctor = await login("doctor1")
+    assert_error(await client.get("/admin/sso-providers", headers=doctor.headers), 403, "FORBIDDEN")
+    listed = (await client.get("/admin/sso-providers", headers=configured.headers)).json()["providers"]
+    assert [p["slug"] for p in listed] == ["clinic"] and all("client_secret" not in p for p in listed)
+    bad = {"name": "X", "issuer": "ftp://example.org", "client_id": "c", "client_secret": "s", "default_role": "doctor"}
+    body = assert_error(
+        await client.put("/admin/sso-providers/other", json=bad, headers=configured.headers), 422,
+        "FIELDS_VALIDATION_ERROR",
+    )  # fmt: skip
+    assert set(body["fields"]) == {"issuer", "default_role"}
+    assert_error(await client.get("/auth/sso/nope/start"), 404, "NOT_FOUND")

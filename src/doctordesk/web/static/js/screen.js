@@ -2,6 +2,7 @@
 // Requests that carry the state token are queued so that every update set applies to the page it was made for.
 
 import { ApiError, NetworkError, request } from "./api.js";
+import { newRequestId } from "./outbox.js";
 import { PatchError } from "./patch.js";
 import { ScreenView } from "./render.js";
 import { t } from "./texts.js";
@@ -168,6 +169,13 @@ export class Screen {
       this.shell.open(action.endpoint, { from: this, panel: typeof props.panel === "string" ? props.panel : null });
       return;
     }
+    // A send that may wait for the connection carries an id of its own, the same on every try (outbox.js).
+    const props = model.props || {};
+    const held = typeof props.idempotency === "string" ? `${this.slot}:${model.id}` : null;
+    if (held) {
+      const waiting = this.shell.outbox.get(held);
+      fields.push([props.idempotency, waiting ? waiting.id : newRequestId()]);
+    }
     const control = this.view.nodes.get(model.id);
     const button = control && (control.button || null);
     if (button) {
@@ -181,6 +189,15 @@ export class Screen {
         if (body && body.kind === "page") this.showPage(body);
         else this.applyUpdate(body);
       } catch (error) {
+        if (held && error instanceof NetworkError) {
+          const id = fields[fields.length - 1][1];
+          this.shell.outbox.hold(held, { screen: this, method: action.method, endpoint: action.endpoint, fields, id });
+          this.shell.offline(true);
+          this.showBanner(t("Not sent yet: no connection. It will be sent when the connection is back."), {
+            tone: "info",
+          });
+          return;
+        }
         // A reload the error asks for runs inside the queue: nothing queued after it uses the stale page.
         if (generation === this.generation) await this.handleError(error);
       }
@@ -191,6 +208,20 @@ export class Screen {
       button.disabled = after.model.enabled === false;
       if (after.requires) this.view.checkRequires(after);
     }
+  }
+
+  // A send held while offline went through: the answer applies as the send's own would have.
+  heldSent(body) {
+    if (!this.closed) {
+      this.clearBanner();
+      if (body && body.kind === "page") this.showPage(body);
+      else this.applyUpdate(body);
+    }
+    this.shell.notify({ level: "info", text: t("Sent now that the connection is back.") });
+  }
+
+  heldFailed(error) {
+    if (!this.closed) this.handleError(error);
   }
 
   // --- drafts (props.draft: an input whose text is kept with the server, docs/protocol.md) -----------------------

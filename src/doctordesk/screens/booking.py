@@ -71,6 +71,8 @@ class BookingScreen:
     last_week: date
     layout: Layout
     timeout: int
+    # The picked time as the patient's insurance sees it (``domain/review/coverage.booking_warning``).
+    coverage_warning: str | None = None
 
 
 def _choice(s: BookingScreen) -> Element:
@@ -159,6 +161,13 @@ def _confirm(s: BookingScreen) -> Element:
             "Notice",
             value=_("That time is no longer free. Please pick another."),
             visible=gone,
+            props={"tone": "warning"},
+        ),
+        el(
+            "coverage-warning",
+            "Notice",
+            value=_(s.coverage_warning) if s.coverage_warning else None,
+            visible=picked is not None and s.coverage_warning is not None,
             props={"tone": "warning"},
         ),
         el(

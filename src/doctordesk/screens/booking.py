@@ -198,6 +198,8 @@ def _confirm(s: BookingScreen) -> Element:
         ),
         label=_("Your request"),
         visible=c.start is not None,
+        # The next step once a time is picked: clients move focus and view here (issue 30, defect 12).
+        props={"focus": True} if picked is not None else None,
     )
 
 

@@ -150,6 +150,7 @@ export class ScreenView {
     const props = model.props || {};
     if (typeof props.tone === "string") root.dataset.tone = props.tone;
     if (typeof props.align === "string") root.dataset.align = props.align;
+    if (props.focus === true) root.dataset.focus = "true";
     if (typeof props.width === "string" && WIDTH.test(props.width)) root.style.setProperty("--width", props.width);
     if (model.enabled === false) {
       root.classList.add("is-disabled");

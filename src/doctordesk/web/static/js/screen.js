@@ -79,7 +79,15 @@ export class Screen {
     else this.view.render(page.elements);
     this.shell.screenShown(this, page);
     this.schedule();
-    if (focus) {
+    // The page names the step the user is at (`props.focus`, e.g. booking's "Your request" once a time is
+    // picked): focus and view go there instead of the screen's heading.
+    const step = focus ? this.body.querySelector('[data-focus="true"]:not([hidden])') : null;
+    if (step) {
+      const target = step.querySelector("h1, h2, h3, h4, h5, h6") || step;
+      target.tabIndex = -1;
+      target.focus({ preventScroll: true });
+      step.scrollIntoView({ block: "start" });
+    } else if (focus) {
       const heading = this.body.querySelector("h1, h2") || this.frame.parentElement.querySelector("[data-focus-fallback]");
       if (heading) {
         heading.tabIndex = -1;

@@ -77,6 +77,7 @@ export class Screen {
     this.frame.dataset.screen = page.screen;
     if (sameScreen) this.view.rerender(page.elements);
     else this.view.render(page.elements);
+    this.nameThePage(page);
     this.shell.screenShown(this, page);
     this.schedule();
     // The page names the step the user is at (`props.focus`, e.g. booking's "Your request" once a time is
@@ -94,6 +95,24 @@ export class Screen {
         heading.focus({ preventScroll: true });
       }
     }
+  }
+
+  // A main screen whose page has no level-one heading of its own (the phone's chat: its subject line is the
+  // spec's tag) gets its title as one, visually hidden, so the page still says what it is.
+  nameThePage(page) {
+    const own = this.body.querySelector("h1");
+    if (this.slot !== "main" || own) {
+      if (this.pageName) this.pageName.remove();
+      this.pageName = null;
+      return;
+    }
+    if (!this.pageName) {
+      this.pageName = document.createElement("h1");
+      this.pageName.className = "visually-hidden";
+      this.pageName.dataset.pageName = "true";
+      this.body.before(this.pageName);
+    }
+    this.pageName.textContent = page.title || "";
   }
 
   // --- the poll cycle (spec 6.1: always running, at the page's timeout) -------------------------------------------

@@ -87,7 +87,7 @@ def test_on_a_phone_picking_a_time_moves_focus_and_view_to_the_request_and_warns
     assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= MOBILE["width"]
     slot.click()
     page.locator('[data-id="request"]').wait_for()
-    page.wait_for_function("document.activeElement && document.activeElement.closest('[data-id=confirm]')")
+    page.wait_for_function("() => document.activeElement && document.activeElement.closest('[data-id=confirm]')")
     assert page.evaluate("document.activeElement.textContent") == "Your request"
     top = page.locator('[data-id="confirm"]').evaluate("e => e.getBoundingClientRect().top")
     bottom = page.locator('[data-id="request"]').evaluate("e => e.getBoundingClientRect().bottom")

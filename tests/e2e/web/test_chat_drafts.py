@@ -44,14 +44,14 @@ def test_an_unsent_message_survives_a_reload_follows_the_user_and_goes_with_the_
     type_and_wait_for_the_save(laptop, text)
     laptop.reload()
     laptop.locator(BOX).wait_for()
-    laptop.wait_for_function(f"document.querySelector('{BOX}').value.length > 0")
+    laptop.wait_for_function(f"() => document.querySelector('{BOX}').value.length > 0")
     assert laptop.locator(BOX).input_value() == text
     assert laptop.locator('[data-id="send"] button, [data-id="send"]').first.is_enabled()
     # Another device of the same doctor (a phone): the draft is there too.
     phone = new_page(server.url, viewport=MOBILE)
     sign_in(phone, "doctor1")
     open_chat(phone, DRAFTS)
-    phone.wait_for_function(f"document.querySelector('{BOX}').value.length > 0")
+    phone.wait_for_function(f"() => document.querySelector('{BOX}').value.length > 0")
     assert phone.locator(BOX).input_value() == text
     phone.locator('[data-id="send"]').click()
     phone.locator('[data-ref^="outgoing-"] .group-text', has_text="policy").last.wait_for()
@@ -86,7 +86,7 @@ def test_a_long_paste_is_cut_with_a_word_and_the_counter_shows_near_the_limit(
     page.evaluate("text => navigator.clipboard.writeText(text)", pasted)
     page.locator(BOX).focus()
     page.keyboard.press("Control+V")
-    page.wait_for_function(f"document.querySelector('{BOX}').value.length === 4000")
+    page.wait_for_function(f"() => document.querySelector('{BOX}').value.length === 4000")
     message = page.locator('[data-id="content"] .char-cut')
     message.wait_for()
     assert cut in (message.text_content() or "")

@@ -46,7 +46,6 @@ def _imports(name: str, path: Path) -> set[str]:
     return {m for m in found if m in MODULES and m != name}
 
 
-
 GRAPH = {name: _imports(name, path) for name, path in MODULES.items()}
 
 

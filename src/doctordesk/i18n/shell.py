@@ -36,6 +36,8 @@ SHELL_TEXTS: tuple[str, ...] = (
     N_("Live"),
     N_("Reconnecting…"),
     N_("Offline"),
+    N_("Not sent yet: no connection. It will be sent when the connection is back."),
+    N_("Sent now that the connection is back."),
     N_("Polling"),
     N_("Remove"),
     N_("Attach a file"),

@@ -29,6 +29,7 @@ NOTICES_ENDPOINT = "/profile/notices"
 BOOK_ENDPOINT = "/profile/book"
 ADMIN_ENDPOINT = "/profile/admin/users"
 CALENDAR_ENDPOINT = "/profile/calendar-feed"
+WEEK_ENDPOINT = "/profile/appointments/week"
 
 # Each section's title from the viewer's point of view.
 _TITLES: dict[Role, dict[Section, str]] = {
@@ -240,6 +241,7 @@ def render(
     if actor.role is Role.PATIENT:
         elements.append(el("book", "Link", label=_("Book an appointment"), action=Action("PUT", BOOK_ENDPOINT)))
     if actor.role is Role.DOCTOR:
+        elements.append(el("week-view", "Link", label=_("Week"), action=Action("PUT", WEEK_ENDPOINT)))
         elements.append(el("calendar-feed", "Link", label=_("Calendar feed"), action=Action("PUT", CALENDAR_ENDPOINT)))
     if actor.role is Role.ADMIN:
         elements.append(el("administration", "Link", label=_("Administration"), action=Action("PUT", ADMIN_ENDPOINT)))

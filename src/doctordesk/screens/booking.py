@@ -71,6 +71,8 @@ class BookingScreen:
     last_week: date
     layout: Layout
     timeout: int
+    # The picked time as the patient's insurance sees it (``domain/review/coverage.booking_warning``).
+    coverage_warning: str | None = None
 
 
 def _choice(s: BookingScreen) -> Element:
@@ -162,6 +164,13 @@ def _confirm(s: BookingScreen) -> Element:
             props={"tone": "warning"},
         ),
         el(
+            "coverage-warning",
+            "Notice",
+            value=_(s.coverage_warning) if s.coverage_warning else None,
+            visible=picked is not None and s.coverage_warning is not None,
+            props={"tone": "warning"},
+        ),
+        el(
             "chosen-time",
             "Regular",
             label=_("Time"),
@@ -189,6 +198,8 @@ def _confirm(s: BookingScreen) -> Element:
         ),
         label=_("Your request"),
         visible=c.start is not None,
+        # The next step once a time is picked: clients move focus and view here (issue 30, defect 12).
+        props={"focus": True} if picked is not None else None,
     )
 
 

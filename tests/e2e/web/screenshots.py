@@ -95,6 +95,13 @@ def admin_audit(page: Any) -> None:
     page.wait_for_timeout(300)
 
 
+def week(page: Any) -> None:
+    """The doctor's week view: appointments, requests, offers and free times in a grid."""
+    page.locator('[data-id="week-view"]').click()
+    page.locator('[data-type="Calendar"] [data-type="Day"]').first.wait_for()
+    page.wait_for_timeout(300)
+
+
 # name, viewport, user (None: the sign-in page), step, the browser's language.
 SHOTS: list[tuple[str, dict[str, int], str | None, Step | None, str]] = [
     ("login-desktop", DESKTOP, None, None, "en-GB"),
@@ -105,6 +112,8 @@ SHOTS: list[tuple[str, dict[str, int], str | None, Step | None, str]] = [
     ("chat-mobile", MOBILE, "doctor1", first_chat, "en-GB"),
     ("review-mobile", MOBILE, "doctor1", first_review, "en-GB"),
     ("threads-desktop", DESKTOP, "support1", threads, "en-GB"),
+    ("week-desktop", DESKTOP, "doctor1", week, "en-GB"),
+    ("week-mobile", MOBILE, "doctor1", week, "en-GB"),
     # The same app in a German browser.
     ("login-desktop-de", DESKTOP, None, None, "de-DE"),
     ("list-desktop-de", DESKTOP, "doctor1", None, "de-DE"),

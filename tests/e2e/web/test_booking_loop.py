@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from tests.e2e.web.conftest import sign_in
+from tests.e2e.web.conftest import MOBILE, sign_in
 from tests.e2e.web.test_review import fill_card, weekday_ahead
 
 pytestmark = pytest.mark.browser
@@ -71,8 +71,11 @@ def test_patient_books_doctor_suggests_patient_accepts_doctor_is_told(server, ne
     notice.wait_for(state="detached")
 
 
-def test_the_booking_screen_works_on_a_phone(server, new_page):
-    page = new_page(server.url, viewport={"width": 390, "height": 844})
+def test_on_a_phone_picking_a_time_moves_focus_and_view_to_the_request_and_warns_about_coverage(server, new_page):
+    """Issue 30, defect 12: after picking a time the page no longer stays at the top with focus on its heading:
+    "Your request" is focused and in view with its button, and the next Tab reaches the note. Defect 13: patient2's
+    policy has expired, and the request says so before it is sent."""
+    page = new_page(server.url, viewport=MOBILE)
     sign_in(page, "patient2")
     page.locator('[data-id="book"]').click()
     page.get_by_role("heading", name="Book an appointment").wait_for()
@@ -81,9 +84,16 @@ def test_the_booking_screen_works_on_a_phone(server, new_page):
     slot = page.locator('[data-id^="time-"]').first
     slot.wait_for()
     box = slot.bounding_box()
-    assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390
+    assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= MOBILE["width"]
     slot.click()
-    request = page.locator('[data-id="request"]')
-    request.wait_for()
-    request.scroll_into_view_if_needed()
-    assert request.is_visible()
+    page.locator('[data-id="request"]').wait_for()
+    page.wait_for_function("() => document.activeElement && document.activeElement.closest('[data-id=confirm]')")
+    assert page.evaluate("document.activeElement.textContent") == "Your request"
+    top = page.locator('[data-id="confirm"]').evaluate("e => e.getBoundingClientRect().top")
+    bottom = page.locator('[data-id="request"]').evaluate("e => e.getBoundingClientRect().bottom")
+    assert 0 <= top and bottom <= MOBILE["height"], (top, bottom)  # the step and its button in view
+    assert page.evaluate("scrollY") > 0
+    warning = page.locator('[data-id="coverage-warning"]')
+    assert warning.is_visible() and "does not cover this date" in (warning.text_content() or "")
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.dataset.name") == "note"

@@ -1,5 +1,5 @@
 """Chat in the browser: two people in two browser contexts, markup in messages, load more, attachments, the send
-control and the layouts (desktop panel, mobile full screen)."""
+control, a message sent while offline, and the layouts (desktop panel, mobile full screen)."""
 
 from __future__ import annotations
 
@@ -163,10 +163,11 @@ def test_sending_and_viewing_attachments_one_draft_file_at_a_time(chat_server, n
     assert download.value.path().read_bytes() == PDF
 
 
-def test_send_stays_disabled_while_the_message_is_empty(chat_server, new_page):
+def test_send_stays_disabled_while_empty_and_a_message_sent_offline_goes_once_when_back(chat_server, new_page):
     doctor = new_page(chat_server.url)
     sign_in(doctor, "doctor1")
     open_chat_from_list(doctor, SEND_CONTROL)
+    doctor.locator('#connection[data-status="live"]').wait_for()
     send_button = doctor.locator('[data-id="send"]')
     assert send_button.is_disabled()
     box = doctor.locator('[data-id="content"] textarea')
@@ -176,6 +177,27 @@ def test_send_stays_disabled_while_the_message_is_empty(chat_server, new_page):
     assert send_button.is_enabled()
     box.fill("")
     assert send_button.is_disabled()
+
+    # Offline (issue 30, defect 10): the indicator stops saying "Live" at once, not when a request fails.
+    doctor.context.set_offline(True)
+    doctor.locator('#connection[data-status="offline"]').wait_for(timeout=2_000)
+    assert doctor.locator("#connection").text_content().strip() == "Offline"
+    text = "Sent while the connection was gone"
+    box.fill(text)
+    send_button.click()
+    banner = doctor.locator(".banner, [role=alert], [data-tone=info]", has_text="Not sent yet: no connection")
+    banner.first.wait_for()
+    assert box.input_value() == text  # kept where it was typed
+    outgoing = doctor.locator('[data-ref^="outgoing-"] .group-text', has_text=text)
+    assert outgoing.count() == 0
+    # Back online: it goes by itself, once (the same client message id on every try), and the app says so.
+    doctor.context.set_offline(False)
+    outgoing.first.wait_for()
+    doctor.locator(".toast", has_text="Sent now that the connection is back.").wait_for()
+    doctor.locator('#connection[data-status="live"]').wait_for()
+    assert outgoing.count() == 1
+    assert box.input_value() == ""
+    assert not banner.first.is_visible()
 
 
 def test_on_a_phone_the_chat_takes_the_whole_screen_and_back_returns_to_the_list(chat_server, new_page):

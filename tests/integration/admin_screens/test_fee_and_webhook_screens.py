@@ -173,6 +173,10 @@ async def test_an_endpoint_is_edited_disabled_enabled_tested_and_replayed_on_its
     shown = by_id((await client.put(url, headers=admin.headers)).json()["elements"])
     assert shown["toggle-enabled"]["label"] == "Enable" and shown["url"]["value"] == "https://hooks.example.com/b"
     assert shown["type-appointment.canceled"]["value"] is True and shown["type-appointment.approved"]["value"] is False
+    # Event types read as words with their code (issue 30), in the reader's language.
+    assert shown["type-appointment.canceled"]["label"] == "Appointment canceled · appointment.canceled"
+    german = by_id((await client.put(url, headers={**admin.headers, "Accept-Language": "de"})).json()["elements"])
+    assert german["type-appointment.approved"]["label"] == "Termin zugesagt · appointment.approved"
     assert (await client.post(f"{url}/enable", headers=admin.headers)).status_code == 200
     tested = await client.post(f"{url}/test", headers=admin.headers)
     assert "Test event queued" in patched(tested.json(), "saved")["set"]["value"]
@@ -180,6 +184,7 @@ async def test_an_endpoint_is_edited_disabled_enabled_tested_and_replayed_on_its
         delivery = await s.scalar(select(WebhookDelivery))
     log = by_id((await client.put(url, headers=admin.headers)).json()["elements"])
     assert f"delivery-{delivery.id}" in log and log[f"delivery-id-{delivery.id}"]["value"] == delivery.message_id
+    assert log[f"delivery-type-{delivery.id}"]["value"].startswith("Test event · webhook.test · ")
     replayed = await client.post(f"{url}/deliveries/{delivery.id}/replay", headers=admin.headers)
     assert replayed.status_code == 200, replayed.text
     async with runtime.db.read() as s:

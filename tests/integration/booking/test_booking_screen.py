@@ -185,3 +185,35 @@ async def test_a_holiday_removes_its_day_from_the_screen_and_refuses_a_request_f
     refused = await client.post(f"{BOOK}/request", headers=patient.headers, data=form)
     assert refused.status_code == 422 and "start" in refused.json()["fields"]
     assert await appointment_count(runtime) == before
+
+
+async def test_a_time_the_policy_does_not_cover_is_warned_at_booking_by_the_rule_approval_applies(
+    client, login, demo, runtime
+):
+    """Issue 30, defect 13: patient2's policy has expired. Picking a time warns, in the patient's words and
+    language, that the doctor cannot approve it; the doctor's approval is then refused by the same rule. A covered
+    patient gets no such warning."""
+    covered = await login("patient1")
+    page = await open_booking(client, covered.headers, f"{BOOK}?week=2026-11-30")
+    picked = by_id(await open_booking(client, covered.headers, free_links(page)[0]["action"]["endpoint"]))
+    assert picked["coverage-warning"].get("visible", True) is False
+    expired = await login("patient2")
+    page = await open_booking(client, expired.headers, f"{BOOK}?week=2026-11-30")
+    url = free_links(page)[0]["action"]["endpoint"]
+    warned = by_id(await open_booking(client, expired.headers, url))
+    assert warned["coverage-warning"].get("visible", True) is True
+    assert warned["coverage-warning"]["value"].startswith("Your insurance policy does not cover this date")
+    assert warned["request"].get("visible", True)  # a warning: the patient may still ask
+    german = await client.put(url, headers={**expired.headers, "Accept-Language": "de"})
+    assert by_id(german.json())["coverage-warning"]["value"].startswith("Ihre Versicherung deckt dieses Datum nicht")
+    form = {e["name"]: e.get("value") or "" for e in walk([warned["confirm"]]) if e.get("name")}
+    sent = await client.post(f"{BOOK}/request", headers=expired.headers, data=form)
+    assert sent.status_code == 200, sent.text
+    async with runtime.db.read() as s:
+        newest = await s.scalar(select(Appointment).order_by(Appointment.id.desc()).limit(1))
+    assert newest is not None
+    doctor = await login("doctor1")
+    approve = await client.post(
+        f"/profile/appointments/{newest.id}/approve", headers=doctor.headers, data={"version": str(newest.version)}
+    )
+    assert approve.status_code == 422 and approve.json()["code"] == "APPOINTMENT_DATE_NOT_COVERED", approve.text

@@ -78,7 +78,12 @@ async def test_every_screen_of_the_other_roles_is_german(client, login, demo, ru
     await assert_german(
         client,
         doctor.headers,
-        ["/profile/appointments", "/profile/calendar-feed", *(f"/profile/appointments/{a}/approve" for a in some)],
+        [
+            "/profile/appointments",
+            "/profile/calendar-feed",
+            "/profile/appointments/week",
+            *(f"/profile/appointments/{a}/approve" for a in some),
+        ],
         runtime,
     )
     await assert_german(client, support.headers, ["/profile/appointments", "/profile/messages/threads"], runtime)

@@ -169,3 +169,32 @@ def for_patient(warning: str | None) -> str | None:
     if warning is None:
         return None
     return FOR_PATIENT.get(str(warning), warning)
+
+
+def check(policies: Sequence[Policy], *, day: date, doctor_id: int, location_id: int, service: str) -> Coverage:
+    """The whole coverage verdict for one slot from the stored policies: the insurer's data (``terms``), then the
+    policy's period, exclusions and network (``evaluate``) — the rules Review and Approve applies, here for one
+    slot (the booking screen warns with them before a patient sends a request the doctor could not approve)."""
+    try:
+        checked = terms(policies)
+    except DomainError as exc:
+        return Coverage(exc)
+    return evaluate(checked, day=day, doctor_id=doctor_id, location_id=location_id, service=service)
+
+
+def booking_warning(verdict: Coverage) -> str | None:
+    """What the patient reads at booking about a verdict of ``check``: why the doctor could not approve the
+    time as it stands, or the out-of-network warning in the patient's words; None when covered."""
+    if isinstance(verdict.error, DateNotCovered):
+        return N_(
+            "Your insurance policy does not cover this date, so the doctor cannot approve this time. Check your "
+            "policy, or choose a date it covers."
+        )
+    if isinstance(verdict.error, ForbiddenByPolicy):
+        return N_("Your insurance policy excludes this service or this doctor, so the doctor cannot approve it.")
+    if verdict.error is not None:
+        return N_(
+            "Your insurance details could not be confirmed, so the doctor may not be able to approve this request. "
+            "Please contact the practice."
+        )
+    return for_patient(verdict.warning)

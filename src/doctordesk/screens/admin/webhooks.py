@@ -17,9 +17,30 @@ LIST_SCREEN = "admin-webhooks"
 ENDPOINT_SCREEN = "admin-webhook"
 ENDPOINT = f"{BASE}/webhooks"
 LOG_SIZE = 50
-# A delivery's status (``services/webhooks/outbox.py``) in words; the event types are the receivers' names
-# (docs/webhooks.md) and stay as they are.
+# A delivery's status (``services/webhooks/outbox.py``) in words.
 DELIVERY_STATES = {"pending": N_("pending"), "delivered": N_("delivered"), "failed": N_("failed")}
+# The event types in words; the code (the receivers' name, docs/webhooks.md) follows, as the audit trail's actions
+# do, so an admin can match it with what a receiver logs (issue 30).
+EVENT_WORDS = {
+    "appointment.requested": N_("Appointment requested"),
+    "appointment.approved": N_("Appointment approved"),
+    "appointment.alternatives-offered": N_("Other times offered"),
+    "appointment.declined": N_("Appointment declined"),
+    "appointment.offer-accepted": N_("Offered time accepted"),
+    "appointment.offers-rejected": N_("Offered times declined"),
+    "appointment.canceled": N_("Appointment canceled"),
+    "appointment.completed": N_("Appointment completed"),
+    "appointment.no-show": N_("Patient did not come"),
+    "appointment.reschedule-requested": N_("Reschedule requested"),
+    "chat.message-created": N_("Chat message"),
+    "webhook.test": N_("Test event"),
+}
+
+
+def event_words(event_type: str) -> str:
+    """``Termin zugesagt · appointment.approved``: the words, then the code (the code alone when it has none)."""
+    words = EVENT_WORDS.get(event_type)
+    return f"{_(words)} · {event_type}" if words else event_type
 
 
 def endpoint_url(endpoint_id: int) -> str:
@@ -38,7 +59,7 @@ def _fields(prefix: str, e: EndpointView | None) -> list[Element]:
         el(f"{prefix}description", "Edit", label=_("Description"), name="description",
            value=e.description if e else None),
         el(f"{prefix}types", "Group",
-           *(el(f"{prefix}type-{t}", "Checkbox", label=t, name=type_field(t), value=t in chosen)
+           *(el(f"{prefix}type-{t}", "Checkbox", label=event_words(t), name=type_field(t), value=t in chosen)
              for t in SUBSCRIBABLE),
            label=_("Event types")),
         el(f"{prefix}content", "Checkbox", label=_("Chat messages carry their text"), name="include_content",
@@ -60,7 +81,7 @@ def render_list(rows: Sequence[EndpointView], *, layout: Layout, timeout: int) -
             f"webhook-{e.id}",
             "Row",
             el(f"webhook-url-{e.id}", "Link", label=e.url, action=Action("PUT", endpoint_url(e.id))),
-            el(f"webhook-types-{e.id}", "Caption", value=", ".join(e.event_types)),
+            el(f"webhook-types-{e.id}", "Caption", value=", ".join(event_words(t) for t in e.event_types)),
             el(f"webhook-state-{e.id}", "Regular", value=_state(e)),
         )
         for e in rows
@@ -97,7 +118,7 @@ def _delivery(d: DeliveryView, endpoint_id: int) -> Element:
     return el(
         f"delivery-{d.id}",
         "Row",
-        el(f"delivery-type-{d.id}", "Regular", value=f"{d.event_type} · {state}"),
+        el(f"delivery-type-{d.id}", "Regular", value=f"{event_words(d.event_type)} · {state}"),
         el(f"delivery-when-{d.id}", "Caption", value=f"{when} · {outcome}" if outcome else when),
         el(f"delivery-id-{d.id}", "Caption", value=d.message_id),
         el(f"replay-{d.id}", "Button", label=_("Replay"),

@@ -202,8 +202,9 @@ def composer(state: ChatState) -> list[Element]:
             label=_("Send"),
             enabled=enabled,
             action=Action("POST", SEND_ENDPOINT),
-            # Clients keep send disabled while both of these are empty (spec 4.4, chat validation 1).
-            props={"requires_one_of": ["content", "file"]},
+            # Clients keep send disabled while both of these are empty (spec 4.4, chat validation 1); a send that
+            # cannot reach the service waits and goes again under the same client message id (docs/chat.md).
+            props={"requires_one_of": ["content", "file"], "idempotency": "client-message-id"},
         ),
         el("appointment-id", "Hidden", name="appointment-id", value=str(a.id)),
     ]

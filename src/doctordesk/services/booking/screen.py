@@ -8,11 +8,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
 from functools import partial
+from zoneinfo import ZoneInfo
 
 from doctordesk.domain import moments
 from doctordesk.domain.edges import earliest, next_utc_midnight, with_reference_data
 from doctordesk.domain.errors import NotFound, ValidationFailed
 from doctordesk.domain.inputs import parse_id, text_problem
+from doctordesk.domain.review import coverage
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.scheduling.booking import (
     NOTE_MAX,
@@ -35,7 +37,7 @@ from doctordesk.screens.state import Viewer, lasting
 from doctordesk.screens.viewing import Viewing
 from doctordesk.services.booking import free_times
 from doctordesk.services.integration.requests import RequestInput, place_request
-from doctordesk.services.scheduling.clinic_facts import Clinic, cached_clinic
+from doctordesk.services.scheduling.clinic_facts import Clinic, cached_clinic, policies_of
 from doctordesk.services.uow import unit_of_work
 
 
@@ -76,7 +78,23 @@ async def _settled(rt: Runtime, asked: Asked) -> tuple[Choice, Clinic, dict[int,
     return settle(wanted, places=places, today=today, horizon=c.horizon), c, places
 
 
-async def _render(rt: Runtime, choice: Choice, c: Clinic, places: dict[int, list[int]], layout: Layout) -> Page:
+async def _coverage(rt: Runtime, patient_id: int, choice: Choice, timezone: str | None) -> str | None:
+    """The picked time against the patient's policies, by the rules Review and Approve applies (issue 30,
+    defect 13): what would keep the doctor from approving it, or an out-of-network warning."""
+    if choice.start is None or choice.doctor_id is None or choice.location_id is None:
+        return None
+    async with rt.db.read() as session:
+        policies = await policies_of(session, patient_id)
+    day = choice.start.astimezone(ZoneInfo(timezone or "UTC")).date()
+    verdict = coverage.check(
+        policies, day=day, doctor_id=choice.doctor_id, location_id=choice.location_id, service=choice.service
+    )
+    return coverage.booking_warning(verdict)
+
+
+async def _render(
+    rt: Runtime, patient_id: int, choice: Choice, c: Clinic, places: dict[int, list[int]], layout: Layout
+) -> Page:
     timezone = c.directory.locations.get(choice.location_id) if choice.location_id is not None else None
     free: list[datetime] = []
     now = rt.clock.now()
@@ -98,6 +116,7 @@ async def _render(rt: Runtime, choice: Choice, c: Clinic, places: dict[int, list
     today = now.date()
     page = screen.render(
         screen.BookingScreen(
+            coverage_warning=await _coverage(rt, patient_id, choice, timezone),
             choice=choice,
             doctors=[Option(str(d), c.directory.doctors[d]) for d in places],
             locations=[Option(str(loc), c.location_names[loc]) for loc in places.get(choice.doctor_id or 0, [])],
@@ -114,9 +133,9 @@ async def _render(rt: Runtime, choice: Choice, c: Clinic, places: dict[int, list
 
 async def viewing(rt: Runtime, actor: Actor, asked: Asked, *, layout: Layout, client_id: str | None) -> Viewing:
     """The booking screen for ``asked`` as settled now: ``page()`` for the PUT, ``poll()`` for the PATCH."""
-    _patient(actor)
+    patient_id = _patient(actor)
     choice, c, places = await _settled(rt, asked)
-    render = partial(_render, rt, choice, c, places, layout)
+    render = partial(_render, rt, patient_id, choice, c, places, layout)
     timeout = rt.settings.poll_list_seconds
     return Viewing(
         rt.screens, rt.wall(), Viewer.of(actor, client_id), screen.shown(choice, actor.user_id), timeout, render

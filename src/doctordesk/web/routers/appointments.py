@@ -1,4 +1,5 @@
-"""The appointment list screen: PUT gives the page, PATCH is its poll, PATCH .../more shows more of a section."""
+"""The appointment list screen: PUT gives the page, PATCH is its poll, PATCH .../more shows more of a section; and
+the doctor's week view beside it (PUT and its poll)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ from fastapi import APIRouter, Query
 from doctordesk.domain.appointments.list_filter import MAX_SEARCH_CHARS, parse_filter
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.inputs import TEXT_PATTERN
+from doctordesk.domain.moments import form_day
 from doctordesk.services.appointments import list_screen as appointment_list
 from doctordesk.services.appointments.list_screen import ListScreen
+from doctordesk.services.appointments.week_screen import WeekScreen, week_screen
 from doctordesk.web.deps import SCREEN_HEADERS, FormDep, ScreenRequest, ScreenRequestDep
 from doctordesk.web.responses import SCREEN_RESPONSES, SUBMIT_RESPONSES
 
@@ -75,3 +78,36 @@ async def appointment_list_more(
 
 def _list(screen: ScreenRequest) -> ListScreen:
     return appointment_list.list_screen(screen.rt, screen.actor, layout=screen.layout, client_id=screen.client_id)
+
+
+# --- the week view (docs/week-view.md) -------------------------------------------------------------------------
+
+
+@router.put("/appointments/week", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
+async def week_view_page(
+    screen: ScreenRequestDep,
+    day: Annotated[
+        str | None,
+        Query(
+            description="A day of the week shown (a phone shows this day), YYYY-MM-DD; today when absent",
+            json_schema_extra=DAY,
+        ),
+    ] = None,
+) -> dict[str, Any]:
+    """The doctor's week view (page object): approved appointments, requests awaiting a decision, offers waiting
+    for the patient and free times, in the doctor's zone. Doctors only."""
+    fields: dict[str, str] = {}
+    anchor = form_day(day, "day", fields)
+    if fields:
+        raise ValidationFailed(fields=fields)
+    return (await _week(screen).page(anchor)).to_json()
+
+
+@router.patch("/appointments/week", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
+async def week_view_poll(screen: ScreenRequestDep) -> dict[str, Any]:
+    """The week view's poll: an update set with what changed since the state token (empty when nothing did)."""
+    return (await _week(screen).poll(screen.state)).to_json()
+
+
+def _week(screen: ScreenRequest) -> WeekScreen:
+    return week_screen(screen.rt, screen.actor, layout=screen.layout, client_id=screen.client_id)

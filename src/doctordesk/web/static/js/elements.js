@@ -285,7 +285,12 @@ export const ELEMENT_BUILDERS = {
     return { root };
   },
   Section(model, { depth }) {
-    return container("section", "section", model, depth);
+    // A page's sections are its regions; a section inside another element (a card's "Total fee") is a group, so
+    // the page's landmarks stay few and each has its own name (axe: landmark-unique).
+    if (depth === 0) return container("section", "section", model, depth);
+    const parts = container("div", "section", model, depth);
+    parts.root.setAttribute("role", "group");
+    return parts;
   },
   Card(model, { depth }) {
     return container("article", "card", model, depth);

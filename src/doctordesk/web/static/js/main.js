@@ -2,6 +2,7 @@
 // Everything a screen shows comes from the server's page objects (render.js); nothing here knows a screen.
 
 import * as api from "./api.js";
+import { Outbox } from "./outbox.js";
 import { linkToken, showSetPassword } from "./password-link.js";
 import * as factors from "./second-factor.js";
 import { Screen } from "./screen.js";
@@ -23,6 +24,7 @@ class Shell {
     this.panel = null;
     this.panelEndpoint = null;
     this.mainEndpoint = null;
+    this.outbox = new Outbox();
     this.link = new RealtimeLink({
       onMessage: (data) => handleMessage(data, this.screens()),
       onStatus: (status) => this.connection(status),
@@ -375,10 +377,14 @@ class Shell {
 
   offline(isOffline) {
     if (isOffline) this.connection("offline");
-    else if ($("connection").dataset.status === "offline") this.connection(this.link.source ? "live" : "idle");
+    else {
+      if ($("connection").dataset.status === "offline") this.connection(this.link.source ? "live" : "idle");
+      this.outbox.flush(); // the service answered: what waits goes now
+    }
   }
 
   connection(status) {
+    if (status === "live") this.outbox.flush();
     const labels = { live: "Live", reconnecting: "Reconnecting…", offline: "Offline", blocked: "Polling" };
     const node = $("connection");
     node.dataset.status = status;

@@ -7,6 +7,7 @@
 // and the forms (forms.js) work on it.
 
 import { buildAttachment, buildUpload } from "./attachments.js";
+import { buildCalendar, buildDay, buildEvent } from "./calendar.js";
 import { buildModal, syncModal } from "./dialogs.js";
 import { node, uid } from "./dom.js";
 import { buildGeneric, ELEMENT_BUILDERS } from "./elements.js";
@@ -14,7 +15,15 @@ import * as forms from "./forms.js";
 import { find } from "./patch.js";
 import { applyPatches } from "./patch-dom.js";
 
-const BUILDERS = { ...ELEMENT_BUILDERS, Upload: buildUpload, Attachment: buildAttachment, Modal: buildModal };
+const BUILDERS = {
+  ...ELEMENT_BUILDERS,
+  Upload: buildUpload,
+  Attachment: buildAttachment,
+  Modal: buildModal,
+  Calendar: buildCalendar,
+  Day: buildDay,
+  Event: buildEvent,
+};
 // Elements whose own node cannot hold children: theirs go into a detached host.
 const VOID_TAGS = new Set(["INPUT", "HR", "BUTTON", "A", "SELECT", "TEXTAREA", "IMG"]);
 const WIDTH = /^(100|[1-9]?[0-9])%$/;
@@ -141,6 +150,7 @@ export class ScreenView {
     const props = model.props || {};
     if (typeof props.tone === "string") root.dataset.tone = props.tone;
     if (typeof props.align === "string") root.dataset.align = props.align;
+    if (props.focus === true) root.dataset.focus = "true";
     if (typeof props.width === "string" && WIDTH.test(props.width)) root.style.setProperty("--width", props.width);
     if (model.enabled === false) {
       root.classList.add("is-disabled");

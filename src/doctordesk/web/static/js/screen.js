@@ -3,6 +3,7 @@
 
 import { ApiError, NetworkError, request } from "./api.js";
 import { safeHref } from "./dom.js";
+import { newRequestId } from "./outbox.js";
 import { PatchError } from "./patch.js";
 import { ScreenView } from "./render.js";
 import { t } from "./texts.js";
@@ -77,15 +78,42 @@ export class Screen {
     this.frame.dataset.screen = page.screen;
     if (sameScreen) this.view.rerender(page.elements);
     else this.view.render(page.elements);
+    this.nameThePage(page);
     this.shell.screenShown(this, page);
     this.schedule();
-    if (focus) {
+    // The page names the step the user is at (`props.focus`, e.g. booking's "Your request" once a time is
+    // picked): focus and view go there instead of the screen's heading.
+    const step = focus ? this.body.querySelector('[data-focus="true"]:not([hidden])') : null;
+    if (step) {
+      const target = step.querySelector("h1, h2, h3, h4, h5, h6") || step;
+      target.tabIndex = -1;
+      target.focus({ preventScroll: true });
+      step.scrollIntoView({ block: "start" });
+    } else if (focus) {
       const heading = this.body.querySelector("h1, h2") || this.frame.parentElement.querySelector("[data-focus-fallback]");
       if (heading) {
         heading.tabIndex = -1;
         heading.focus({ preventScroll: true });
       }
     }
+  }
+
+  // A main screen whose page has no level-one heading of its own (the phone's chat: its subject line is the
+  // spec's tag) gets its title as one, visually hidden, so the page still says what it is.
+  nameThePage(page) {
+    const own = this.body.querySelector("h1");
+    if (this.slot !== "main" || own) {
+      if (this.pageName) this.pageName.remove();
+      this.pageName = null;
+      return;
+    }
+    if (!this.pageName) {
+      this.pageName = document.createElement("h1");
+      this.pageName.className = "visually-hidden";
+      this.pageName.dataset.pageName = "true";
+      this.body.before(this.pageName);
+    }
+    this.pageName.textContent = page.title || "";
   }
 
   // --- the poll cycle (spec 6.1: always running, at the page's timeout) -------------------------------------------
@@ -175,6 +203,13 @@ export class Screen {
       this.shell.open(action.endpoint, { from: this, panel: typeof props.panel === "string" ? props.panel : null });
       return;
     }
+    // A send that may wait for the connection carries an id of its own, the same on every try (outbox.js).
+    const props = model.props || {};
+    const held = typeof props.idempotency === "string" ? `${this.slot}:${model.id}` : null;
+    if (held) {
+      const waiting = this.shell.outbox.get(held);
+      fields.push([props.idempotency, waiting ? waiting.id : newRequestId()]);
+    }
     const control = this.view.nodes.get(model.id);
     const button = control && (control.button || null);
     if (button) {
@@ -188,6 +223,15 @@ export class Screen {
         if (body && body.kind === "page") this.showPage(body);
         else this.applyUpdate(body);
       } catch (error) {
+        if (held && error instanceof NetworkError) {
+          const id = fields[fields.length - 1][1];
+          this.shell.outbox.hold(held, { screen: this, method: action.method, endpoint: action.endpoint, fields, id });
+          this.shell.offline(true);
+          this.showBanner(t("Not sent yet: no connection. It will be sent when the connection is back."), {
+            tone: "info",
+          });
+          return;
+        }
         // A reload the error asks for runs inside the queue: nothing queued after it uses the stale page.
         if (generation === this.generation) await this.handleError(error);
       }
@@ -198,6 +242,20 @@ export class Screen {
       button.disabled = after.model.enabled === false;
       if (after.requires) this.view.checkRequires(after);
     }
+  }
+
+  // A send held while offline went through: the answer applies as the send's own would have.
+  heldSent(body) {
+    if (!this.closed) {
+      this.clearBanner();
+      if (body && body.kind === "page") this.showPage(body);
+      else this.applyUpdate(body);
+    }
+    this.shell.notify({ level: "info", text: t("Sent now that the connection is back.") });
+  }
+
+  heldFailed(error) {
+    if (!this.closed) this.handleError(error);
   }
 
   // --- drafts (props.draft: an input whose text is kept with the server, docs/protocol.md) -----------------------

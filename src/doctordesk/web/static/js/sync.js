@@ -78,6 +78,10 @@ export class RealtimeLink {
     this.blocked = false; // set by tests: the stream stays closed, polling alone keeps the screens current
     this.onFocus = () => this.claim();
     window.addEventListener("focus", this.onFocus);
+    // The browser knows first when the network goes: say so at once instead of "Live" until a request fails,
+    // and connect again as soon as it is back (not after the retry delay).
+    window.addEventListener("offline", () => this.wentOffline());
+    window.addEventListener("online", () => this.cameOnline());
     document.addEventListener("visibilitychange", () => {
       if (document.visibilityState === "visible") this.claim();
     });
@@ -220,6 +224,24 @@ export class RealtimeLink {
         this.retryLater();
       }
     };
+  }
+
+  wentOffline() {
+    if (!this.running) return;
+    clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    if (this.source) this.source.close();
+    this.source = null;
+    this.onStatus("offline");
+  }
+
+  cameOnline() {
+    if (!this.running) return;
+    this.retryMs = RETRY_MIN_MS;
+    if (this.leading) {
+      this.status("reconnecting");
+      this.open();
+    } else this.onStatus("idle");
   }
 
   retryLater() {

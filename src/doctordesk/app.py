@@ -46,10 +46,9 @@ from doctordesk.web.routers.admin import locations as admin_locations
 from doctordesk.web.routers.admin import policies as admin_policies
 from doctordesk.web.routers.admin import screens as admin_screens
 from doctordesk.web.routers.admin import service_accounts as admin_service_accounts
+from doctordesk.web.routers.admin import sign_in as admin_sign_in
 from doctordesk.web.routers.admin import smart_apps as admin_smart_apps
 from doctordesk.web.routers.admin import smart_screens as admin_smart_screens
-
-from doctordesk.web.routers.admin import sign_in as admin_sign_in
 from doctordesk.web.routers.admin import users as admin_users
 from doctordesk.web.routers.admin import webhooks as webhooks_admin
 from doctordesk.web.routers.fhir import routes as fhir

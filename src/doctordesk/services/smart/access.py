@@ -15,7 +15,8 @@ from doctordesk.domain.roles import Actor
 from doctordesk.domain.smart import scopes as smart_scopes
 from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
-from doctordesk.services.accounts.auth import MAX_TOKEN_CHARS, actor_for
+from doctordesk.services.accounts.auth import MAX_TOKEN_CHARS
+from doctordesk.services.accounts.sessions import actor_for
 from doctordesk.services.smart.authorize import hashed
 from doctordesk.services.smart.tokens import ACCESS
 from doctordesk.store.smart_tables import SmartClient, SmartToken

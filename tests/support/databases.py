@@ -315,9 +315,8 @@ def _empty_statements(guarded: list[str], sequences: list[str]) -> list[str]:
         # Each sequence back to its start, as RESTART does; setval is not DDL (ALTER SEQUENCE writes a new file for
         # the sequence: four times the whole reset's time).
         names = ", ".join(f"'public.{_quoted(s)}'" for s in sequences)
-        statements.append(
-            f"SELECT setval(seqrelid, seqstart, false) FROM pg_sequence WHERE seqrelid = ANY(ARRAY[{names}]::regclass[])"
-        )
+        where = f"seqrelid = ANY(ARRAY[{names}]::regclass[])"
+        statements.append(f"SELECT setval(seqrelid, seqstart, false) FROM pg_sequence WHERE {where}")
     return statements
 
 

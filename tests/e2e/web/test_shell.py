@@ -108,7 +108,9 @@ def test_the_keyboard_alone_opens_a_screen_and_focus_moves_to_its_heading(server
     page.locator('[data-id="review-2"]').focus()
     page.keyboard.press("Enter")
     page.get_by_role("heading", name="Review and approve").wait_for()
-    page.wait_for_function("() => document.activeElement && document.activeElement.textContent === 'Review and approve'")
+    page.wait_for_function(
+        "() => document.activeElement && document.activeElement.textContent === 'Review and approve'"
+    )
     page.keyboard.press("Tab")
     focused = page.evaluate(
         "(() => { const e = document.activeElement; const s = getComputedStyle(e);"

@@ -15,6 +15,8 @@ import pytest
 from sqlalchemy import func, select
 
 from doctordesk.config import Settings
+from doctordesk.services.fhir.holds import HOLD_MINUTES
+from doctordesk.store.fhir_tables import SlotHold
 from doctordesk.store.integration_tables import IntegrationRequest
 from doctordesk.store.tables import Appointment, AuditLog
 from doctordesk.store.webhook_tables import WebhookDelivery
@@ -197,10 +199,17 @@ async def test_concurrent_bookings_of_one_time_make_one_request(client, key, oth
     assert [h.status_code for h in holds] == [422, 422]  # the booked request keeps the time taken
 
 
-async def test_a_holder_keeps_at_most_five_holds_and_the_capability_lists_the_operations(client, key, demo):
+async def test_a_holder_keeps_at_most_five_holds_and_the_capability_lists_the_operations(
+    client, key, demo, clock, runtime
+):
     found = await find(client, key.headers, demo)
     held = [await operation(client, key.headers, "hold", with_patient(a, demo.patients["patient1"])) for a in found[:6]]
     assert [h.status_code for h in held] == [200] * 5 + [422]
+    clock.advance(timedelta(minutes=HOLD_MINUTES))  # all five expire: a new hold clears them away
+    assert (await operation(client, key.headers, "hold", with_patient(found[5], demo.patients["patient1"]))).is_success
+    async with runtime.db.read() as s:
+        rows = await s.scalar(select(func.count()).where(SlotHold.holder == f"account:{key.account_id}"))
+    assert rows == 1
     capability = resource_of(await client.get("/fhir/metadata"))
     [appointment] = [r for r in capability["rest"][0]["resource"] if r["type"] == "Appointment"]
     assert [o["name"] for o in appointment["operation"]] == ["find", "hold", "book"]

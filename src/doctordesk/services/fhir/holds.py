@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import func, select, update
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -154,6 +154,9 @@ async def hold(rt: Runtime, caller: Caller, body: dict[str, Any]) -> dict[str, A
             session = uow.session
             c = await cached_clinic(rt, session)
             await check_request(session, c, req, now=now)
+            # The holder's expired holds go (booked ones stay: they keep their request's time taken).
+            expired = (SlotHold.holder == holder, SlotHold.appointment_id.is_(None), SlotHold.expires_at <= now)
+            await session.execute(delete(SlotHold).where(*expired))
             if await _unexpired(session, holder, now) >= MAX_HOLDS:
                 raise ValidationFailed(f"At most {MAX_HOLDS} holds at once: book or let one expire first.")
             values = {

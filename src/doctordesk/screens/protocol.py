@@ -251,13 +251,13 @@ class UpdateSet:
             "timeout": self.timeout,
             "patches": self.patches,
         }
-        if self.navigate is not None:
-            out["navigate"] = self.navigate
-        if self.reload:
-            out["reload"] = True
-        if self.notice is not None:
-            out["notice"] = self.notice
-        out.update({"leave": self.leave} if self.leave is not None else {})
+        optional = {
+            "navigate": self.navigate,
+            "reload": self.reload or None,
+            "notice": self.notice,
+            "leave": self.leave,
+        }
+        out.update({name: value for name, value in optional.items() if value is not None})
         return out
 
     @property
@@ -269,13 +269,7 @@ def error_body(
     code: str, message: str, status: int, *, fields: dict[str, str] | None = None, reload: bool = False
 ) -> dict[str, Any]:
     """The one error shape of every 4xx (and the 500 that should never happen)."""
-    body: dict[str, Any] = {
-        "kind": "error",
-        "code": code,
-        "message": message,
-        "status": status,
-        "fields": fields or {},
-    }
+    body: dict[str, Any] = {"kind": "error", "code": code, "message": message, "status": status, "fields": fields or {}}
     if reload:
         body["reload"] = True
     return body

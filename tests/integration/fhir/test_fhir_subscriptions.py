@@ -85,7 +85,8 @@ async def test_creating_updating_and_deleting_is_audited_without_header_values(c
     )
     resource_of(await client.delete(f"/fhir/Subscription{path}", headers=key.headers))
     async with runtime.db.read() as s:
-        rows = (await s.scalars(select(AuditLog).where(AuditLog.entity == "fhir_subscription"))).all()
+        entries = select(AuditLog).where(AuditLog.entity == "fhir_subscription").order_by(AuditLog.id)
+        rows = (await s.scalars(entries)).all()
     assert [r.action for r in rows] == [
         "fhir-subscription.create",
         "fhir-subscription.update",

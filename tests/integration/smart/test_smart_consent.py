@@ -79,3 +79,16 @@ async def test_the_admin_screen_registers_an_app_and_deactivating_it_refuses_its
     assert (await client.get("/fhir/Appointment", headers=bearer)).status_code == 401
     doctor = await login("doctor1")
     assert (await client.put("/profile/admin/smart-apps", headers=doctor.headers)).status_code == 404
+
+
+async def test_the_consent_page_and_the_smart_apps_screen_are_german(
+    client: httpx.AsyncClient, register: Callable[..., Any], login: Callable[[str], Any], runtime: Any
+) -> None:
+    from tests.integration.web.test_german_screens import assert_german
+
+    app = await register(scopes=["openid", "fhirUser", "offline_access", *SCOPE.split(), "user/*.cruds"])
+    wide = authorize_query(app, f"openid fhirUser offline_access {SCOPE} user/*.cruds")
+    ticket = (await client.get("/oauth/authorize", params=wide)).headers["location"].rsplit("/", 1)[1]
+    doctor, admin = await login("doctor1"), await login("admin")
+    await assert_german(client, doctor.headers, [f"/profile/smart/authorize/{ticket}"], runtime)
+    await assert_german(client, admin.headers, ["/profile/admin/smart-apps"], runtime)

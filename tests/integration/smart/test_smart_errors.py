@@ -128,3 +128,19 @@ async def test_a_rotated_refresh_token_used_again_ends_the_grant(
 async def test_an_unknown_grant_type_is_unsupported(client: httpx.AsyncClient) -> None:
     answer = await client.post("/oauth/token", data={"grant_type": "password", "client_id": "x"})
     assert answer.status_code == 400 and answer.json()["error"] == "unsupported_grant_type"
+
+
+async def test_a_deactivated_users_tokens_and_refresh_are_refused(
+    client: httpx.AsyncClient, register: Callable[..., Any], launch: Callable[..., Any], login: Callable[[str], Any]
+) -> None:
+    app = await register(scopes=SCOPE.split())
+    token = (await exchange(client, app, await launch(app, SCOPE))).json()
+    admin = await login("admin")
+    users = (await client.get("/admin/users", headers=admin.headers)).json()["users"]
+    [patient1] = [u["id"] for u in users if u["username"] == "patient1"]
+    assert (await client.post(f"/admin/users/{patient1}/deactivate", headers=admin.headers)).status_code == 200
+    bearer = {"Authorization": f"Bearer {token['access_token']}"}
+    assert (await client.get("/fhir/Appointment", headers=bearer)).status_code == 401
+    refresh = {"grant_type": "refresh_token", "client_id": app.client_id, "refresh_token": token["refresh_token"]}
+    refused = await client.post("/oauth/token", data=refresh)
+    assert refused.status_code == 400 and refused.json()["error"] == "invalid_grant"

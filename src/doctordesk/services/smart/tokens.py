@@ -114,6 +114,10 @@ def _new_token(
     return token
 
 
+async def _user_active(session: AsyncSession, user_id: int | None) -> bool:
+    return bool(user_id is not None and await session.scalar(select(User.active).where(User.id == user_id)))
+
+
 async def _fhir_user(session: AsyncSession, user_id: int, fhir_base: str) -> str | None:
     """The FHIR resource that is the user: their Patient, or a doctor's Practitioner (other staff have none)."""
     user = await session.get(User, user_id)
@@ -180,6 +184,8 @@ async def _by_code(rt: Runtime, p: TokenParams, client: SmartClient, issuer: Iss
             create_s256_code_challenge(p.code_verifier), grant.code_challenge
         ):
             refused = oauth.InvalidGrantError("The code_verifier does not match the code_challenge.")
+        elif not await _user_active(uow.session, grant.user_id):
+            refused = oauth.InvalidGrantError("The user's account is deactivated.")
         else:
             grant.used_at = now
             audit(
@@ -215,6 +221,8 @@ async def _by_refresh(rt: Runtime, p: TokenParams, client: SmartClient, issuer: 
             refused: oauth.OAuth2Error = oauth.InvalidGrantError("The refresh token is no longer valid.")
         elif old.expires_at <= now:
             refused = oauth.InvalidGrantError("The refresh token has expired.")
+        elif not await _user_active(uow.session, old.user_id):
+            refused = oauth.InvalidGrantError("The user's account is deactivated.")
         else:
             scope = old.scope
             if p.scope:

@@ -79,7 +79,7 @@ SHELL_TEXTS: tuple[str, ...] = (
     N_("No passkey was used."),
     N_("Passkey"),
     N_("Set up a second factor"),
-    N_("Sign in with a passkey"),
+    N_("Use a passkey"),
     N_("Sign in with {name}"),
     N_("The passkey could not be created."),
     N_("The sign-in did not succeed. Please try again."),

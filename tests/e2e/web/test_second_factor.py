@@ -134,7 +134,7 @@ def test_a_passkey_is_created_at_enrolment_and_then_signs_in_without_a_password(
     # The password now asks for the second factor; the passkey alone signs in.
     password_step(page, "doctor1")
     page.locator("#login-otp").wait_for()
-    page.get_by_role("button", name="Mit Passkey anmelden").click()
+    page.get_by_role("button", name="Passkey verwenden").click()
     page.locator('[data-id="title"]').wait_for()
     assert page.locator("#user-name").text_content() == "Dr. Anna Berger"
     used = cdp.send("WebAuthn.getCredentials", {"authenticatorId": authenticator})["credentials"]

@@ -37,8 +37,9 @@ async def providers(rt: RuntimeDep) -> dict[str, Any]:
 @router.get(
     "/{slug}/start",
     status_code=302,
+    response_class=RedirectResponse,
     responses={
-        302: {"description": "To the provider"},
+        302: {"description": "To the provider (Location)", "content": {}},
         401: error_doc("UNAUTHORIZED: the provider cannot be reached"),
         404: NOT_FOUND,
     },
@@ -56,7 +57,13 @@ async def start(request: Request, rt: RuntimeDep, slug: Slug) -> RedirectRespons
     return response
 
 
-@router.get("/{slug}/callback", status_code=302, name="sso_callback", responses={302: {"description": "To the app"}})
+@router.get(
+    "/{slug}/callback",
+    status_code=302,
+    name="sso_callback",
+    response_class=RedirectResponse,
+    responses={302: {"description": "To the web app (Location)", "content": {}}},
+)
 async def callback(
     request: Request, rt: RuntimeDep, slug: Slug, code: Param = None, state: Param = None, error: Param = None
 ) -> RedirectResponse:

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Path
 from fastapi.responses import Response
-from pydantic import Field
+from pydantic import Field, StrictBool
 
 from doctordesk.domain.inputs import MAX_ID
 from doctordesk.domain.roles import Actor, Role
@@ -25,7 +25,9 @@ READ: dict[int | str, dict[str, Any]] = {401: UNAUTHORIZED, 403: FORBIDDEN}
 
 
 class PolicyIn(StrictBody):
-    required: Annotated[dict[Role, bool], Field(description="Per role: whether it must sign in with a second factor")]
+    required: Annotated[
+        dict[Role, StrictBool], Field(description="Per role: whether it must sign in with a second factor")
+    ]
 
 
 @router.get("/mfa-policy", responses=READ)

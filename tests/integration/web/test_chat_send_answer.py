@@ -6,7 +6,9 @@ PostgreSQL."""
 
 from __future__ import annotations
 
+import contextlib
 import random
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -15,6 +17,7 @@ import pytest
 from sqlalchemy import select
 
 from doctordesk.screens.protocol import apply
+from doctordesk.services.chat import conversation
 from doctordesk.store.chat_tables import ChatMessage, ChatThread
 from tests.support.chat import LOAD_MORE, open_chat, send, walk
 
@@ -44,9 +47,25 @@ async def _patch(client, who, url: str, view: Open) -> dict[str, Any]:
     return answer
 
 
+@contextlib.contextmanager
+def rendering_only() -> Iterator[None]:
+    """Polls render the whole chat (no answer appended to the client's page), for a fresh render to compare with."""
+    appended = conversation._appended
+
+    async def never(*_args: Any) -> None:
+        return None
+
+    conversation._appended = never  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        conversation._appended = appended
+
+
 async def _fresh(client, who, view: Open) -> tuple[list[dict[str, Any]], str]:
     """The chat rendered now and diffed against the page the token names (the poll of a page that changed)."""
-    answer = await _patch(client, who, LOAD_MORE, view)
+    with rendering_only():
+        answer = await _patch(client, who, LOAD_MORE, view)
     return apply(view.elements, answer["patches"]), answer["state"]
 
 

@@ -121,6 +121,16 @@ def append(shown: Shown, state: ChatState, *, layout: Layout, timeout: int, max_
     return Appended(patches, _with_children(old, shown.path, children), frame.title, children)
 
 
+def newest_unread_incoming(shown: Shown, read_up_to: Cursor | None) -> Cursor | None:
+    """The newest message of the page that others sent after ``read_up_to`` (what opening it marks read)."""
+    unread = [
+        _cursor(g)
+        for g in shown.groups
+        if g["ref"].startswith("incoming-") and (read_up_to is None or _cursor(g).key() > read_up_to.key())
+    ]
+    return unread[-1] if unread else None
+
+
 def _is_message(e: Json) -> bool:
     ref: str = e["ref"]
     return e["type"] == "Group" and ref.startswith(("incoming-", "outgoing-"))

@@ -35,8 +35,9 @@ from doctordesk.domain.inputs import parse_id, parse_int
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
+from doctordesk.screens.chat import append as chat_append
 from doctordesk.screens.chat import screen
-from doctordesk.screens.protocol import Layout, Page, UpdateSet, apply, diff, p_prepend, p_remove, p_reset
+from doctordesk.screens.protocol import Layout, Page, UpdateSet, apply, diff, p_prepend, p_remove, p_reset, parts_of
 from doctordesk.screens.state import Render, Viewer, lasting
 from doctordesk.screens.viewing import Viewing
 from doctordesk.services.appointments.reading import get_appointment_and_chat_setting
@@ -244,6 +245,10 @@ async def load_more(
         update = UpdateSet(screen.SCREEN, page.state, chat.timeout, _older_patches(cached[0] if cached else None, page))
     elif fresh or window is None:  # without a window the answer must render, to name one
         update = await chat.refresh(inner)
+    elif not rt.screens.unchanged(inner, chat.shown.topics, chat.now, viewer=chat.viewer) and (
+        appended := await _appended(rt, actor, chat, inner, window, layout)
+    ):
+        update, render.rendered = appended
     else:
         update = await chat.poll(inner)
     rendered = render.rendered
@@ -255,6 +260,60 @@ async def load_more(
         await _mark_viewed(rt, actor, appointment_id, rendered)
     update.state = join_state(update.state, rendered.window)
     return update
+
+
+async def _appended(
+    rt: Runtime, actor: Actor, chat: Viewing, inner: str | None, window: Window, layout: Layout
+) -> tuple[UpdateSet, _Rendered] | None:
+    """A changed poll answered as a send is (docs/chat.md, "The answer to a send"): the client's cached page with
+    what was written since appended and the read flags brought up to date, without rendering the window again;
+    None when that does not give what a render gives (the caller renders)."""
+    states, topics = rt.screens, chat.shown.topics
+    parsed = states.read(inner, chat.viewer, topics)
+    entry = states.cache.entry(parsed.content) if parsed is not None and states.young(parsed, chat.now) else None
+    if parsed is None or entry is None:
+        return None
+    old, parts = entry
+    shown = chat_append.shown(old, start_id=window.start_id, marker_id=window.marker_id)
+    if shown is None or shown.first is None or shown.newest is None:
+        return None
+    revision = states.revision(topics)  # before anything the answer shows is read
+    async with rt.db.read() as session:
+        appointment = await chat_appointment(session, actor, window.appointment_id)
+        thread_id = await chat_repo.thread_id_for(session, appointment.id)
+        if thread_id is None or await chat_repo.count_between(session, thread_id, shown.first, shown.newest) != len(
+            shown.ids
+        ):
+            return None  # a message landed inside the window: a render shows it
+        newer = await chat_repo.after(session, thread_id, shown.newest, chat_repo.MAX_WINDOW)
+        positions = await chat_repo.read_positions(session, thread_id)
+    if newer is None:
+        return None
+    viewer_read = positions.of(actor.user_id)
+    state = screen.ChatState(
+        appointment=appointment,
+        viewer=actor,
+        messages=tuple(newer),
+        has_older=False,
+        marker_id=window.marker_id,
+        viewer_read=viewer_read,
+        doctor_read=positions.of(appointment.doctor.id),
+        support_read=positions.support,
+        can_write=may_write(actor, doctor_id=appointment.doctor.id),
+        max_chars=rt.settings.max_message_chars,
+        max_upload_bytes=rt.settings.max_upload_bytes,
+    )
+    appended = chat_append.append(shown, state, layout=layout, timeout=chat.timeout, max_messages=chat_repo.MAX_WINDOW)
+    if appended is None:
+        return None
+    token = states.follow(
+        parsed, viewer=chat.viewer, topics=topics, revision=revision, screen=screen.SCREEN, title=appended.title,
+        poll=screen.LOAD_MORE_ENDPOINT, elements=appended.elements, parts=parts_of(appended.messages, parts),
+    )  # fmt: skip
+    incoming = [m.cursor for m in newer if is_unread(m, reader_id=actor.user_id, read_up_to=viewer_read)]
+    newest = incoming[-1] if incoming else chat_append.newest_unread_incoming(shown, viewer_read)
+    rendered = _Rendered(window=window, thread_id=thread_id, newest_incoming=newest)
+    return UpdateSet(screen.SCREEN, token, chat.timeout, appended.patches), rendered
 
 
 def _children(elements: list[dict[str, Any]], element_id: str) -> list[dict[str, Any]]:

@@ -54,9 +54,8 @@ async def test_a_policy_is_added_with_network_and_exclusions_then_its_coverage_e
     saved = await client.post(f"{INSURANCE}/policies/{policy.id}/save", headers=admin.headers, data=ended)
     assert saved.status_code == 200, saved.text
     async with runtime.db.read() as s:
-        entries = (
-            await s.scalars(select(AuditLog).where(AuditLog.entity == "policy", AuditLog.entity_id == policy.id))
-        ).all()
+        written = select(AuditLog).where(AuditLog.entity == "policy", AuditLog.entity_id == policy.id)
+        entries = (await s.scalars(written.order_by(AuditLog.id))).all()
     assert [e.action for e in entries] == ["admin.policy-created", "admin.policy-updated"]
     assert entries[1].details["before"]["valid_to"] == "2027-12-31"
     assert entries[1].details["after"]["valid_to"] == "2026-11-30"

@@ -57,8 +57,10 @@ async def test_finding_a_route_costs_the_same_for_the_first_router_the_last_and_
     for _ in range(7):  # rounds interleaved, the best of each: a busy machine slows some rounds, not the ratio
         for name, (method, path) in cases.items():
             best[name] = min(best[name], lookup_seconds(app, method, path))
-    # Walking the routers one by one, the last router's paths and a 404 cost 20-40 times the first's.
-    assert max(best.values()) / min(best.values()) < 4, best
+    # Walking the routers one by one, the last router's paths and a 404 cost 20-40 times the first's. The margin
+    # is for a loaded machine (a ratio over 4 was seen there): the test tells the index from such a walk; the
+    # index's own speed is the benchmarks' to measure.
+    assert max(best.values()) / min(best.values()) < 10, best
 
 
 def every_request(app: FastAPI) -> list[tuple[str, str]]:

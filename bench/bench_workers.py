@@ -113,25 +113,31 @@ async def _sends(base: str) -> tuple[list[dict[str, str]], list[str]]:
 
 
 def _measure(bases: dict[int, str]) -> dict[tuple[int, str, int], Load]:
-    pollers = {w: asyncio.run(_pollers(b)) for w, b in bases.items()}
+    """Every send round after every poll round: a send changes the lists the pollers' tokens name (wrk repeats
+    a poll's headers, so a stale token would make every later poll render)."""
     sends = {w: asyncio.run(_sends(b)) for w, b in bases.items()}
-
-    def poll(w: int, connections: int, seconds: float) -> Load:
-        url = f"{bases[w]}/profile/appointments"
-        return load(url, method="PATCH", rotate=pollers[w], connections=connections, seconds=seconds)
 
     def send(w: int, connections: int, seconds: float) -> Load:
         headers, bodies = sends[w]
         url = f"{bases[w]}/profile/messages/send-message"
         return load(url, method="POST", rotate=headers, bodies=bodies, connections=connections, seconds=seconds)
 
-    for w in bases:  # warm-up: every worker sees every path
-        poll(w, 4, 1)
+    for w in bases:  # warm-up of the send path, before the pollers open their pages
         send(w, 4, 1)
+    pollers = {w: asyncio.run(_pollers(b)) for w, b in bases.items()}
+
+    def poll(w: int, connections: int, seconds: float) -> Load:
+        url = f"{bases[w]}/profile/appointments"
+        return load(url, method="PATCH", rotate=pollers[w], connections=connections, seconds=seconds)
+
     results: dict[tuple[int, str, int], Load] = {}
+    for w in bases:
+        poll(w, 4, 1)
     for level in LEVELS:
         for w in bases:
             results[(w, "unchanged poll", level)] = poll(w, level, SECONDS)
+    for level in LEVELS:
+        for w in bases:
             results[(w, "chat send", level)] = send(w, level, SECONDS)
     return results
 

@@ -165,6 +165,19 @@ class Revisions:
     def stamp(self, topics: Iterable[str]) -> int:
         return max([self._marks.get(t, 0) for t in topics], default=0)
 
+    @property
+    def sequence(self) -> int:
+        """The number of the last event marked here."""
+        return self._seq
+
+    def after_own(self, topics: Iterable[str], *, sequence: int, stamp: int, events: int) -> int:
+        """``topics``' stamp for a page that shows a writer's own ``events``, read at ``sequence`` with ``stamp``:
+        exact when those events were marked since and nothing else was (the stamp now); otherwise ``stamp``, so
+        the page's next poll renders it again. A token never vouches for an event its page may not show."""
+        if self._seq == sequence + events:
+            return self.stamp(topics)
+        return stamp
+
     def invalidate(self) -> None:
         """A new epoch of this process alone: every token issued so far fails the cheap check once."""
         self.epoch = secrets.token_hex(4)

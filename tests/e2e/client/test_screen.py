@@ -15,6 +15,7 @@ async def test_the_list_opens_with_its_sections_and_an_unchanged_poll_changes_no
         assert [e["id"] for e in screen.elements] == [
             "title",
             "notices",
+            "week-view",
             "calendar-feed",
             "filters",
             "needs-decision",

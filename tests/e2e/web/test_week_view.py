@@ -68,6 +68,13 @@ def test_the_week_shows_each_kind_live_and_opens_review_and_approve(server, new_
     assert page.locator('[data-type="Day"]').count() == 7
     assert page.locator('[data-id="title"]').text_content().startswith("Week of")
     kinds = set(page.locator(EVENTS).evaluate_all("es => es.map(e => e.dataset.entry)"))
+    # The demo's requests lie 2-7 days ahead, on working days: from Thursday on they all fall in the next week.
+    if "request" not in kinds:
+        page.locator('[data-id="week-next"]').click()
+        page.locator(REQUESTS).first.wait_for()
+        kinds |= set(page.locator(EVENTS).evaluate_all("es => es.map(e => e.dataset.entry)"))
+        page.locator('[data-id="week-today"]').click()
+        page.locator('[data-id="week-today"][disabled]').wait_for()
     assert {"appointment", "request", "free"} <= kinds, kinds
     events = page.locator(EVENTS).evaluate_all(MEASURE)
     inside_their_day(events)

@@ -144,8 +144,8 @@ class Sent:
     message: MessageView
     newer: list[MessageView] | None  # what others wrote since the sender's page (None: not known)
     positions: chat_repo.ReadPositions  # after the send
-    revision: tuple[str, int]  # the sender's chat's topics (epoch, stamp) before any of this was read, plus the
-    # send's own events
+    revision: tuple[str, int]  # the sender's chat's topics (epoch, stamp) before any of this was read, and after the
+    # send's own events when nothing else came between (``Revisions.after_own``)
 
 
 def _appended(rt: Runtime, actor: Actor, page: ClientPage, *, layout: Layout, sent: Sent) -> UpdateSet | None:
@@ -232,6 +232,7 @@ async def _store_message(
     async with unit_of_work(rt) as uow:
         # As a render does: where the chat's topics stand before anything the answer shows is read.
         epoch, stamp = rt.screens.revision(topics)
+        marked = rt.screens.revisions.sequence
         session = uow.session
         appointment = await chat_appointment(session, actor, form.appointment_id)
         if form.client_message_id is not None and await _existing(session, actor, form) is not None:
@@ -307,7 +308,7 @@ async def _store_message(
         inserted.id, actor.user_id, inserted.sender_name, inserted.sender_role, form.content, at, attachment
     )
     # The send's own events move the stamp too (they are published after commit, before the answer goes out).
-    stamp += sum(event.topics.count(topic) for event in uow.events for topic in topics)
+    stamp = rt.screens.revisions.after_own(topics, sequence=marked, stamp=stamp, events=len(uow.events))
     return Sent(appointment, message, newer, positions, (epoch, stamp))
 
 

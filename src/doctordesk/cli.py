@@ -26,6 +26,10 @@ def checked_settings(*, warn: bool = True) -> Settings:
         raise typer.Exit(2) from None
 
 
+# How long `serve` lets requests in flight finish after SIGTERM before it closes what is still open (streams).
+SHUTDOWN_GRACE_SECONDS = 5
+
+
 @app.command()
 def serve(
     host: str = typer.Option(None, help="Address to bind (default: DOCTORDESK_HOST or 127.0.0.1)"),
@@ -50,6 +54,9 @@ def serve(
         access_log=config.access_log,
         proxy_headers=True,
         forwarded_allow_ips=config.forwarded_allow_ips,
+        # Open streams never end by themselves: without a limit, SIGTERM waited for them until the supervisor
+        # killed the process. Clients reconnect (to another worker or instance) and poll meanwhile.
+        timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
     )
 
 

@@ -1,6 +1,13 @@
 from __future__ import annotations
 
+import signal
+import time
+
 import httpx
+
+from doctordesk.cli import SHUTDOWN_GRACE_SECONDS
+from doctordesk.client import Client
+from tests.support.live import LiveServer
 
 
 def test_a_real_server_serves_the_demo_and_refuses_calls_without_a_token(live_server):
@@ -10,3 +17,25 @@ def test_a_real_server_serves_the_demo_and_refuses_calls_without_a_token(live_se
         page = http.put("/profile/appointments", headers={"Authorization": f"Bearer {token}"}).json()
         assert page["screen"] == "appointment-list"
         assert page["elements"][0]["value"] == "Appointments"
+
+
+async def test_serve_stops_within_its_grace_period_while_a_client_holds_a_stream(tmp_path):
+    # `doctordesk serve` with the SDK's stream open: SIGTERM ends the process within the grace period (the open
+    # stream no longer holds the shutdown until the supervisor kills it; the client reconnects elsewhere).
+    server = LiveServer(tmp_path / "live", extra_env={"DOCTORDESK_HEARTBEAT_SECONDS": "1"}, via_cli=True)
+    server.prepare()
+    server.start()
+    try:
+        async with Client(server.url) as doctor:
+            await doctor.login("doctor1", "demo")
+            await doctor.open("/profile/appointments")
+            assert doctor.stream is not None
+            await doctor.stream.wait_connected()
+            assert server.process is not None
+            started = time.monotonic()
+            server.process.terminate()
+            # uvicorn raises the signal again once it has shut down: the status says "ended by SIGTERM".
+            assert await server.process.finished(SHUTDOWN_GRACE_SECONDS + 5) in (0, -signal.SIGTERM)
+            assert time.monotonic() - started < SHUTDOWN_GRACE_SECONDS + 3
+    finally:
+        server.stop()

@@ -27,6 +27,7 @@ from tests.support.processes import Launched, launch
 
 # Generous: a busy machine (a parallel run beside other work) can take many seconds to import and start the app.
 START_SECONDS = 120
+GRACEFUL_SHUTDOWN_SECONDS = 2
 FAST_HASHING = {"DOCTORDESK_ARGON2_TIME_COST": "1", "DOCTORDESK_ARGON2_MEMORY_KIB": "1024"}
 
 
@@ -92,6 +93,8 @@ class LiveServer:
         else:
             command = ["uvicorn", "doctordesk.app:create_app", "--factory", "--host", "127.0.0.1"]
             command += ["--port", str(self.port), "--log-level", "warning"]
+            # A stop (or restart) with an SDK stream open otherwise waited for ``stop``'s 10 s and a kill.
+            command += ["--timeout-graceful-shutdown", str(GRACEFUL_SHUTDOWN_SECONDS)]
         self.process = launch(command, self.env, self.data_dir / f"server-{self.port}.log")
         deadline = time.monotonic() + START_SECONDS
         while time.monotonic() < deadline:

@@ -35,10 +35,13 @@ wrk:
 # (docs/development.md); a module whose tests share one server or browser stays on one worker (loadgroup).
 PYTEST_PARALLEL := -n auto --dist loadgroup
 
+# mypy runs beside the suite (its report follows the suite's); either failing fails `make test`.
 test: $(TEST_STAMP) browser
 	$(BIN)/ruff check src tests bench
-	$(BIN)/mypy
-	$(BIN)/pytest $(PYTEST_PARALLEL) $(PYTEST_ARGS)
+	$(BIN)/mypy > $(VENV)/mypy-report.txt 2>&1 & typing=$$!; \
+	$(BIN)/pytest $(PYTEST_PARALLEL) $(PYTEST_ARGS); tests=$$?; \
+	wait $$typing; typed=$$?; echo "mypy:"; cat $(VENV)/mypy-report.txt; \
+	test $$tests -eq 0 && test $$typed -eq 0
 
 # The edit loop: SQLite only, no browser, no end-to-end servers (CI still runs everything).
 test-fast: $(TEST_STAMP)

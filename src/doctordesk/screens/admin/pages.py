@@ -21,7 +21,6 @@ SECTIONS = (
     ("insurance", N_("Insurance"), f"{BASE}/insurance"),
     ("webhooks", N_("Webhooks"), f"{BASE}/webhooks"),
     ("smart-apps", N_("SMART apps"), f"{BASE}/smart-apps"),
-
     ("sign-in", N_("Signing in"), f"{BASE}/sign-in"),
     ("audit", N_("Audit trail"), f"{BASE}/audit"),
 )

@@ -132,9 +132,14 @@ async def test_two_running_dispatchers_deliver_every_event_once(runtime, demo, s
     receiver.delay = 0.005
     databases = [Database(settings.database_url) for _ in range(2)]
     both_leased = asyncio.Barrier(2)  # neither sends before both hold a batch: a busy machine cannot let one take all
-    # A long lease: a delivery left waiting past half its lease is given back and leased again (counted twice), which
-    # a slow machine must not bring about here.
-    changes = {"webhook_batch_size": 10, "webhook_poll_seconds": 0.05, "webhook_lease_seconds": 3600}
+    # A long lease and a long timeout: a delivery left waiting past half its lease is given back, and a request that
+    # times out is sent again; either is leased twice (counted twice), which a slow machine must not bring about.
+    changes = {
+        "webhook_batch_size": 10,
+        "webhook_poll_seconds": 0.05,
+        "webhook_lease_seconds": 3600,
+        "webhook_timeout_seconds": 60,
+    }
     dispatchers = [
         Meeting(db, settings=settings.model_copy(update=changes), clock=runtime.clock, meet=both_leased)
         for db in databases
@@ -156,7 +161,8 @@ async def test_two_running_dispatchers_deliver_every_event_once(runtime, demo, s
     ids = [r.webhook_id for r in got]
     assert len(ids) == len(set(ids)) == 150  # no delivery sent twice, none left out
     assert sorted(r.verified(endpoint["secret"])["data"]["version"] for r in got) == list(range(150))
-    assert all(d.leased > 0 for d in dispatchers) and sum(d.leased for d in dispatchers) == 150
+    leased = [d.leased for d in dispatchers]
+    assert all(n > 0 for n in leased) and sum(leased) == 150, leased
     assert {(r.status, r.attempts, r.last_status_code) for r in await rows(runtime)} == {("delivered", 1, 204)}
 
 

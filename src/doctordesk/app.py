@@ -236,8 +236,11 @@ log = logging.getLogger(__name__)
 
 
 async def _prune_login_throttle(runtime: Runtime, stopping: asyncio.Event) -> None:
-    """Delete login-throttle rows that no longer matter, at start and then hourly until ``stopping`` (every
-    instance: the deletes are idempotent and cheap)."""
+    """Delete login-throttle rows that no longer matter, ``login_prune_delay_seconds`` after the start and then
+    hourly until ``stopping`` (every instance: the deletes are idempotent and cheap)."""
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(runtime.settings.login_prune_delay_seconds):
+            await stopping.wait()
     while not stopping.is_set():
         try:
             limits = login_throttle.limits(runtime.settings)

@@ -72,6 +72,9 @@ class Settings(BaseSettings):
     login_lockout_seconds: int = Field(300, ge=1, le=30 * 86400)
     login_username_max_failures: int = Field(20, ge=1, le=100_000)
     login_username_interval_seconds: int = Field(60, ge=1, le=86400)
+    # Stale throttle rows are first pruned this long after a process starts (then hourly): a process that lives
+    # less than that (a one-off command, a test) leaves them to the next one.
+    login_prune_delay_seconds: float = Field(60.0, ge=0, le=86400)
     argon2_time_cost: int = Field(3, ge=1, le=100)
     argon2_memory_kib: int = Field(65536, ge=8, le=4 * 1024 * 1024)
 

@@ -37,7 +37,7 @@ async def remaining(db) -> tuple[set[str], set[str]]:
     return names, places
 
 
-# Pruned "later" than the server's own prune at start ran, so that one finds nothing stale among these rows.
+# Pruned "later" than any prune of the server's own (a minute after its start) could have run.
 LATER = 40 * DAY
 
 
@@ -91,8 +91,8 @@ async def test_a_pruned_username_answers_as_before_its_row_was_deleted(runtime, 
     assert right.status_code == 200
 
 
-async def test_the_server_prunes_stale_rows_when_it_starts(settings, clock):
-    application = create_app(settings, clock=clock)
+async def test_the_server_prunes_stale_rows_once_it_has_run_for_the_prune_delay(settings, clock):
+    application = create_app(settings.model_copy(update={"login_prune_delay_seconds": 0.0}), clock=clock)
     db = application.state.runtime.db
     now = clock.now()
     async with db.transaction() as session:
@@ -103,3 +103,13 @@ async def test_the_server_prunes_stale_rows_when_it_starts(settings, clock):
                 break
             await asyncio.sleep(0.05)
         assert await remaining(db) == (set(), set())
+
+
+async def test_a_process_that_has_just_started_leaves_stale_rows_to_the_first_prune(settings, clock, runtime, client):
+    # The default delay: a one-off process (a command, a short-lived test app) does not prune.
+    assert settings.login_prune_delay_seconds == 60.0
+    db = runtime.db
+    async with db.transaction() as session:
+        await session.execute(insert(LoginThrottle), [name_row("stale", updated=clock.now() - 2 * DAY)])
+    assert (await client.get("/readyz")).status_code == 200
+    assert await remaining(db) == ({"stale"}, set())

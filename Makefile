@@ -5,11 +5,15 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 
+# Python may keep compiled modules (a machine's PYTHONDONTWRITEBYTECODE would have every process of the suite, each
+# worker, server and command it starts, compile the project and the tests' rewritten asserts again from source).
+unexport PYTHONDONTWRITEBYTECODE
+
 .PHONY: run test test-fast lint typecheck bench browser wrk clean
 
 # Packages are installed with uv (from PyPI, into the venv): the same versions pip resolves, in seconds rather than
 # a minute; its download cache is shared by every checkout of the machine.
-UV := $(BIN)/uv pip install --quiet --python $(BIN)/python
+UV := $(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)

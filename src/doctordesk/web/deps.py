@@ -8,8 +8,9 @@ which cost the unchanged poll (the service's main load) more than all its own wo
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from fastapi import Depends, Header, Request
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
@@ -28,6 +29,8 @@ from doctordesk.screens.state import current_client
 from doctordesk.services.accounts import auth, devices, mfa
 from doctordesk.services.integration import api_keys
 from doctordesk.services.smart import access as smart_access
+
+_T = TypeVar("_T")
 
 bearer = HTTPBearer(auto_error=False, description="The access token from POST /auth/login")
 
@@ -221,6 +224,10 @@ class ScreenRequest:
     layout: Layout
     state: str | None
     client_id: str | None
+
+    def viewing(self, build: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
+        """The screen ``build`` makes for this request: ``build(rt, actor, *args, layout=…, client_id=…)``."""
+        return build(self.rt, self.actor, *args, layout=self.layout, client_id=self.client_id, **kwargs)
 
 
 async def screen_request(

@@ -15,8 +15,9 @@ from doctordesk.services.admin import insurance_screen as insurance
 from doctordesk.services.admin import webhooks_screen as hooks
 from doctordesk.web.deps import SCREEN_HEADERS, FormDep, ScreenRequest, ScreenRequestDep
 from doctordesk.web.params import STRICT_ID
-from doctordesk.web.responses import SCREEN_RESPONSES, SUBMIT_RESPONSES
+from doctordesk.web.responses import SUBMIT_RESPONSES
 from doctordesk.web.routers.admin import forms
+from doctordesk.web.screen_routes import Route, screen_routes
 
 router = APIRouter(prefix="/profile/admin", tags=["administration screens"])
 
@@ -37,19 +38,16 @@ DeliveryId = Annotated[int, Path(ge=1, le=MAX_ID, description="The delivery"), S
 
 
 def _fees(screen: ScreenRequest) -> Viewing:
-    return fees.fees_page(screen.rt, screen.actor, layout=screen.layout, client_id=screen.client_id)
+    return screen.viewing(fees.fees_page)
 
 
-@router.put("/fees", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
-async def fees_page(screen: ScreenRequestDep) -> dict[str, Any]:
-    """The fee rules in force, a form for a new version, and every version recorded."""
-    return (await _fees(screen).page()).to_json()
-
-
-@router.patch("/fees", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
-async def fees_poll(screen: ScreenRequestDep) -> dict[str, Any]:
-    """The fees screen's poll."""
-    return (await _fees(screen).poll(screen.state)).to_json()
+screen_routes(
+    router,
+    "/fees",
+    _fees,
+    page=Route("fees_page", "The fee rules in force, a form for a new version, and every version recorded."),
+    poll=Route("fees_poll", "The fees screen's poll."),
+)
 
 
 @router.post("/fees/add", responses=SUBMIT_RESPONSES, openapi_extra={**SCREEN_HEADERS, **forms.FEE_BODY})
@@ -68,21 +66,20 @@ async def add_fee_version(screen: ScreenRequestDep, form: FormDep, confirm: FeeC
 
 
 def _insurance(screen: ScreenRequest, patient: int | None) -> Viewing:
-    return insurance.insurance_page(
-        screen.rt, screen.actor, patient_id=patient, layout=screen.layout, client_id=screen.client_id
-    )
+    return screen.viewing(insurance.insurance_page, patient_id=patient)
 
 
-@router.put("/insurance", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
-async def insurance_page(screen: ScreenRequestDep, patient: PatientQ = None) -> dict[str, Any]:
-    """The insurers, a patient's policies (coverage, network, exclusions, the insurer's record), a new policy."""
-    return (await _insurance(screen, patient).page()).to_json()
-
-
-@router.patch("/insurance", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
-async def insurance_poll(screen: ScreenRequestDep, patient: PatientQ = None) -> dict[str, Any]:
-    """The insurance screen's poll."""
-    return (await _insurance(screen, patient).poll(screen.state)).to_json()
+screen_routes(
+    router,
+    "/insurance",
+    _insurance,
+    page=Route(
+        "insurance_page",
+        ("The insurers, a patient's policies (coverage, network, exclusions, the insurer's record), a new policy."),
+    ),
+    poll=Route("insurance_poll", "The insurance screen's poll."),
+    params={"patient": (PatientQ, None)},
+)
 
 
 @router.patch("/insurance/choose", responses=SUBMIT_RESPONSES)
@@ -116,23 +113,20 @@ async def save_policy(screen: ScreenRequestDep, policy_id: PolicyId, form: FormD
 
 
 def _hooks(screen: ScreenRequest) -> Viewing:
-    return hooks.list_page(screen.rt, screen.actor, layout=screen.layout, client_id=screen.client_id)
+    return screen.viewing(hooks.list_page)
 
 
 def _hook(screen: ScreenRequest, endpoint_id: int) -> Viewing:
-    return hooks.endpoint_page(screen.rt, screen.actor, endpoint_id, layout=screen.layout, client_id=screen.client_id)
+    return screen.viewing(hooks.endpoint_page, endpoint_id)
 
 
-@router.put("/webhooks", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
-async def webhooks_page(screen: ScreenRequestDep) -> dict[str, Any]:
-    """The webhook endpoints and a form to register one."""
-    return (await _hooks(screen).page()).to_json()
-
-
-@router.patch("/webhooks", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
-async def webhooks_poll(screen: ScreenRequestDep) -> dict[str, Any]:
-    """The webhook list's poll."""
-    return (await _hooks(screen).poll(screen.state)).to_json()
+screen_routes(
+    router,
+    "/webhooks",
+    _hooks,
+    page=Route("webhooks_page", "The webhook endpoints and a form to register one."),
+    poll=Route("webhooks_poll", "The webhook list's poll."),
+)
 
 
 @router.post("/webhooks/create", responses=SUBMIT_RESPONSES, openapi_extra={**SCREEN_HEADERS, **forms.NEW_WEBHOOK_BODY})
@@ -142,16 +136,14 @@ async def register_webhook(screen: ScreenRequestDep, form: FormDep) -> dict[str,
     return (await hooks.create(screen.rt, screen.actor, form, page=_hooks(screen), state=screen.state)).to_json()
 
 
-@router.put("/webhooks/{endpoint_id}", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
-async def webhook_page(screen: ScreenRequestDep, endpoint_id: EndpointId) -> dict[str, Any]:
-    """One endpoint: settings, status, test event, delivery log with replays."""
-    return (await _hook(screen, endpoint_id).page()).to_json()
-
-
-@router.patch("/webhooks/{endpoint_id}", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
-async def webhook_poll(screen: ScreenRequestDep, endpoint_id: EndpointId) -> dict[str, Any]:
-    """The endpoint page's poll."""
-    return (await _hook(screen, endpoint_id).poll(screen.state)).to_json()
+screen_routes(
+    router,
+    "/webhooks/{endpoint_id}",
+    _hook,
+    page=Route("webhook_page", "One endpoint: settings, status, test event, delivery log with replays."),
+    poll=Route("webhook_poll", "The endpoint page's poll."),
+    params={"endpoint_id": EndpointId},
+)
 
 
 @router.post(

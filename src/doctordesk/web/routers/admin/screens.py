@@ -19,9 +19,10 @@ from doctordesk.services.admin import sign_in_screen
 from doctordesk.services.admin import users_screen as screens
 from doctordesk.web.deps import SCREEN_HEADERS, FormDep, ScreenRequest, ScreenRequestDep
 from doctordesk.web.params import STRICT_ID
-from doctordesk.web.responses import SCREEN_RESPONSES, SUBMIT_RESPONSES
+from doctordesk.web.responses import SUBMIT_RESPONSES
 from doctordesk.web.routers.admin import forms
 from doctordesk.web.routers.admin.audit import FilterDep
+from doctordesk.web.screen_routes import Route, screen_routes
 
 router = APIRouter(prefix="/profile/admin", tags=["administration screens"])
 
@@ -49,16 +50,14 @@ Role_ = Annotated[RoleName | None, Query(description="Only this role")]
 After = Annotated[int | None, Query(ge=1, le=MAX_ID, description="Continue after this user id"), STRICT_ID]
 
 
-@router.put("/users", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
-async def users_page(screen: ScreenRequestDep, role: Role_ = None, after: After = None) -> dict[str, Any]:
-    """The users, a page at a time, optionally of one role."""
-    return (await _users(screen, role, after).page()).to_json()
-
-
-@router.patch("/users", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
-async def users_poll(screen: ScreenRequestDep, role: Role_ = None, after: After = None) -> dict[str, Any]:
-    """The user list's poll."""
-    return (await _users(screen, role, after).poll(screen.state)).to_json()
+screen_routes(
+    router,
+    "/users",
+    _users,
+    page=Route("users_page", "The users, a page at a time, optionally of one role."),
+    poll=Route("users_poll", "The user list's poll."),
+    params={"role": (Role_, None), "after": (After, None)},
+)
 
 
 @router.patch("/users/filter", responses=SUBMIT_RESPONSES)
@@ -68,19 +67,16 @@ async def users_filter(screen: ScreenRequestDep, form: FormDep) -> dict[str, Any
 
 
 def _new(screen: ScreenRequest) -> Viewing:
-    return screens.new_user(screen.rt, screen.actor, layout=screen.layout, client_id=screen.client_id)
+    return screen.viewing(screens.new_user)
 
 
-@router.put("/users/new", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
-async def new_user_page(screen: ScreenRequestDep) -> dict[str, Any]:
-    """The form for a new user."""
-    return (await _new(screen).page()).to_json()
-
-
-@router.patch("/users/new", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
-async def new_user_poll(screen: ScreenRequestDep) -> dict[str, Any]:
-    """The new-user form's poll."""
-    return (await _new(screen).poll(screen.state)).to_json()
+screen_routes(
+    router,
+    "/users/new",
+    _new,
+    page=Route("new_user_page", "The form for a new user."),
+    poll=Route("new_user_poll", "The new-user form's poll."),
+)
 
 
 @router.post("/users/create", responses=SUBMIT_RESPONSES, openapi_extra={**SCREEN_HEADERS, **forms.NEW_USER_BODY})
@@ -92,19 +88,17 @@ async def create_user(screen: ScreenRequestDep, request: Request, form: FormDep)
 
 
 def _user(screen: ScreenRequest, user_id: int) -> Viewing:
-    return screens.user_page(screen.rt, screen.actor, user_id, layout=screen.layout, client_id=screen.client_id)
+    return screen.viewing(screens.user_page, user_id)
 
 
-@router.put("/users/{user_id}", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
-async def user_page(screen: ScreenRequestDep, user_id: UserId) -> dict[str, Any]:
-    """One user: profile, doctor profile, deactivation, a new password."""
-    return (await _user(screen, user_id).page()).to_json()
-
-
-@router.patch("/users/{user_id}", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
-async def user_poll(screen: ScreenRequestDep, user_id: UserId) -> dict[str, Any]:
-    """The user page's poll."""
-    return (await _user(screen, user_id).poll(screen.state)).to_json()
+screen_routes(
+    router,
+    "/users/{user_id}",
+    _user,
+    page=Route("user_page", "One user: profile, doctor profile, deactivation, a new password."),
+    poll=Route("user_poll", "The user page's poll."),
+    params={"user_id": UserId},
+)
 
 
 @router.post(
@@ -156,19 +150,16 @@ async def password_link(screen: ScreenRequestDep, request: Request, user_id: Use
 
 
 def _locations(screen: ScreenRequest) -> Viewing:
-    return screens.locations(screen.rt, screen.actor, layout=screen.layout, client_id=screen.client_id)
+    return screen.viewing(screens.locations)
 
 
-@router.put("/locations", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
-async def locations_page(screen: ScreenRequestDep) -> dict[str, Any]:
-    """The locations, each editable, and a form for a new one."""
-    return (await _locations(screen).page()).to_json()
-
-
-@router.patch("/locations", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
-async def locations_poll(screen: ScreenRequestDep) -> dict[str, Any]:
-    """The locations screen's poll."""
-    return (await _locations(screen).poll(screen.state)).to_json()
+screen_routes(
+    router,
+    "/locations",
+    _locations,
+    page=Route("locations_page", "The locations, each editable, and a form for a new one."),
+    poll=Route("locations_poll", "The locations screen's poll."),
+)
 
 
 @router.post(
@@ -204,26 +195,21 @@ ExceptionId = Annotated[int, Path(ge=1, le=MAX_ID, description="The exception"),
 
 
 def _hours(screen: ScreenRequest, doctor: int | None, location: int | None) -> Viewing:
-    return hours.hours_page(
-        screen.rt, screen.actor, doctor_id=doctor, location_id=location, layout=screen.layout,
-        client_id=screen.client_id,
-    )  # fmt: skip
+    return screen.viewing(hours.hours_page, doctor_id=doctor, location_id=location)
 
 
 def _hours_of(screen: ScreenRequest, form: dict[str, str]) -> Viewing:
     return _hours(screen, parse_id(form.get("doctor")), parse_id(form.get("location")))
 
 
-@router.put("/hours", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
-async def hours_page(screen: ScreenRequestDep, doctor: DoctorQ = None, location: LocationQ = None) -> dict[str, Any]:
-    """A doctor's weekly hours at a location, and their dated exceptions."""
-    return (await _hours(screen, doctor, location).page()).to_json()
-
-
-@router.patch("/hours", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
-async def hours_poll(screen: ScreenRequestDep, doctor: DoctorQ = None, location: LocationQ = None) -> dict[str, Any]:
-    """The work-hours screen's poll."""
-    return (await _hours(screen, doctor, location).poll(screen.state)).to_json()
+screen_routes(
+    router,
+    "/hours",
+    _hours,
+    page=Route("hours_page", "A doctor's weekly hours at a location, and their dated exceptions."),
+    poll=Route("hours_poll", "The work-hours screen's poll."),
+    params={"doctor": (DoctorQ, None), "location": (LocationQ, None)},
+)
 
 
 @router.patch("/hours/choose", responses=SUBMIT_RESPONSES)
@@ -272,21 +258,17 @@ Cursor = Annotated[str | None, Query(max_length=MAX_CURSOR_CHARS, description="W
 
 def _audit(screen: ScreenRequest, f: AuditFilter, cursor: str | None) -> Viewing:
     after = decode_cursor(cursor) if cursor is not None else None
-    return audit.audit_screen(
-        screen.rt, screen.actor, f, after=after, cursor=cursor, layout=screen.layout, client_id=screen.client_id
-    )
+    return screen.viewing(audit.audit_screen, f, after=after, cursor=cursor)
 
 
-@router.put("/audit", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
-async def audit_page(screen: ScreenRequestDep, f: FilterDep, cursor: Cursor = None) -> dict[str, Any]:
-    """The audit trail, newest first, filtered as the query says, with its exports."""
-    return (await _audit(screen, f, cursor).page()).to_json()
-
-
-@router.patch("/audit", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
-async def audit_poll(screen: ScreenRequestDep, f: FilterDep, cursor: Cursor = None) -> dict[str, Any]:
-    """The audit trail screen's poll."""
-    return (await _audit(screen, f, cursor).poll(screen.state)).to_json()
+screen_routes(
+    router,
+    "/audit",
+    _audit,
+    page=Route("audit_page", "The audit trail, newest first, filtered as the query says, with its exports."),
+    poll=Route("audit_poll", "The audit trail screen's poll."),
+    params={"f": FilterDep, "cursor": (Cursor, None)},
+)
 
 
 @router.patch("/audit/filter", responses=SUBMIT_RESPONSES)
@@ -299,19 +281,19 @@ async def audit_filter_form(screen: ScreenRequestDep, form: FormDep) -> dict[str
 
 
 def _sign_in(screen: ScreenRequest) -> Viewing:
-    return sign_in_screen.sign_in(screen.rt, screen.actor, layout=screen.layout, client_id=screen.client_id)
+    return screen.viewing(sign_in_screen.sign_in)
 
 
-@router.put("/sign-in", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
-async def sign_in_page(screen: ScreenRequestDep) -> dict[str, Any]:
-    """Which roles must use a second factor, the users who have one, the single sign-on providers."""
-    return (await _sign_in(screen).page()).to_json()
-
-
-@router.patch("/sign-in", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
-async def sign_in_poll(screen: ScreenRequestDep) -> dict[str, Any]:
-    """The signing-in screen's poll."""
-    return (await _sign_in(screen).poll(screen.state)).to_json()
+screen_routes(
+    router,
+    "/sign-in",
+    _sign_in,
+    page=Route(
+        "sign_in_page",
+        "Which roles must use a second factor, the users who have one, the single sign-on providers.",
+    ),
+    poll=Route("sign_in_poll", "The signing-in screen's poll."),
+)
 
 
 @router.post("/sign-in/policy", responses=SUBMIT_RESPONSES, openapi_extra={**SCREEN_HEADERS, **forms.MFA_POLICY_BODY})

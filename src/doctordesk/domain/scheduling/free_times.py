@@ -60,6 +60,11 @@ class SlotStatus:
     TENTATIVE = "busy-tentative"
 
 
+def free_of(grid: Sequence[tuple[datetime, str]]) -> list[datetime]:
+    """The free starts of a grid of ``(start, SlotStatus)``."""
+    return [start for start, status in grid if status == SlotStatus.FREE]
+
+
 def free_starts(
     q: FreeTimeQuery,
     *,

@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Literal
 from zoneinfo import ZoneInfo
 
 SHORT_NOTICE = timedelta(hours=24)
@@ -112,6 +113,18 @@ SURCHARGES: dict[str, Condition] = {
     "short_notice": lambda local, now: local - now < SHORT_NOTICE,
     "evening": lambda local, _now: local.hour >= EVENING_FROM,
 }
+AMOUNT_KINDS = ("doctor_fee", "location_fee")
+KINDS = (*AMOUNT_KINDS, *SURCHARGES)
+MAX_AMOUNT_CENTS = 10_000_000
+MAX_PERCENT = 1000
+
+
+def charged_by(kind: str, *, retired: bool) -> Literal["amount", "percent"] | None:
+    """What a new version of a rule must give: a doctor or location fee its ``amount_cents`` (0: no fee), a
+    surcharge its ``percent`` of the doctor fee; a version that ends the rule (or of an unknown kind) neither."""
+    if retired or kind not in KINDS:
+        return None
+    return "amount" if kind in AMOUNT_KINDS else "percent"
 
 
 def compute(

@@ -17,10 +17,8 @@ SQLite.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import sys
-import tempfile
 import time
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
@@ -32,7 +30,8 @@ import httpx
 from sqlalchemy import insert, text
 from sqlalchemy.ext.asyncio import async_sessionmaker
 
-from bench.common import own_postgres_databases, percentile
+from bench.common import machine, percentile, table
+from bench.suites import appointment_row, on_each_database
 from doctordesk.app import create_app
 from doctordesk.config import Settings
 from doctordesk.domain.accounts.passwords import Passwords
@@ -88,21 +87,12 @@ async def _prepare(url: str, appointments: int) -> dict[str, int]:
                 start = WEEK_START + timedelta(hours=8, minutes=30 * i)
             else:
                 start = NOW - timedelta(minutes=30 * (i - IN_WEEK + 1))
-            return {
-                "patient_id": demo.patients["patient1"],
-                "doctor_id": doctors[i % len(doctors)],
-                "location_id": demo.locations["berlin"],
-                "service": "consultation",
-                "start_at": start,
-                "duration_minutes": 30,
-                "status": int(Status.COMPLETED if start < NOW else Status.APPROVED),
-                "version": 1,
-                "chat_enabled": True,
-                "disclaimer_required": False,
-                "prescription_needed": False,
-                "created_at": NOW,
-                "updated_at": NOW,
-            }
+            patient, berlin = demo.patients["patient1"], demo.locations["berlin"]
+            status = Status.COMPLETED if start < NOW else Status.APPROVED
+            return appointment_row(
+                patient_id=patient, doctor_id=doctors[i % len(doctors)], location_id=berlin, start=start,
+                status=status, now=NOW,
+            )  # fmt: skip
 
         for chunk in range(0, appointments, 5000):
             rows = [row(i) for i in range(chunk, min(chunk + 5000, appointments))]
@@ -148,7 +138,7 @@ async def _measure(cases: list[Case], users: list[dict[str, int]], tmp: Path) ->
                     case.poll_ms.append((t2 - t1) * 1000)
 
 
-async def _suite(urls: list[str], tmp: Path) -> list[Case]:
+async def _suite(_label: str, urls: list[str], tmp: Path) -> list[Case]:
     cases = [Case(url, n) for url, n in zip(urls, SIZES, strict=True)]
     users = [await _prepare(case.url, case.appointments) for case in cases]
     await _measure(cases, users, tmp)
@@ -157,22 +147,22 @@ async def _suite(urls: list[str], tmp: Path) -> list[Case]:
 
 def _report(name: str, cases: list[Case], *, sqlite: bool) -> bool:
     print(f"\n{name}: FHIR searches, one doctor, one week ({REQUESTS} requests per case)")
-    print(f"{'search':>12} {'appointments':>12} {'p50 ms':>8} {'p99 ms':>8} {'found':>6}")
+    rows = [
+        (search, f"{c.appointments:,}", percentile(c.search_ms[search], 50), percentile(c.search_ms[search], 99),
+         c.found.get(search, 0))
+        for search in SEARCHES
+        for c in cases
+    ]  # fmt: skip
+    print(table(["search", "appointments", "p50 ms", "p99 ms", "found"], rows))
     small, large = cases[0], cases[-1]
     ok = True
     for search in SEARCHES:
-        for c in cases:
-            ms = c.search_ms[search]
-            print(
-                f"{search:>12} {c.appointments:>12,} {percentile(ms, 50):>8.2f} {percentile(ms, 99):>8.2f} "
-                f"{c.found.get(search, 0):>6}"
-            )
         p50 = percentile(large.search_ms[search], 50)
         ratio = p50 / percentile(small.search_ms[search], 50)
         met = ratio <= 1.5 and (p50 <= 10 or not sqlite or search != "Appointment")
         ok = ok and met
         print(
-            f"{search:>12} p50 {large.appointments:,} / {small.appointments:,} = {ratio:.2f} (target ≤ 1.5); "
+            f"{search}: p50 {large.appointments:,} / {small.appointments:,} = {ratio:.2f} (target ≤ 1.5); "
             f"vs the unchanged poll: {p50 / percentile(large.poll_ms, 50):.1f}×: {'met' if met else 'MISSED'}"
         )
     return ok
@@ -180,16 +170,8 @@ def _report(name: str, cases: list[Case], *, sqlite: bool) -> bool:
 
 def main() -> int:
     """Run the benchmark and print the tables; exit status 1 when a target is missed."""
-    results: list[tuple[str, list[Case]]] = []
-    with tempfile.TemporaryDirectory(prefix="bench-fhir-") as tmp:
-        root = Path(tmp)
-        files = [f"sqlite+aiosqlite:///{root}/fhir-{n}.db" for n in SIZES]
-        results.append(("SQLite", asyncio.run(_suite(files, root))))
-        server = os.environ.get("DOCTORDESK_BENCH_POSTGRES_URL")
-        if server:
-            with own_postgres_databases(server, [f"doctordesk_bench_fhir_{n}" for n in SIZES]) as urls:
-                results.append(("PostgreSQL", asyncio.run(_suite(urls, root))))
-    print(f"\nmachine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}, {time.strftime('%Y-%m-%d')}")
+    results = on_each_database("fhir", SIZES, _suite)
+    print(f"\nmachine: {machine()}")
     ok = True
     for name, cases in results:
         ok = _report(name, cases, sqlite=name == "SQLite") and ok

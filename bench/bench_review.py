@@ -14,10 +14,8 @@ Targets: p99 ≤ 20 ms; p99(10,000) / p99(100) ≤ 1.5.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import sys
-import tempfile
 import time
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
@@ -29,7 +27,8 @@ from zoneinfo import ZoneInfo
 import httpx
 from sqlalchemy import insert, select, text
 
-from bench.common import own_postgres_databases, percentile
+from bench.common import machine, percentile, table
+from bench.suites import appointment_row, on_each_database
 from doctordesk.app import create_app
 from doctordesk.config import Settings
 from doctordesk.domain.accounts.passwords import Passwords
@@ -99,21 +98,9 @@ async def _prepare(url: str, existing: int, requests: int) -> tuple[list[int], l
 
         def row(start: datetime, status: Status) -> dict[str, Any]:
             """A 30-minute consultation of doctor1 with patient1 in Berlin."""
-            return {
-                "patient_id": patient,
-                "doctor_id": doctor,
-                "location_id": berlin,
-                "service": "consultation",
-                "start_at": start,
-                "duration_minutes": 30,
-                "status": int(status),
-                "version": 1,
-                "chat_enabled": True,
-                "disclaimer_required": False,
-                "prescription_needed": False,
-                "created_at": NOW,
-                "updated_at": NOW,
-            }
+            return appointment_row(
+                patient_id=patient, doctor_id=doctor, location_id=berlin, start=start, status=status, now=NOW
+            )
 
         days_needed = existing // MORNING_SLOTS + 1
         # Half of the history lies in the past, half in the future, around the days the alternatives go to.
@@ -240,26 +227,16 @@ async def _measure(cases: list[tuple[Case, str]], tmp: Path) -> list[Result]:
 
 
 def _table(results: list[Result]) -> str:
-    lines = [f"{'case':<68} {'n':>5} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'cpu ms':>8}"]
-    for r in results:
-        lines.append(f"{r.label:<68} {r.n:>5} {r.throughput:>8.1f} {r.p50:>8.2f} {r.p99:>8.2f} {r.cpu_ms:>8.2f}")
-    return "\n".join(lines)
+    rows = [(r.label, r.n, f"{r.throughput:.1f}", r.p50, r.p99, r.cpu_ms) for r in results]
+    return table(["case", "n", "req/s", "p50 ms", "p99 ms", "cpu ms"], rows)
 
 
 def main() -> int:
     """Run the benchmark and print the table; exit status 1 when a target is missed."""
-    suites: list[list[Result]] = []
-    with tempfile.TemporaryDirectory(prefix="bench-review-") as tmp:
-        root = Path(tmp)
-        files = [f"sqlite+aiosqlite:///{root}/bench-{n}.db" for n in range(len(CASES))]
-        suites.append(asyncio.run(_suite("sqlite", files, root)))
-        pg = os.environ.get("DOCTORDESK_BENCH_POSTGRES_URL")
-        if pg:
-            with own_postgres_databases(pg, ["doctordesk_bench_review"]) as urls:
-                suites.append(asyncio.run(_suite("postgres", urls, root)))
+    suites = [results for _, results in on_each_database("review", range(len(CASES)), _suite, one_postgres=True)]
     ok = True
     print("Review and Approve: POST /profile/appointments/{id}/approve")
-    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
+    print(f"machine: {machine()}")
     for results in suites:
         print(_table(results))
         small, large = results[1], results[2]

@@ -29,9 +29,10 @@ from typing import Any
 import httpx
 from sqlalchemy import insert, text
 from sqlalchemy.ext.asyncio import async_sessionmaker
+from tests.support.appointments import appointment_row
 
-from bench.common import machine, percentile, table
-from bench.suites import appointment_row, on_each_database
+from bench.common import percentile, table
+from bench.suites import on_each_database, reported
 from doctordesk.app import create_app
 from doctordesk.config import Settings
 from doctordesk.domain.accounts.passwords import Passwords
@@ -145,7 +146,8 @@ async def _suite(_label: str, urls: list[str], tmp: Path) -> list[Case]:
     return cases
 
 
-def _report(name: str, cases: list[Case], *, sqlite: bool) -> bool:
+def _report(name: str, cases: list[Case]) -> bool:
+    sqlite = name == "SQLite"
     print(f"\n{name}: FHIR searches, one doctor, one week ({REQUESTS} requests per case)")
     rows = [
         (search, f"{c.appointments:,}", percentile(c.search_ms[search], 50), percentile(c.search_ms[search], 99),
@@ -170,12 +172,7 @@ def _report(name: str, cases: list[Case], *, sqlite: bool) -> bool:
 
 def main() -> int:
     """Run the benchmark and print the tables; exit status 1 when a target is missed."""
-    results = on_each_database("fhir", SIZES, _suite)
-    print(f"\nmachine: {machine()}")
-    ok = True
-    for name, cases in results:
-        ok = _report(name, cases, sqlite=name == "SQLite") and ok
-    return 0 if ok else 1
+    return reported(on_each_database("fhir", SIZES, _suite), _report)
 
 
 if __name__ == "__main__":

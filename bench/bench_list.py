@@ -24,9 +24,10 @@ from typing import Any
 import httpx
 from sqlalchemy import insert, text
 from sqlalchemy.ext.asyncio import async_sessionmaker
+from tests.support.appointments import appointment_row
 
-from bench.common import machine, percentile, table
-from bench.suites import appointment_row, on_each_database
+from bench.common import percentile, table
+from bench.suites import on_each_database, reported
 from doctordesk.app import create_app
 from doctordesk.config import Settings
 from doctordesk.domain.accounts.passwords import Passwords
@@ -139,12 +140,7 @@ def _report(name: str, cases: list[Case]) -> bool:
 
 def main() -> int:
     """Run the benchmark and print the tables; exit status 1 when a target is missed."""
-    results = on_each_database("list", SIZES, _suite)
-    print(f"\nmachine: {machine()}")
-    ok = True
-    for name, cases in results:
-        ok = _report(name, cases) and ok
-    return 0 if ok else 1
+    return reported(on_each_database("list", SIZES, _suite), _report)
 
 
 if __name__ == "__main__":

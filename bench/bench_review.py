@@ -26,9 +26,10 @@ from zoneinfo import ZoneInfo
 
 import httpx
 from sqlalchemy import insert, select, text
+from tests.support.appointments import appointment_row
 
-from bench.common import machine, percentile, table
-from bench.suites import appointment_row, on_each_database
+from bench.common import Percentiles, machine, table
+from bench.suites import on_each_database
 from doctordesk.app import create_app
 from doctordesk.config import Settings
 from doctordesk.domain.accounts.passwords import Passwords
@@ -47,20 +48,12 @@ MORNING_SLOTS = 8  # existing appointments fill 08:00-12:00; the alternatives go
 
 
 @dataclass
-class Result:
+class Result(Percentiles):
     label: str
     n: int
     seconds: float
     latencies_ms: list[float]
     cpu_ms: float  # process CPU time per request (all threads: robust against other load on the machine)
-
-    @property
-    def p50(self) -> float:
-        return percentile(self.latencies_ms, 50)
-
-    @property
-    def p99(self) -> float:
-        return percentile(self.latencies_ms, 99)
 
     @property
     def throughput(self) -> float:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import httpx
 
-from bench.common import percentile, table
+from bench.common import Percentiles, table
 from doctordesk.client import Client, Screen
 from doctordesk.screens.protocol import apply, p_append
 
@@ -37,17 +37,9 @@ ENV = {
 
 
 @dataclass
-class Result:
+class Result(Percentiles):
     label: str
     latencies_ms: list[float]
-
-    @property
-    def p50(self) -> float:
-        return percentile(self.latencies_ms, 50)
-
-    @property
-    def p99(self) -> float:
-        return percentile(self.latencies_ms, 99)
 
 
 async def _login(http: httpx.AsyncClient, username: str) -> dict[str, str]:

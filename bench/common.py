@@ -205,6 +205,20 @@ def percentile(values: Sequence[float], q: float) -> float:
     return ordered[rank - 1]
 
 
+class Percentiles:
+    """The p50 and p99 of a result's ``latencies_ms``."""
+
+    latencies_ms: list[float]
+
+    @property
+    def p50(self) -> float:
+        return percentile(self.latencies_ms, 50)
+
+    @property
+    def p99(self) -> float:
+        return percentile(self.latencies_ms, 99)
+
+
 def have_wrk() -> bool:
     return shutil.which("wrk") is not None
 

@@ -1,4 +1,4 @@
-"""Running a benchmark's suite on SQLite and on PostgreSQL, and the appointment rows the suites fill databases with."""
+"""Running a benchmark's suite on SQLite and on PostgreSQL, on databases brought up to date."""
 
 from __future__ import annotations
 
@@ -6,12 +6,10 @@ import asyncio
 import os
 import tempfile
 from collections.abc import Callable, Coroutine, Sequence
-from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from bench.common import own_postgres_databases
-from doctordesk.domain.appointments.status import Status
+from bench.common import machine, own_postgres_databases
 from doctordesk.store.db import create_engine
 from doctordesk.store.migrate import upgrade
 
@@ -49,22 +47,8 @@ async def migrated(url: str) -> None:
         await engine.dispose()
 
 
-def appointment_row(
-    *, patient_id: int, doctor_id: int, location_id: int, start: datetime, status: Status, now: datetime
-) -> dict[str, Any]:
-    """A 30-minute consultation as a row of ``appointments``, for a bulk insert."""
-    return {
-        "patient_id": patient_id,
-        "doctor_id": doctor_id,
-        "location_id": location_id,
-        "service": "consultation",
-        "start_at": start,
-        "duration_minutes": 30,
-        "status": int(status),
-        "version": 1,
-        "chat_enabled": True,
-        "disclaimer_required": False,
-        "prescription_needed": False,
-        "created_at": now,
-        "updated_at": now,
-    }
+def reported(results: list[tuple[str, T]], report: Callable[[str, T], bool]) -> int:
+    """Print the machine and each database's report; the exit status: 1 when any report missed its target."""
+    print(f"\nmachine: {machine()}")
+    met = [report(label, result) for label, result in results]
+    return 0 if all(met) else 1

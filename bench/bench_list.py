@@ -21,18 +21,14 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import httpx
 from sqlalchemy import insert, text
 from sqlalchemy.ext.asyncio import async_sessionmaker
 from tests.support.appointments import appointment_row
 
 from bench.common import percentile, table
-from bench.suites import on_each_database, reported
-from doctordesk.app import create_app
-from doctordesk.config import Settings
+from bench.suites import on_each_database, reported, signed_in_client
 from doctordesk.domain.accounts.passwords import Passwords
 from doctordesk.domain.appointments.status import Status
-from doctordesk.domain.clock import FixedClock
 from doctordesk.store.db import create_engine
 from doctordesk.store.migrate import upgrade
 from doctordesk.store.seed import demo as seed
@@ -83,16 +79,7 @@ async def _measure(cases: list[Case], tmp: Path) -> None:
     async with AsyncExitStack() as stack:
         clients = []
         for case in cases:
-            settings = Settings(
-                database_url=case.url, data_dir=tmp, argon2_time_cost=1, argon2_memory_kib=1024, push_adapter="none"
-            )
-            app = create_app(settings, clock=FixedClock(NOW))
-            await stack.enter_async_context(app.router.lifespan_context(app))
-            client = await stack.enter_async_context(
-                httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://bench")
-            )
-            login = await client.post("/auth/login", data={"username": "doctor1", "password": "demo"})
-            clients.append((case, client, {"Authorization": f"Bearer {login.json()['access_token']}"}))
+            clients.append((case, *await signed_in_client(stack, case.url, tmp, NOW)))
         for i in range(REQUESTS + WARMUP):
             for case, client, headers in clients:
                 t0 = time.perf_counter()

@@ -24,17 +24,13 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
-import httpx
 from sqlalchemy import insert, select, text
 from tests.support.appointments import appointment_row
 
 from bench.common import Percentiles, machine, table
-from bench.suites import on_each_database
-from doctordesk.app import create_app
-from doctordesk.config import Settings
+from bench.suites import on_each_database, signed_in_client
 from doctordesk.domain.accounts.passwords import Passwords
 from doctordesk.domain.appointments.status import Status
-from doctordesk.domain.clock import FixedClock
 from doctordesk.store.db import create_engine
 from doctordesk.store.migrate import upgrade
 from doctordesk.store.seed import demo as seed
@@ -191,15 +187,7 @@ async def _measure(cases: list[tuple[Case, str]], tmp: Path) -> list[Result]:
     async with AsyncExitStack() as stack:
         clients = []
         for case, url in cases:
-            settings = Settings(
-                database_url=url, data_dir=tmp, argon2_time_cost=1, argon2_memory_kib=1024, push_adapter="none"
-            )
-            app = create_app(settings, clock=FixedClock(NOW))
-            await stack.enter_async_context(app.router.lifespan_context(app))
-            transport = httpx.ASGITransport(app=app)
-            client = await stack.enter_async_context(httpx.AsyncClient(transport=transport, base_url="http://bench"))
-            login = await client.post("/auth/login", data={"username": "doctor1", "password": "demo"})
-            clients.append((case, client, {"Authorization": f"Bearer {login.json()['access_token']}"}))
+            clients.append((case, *await signed_in_client(stack, url, tmp, NOW)))
         for i in range(REQUESTS + WARMUP):
             for case, client, headers in clients:
                 cpu0, t0 = time.process_time(), time.perf_counter()

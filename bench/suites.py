@@ -6,10 +6,17 @@ import asyncio
 import os
 import tempfile
 from collections.abc import Callable, Coroutine, Sequence
+from contextlib import AsyncExitStack
+from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
+import httpx
+
 from bench.common import machine, own_postgres_databases
+from doctordesk.app import create_app
+from doctordesk.config import Settings
+from doctordesk.domain.clock import FixedClock
 from doctordesk.store.db import create_engine
 from doctordesk.store.migrate import upgrade
 
@@ -52,3 +59,17 @@ def reported(results: list[tuple[str, T]], report: Callable[[str, T], bool]) -> 
     print(f"\nmachine: {machine()}")
     met = [report(label, result) for label, result in results]
     return 0 if all(met) else 1
+
+
+async def signed_in_client(
+    stack: AsyncExitStack, url: str, tmp: Path, now: datetime, username: str = "doctor1"
+) -> tuple[httpx.AsyncClient, dict[str, str]]:
+    """The app on ``url`` in this process at the fixed time ``now`` (its lifespan held by ``stack``), a client of it,
+    and the headers of ``username`` signed in."""
+    settings = Settings(database_url=url, data_dir=tmp, argon2_time_cost=1, argon2_memory_kib=1024, push_adapter="none")
+    app = create_app(settings, clock=FixedClock(now))
+    await stack.enter_async_context(app.router.lifespan_context(app))
+    transport = httpx.ASGITransport(app=app)
+    client = await stack.enter_async_context(httpx.AsyncClient(transport=transport, base_url="http://bench"))
+    login = await client.post("/auth/login", data={"username": username, "password": "demo"})
+    return client, {"Authorization": f"Bearer {login.json()['access_token']}"}

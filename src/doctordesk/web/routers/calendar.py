@@ -125,14 +125,10 @@ screen_routes(
 @router.post("/profile/calendar-feed/make", responses=SUBMIT_RESPONSES)
 async def calendar_feed_make(screen: ScreenRequestDep, request: Request) -> dict[str, Any]:
     """Create or rotate the feed address; the answer shows it this once, with a Copy control."""
-    update = await calendar_feed_screen.make(
-        screen.rt, screen.actor, base_url=_base_url(request), page=_screen(screen), state=screen.state
-    )
-    return update.to_json()
+    return await screen.submit(calendar_feed_screen.make, base_url=_base_url(request), page=_screen(screen))
 
 
 @router.post("/profile/calendar-feed/revoke", responses=SUBMIT_RESPONSES)
 async def calendar_feed_revoke(screen: ScreenRequestDep) -> dict[str, Any]:
     """Revoke the feed address."""
-    update = await calendar_feed_screen.revoke(screen.rt, screen.actor, page=_screen(screen), state=screen.state)
-    return update.to_json()
+    return await screen.submit(calendar_feed_screen.revoke, page=_screen(screen))

@@ -56,10 +56,7 @@ async def add_fee_version(screen: ScreenRequestDep, form: FormDep, confirm: FeeC
     required for fees, ``percent`` required for surcharges, ``currency``, ``effective_from`` day, ``retired``).
     Without ``confirm`` nothing is written: the answer says what the version changes, for whom, from when, and
     its "Confirm" sends the same form with ``confirm`` set to that version's digest."""
-    update = await fees.add_version(
-        screen.rt, screen.actor, form, confirm=confirm, page=_fees(screen), state=screen.state
-    )
-    return update.to_json()
+    return await screen.submit(fees.add_version, form, confirm=confirm, page=_fees(screen))
 
 
 # --- insurance -------------------------------------------------------------------------------------------------
@@ -93,8 +90,7 @@ async def create_policy(screen: ScreenRequestDep, form: FormDep) -> dict[str, An
     """Add a policy for ``patient`` (``insurer``, ``policy_number``, ``valid_from``, ``valid_to`` required;
     ``network_doctor~<id>``, ``network_location~<id>``, ``excluded_doctor~<id>`` ticks, ``excluded_services``
     comma-separated, ``third_party_data``)."""
-    page = _insurance(screen, parse_id(form.get("patient")))
-    return (await insurance.create_policy(screen.rt, screen.actor, form, page=page, state=screen.state)).to_json()
+    return await screen.submit(insurance.create_policy, form, page=_insurance(screen, parse_id(form.get("patient"))))
 
 
 @router.post(
@@ -105,8 +101,7 @@ async def create_policy(screen: ScreenRequestDep, form: FormDep) -> dict[str, An
 async def save_policy(screen: ScreenRequestDep, policy_id: PolicyId, form: FormDep) -> dict[str, Any]:
     """Save a policy's form; the ticks replace its lists whole, an empty record clears it."""
     page = _insurance(screen, parse_id(form.get("patient")))
-    update = await insurance.save_policy(screen.rt, screen.actor, policy_id, form, page=page, state=screen.state)
-    return update.to_json()
+    return await screen.submit(insurance.save_policy, policy_id, form, page=page)
 
 
 # --- webhooks --------------------------------------------------------------------------------------------------
@@ -133,7 +128,7 @@ screen_routes(
 async def register_webhook(screen: ScreenRequestDep, form: FormDep) -> dict[str, Any]:
     """Register an endpoint (``url``, ``description``, ``type~<event type>`` per type, ``include_content``); the
     signing secret is on this answer only."""
-    return (await hooks.create(screen.rt, screen.actor, form, page=_hooks(screen), state=screen.state)).to_json()
+    return await screen.submit(hooks.create, form, page=_hooks(screen))
 
 
 screen_routes(
@@ -153,43 +148,34 @@ screen_routes(
 )
 async def save_webhook(screen: ScreenRequestDep, endpoint_id: EndpointId, form: FormDep) -> dict[str, Any]:
     """Save the endpoint's settings form."""
-    page = _hook(screen, endpoint_id)
-    return (await hooks.save(screen.rt, screen.actor, endpoint_id, form, page=page, state=screen.state)).to_json()
+    return await screen.submit(hooks.save, endpoint_id, form, page=_hook(screen, endpoint_id))
 
 
 @router.post("/webhooks/{endpoint_id}/disable", responses=SUBMIT_RESPONSES)
 async def disable_webhook(screen: ScreenRequestDep, endpoint_id: EndpointId) -> dict[str, Any]:
     """Disable: deliveries wait until the endpoint is enabled again."""
-    page = _hook(screen, endpoint_id)
-    update = await hooks.set_enabled(screen.rt, screen.actor, endpoint_id, enabled=False, page=page, state=screen.state)
-    return update.to_json()
+    return await screen.submit(hooks.set_enabled, endpoint_id, enabled=False, page=_hook(screen, endpoint_id))
 
 
 @router.post("/webhooks/{endpoint_id}/enable", responses=SUBMIT_RESPONSES)
 async def enable_webhook(screen: ScreenRequestDep, endpoint_id: EndpointId) -> dict[str, Any]:
     """Enable again."""
-    page = _hook(screen, endpoint_id)
-    update = await hooks.set_enabled(screen.rt, screen.actor, endpoint_id, enabled=True, page=page, state=screen.state)
-    return update.to_json()
+    return await screen.submit(hooks.set_enabled, endpoint_id, enabled=True, page=_hook(screen, endpoint_id))
 
 
 @router.post("/webhooks/{endpoint_id}/test", responses=SUBMIT_RESPONSES)
 async def test_webhook(screen: ScreenRequestDep, endpoint_id: EndpointId) -> dict[str, Any]:
     """Queue a test event to the endpoint."""
-    page = _hook(screen, endpoint_id)
-    return (await hooks.send_test(screen.rt, screen.actor, endpoint_id, page=page, state=screen.state)).to_json()
+    return await screen.submit(hooks.send_test, endpoint_id, page=_hook(screen, endpoint_id))
 
 
 @router.post("/webhooks/{endpoint_id}/rotate-secret", responses=SUBMIT_RESPONSES)
 async def rotate_webhook_secret(screen: ScreenRequestDep, endpoint_id: EndpointId) -> dict[str, Any]:
     """A new signing secret, shown on this answer only; the previous one signs too for the overlap."""
-    page = _hook(screen, endpoint_id)
-    return (await hooks.rotate_secret(screen.rt, screen.actor, endpoint_id, page=page, state=screen.state)).to_json()
+    return await screen.submit(hooks.rotate_secret, endpoint_id, page=_hook(screen, endpoint_id))
 
 
 @router.post("/webhooks/{endpoint_id}/deliveries/{delivery_id}/replay", responses=SUBMIT_RESPONSES)
 async def replay_delivery(screen: ScreenRequestDep, endpoint_id: EndpointId, delivery_id: DeliveryId) -> dict[str, Any]:
     """Send a delivery again under its own ``webhook-id``."""
-    page = _hook(screen, endpoint_id)
-    update = await hooks.replay(screen.rt, screen.actor, endpoint_id, delivery_id, page=page, state=screen.state)
-    return update.to_json()
+    return await screen.submit(hooks.replay, endpoint_id, delivery_id, page=_hook(screen, endpoint_id))

@@ -106,24 +106,19 @@ screen_routes(
 )
 async def save_user(screen: ScreenRequestDep, user_id: UserId, form: FormDep) -> dict[str, Any]:
     """Save the profile form."""
-    page = _user(screen, user_id)
-    return (await screens.save_user(screen.rt, screen.actor, user_id, form, page=page, state=screen.state)).to_json()
+    return await screen.submit(screens.save_user, user_id, form, page=_user(screen, user_id))
 
 
 @router.post("/users/{user_id}/deactivate", responses=SUBMIT_RESPONSES)
 async def deactivate_user(screen: ScreenRequestDep, user_id: UserId) -> dict[str, Any]:
     """Deactivate: the user's tokens stop working and their streams close, on every instance."""
-    page = _user(screen, user_id)
-    update = await screens.set_active(screen.rt, screen.actor, user_id, active=False, page=page, state=screen.state)
-    return update.to_json()
+    return await screen.submit(screens.set_active, user_id, active=False, page=_user(screen, user_id))
 
 
 @router.post("/users/{user_id}/reactivate", responses=SUBMIT_RESPONSES)
 async def reactivate_user(screen: ScreenRequestDep, user_id: UserId) -> dict[str, Any]:
     """Reactivate a deactivated user."""
-    page = _user(screen, user_id)
-    update = await screens.set_active(screen.rt, screen.actor, user_id, active=True, page=page, state=screen.state)
-    return update.to_json()
+    return await screen.submit(screens.set_active, user_id, active=True, page=_user(screen, user_id))
 
 
 @router.post("/users/{user_id}/password", responses=SUBMIT_RESPONSES)
@@ -139,11 +134,7 @@ async def reset_password(screen: ScreenRequestDep, request: Request, user_id: Us
 @router.post("/users/{user_id}/password-link", responses=SUBMIT_RESPONSES)
 async def password_link(screen: ScreenRequestDep, request: Request, user_id: UserId) -> dict[str, Any]:
     """A one-time link through which the user sets their own password, shown on this answer only."""
-    page = _user(screen, user_id)
-    update = await screens.password_link(
-        screen.rt, screen.actor, user_id, str(request.base_url), page=page, state=screen.state
-    )
-    return update.to_json()
+    return await screen.submit(screens.password_link, user_id, str(request.base_url), page=_user(screen, user_id))
 
 
 # --- locations -------------------------------------------------------------------------------------------------
@@ -167,10 +158,7 @@ screen_routes(
 )
 async def create_location(screen: ScreenRequestDep, form: FormDep) -> dict[str, Any]:
     """Add a location (``name``, ``timezone``, optional ``address``)."""
-    update = await screens.save_location(
-        screen.rt, screen.actor, None, form, page=_locations(screen), state=screen.state
-    )
-    return update.to_json()
+    return await screen.submit(screens.save_location, None, form, page=_locations(screen))
 
 
 @router.post(
@@ -180,10 +168,7 @@ async def create_location(screen: ScreenRequestDep, form: FormDep) -> dict[str, 
 )
 async def save_location(screen: ScreenRequestDep, location_id: LocationId, form: FormDep) -> dict[str, Any]:
     """Save a location's name, address or time zone."""
-    update = await screens.save_location(
-        screen.rt, screen.actor, location_id, form, page=_locations(screen), state=screen.state
-    )
-    return update.to_json()
+    return await screen.submit(screens.save_location, location_id, form, page=_locations(screen))
 
 
 # --- work hours ------------------------------------------------------------------------------------------------
@@ -223,9 +208,7 @@ async def hours_save(screen: ScreenRequestDep, form: FormDep, confirm: Confirm =
     """Replace the weekly hours at the location (``weekday~n``, ``opens~n``, ``closes~n``; lines without a day
     are dropped). Without ``confirm``, a change leaving approved appointments outside is not applied: the answer
     lists them."""
-    page = _hours_of(screen, form)
-    update = await hours.save_weekly(screen.rt, screen.actor, form, confirm=confirm, page=page, state=screen.state)
-    return update.to_json()
+    return await screen.submit(hours.save_weekly, form, confirm=confirm, page=_hours_of(screen, form))
 
 
 @router.post(
@@ -234,9 +217,7 @@ async def hours_save(screen: ScreenRequestDep, form: FormDep, confirm: Confirm =
 async def hours_add_exception(screen: ScreenRequestDep, form: FormDep, confirm: Confirm = False) -> dict[str, Any]:
     """Add a holiday, an absence or an extra day (``doctor``, ``day``, ``kind``, ``location`` empty for all,
     ``opens``, ``closes``, ``note``); conflicts as for the weekly hours."""
-    page = _hours_of(screen, form)
-    update = await hours.add_exception(screen.rt, screen.actor, form, confirm=confirm, page=page, state=screen.state)
-    return update.to_json()
+    return await screen.submit(hours.add_exception, form, confirm=confirm, page=_hours_of(screen, form))
 
 
 @router.post("/hours/exceptions/{exception_id}/remove", responses=SUBMIT_RESPONSES)
@@ -244,11 +225,7 @@ async def hours_remove_exception(
     screen: ScreenRequestDep, exception_id: ExceptionId, confirm: Confirm = False
 ) -> dict[str, Any]:
     """Withdraw an exception (kept in the records); conflicts as for the weekly hours."""
-    page = _hours(screen, None, None)
-    update = await hours.remove_exception(
-        screen.rt, screen.actor, exception_id, confirm=confirm, page=page, state=screen.state
-    )
-    return update.to_json()
+    return await screen.submit(hours.remove_exception, exception_id, confirm=confirm, page=_hours(screen, None, None))
 
 
 # --- audit trail -----------------------------------------------------------------------------------------------
@@ -299,12 +276,10 @@ screen_routes(
 @router.post("/sign-in/policy", responses=SUBMIT_RESPONSES, openapi_extra={**SCREEN_HEADERS, **forms.MFA_POLICY_BODY})
 async def save_mfa_policy(screen: ScreenRequestDep, form: FormDep) -> dict[str, Any]:
     """Save which roles must use a second factor (``required~<role>``: true or false)."""
-    update = await sign_in_screen.save_policy(screen.rt, screen.actor, form, page=_sign_in(screen), state=screen.state)
-    return update.to_json()
+    return await screen.submit(sign_in_screen.save_policy, form, page=_sign_in(screen))
 
 
 @router.post("/sign-in/{user_id}/reset", responses=SUBMIT_RESPONSES, openapi_extra=SCREEN_HEADERS)
 async def reset_factors(screen: ScreenRequestDep, user_id: UserId) -> dict[str, Any]:
     """Remove every second factor of a user (a lost phone)."""
-    update = await sign_in_screen.reset(screen.rt, screen.actor, user_id, page=_sign_in(screen), state=screen.state)
-    return update.to_json()
+    return await screen.submit(sign_in_screen.reset, user_id, page=_sign_in(screen))

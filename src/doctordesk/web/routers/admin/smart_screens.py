@@ -68,14 +68,10 @@ async def register_smart_app(screen: ScreenRequestDep, request: Request, form: F
 @router.post("/smart-apps/{app_id}/deactivate", responses=SUBMIT_RESPONSES, openapi_extra=SCREEN_HEADERS)
 async def deactivate_smart_app(screen: ScreenRequestDep, app_id: AppId) -> dict[str, Any]:
     """Deactivate an app: its tokens stop working at once."""
-    page = _page(screen)
-    return (await clients_screen.set_active(screen.rt, screen.actor, app_id, active=False, page=page,
-                                            state=screen.state)).to_json()  # fmt: skip
+    return await screen.submit(clients_screen.set_active, app_id, active=False, page=_page(screen))
 
 
 @router.post("/smart-apps/{app_id}/reactivate", responses=SUBMIT_RESPONSES, openapi_extra=SCREEN_HEADERS)
 async def reactivate_smart_app(screen: ScreenRequestDep, app_id: AppId) -> dict[str, Any]:
     """Reactivate an app."""
-    page = _page(screen)
-    return (await clients_screen.set_active(screen.rt, screen.actor, app_id, active=True, page=page,
-                                            state=screen.state)).to_json()  # fmt: skip
+    return await screen.submit(clients_screen.set_active, app_id, active=True, page=_page(screen))

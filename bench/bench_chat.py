@@ -26,12 +26,11 @@ import httpx
 from sqlalchemy import text
 
 from bench.common import database_label, scratch_database
+from bench.suites import migrated
 from doctordesk.app import create_app
 from doctordesk.config import Settings
 from doctordesk.domain.accounts.passwords import Passwords
 from doctordesk.store.chat_tables import ChatThread
-from doctordesk.store.db import create_engine
-from doctordesk.store.migrate import upgrade
 from doctordesk.store.seed import demo as seed
 from doctordesk.store.seed import sample_files
 
@@ -67,14 +66,6 @@ async def _timed(n: int, call: Callable[[int], Awaitable[httpx.Response]]) -> tu
         if response.status_code != 200:
             raise RuntimeError(f"{response.status_code}: {response.text[:300]}")
     return samples, time.perf_counter() - started
-
-
-async def _prepare(url: str) -> None:
-    engine = create_engine(url)
-    try:
-        await upgrade(engine)
-    finally:
-        await engine.dispose()
 
 
 async def fill_thread(runtime: Any, appointment_id: int, doctor_id: int, support_id: int, count: int) -> None:
@@ -114,7 +105,7 @@ async def fill_thread(runtime: Any, appointment_id: int, doctor_id: int, support
 
 
 async def run(url: str, tmp: str) -> list[dict[str, Any]]:
-    await _prepare(url)
+    await migrated(url)
     settings = Settings(
         database_url=url,
         data_dir=Path(tmp),

@@ -17,10 +17,8 @@ SQLite.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import sys
-import tempfile
 import time
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
@@ -28,16 +26,14 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import httpx
 from sqlalchemy import insert, text
 from sqlalchemy.ext.asyncio import async_sessionmaker
+from tests.support.appointments import appointment_row
 
-from bench.common import own_postgres_databases, percentile
-from doctordesk.app import create_app
-from doctordesk.config import Settings
+from bench.common import percentile, table
+from bench.suites import on_each_database, reported, signed_in_client
 from doctordesk.domain.accounts.passwords import Passwords
 from doctordesk.domain.appointments.status import Status
-from doctordesk.domain.clock import FixedClock
 from doctordesk.store.db import create_engine
 from doctordesk.store.migrate import upgrade
 from doctordesk.store.seed import demo as seed
@@ -88,21 +84,12 @@ async def _prepare(url: str, appointments: int) -> dict[str, int]:
                 start = WEEK_START + timedelta(hours=8, minutes=30 * i)
             else:
                 start = NOW - timedelta(minutes=30 * (i - IN_WEEK + 1))
-            return {
-                "patient_id": demo.patients["patient1"],
-                "doctor_id": doctors[i % len(doctors)],
-                "location_id": demo.locations["berlin"],
-                "service": "consultation",
-                "start_at": start,
-                "duration_minutes": 30,
-                "status": int(Status.COMPLETED if start < NOW else Status.APPROVED),
-                "version": 1,
-                "chat_enabled": True,
-                "disclaimer_required": False,
-                "prescription_needed": False,
-                "created_at": NOW,
-                "updated_at": NOW,
-            }
+            patient, berlin = demo.patients["patient1"], demo.locations["berlin"]
+            status = Status.COMPLETED if start < NOW else Status.APPROVED
+            return appointment_row(
+                patient_id=patient, doctor_id=doctors[i % len(doctors)], location_id=berlin, start=start,
+                status=status, now=NOW,
+            )  # fmt: skip
 
         for chunk in range(0, appointments, 5000):
             rows = [row(i) for i in range(chunk, min(chunk + 5000, appointments))]
@@ -117,16 +104,7 @@ async def _measure(cases: list[Case], users: list[dict[str, int]], tmp: Path) ->
     async with AsyncExitStack() as stack:
         clients = []
         for case, ids in zip(cases, users, strict=True):
-            settings = Settings(
-                database_url=case.url, data_dir=tmp, argon2_time_cost=1, argon2_memory_kib=1024, push_adapter="none"
-            )
-            app = create_app(settings, clock=FixedClock(NOW))
-            await stack.enter_async_context(app.router.lifespan_context(app))
-            client = await stack.enter_async_context(
-                httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://bench")
-            )
-            login = await client.post("/auth/login", data={"username": "doctor1", "password": "demo"})
-            headers = {"Authorization": f"Bearer {login.json()['access_token']}"}
+            client, headers = await signed_in_client(stack, case.url, tmp, NOW)
             page = await client.put("/profile/appointments", headers=headers)
             clients.append((case, client, headers, page.json()["state"], searches(ids)))
         for i in range(REQUESTS + WARMUP):
@@ -148,31 +126,32 @@ async def _measure(cases: list[Case], users: list[dict[str, int]], tmp: Path) ->
                     case.poll_ms.append((t2 - t1) * 1000)
 
 
-async def _suite(urls: list[str], tmp: Path) -> list[Case]:
+async def _suite(_label: str, urls: list[str], tmp: Path) -> list[Case]:
     cases = [Case(url, n) for url, n in zip(urls, SIZES, strict=True)]
     users = [await _prepare(case.url, case.appointments) for case in cases]
     await _measure(cases, users, tmp)
     return cases
 
 
-def _report(name: str, cases: list[Case], *, sqlite: bool) -> bool:
+def _report(name: str, cases: list[Case]) -> bool:
+    sqlite = name == "SQLite"
     print(f"\n{name}: FHIR searches, one doctor, one week ({REQUESTS} requests per case)")
-    print(f"{'search':>12} {'appointments':>12} {'p50 ms':>8} {'p99 ms':>8} {'found':>6}")
+    rows = [
+        (search, f"{c.appointments:,}", percentile(c.search_ms[search], 50), percentile(c.search_ms[search], 99),
+         c.found.get(search, 0))
+        for search in SEARCHES
+        for c in cases
+    ]  # fmt: skip
+    print(table(["search", "appointments", "p50 ms", "p99 ms", "found"], rows))
     small, large = cases[0], cases[-1]
     ok = True
     for search in SEARCHES:
-        for c in cases:
-            ms = c.search_ms[search]
-            print(
-                f"{search:>12} {c.appointments:>12,} {percentile(ms, 50):>8.2f} {percentile(ms, 99):>8.2f} "
-                f"{c.found.get(search, 0):>6}"
-            )
         p50 = percentile(large.search_ms[search], 50)
         ratio = p50 / percentile(small.search_ms[search], 50)
         met = ratio <= 1.5 and (p50 <= 10 or not sqlite or search != "Appointment")
         ok = ok and met
         print(
-            f"{search:>12} p50 {large.appointments:,} / {small.appointments:,} = {ratio:.2f} (target ≤ 1.5); "
+            f"{search}: p50 {large.appointments:,} / {small.appointments:,} = {ratio:.2f} (target ≤ 1.5); "
             f"vs the unchanged poll: {p50 / percentile(large.poll_ms, 50):.1f}×: {'met' if met else 'MISSED'}"
         )
     return ok
@@ -180,20 +159,7 @@ def _report(name: str, cases: list[Case], *, sqlite: bool) -> bool:
 
 def main() -> int:
     """Run the benchmark and print the tables; exit status 1 when a target is missed."""
-    results: list[tuple[str, list[Case]]] = []
-    with tempfile.TemporaryDirectory(prefix="bench-fhir-") as tmp:
-        root = Path(tmp)
-        files = [f"sqlite+aiosqlite:///{root}/fhir-{n}.db" for n in SIZES]
-        results.append(("SQLite", asyncio.run(_suite(files, root))))
-        server = os.environ.get("DOCTORDESK_BENCH_POSTGRES_URL")
-        if server:
-            with own_postgres_databases(server, [f"doctordesk_bench_fhir_{n}" for n in SIZES]) as urls:
-                results.append(("PostgreSQL", asyncio.run(_suite(urls, root))))
-    print(f"\nmachine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}, {time.strftime('%Y-%m-%d')}")
-    ok = True
-    for name, cases in results:
-        ok = _report(name, cases, sqlite=name == "SQLite") and ok
-    return 0 if ok else 1
+    return reported(on_each_database("fhir", SIZES, _suite), _report)
 
 
 if __name__ == "__main__":

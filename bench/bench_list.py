@@ -12,10 +12,8 @@ Targets: p50 of the PUT at 100,000 / at 100 ≤ 1.5; the first page's JSON the s
 
 from __future__ import annotations
 
-import asyncio
 import os
 import sys
-import tempfile
 import time
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
@@ -23,16 +21,14 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import httpx
 from sqlalchemy import insert, text
 from sqlalchemy.ext.asyncio import async_sessionmaker
+from tests.support.appointments import appointment_row
 
-from bench.common import own_postgres_databases, percentile
-from doctordesk.app import create_app
-from doctordesk.config import Settings
+from bench.common import percentile, table
+from bench.suites import on_each_database, reported, signed_in_client
 from doctordesk.domain.accounts.passwords import Passwords
 from doctordesk.domain.appointments.status import Status
-from doctordesk.domain.clock import FixedClock
 from doctordesk.store.db import create_engine
 from doctordesk.store.migrate import upgrade
 from doctordesk.store.seed import demo as seed
@@ -63,21 +59,10 @@ async def _prepare(url: str, appointments: int) -> None:
         demo = await seed.seed_demo(session, Passwords(time_cost=1, memory_kib=1024), NOW)
 
         def row(start: datetime, status: Status) -> dict[str, Any]:
-            return {
-                "patient_id": demo.patients["patient1"],
-                "doctor_id": demo.users["doctor1"],
-                "location_id": demo.locations["berlin"],
-                "service": "consultation",
-                "start_at": start,
-                "duration_minutes": 30,
-                "status": int(status),
-                "version": 1,
-                "chat_enabled": True,
-                "disclaimer_required": False,
-                "prescription_needed": False,
-                "created_at": NOW,
-                "updated_at": NOW,
-            }
+            patient, doctor, berlin = demo.patients["patient1"], demo.users["doctor1"], demo.locations["berlin"]
+            return appointment_row(
+                patient_id=patient, doctor_id=doctor, location_id=berlin, start=start, status=status, now=NOW
+            )
 
         half = appointments // 2
         rows = [row(NOW - timedelta(minutes=30 * (i + 1)), Status.COMPLETED) for i in range(half)]
@@ -94,16 +79,7 @@ async def _measure(cases: list[Case], tmp: Path) -> None:
     async with AsyncExitStack() as stack:
         clients = []
         for case in cases:
-            settings = Settings(
-                database_url=case.url, data_dir=tmp, argon2_time_cost=1, argon2_memory_kib=1024, push_adapter="none"
-            )
-            app = create_app(settings, clock=FixedClock(NOW))
-            await stack.enter_async_context(app.router.lifespan_context(app))
-            client = await stack.enter_async_context(
-                httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://bench")
-            )
-            login = await client.post("/auth/login", data={"username": "doctor1", "password": "demo"})
-            clients.append((case, client, {"Authorization": f"Bearer {login.json()['access_token']}"}))
+            clients.append((case, *await signed_in_client(stack, case.url, tmp, NOW)))
         for i in range(REQUESTS + WARMUP):
             for case, client, headers in clients:
                 t0 = time.perf_counter()
@@ -121,7 +97,7 @@ async def _measure(cases: list[Case], tmp: Path) -> None:
                     case.put_bytes = len(page.content)
 
 
-async def _suite(urls: list[str], tmp: Path) -> list[Case]:
+async def _suite(_label: str, urls: list[str], tmp: Path) -> list[Case]:
     cases = [Case(url, n) for url, n in zip(urls, SIZES, strict=True)]
     for case in cases:
         await _prepare(case.url, case.appointments)
@@ -131,12 +107,12 @@ async def _suite(urls: list[str], tmp: Path) -> list[Case]:
 
 def _report(name: str, cases: list[Case]) -> bool:
     print(f"\n{name}: the appointment list of a doctor with a growing history ({REQUESTS} requests per case)")
-    print(f"{'appointments':>12} {'PUT p50':>9} {'PUT p99':>9} {'poll p50':>9} {'poll p99':>9} {'page bytes':>11}")
-    for c in cases:
-        print(
-            f"{c.appointments:>12,} {percentile(c.put_ms, 50):>9.2f} {percentile(c.put_ms, 99):>9.2f} "
-            f"{percentile(c.poll_ms, 50):>9.3f} {percentile(c.poll_ms, 99):>9.3f} {c.put_bytes:>11,}"
-        )
+    rows = [
+        (f"{c.appointments:,}", percentile(c.put_ms, 50), percentile(c.put_ms, 99), f"{percentile(c.poll_ms, 50):.3f}",
+         f"{percentile(c.poll_ms, 99):.3f}", f"{c.put_bytes:,}")
+        for c in cases
+    ]  # fmt: skip
+    print(table(["appointments", "PUT p50", "PUT p99", "poll p50", "poll p99", "page bytes"], rows))
     small, large = cases[0], cases[-1]
     ratio = percentile(large.put_ms, 50) / percentile(small.put_ms, 50)
     poll_ratio = percentile(large.poll_ms, 50) / percentile(small.poll_ms, 50)
@@ -151,20 +127,7 @@ def _report(name: str, cases: list[Case]) -> bool:
 
 def main() -> int:
     """Run the benchmark and print the tables; exit status 1 when a target is missed."""
-    results: list[tuple[str, list[Case]]] = []
-    with tempfile.TemporaryDirectory(prefix="bench-list-") as tmp:
-        root = Path(tmp)
-        files = [f"sqlite+aiosqlite:///{root}/list-{n}.db" for n in SIZES]
-        results.append(("SQLite", asyncio.run(_suite(files, root))))
-        server = os.environ.get("DOCTORDESK_BENCH_POSTGRES_URL")
-        if server:
-            with own_postgres_databases(server, [f"doctordesk_bench_list_{n}" for n in SIZES]) as urls:
-                results.append(("PostgreSQL", asyncio.run(_suite(urls, root))))
-    print(f"\nmachine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}, {time.strftime('%Y-%m-%d')}")
-    ok = True
-    for name, cases in results:
-        ok = _report(name, cases) and ok
-    return 0 if ok else 1
+    return reported(on_each_database("list", SIZES, _suite), _report)
 
 
 if __name__ == "__main__":

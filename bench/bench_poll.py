@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
+from typing import Any
 
 import httpx
 
@@ -55,6 +57,28 @@ def _clients(server: Server) -> list[dict[str, str]]:
             state = http.put("/profile/appointments", headers=headers).json()["state"]
             clients.append({**headers, "X-Screen-State": state})
     return clients
+
+
+def _rounds(cases: dict[str, Callable[[float], Load]]) -> dict[str, list[Load]]:
+    """Each case's ``ROUNDS`` runs, the cases interleaved so the machine's drift falls on all of them alike."""
+    runs: dict[str, list[Load]] = {name: [] for name in cases}
+    for _ in range(ROUNDS):
+        for name, run in cases.items():
+            runs[name].append(run(SECONDS / ROUNDS))
+    return runs
+
+
+def _against_bare(runs: dict[str, list[Load]]) -> tuple[dict[str, Load], dict[str, int], list[tuple[Any, ...]]]:
+    """Each case's median run, its errors, and the table's rows measured against the separate bare app."""
+    medians = {name: sorted(rs, key=lambda r: r.rps)[ROUNDS // 2] for name, rs in runs.items()}
+    errors = {name: sum(r.errors for r in rs) for name, rs in runs.items()}
+    floor = medians["separate bare app"]
+    rows = [
+        (name, round(m.rps), m.p50_ms, m.p99_ms, f"{m.rps / floor.rps:.0%}", f"{m.p99_ms / floor.p99_ms:.2f}",
+         errors[name], m.tool)
+        for name, m in medians.items()
+    ]  # fmt: skip
+    return medians, errors, rows
 
 
 def many_clients() -> bool:
@@ -92,18 +116,9 @@ def many_clients() -> bool:
         }
         for run in cases.values():  # warm-up
             run(1)
-        runs: dict[str, list[Load]] = {name: [] for name in cases}
-        for _ in range(ROUNDS):
-            for name, run in cases.items():
-                runs[name].append(run(SECONDS / ROUNDS))
-    medians = {name: sorted(rs, key=lambda r: r.rps)[ROUNDS // 2] for name, rs in runs.items()}
-    errors = {name: sum(r.errors for r in rs) for name, rs in runs.items()}
+        runs = _rounds(cases)
+    medians, errors, rows = _against_bare(runs)
     floor = medians["separate bare app"]
-    rows = [
-        (name, round(m.rps), m.p50_ms, m.p99_ms, f"{m.rps / floor.rps:.0%}", f"{m.p99_ms / floor.p99_ms:.2f}",
-         errors[name], m.tool)
-        for name, m in medians.items()
-    ]  # fmt: skip
     print(
         f"\nUnchanged poll of {CLIENTS:,} distinct clients on {connections} connections"
         f" ({database_label()}, {machine()})"
@@ -151,19 +166,10 @@ def real_cadence(postgres: bool) -> bool:
             ),
         }
         time.sleep(max(0.0, OLD_MAX_AGE + 1 - (time.monotonic() - rendered)))
-        runs: dict[str, list[Load]] = {name: [] for name in cases}
-        for _ in range(ROUNDS):
-            for name, run in cases.items():
-                runs[name].append(run(SECONDS / ROUNDS))
+        runs = _rounds(cases)
         label = "PostgreSQL" if postgres and "postgresql" in server.database_url else "SQLite"
-    medians = {name: sorted(rs, key=lambda r: r.rps)[ROUNDS // 2] for name, rs in runs.items()}
-    errors = {name: sum(r.errors for r in rs) for name, rs in runs.items()}
+    medians, errors, rows = _against_bare(runs)
     floor = medians["separate bare app"]
-    rows = [
-        (name, round(m.rps), m.p50_ms, m.p99_ms, f"{m.rps / floor.rps:.0%}", f"{m.p99_ms / floor.p99_ms:.2f}",
-         errors[name], m.tool)
-        for name, m in medians.items()
-    ]  # fmt: skip
     print(f"\nReal cadence: {CLIENTS:,} distinct clients on {connections} connections ({label}, {machine()})")
     print(table(["case", "req/s", "p50 ms", "p99 ms", "of bare app's req/s", "p99 / its p99", "errors", "tool"], rows))
     poll = medians[next(name for name in cases if name.startswith("unchanged"))]

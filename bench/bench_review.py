@@ -14,10 +14,8 @@ Targets: p99 ≤ 20 ms; p99(10,000) / p99(100) ≤ 1.5.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import sys
-import tempfile
 import time
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
@@ -26,15 +24,13 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
-import httpx
 from sqlalchemy import insert, select, text
+from tests.support.appointments import appointment_row
 
-from bench.common import own_postgres_databases, percentile
-from doctordesk.app import create_app
-from doctordesk.config import Settings
+from bench.common import Percentiles, machine, table
+from bench.suites import on_each_database, signed_in_client
 from doctordesk.domain.accounts.passwords import Passwords
 from doctordesk.domain.appointments.status import Status
-from doctordesk.domain.clock import FixedClock
 from doctordesk.store.db import create_engine
 from doctordesk.store.migrate import upgrade
 from doctordesk.store.seed import demo as seed
@@ -48,20 +44,12 @@ MORNING_SLOTS = 8  # existing appointments fill 08:00-12:00; the alternatives go
 
 
 @dataclass
-class Result:
+class Result(Percentiles):
     label: str
     n: int
     seconds: float
     latencies_ms: list[float]
     cpu_ms: float  # process CPU time per request (all threads: robust against other load on the machine)
-
-    @property
-    def p50(self) -> float:
-        return percentile(self.latencies_ms, 50)
-
-    @property
-    def p99(self) -> float:
-        return percentile(self.latencies_ms, 99)
 
     @property
     def throughput(self) -> float:
@@ -99,21 +87,9 @@ async def _prepare(url: str, existing: int, requests: int) -> tuple[list[int], l
 
         def row(start: datetime, status: Status) -> dict[str, Any]:
             """A 30-minute consultation of doctor1 with patient1 in Berlin."""
-            return {
-                "patient_id": patient,
-                "doctor_id": doctor,
-                "location_id": berlin,
-                "service": "consultation",
-                "start_at": start,
-                "duration_minutes": 30,
-                "status": int(status),
-                "version": 1,
-                "chat_enabled": True,
-                "disclaimer_required": False,
-                "prescription_needed": False,
-                "created_at": NOW,
-                "updated_at": NOW,
-            }
+            return appointment_row(
+                patient_id=patient, doctor_id=doctor, location_id=berlin, start=start, status=status, now=NOW
+            )
 
         days_needed = existing // MORNING_SLOTS + 1
         # Half of the history lies in the past, half in the future, around the days the alternatives go to.
@@ -211,15 +187,7 @@ async def _measure(cases: list[tuple[Case, str]], tmp: Path) -> list[Result]:
     async with AsyncExitStack() as stack:
         clients = []
         for case, url in cases:
-            settings = Settings(
-                database_url=url, data_dir=tmp, argon2_time_cost=1, argon2_memory_kib=1024, push_adapter="none"
-            )
-            app = create_app(settings, clock=FixedClock(NOW))
-            await stack.enter_async_context(app.router.lifespan_context(app))
-            transport = httpx.ASGITransport(app=app)
-            client = await stack.enter_async_context(httpx.AsyncClient(transport=transport, base_url="http://bench"))
-            login = await client.post("/auth/login", data={"username": "doctor1", "password": "demo"})
-            clients.append((case, client, {"Authorization": f"Bearer {login.json()['access_token']}"}))
+            clients.append((case, *await signed_in_client(stack, url, tmp, NOW)))
         for i in range(REQUESTS + WARMUP):
             for case, client, headers in clients:
                 cpu0, t0 = time.process_time(), time.perf_counter()
@@ -240,26 +208,16 @@ async def _measure(cases: list[tuple[Case, str]], tmp: Path) -> list[Result]:
 
 
 def _table(results: list[Result]) -> str:
-    lines = [f"{'case':<68} {'n':>5} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'cpu ms':>8}"]
-    for r in results:
-        lines.append(f"{r.label:<68} {r.n:>5} {r.throughput:>8.1f} {r.p50:>8.2f} {r.p99:>8.2f} {r.cpu_ms:>8.2f}")
-    return "\n".join(lines)
+    rows = [(r.label, r.n, f"{r.throughput:.1f}", r.p50, r.p99, r.cpu_ms) for r in results]
+    return table(["case", "n", "req/s", "p50 ms", "p99 ms", "cpu ms"], rows)
 
 
 def main() -> int:
     """Run the benchmark and print the table; exit status 1 when a target is missed."""
-    suites: list[list[Result]] = []
-    with tempfile.TemporaryDirectory(prefix="bench-review-") as tmp:
-        root = Path(tmp)
-        files = [f"sqlite+aiosqlite:///{root}/bench-{n}.db" for n in range(len(CASES))]
-        suites.append(asyncio.run(_suite("sqlite", files, root)))
-        pg = os.environ.get("DOCTORDESK_BENCH_POSTGRES_URL")
-        if pg:
-            with own_postgres_databases(pg, ["doctordesk_bench_review"]) as urls:
-                suites.append(asyncio.run(_suite("postgres", urls, root)))
+    suites = [results for _, results in on_each_database("review", range(len(CASES)), _suite, one_postgres=True)]
     ok = True
     print("Review and Approve: POST /profile/appointments/{id}/approve")
-    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
+    print(f"machine: {machine()}")
     for results in suites:
         print(_table(results))
         small, large = results[1], results[2]

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import httpx
 
-from bench.common import percentile
+from bench.common import Percentiles, table
 from doctordesk.client import Client, Screen
 from doctordesk.screens.protocol import apply, p_append
 
@@ -37,17 +37,9 @@ ENV = {
 
 
 @dataclass
-class Result:
+class Result(Percentiles):
     label: str
     latencies_ms: list[float]
-
-    @property
-    def p50(self) -> float:
-        return percentile(self.latencies_ms, 50)
-
-    @property
-    def p99(self) -> float:
-        return percentile(self.latencies_ms, 99)
 
 
 async def _login(http: httpx.AsyncClient, username: str) -> dict[str, str]:
@@ -131,10 +123,7 @@ def _apply_cost(messages: int) -> Result:
 
 
 def _table(results: list[Result]) -> str:
-    lines = [f"{'case':<64} {'n':>5} {'p50 ms':>8} {'p99 ms':>8}"]
-    for r in results:
-        lines.append(f"{r.label:<64} {len(r.latencies_ms):>5} {r.p50:>8.2f} {r.p99:>8.2f}")
-    return "\n".join(lines)
+    return table(["case", "n", "p50 ms", "p99 ms"], [(r.label, len(r.latencies_ms), r.p50, r.p99) for r in results])
 
 
 def main() -> int:

@@ -14,23 +14,14 @@ from pathlib import Path
 from sqlalchemy import insert, update
 
 from bench.common import database_label, machine, percentile, scratch_database, table
+from bench.suites import migrated
 from doctordesk.app import build_runtime
 from doctordesk.config import Settings
-from doctordesk.store.db import create_engine
-from doctordesk.store.migrate import upgrade
 from doctordesk.store.tables import AccessToken, User
 from doctordesk.workers.token_checks import TokenChecks
 
 STREAMS = 5000
 RUNS = 30
-
-
-async def _prepare(url: str) -> None:
-    engine = create_engine(url)
-    try:
-        await upgrade(engine)
-    finally:
-        await engine.dispose()
 
 
 async def _timed(checks: TokenChecks) -> list[float]:
@@ -43,7 +34,7 @@ async def _timed(checks: TokenChecks) -> list[float]:
 
 
 async def run(url: str, tmp: str) -> list[list[object]]:
-    await _prepare(url)
+    await migrated(url)
     rt = build_runtime(Settings(database_url=url, data_dir=Path(tmp)))
     now = rt.clock.now()
     try:

@@ -205,6 +205,20 @@ def percentile(values: Sequence[float], q: float) -> float:
     return ordered[rank - 1]
 
 
+class Percentiles:
+    """The p50 and p99 of a result's ``latencies_ms``."""
+
+    latencies_ms: list[float]
+
+    @property
+    def p50(self) -> float:
+        return percentile(self.latencies_ms, 50)
+
+    @property
+    def p99(self) -> float:
+        return percentile(self.latencies_ms, 99)
+
+
 def have_wrk() -> bool:
     return shutil.which("wrk") is not None
 
@@ -225,33 +239,30 @@ def load(
     ``bodies``: request bodies taken in turn, one per request, never twice (a run that would need more is an
     error of the caller). ``unique``: a header given a value of its own on every request (an ``Idempotency-Key``)."""
     sets = [{**(headers or {}), **extra} for extra in rotate] or [headers or {}]
-    if have_wrk():
-        return _wrk(
-            url, method=method, header_sets=sets, connections=connections, seconds=seconds, bodies=bodies,
-            unique=unique,
-        )  # fmt: skip
-    return asyncio.run(
-        _python_load(
-            url, method=method, header_sets=sets, connections=connections, seconds=seconds, bodies=bodies,
-            unique=unique,
-        )
-    )  # fmt: skip
+    plan = _Plan(url, method, sets, connections, seconds, bodies, unique)
+    return _wrk(plan) if have_wrk() else asyncio.run(_python_load(plan))
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """A load run: what ``load`` was asked, its header sets resolved."""
+
+    url: str
+    method: str
+    header_sets: list[dict[str, str]]
+    connections: int
+    seconds: float
+    bodies: Sequence[str]
+    unique: str
 
 
 def _lua_string(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def _wrk(
-    url: str,
-    *,
-    method: str,
-    header_sets: list[dict[str, str]],
-    connections: int,
-    seconds: float,
-    bodies: Sequence[str] = (),
-    unique: str = "",
-) -> Load:
+def _wrk(plan: _Plan) -> Load:
+    url, method, header_sets, connections = plan.url, plan.method, plan.header_sets, plan.connections
+    seconds, bodies, unique = plan.seconds, plan.bodies, plan.unique
     lines = [f"wrk.method = {_lua_string(method)}"]
     entries = (
         "{" + ", ".join(f"[{_lua_string(k)}] = {_lua_string(v)}" for k, v in hs.items()) + "}" for hs in header_sets
@@ -340,16 +351,9 @@ def _parse_wrk(out: str) -> Load:
     )
 
 
-async def _python_load(
-    url: str,
-    *,
-    method: str,
-    header_sets: list[dict[str, str]],
-    connections: int,
-    seconds: float,
-    bodies: Sequence[str] = (),
-    unique: str = "",
-) -> Load:
+async def _python_load(plan: _Plan) -> Load:
+    url, method, header_sets, connections = plan.url, plan.method, plan.header_sets, plan.connections
+    seconds, bodies, unique = plan.seconds, plan.bodies, plan.unique
     latencies: list[float] = []
     errors = 0
     turn = 0

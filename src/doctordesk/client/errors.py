@@ -1,31 +1,5 @@
-"""The SDK's errors: the service's error shape as exceptions, plus transport and protocol failures.
-
-    ClientError                          anything the SDK raises on purpose
-    ├── TransportError                   the service could not be reached (connection refused, reset, timeout)
-    ├── ProtocolError                    an answer that is not a page, an update set or an error body
-    ├── NotLoggedIn                      a call that needs an access token was made without one
-    └── ApiError                         an error answer (4xx, 5xx): .code .message .status .fields .reload
-        ├── ValidationError              FIELDS_VALIDATION_ERROR (per-field messages in .fields)
-        ├── Unauthorized                 UNAUTHORIZED (missing, expired or revoked token)
-        │   ├── MfaRequired              MFA_REQUIRED (the second factor is missing)
-        │   └── MfaEnrolmentRequired     MFA_ENROLMENT_REQUIRED (set up a second factor first)
-        ├── Forbidden                    FORBIDDEN
-        ├── NotFound                     NOT_FOUND (unknown, or someone else's)
-        ├── PayloadTooLarge              PAYLOAD_TOO_LARGE
-        ├── TooManyRequests              TOO_MANY_REQUESTS (.retry_after seconds when the service said)
-        ├── ChatDisabled                 DOCTOR_COMMUNITY_CHAT_DISABLED
-        ├── AppointmentChanged           APPOINTMENT_CHANGED (.reload is True: reload the screen, then retry)
-        ├── DateNotCovered               APPOINTMENT_DATE_NOT_COVERED
-        ├── ForbiddenByPolicy            FORBIDDEN_DUE_TO_POLICY_TERMS
-        ├── ThirdPartyDataInvalid        THIRD_PARTY_DATA_INVALID
-        ├── InvalidTransition            INVALID_TRANSITION
-        ├── IdempotencyKeyReused         IDEMPOTENCY_KEY_REUSED (integration API: a key sent with another body)
-        └── ServerError                  INTERNAL_ERROR and any other 5xx
-            └── ServiceBusy              SERVICE_BUSY (nothing was written; retry after .retry_after seconds)
-
-Codes the SDK does not know yet become a plain ``ApiError`` with the code the service sent, so a newer service
-never breaks an older SDK.
-"""
+"""The SDK's errors: the service's error shape as exceptions (one ``ApiError`` subclass per code), plus transport and
+protocol failures (docs/client-sdk.md#errors)."""
 
 from __future__ import annotations
 

@@ -1,19 +1,5 @@
-"""The real-time stream (spec 4.1, 5, 6.3): one SSE connection per logged-in client, reopened when it drops.
-
-The stream's path is the GET operation that ``/openapi.json`` lists with a ``text/event-stream`` answer (the
-spec leaves the path to the service's API description). It is authorized with the access token in the
-``Authorization`` header, sends the client id, and on a reconnect the id of the last event seen
-(``Last-Event-ID``) so the service can tell the client it missed something.
-
-Reconnection: when the service closes the stream, a new one opens at once with the current token; after a
-network error, a refused connection or a stream silent for longer than ``read_timeout`` (heartbeats keep a live
-one talking), after a short delay (the service's ``retry:`` hint, else the client's ``reconnect_delay``, doubled
-for each further failure in a row up to 5 s, so a service that is down is not hammered). A 401
-ends the stream: the token is no longer valid, and a new login opens a new stream. Events whose type is not
-``message`` (heartbeats, if the service names them) and empty data are ignored. After every reconnect the active
-screen is PUT again (``Client.reannounce``): the service keys a client's active screen on its last PUT, and a
-restarted service has forgotten it (a poll tells it again, but only the screen that polls first).
-"""
+"""The real-time stream (spec 4.1, 5, 6.3): one SSE connection per logged-in client, reopened when it drops, the
+active screen announced again after each reconnect (docs/client-sdk.md, Keeping screens in sync)."""
 
 from __future__ import annotations
 

@@ -1,17 +1,5 @@
-"""The message rules of spec 6.1, applied to the open screens of a client.
-
-    Timeout <endpoint>   cancel every poll timer, poll every open screen, and PATCH <endpoint>
-    Timeout              cancel every poll timer and poll every open screen (each restarts its timer)
-    <endpoint>           PATCH <endpoint> now and apply it; no poll timer is touched
-    (empty)              nothing
-
-Decisions where the spec speaks of one "current screen": a client may hold several open screens (the list and a
-chat panel), and each of them is current for its own part of the interface, so ``Timeout`` polls them all. An
-endpoint goes to the screens whose poll endpoint has that path (their own query string is kept), or to the most
-recently opened screen when none has; when ``Timeout`` already polls that same endpoint for a screen, the poll
-is the PATCH (one request, not two). Messages are parsed by the one shared parser,
-``doctordesk.realtime.message``; a string that is not a valid message is ignored.
-"""
+"""The message rules of spec 6.1 (``Timeout``, ``Timeout <endpoint>``, ``<endpoint>``) applied to a client's open
+screens, each current for its own part of the interface (docs/client-sdk.md, Keeping screens in sync)."""
 
 from __future__ import annotations
 

@@ -1,25 +1,5 @@
-"""One error model for the whole service.
-
-    DomainError                       code                            meaning
-    ├── ValidationFailed              FIELDS_VALIDATION_ERROR         input missing or invalid (per-field messages)
-    ├── NotFound                      NOT_FOUND                       unknown, or someone else's (no probing)
-    ├── Unauthorized                  UNAUTHORIZED                    no, expired or revoked access token
-    │   ├── MfaRequired               MFA_REQUIRED                    password right, second factor missing
-    │   └── MfaEnrolmentRequired      MFA_ENROLMENT_REQUIRED          password right, a factor must be set up
-    ├── Forbidden                     FORBIDDEN                       authenticated but not allowed
-    ├── TooManyRequests               TOO_MANY_REQUESTS               rate limit or login throttling
-    ├── PayloadTooLarge               PAYLOAD_TOO_LARGE               body or upload over its limit
-    ├── ChatDisabled                  DOCTOR_COMMUNITY_CHAT_DISABLED  chat is disabled for this appointment
-    ├── AppointmentChanged            APPOINTMENT_CHANGED             stale version: reload before submitting
-    ├── DateNotCovered                APPOINTMENT_DATE_NOT_COVERED    proposed date outside the policy period
-    ├── ForbiddenByPolicy             FORBIDDEN_DUE_TO_POLICY_TERMS   policy terms prevent approval
-    ├── ThirdPartyDataInvalid         THIRD_PARTY_DATA_INVALID        external data missing or malformed
-    ├── InvalidTransition             INVALID_TRANSITION              the appointment's status does not allow it
-    ├── IdempotencyKeyReused          IDEMPOTENCY_KEY_REUSED          an Idempotency-Key sent again with another body
-    └── ServiceBusy                   SERVICE_BUSY                    storage busy or unreachable: retry shortly
-
-The web edge maps codes to HTTP statuses in one table (``web/errors.py``); services never raise HTTP errors.
-"""
+"""One error model for the whole service: a ``DomainError`` subclass per error code (docs/protocol.md#errors). The
+web edge maps codes to HTTP statuses in one table (``web/errors.py``); services never raise HTTP errors."""
 
 from __future__ import annotations
 

@@ -1,16 +1,6 @@
 """The one reading of dates and times from outside (docs/protocol.md#input-rules): every date, time and instant a
-request, a form, a search parameter, an import file or a command line carries is read here, or, when the web
-framework has already parsed it, checked here.
-
-The accepted range is the years **1900 to 2999**: days from 1900-01-01 to 2999-12-31, instants from
-1900-01-01T00:00:00Z up to (not including) 3000-01-01T00:00:00Z, with a zone offset of at most ±14:00 (the widest
-any place on earth uses). Python's ``datetime`` holds the years 1 to 9999, so a value read near either end
-overflows as soon as it is moved to UTC or has a duration or a day added (``OverflowError``: a 500). Inside this
-range every such step stays far from the edges: a visit lasts at most eight hours, a search value's precision is
-at most a year, a zone moves a time by less than a day, and the booking horizon is at most ten years.
-
-Everything outside is refused with ``RANGE_MESSAGE`` (the caller turns it into its interface's error shape).
-"""
+request, a form, a search parameter, an import file or a command line carries is read or checked here, within the
+years 1900 to 2999 (outside: ``RANGE_MESSAGE``)."""
 
 from __future__ import annotations
 

@@ -1,27 +1,6 @@
-"""The one rule for a name: text a person reads as a label of someone or something (a display name, a location's
-name and address, a specialty, an insurer, a policy number, a service, a patient's name), wherever it is written:
-import, the administration API and screens, the integration API, FHIR, booking (docs/administration.md#names).
-
-A name holds no character that is invisible or changes how the text around it is shown:
-
-- control characters (C0, DEL, C1), line and paragraph separators;
-- format characters, among them every bidirectional control (U+061C, U+200E, U+200F, U+202A–U+202E,
-  U+2066–U+2069: U+202E makes ``Dr. A\u202eregreB`` show as ``Dr. ABerger`` and flips whatever follows it on the
-  line), zero-width spaces, the soft hyphen and the byte order mark, except the zero-width non-joiner and joiner
-  (U+200C, U+200D), which Persian, Indic scripts and emoji sequences need;
-- lone surrogates;
-- the Hangul filler letters (U+115F, U+1160, U+3164, U+FFA0), which show as nothing and make a name look blank.
-
-Private-use and unassigned code points are allowed: they show as a box or as a character a newer font knows,
-never as nothing, and refusing "unassigned" would make the rule change with the Unicode version of the Python
-that runs the service. ``NAME_PATTERN`` states the rule in the API description. Spaces inside a name are kept; a
-name is counted and stored without the white space around it, and must have something besides white space.
-
-Free text (a chat message, a reason, a note, the insurer's raw record) follows the free-text rule of
-domain/inputs.py instead: bidirectional marks and isolates are part of writing Arabic or Hebrew mixed with Latin
-there, and the web app shows every text from the service in its own bidirectional isolate (``dir="auto"``,
-web/static/js/dom.js), so a control cannot reach past its field.
-"""
+"""The one rule for a name, a text read as the label of someone or something (display names, locations, insurers,
+services, patients' names), wherever it is written: no character that is invisible or changes how the text around
+it shows (docs/administration.md#names). Free text follows domain/inputs.py instead."""
 
 from __future__ import annotations
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from doctordesk.domain.appointments.decisions import MAX_REASON_CHARS
 from doctordesk.domain.appointments.status import Status
@@ -115,66 +116,70 @@ def _metadata(view: AppointmentView) -> Element:
     )
 
 
-def _card(s: ReviewScreen, c: CardAssessment) -> Element:
-    a = s.view.id
-    n = c.n
-    change = Action("PATCH", f"{endpoint(a)}/change", form=f"alternative-{n}")
-    coverage_fields = c.coverage_error.fields if c.coverage_error is not None else {}
-    errors = {**coverage_fields, **c.errors}
-    tz = s.assessment.entry_timezone
-    fees = c.fees if c.valid else None
-    children = [
-        el(
-            f"doctor~{n}",
-            "Combo",
-            label=_("Doctor"),
-            name=f"profile~{n}",
-            value=c.card.doctor,
-            options=s.doctors,
-            highlighted=c.changed.get("doctor", False),
-            error=maybe(errors.get(f"profile~{n}")),
-            action=change,
-        ),
-        el(
-            f"location~{n}",
-            "Combo",
-            label=_("Location"),
-            name=f"location~{n}",
-            value=c.card.location,
-            options=s.locations,
-            highlighted=c.changed.get("location", False),
-            error=maybe(errors.get(f"location~{n}")),
-            action=change,
-        ),
-    ]
-    if c.prescription_warning:
+def _card(screen: ReviewScreen, card: CardAssessment) -> Element:
+    """One Suggested Scheduling card: its fields, its fees, and Delete from the second card on."""
+    n, appointment_id = card.n, screen.view.id
+    coverage_fields = card.coverage_error.fields if card.coverage_error is not None else {}
+    children = [*_card_fields(screen, card, {**coverage_fields, **card.errors}), *_card_fees(card)]
+    if n >= 2:
         children.append(
-            el(f"prescription-info~{n}", "Link", label=_("Prescription needed"), warning=maybe(c.prescription_warning))
+            el(
+                f"delete~{n}",
+                "Link",
+                label=_("Delete"),
+                action=Action("PATCH", f"{endpoint(appointment_id)}/delete-alternative/{n}"),
+                props={"icon": "trash"},
+            )
         )
-    children += [
-        el(
-            f"date~{n}",
-            "Date",
-            label=_("Date"),
-            name=f"date~{n}",
-            value=c.card.date,
-            placeholder="YYYY-MM-DD",
-            highlighted=c.changed.get("date", False),
-            error=maybe(errors.get(f"date~{n}")),
-            action=change,
-        ),
-        el(
-            f"time~{n}",
-            "Time",
-            label=_("Time ({timezone})", timezone=tz),
-            name=f"time~{n}",
-            value=c.card.time,
-            placeholder="HH:MM",
-            highlighted=c.changed.get("time", False),
-            error=maybe(errors.get(f"time~{n}")),
-            action=change,
-            props={"timezone": tz},
-        ),
+    card_error = None
+    if not card.complete and (card.card.date or card.card.time):
+        # A card the doctor has not typed in yet shows no error (Approve stays disabled until it is complete).
+        card_error = _("Enter a date and time for this alternative.")
+    elif card.coverage_error is not None and not coverage_fields:
+        card_error = card.coverage_error.message
+    return el(
+        f"alternative-{n}",
+        "Card",
+        *children,
+        # The spec's card, numbered as the errors name it ("Overlaps alternative 1").
+        label=_("Suggested Scheduling · Alternative {n}", n=n),
+        error=maybe(card_error),
+        warning=maybe(card.coverage_warning),
+        props={"n": n, "equals_request": card.equals_request} if card.equals_request else {"n": n},
+    )
+
+
+def _card_fields(screen: ReviewScreen, card: CardAssessment, errors: dict[str, Any]) -> list[Element]:
+    """Doctor, location, date and time (changed ones highlighted), with the prescription warning in between."""
+    n = card.n
+    change = Action("PATCH", f"{endpoint(screen.view.id)}/change", form=f"alternative-{n}")
+    tz = screen.assessment.entry_timezone
+
+    def field(key: str, kind: str, label: str, name: str, value: str, **more: Any) -> Element:
+        return el(
+            f"{key}~{n}", kind, label=label, name=f"{name}~{n}", value=value,
+            highlighted=card.changed.get(key, False), error=maybe(errors.get(f"{name}~{n}")), action=change, **more,
+        )  # fmt: skip
+
+    fields = [
+        field("doctor", "Combo", _("Doctor"), "profile", card.card.doctor, options=screen.doctors),
+        field("location", "Combo", _("Location"), "location", card.card.location, options=screen.locations),
+    ]
+    if card.prescription_warning:
+        warning = maybe(card.prescription_warning)
+        fields.append(el(f"prescription-info~{n}", "Link", label=_("Prescription needed"), warning=warning))
+    return [
+        *fields,
+        field("date", "Date", _("Date"), "date", card.card.date, placeholder="YYYY-MM-DD"),
+        field("time", "Time", _("Time ({timezone})", timezone=tz), "time", card.card.time, placeholder="HH:MM",
+              props={"timezone": tz}),
+    ]  # fmt: skip
+
+
+def _card_fees(card: CardAssessment) -> list[Element]:
+    """The card's total fee and doctor fee, shown once the card is valid."""
+    n, fees = card.n, card.fees if card.valid else None
+    return [
         el(
             f"fee-text~{n}",
             "Section",
@@ -190,32 +195,6 @@ def _card(s: ReviewScreen, c: CardAssessment) -> Element:
             visible=bool(fees),
         ),
     ]
-    if n >= 2:
-        children.append(
-            el(
-                f"delete~{n}",
-                "Link",
-                label=_("Delete"),
-                action=Action("PATCH", f"{endpoint(a)}/delete-alternative/{n}"),
-                props={"icon": "trash"},
-            )
-        )
-    card_error = None
-    if not c.complete and (c.card.date or c.card.time):
-        # A card the doctor has not typed in yet shows no error (Approve stays disabled until it is complete).
-        card_error = _("Enter a date and time for this alternative.")
-    elif c.coverage_error is not None and not coverage_fields:
-        card_error = c.coverage_error.message
-    return el(
-        f"alternative-{n}",
-        "Card",
-        *children,
-        # The spec's card, numbered as the errors name it ("Overlaps alternative 1").
-        label=_("Suggested Scheduling · Alternative {n}", n=n),
-        error=maybe(card_error),
-        warning=maybe(c.coverage_warning),
-        props={"n": n, "equals_request": c.equals_request} if c.equals_request else {"n": n},
-    )
 
 
 def _timezone_box(s: ReviewScreen) -> Element:
@@ -369,10 +348,25 @@ def render(s: ReviewScreen) -> Page:
         elements.append(_timezone_box(s))
     if a.decidable:
         elements += [_card(s, c) for c in a.cards]
+    elements += _actions(s, base)
+    return Page(
+        screen=SCREEN,
+        title=_("Review and approve: {name}", name=view.patient.name),
+        endpoint=base,
+        poll=base,
+        timeout=s.timeout,
+        elements=tuple(elements),
+        layout=s.layout,
+    )
+
+
+def _actions(s: ReviewScreen, base: str) -> list[Element]:
+    """Another alternative, Approve (with what it will do), Decline, Cancel and the decline dialog."""
+    a = s.assessment
     full = len(a.cards) >= MAX_ALTERNATIVES
     # Disabled, with the reason beside it, when it could only add cards that must fail.
     hopeless = maybe(a.no_alternative_reason) if a.decidable else None
-    elements += [
+    return [
         el(
             "another-alternative",
             "Link",
@@ -410,12 +404,3 @@ def render(s: ReviewScreen) -> Page:
         ),
         _decline_modal(s),
     ]
-    return Page(
-        screen=SCREEN,
-        title=_("Review and approve: {name}", name=view.patient.name),
-        endpoint=base,
-        poll=base,
-        timeout=s.timeout,
-        elements=tuple(elements),
-        layout=s.layout,
-    )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, NotRequired, TypedDict, Unpack
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -11,45 +11,26 @@ from doctordesk.store import plain_rows
 from doctordesk.store.tables import AuditLog
 
 
-def _row(
-    *,
-    at: datetime,
-    actor_id: int | None,
-    action: str,
-    entity: str,
-    entity_id: int | None,
-    details: dict[str, Any] | None,
-) -> dict[str, Any]:
-    return {"at": at, "actor_id": actor_id, "action": action, "entity": entity, "entity_id": entity_id,
-            "details": details or {}}  # fmt: skip
+class AuditEntry(TypedDict):
+    """One audit log entry: when, who (None for the system), what was done to which entity, and its details."""
+
+    at: datetime
+    actor_id: int | None
+    action: str
+    entity: str
+    entity_id: int | None
+    details: NotRequired[dict[str, Any] | None]
 
 
-def audit(
-    session: AsyncSession,
-    *,
-    at: datetime,
-    actor_id: int | None,
-    action: str,
-    entity: str,
-    entity_id: int | None,
-    details: dict[str, Any] | None = None,
-) -> None:
+def _row(entry: AuditEntry) -> dict[str, Any]:
+    return {**entry, "details": entry.get("details") or {}}
+
+
+def audit(session: AsyncSession, **entry: Unpack[AuditEntry]) -> None:
     """An entry written with the session's next flush."""
-    session.add(
-        AuditLog(**_row(at=at, actor_id=actor_id, action=action, entity=entity, entity_id=entity_id, details=details))
-    )
+    session.add(AuditLog(**_row(entry)))
 
 
-async def audit_now(
-    session: AsyncSession,
-    *,
-    at: datetime,
-    actor_id: int | None,
-    action: str,
-    entity: str,
-    entity_id: int | None,
-    details: dict[str, Any] | None = None,
-) -> None:
+async def audit_now(session: AsyncSession, **entry: Unpack[AuditEntry]) -> None:
     """An entry written at once by a plain INSERT (``store/plain_rows``): for the hot write paths."""
-    row = _row(at=at, actor_id=actor_id, action=action, entity=entity, entity_id=entity_id, details=details)
-    await plain_rows.add(session, AuditLog, row)
+    await plain_rows.add(session, AuditLog, _row(entry))

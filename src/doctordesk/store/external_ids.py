@@ -11,15 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.roles import Role
 from doctordesk.domain.transfer.import_rows import Kind
-from doctordesk.store.tables import (
-    Appointment,
-    DoctorProfile,
-    InsurancePolicy,
-    Location,
-    Patient,
-    User,
-    WorkHours,
-)
+from doctordesk.store.tables import Appointment, DoctorProfile, InsurancePolicy, Location, Patient, User, WorkHours
 
 CHUNK = 500
 

@@ -8,8 +8,9 @@ which cost the unchanged poll (the service's main load) more than all its own wo
 from __future__ import annotations
 
 import re
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from fastapi import Depends, Header, Request
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
@@ -23,11 +24,14 @@ from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.smart.clients import looks_like_access_token
 from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
-from doctordesk.screens.protocol import LAYOUTS, Layout
+from doctordesk.screens.protocol import LAYOUTS, Layout, UpdateSet
 from doctordesk.screens.state import current_client
+from doctordesk.screens.viewing import Viewing
 from doctordesk.services.accounts import auth, devices, mfa
 from doctordesk.services.integration import api_keys
 from doctordesk.services.smart import access as smart_access
+
+_T = TypeVar("_T")
 
 bearer = HTTPBearer(auto_error=False, description="The access token from POST /auth/login")
 
@@ -221,6 +225,16 @@ class ScreenRequest:
     layout: Layout
     state: str | None
     client_id: str | None
+
+    def viewing(self, build: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
+        """The screen ``build`` makes for this request: ``build(rt, actor, *args, layout=…, client_id=…)``."""
+        return build(self.rt, self.actor, *args, layout=self.layout, client_id=self.client_id, **kwargs)
+
+    async def submit(
+        self, action: Callable[..., Awaitable[UpdateSet]], *args: Any, page: Viewing, **kwargs: Any
+    ) -> dict[str, Any]:
+        """A screen action's answer for this request: ``action(rt, actor, *args, page=…, state=…)``'s update set."""
+        return (await action(self.rt, self.actor, *args, page=page, state=self.state, **kwargs)).to_json()
 
 
 async def screen_request(

@@ -3,21 +3,16 @@ authenticated (``web/deps.py``). Every response says which it used (``Content-La
 
 from __future__ import annotations
 
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Scope
 
 from doctordesk import i18n
+from doctordesk.web.header_middleware import HeaderMiddleware, Headers
 
 
-class Language:
-    """Pure ASGI middleware: the locale is a context variable, so it holds for the whole request's task."""
+class Language(HeaderMiddleware):
+    """The locale is a context variable, so it holds for the whole request's task."""
 
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    def begin(self, scope: Scope) -> None:
         accept = None
         for name, value in scope.get("headers", ()):
             if name == b"accept-language":
@@ -25,12 +20,5 @@ class Language:
                 break
         i18n.use(i18n.negotiate(accept))
 
-        async def send_with_language(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                headers = list(message.get("headers", []))
-                headers.append((b"content-language", i18n.current().encode()))
-                headers.append((b"vary", b"Accept-Language"))
-                message = {**message, "headers": headers}
-            await send(message)
-
-        await self.app(scope, receive, send_with_language)
+    def headers(self, scope: Scope, headers: Headers) -> Headers:  # noqa: ARG002 (the scope is for others)
+        return [*headers, (b"content-language", i18n.current().encode()), (b"vary", b"Accept-Language")]

@@ -1,26 +1,5 @@
-"""The app's route table: every route on the app's own router, found through an index of the paths' fixed segments.
-
-FastAPI's ``include_router`` keeps each router as one entry of the app's routes, and a request is matched by
-walking them in order, each router through its own per-route context: a request for the last router's routes, or
-for no route at all, would pay about a microsecond for every route before it (190 routes here). So:
-
-- ``add_routes`` adds a router's path operations to the app's router directly (``add_api_route``, as FastAPI's
-  own ``include_router`` long did): the same routes, with the router's prefix, tags, dependencies, responses and
-  route class, and the app's dependency overrides. The router's own routes were built when they were declared
-  (their parameters, bodies and response models analysed: about 2 ms a route, a second for the whole app), and
-  an app whose router adds nothing of its own takes copies of them with only the request handler built again for
-  the app's dependency overrides (a few milliseconds for the whole app: every process, and every test, that
-  builds an app pays it);
-- the app (``Service.index_routes``) puts its routes behind one ``RouteIndex``: a tree of the routes' leading
-  fixed path segments (``/profile/messages/{…}`` under ``profile`` → ``messages``). A request is checked only
-  against the routes whose fixed segments its path starts with, in their order: the first full match wins, else
-  the first partial one (a known path with another method: the 405), exactly as the walk of the whole list would
-  decide, and a 404 costs no more than a hit.
-
-Redirects for a missing or extra trailing slash, the 404, the 405 and ``url_path_for`` stay the framework's: the
-router asks the index as it would ask any route. ``listed`` gives the routes behind the index back: the app's
-``routes``, which the API description reads.
-"""
+"""The app's route table: the routers' path operations added to the app's own router, found through an index of
+their paths' fixed segments, so finding a route costs the same for every path (docs/operations.md, One process)."""
 
 from __future__ import annotations
 

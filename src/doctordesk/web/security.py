@@ -8,7 +8,9 @@ docs (``/docs``, ``/redoc``) load their assets from a CDN, so they get a policy 
 
 from __future__ import annotations
 
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Scope
+
+from doctordesk.web.header_middleware import HeaderMiddleware, Headers
 
 APP_POLICY = "; ".join(
     [
@@ -55,21 +57,8 @@ def with_security_headers(path: str, headers: list[tuple[bytes, bytes]]) -> list
     return [*kept, (b"content-security-policy", policy.encode()), *COMMON]
 
 
-class SecurityHeaders:
-    """Pure ASGI middleware (streams such as SSE pass through untouched apart from their headers)."""
+class SecurityHeaders(HeaderMiddleware):
+    """This service's security headers on every HTTP response."""
 
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        path: str = scope.get("path", "")
-
-        async def send_with_headers(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                message = {**message, "headers": with_security_headers(path, list(message.get("headers", [])))}
-            await send(message)
-
-        await self.app(scope, receive, send_with_headers)
+    def headers(self, scope: Scope, headers: Headers) -> Headers:
+        return with_security_headers(scope.get("path", ""), headers)

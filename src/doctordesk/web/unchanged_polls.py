@@ -1,19 +1,6 @@
-"""Unchanged polls answered again from memory, ahead of the framework's middleware and routing.
-
-Every open screen polls all the time, and nearly every poll finds nothing changed. When the full path answers a
-poll of a ``repeatable`` screen (``screens/state.py``) with its unchanged answer, the response as the client got it
-(status, headers and body) is kept under the poll's key: its path and query, credentials, state token, client id,
-layout and Accept-Language. The same poll again gets the same bytes without the framework, while:
-
-- its credentials are in the auth cache (``caches/auth.py``: a logout, a deactivation or a change of the
-  user drops them on every instance) and name the same actor as when the answer was kept;
-- the screen's own token is still unchanged for the screen's topics (``ScreenStates.unchanged``: epoch, revision
-  stamp, age and language), the check the full path makes.
-
-It then tells presence that the viewer polled (``ScreenStates.shown_to``), as the full path would, and times the
-request under its route. Anything else goes down the full path: push headers (they may register a device), a body,
-a poll not kept, a check that fails. At most ``SIZE`` answers are kept, the oldest dropped first.
-"""
+"""Unchanged polls answered again from memory, ahead of the framework's middleware and routing: the same poll, while
+its credentials and the screen's state token still hold, gets the same bytes (docs/protocol.md, Unchanged polls
+answered from memory)."""
 
 from __future__ import annotations
 

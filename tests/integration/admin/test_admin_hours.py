@@ -11,8 +11,8 @@ from doctordesk.domain.appointments.status import Status
 from doctordesk.store.review_tables import AppointmentOffer
 from doctordesk.store.tables import Appointment, WorkHours
 from tests.integration.admin.support import audit_rows, counts
-from tests.integration.services.review.review_support import REQUESTED, aid, approve_url, card
 from tests.support.errors import assert_error
+from tests.support.review import REQUESTED, aid, approve_url, card
 
 # Berlin moves its clocks forward on Sunday 28 March 2027: that Sunday and the Monday after are in summer time.
 EXTRA_SUNDAY, HOLIDAY_MONDAY = "2027-03-28", "2027-03-29"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from tests.integration.admin.support import audit_rows, counts
-from tests.integration.services.review.review_support import REQUESTED, aid, approve_url, card
 from tests.support.errors import assert_error
+from tests.support.review import REQUESTED, aid, approve_url, card
 
 
 async def policy_of(client, headers, patient_id):

@@ -11,7 +11,7 @@ from sqlalchemy import select
 from doctordesk.screens.protocol import walk
 from doctordesk.store.admin_tables import WorkHoursException
 from doctordesk.store.tables import Appointment, AuditLog, WorkHours
-from tests.integration.services.review.review_support import APPROVED, aid
+from tests.support.review import APPROVED, aid
 
 HOURS = "/profile/admin/hours"
 AUDIT = "/profile/admin/audit"

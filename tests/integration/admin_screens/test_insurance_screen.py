@@ -9,9 +9,9 @@ from sqlalchemy import func, select
 from doctordesk.store.tables import AuditLog, InsurancePolicy
 from tests.integration.admin.test_admin_policies import decide
 from tests.integration.admin_screens.test_user_screens import by_id, patched
-from tests.integration.services.review.review_support import REQUESTED, aid
 from tests.support.errors import assert_error
 from tests.support.integration import make_key
+from tests.support.review import REQUESTED, aid
 
 INSURANCE = "/profile/admin/insurance"
 

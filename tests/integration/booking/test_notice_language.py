@@ -11,7 +11,7 @@ from doctordesk.screens.protocol import walk
 from doctordesk.store.notice_tables import UserNotice
 from doctordesk.store.review_tables import AppointmentOffer
 from doctordesk.store.tables import Location
-from tests.integration.services.review.review_support import PENDING_5, REQUESTED, aid
+from tests.support.review import PENDING_5, REQUESTED, aid
 
 LIST = "/profile/appointments"
 GERMAN = {"Accept-Language": "de-DE,de;q=0.9"}

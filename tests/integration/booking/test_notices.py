@@ -11,7 +11,7 @@ from sqlalchemy import select
 
 from doctordesk.screens.protocol import walk
 from doctordesk.store.review_tables import AppointmentOffer
-from tests.integration.services.review.review_support import PENDING_5, REQUESTED, aid, approve_url
+from tests.support.review import PENDING_5, REQUESTED, aid, approve_url
 
 LIST = "/profile/appointments"
 

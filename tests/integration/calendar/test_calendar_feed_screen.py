@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-from tests.integration.services.review.review_support import find
+from tests.support.review import find
 
 SCREEN = "/profile/calendar-feed"
 

@@ -10,10 +10,10 @@ import pytest
 
 from tests.integration.fhir.test_fhir_create import post as post_appointment
 from tests.integration.fhir.test_fhir_create import request as appointment_request
-from tests.integration.services.review.review_support import PENDING_5, PENDING_9, REQUESTED, aid, approve_url, card
 from tests.support.fhir import FHIR_JSON, assert_outcome, entries, resource_of, written
 from tests.support.fhir_models import validate
 from tests.support.integration import make_key
+from tests.support.review import PENDING_5, PENDING_9, REQUESTED, aid, approve_url, card
 
 
 @pytest.fixture

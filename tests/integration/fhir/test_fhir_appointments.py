@@ -10,9 +10,9 @@ from sqlalchemy import update
 
 from doctordesk.domain.appointments.status import Status
 from doctordesk.store.tables import Appointment
-from tests.integration.services.review.review_support import APPROVED, CANCELED, DECLINED, PENDING_5, REQUESTED, aid
 from tests.support.fhir import assert_outcome, entries, next_link, resource_of
 from tests.support.integration import make_key, request_body
+from tests.support.review import APPROVED, CANCELED, DECLINED, PENDING_5, REQUESTED, aid
 
 
 @pytest.fixture

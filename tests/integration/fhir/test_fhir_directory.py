@@ -8,9 +8,9 @@ from sqlalchemy import update
 
 from doctordesk.domain.appointments.status import Status
 from doctordesk.store.tables import Appointment
-from tests.integration.services.review.review_support import REQUESTED, aid
 from tests.support.fhir import assert_outcome, entries, next_link, resource_of
 from tests.support.integration import make_key
+from tests.support.review import REQUESTED, aid
 
 
 @pytest.fixture

@@ -14,10 +14,10 @@ from sqlalchemy import update
 
 from doctordesk.store.tables import Appointment, Patient, User
 from tests.integration.fhir.test_fhir_create import post, request
-from tests.integration.services.review.review_support import CANCELED, PENDING_5, PENDING_9, REQUESTED, aid
 from tests.support.fhir import entries, resource_of
 from tests.support.fhir_subscriptions import send, subscriber_key, subscription
 from tests.support.integration import make_key
+from tests.support.review import CANCELED, PENDING_5, PENDING_9, REQUESTED, aid
 
 CONVERSATION = 2  # demo.appointments[2] has a chat thread (tests/integration/fhir/test_fhir_chat.py)
 # The known appointment (demo.appointments[REQUESTED]): Dr. Berger, Berlin, Maria Schmidt, 25 Nov 2026 08:00 UTC.

@@ -17,7 +17,11 @@ from standardwebhooks.webhooks import Webhook
 from doctordesk.config import Settings
 from doctordesk.store.tables import AuditLog
 from doctordesk.store.webhook_tables import AdminNotice, WebhookDelivery
-from tests.integration.services.review.review_support import (
+from tests.support.fhir import FHIR_JSON, resource_of
+from tests.support.fhir_models import validate
+from tests.support.fhir_subscriptions import secret_of, send, subscriber_key, subscription, valid
+from tests.support.integration import FREE_START, make_key
+from tests.support.review import (
     DISCLAIMER,
     NO_TIMEZONE,
     PRESCRIPTION,
@@ -25,10 +29,6 @@ from tests.integration.services.review.review_support import (
     aid,
     approve_url,
 )
-from tests.support.fhir import FHIR_JSON, resource_of
-from tests.support.fhir_models import validate
-from tests.support.fhir_subscriptions import secret_of, send, subscriber_key, subscription, valid
-from tests.support.integration import FREE_START, make_key
 from tests.support.webhook_receiver import Received, WebhookReceiver
 
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from tests.integration.fhir.test_fhir_create import post, request
-from tests.integration.services.review.review_support import DECLINED, PENDING_5, aid
 from tests.support.fhir import entries, resource_of
 from tests.support.integration import make_key
+from tests.support.review import DECLINED, PENDING_5, aid
 
 HL7 = "http://terminology.hl7.org/CodeSystem/appointment-cancellation-reason"
 

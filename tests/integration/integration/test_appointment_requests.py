@@ -12,8 +12,8 @@ from sqlalchemy import func, select
 from doctordesk.domain.events import doctor_topic
 from doctordesk.store.integration_tables import IdempotencyRecord, IntegrationRequest
 from doctordesk.store.tables import Appointment, AppointmentHistory, AuditLog
-from tests.integration.services.review.review_support import Events
 from tests.support.integration import FREE_START, make_key, request_body
+from tests.support.review import Events
 
 URL = "/integration/v1/appointment-requests"
 

@@ -8,8 +8,8 @@ from sqlalchemy import select
 
 from doctordesk.store.realtime_tables import PushOutbox
 from doctordesk.store.review_tables import AppointmentOffer
-from tests.integration.services.review.review_support import APPROVED, PENDING_5, aid
 from tests.support.integration import make_key, request_body
+from tests.support.review import APPROVED, PENDING_5, aid
 
 PHONE = {"X-Device-Id": "doctor-phone", "X-Push-Platform": "ios", "X-Push-Token": "tok-doctor"}
 

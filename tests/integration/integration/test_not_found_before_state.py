@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from tests.integration.services.review.review_support import APPROVED, CANCELED, COMPLETED, PENDING_5, aid
 from tests.support.integration import FREE_START, make_key, request_body
+from tests.support.review import APPROVED, CANCELED, COMPLETED, PENDING_5, aid
 
 UNKNOWN = 999_999
 OPERATIONS: list[tuple[str, str, dict[str, Any] | None]] = [

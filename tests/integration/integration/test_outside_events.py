@@ -11,7 +11,8 @@ from sqlalchemy import select
 from doctordesk.domain.events import doctor_topic
 from doctordesk.store.review_tables import AppointmentOffer
 from doctordesk.store.tables import Appointment, AppointmentHistory, AuditLog
-from tests.integration.services.review.review_support import (
+from tests.support.integration import make_key
+from tests.support.review import (
     APPROVED,
     CANCELED,
     COMPLETED,
@@ -23,7 +24,6 @@ from tests.integration.services.review.review_support import (
     find,
     snapshot,
 )
-from tests.support.integration import make_key
 
 
 def url(a: int, event: str) -> str:

@@ -14,7 +14,7 @@ import pytest
 from doctordesk.app import create_app
 from doctordesk.realtime.routing import Screen
 from doctordesk.runtime import Runtime
-from tests.integration.services.review.review_support import PENDING_5, REQUESTED, aid
+from tests.support.review import PENDING_5, REQUESTED, aid
 
 
 @dataclass(frozen=True)

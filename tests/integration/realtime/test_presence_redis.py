@@ -16,8 +16,8 @@ from doctordesk.config import Settings
 from doctordesk.domain.appointments.status import Status
 from tests.integration.realtime.test_presence import request
 from tests.integration.screens.test_appointment_list import change_status
-from tests.integration.services.review.review_support import REQUESTED, aid
 from tests.support import databases
+from tests.support.review import REQUESTED, aid
 
 pytestmark = pytest.mark.redis
 

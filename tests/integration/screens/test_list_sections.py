@@ -18,24 +18,14 @@ from doctordesk.services.accounts.auth import authenticate
 from doctordesk.services.appointments.reading import list_appointments
 from doctordesk.store.tables import Appointment
 from tests.integration.screens.test_appointment_list import new_appointment
+from tests.support.appointments import appointment_row
 
 
 def _row(demo: Any, *, start: Any, status: Status, now: Any, doctor: str = "doctor1") -> dict[str, Any]:
-    return {
-        "patient_id": demo.patients["patient1"],
-        "doctor_id": demo.users[doctor],
-        "location_id": demo.locations["berlin"],
-        "service": "consultation",
-        "start_at": start,
-        "duration_minutes": 30,
-        "status": int(status),
-        "version": 1,
-        "chat_enabled": True,
-        "disclaimer_required": False,
-        "prescription_needed": False,
-        "created_at": now,
-        "updated_at": now,
-    }
+    patient, berlin = demo.patients["patient1"], demo.locations["berlin"]
+    return appointment_row(
+        patient_id=patient, doctor_id=demo.users[doctor], location_id=berlin, start=start, status=status, now=now
+    )
 
 
 async def _insert(runtime: Any, rows: list[dict[str, Any]]) -> list[int]:

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from tests.integration.services.review.review_support import CHEN_PRESCRIPTION, PENDING_5, REQUESTED, aid
 from tests.support.chat import send
+from tests.support.review import CHEN_PRESCRIPTION, PENDING_5, REQUESTED, aid
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from sqlalchemy import select
 
 from doctordesk.screens.protocol import apply, walk
 from doctordesk.store.tables import Appointment
-from tests.integration.services.review.review_support import PENDING_5, REQUESTED, aid
+from tests.support.review import PENDING_5, REQUESTED, aid
 
 Json = dict[str, Any]
 

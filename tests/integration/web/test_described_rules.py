@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from doctordesk.domain.inputs import MULTI_LINE_TEXT_PATTERN, TEXT_PATTERN
-from tests.integration.services.review.review_support import REQUESTED, aid, approve_url, card, snapshot
 from tests.integration.web.test_strict_inputs import assert_invalid
 from tests.support import openapi
 from tests.support.integration import make_key
+from tests.support.review import REQUESTED, aid, approve_url, card, snapshot
 
 # --- a fixed path beside a templated one is its own resource ---------------------------------------------------
 

@@ -10,10 +10,11 @@ from typing import Any
 import pytest
 
 from doctordesk.domain import moments
-from tests.integration.services.review.review_support import REQUESTED, aid, approve_url, card, snapshot
 from tests.integration.web.strict_support import row_counts
+from tests.support.appointments import fhir_request
 from tests.support.fhir import FHIR_JSON, assert_outcome, resource_of
 from tests.support.integration import make_key, request_body
+from tests.support.review import REQUESTED, aid, approve_url, card, snapshot
 
 # The reproductions of issue 25, and more of the same class: the first instant Python cannot move to UTC, the
 # last it cannot add a visit to, leap-second-like and out-of-range offsets, the first and last accepted years.
@@ -73,21 +74,6 @@ async def test_a_reschedule_request_for_a_far_start_is_a_field_error_and_changes
     assert await snapshot(runtime, a) == before
 
 
-def _fhir_request(demo: Any, start: str) -> dict[str, Any]:
-    return {
-        "resourceType": "Appointment",
-        "status": "proposed",
-        "serviceType": [{"text": "consultation"}],
-        "start": start,
-        "minutesDuration": 30,
-        "participant": [
-            {"actor": {"reference": f"Patient/{demo.patients['patient1']}"}, "status": "accepted"},
-            {"actor": {"reference": f"Practitioner/{demo.users['doctor1']}"}, "status": "needs-action"},
-            {"actor": {"reference": f"Location/{demo.locations['berlin']}"}, "status": "needs-action"},
-        ],
-    }
-
-
 async def test_a_fhir_appointment_with_a_far_start_is_an_operation_outcome_and_writes_nothing(
     client, key, demo, runtime
 ):
@@ -95,7 +81,7 @@ async def test_a_fhir_appointment_with_a_far_start_is_an_operation_outcome_and_w
     for start in FAR_STARTS:
         response = await client.post(
             "/fhir/Appointment",
-            content=json.dumps(_fhir_request(demo, start)),
+            content=json.dumps(fhir_request(demo, start)),
             headers={**key.headers, "Content-Type": FHIR_JSON},
         )
         assert_outcome(response, 400, "FIELDS_VALIDATION_ERROR", expression="Appointment.start")
@@ -103,7 +89,7 @@ async def test_a_fhir_appointment_with_a_far_start_is_an_operation_outcome_and_w
 
 
 async def test_a_fhir_appointment_whose_end_is_far_is_refused(client, key, demo, runtime):
-    body = {**_fhir_request(demo, "2026-11-26T11:00:00+01:00"), "end": "9999-12-31T23:59:00-12:00"}
+    body = {**fhir_request(demo, "2026-11-26T11:00:00+01:00"), "end": "9999-12-31T23:59:00-12:00"}
     body.pop("minutesDuration")
     before = await row_counts(runtime)
     response = await client.post(

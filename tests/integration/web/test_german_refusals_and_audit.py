@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from doctordesk.screens.protocol import walk
-from tests.integration.services.review.review_support import REQUESTED, aid
 from tests.support.integration import make_key, request_body
+from tests.support.review import REQUESTED, aid
 
 GERMAN = {"Accept-Language": "de-DE,de;q=0.9"}
 ENGLISH = {"Accept-Language": "en-GB,en;q=0.9"}

@@ -13,8 +13,8 @@ from sqlalchemy import select
 
 from doctordesk.screens.protocol import walk
 from doctordesk.store.webhook_tables import WebhookDelivery, WebhookEndpoint
-from tests.integration.services.review.review_support import APPROVED, PENDING_5, REQUESTED, aid
 from tests.support.leftovers import describe, leftovers, same_in_german, stored_values
+from tests.support.review import APPROVED, PENDING_5, REQUESTED, aid
 
 GERMAN = {"Accept-Language": "de-DE,de;q=0.9"}
 ENGLISH = {"Accept-Language": "en-GB,en;q=0.9"}

@@ -11,7 +11,7 @@ from sqlalchemy import select
 from doctordesk.screens.protocol import apply, walk
 from doctordesk.store.realtime_tables import PushOutbox
 from doctordesk.store.tables import User
-from tests.integration.services.review.review_support import REQUESTED, aid
+from tests.support.review import REQUESTED, aid
 
 GERMAN = {"Accept-Language": "de-DE,de;q=0.9,en;q=0.5"}
 ENGLISH = {"Accept-Language": "en-GB,en;q=0.9"}

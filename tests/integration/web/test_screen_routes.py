@@ -12,7 +12,7 @@ from sqlalchemy import select
 
 from doctordesk.runtime import Runtime
 from doctordesk.store.realtime_tables import Device
-from tests.integration.services.review.review_support import PENDING_5, REQUESTED, aid
+from tests.support.review import PENDING_5, REQUESTED, aid
 
 
 @dataclass(frozen=True)

@@ -16,9 +16,9 @@ from starlette.routing import compile_path
 from doctordesk.client.forms import collect
 from doctordesk.domain.integration import IDEMPOTENCY_KEY_PATTERN
 from doctordesk.domain.names import NAME_PATTERN
+from doctordesk.domain.review.fees import KINDS, MAX_AMOUNT_CENTS, MAX_PERCENT
 from doctordesk.domain.webhooks.rules import SUBSCRIBABLE, URL_PATTERN
 from doctordesk.screens.protocol import walk
-from doctordesk.services.admin.fees import KINDS, MAX_AMOUNT_CENTS, MAX_PERCENT
 from doctordesk.services.admin.users import MAX_PASSWORD, MIN_PASSWORD, USERNAME
 from doctordesk.web.deps import form_fields
 from tests.integration.admin.support import counts

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from tests.integration.services.review.review_support import REQUESTED, aid, approve_url, card, snapshot
 from tests.support.chat import SEND, stored
+from tests.support.review import REQUESTED, aid, approve_url, card, snapshot
 
 
 def assert_invalid(response: Any, *fields: str) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from doctordesk.services.accounts import auth
 from doctordesk.store.tables import AccessToken
 from doctordesk.web.unchanged_polls import UnchangedPolls
 from tests.integration.screens.test_appointment_list import change_status
-from tests.integration.services.review.review_support import PENDING_5, REQUESTED, aid
+from tests.support.review import PENDING_5, REQUESTED, aid
 
 LIST = "/profile/appointments"
 THREADS = "/profile/messages/threads"

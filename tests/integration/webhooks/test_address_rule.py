@@ -18,33 +18,16 @@ from doctordesk.runtime import Runtime
 from doctordesk.store.fhir_tables import FhirSubscription
 from doctordesk.store.webhook_tables import WebhookDelivery, WebhookEndpoint
 from doctordesk.workers.webhook_dispatcher import WebhookDispatcher
-from tests.integration.services.review.review_support import REQUESTED, aid, approve_url
+from tests.support.addresses import LOOPBACK, OTHER_PRIVATE
 from tests.support.fhir import assert_outcome, resource_of
 from tests.support.fhir_subscriptions import send, stored, subscriber_key, subscription
 from tests.support.resolving import TableResolver
+from tests.support.review import REQUESTED, aid, approve_url
 from tests.support.webhook_receiver import WebhookReceiver
 
 BASE = "/admin/webhooks"
 TYPES = ["appointment.approved"]
 PRIVATE = "Loopback and private addresses are not allowed."
-# 127.0.0.1 (or ::1) however written: inet_aton's forms, a trailing dot, the local names, IPv4-mapped IPv6.
-LOOPBACK = [
-    "0x7f000001",
-    "0x7f.1",
-    "127.1",
-    "2130706433",
-    "0177.0.0.1",
-    "017700000001",
-    "127.0.0.1.",
-    "0",
-    "127.000.000.001",
-    "localhost.",
-    "ip6-localhost",
-    "localhost.localdomain",
-    "[::ffff:127.0.0.1]",
-]
-# The cloud metadata address 169.254.169.254 and 10.0.0.1.
-OTHER_PRIVATE = ["0xa9fea9fe", "2852039166", "0xa9.0xfe.0xa9.0xfe", "167772161"]
 EVERY = LOOPBACK + OTHER_PRIVATE
 # What the HTTP client reports for a refused dial: this service's check, or aiohttp's own refusal of a
 # non-canonical IPv4 literal (recent versions), which comes first for those.

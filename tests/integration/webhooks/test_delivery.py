@@ -19,9 +19,9 @@ from doctordesk.store.review_tables import AppointmentOffer
 from doctordesk.store.tables import AuditLog
 from doctordesk.store.webhook_tables import WebhookDelivery, WebhookEndpoint
 from doctordesk.workers.wiring import build_webhook_dispatcher
-from tests.integration.services.review.review_support import PENDING_5, PENDING_9, REQUESTED, aid, approve_url, card
 from tests.support import processes
 from tests.support.chat import send
+from tests.support.review import PENDING_5, PENDING_9, REQUESTED, aid, approve_url, card
 
 
 async def approve(client, who, appointment_id, **fields):

@@ -28,10 +28,10 @@ from doctordesk.store.db import Database
 from doctordesk.store.seed.demo import Demo
 from doctordesk.store.webhook_tables import WebhookDelivery
 from doctordesk.workers.webhook_dispatcher import WebhookDispatcher
-from tests.integration.services.review.review_support import REQUESTED, aid, approve_url
 from tests.support import processes
 from tests.support.fhir import FHIR_JSON
 from tests.support.fhir_subscriptions import send, subscriber_key, subscription, valid
+from tests.support.review import REQUESTED, aid, approve_url
 from tests.support.webhook_receiver import WebhookReceiver
 
 

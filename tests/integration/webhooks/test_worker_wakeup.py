@@ -13,8 +13,8 @@ import pytest
 import redis.asyncio as redis
 
 from doctordesk.config import Settings
-from tests.integration.services.review.review_support import REQUESTED, aid, approve_url
 from tests.support import databases, processes
+from tests.support.review import REQUESTED, aid, approve_url
 
 pytestmark = pytest.mark.redis
 

@@ -1,25 +1,5 @@
-"""The transitions of an appointment request (spec section 3), as one table and a few functions.
-
-    current                       trigger                                   next
-    requested (1)                 approve as proposed                       approved (2)
-    requested (1)                 approve with 1..3 valid alternatives      pending-response: 5 all in network,
-                                                                            9 at least one out-of-network warning
-    requested (1)                 an alternative equal to the request       approved (2)  (auto-approval)
-    requested (1)                 decline with a non-empty reason           declined (3)
-    pending-response (5, 9)       patient accepts one offer                 approved (2) at the offer's time
-    pending-response (5, 9)       patient rejects every offer               canceled (4)
-    (none)                        request (a new appointment request)       requested (1)
-    requested, approved, 5, 9     cancel (by the patient or the clinic)     canceled (4); open offers withdrawn
-    approved (2), started         complete                                  completed (6)
-    approved (2), started         no-show                                   no-show (7)
-    requested, approved, 5, 9     reschedule-request with a new time        requested (1) at the new time: the doctor
-                                                                            reviews it again; open offers withdrawn
-    canceled (4), completed (6),  anything                                  unchanged (final: actions disabled)
-    no-show (7)
-
-Anything not in the table is refused with INVALID_TRANSITION (approved and declined appointments are not decided
-again on this screen).
-"""
+"""The transitions of an appointment (spec section 3) as one table and a few functions; anything not in the table is
+INVALID_TRANSITION (docs/review-and-approve.md#transitions, docs/integration.md for the integration's triggers)."""
 
 from __future__ import annotations
 

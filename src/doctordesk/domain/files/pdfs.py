@@ -1,25 +1,6 @@
-"""PDF checking with a real parser (pypdf): every object of the document is read — from the cross-reference table
-and from compressed object streams alike — and a document that can act on its own is refused.
-
-Names are compared after the parser has decoded them, so ``/J#61vaScript`` is ``/JavaScript``. Refused anywhere in
-the document, as a dictionary key or a name value: scripts (``/JavaScript``, ``/JS``), launching programs
-(``/Launch``), files inside the PDF (``/EmbeddedFile``, ``/EmbeddedFiles``), forms that send, load or reset
-(``/SubmitForm``, ``/ImportData``, ``/ResetForm``), other documents (``/GoToR``, ``/GoToE``, ``/GoTo3DView``),
-media and XML forms (``/RichMedia``, ``/RichMediaExecute``, ``/Rendition``, ``/Movie``, ``/Sound``, ``/XFA``),
-and any additional-actions dictionary (``/AA``: actions fired on opening, closing, viewing, typing).
-
-Links are what a browser's "print to PDF" keeps of a page, and lab letters carry them: an action (the value of an
-``/A`` or ``/Next`` entry, or a dictionary of ``/Type /Action``) may be ``/GoTo`` (a page of this document) or
-``/URI`` to an absolute ``http``, ``https`` or ``mailto`` address — printable ASCII, no spaces, an ``http(s)``
-address with a host. Every other action (``/Named``, ``/Hide``, ``/SetOCGState``, ``/Trans``, …) and any other
-address (``javascript:``, ``file:``, ``data:``, relative, unreadable) is refused, and so is the name ``/URI``
-anywhere but in such a link (a base address for relative links included). An ``/OpenAction`` may only be a
-destination (a page to show) or a plain ``/GoTo``: nothing reaches the network before a person clicks.
-
-Beside the parser: no data after the last ``%%EOF`` (nothing appended) and no ZIP directory where ZIP readers look
-for one (the last 64 KiB). A document the parser cannot read, or one protected by a password, is refused: it
-cannot be checked.
-"""
+"""PDF checking with a real parser (pypdf): every object of the document is read, and a document that can act on
+its own (scripts, launches, embedded files, forms that send, actions other than a link) is refused
+(docs/chat.md#files)."""
 
 from __future__ import annotations
 

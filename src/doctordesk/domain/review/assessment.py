@@ -176,12 +176,7 @@ def assess(
     taken times around the proposals and the request (another appointment's, never this one's)."""
     entry_timezone = entry_timezone_of(facts, timezone)
     confirmed = facts.profile_timezone is not None or timezone is not None
-    third_party_error: DomainError | None = None
-    policy_terms: list[coverage.Terms] = []
-    try:
-        policy_terms = coverage.terms(facts.policies)
-    except DomainError as exc:
-        third_party_error = exc
+    policy_terms, third_party_error = _policy_terms(facts)
     parsed = parse_cards(
         cards,
         timezone=entry_timezone,
@@ -200,41 +195,21 @@ def assess(
         exceptions=facts.hours_exceptions,
     )
     proposals = {p.n: p for p in parsed.proposals}
-    results: list[CardAssessment] = []
-    for i, card in enumerate(cards):
-        n = i + 1
-        suffix = f"~{n}"
-        result = CardAssessment(n=n, card=card, proposal=proposals.get(n))
-        result.errors = {k: v for k, v in {**parsed.errors, **rule_errors}.items() if k.endswith(suffix)}
-        result.changed = _changed(card, facts, entry_timezone)
-        result.complete = n not in parsed.incomplete
-        doctor_id = _int(card.doctor)
-        if facts.prescription_needed and doctor_id is not None and not facts.can_prescribe.get(doctor_id, True):
-            result.prescription_warning = N_("This appointment needs a prescription; this doctor cannot prescribe.")
-        p = result.proposal
-        if p is not None:
-            result.equals_request = is_original(p, facts.original)
-            timezone_of_location = facts.directory.locations[p.location_id]
-            if third_party_error is None:
-                verdict = coverage.evaluate(
-                    policy_terms,
-                    day=utc_to_local(p.start, timezone_of_location).date(),
-                    doctor_id=p.doctor_id,
-                    location_id=p.location_id,
-                    service=facts.service,
-                    field_prefix=suffix,
-                )
-                result.coverage_error, result.coverage_warning = verdict.error, verdict.warning
-            if not result.errors:
-                result.fees = fees.compute(
-                    facts.fee_rows,
-                    doctor_id=p.doctor_id,
-                    location_id=p.location_id,
-                    start=p.start,
-                    timezone=timezone_of_location,
-                    now=facts.now,
-                )
-        results.append(result)
+    errors = {**parsed.errors, **rule_errors}
+    results = [
+        _card(
+            facts,
+            card,
+            n,
+            proposals.get(n),
+            errors,
+            entry_timezone,
+            policy_terms if third_party_error is None else None,
+        )
+        for n, card in enumerate(cards, start=1)
+    ]
+    for result in results:
+        result.complete = result.n not in parsed.incomplete
     request_coverage = None
     if third_party_error is None:
         request_coverage = coverage.evaluate(
@@ -244,15 +219,7 @@ def assess(
             location_id=facts.original.location_id,
             service=facts.service,
         )
-    conflict = None
-    end = facts.original.start + timedelta(minutes=facts.duration_minutes)
-    if facts.original.start <= facts.now:
-        conflict = N_("The requested time has passed: suggest alternatives or decline.")
-    else:
-        for b in busy:
-            if b.doctor_id == facts.original.doctor_id and overlaps(facts.original.start, end, b.start, b.end):
-                conflict = Text("The requested time overlaps {what}.", what=b.what)
-                break
+    conflict = _request_conflict(facts, busy)
     prescription = None
     if facts.prescription_needed and not facts.can_prescribe.get(facts.original.doctor_id, True):
         prescription = N_("This appointment needs a prescription; the requested doctor cannot prescribe.")
@@ -272,6 +239,69 @@ def assess(
         form_errors=dict(form_errors or {}),
         covered_until=max((t.valid_to for t in policy_terms), default=None),
     )
+
+
+def _policy_terms(facts: ReviewFacts) -> tuple[list[coverage.Terms], DomainError | None]:
+    """The patient's policy terms, or the error reading the insurer's data (then no terms)."""
+    try:
+        return coverage.terms(facts.policies), None
+    except DomainError as exc:
+        return [], exc
+
+
+def _card(
+    facts: ReviewFacts,
+    card: CardInput,
+    n: int,
+    proposal: Proposal | None,
+    errors: Mapping[str, Text | str],
+    entry_timezone: str,
+    policy_terms: list[coverage.Terms] | None,
+) -> CardAssessment:
+    """One card's errors, warnings and fees (``policy_terms`` None: the insurer's data is unreadable)."""
+    suffix = f"~{n}"
+    result = CardAssessment(n=n, card=card, proposal=proposal)
+    result.errors = {k: v for k, v in errors.items() if k.endswith(suffix)}
+    result.changed = _changed(card, facts, entry_timezone)
+    doctor_id = _int(card.doctor)
+    if facts.prescription_needed and doctor_id is not None and not facts.can_prescribe.get(doctor_id, True):
+        result.prescription_warning = N_("This appointment needs a prescription; this doctor cannot prescribe.")
+    p = proposal
+    if p is None:
+        return result
+    result.equals_request = is_original(p, facts.original)
+    timezone_of_location = facts.directory.locations[p.location_id]
+    if policy_terms is not None:
+        verdict = coverage.evaluate(
+            policy_terms,
+            day=utc_to_local(p.start, timezone_of_location).date(),
+            doctor_id=p.doctor_id,
+            location_id=p.location_id,
+            service=facts.service,
+            field_prefix=suffix,
+        )
+        result.coverage_error, result.coverage_warning = verdict.error, verdict.warning
+    if not result.errors:
+        result.fees = fees.compute(
+            facts.fee_rows,
+            doctor_id=p.doctor_id,
+            location_id=p.location_id,
+            start=p.start,
+            timezone=timezone_of_location,
+            now=facts.now,
+        )
+    return result
+
+
+def _request_conflict(facts: ReviewFacts, busy: Sequence[Busy]) -> Text | str | None:
+    """Why the requested time itself cannot be approved: it has passed, or the doctor is taken then."""
+    if facts.original.start <= facts.now:
+        return N_("The requested time has passed: suggest alternatives or decline.")
+    end = facts.original.start + timedelta(minutes=facts.duration_minutes)
+    for b in busy:
+        if b.doctor_id == facts.original.doctor_id and overlaps(facts.original.start, end, b.start, b.end):
+            return Text("The requested time overlaps {what}.", what=b.what)
+    return None
 
 
 def _int(raw: str) -> int | None:

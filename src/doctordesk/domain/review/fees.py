@@ -1,30 +1,13 @@
-"""Fees per alternative, from the rows of the fee schedule (data, not code).
-
-Row kinds (``fee_schedule.kind``); ``doctor_id``/``location_id`` null means "any":
-
-- ``doctor_fee``   the doctor's fee (``amount_cents``). The most specific row wins: doctor and location, then
-                   doctor at any location, then any doctor at the location, then any doctor anywhere.
-- ``location_fee`` the location's facility fee (``amount_cents``), most specific row wins; none → 0.
-- surcharges, ``percent`` of the doctor fee, applied when their condition holds (each kind at most once, its most
-  specific row), added to the doctor fee:
-    ``weekend``       the appointment's local date (location's timezone) is a Saturday or Sunday
-    ``short_notice``  the appointment starts less than 24 hours after the decision
-    ``evening``       the local start is at or after 18:00
-  Unknown kinds are ignored (a new surcharge needs its condition here first).
-
-Doctor fee = doctor_fee + surcharges; Total fee = Doctor fee + location_fee. Percentages round half up to a cent.
-No ``doctor_fee`` row → no fee is shown ("on request") and nothing is blocked.
-
-Rows are versions: each applies from its ``effective_from`` (None: always) to decisions made from then on, until
-a newer row for the same kind, doctor and location takes effect; a ``retired`` row ends the rule. The fee an
-alternative was offered at is stored with the offer, so a later change never rewrites what was shown.
-"""
+"""Fees per alternative, from the rows of the fee schedule (data, not code): the doctor fee with its surcharges and
+the location fee, the most specific row of each kind in force at the decision (docs/review-and-approve.md#fees);
+and what a new version of a fee rule must give."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Literal
 from zoneinfo import ZoneInfo
 
 SHORT_NOTICE = timedelta(hours=24)
@@ -112,6 +95,18 @@ SURCHARGES: dict[str, Condition] = {
     "short_notice": lambda local, now: local - now < SHORT_NOTICE,
     "evening": lambda local, _now: local.hour >= EVENING_FROM,
 }
+AMOUNT_KINDS = ("doctor_fee", "location_fee")
+KINDS = (*AMOUNT_KINDS, *SURCHARGES)
+MAX_AMOUNT_CENTS = 10_000_000
+MAX_PERCENT = 1000
+
+
+def charged_by(kind: str, *, retired: bool) -> Literal["amount", "percent"] | None:
+    """What a new version of a rule must give: a doctor or location fee its ``amount_cents`` (0: no fee), a
+    surcharge its ``percent`` of the doctor fee; a version that ends the rule (or of an unknown kind) neither."""
+    if retired or kind not in KINDS:
+        return None
+    return "amount" if kind in AMOUNT_KINDS else "percent"
 
 
 def compute(

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
+from typing import NotRequired, TypedDict, Unpack
 
 from doctordesk.domain.scheduling.suggestions import (
     LEAD_TIME,
@@ -60,20 +61,26 @@ class SlotStatus:
     TENTATIVE = "busy-tentative"
 
 
-def free_starts(
-    q: FreeTimeQuery,
-    *,
-    now: datetime,
-    horizon: timedelta,
-    hours: Sequence[Hours],
-    busy: Sequence[Busy],
-    exceptions: Sequence[HoursException] = (),
-) -> list[datetime]:
+def free_of(grid: Sequence[tuple[datetime, str]]) -> list[datetime]:
+    """The free starts of a grid of ``(start, SlotStatus)``."""
+    return [start for start, status in grid if status == SlotStatus.FREE]
+
+
+class GridFacts(TypedDict):
+    """What the grid of ``slot_starts`` is computed from, besides the query."""
+
+    now: datetime
+    horizon: timedelta
+    hours: Sequence[Hours]
+    busy: Sequence[Busy]
+    exceptions: NotRequired[Sequence[HoursException]]
+
+
+def free_starts(q: FreeTimeQuery, **facts: Unpack[GridFacts]) -> list[datetime]:
     """The free starts (UTC, ascending) of ``q``'s doctor at its location between its days, given the doctor's
     hours there, the dated exceptions (holidays, absences, extra days) and the times the doctor is taken
     (``busy``: approved appointments, open offers and held times)."""
-    grid = slot_starts(q, now=now, horizon=horizon, hours=hours, busy=busy, exceptions=exceptions)
-    return [start for start, status in grid if status == SlotStatus.FREE]
+    return free_of(slot_starts(q, **facts))
 
 
 def slot_starts(

@@ -1,23 +1,5 @@
 """Every CSV the service writes goes through ``CsvWriter``: cells a spreadsheet would run as a formula are written
-as text, and ``restore`` reads back exactly what was written (docs/import.md#csv-cells).
-
-The rule (after OWASP's "CSV injection"): a text cell whose first character, after any leading ``'``, is one of
-``= + - @``, tab, carriage return or line feed, or the full-width ``＝ ＋ － ＠`` (which some spreadsheets read as
-their ASCII forms), is written with one more ``'`` in front. The ``'`` is the spreadsheet's own mark for "text":
-it shows the value as typed and runs nothing. ``restore`` removes one leading ``'`` from a cell that has the
-same shape (one or more ``'``, then one of those characters), and leaves every other cell alone, so:
-
-- ``=SUM(A1)`` is written ``'=SUM(A1)`` and read back ``=SUM(A1)``;
-- ``'=SUM(A1)`` (a value that really starts with a quote) is written ``''=SUM(A1)`` and read back as it was;
-- ``O'Brien`` and ``'quoted'`` are written and read as they are (no formula character follows the quotes).
-
-Rows end in CR LF (RFC 4180), which also makes the ``csv`` module quote every cell holding a CR or an LF: with LF
-line ends it writes a lone CR bare, and a spreadsheet reading that CR as the end of a row would start a new row
-with the rest of the cell, where a formula runs.
-
-Numbers (``int``, ``Decimal``) are numbers, not text: they are written as they are, so a negative amount stays a
-number a spreadsheet can add up. Everything else is text.
-"""
+as text, and ``restore`` reads back exactly what was written (docs/import.md#csv-cells)."""
 
 from __future__ import annotations
 

@@ -1,17 +1,6 @@
-"""Hosts of outgoing requests as rules (docs/webhooks.md#addresses): what a URL's host names, whether an address is
-public, and which names are local by definition. Pure: nothing here resolves a name; the dispatcher applies
-``is_public`` to every address it dials (``realtime/outbound.py``).
-
-A host is read the way the system's resolver reads it, so that the check and the connection cannot disagree:
-
-- in brackets, an IPv6 address (a zone such as ``%eth0`` is refused);
-- a host whose last label is a number (decimal, octal with a leading ``0``, hex with ``0x``) is an IPv4 address in
-  any form ``inet_aton`` takes: ``a.b.c.d``, ``a.b.c`` (c fills 16 bits), ``a.b`` (b fills 24 bits), ``a`` (32
-  bits), each part decimal, octal or hex, with an optional trailing dot. ``0x7f.1``, ``2130706433`` and
-  ``0177.0.0.1`` are all 127.0.0.1. Such a host that is no valid address is refused, never taken as a name;
-- anything else is a host name: RFC 1123 labels (letters, digits, hyphens inside, 1 to 63 characters, at most
-  253 in all, the last one starting with a letter) after IDNA encoding of a Unicode name.
-"""
+"""Hosts of outgoing requests as rules (docs/webhooks.md#addresses): what a URL's host names (read the way the
+system's resolver reads it, ``inet_aton``'s IPv4 forms included), whether an address is public, and which names
+are local by definition. Pure: nothing here resolves a name."""
 
 from __future__ import annotations
 

@@ -1,20 +1,5 @@
-"""Webhooks as rules: which domain events become which webhook event types, what an endpoint URL may be, and the
-JSON body a receiver gets (docs/webhooks.md).
-
-    domain event kind                 webhook event type
-    appointment.request               appointment.requested
-    appointment.approve               appointment.approved
-    appointment.auto-approve          appointment.approved
-    appointment.suggest               appointment.alternatives-offered
-    appointment.decline               appointment.declined
-    appointment.accept-offer          appointment.offer-accepted
-    appointment.reject-offers         appointment.offers-rejected
-    appointment.cancel                appointment.canceled
-    appointment.complete              appointment.completed
-    appointment.no-show               appointment.no-show
-    appointment.reschedule-request    appointment.reschedule-requested
-    chat-message                      chat.message-created
-"""
+"""Webhooks as rules: which domain events become which webhook event types (``EVENT_TYPES``), what an endpoint URL
+may be, and the JSON body a receiver gets (docs/webhooks.md)."""
 
 from __future__ import annotations
 

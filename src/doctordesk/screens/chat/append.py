@@ -1,19 +1,6 @@
 """The chat brought up to date without rendering the whole window again: the client's page with the thread's newer
-messages appended (after a send: whatever others wrote since the page, then the sent message), as the patches a
-full render and diff would give.
-
-A full render differs from the page the client holds only here, provided the page is the window its state token
-names and no message landed inside that window since it was rendered (the caller's check: docs/chat.md, "The
-answer to a send"):
-
-- the newer messages' elements stand before ``newer-messages-marker``;
-- each message's read flag is what the read positions say now.
-
-Everything else a full render shows besides the messages, the "frame" (header, composer, title), is rendered anew
-(a dozen elements, whatever the window) and compared with the page's: any difference, or a page that is not the
-named window as this viewer sees it, and there is no shortcut (None): the caller renders the whole chat. The result
-shares the page's unchanged elements (cached pages are never changed in place).
-"""
+messages appended, as the patches a full render and diff would give, or None when only a full render can say
+(docs/chat.md, "The answer to a send")."""
 
 from __future__ import annotations
 

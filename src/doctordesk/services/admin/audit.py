@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, TypeVar
 
 from sqlalchemy import Select, and_, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -47,6 +47,48 @@ def record_change(
         entity_id=entity_id,
         details={"before": dict(before) if before is not None else None, "after": dict(after) if after else None},
     )
+
+
+class _Row(Protocol):
+    @property
+    def id(self) -> int: ...
+
+
+class _Revocable(_Row, Protocol):
+    revoked_at: datetime | None
+
+
+_R = TypeVar("_R", bound=_Row)
+_V = TypeVar("_V", bound=_Revocable)
+
+
+async def add_recorded(
+    session: AsyncSession,
+    actor: Actor,
+    row: _R,
+    *,
+    at: datetime,
+    action: str,
+    entity: str,
+    view: Callable[[_R], Mapping[str, Any]],
+    before: Mapping[str, Any] | None = None,
+) -> None:
+    """Add a new row, flush it for its id, and audit it (``view``: what the trail shows of it)."""
+    session.add(row)
+    await session.flush()
+    record_change(session, actor, at=at, action=action, entity=entity, entity_id=row.id, before=before,
+                  after=view(row))  # fmt: skip
+
+
+def revoke_recorded(
+    session: AsyncSession, actor: Actor, row: _V, *, at: datetime, action: str, entity: str,
+    view: Callable[[_V], Mapping[str, Any]],
+) -> None:  # fmt: skip
+    """Revoke a row (a secret's record) at ``at`` and audit it, before and after as ``view`` shows them."""
+    before = view(row)
+    row.revoked_at = at
+    record_change(session, actor, at=at, action=action, entity=entity, entity_id=row.id, before=before,
+                  after=view(row))  # fmt: skip
 
 
 def _query(f: AuditFilter, after: Position | None, limit: int) -> Select[AuditLog]:

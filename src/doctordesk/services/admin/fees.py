@@ -16,7 +16,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.errors import ValidationFailed
-from doctordesk.domain.review.fees import SURCHARGES, FeeRow, in_force
+from doctordesk.domain.review.fees import KINDS, MAX_AMOUNT_CENTS, MAX_PERCENT, FeeRow, charged_by, in_force
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
@@ -25,10 +25,6 @@ from doctordesk.services.admin.users import forget_clinic
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.tables import FeeSchedule, Location, User
 
-AMOUNT_KINDS = ("doctor_fee", "location_fee")
-KINDS = (*AMOUNT_KINDS, *SURCHARGES)
-MAX_AMOUNT_CENTS = 10_000_000
-MAX_PERCENT = 1000
 CURRENCY = re.compile(r"[A-Z]{3}")
 
 
@@ -87,16 +83,17 @@ def _in_force(rows: list[FeeSchedule], at: datetime) -> list[FeeSchedule]:
 def check(rule: FeeRuleInput, now: datetime) -> dict[str, str]:
     """Every field's problem, by the API's field names (empty: the rule may be recorded)."""
     fields: dict[str, str] = {}
+    charge = charged_by(rule.kind, retired=rule.retired)
     if rule.kind not in KINDS:
         fields["kind"] = Text("One of: {choices}.", choices=", ".join(KINDS))
-    elif rule.kind in AMOUNT_KINDS and not rule.retired:
+    elif charge == "amount":
         if rule.amount_cents is None:
             fields["amount_cents"] = N_("Give the amount (0 for no fee).")
         elif not 0 <= rule.amount_cents <= MAX_AMOUNT_CENTS:
             fields["amount_cents"] = Text("{low} to {high}.", low=0, high=MAX_AMOUNT_CENTS)
         if rule.percent:
             fields["percent"] = N_("Only for surcharges.")
-    elif not rule.retired:
+    elif charge == "percent":
         if rule.percent is None:
             fields["percent"] = N_("Give the percentage of the doctor fee.")
         elif not 0 <= rule.percent <= MAX_PERCENT:

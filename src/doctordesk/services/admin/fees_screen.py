@@ -18,7 +18,7 @@ from doctordesk.domain import moments
 from doctordesk.domain.edges import earliest, with_reference_data
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.inputs import parse_id, parse_int
-from doctordesk.domain.review.fees import SURCHARGES
+from doctordesk.domain.review.fees import KINDS, MAX_PERCENT, charged_by
 from doctordesk.domain.roles import Actor
 from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
@@ -79,7 +79,7 @@ def rule_from_form(form: Mapping[str, str], now: datetime) -> admin_fees.FeeRule
     """The form as the service's input; every field's problem at once."""
     fields: dict[str, str] = {}
     kind = form.get("kind") or ""
-    if kind not in admin_fees.KINDS:
+    if kind not in KINDS:
         fields["kind"] = N_("Choose a kind.")
     doctor, location = parse_id(form.get("doctor")), parse_id(form.get("location"))
     if form.get("doctor") and doctor is None:
@@ -89,14 +89,15 @@ def rule_from_form(form: Mapping[str, str], now: datetime) -> admin_fees.FeeRule
     retired = form_flag(form, "retired", fields)
     # An empty form must never record a free fee: the amount (fees) or the percentage (surcharges) is required,
     # unless the version ends the rule.
-    cents = _cents(form.get("amount"), fields, required=kind in admin_fees.AMOUNT_KINDS and not retired)
+    charge = charged_by(kind, retired=bool(retired))
+    cents = _cents(form.get("amount"), fields, required=charge == "amount")
     percent = 0
-    if kind in SURCHARGES and not retired and not (form.get("percent") or "").strip():
+    if charge == "percent" and not (form.get("percent") or "").strip():
         fields["percent"] = N_("Required: the surcharge in per cent of the doctor fee.")
     elif form.get("percent"):
-        parsed = parse_int(form.get("percent"), minimum=0, maximum=admin_fees.MAX_PERCENT)
+        parsed = parse_int(form.get("percent"), minimum=0, maximum=MAX_PERCENT)
         if parsed is None:
-            fields["percent"] = Text("A whole number from {low} to {high}.", low=0, high=admin_fees.MAX_PERCENT)
+            fields["percent"] = Text("A whole number from {low} to {high}.", low=0, high=MAX_PERCENT)
         percent = parsed or 0
     currency = (form.get("currency") or "EUR").strip().upper()
     effective = _effective(form.get("effective_from"), now, fields)

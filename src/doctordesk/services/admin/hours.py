@@ -9,7 +9,8 @@ and the appointments stay exactly where they are (they are listed again, to be d
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -81,6 +82,17 @@ async def _doctor(session: AsyncSession, doctor_id: int) -> None:
         raise NotFound(N_("Doctor not found."))
 
 
+@asynccontextmanager
+async def _doctor_change(rt: Runtime, doctor_id: int, errors: dict[str, str]) -> AsyncIterator[AsyncSession]:
+    """The session of a unit of work changing a doctor's hours: refused with ``errors`` before it starts, "not
+    found" for an unknown doctor."""
+    if errors:
+        raise ValidationFailed(fields=errors)
+    async with unit_of_work(rt) as uow:
+        await _doctor(uow.session, doctor_id)
+        yield uow.session
+
+
 async def _schedule(session: AsyncSession, doctor_id: int) -> tuple[Schedule, list[WorkHoursException]]:
     hours: dict[tuple[int, int], list[Hours]] = defaultdict(list)
     for h in (await session.execute(select(WorkHours).where(WorkHours.doctor_id == doctor_id))).scalars():
@@ -142,12 +154,8 @@ async def set_weekly(
     errors = hours_errors(blocks)
     if len(blocks) > MAX_BLOCKS:
         errors["rules"] = Text("At most {count} blocks.", count=MAX_BLOCKS)
-    if errors:
-        raise ValidationFailed(fields=errors)
     now = rt.clock.now()
-    async with unit_of_work(rt) as uow:
-        session = uow.session
-        await _doctor(session, doctor_id)
+    async with _doctor_change(rt, doctor_id, errors) as session:
         if await session.get(Location, location_id) is None:
             raise NotFound(N_("Location not found."))
         await lock_schedules(session, [doctor_id])
@@ -184,12 +192,8 @@ async def add_exception(
     errors = exception_errors(exception)
     if len(note) > 255:
         errors["note"] = N_("At most 255 characters.")
-    if errors:
-        raise ValidationFailed(fields=errors)
     now = rt.clock.now()
-    async with unit_of_work(rt) as uow:
-        session = uow.session
-        await _doctor(session, doctor_id)
+    async with _doctor_change(rt, doctor_id, errors) as session:
         if exception.location_id is not None and await session.get(Location, exception.location_id) is None:
             raise ValidationFailed(fields={"location_id": N_("Unknown location.")})
         await lock_schedules(session, [doctor_id])

@@ -112,6 +112,10 @@ async def _view(session: AsyncSession, user: User) -> UserView:
             )
     elif user.role == Role.PATIENT:
         patient_id = await session.scalar(select(Patient.id).where(Patient.user_id == user.id))
+    return _user_view(user, doctor, patient_id)
+
+
+def _user_view(user: User, doctor: DoctorView | None, patient_id: int | None) -> UserView:
     return UserView(
         id=user.id,
         username=user.username,
@@ -161,18 +165,7 @@ async def list_users(
         if user.role == Role.DOCTOR and profile is not None:
             chat = chat_enabled if chat_enabled is not None else True
             doctor = DoctorView(profile.specialty, profile.timezone, profile.can_prescribe, chat)
-        views.append(
-            UserView(
-                id=user.id,
-                username=user.username,
-                role=user.role,
-                display_name=user.display_name,
-                active=user.active,
-                created_at=user.created_at,
-                doctor=doctor,
-                patient_id=patient_id if user.role == Role.PATIENT else None,
-            )  # fmt: skip
-        )
+        views.append(_user_view(user, doctor, patient_id if user.role == Role.PATIENT else None))
     return views, (views[-1].id if len(rows) > limit else None)
 
 

@@ -12,7 +12,6 @@ from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.scheduling.free_times import (
     MAX_DAYS,
     FreeTimeQuery,
-    SlotStatus,
     free_starts_edge,
     hours_at,
     slot_starts,
@@ -22,32 +21,6 @@ from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
 from doctordesk.services.scheduling.busy_times import busy_times
 from doctordesk.services.scheduling.clinic_facts import cached_clinic
-
-
-async def free_times(
-    rt: Runtime,
-    *,
-    doctor_id: int,
-    location_id: int,
-    first_day: date,
-    last_day: date,
-    duration_minutes: int,
-    step_minutes: int,
-    edge: list[datetime | None] | None = None,
-) -> tuple[str, list[datetime]]:
-    """The location's timezone and the free starts (UTC) between two local days, inclusive; ``edge``, when given,
-    gets when time alone next changes them (``free_times.free_starts_edge``)."""
-    timezone, grid = await slot_times(
-        rt,
-        doctor_id=doctor_id,
-        location_id=location_id,
-        first_day=first_day,
-        last_day=last_day,
-        duration_minutes=duration_minutes,
-        step_minutes=step_minutes,
-        edge=edge,
-    )
-    return timezone, [start for start, status in grid if status == SlotStatus.FREE]
 
 
 async def slot_times(
@@ -62,8 +35,9 @@ async def slot_times(
     edge: list[datetime | None] | None = None,
 ) -> tuple[str, list[tuple[datetime, str]]]:
     """The location's timezone and every bookable start of the grid between two local days, inclusive, each with
-    its ``SlotStatus`` (free, busy, busy-tentative): the one computation behind free times and FHIR's Slots.
-    ``edge``, when given, gets when time alone next changes the grid (``free_times.free_starts_edge``)."""
+    its ``SlotStatus`` (free, busy, busy-tentative): the one computation behind free times (``free_of`` keeps the
+    free ones) and FHIR's Slots. ``edge``, when given, gets when time alone next changes the grid
+    (``free_times.free_starts_edge``)."""
     fields: dict[str, str] = {}
     problem = moments.day_problem(first_day) or moments.day_problem(last_day)
     if problem:

@@ -26,6 +26,7 @@ from doctordesk.domain.scheduling.booking import (
     settle,
     week_days,
 )
+from doctordesk.domain.scheduling.free_times import free_of
 from doctordesk.domain.texts import N_, Text
 from doctordesk.i18n import _
 from doctordesk.i18n.formats import format_local
@@ -103,7 +104,7 @@ async def _render(
     edges: list[datetime | None] = [next_utc_midnight(now)]
     if choice.doctor_id is not None and choice.location_id is not None:
         first, last = week_days(choice.week)
-        _, free = await free_times.free_times(
+        _, grid = await free_times.slot_times(
             rt,
             doctor_id=choice.doctor_id,
             location_id=choice.location_id,
@@ -113,6 +114,7 @@ async def _render(
             step_minutes=VISIT_MINUTES,
             edge=edges,
         )
+        free = free_of(grid)
     today = now.date()
     page = screen.render(
         screen.BookingScreen(

@@ -25,7 +25,7 @@ from doctordesk.domain.integration import needs_last_use
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
-from doctordesk.services.admin.audit import record_change
+from doctordesk.services.admin.audit import add_recorded, revoke_recorded
 from doctordesk.services.calendar.entries import read_entries
 from doctordesk.services.calendar.ics import fingerprint, render_feed
 from doctordesk.services.uow import UnitOfWork, unit_of_work
@@ -38,6 +38,7 @@ MAKE_ATTEMPTS = 5
 # The last feed written per doctor is kept for this many doctors (the most recently fetched).
 CACHED_FEEDS = 64
 CACHE = "calendar.feeds"
+ENTITY = "calendar_feed"  # in the audit trail
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,18 +129,9 @@ async def _make(rt: Runtime, actor: Actor) -> NewFeed:
             created_at=now,
             created_by=actor.user_id,
         )
-        session.add(row)
-        await session.flush()
-        record_change(
-            session,
-            actor,
-            at=now,
-            action="calendar-feed.rotate" if old is not None else "calendar-feed.create",
-            entity="calendar_feed",
-            entity_id=row.id,
-            before=_audit(old) if old is not None else None,
-            after=_audit(row),
-        )
+        action = "calendar-feed.rotate" if old is not None else "calendar-feed.create"
+        before = _audit(old) if old is not None else None
+        await add_recorded(session, actor, row, at=now, action=action, entity=ENTITY, view=_audit, before=before)
         _changed(uow, actor.user_id)
         info = _info(row)
     return NewFeed(token, info)
@@ -161,18 +153,7 @@ async def revoke_feed(rt: Runtime, actor: Actor, *, doctor_id: int | None = None
         row = await _live(session, doctor_id, lock=True)
         if row is None:
             return False
-        before = _audit(row)
-        row.revoked_at = now
-        record_change(
-            session,
-            actor,
-            at=now,
-            action="calendar-feed.revoke",
-            entity="calendar_feed",
-            entity_id=row.id,
-            before=before,
-            after=_audit(row),
-        )
+        revoke_recorded(session, actor, row, at=now, action="calendar-feed.revoke", entity=ENTITY, view=_audit)
         _changed(uow, doctor_id)
     return True
 

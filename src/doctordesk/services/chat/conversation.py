@@ -10,6 +10,7 @@ token is how ``PATCH /profile/messages/load-more`` knows the thread.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -144,19 +145,7 @@ async def _state(
         marker_id = window.marker_id
     else:
         marker_id = first_unread(messages, reader_id=actor.user_id, read_up_to=viewer_read)
-    state = screen.ChatState(
-        appointment=appointment,
-        viewer=actor,
-        messages=tuple(messages),
-        has_older=has_older,
-        marker_id=marker_id,
-        viewer_read=viewer_read,
-        doctor_read=positions.of(appointment.doctor.id),
-        support_read=positions.support,
-        can_write=may_write(actor, doctor_id=appointment.doctor.id),
-        max_chars=rt.settings.max_message_chars,
-        max_upload_bytes=rt.settings.max_upload_bytes,
-    )
+    state = _chat_state(rt, actor, appointment, positions, messages, has_older=has_older, marker_id=marker_id)
     incoming = [m for m in messages if is_unread(m, reader_id=actor.user_id, read_up_to=viewer_read)]
     rendered = _Rendered(
         window=Window(appointment.id, messages[0].id if messages else None, marker_id),
@@ -191,6 +180,32 @@ class _ChatRender:
             )
         # Nothing on it changes with time alone: messages and the appointment are shown as moments.
         return lasting(screen.render(state, layout=self.layout, timeout=self.rt.settings.poll_chat_seconds), None)
+
+
+def _chat_state(
+    rt: Runtime,
+    actor: Actor,
+    appointment: AppointmentView,
+    positions: chat_repo.ReadPositions,
+    messages: Sequence[MessageView],
+    *,
+    has_older: bool,
+    marker_id: int | None,
+) -> screen.ChatState:
+    """What the Chat page shows ``actor``: these messages, the read positions, and what the viewer may write."""
+    return screen.ChatState(
+        appointment=appointment,
+        viewer=actor,
+        messages=tuple(messages),
+        has_older=has_older,
+        marker_id=marker_id,
+        viewer_read=positions.of(actor.user_id),
+        doctor_read=positions.of(appointment.doctor.id),
+        support_read=positions.support,
+        can_write=may_write(actor, doctor_id=appointment.doctor.id),
+        max_chars=rt.settings.max_message_chars,
+        max_upload_bytes=rt.settings.max_upload_bytes,
+    )
 
 
 def _viewing(rt: Runtime, actor: Actor, appointment_id: int, render: Render, client_id: str | None) -> Viewing:
@@ -290,19 +305,7 @@ async def _appended(
     if newer is None:
         return None
     viewer_read = positions.of(actor.user_id)
-    state = screen.ChatState(
-        appointment=appointment,
-        viewer=actor,
-        messages=tuple(newer),
-        has_older=False,
-        marker_id=window.marker_id,
-        viewer_read=viewer_read,
-        doctor_read=positions.of(appointment.doctor.id),
-        support_read=positions.support,
-        can_write=may_write(actor, doctor_id=appointment.doctor.id),
-        max_chars=rt.settings.max_message_chars,
-        max_upload_bytes=rt.settings.max_upload_bytes,
-    )
+    state = _chat_state(rt, actor, appointment, positions, newer, has_older=False, marker_id=window.marker_id)
     appended = chat_append.append(shown, state, layout=layout, timeout=chat.timeout, max_messages=chat_repo.MAX_WINDOW)
     if appended is None:
         return None

@@ -12,6 +12,7 @@ from typing import IO
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from doctordesk.config import Settings
 from doctordesk.domain.appointments.views import AppointmentView
 from doctordesk.domain.chat.messages import (
     AttachmentView,
@@ -237,28 +238,10 @@ async def _store_message(
         appointment = await chat_appointment(session, actor, form.appointment_id)
         if form.client_message_id is not None and await _existing(session, actor, form) is not None:
             return None
-        check_send(
-            actor,
-            doctor_id=appointment.doctor.id,
-            chat_enabled=appointment.chat_enabled,
-            content=form.content,
-            has_file=form.upload is not None,
-            max_chars=settings.max_message_chars,
-        )
-        if form.upload is not None:
-            files.check_filename(form.upload.filename)
-        if isinstance(checked, ValidationFailed):
-            raise checked
-        if settings.chat_send_per_minute > 0:
-            recent = await chat_sends.sent_since(
-                session, actor.user_id, now - timedelta(minutes=1), settings.chat_send_per_minute
-            )
-            wait = retry_after(recent, now=now, per_minute=settings.chat_send_per_minute)
-            if wait is not None:
-                raise TooManyRequests(N_("Too many messages. Wait a moment before sending again."), retry_after=wait)
+        file = await _check_send(session, settings, actor, appointment, form, checked, now)
         attachment = None
-        if form.upload is not None and checked is not None:  # before the thread is locked: it needs no thread
-            attachment = await _store_file(session, actor, form.upload, checked, now)
+        if form.upload is not None and file is not None:  # before the thread is locked: it needs no thread
+            attachment = await _store_file(session, actor, form.upload, file, now)
         # The sender's draft of this thread is sent: it goes with the message, in the same transaction.
         await clear_in(session, actor.user_id, appointment.id)
         thread = await chat_sends.lock_thread(session, appointment.id, now)
@@ -281,35 +264,70 @@ async def _store_message(
         )
         positions = await chat_repo.read_positions(session, thread.id)
         notify = await _recipients(session, actor, appointment, thread.id)
-        uow.emit(
-            DomainEvent(
-                MESSAGE_EVENT,
-                topics=(
-                    thread_topic(appointment.id),
-                    doctor_topic(appointment.doctor.id),
-                    user_topic(appointment.doctor.id),
-                    SUPPORT_TOPIC,
-                    ALL_APPOINTMENTS_TOPIC,
-                ),
-                data={
-                    "appointment_id": appointment.id,
-                    "thread_id": thread.id,
-                    "message_id": inserted.id,
-                    "sender_id": actor.user_id,
-                },
-                notify_user_ids=notify,
-                # The push text never carries the message: it travels through a partner's servers.
-                notify_text=Text(
-                    "New message from {name} about appointment #{id}", name=actor.display_name, id=appointment.id
-                ),
-            )
-        )
+        uow.emit(_message_event(actor, appointment, thread.id, inserted.id, notify))
     message = MessageView(
         inserted.id, actor.user_id, inserted.sender_name, inserted.sender_role, form.content, at, attachment
     )
     # The send's own events move the stamp too (they are published after commit, before the answer goes out).
     stamp = rt.screens.revisions.after_own(topics, sequence=marked, stamp=stamp, events=len(uow.events))
     return Sent(appointment, message, newer, positions, (epoch, stamp))
+
+
+async def _check_send(
+    session: AsyncSession,
+    settings: Settings,
+    actor: Actor,
+    appointment: AppointmentView,
+    form: SendForm,
+    checked: CheckedFile | ValidationFailed | None,
+    now: datetime,
+) -> CheckedFile | None:
+    """Refuse a send the chat rules, the file check or the sender's rate do not allow; the checked file, if any."""
+    check_send(
+        actor,
+        doctor_id=appointment.doctor.id,
+        chat_enabled=appointment.chat_enabled,
+        content=form.content,
+        has_file=form.upload is not None,
+        max_chars=settings.max_message_chars,
+    )
+    if form.upload is not None:
+        files.check_filename(form.upload.filename)
+    if isinstance(checked, ValidationFailed):
+        raise checked
+    if settings.chat_send_per_minute > 0:
+        recent = await chat_sends.sent_since(
+            session, actor.user_id, now - timedelta(minutes=1), settings.chat_send_per_minute
+        )
+        wait = retry_after(recent, now=now, per_minute=settings.chat_send_per_minute)
+        if wait is not None:
+            raise TooManyRequests(N_("Too many messages. Wait a moment before sending again."), retry_after=wait)
+    return checked
+
+
+def _message_event(
+    actor: Actor, appointment: AppointmentView, thread_id: int, message_id: int, notify: tuple[int, ...]
+) -> DomainEvent:
+    """A message was sent: to the thread, its doctor, support and the lists; pushed to ``notify``."""
+    return DomainEvent(
+        MESSAGE_EVENT,
+        topics=(
+            thread_topic(appointment.id),
+            doctor_topic(appointment.doctor.id),
+            user_topic(appointment.doctor.id),
+            SUPPORT_TOPIC,
+            ALL_APPOINTMENTS_TOPIC,
+        ),
+        data={
+            "appointment_id": appointment.id,
+            "thread_id": thread_id,
+            "message_id": message_id,
+            "sender_id": actor.user_id,
+        },
+        notify_user_ids=notify,
+        # The push text never carries the message: it travels through a partner's servers.
+        notify_text=Text("New message from {name} about appointment #{id}", name=actor.display_name, id=appointment.id),
+    )
 
 
 async def _store_file(

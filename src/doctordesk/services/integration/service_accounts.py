@@ -20,7 +20,7 @@ from doctordesk.domain.names import name_problem
 from doctordesk.domain.roles import Actor
 from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
-from doctordesk.services.admin.audit import record_change
+from doctordesk.services.admin.audit import add_recorded, record_change, revoke_recorded
 from doctordesk.services.integration.api_keys import API_KEY_CHANGED
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.integration_tables import ApiKey, ServiceAccount
@@ -110,18 +110,8 @@ async def create_account(rt: Runtime, actor: Actor, *, name: str, description: s
             account = ServiceAccount(
                 name=name, description=description, active=True, created_at=now, created_by=actor.user_id
             )
-            session.add(account)
-            await session.flush()
-            record_change(
-                session,
-                actor,
-                at=now,
-                action="service-account.create",
-                entity="service_account",
-                entity_id=account.id,
-                before=None,
-                after=_account_audit(account),
-            )
+            await add_recorded(session, actor, account, at=now, action="service-account.create",
+                               entity="service_account", view=_account_audit)  # fmt: skip
             info = await _account_info(session, account)
     except IntegrityError as exc:
         # Two admins creating the same name at once: the second gets the same answer as if it came later.
@@ -171,18 +161,7 @@ async def issue_key(rt: Runtime, actor: Actor, account_id: int, *, scopes: Seque
             created_at=now,
             created_by=actor.user_id,
         )
-        session.add(row)
-        await session.flush()
-        record_change(
-            session,
-            actor,
-            at=now,
-            action="api-key.create",
-            entity="api_key",
-            entity_id=row.id,
-            before=None,
-            after=_key_audit(row),
-        )
+        await add_recorded(session, actor, row, at=now, action="api-key.create", entity="api_key", view=_key_audit)
         info = _key_info(row)
     return NewKey(key, info)
 
@@ -197,18 +176,7 @@ async def revoke_key(rt: Runtime, actor: Actor, account_id: int, key_id: int) ->
         if row is None or row.service_account_id != account_id:
             raise NotFound(N_("API key not found."))
         if row.revoked_at is None:
-            before = _key_audit(row)
-            row.revoked_at = now
-            record_change(
-                session,
-                actor,
-                at=now,
-                action="api-key.revoke",
-                entity="api_key",
-                entity_id=row.id,
-                before=before,
-                after=_key_audit(row),
-            )
+            revoke_recorded(session, actor, row, at=now, action="api-key.revoke", entity="api_key", view=_key_audit)
             uow.emit(DomainEvent(API_KEY_CHANGED, (), {"key_id": row.id}))
         info = _key_info(row)
     rt.key_cache.drop_key(key_id)

@@ -25,6 +25,7 @@ from doctordesk.domain.events import (
     patient_topic,
 )
 from doctordesk.domain.integration import Integration
+from doctordesk.domain.review.assessment import Assessment
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.scheduling.suggestions import is_timezone
 from doctordesk.domain.texts import N_, Text
@@ -83,50 +84,12 @@ async def approve(rt: Runtime, actor: Actor, appointment_id: int, form: Mapping[
         error = assessment.blocking_error()
         if error is not None:
             raise error
-        if not cards:
-            trigger = Trigger.APPROVE
-        elif any(c.equals_request for c in assessment.cards):
-            trigger = Trigger.AUTO_APPROVE
-        else:
-            trigger = Trigger.SUGGEST
+        trigger = Trigger.APPROVE if not cards else _trigger_of(assessment)
         warnings = [c.coverage_warning for c in assessment.cards]
         to = next_status(Status(a.status), trigger, coverage_warnings=warnings)
-        details: dict[str, Any] = {"action": trigger.value, "version": a.version + 1}
-        if a.disclaimer_required:
-            details["disclaimer_acknowledged"] = True
-        if cards:
-            details["timezone"] = assessment.entry_timezone
-            details["alternatives"] = [
-                {
-                    "n": c.n,
-                    "doctor_id": c.proposal.doctor_id,
-                    "location_id": c.proposal.location_id,
-                    "start": c.proposal.start.isoformat(),
-                    "coverage_warning": c.coverage_warning,
-                    "equals_request": c.equals_request,
-                }
-                for c in assessment.cards
-                if c.proposal is not None
-            ]
+        details = _details(a, trigger, assessment if cards else None)
         if trigger is Trigger.SUGGEST:
-            for c in assessment.cards:
-                assert c.proposal is not None
-                session.add(
-                    AppointmentOffer(
-                        appointment_id=a.id,
-                        n=c.n,
-                        doctor_id=c.proposal.doctor_id,
-                        location_id=c.proposal.location_id,
-                        start_at=c.proposal.start,
-                        duration_minutes=c.proposal.duration_minutes,
-                        doctor_fee_cents=c.fees.doctor_fee_cents if c.fees else None,
-                        total_fee_cents=c.fees.total_fee_cents if c.fees else None,
-                        currency=c.fees.currency if c.fees else "EUR",
-                        coverage_warning=c.coverage_warning,
-                        state=OfferState.OPEN,
-                        created_at=now,
-                    )
-                )
+            session.add_all(_offers(a.id, assessment, now))
         offer_doctors = {c.proposal.doctor_id for c in assessment.cards if c.proposal is not None}
         await transition(
             uow,
@@ -141,6 +104,58 @@ async def approve(rt: Runtime, actor: Actor, appointment_id: int, form: Mapping[
             notify=subject.notify,
         )
     return decided(rt, to, _notice_for(trigger, to))
+
+
+def _trigger_of(assessment: Assessment) -> Trigger:
+    """Alternatives sent: approved at once when one is the requested time itself, suggested otherwise."""
+    return Trigger.AUTO_APPROVE if any(c.equals_request for c in assessment.cards) else Trigger.SUGGEST
+
+
+def _details(a: Appointment, trigger: Trigger, alternatives: Assessment | None) -> dict[str, Any]:
+    """What the history and audit say of the decision (with the alternatives sent, if any)."""
+    details: dict[str, Any] = {"action": trigger.value, "version": a.version + 1}
+    if a.disclaimer_required:
+        details["disclaimer_acknowledged"] = True
+    if alternatives is not None:
+        details["timezone"] = alternatives.entry_timezone
+        details["alternatives"] = [
+            {
+                "n": c.n,
+                "doctor_id": c.proposal.doctor_id,
+                "location_id": c.proposal.location_id,
+                "start": c.proposal.start.isoformat(),
+                "coverage_warning": c.coverage_warning,
+                "equals_request": c.equals_request,
+            }
+            for c in alternatives.cards
+            if c.proposal is not None
+        ]
+    return details
+
+
+def _offers(appointment_id: int, assessment: Assessment, now: datetime) -> list[AppointmentOffer]:
+    """The open offers of the suggested alternatives, each with its fee and coverage warning."""
+    offers = []
+    for card in assessment.cards:
+        p = card.proposal
+        assert p is not None
+        offers.append(
+            AppointmentOffer(
+                appointment_id=appointment_id,
+                n=card.n,
+                doctor_id=p.doctor_id,
+                location_id=p.location_id,
+                start_at=p.start,
+                duration_minutes=p.duration_minutes,
+                doctor_fee_cents=card.fees.doctor_fee_cents if card.fees else None,
+                total_fee_cents=card.fees.total_fee_cents if card.fees else None,
+                currency=card.fees.currency if card.fees else "EUR",
+                coverage_warning=card.coverage_warning,
+                state=OfferState.OPEN,
+                created_at=now,
+            )
+        )
+    return offers
 
 
 async def decline(rt: Runtime, actor: Actor, appointment_id: int, form: Mapping[str, str]) -> UpdateSet:

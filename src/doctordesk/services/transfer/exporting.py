@@ -22,15 +22,7 @@ from doctordesk.domain.transfer.import_rows import FIELDS, LIST_FIELDS, WEEKDAYS
 from doctordesk.services.audit import audit
 from doctordesk.store import external_ids as store
 from doctordesk.store.db import Database
-from doctordesk.store.tables import (
-    Appointment,
-    DoctorProfile,
-    InsurancePolicy,
-    Location,
-    Patient,
-    User,
-    WorkHours,
-)
+from doctordesk.store.tables import Appointment, DoctorProfile, InsurancePolicy, Location, Patient, User, WorkHours
 
 ExportRow = dict[str, Any]
 

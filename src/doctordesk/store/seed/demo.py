@@ -58,31 +58,60 @@ async def is_empty(session: AsyncSession) -> bool:
     return (await session.scalar(select(func.count()).select_from(User))) == 0
 
 
-async def seed_demo(session: AsyncSession, passwords: Passwords, now: datetime) -> Demo:
-    """Create the demo clinic in the given (empty) database."""
-    password_hash = passwords.hash(DEMO_PASSWORD)
-    users: dict[str, int] = {}
+class _Users:
+    """Adds the demo's accounts (password ``demo``), each flushed for its id, and keeps their ids by username."""
 
-    async def user(username: str, role: Role, name: str) -> User:
+    def __init__(self, session: AsyncSession, passwords: Passwords, now: datetime) -> None:
+        self.session, self.now = session, now
+        self.password_hash = passwords.hash(DEMO_PASSWORD)
+        self.ids: dict[str, int] = {}
+
+    async def add(self, username: str, role: Role, name: str) -> User:
         u = User(
             username=username,
-            password_hash=password_hash,
+            password_hash=self.password_hash,
             role=role.value,
             display_name=name,
             active=True,
-            created_at=now,
+            created_at=self.now,
         )
-        session.add(u)
-        await session.flush()
-        users[username] = u.id
+        self.session.add(u)
+        await self.session.flush()
+        self.ids[username] = u.id
         return u
 
-    d1 = await user("doctor1", Role.DOCTOR, "Dr. Anna Berger")
-    d2 = await user("doctor2", Role.DOCTOR, "Dr. Luis Romero")
-    d3 = await user("doctor3", Role.DOCTOR, "Dr. Mei Chen")
-    await user("support1", Role.SUPPORT, "Sam Keller (Support)")
-    await user("support2", Role.SUPPORT, "Kim Novak (Support)")
-    await user("admin", Role.ADMIN, "Clinic Admin")
+
+async def seed_demo(session: AsyncSession, passwords: Passwords, now: datetime) -> Demo:
+    """Create the demo clinic in the given (empty) database."""
+    users = _Users(session, passwords, now)
+    d1, d2, d3 = await _staff(session, users)
+    berlin = Location(name="Berlin Mitte Clinic", address="Friedrichstrasse 100, Berlin", timezone="Europe/Berlin")
+    munich = Location(name="Munich Schwabing Clinic", address="Leopoldstrasse 50, Munich", timezone="Europe/Berlin")
+    london = Location(name="London Bridge Clinic", address="1 Tooley Street, London", timezone="Europe/London")
+    session.add_all([berlin, munich, london])
+    await session.flush()
+    locations = {"berlin": berlin.id, "munich": munich.id, "london": london.id}
+    calendar = _work_hours(session, (d1, d2, d3), (berlin, munich, london))
+    _fees(session, (d1, d2, d3), (berlin, munich, london))
+    patients = await _patients(session, users, now.date(), (d1, d2), (berlin, munich))
+    specs = _appointment_specs((d1, d2, d3), (berlin, munich, london))
+    appointment_ids = await _appointments(session, calendar, patients, specs, now)
+    demo = Demo(users=users.ids, locations=locations, patients=patients, appointments=appointment_ids, now=now)
+    for module in FEATURE_SEEDERS:
+        importlib.import_module(module)
+    for seeder in EXTRA_SEEDERS:
+        await seeder(session, demo)
+    return demo
+
+
+async def _staff(session: AsyncSession, users: _Users) -> tuple[User, User, User]:
+    """The doctors (with their profiles), support and the admin."""
+    d1 = await users.add("doctor1", Role.DOCTOR, "Dr. Anna Berger")
+    d2 = await users.add("doctor2", Role.DOCTOR, "Dr. Luis Romero")
+    d3 = await users.add("doctor3", Role.DOCTOR, "Dr. Mei Chen")
+    await users.add("support1", Role.SUPPORT, "Sam Keller (Support)")
+    await users.add("support2", Role.SUPPORT, "Kim Novak (Support)")
+    await users.add("admin", Role.ADMIN, "Clinic Admin")
     session.add_all(
         [
             DoctorProfile(user_id=d1.id, specialty="General practice", can_prescribe=True, timezone="Europe/Berlin"),
@@ -92,14 +121,15 @@ async def seed_demo(session: AsyncSession, passwords: Passwords, now: datetime) 
             DoctorProfile(user_id=d3.id, specialty="Physiotherapy", can_prescribe=False, timezone="Europe/London"),
         ]
     )
+    return d1, d2, d3
 
-    berlin = Location(name="Berlin Mitte Clinic", address="Friedrichstrasse 100, Berlin", timezone="Europe/Berlin")
-    munich = Location(name="Munich Schwabing Clinic", address="Leopoldstrasse 50, Munich", timezone="Europe/Berlin")
-    london = Location(name="London Bridge Clinic", address="1 Tooley Street, London", timezone="Europe/London")
-    session.add_all([berlin, munich, london])
-    await session.flush()
-    locations = {"berlin": berlin.id, "munich": munich.id, "london": london.id}
 
+def _work_hours(
+    session: AsyncSession, doctors: tuple[User, User, User], places: tuple[Location, Location, Location]
+) -> DemoCalendar:
+    """The doctors' weekly hours; the calendar the demo's appointments are placed in."""
+    d1, d2, d3 = doctors
+    berlin, munich, london = places
     hours = [
         (d1.id, berlin.id, range(0, 5), time(8, 0), time(17, 0)),
         (d1.id, munich.id, (1, 3), time(9, 0), time(13, 0)),
@@ -113,7 +143,7 @@ async def seed_demo(session: AsyncSession, passwords: Passwords, now: datetime) 
             (doctor_id, location_id): [Hours(w, opens, closes) for w in weekdays]
             for doctor_id, location_id, weekdays, opens, closes in hours
         },
-        {loc.id: loc.timezone for loc in (berlin, munich, london)},
+        {loc.id: loc.timezone for loc in places},
     )
     for doctor_id, location_id, weekdays, opens, closes in hours:
         for weekday in weekdays:
@@ -127,6 +157,12 @@ async def seed_demo(session: AsyncSession, passwords: Passwords, now: datetime) 
                 )
             )
 
+    return calendar
+
+
+def _fees(session: AsyncSession, doctors: tuple[User, User, User], places: tuple[Location, Location, Location]) -> None:
+    d1, d2, d3 = doctors
+    berlin, munich, london = places
     session.add_all(
         [
             FeeSchedule(kind="doctor_fee", doctor_id=d1.id, location_id=berlin.id, amount_cents=6000),
@@ -141,10 +177,43 @@ async def seed_demo(session: AsyncSession, passwords: Passwords, now: datetime) 
         ]
     )
 
-    today = now.date()
-    valid_data = json.dumps({"member_id": "M-1001", "plan": "comfort", "status": "active"})
+
+async def _patients(
+    session: AsyncSession, users: _Users, today: date, doctors: tuple[User, User], places: tuple[Location, Location]
+) -> dict[str, int]:
+    """The patients and their insurance policies, one case each; their patient ids by username."""
     patients: dict[str, int] = {}
-    patient_specs = [
+    patient_specs = _patient_specs(today, doctors, places)
+    for username, name, born, start, end, network, exclusions, data in patient_specs:
+        account = await users.add(username, Role.PATIENT, name)
+        p = Patient(user_id=account.id, name=name, birth_date=born)
+        session.add(p)
+        await session.flush()
+        patients[username] = p.id
+        session.add(
+            InsurancePolicy(
+                patient_id=p.id,
+                insurer="Hansa Health",
+                policy_number=f"HH-{p.id:05d}",
+                valid_from=start,
+                valid_to=end,
+                network=network,
+                exclusions=exclusions,
+                third_party_data=data,
+            )
+        )
+    return patients
+
+
+PatientSpec = tuple[str, str, date, date, date, dict[str, Any], dict[str, Any], str]
+
+
+def _patient_specs(today: date, doctors: tuple[User, User], places: tuple[Location, Location]) -> list[PatientSpec]:
+    """(username, name, birth date, policy from, policy to, network, exclusions, the insurer's data) per patient."""
+    d1, d2 = doctors
+    berlin, munich = places
+    valid_data = json.dumps({"member_id": "M-1001", "plan": "comfort", "status": "active"})
+    return [
         (
             "patient1",
             "Maria Schmidt",
@@ -200,28 +269,19 @@ async def seed_demo(session: AsyncSession, passwords: Passwords, now: datetime) 
             valid_data,
         ),
     ]
-    for username, name, born, start, end, network, exclusions, data in patient_specs:
-        account = await user(username, Role.PATIENT, name)
-        p = Patient(user_id=account.id, name=name, birth_date=born)
-        session.add(p)
-        await session.flush()
-        patients[username] = p.id
-        session.add(
-            InsurancePolicy(
-                patient_id=p.id,
-                insurer="Hansa Health",
-                policy_number=f"HH-{p.id:05d}",
-                valid_from=start,
-                valid_to=end,
-                network=network,
-                exclusions=exclusions,
-                third_party_data=data,
-            )
-        )
 
+
+AppointmentSpec = tuple[User, Location, str, int, int, int, Status, dict[str, Any]]
+
+
+def _appointment_specs(
+    doctors: tuple[User, User, User], places: tuple[Location, Location, Location]
+) -> list[AppointmentSpec]:
+    d1, d2, d3 = doctors
+    berlin, munich, london = places
     # (doctor, location, patient, days from today, hh, mm, status, extras)
     A = Status
-    specs: list[tuple[User, Location, str, int, int, int, Status, dict[str, Any]]] = [
+    return [
         (d1, berlin, "patient1", 2, 9, 0, A.REQUESTED, {}),
         (d1, berlin, "patient4", 3, 10, 30, A.REQUESTED, {"disclaimer_required": True}),
         (d1, munich, "patient3", 4, 11, 0, A.REQUESTED, {}),
@@ -264,6 +324,15 @@ async def seed_demo(session: AsyncSession, passwords: Passwords, now: datetime) 
         (d3, london, "patient1", 2, 14, 0, A.CANCELED, {"chat_enabled": False}),
         (d3, london, "patient5", 7, 15, 0, A.DECLINED, {"decline_reason": "Please see your GP first."}),
     ]
+
+
+async def _appointments(
+    session: AsyncSession, calendar: DemoCalendar, patients: dict[str, int], specs: list[AppointmentSpec],
+    now: datetime,
+) -> list[int]:  # fmt: skip
+    """The appointments with their history, each placed in the calendar; their ids in the order of ``specs``."""
+    today = now.date()
+    A = Status
     appointment_ids: list[int] = []
     for doctor, loc, patient, days, hh, mm, status, extras in specs:
         # On the described day or the first after it (before it, for the past) where the doctor works there and
@@ -314,9 +383,4 @@ async def seed_demo(session: AsyncSession, passwords: Passwords, now: datetime) 
                 )
             )
 
-    demo = Demo(users=users, locations=locations, patients=patients, appointments=appointment_ids, now=now)
-    for module in FEATURE_SEEDERS:
-        importlib.import_module(module)
-    for seeder in EXTRA_SEEDERS:
-        await seeder(session, demo)
-    return demo
+    return appointment_ids

@@ -34,6 +34,33 @@ async def _calendar(session: AsyncSession, demo: seed.Demo) -> DemoCalendar:
     return calendar
 
 
+async def _terms(session: AsyncSession, patient_id: int) -> list[coverage.Terms]:
+    """The patient's policy terms (none when the insurer's data cannot be read)."""
+    policies = (
+        await session.execute(
+            select(InsurancePolicy).where(InsurancePolicy.patient_id == patient_id).order_by(InsurancePolicy.id)
+        )
+    ).scalars()
+    try:
+        return coverage.terms(
+            [coverage.Policy(p.valid_from, p.valid_to, p.network, p.exclusions, p.third_party_data) for p in policies]
+        )
+    except DomainError:
+        return []
+
+
+def _slots(a: Appointment, demo: seed.Demo) -> list[tuple[int, int]]:
+    """(doctor, location) of each of the two offers of a pending appointment."""
+    slots = [(a.doctor_id, a.location_id)]
+    if a.status == Status.PENDING_RESPONSE_COVERAGE_RISK:
+        # One alternative with Dr. Chen (outside some patients' networks) where she works.
+        chen = demo.users["doctor3"]
+        slots.append((chen, demo.locations["london"] if a.doctor_id != chen else a.location_id))
+    else:
+        slots.append((a.doctor_id, a.location_id))
+    return slots
+
+
 async def seed_offers(session: AsyncSession, demo: seed.Demo) -> None:
     rows = (
         await session.execute(
@@ -53,27 +80,8 @@ async def seed_offers(session: AsyncSession, demo: seed.Demo) -> None:
     calendar = await _calendar(session, demo)
     zones = calendar.zones
     for a in rows:
-        policies = (
-            await session.execute(
-                select(InsurancePolicy).where(InsurancePolicy.patient_id == a.patient_id).order_by(InsurancePolicy.id)
-            )
-        ).scalars()
-        try:
-            terms = coverage.terms(
-                [
-                    coverage.Policy(p.valid_from, p.valid_to, p.network, p.exclusions, p.third_party_data)
-                    for p in policies
-                ]
-            )
-        except DomainError:
-            terms = []
-        slots = [(a.doctor_id, a.location_id)]
-        if a.status == Status.PENDING_RESPONSE_COVERAGE_RISK:
-            # One alternative with Dr. Chen (outside some patients' networks) where she works.
-            chen = demo.users["doctor3"]
-            slots.append((chen, demo.locations["london"] if a.doctor_id != chen else a.location_id))
-        else:
-            slots.append((a.doctor_id, a.location_id))
+        terms = await _terms(session, a.patient_id)
+        slots = _slots(a, demo)
         after: date | None = None  # the previous offer's day: each offer is on a day of its own
         for n, (doctor_id, location_id) in enumerate(slots, start=1):
             # The appointment's time, on the n-th day after it or later: where the doctor works and is free.

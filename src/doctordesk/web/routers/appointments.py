@@ -77,7 +77,7 @@ async def appointment_list_more(
 
 
 def _list(screen: ScreenRequest) -> ListScreen:
-    return appointment_list.list_screen(screen.rt, screen.actor, layout=screen.layout, client_id=screen.client_id)
+    return screen.viewing(appointment_list.list_screen)
 
 
 # --- the week view (docs/week-view.md) -------------------------------------------------------------------------
@@ -110,4 +110,4 @@ async def week_view_poll(screen: ScreenRequestDep) -> dict[str, Any]:
 
 
 def _week(screen: ScreenRequest) -> WeekScreen:
-    return week_screen(screen.rt, screen.actor, layout=screen.layout, client_id=screen.client_id)
+    return screen.viewing(week_screen)

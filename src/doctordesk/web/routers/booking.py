@@ -69,7 +69,7 @@ AskedDep = Annotated[booking.Asked, Depends(asked)]
 
 
 async def _booking(screen: ScreenRequest, choice: booking.Asked) -> Viewing:
-    return await booking.viewing(screen.rt, screen.actor, choice, layout=screen.layout, client_id=screen.client_id)
+    return await screen.viewing(booking.viewing, choice)
 
 
 @router.put("/book", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
@@ -116,4 +116,4 @@ async def dismiss_all_notices(screen: ScreenRequestDep) -> dict[str, Any]:
 
 
 def _list(screen: ScreenRequest) -> ListScreen:
-    return list_screen(screen.rt, screen.actor, layout=screen.layout, client_id=screen.client_id)
+    return screen.viewing(list_screen)

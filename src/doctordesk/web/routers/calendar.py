@@ -15,9 +15,10 @@ from doctordesk.screens.viewing import Viewing
 from doctordesk.services.calendar import feed_screen as calendar_feed_screen
 from doctordesk.services.calendar import feeds as calendar_feeds
 from doctordesk.services.calendar.feeds import FeedInfo
-from doctordesk.web.deps import SCREEN_HEADERS, ActorDep, RuntimeDep, ScreenRequest, ScreenRequestDep, require_roles
+from doctordesk.web.deps import ActorDep, RuntimeDep, ScreenRequest, ScreenRequestDep, require_roles
 from doctordesk.web.params import STRICT_ID
 from doctordesk.web.responses import NOT_FOUND, SCREEN_RESPONSES, SUBMIT_RESPONSES
+from doctordesk.web.screen_routes import Route, screen_routes
 
 feed_router = APIRouter(tags=["calendar feed"])
 router = APIRouter(tags=["calendar feed"])
@@ -109,32 +110,25 @@ async def admin_revoke_calendar_feed(
 
 
 def _screen(screen: ScreenRequest) -> Viewing:
-    return calendar_feed_screen.viewing(screen.rt, screen.actor, layout=screen.layout, client_id=screen.client_id)
+    return screen.viewing(calendar_feed_screen.viewing)
 
 
-@router.put("/profile/calendar-feed", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
-async def calendar_feed_page(screen: ScreenRequestDep) -> dict[str, Any]:
-    """The calendar feed screen (doctors)."""
-    return (await _screen(screen).page()).to_json()
-
-
-@router.patch("/profile/calendar-feed", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
-async def calendar_feed_poll(screen: ScreenRequestDep) -> dict[str, Any]:
-    """The calendar feed screen's poll."""
-    return (await _screen(screen).poll(screen.state)).to_json()
+screen_routes(
+    router,
+    "/profile/calendar-feed",
+    _screen,
+    page=Route("calendar_feed_page", "The calendar feed screen (doctors)."),
+    poll=Route("calendar_feed_poll", "The calendar feed screen's poll."),
+)
 
 
 @router.post("/profile/calendar-feed/make", responses=SUBMIT_RESPONSES)
 async def calendar_feed_make(screen: ScreenRequestDep, request: Request) -> dict[str, Any]:
     """Create or rotate the feed address; the answer shows it this once, with a Copy control."""
-    update = await calendar_feed_screen.make(
-        screen.rt, screen.actor, base_url=_base_url(request), page=_screen(screen), state=screen.state
-    )
-    return update.to_json()
+    return await screen.submit(calendar_feed_screen.make, base_url=_base_url(request), page=_screen(screen))
 
 
 @router.post("/profile/calendar-feed/revoke", responses=SUBMIT_RESPONSES)
 async def calendar_feed_revoke(screen: ScreenRequestDep) -> dict[str, Any]:
     """Revoke the feed address."""
-    update = await calendar_feed_screen.revoke(screen.rt, screen.actor, page=_screen(screen), state=screen.state)
-    return update.to_json()
+    return await screen.submit(calendar_feed_screen.revoke, page=_screen(screen))

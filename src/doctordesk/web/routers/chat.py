@@ -78,9 +78,7 @@ SEND_BODY: dict[str, Any] = {
 @router.put("/user-chat", responses={**SCREEN_RESPONSES, 403: ERROR}, openapi_extra=SCREEN_HEADERS)
 async def user_chat(screen: ScreenRequestDep, appointment_id: AppointmentQuery) -> dict[str, Any]:
     """Present Chat: the Chat page (spec 2.3.1) for the appointment's thread."""
-    page = await chat.open_chat(
-        screen.rt, screen.actor, appointment_id, layout=screen.layout, client_id=screen.client_id
-    )
+    page = await screen.viewing(chat.open_chat, appointment_id)
     return page.to_json()
 
 
@@ -224,4 +222,4 @@ async def threads_more(screen: ScreenRequestDep) -> dict[str, Any]:
 
 
 def _threads(screen: ScreenRequest) -> PagedScreen:
-    return chat_threads.screen(screen.rt, screen.actor, layout=screen.layout, client_id=screen.client_id)
+    return screen.viewing(chat_threads.screen)

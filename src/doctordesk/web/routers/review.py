@@ -16,12 +16,12 @@ from doctordesk.web.deps import SCREEN_HEADERS, ActorDep, FormDep, RuntimeDep, S
 from doctordesk.web.params import STRICT_ID, strict_int
 from doctordesk.web.responses import (
     FLAG_FIELD,
-    SCREEN_RESPONSES,
     SUBMIT_RESPONSES,
     VERSION_FIELD,
     card_fields,
     form_body,
 )
+from doctordesk.web.screen_routes import Route, screen_routes
 
 router = APIRouter(prefix="/profile/appointments", tags=["review and approve"])
 
@@ -48,20 +48,21 @@ ACCEPT_BODY = form_body({"version": VERSION_FIELD, "coverage-acknowledged": FLAG
 REJECT_BODY = form_body({"version": VERSION_FIELD}, required=("version",))
 
 
-@router.put(BASE, responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
-async def review_page(screen: ScreenRequestDep, appointment_id: AppointmentId) -> dict[str, Any]:
-    """The Review and Approve page (only the appointment's doctor or an admin; others get 404)."""
-    return (await _review(screen, appointment_id).page()).to_json()
-
-
-@router.patch(BASE, responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
-async def review_poll(screen: ScreenRequestDep, appointment_id: AppointmentId) -> dict[str, Any]:
-    """The page's poll: what changed since the state token (empty when nothing did)."""
-    return (await _review(screen, appointment_id).poll(screen.state)).to_json()
-
-
 def _review(screen: ScreenRequest, appointment_id: int) -> Viewing:
-    return review.viewing(screen.rt, screen.actor, appointment_id, layout=screen.layout, client_id=screen.client_id)
+    return screen.viewing(review.viewing, appointment_id)
+
+
+screen_routes(
+    router,
+    BASE,
+    _review,
+    page=Route(
+        "review_page",
+        "The Review and Approve page (only the appointment's doctor or an admin; others get 404).",
+    ),
+    poll=Route("review_poll", "The page's poll: what changed since the state token (empty when nothing did)."),
+    params={"appointment_id": AppointmentId},
+)
 
 
 @router.patch(BASE + "/add-alternative", responses=SUBMIT_RESPONSES, openapi_extra=SCREEN_HEADERS)
@@ -152,21 +153,24 @@ async def decline(rt: RuntimeDep, actor: ActorDep, appointment_id: AppointmentId
 # --- the patient's side ---------------------------------------------------------------------------------------
 
 
-@router.put("/{appointment_id}/offers", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
-async def offers_page(screen: ScreenRequestDep, appointment_id: AppointmentId) -> dict[str, Any]:
-    """The offers sent for an appointment: its patient accepts one or rejects all; its doctor, support and admins
-    see them read-only."""
-    return (await _offers(screen, appointment_id).page()).to_json()
-
-
-@router.patch("/{appointment_id}/offers", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
-async def offers_poll(screen: ScreenRequestDep, appointment_id: AppointmentId) -> dict[str, Any]:
-    """The offers screen's poll."""
-    return (await _offers(screen, appointment_id).poll(screen.state)).to_json()
-
-
 def _offers(screen: ScreenRequest, appointment_id: int) -> Viewing:
-    return offers.viewing(screen.rt, screen.actor, appointment_id, layout=screen.layout, client_id=screen.client_id)
+    return screen.viewing(offers.viewing, appointment_id)
+
+
+screen_routes(
+    router,
+    "/{appointment_id}/offers",
+    _offers,
+    page=Route(
+        "offers_page",
+        (
+            "The offers sent for an appointment: its patient accepts one or rejects all; its doctor, support and "
+            "admins\nsee them read-only."
+        ),
+    ),
+    poll=Route("offers_poll", "The offers screen's poll."),
+    params={"appointment_id": AppointmentId},
+)
 
 
 @router.post("/{appointment_id}/offers/{offer_id}/accept", responses=SUBMIT_RESPONSES, openapi_extra=ACCEPT_BODY)

@@ -15,10 +15,11 @@ import pytest
 
 from doctordesk.config import Settings
 from doctordesk.domain.scheduling.suggestions import horizon_message
-from tests.integration.services.review.review_support import REQUESTED, aid, approve_url, card, snapshot
 from tests.integration.web.strict_support import row_counts
+from tests.support.appointments import fhir_request
 from tests.support.fhir import FHIR_JSON, assert_outcome, resource_of
 from tests.support.integration import make_key, request_body
+from tests.support.review import REQUESTED, aid, approve_url, card, snapshot
 
 HORIZON_DAYS = 10
 INSIDE = "2026-12-02T11:00:00+01:00"
@@ -57,20 +58,7 @@ async def test_the_integration_api_refuses_a_request_beyond_the_horizon(client, 
 
 
 def _fhir(demo: Any, start: str) -> str:
-    return json.dumps(
-        {
-            "resourceType": "Appointment",
-            "status": "proposed",
-            "serviceType": [{"text": "consultation"}],
-            "start": start,
-            "minutesDuration": 30,
-            "participant": [
-                {"actor": {"reference": f"Patient/{demo.patients['patient1']}"}, "status": "accepted"},
-                {"actor": {"reference": f"Practitioner/{demo.users['doctor1']}"}, "status": "needs-action"},
-                {"actor": {"reference": f"Location/{demo.locations['berlin']}"}, "status": "needs-action"},
-            ],
-        }
-    )
+    return json.dumps(fhir_request(demo, start))
 
 
 async def test_fhir_refuses_an_appointment_beyond_the_horizon(client, key, demo, runtime):

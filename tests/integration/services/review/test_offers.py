@@ -10,7 +10,7 @@ from doctordesk.domain.appointments.status import Status
 from doctordesk.screens.protocol import walk
 from doctordesk.store.review_tables import AppointmentOffer
 from doctordesk.store.tables import Appointment
-from tests.integration.services.review.review_support import (
+from tests.support.review import (
     PENDING_5,
     PENDING_9,
     REQUESTED,

@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 from doctordesk.domain.appointments.status import Status
 from doctordesk.store.review_tables import AppointmentOffer
 from doctordesk.store.tables import Appointment, AppointmentHistory
-from tests.integration.services.review.review_support import (
+from tests.support.review import (
     CHEN_OUT_OF_NETWORK,
     CHEN_PRESCRIPTION,
     PRESCRIPTION,

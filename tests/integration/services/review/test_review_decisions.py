@@ -12,7 +12,7 @@ from doctordesk.domain.appointments.status import Status
 from doctordesk.screens.protocol import walk
 from doctordesk.store.review_tables import AppointmentOffer
 from doctordesk.store.tables import Appointment, AppointmentHistory, AuditLog, Patient
-from tests.integration.services.review.review_support import (
+from tests.support.review import (
     APPROVED,
     CANCELED,
     CHEN_OUT_OF_NETWORK,
@@ -26,6 +26,7 @@ from tests.integration.services.review.review_support import (
     THIRD_PARTY_INVALID,
     Events,
     aid,
+    alternatives,
     approve_url,
     card,
     open_page,
@@ -82,11 +83,7 @@ async def test_valid_alternatives_all_in_network_give_status_5_and_open_offers(c
     doctor = await login("doctor1")
     a = aid(demo, REQUESTED)
     berlin, d1 = demo.locations["berlin"], demo.users["doctor1"]
-    fields = {
-        **card(1, d1, berlin, "2026-11-24", "10:00"),
-        **card(2, d1, berlin, "2026-11-26", "14:00"),
-        "version": "1",
-    }
+    fields = alternatives(d1, berlin, ("2026-11-24", "10:00"), ("2026-11-26", "14:00"))
     response = await post(client, doctor.headers, a, **fields)
     assert response.status_code == 200, response.text
     async with runtime.db.read() as s:
@@ -103,7 +100,7 @@ async def test_valid_alternatives_all_in_network_give_status_5_and_open_offers(c
 async def test_an_out_of_network_alternative_gives_status_9(client, login, demo, runtime):
     doctor = await login("doctor3")
     a = aid(demo, CHEN_OUT_OF_NETWORK)
-    fields = {**card(1, demo.users["doctor3"], demo.locations["london"], "2026-11-27", "11:00"), "version": "1"}
+    fields = alternatives(demo.users["doctor3"], demo.locations["london"], ("2026-11-27", "11:00"))
     response = await post(client, doctor.headers, a, **fields)
     assert response.status_code == 200, response.text
     assert "out-of-network" in response.json()["notice"]["text"]
@@ -118,11 +115,7 @@ async def test_an_alternative_equal_to_the_request_is_auto_approved(client, logi
     doctor = await login("doctor1")
     a = aid(demo, REQUESTED)
     berlin, d1 = demo.locations["berlin"], demo.users["doctor1"]
-    fields = {
-        **card(1, d1, berlin, "2026-11-24", "10:00"),
-        **card(2, d1, berlin, "2026-11-25", "09:00"),  # the request itself
-        "version": "1",
-    }
+    fields = alternatives(d1, berlin, ("2026-11-24", "10:00"), ("2026-11-25", "09:00"))  # the second: the request
     response = await post(client, doctor.headers, a, **fields)
     assert response.status_code == 200, response.text
     async with runtime.db.read() as s:
@@ -243,7 +236,7 @@ async def test_a_date_outside_the_policy_period_is_not_covered(client, login, de
     before = await snapshot(runtime, a)
     response = await post(client, doctor.headers, a, version="1")
     assert response.status_code == 422 and response.json()["code"] == "APPOINTMENT_DATE_NOT_COVERED"
-    fields = {**card(1, demo.users["doctor1"], demo.locations["berlin"], "2026-12-01", "10:00"), "version": "1"}
+    fields = alternatives(demo.users["doctor1"], demo.locations["berlin"], ("2026-12-01", "10:00"))
     response = await post(client, doctor.headers, a, **fields)
     assert response.json()["code"] == "APPOINTMENT_DATE_NOT_COVERED" and "date~1" in response.json()["fields"]
     assert await snapshot(runtime, a) == before
@@ -339,11 +332,11 @@ async def test_a_fourth_alternative_is_refused_on_post(client, login, demo, runt
 
 
 async def test_alternatives_need_a_confirmed_timezone_when_the_profile_has_none(client, login, demo, runtime):
-    from tests.integration.services.review.review_support import NO_TIMEZONE
+    from tests.support.review import NO_TIMEZONE
 
     doctor = await login("doctor2")
     a = aid(demo, NO_TIMEZONE)
-    fields = {**card(1, demo.users["doctor2"], demo.locations["munich"], "2026-11-26", "10:00"), "version": "1"}
+    fields = alternatives(demo.users["doctor2"], demo.locations["munich"], ("2026-11-26", "10:00"))
     refused = await post(client, doctor.headers, a, **fields)
     assert refused.status_code == 422 and "timezone" in refused.json()["fields"]
     response = await post(client, doctor.headers, a, **fields, timezone="Europe/Berlin")

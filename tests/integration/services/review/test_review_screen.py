@@ -8,7 +8,7 @@ from sqlalchemy import select
 from doctordesk.screens.protocol import apply
 from doctordesk.store.review_tables import ReviewDraft
 from doctordesk.store.tables import AuditLog
-from tests.integration.services.review.review_support import (
+from tests.support.review import (
     CHEN_OUT_OF_NETWORK,
     DISCLAIMER,
     NO_TIMEZONE,
@@ -277,7 +277,7 @@ async def test_a_decline_reason_over_the_limit_is_refused(client, login, demo):
 
 
 async def test_a_pending_appointment_links_to_the_offers_sent(client, login, demo):
-    from tests.integration.services.review.review_support import PENDING_5
+    from tests.support.review import PENDING_5
 
     doctor = await login("doctor1")
     s = await Screen(client, doctor.headers, aid(demo, PENDING_5)).open()

@@ -11,7 +11,7 @@ from doctordesk.services.accounts.auth import token_hash
 from doctordesk.store.db import create_engine
 from doctordesk.store.realtime_tables import StreamTicket
 from doctordesk.store.tables import Appointment, AppointmentHistory, AuditLog
-from tests.integration.services.review.review_support import REQUESTED, aid
+from tests.support.review import REQUESTED, aid
 
 LOCK_TIMEOUT_MS = 300
 

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from doctordesk.domain.appointments.decisions import Trigger
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.webhooks import rules as webhooks
+from tests.support.addresses import LOOPBACK, OTHER_PRIVATE
 
 
 def test_every_decision_trigger_of_today_has_a_webhook_event_type() -> None:
@@ -90,23 +91,8 @@ def test_private_addresses_need_the_setting(url: str) -> None:
 
 
 SPELLINGS_OF_PRIVATE_ADDRESSES = [
-    "0x7f000001",
-    "0x7f.1",
-    "127.1",
-    "2130706433",
-    "0177.0.0.1",
-    "017700000001",
-    "127.0.0.1.",
-    "0",
-    "127.000.000.001",
-    "localhost.",
-    "ip6-localhost",
-    "localhost.localdomain",
-    "0xa9fea9fe",
-    "2852039166",
-    "0xa9.0xfe.0xa9.0xfe",
-    "167772161",
-    "[::ffff:127.0.0.1]",
+    *LOOPBACK,
+    *OTHER_PRIVATE,
     "[::ffff:a9fe:a9fe]",
     "[::127.0.0.1]",
     "[64:ff9b::7f00:1]",

@@ -15,8 +15,9 @@ from doctordesk.services.admin import insurance_screen as insurance
 from doctordesk.services.admin import webhooks_screen as hooks
 from doctordesk.web.deps import SCREEN_HEADERS, FormDep, ScreenRequest, ScreenRequestDep
 from doctordesk.web.params import STRICT_ID
-from doctordesk.web.responses import SCREEN_RESPONSES, SUBMIT_RESPONSES
+from doctordesk.web.responses import SUBMIT_RESPONSES
 from doctordesk.web.routers.admin import forms
+from doctordesk.web.screen_routes import Route, screen_routes
 
 router = APIRouter(prefix="/profile/admin", tags=["administration screens"])
 
@@ -37,19 +38,16 @@ DeliveryId = Annotated[int, Path(ge=1, le=MAX_ID, description="The delivery"), S
 
 
 def _fees(screen: ScreenRequest) -> Viewing:
-    return fees.fees_page(screen.rt, screen.actor, layout=screen.layout, client_id=screen.client_id)
+    return screen.viewing(fees.fees_page)
 
 
-@router.put("/fees", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
-async def fees_page(screen: ScreenRequestDep) -> dict[str, Any]:
-    """The fee rules in force, a form for a new version, and every version recorded."""
-    return (await _fees(screen).page()).to_json()
-
-
-@router.patch("/fees", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
-async def fees_poll(screen: ScreenRequestDep) -> dict[str, Any]:
-    """The fees screen's poll."""
-    return (await _fees(screen).poll(screen.state)).to_json()
+screen_routes(
+    router,
+    "/fees",
+    _fees,
+    page=Route("fees_page", "The fee rules in force, a form for a new version, and every version recorded."),
+    poll=Route("fees_poll", "The fees screen's poll."),
+)
 
 
 @router.post("/fees/add", responses=SUBMIT_RESPONSES, openapi_extra={**SCREEN_HEADERS, **forms.FEE_BODY})
@@ -58,31 +56,27 @@ async def add_fee_version(screen: ScreenRequestDep, form: FormDep, confirm: FeeC
     required for fees, ``percent`` required for surcharges, ``currency``, ``effective_from`` day, ``retired``).
     Without ``confirm`` nothing is written: the answer says what the version changes, for whom, from when, and
     its "Confirm" sends the same form with ``confirm`` set to that version's digest."""
-    update = await fees.add_version(
-        screen.rt, screen.actor, form, confirm=confirm, page=_fees(screen), state=screen.state
-    )
-    return update.to_json()
+    return await screen.submit(fees.add_version, form, confirm=confirm, page=_fees(screen))
 
 
 # --- insurance -------------------------------------------------------------------------------------------------
 
 
 def _insurance(screen: ScreenRequest, patient: int | None) -> Viewing:
-    return insurance.insurance_page(
-        screen.rt, screen.actor, patient_id=patient, layout=screen.layout, client_id=screen.client_id
-    )
+    return screen.viewing(insurance.insurance_page, patient_id=patient)
 
 
-@router.put("/insurance", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
-async def insurance_page(screen: ScreenRequestDep, patient: PatientQ = None) -> dict[str, Any]:
-    """The insurers, a patient's policies (coverage, network, exclusions, the insurer's record), a new policy."""
-    return (await _insurance(screen, patient).page()).to_json()
-
-
-@router.patch("/insurance", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
-async def insurance_poll(screen: ScreenRequestDep, patient: PatientQ = None) -> dict[str, Any]:
-    """The insurance screen's poll."""
-    return (await _insurance(screen, patient).poll(screen.state)).to_json()
+screen_routes(
+    router,
+    "/insurance",
+    _insurance,
+    page=Route(
+        "insurance_page",
+        ("The insurers, a patient's policies (coverage, network, exclusions, the insurer's record), a new policy."),
+    ),
+    poll=Route("insurance_poll", "The insurance screen's poll."),
+    params={"patient": (PatientQ, None)},
+)
 
 
 @router.patch("/insurance/choose", responses=SUBMIT_RESPONSES)
@@ -96,8 +90,7 @@ async def create_policy(screen: ScreenRequestDep, form: FormDep) -> dict[str, An
     """Add a policy for ``patient`` (``insurer``, ``policy_number``, ``valid_from``, ``valid_to`` required;
     ``network_doctor~<id>``, ``network_location~<id>``, ``excluded_doctor~<id>`` ticks, ``excluded_services``
     comma-separated, ``third_party_data``)."""
-    page = _insurance(screen, parse_id(form.get("patient")))
-    return (await insurance.create_policy(screen.rt, screen.actor, form, page=page, state=screen.state)).to_json()
+    return await screen.submit(insurance.create_policy, form, page=_insurance(screen, parse_id(form.get("patient"))))
 
 
 @router.post(
@@ -108,50 +101,44 @@ async def create_policy(screen: ScreenRequestDep, form: FormDep) -> dict[str, An
 async def save_policy(screen: ScreenRequestDep, policy_id: PolicyId, form: FormDep) -> dict[str, Any]:
     """Save a policy's form; the ticks replace its lists whole, an empty record clears it."""
     page = _insurance(screen, parse_id(form.get("patient")))
-    update = await insurance.save_policy(screen.rt, screen.actor, policy_id, form, page=page, state=screen.state)
-    return update.to_json()
+    return await screen.submit(insurance.save_policy, policy_id, form, page=page)
 
 
 # --- webhooks --------------------------------------------------------------------------------------------------
 
 
 def _hooks(screen: ScreenRequest) -> Viewing:
-    return hooks.list_page(screen.rt, screen.actor, layout=screen.layout, client_id=screen.client_id)
+    return screen.viewing(hooks.list_page)
 
 
 def _hook(screen: ScreenRequest, endpoint_id: int) -> Viewing:
-    return hooks.endpoint_page(screen.rt, screen.actor, endpoint_id, layout=screen.layout, client_id=screen.client_id)
+    return screen.viewing(hooks.endpoint_page, endpoint_id)
 
 
-@router.put("/webhooks", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
-async def webhooks_page(screen: ScreenRequestDep) -> dict[str, Any]:
-    """The webhook endpoints and a form to register one."""
-    return (await _hooks(screen).page()).to_json()
-
-
-@router.patch("/webhooks", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
-async def webhooks_poll(screen: ScreenRequestDep) -> dict[str, Any]:
-    """The webhook list's poll."""
-    return (await _hooks(screen).poll(screen.state)).to_json()
+screen_routes(
+    router,
+    "/webhooks",
+    _hooks,
+    page=Route("webhooks_page", "The webhook endpoints and a form to register one."),
+    poll=Route("webhooks_poll", "The webhook list's poll."),
+)
 
 
 @router.post("/webhooks/create", responses=SUBMIT_RESPONSES, openapi_extra={**SCREEN_HEADERS, **forms.NEW_WEBHOOK_BODY})
 async def register_webhook(screen: ScreenRequestDep, form: FormDep) -> dict[str, Any]:
     """Register an endpoint (``url``, ``description``, ``type~<event type>`` per type, ``include_content``); the
     signing secret is on this answer only."""
-    return (await hooks.create(screen.rt, screen.actor, form, page=_hooks(screen), state=screen.state)).to_json()
+    return await screen.submit(hooks.create, form, page=_hooks(screen))
 
 
-@router.put("/webhooks/{endpoint_id}", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
-async def webhook_page(screen: ScreenRequestDep, endpoint_id: EndpointId) -> dict[str, Any]:
-    """One endpoint: settings, status, test event, delivery log with replays."""
-    return (await _hook(screen, endpoint_id).page()).to_json()
-
-
-@router.patch("/webhooks/{endpoint_id}", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
-async def webhook_poll(screen: ScreenRequestDep, endpoint_id: EndpointId) -> dict[str, Any]:
-    """The endpoint page's poll."""
-    return (await _hook(screen, endpoint_id).poll(screen.state)).to_json()
+screen_routes(
+    router,
+    "/webhooks/{endpoint_id}",
+    _hook,
+    page=Route("webhook_page", "One endpoint: settings, status, test event, delivery log with replays."),
+    poll=Route("webhook_poll", "The endpoint page's poll."),
+    params={"endpoint_id": EndpointId},
+)
 
 
 @router.post(
@@ -161,43 +148,34 @@ async def webhook_poll(screen: ScreenRequestDep, endpoint_id: EndpointId) -> dic
 )
 async def save_webhook(screen: ScreenRequestDep, endpoint_id: EndpointId, form: FormDep) -> dict[str, Any]:
     """Save the endpoint's settings form."""
-    page = _hook(screen, endpoint_id)
-    return (await hooks.save(screen.rt, screen.actor, endpoint_id, form, page=page, state=screen.state)).to_json()
+    return await screen.submit(hooks.save, endpoint_id, form, page=_hook(screen, endpoint_id))
 
 
 @router.post("/webhooks/{endpoint_id}/disable", responses=SUBMIT_RESPONSES)
 async def disable_webhook(screen: ScreenRequestDep, endpoint_id: EndpointId) -> dict[str, Any]:
     """Disable: deliveries wait until the endpoint is enabled again."""
-    page = _hook(screen, endpoint_id)
-    update = await hooks.set_enabled(screen.rt, screen.actor, endpoint_id, enabled=False, page=page, state=screen.state)
-    return update.to_json()
+    return await screen.submit(hooks.set_enabled, endpoint_id, enabled=False, page=_hook(screen, endpoint_id))
 
 
 @router.post("/webhooks/{endpoint_id}/enable", responses=SUBMIT_RESPONSES)
 async def enable_webhook(screen: ScreenRequestDep, endpoint_id: EndpointId) -> dict[str, Any]:
     """Enable again."""
-    page = _hook(screen, endpoint_id)
-    update = await hooks.set_enabled(screen.rt, screen.actor, endpoint_id, enabled=True, page=page, state=screen.state)
-    return update.to_json()
+    return await screen.submit(hooks.set_enabled, endpoint_id, enabled=True, page=_hook(screen, endpoint_id))
 
 
 @router.post("/webhooks/{endpoint_id}/test", responses=SUBMIT_RESPONSES)
 async def test_webhook(screen: ScreenRequestDep, endpoint_id: EndpointId) -> dict[str, Any]:
     """Queue a test event to the endpoint."""
-    page = _hook(screen, endpoint_id)
-    return (await hooks.send_test(screen.rt, screen.actor, endpoint_id, page=page, state=screen.state)).to_json()
+    return await screen.submit(hooks.send_test, endpoint_id, page=_hook(screen, endpoint_id))
 
 
 @router.post("/webhooks/{endpoint_id}/rotate-secret", responses=SUBMIT_RESPONSES)
 async def rotate_webhook_secret(screen: ScreenRequestDep, endpoint_id: EndpointId) -> dict[str, Any]:
     """A new signing secret, shown on this answer only; the previous one signs too for the overlap."""
-    page = _hook(screen, endpoint_id)
-    return (await hooks.rotate_secret(screen.rt, screen.actor, endpoint_id, page=page, state=screen.state)).to_json()
+    return await screen.submit(hooks.rotate_secret, endpoint_id, page=_hook(screen, endpoint_id))
 
 
 @router.post("/webhooks/{endpoint_id}/deliveries/{delivery_id}/replay", responses=SUBMIT_RESPONSES)
 async def replay_delivery(screen: ScreenRequestDep, endpoint_id: EndpointId, delivery_id: DeliveryId) -> dict[str, Any]:
     """Send a delivery again under its own ``webhook-id``."""
-    page = _hook(screen, endpoint_id)
-    update = await hooks.replay(screen.rt, screen.actor, endpoint_id, delivery_id, page=page, state=screen.state)
-    return update.to_json()
+    return await screen.submit(hooks.replay, endpoint_id, delivery_id, page=_hook(screen, endpoint_id))

@@ -10,9 +10,10 @@ from fastapi import APIRouter, Query
 from pydantic import Field
 
 from doctordesk.domain.inputs import MAX_ID
+from doctordesk.domain.review.fees import KINDS, MAX_AMOUNT_CENTS, MAX_PERCENT
 from doctordesk.domain.roles import Role
 from doctordesk.services.admin import fees as admin_fees
-from doctordesk.services.admin.fees import CURRENCY, KINDS, MAX_AMOUNT_CENTS, MAX_PERCENT, FeeRuleInput
+from doctordesk.services.admin.fees import CURRENCY, FeeRuleInput
 from doctordesk.web.bodies import stated
 from doctordesk.web.deps import ActorDep, RuntimeDep, require_roles
 from doctordesk.web.params import STRICT_INSTANT, YEARS

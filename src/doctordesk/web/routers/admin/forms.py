@@ -12,11 +12,11 @@ from typing import Any
 
 from doctordesk.domain.inputs import MULTI_LINE_TEXT_PATTERN, NON_BLANK_TEXT_PATTERN
 from doctordesk.domain.names import NAME_PATTERN, OPTIONAL_NAME_PATTERN, REFUSED_CLASS
+from doctordesk.domain.review.fees import KINDS, MAX_PERCENT
 from doctordesk.domain.roles import Role
 from doctordesk.domain.scheduling.suggestions import HH_MM_PATTERN, TIMEZONES, ExceptionKind
 from doctordesk.domain.webhooks.rules import MAX_DESCRIPTION_CHARS, MAX_URL_CHARS, SUBSCRIBABLE, URL_PATTERN
 from doctordesk.screens.admin.webhooks import type_field
-from doctordesk.services.admin.fees import KINDS, MAX_PERCENT
 from doctordesk.services.admin.hours import MAX_BLOCKS
 from doctordesk.services.admin.policies import MAX_RECORD_CHARS
 from doctordesk.services.admin.users import MAX_PASSWORD, MIN_PASSWORD, USERNAME_PATTERN

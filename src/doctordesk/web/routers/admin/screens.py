@@ -19,9 +19,10 @@ from doctordesk.services.admin import sign_in_screen
 from doctordesk.services.admin import users_screen as screens
 from doctordesk.web.deps import SCREEN_HEADERS, FormDep, ScreenRequest, ScreenRequestDep
 from doctordesk.web.params import STRICT_ID
-from doctordesk.web.responses import SCREEN_RESPONSES, SUBMIT_RESPONSES
+from doctordesk.web.responses import SUBMIT_RESPONSES
 from doctordesk.web.routers.admin import forms
 from doctordesk.web.routers.admin.audit import FilterDep
+from doctordesk.web.screen_routes import Route, screen_routes
 
 router = APIRouter(prefix="/profile/admin", tags=["administration screens"])
 
@@ -49,16 +50,14 @@ Role_ = Annotated[RoleName | None, Query(description="Only this role")]
 After = Annotated[int | None, Query(ge=1, le=MAX_ID, description="Continue after this user id"), STRICT_ID]
 
 
-@router.put("/users", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
-async def users_page(screen: ScreenRequestDep, role: Role_ = None, after: After = None) -> dict[str, Any]:
-    """The users, a page at a time, optionally of one role."""
-    return (await _users(screen, role, after).page()).to_json()
-
-
-@router.patch("/users", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
-async def users_poll(screen: ScreenRequestDep, role: Role_ = None, after: After = None) -> dict[str, Any]:
-    """The user list's poll."""
-    return (await _users(screen, role, after).poll(screen.state)).to_json()
+screen_routes(
+    router,
+    "/users",
+    _users,
+    page=Route("users_page", "The users, a page at a time, optionally of one role."),
+    poll=Route("users_poll", "The user list's poll."),
+    params={"role": (Role_, None), "after": (After, None)},
+)
 
 
 @router.patch("/users/filter", responses=SUBMIT_RESPONSES)
@@ -68,19 +67,16 @@ async def users_filter(screen: ScreenRequestDep, form: FormDep) -> dict[str, Any
 
 
 def _new(screen: ScreenRequest) -> Viewing:
-    return screens.new_user(screen.rt, screen.actor, layout=screen.layout, client_id=screen.client_id)
+    return screen.viewing(screens.new_user)
 
 
-@router.put("/users/new", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
-async def new_user_page(screen: ScreenRequestDep) -> dict[str, Any]:
-    """The form for a new user."""
-    return (await _new(screen).page()).to_json()
-
-
-@router.patch("/users/new", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
-async def new_user_poll(screen: ScreenRequestDep) -> dict[str, Any]:
-    """The new-user form's poll."""
-    return (await _new(screen).poll(screen.state)).to_json()
+screen_routes(
+    router,
+    "/users/new",
+    _new,
+    page=Route("new_user_page", "The form for a new user."),
+    poll=Route("new_user_poll", "The new-user form's poll."),
+)
 
 
 @router.post("/users/create", responses=SUBMIT_RESPONSES, openapi_extra={**SCREEN_HEADERS, **forms.NEW_USER_BODY})
@@ -92,19 +88,17 @@ async def create_user(screen: ScreenRequestDep, request: Request, form: FormDep)
 
 
 def _user(screen: ScreenRequest, user_id: int) -> Viewing:
-    return screens.user_page(screen.rt, screen.actor, user_id, layout=screen.layout, client_id=screen.client_id)
+    return screen.viewing(screens.user_page, user_id)
 
 
-@router.put("/users/{user_id}", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
-async def user_page(screen: ScreenRequestDep, user_id: UserId) -> dict[str, Any]:
-    """One user: profile, doctor profile, deactivation, a new password."""
-    return (await _user(screen, user_id).page()).to_json()
-
-
-@router.patch("/users/{user_id}", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
-async def user_poll(screen: ScreenRequestDep, user_id: UserId) -> dict[str, Any]:
-    """The user page's poll."""
-    return (await _user(screen, user_id).poll(screen.state)).to_json()
+screen_routes(
+    router,
+    "/users/{user_id}",
+    _user,
+    page=Route("user_page", "One user: profile, doctor profile, deactivation, a new password."),
+    poll=Route("user_poll", "The user page's poll."),
+    params={"user_id": UserId},
+)
 
 
 @router.post(
@@ -112,24 +106,19 @@ async def user_poll(screen: ScreenRequestDep, user_id: UserId) -> dict[str, Any]
 )
 async def save_user(screen: ScreenRequestDep, user_id: UserId, form: FormDep) -> dict[str, Any]:
     """Save the profile form."""
-    page = _user(screen, user_id)
-    return (await screens.save_user(screen.rt, screen.actor, user_id, form, page=page, state=screen.state)).to_json()
+    return await screen.submit(screens.save_user, user_id, form, page=_user(screen, user_id))
 
 
 @router.post("/users/{user_id}/deactivate", responses=SUBMIT_RESPONSES)
 async def deactivate_user(screen: ScreenRequestDep, user_id: UserId) -> dict[str, Any]:
     """Deactivate: the user's tokens stop working and their streams close, on every instance."""
-    page = _user(screen, user_id)
-    update = await screens.set_active(screen.rt, screen.actor, user_id, active=False, page=page, state=screen.state)
-    return update.to_json()
+    return await screen.submit(screens.set_active, user_id, active=False, page=_user(screen, user_id))
 
 
 @router.post("/users/{user_id}/reactivate", responses=SUBMIT_RESPONSES)
 async def reactivate_user(screen: ScreenRequestDep, user_id: UserId) -> dict[str, Any]:
     """Reactivate a deactivated user."""
-    page = _user(screen, user_id)
-    update = await screens.set_active(screen.rt, screen.actor, user_id, active=True, page=page, state=screen.state)
-    return update.to_json()
+    return await screen.submit(screens.set_active, user_id, active=True, page=_user(screen, user_id))
 
 
 @router.post("/users/{user_id}/password", responses=SUBMIT_RESPONSES)
@@ -145,30 +134,23 @@ async def reset_password(screen: ScreenRequestDep, request: Request, user_id: Us
 @router.post("/users/{user_id}/password-link", responses=SUBMIT_RESPONSES)
 async def password_link(screen: ScreenRequestDep, request: Request, user_id: UserId) -> dict[str, Any]:
     """A one-time link through which the user sets their own password, shown on this answer only."""
-    page = _user(screen, user_id)
-    update = await screens.password_link(
-        screen.rt, screen.actor, user_id, str(request.base_url), page=page, state=screen.state
-    )
-    return update.to_json()
+    return await screen.submit(screens.password_link, user_id, str(request.base_url), page=_user(screen, user_id))
 
 
 # --- locations -------------------------------------------------------------------------------------------------
 
 
 def _locations(screen: ScreenRequest) -> Viewing:
-    return screens.locations(screen.rt, screen.actor, layout=screen.layout, client_id=screen.client_id)
+    return screen.viewing(screens.locations)
 
 
-@router.put("/locations", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
-async def locations_page(screen: ScreenRequestDep) -> dict[str, Any]:
-    """The locations, each editable, and a form for a new one."""
-    return (await _locations(screen).page()).to_json()
-
-
-@router.patch("/locations", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
-async def locations_poll(screen: ScreenRequestDep) -> dict[str, Any]:
-    """The locations screen's poll."""
-    return (await _locations(screen).poll(screen.state)).to_json()
+screen_routes(
+    router,
+    "/locations",
+    _locations,
+    page=Route("locations_page", "The locations, each editable, and a form for a new one."),
+    poll=Route("locations_poll", "The locations screen's poll."),
+)
 
 
 @router.post(
@@ -176,10 +158,7 @@ async def locations_poll(screen: ScreenRequestDep) -> dict[str, Any]:
 )
 async def create_location(screen: ScreenRequestDep, form: FormDep) -> dict[str, Any]:
     """Add a location (``name``, ``timezone``, optional ``address``)."""
-    update = await screens.save_location(
-        screen.rt, screen.actor, None, form, page=_locations(screen), state=screen.state
-    )
-    return update.to_json()
+    return await screen.submit(screens.save_location, None, form, page=_locations(screen))
 
 
 @router.post(
@@ -189,10 +168,7 @@ async def create_location(screen: ScreenRequestDep, form: FormDep) -> dict[str, 
 )
 async def save_location(screen: ScreenRequestDep, location_id: LocationId, form: FormDep) -> dict[str, Any]:
     """Save a location's name, address or time zone."""
-    update = await screens.save_location(
-        screen.rt, screen.actor, location_id, form, page=_locations(screen), state=screen.state
-    )
-    return update.to_json()
+    return await screen.submit(screens.save_location, location_id, form, page=_locations(screen))
 
 
 # --- work hours ------------------------------------------------------------------------------------------------
@@ -204,26 +180,21 @@ ExceptionId = Annotated[int, Path(ge=1, le=MAX_ID, description="The exception"),
 
 
 def _hours(screen: ScreenRequest, doctor: int | None, location: int | None) -> Viewing:
-    return hours.hours_page(
-        screen.rt, screen.actor, doctor_id=doctor, location_id=location, layout=screen.layout,
-        client_id=screen.client_id,
-    )  # fmt: skip
+    return screen.viewing(hours.hours_page, doctor_id=doctor, location_id=location)
 
 
 def _hours_of(screen: ScreenRequest, form: dict[str, str]) -> Viewing:
     return _hours(screen, parse_id(form.get("doctor")), parse_id(form.get("location")))
 
 
-@router.put("/hours", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
-async def hours_page(screen: ScreenRequestDep, doctor: DoctorQ = None, location: LocationQ = None) -> dict[str, Any]:
-    """A doctor's weekly hours at a location, and their dated exceptions."""
-    return (await _hours(screen, doctor, location).page()).to_json()
-
-
-@router.patch("/hours", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
-async def hours_poll(screen: ScreenRequestDep, doctor: DoctorQ = None, location: LocationQ = None) -> dict[str, Any]:
-    """The work-hours screen's poll."""
-    return (await _hours(screen, doctor, location).poll(screen.state)).to_json()
+screen_routes(
+    router,
+    "/hours",
+    _hours,
+    page=Route("hours_page", "A doctor's weekly hours at a location, and their dated exceptions."),
+    poll=Route("hours_poll", "The work-hours screen's poll."),
+    params={"doctor": (DoctorQ, None), "location": (LocationQ, None)},
+)
 
 
 @router.patch("/hours/choose", responses=SUBMIT_RESPONSES)
@@ -237,9 +208,7 @@ async def hours_save(screen: ScreenRequestDep, form: FormDep, confirm: Confirm =
     """Replace the weekly hours at the location (``weekday~n``, ``opens~n``, ``closes~n``; lines without a day
     are dropped). Without ``confirm``, a change leaving approved appointments outside is not applied: the answer
     lists them."""
-    page = _hours_of(screen, form)
-    update = await hours.save_weekly(screen.rt, screen.actor, form, confirm=confirm, page=page, state=screen.state)
-    return update.to_json()
+    return await screen.submit(hours.save_weekly, form, confirm=confirm, page=_hours_of(screen, form))
 
 
 @router.post(
@@ -248,9 +217,7 @@ async def hours_save(screen: ScreenRequestDep, form: FormDep, confirm: Confirm =
 async def hours_add_exception(screen: ScreenRequestDep, form: FormDep, confirm: Confirm = False) -> dict[str, Any]:
     """Add a holiday, an absence or an extra day (``doctor``, ``day``, ``kind``, ``location`` empty for all,
     ``opens``, ``closes``, ``note``); conflicts as for the weekly hours."""
-    page = _hours_of(screen, form)
-    update = await hours.add_exception(screen.rt, screen.actor, form, confirm=confirm, page=page, state=screen.state)
-    return update.to_json()
+    return await screen.submit(hours.add_exception, form, confirm=confirm, page=_hours_of(screen, form))
 
 
 @router.post("/hours/exceptions/{exception_id}/remove", responses=SUBMIT_RESPONSES)
@@ -258,11 +225,7 @@ async def hours_remove_exception(
     screen: ScreenRequestDep, exception_id: ExceptionId, confirm: Confirm = False
 ) -> dict[str, Any]:
     """Withdraw an exception (kept in the records); conflicts as for the weekly hours."""
-    page = _hours(screen, None, None)
-    update = await hours.remove_exception(
-        screen.rt, screen.actor, exception_id, confirm=confirm, page=page, state=screen.state
-    )
-    return update.to_json()
+    return await screen.submit(hours.remove_exception, exception_id, confirm=confirm, page=_hours(screen, None, None))
 
 
 # --- audit trail -----------------------------------------------------------------------------------------------
@@ -272,21 +235,17 @@ Cursor = Annotated[str | None, Query(max_length=MAX_CURSOR_CHARS, description="W
 
 def _audit(screen: ScreenRequest, f: AuditFilter, cursor: str | None) -> Viewing:
     after = decode_cursor(cursor) if cursor is not None else None
-    return audit.audit_screen(
-        screen.rt, screen.actor, f, after=after, cursor=cursor, layout=screen.layout, client_id=screen.client_id
-    )
+    return screen.viewing(audit.audit_screen, f, after=after, cursor=cursor)
 
 
-@router.put("/audit", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
-async def audit_page(screen: ScreenRequestDep, f: FilterDep, cursor: Cursor = None) -> dict[str, Any]:
-    """The audit trail, newest first, filtered as the query says, with its exports."""
-    return (await _audit(screen, f, cursor).page()).to_json()
-
-
-@router.patch("/audit", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
-async def audit_poll(screen: ScreenRequestDep, f: FilterDep, cursor: Cursor = None) -> dict[str, Any]:
-    """The audit trail screen's poll."""
-    return (await _audit(screen, f, cursor).poll(screen.state)).to_json()
+screen_routes(
+    router,
+    "/audit",
+    _audit,
+    page=Route("audit_page", "The audit trail, newest first, filtered as the query says, with its exports."),
+    poll=Route("audit_poll", "The audit trail screen's poll."),
+    params={"f": FilterDep, "cursor": (Cursor, None)},
+)
 
 
 @router.patch("/audit/filter", responses=SUBMIT_RESPONSES)
@@ -299,30 +258,28 @@ async def audit_filter_form(screen: ScreenRequestDep, form: FormDep) -> dict[str
 
 
 def _sign_in(screen: ScreenRequest) -> Viewing:
-    return sign_in_screen.sign_in(screen.rt, screen.actor, layout=screen.layout, client_id=screen.client_id)
+    return screen.viewing(sign_in_screen.sign_in)
 
 
-@router.put("/sign-in", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
-async def sign_in_page(screen: ScreenRequestDep) -> dict[str, Any]:
-    """Which roles must use a second factor, the users who have one, the single sign-on providers."""
-    return (await _sign_in(screen).page()).to_json()
-
-
-@router.patch("/sign-in", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
-async def sign_in_poll(screen: ScreenRequestDep) -> dict[str, Any]:
-    """The signing-in screen's poll."""
-    return (await _sign_in(screen).poll(screen.state)).to_json()
+screen_routes(
+    router,
+    "/sign-in",
+    _sign_in,
+    page=Route(
+        "sign_in_page",
+        "Which roles must use a second factor, the users who have one, the single sign-on providers.",
+    ),
+    poll=Route("sign_in_poll", "The signing-in screen's poll."),
+)
 
 
 @router.post("/sign-in/policy", responses=SUBMIT_RESPONSES, openapi_extra={**SCREEN_HEADERS, **forms.MFA_POLICY_BODY})
 async def save_mfa_policy(screen: ScreenRequestDep, form: FormDep) -> dict[str, Any]:
     """Save which roles must use a second factor (``required~<role>``: true or false)."""
-    update = await sign_in_screen.save_policy(screen.rt, screen.actor, form, page=_sign_in(screen), state=screen.state)
-    return update.to_json()
+    return await screen.submit(sign_in_screen.save_policy, form, page=_sign_in(screen))
 
 
 @router.post("/sign-in/{user_id}/reset", responses=SUBMIT_RESPONSES, openapi_extra=SCREEN_HEADERS)
 async def reset_factors(screen: ScreenRequestDep, user_id: UserId) -> dict[str, Any]:
     """Remove every second factor of a user (a lost phone)."""
-    update = await sign_in_screen.reset(screen.rt, screen.actor, user_id, page=_sign_in(screen), state=screen.state)
-    return update.to_json()
+    return await screen.submit(sign_in_screen.reset, user_id, page=_sign_in(screen))

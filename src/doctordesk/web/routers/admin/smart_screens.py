@@ -13,7 +13,8 @@ from doctordesk.screens.viewing import Viewing
 from doctordesk.services.smart import clients_screen
 from doctordesk.web.deps import SCREEN_HEADERS, FormDep, ScreenRequest, ScreenRequestDep
 from doctordesk.web.params import STRICT_ID
-from doctordesk.web.responses import SCREEN_RESPONSES, SUBMIT_RESPONSES, form_body
+from doctordesk.web.responses import SUBMIT_RESPONSES, form_body
+from doctordesk.web.screen_routes import Route, screen_routes
 
 router = APIRouter(prefix="/profile/admin", tags=["administration screens"])
 
@@ -42,19 +43,16 @@ NEW_APP_BODY = form_body(
 
 
 def _page(screen: ScreenRequest) -> Viewing:
-    return clients_screen.list_page(screen.rt, screen.actor, layout=screen.layout, client_id=screen.client_id)
+    return screen.viewing(clients_screen.list_page)
 
 
-@router.put("/smart-apps", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
-async def smart_apps_page(screen: ScreenRequestDep) -> dict[str, Any]:
-    """The registered SMART apps and a form to register one."""
-    return (await _page(screen).page()).to_json()
-
-
-@router.patch("/smart-apps", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
-async def smart_apps_poll(screen: ScreenRequestDep) -> dict[str, Any]:
-    """The SMART apps screen's poll."""
-    return (await _page(screen).poll(screen.state)).to_json()
+screen_routes(
+    router,
+    "/smart-apps",
+    _page,
+    page=Route("smart_apps_page", "The registered SMART apps and a form to register one."),
+    poll=Route("smart_apps_poll", "The SMART apps screen's poll."),
+)
 
 
 @router.post("/smart-apps/create", responses=SUBMIT_RESPONSES, openapi_extra={**SCREEN_HEADERS, **NEW_APP_BODY})
@@ -70,14 +68,10 @@ async def register_smart_app(screen: ScreenRequestDep, request: Request, form: F
 @router.post("/smart-apps/{app_id}/deactivate", responses=SUBMIT_RESPONSES, openapi_extra=SCREEN_HEADERS)
 async def deactivate_smart_app(screen: ScreenRequestDep, app_id: AppId) -> dict[str, Any]:
     """Deactivate an app: its tokens stop working at once."""
-    page = _page(screen)
-    return (await clients_screen.set_active(screen.rt, screen.actor, app_id, active=False, page=page,
-                                            state=screen.state)).to_json()  # fmt: skip
+    return await screen.submit(clients_screen.set_active, app_id, active=False, page=_page(screen))
 
 
 @router.post("/smart-apps/{app_id}/reactivate", responses=SUBMIT_RESPONSES, openapi_extra=SCREEN_HEADERS)
 async def reactivate_smart_app(screen: ScreenRequestDep, app_id: AppId) -> dict[str, Any]:
     """Reactivate an app."""
-    page = _page(screen)
-    return (await clients_screen.set_active(screen.rt, screen.actor, app_id, active=True, page=page,
-                                            state=screen.state)).to_json()  # fmt: skip
+    return await screen.submit(clients_screen.set_active, app_id, active=True, page=_page(screen))

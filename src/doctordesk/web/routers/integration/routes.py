@@ -17,6 +17,7 @@ from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.inputs import MAX_ID, NON_BLANK_MULTI_LINE_TEXT_PATTERN
 from doctordesk.domain.integration import IDEMPOTENCY_KEY_PATTERN, body_hash, is_valid_idempotency_key
 from doctordesk.domain.names import NAME_PATTERN
+from doctordesk.domain.scheduling.free_times import free_of
 from doctordesk.domain.texts import N_
 from doctordesk.services.booking import free_times
 from doctordesk.services.integration import outside_events, requests
@@ -211,7 +212,7 @@ async def get_free_times(
     """The starts at which the doctor can be requested at the location: inside the doctor's work hours there (in
     the location's timezone, across clock changes), at least 2 hours ahead, not overlapping approved appointments
     or open offers."""
-    timezone, starts = await free_times.free_times(
+    timezone, grid = await free_times.slot_times(
         rt,
         doctor_id=doctor,
         location_id=location,
@@ -220,6 +221,7 @@ async def get_free_times(
         duration_minutes=duration,
         step_minutes=step or duration,
     )
+    starts = free_of(grid)
     zone = ZoneInfo(timezone)
     span = timedelta(minutes=duration)
     return {

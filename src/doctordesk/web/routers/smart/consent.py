@@ -10,7 +10,8 @@ from fastapi import APIRouter, Path
 from doctordesk.screens.viewing import Viewing
 from doctordesk.services.smart import consent_screen
 from doctordesk.web.deps import SCREEN_HEADERS, FormDep, ScreenRequest, ScreenRequestDep
-from doctordesk.web.responses import SCREEN_RESPONSES, SUBMIT_RESPONSES, form_body
+from doctordesk.web.responses import SUBMIT_RESPONSES, form_body
+from doctordesk.web.screen_routes import Route, screen_routes
 
 router = APIRouter(prefix="/profile/smart", tags=["SMART App Launch"])
 
@@ -23,19 +24,20 @@ ALLOW_BODY = form_body(
 
 
 def _page(screen: ScreenRequest, ticket: str) -> Viewing:
-    return consent_screen.viewing(screen.rt, screen.actor, ticket, layout=screen.layout, client_id=screen.client_id)
+    return screen.viewing(consent_screen.viewing, ticket)
 
 
-@router.put("/authorize/{ticket}", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
-async def consent_page(screen: ScreenRequestDep, ticket: Ticket) -> dict[str, Any]:
-    """The app's request: what it asks, a patient to pick (staff), Allow and Deny; 404 once answered or expired."""
-    return (await _page(screen, ticket).page()).to_json()
-
-
-@router.patch("/authorize/{ticket}", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
-async def consent_poll(screen: ScreenRequestDep, ticket: Ticket) -> dict[str, Any]:
-    """The consent page's poll."""
-    return (await _page(screen, ticket).poll(screen.state)).to_json()
+screen_routes(
+    router,
+    "/authorize/{ticket}",
+    _page,
+    page=Route(
+        "consent_page",
+        "The app's request: what it asks, a patient to pick (staff), Allow and Deny; 404 once answered or expired.",
+    ),
+    poll=Route("consent_poll", "The consent page's poll."),
+    params={"ticket": Ticket},
+)
 
 
 @router.post("/authorize/{ticket}/allow", responses=SUBMIT_RESPONSES, openapi_extra={**SCREEN_HEADERS, **ALLOW_BODY})

@@ -59,6 +59,14 @@ def card(n: int, doctor: int, location: int, day: str, at: str) -> dict[str, str
     return {f"profile~{n}": str(doctor), f"location~{n}": str(location), f"date~{n}": day, f"time~{n}": at}
 
 
+def alternatives(doctor: int, location: int, *times: tuple[str, str], version: str = "1") -> dict[str, str]:
+    """The Approve form with a card per ``(day, time)`` of one doctor at one location, at the page's ``version``."""
+    fields = {"version": version}
+    for n, (day, at) in enumerate(times, start=1):
+        fields.update(card(n, doctor, location, day, at))
+    return fields
+
+
 async def snapshot(rt: Runtime, appointment_id: int) -> dict[str, Any]:
     """Everything a decision may write, for "a rejected request changes nothing"."""
     async with rt.db.read() as s:

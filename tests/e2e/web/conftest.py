@@ -1,9 +1,11 @@
-"""Browser fixtures: one chromium per test module, a fresh context (cookies, storage) per test, and a live server
-with the demo clinic shared by the tests of a module (tests that restart the server use ``live_server``)."""
+"""Browser fixtures: one chromium per test process while browser tests follow one another, a fresh context (cookies,
+storage) per test, and a live server with the demo clinic shared by the tests of a module (tests that restart the
+server use ``live_server``)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -16,17 +18,52 @@ DESKTOP = {"width": 1280, "height": 860}
 MOBILE = {"width": 390, "height": 844}
 
 
+class Chromium:
+    """One Playwright driver and one chromium per test process, kept while browser tests follow one another (a
+    worker runs the browser modules one after the other) and closed before any other test runs: Playwright's sync
+    API keeps an event loop of its own while it runs, which must be gone before the asyncio tests of other modules
+    start theirs. Each test still gets a fresh context (cookies, storage)."""
+
+    def __init__(self) -> None:
+        self._driver: Any = None
+        self._chromium: Any = None
+
+    def get(self) -> Any:
+        if self._chromium is None:
+            executable = chromium_executable()
+            from playwright.sync_api import sync_playwright
+
+            self._driver = sync_playwright()
+            playwright = self._driver.__enter__()
+            self._chromium = playwright.chromium.launch(executable_path=executable, headless=True, args=LAUNCH_ARGS)
+        return self._chromium
+
+    def close(self) -> None:
+        if self._chromium is not None:
+            self._chromium.close()
+            self._driver.__exit__(None, None, None)
+            self._chromium = self._driver = None
+
+
+CHROMIUM = Chromium()
+
+
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    # Module scope: Playwright's sync API keeps an event loop of its own while it runs, which must be gone
-    # before the asyncio tests of other modules start theirs.
-    executable = chromium_executable()
-    from playwright.sync_api import sync_playwright
+    chromium = CHROMIUM.get()
+    yield chromium
+    for context in chromium.contexts:  # those a module's tests left open
+        context.close()
 
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=executable, headless=True, args=LAUNCH_ARGS)
-        yield chromium
-        chromium.close()
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """After a browser test whose successor is not one (or the last test), close the shared chromium."""
+    try:
+        return (yield)
+    finally:
+        if nextitem is None or Path(nextitem.path).parent != Path(__file__).parent:
+            CHROMIUM.close()
 
 
 @pytest.fixture(scope="module")

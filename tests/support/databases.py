@@ -21,10 +21,12 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import concurrent.futures
 import copy
 import os
 import shutil
 import tempfile
+import threading
 import uuid
 import zlib
 from collections.abc import Callable, Coroutine
@@ -304,12 +306,18 @@ def _quoted(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def _empty_statements(guarded: list[str], sequences: list[str]) -> list[str]:
-    """Statements that empty every table, refill ones put back before the last (``_finish``)."""
+def _empty_statements(guarded: list[str], sequences: list[str], *, replica: bool) -> list[str]:
+    """Statements that empty every table and set the sequences back (one transaction, ``_finish`` ends it)."""
     # Children before parents (the foreign keys hold at every step); a test's tables are small, where DELETE is
-    # many times faster than TRUNCATE. Append-only tables refuse deletes in a trigger: it is off meanwhile (for
-    # this transaction; the table's owner may do that, no superuser needed).
-    statements = [f"ALTER TABLE public.{_quoted(t)} DISABLE TRIGGER USER" for t in guarded]
+    # many times faster than TRUNCATE. Append-only tables refuse deletes in a trigger: off meanwhile. A superuser
+    # turns every trigger off for the transaction (``session_replication_role``: the foreign keys' checks too, and
+    # no catalog write); any other owner of the tables turns off those triggers (ALTER TABLE: DDL, three times as
+    # slow, and every other connection reloads those tables' descriptions).
+    statements = ["BEGIN"]
+    if replica:
+        statements.append("SET LOCAL session_replication_role = replica")
+    else:
+        statements += [f"ALTER TABLE public.{_quoted(t)} DISABLE TRIGGER USER" for t in guarded]
     statements += [f"DELETE FROM public.{_quoted(t.name)}" for t in reversed(metadata.sorted_tables)]
     if sequences:
         # Each sequence back to its start, as RESTART does; setval is not DDL (ALTER SEQUENCE writes a new file for
@@ -320,8 +328,9 @@ def _empty_statements(guarded: list[str], sequences: list[str]) -> list[str]:
     return statements
 
 
-def _finish(guarded: list[str]) -> list[str]:
-    return [f"ALTER TABLE public.{_quoted(t)} ENABLE TRIGGER USER" for t in guarded]
+def _finish(guarded: list[str], *, replica: bool) -> list[str]:
+    enable = [] if replica else [f"ALTER TABLE public.{_quoted(t)} ENABLE TRIGGER USER" for t in guarded]
+    return [*enable, "COMMIT"]
 
 
 async def _sequences(conn: Any) -> list[tuple[str, int | None]]:
@@ -341,23 +350,70 @@ async def _guarded_tables(conn: Any) -> list[str]:
     return [r["relname"] for r in rows]
 
 
-async def _reset(url: str, now: datetime | None) -> seed.Demo | None:
-    conn = await _connect(url)
-    try:
+@dataclass
+class _Resetter:
+    """A connection to one worker database kept for the resets (a new one per test cost a server process start
+    and its catalog reads: three quarters of the reset), with the statements that empty it."""
+
+    conn: Any
+    empty: list[str]
+    finish: list[str]
+
+    @classmethod
+    async def open(cls, url: str) -> _Resetter:
+        conn = await _connect(url)
         guarded = await _guarded_tables(conn)
-        script = _empty_statements(guarded, [name for name, _ in await _sequences(conn)])
-        snapshot = _pg_snapshot.get(url) if now is not None else None
-        if now is not None and (snapshot is None or snapshot.now != now):
-            await conn.execute(";\n".join(script + _finish(guarded)))
-            snapshot = await _take_snapshot(conn, url, now)
-            return snapshot.demo
-        if snapshot is not None:
-            script.append(snapshot.refill)
-        # One implicit transaction, one round trip.
-        await conn.execute(";\n".join(script + _finish(guarded)))
-        return snapshot.demo if snapshot is not None else None
-    finally:
-        await conn.close()
+        sequences = [name for name, _ in await _sequences(conn)]
+        replica = bool(await conn.fetchval("SELECT rolsuper FROM pg_roles WHERE rolname = current_user"))
+        return cls(conn, _empty_statements(guarded, sequences, replica=replica), _finish(guarded, replica=replica))
+
+
+_resetters: dict[str, _Resetter] = {}
+_reset_loop: list[asyncio.AbstractEventLoop] = []
+
+
+def _on_reset_thread(make: Callable[[], Coroutine[Any, Any, T]]) -> concurrent.futures.Future[T]:
+    """Run a coroutine on the loop of this process's reset thread, where the kept connections live."""
+    if not _reset_loop:
+        loop = asyncio.new_event_loop()
+        threading.Thread(target=loop.run_forever, name="postgres-reset", daemon=True).start()
+        _reset_loop.append(loop)
+        atexit.register(_close_resetters)
+    return asyncio.run_coroutine_threadsafe(make(), _reset_loop[0])
+
+
+def _close_resetters() -> None:
+    async def close() -> None:
+        for resetter in _resetters.values():
+            await resetter.conn.close(timeout=5)
+
+    asyncio.run_coroutine_threadsafe(close(), _reset_loop[0]).result(timeout=10)
+
+
+async def _reset(url: str, now: datetime | None) -> seed.Demo | None:
+    resetter = _resetters.get(url)
+    if resetter is None or resetter.conn.is_closed():
+        resetter = _resetters[url] = await _Resetter.open(url)
+    try:
+        return await _reset_with(resetter, url, now)
+    except Exception:
+        # A test ended the connection or changed the schema (a migration down and up): once more, afresh.
+        await resetter.conn.close()
+        resetter = _resetters[url] = await _Resetter.open(url)
+        return await _reset_with(resetter, url, now)
+
+
+async def _reset_with(resetter: _Resetter, url: str, now: datetime | None) -> seed.Demo | None:
+    conn = resetter.conn
+    snapshot = _pg_snapshot.get(url) if now is not None else None
+    if now is not None and (snapshot is None or snapshot.now != now):
+        await conn.execute(";\n".join(resetter.empty + resetter.finish))
+        snapshot = await _take_snapshot(conn, url, now)
+        return snapshot.demo
+    refill = [snapshot.refill] if snapshot is not None else []
+    # One transaction, one round trip.
+    await conn.execute(";\n".join(resetter.empty + refill + resetter.finish))
+    return snapshot.demo if snapshot is not None else None
 
 
 async def _take_snapshot(conn: Any, url: str, now: datetime) -> _Snapshot:
@@ -382,19 +438,19 @@ async def _take_snapshot(conn: Any, url: str, now: datetime) -> _Snapshot:
 def reset_postgres(url: str, *, demo_at: datetime | None = None) -> Prepared | None:
     """Empty this worker's database for a test; with ``demo_at``, fill it with the demo clinic seeded at that time
     (seeded once, copied back for every later test)."""
-    demo = _run(lambda: _reset(url, demo_at))
+    demo = _on_reset_thread(lambda: _reset(url, demo_at)).result()
     return Prepared(url, demo) if demo is not None else None
 
 
 async def reset_postgres_async(url: str, *, demo_at: datetime | None = None) -> Prepared | None:
     """``reset_postgres`` from a coroutine."""
-    demo = await _reset(url, demo_at)
+    demo = await asyncio.wrap_future(_on_reset_thread(lambda: _reset(url, demo_at)))
     return Prepared(url, demo) if demo is not None else None
 
 
 async def truncate_postgres(url: str) -> None:
     """Empty every table of the database at ``url`` and restart its sequences."""
-    await _reset(url, None)
+    await asyncio.wrap_future(_on_reset_thread(lambda: _reset(url, None)))
 
 
 # --- SQLite: a copy of a prepared file per test ------------------------------------------------------------------

@@ -16,15 +16,6 @@ from collections.abc import Iterable
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
-# How long a page that shows the clinic's reference data (fees, work hours, policies, doctors' settings) is trusted
-# at most: those change through the administration API and the import without an event on the screens' topics.
-REFERENCE_DATA = timedelta(seconds=60)
-
-
-def with_reference_data(edge: datetime | None, now: datetime) -> datetime:
-    """``edge``, or the moment reference data read at ``now`` must be read again, whichever comes first."""
-    return min(m for m in (edge, now + REFERENCE_DATA) if m is not None)
-
 
 def earliest(moments: Iterable[datetime | None], *, after: datetime) -> datetime | None:
     """The first of ``moments`` later than ``after`` (None when there is none)."""

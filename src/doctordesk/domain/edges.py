@@ -61,6 +61,12 @@ def offsets_edge(moments: Iterable[datetime], offsets: Iterable[timedelta], now:
     return earliest((m - o for m in moments for o in spans), after=now)
 
 
+def expiry_edge(expiries: Iterable[datetime | None], now: datetime) -> datetime | None:
+    """When the first of ``expiries`` still ahead comes: a time held until then (a FHIR ``$hold``) is free from that
+    moment on (held while ``expires > now``)."""
+    return earliest(expiries, after=now)
+
+
 def next_utc_midnight(now: datetime) -> datetime:
     """When UTC's date moves on (rules that read ``now.date()`` of a UTC clock)."""
     return midnight(now.astimezone(UTC).date() + timedelta(days=1), "UTC")

@@ -130,6 +130,16 @@ unchanged_answer: ContextVar[Unchanged | None] = ContextVar("doctordesk_unchange
 current_client: ContextVar[str | None] = ContextVar("doctordesk_current_client", default=None)
 
 
+@dataclass(frozen=True, slots=True)
+class Revision:
+    """Where a screen's topics stood (``epoch``, ``stamp``) and the number of the last event marked here
+    (``sequence``), read before anything a page shows is read (``ScreenStates.revision``)."""
+
+    epoch: str
+    stamp: int
+    sequence: int
+
+
 class ShownListener(Protocol):
     """Told whenever a viewer is handed a screen: ``opened`` for its page (PUT), else for its poll's answer
     (presence listens here). Runs on every poll: it must return at once, without I/O, when it has nothing new."""
@@ -169,14 +179,6 @@ class Revisions:
     def sequence(self) -> int:
         """The number of the last event marked here."""
         return self._seq
-
-    def after_own(self, topics: Iterable[str], *, sequence: int, stamp: int, events: int) -> int:
-        """``topics``' stamp for a page that shows a writer's own ``events``, read at ``sequence`` with ``stamp``:
-        exact when those events were marked since and nothing else was (the stamp now); otherwise ``stamp``, so
-        the page's next poll renders it again. A token never vouches for an event its page may not show."""
-        if self._seq == sequence + events:
-            return self.stamp(topics)
-        return stamp
 
     def invalidate(self) -> None:
         """A new epoch of this process alone: every token issued so far fails the cheap check once."""
@@ -314,9 +316,9 @@ class ScreenStates:
             and (token.until == 0 or now < token.until)
         )
 
-    def revision(self, topics: Iterable[str]) -> tuple[str, int]:
-        """Where the topics stand now (epoch and stamp): read before reading what a page will show."""
-        return self.revisions.epoch, self.revisions.stamp(topics)
+    def revision(self, topics: Iterable[str]) -> Revision:
+        """Where the topics stand now: read before reading what a page will show."""
+        return Revision(self.revisions.epoch, self.revisions.stamp(topics), self.revisions.sequence)
 
     def follow(
         self,
@@ -324,22 +326,32 @@ class ScreenStates:
         *,
         viewer: Viewer,
         topics: Iterable[str],
-        revision: tuple[str, int],
+        revision: Revision,
         screen: str,
         title: str,
         poll: str,
         elements: list[Any],
         parts: Parts | None = None,
+        own_events: int = 0,
     ) -> str:
         """The state token of a page made from the one ``token`` names (a screen's answer to an action, built
         without rendering the screen again), showing everything up to ``revision``. It keeps ``token``'s issue
         time and ``until``, so it ages as that page does (what the action added changes with time no sooner than
         what the page showed). The page is cached like a rendered one, with ``parts`` (the canonical
-        JSON of some of its elements) for the next page made from it."""
+        JSON of some of its elements) for the next page made from it.
+
+        ``own_events``: the page also shows what the action itself published (a chat send's message), marked here
+        since ``revision``. The stamp then covers them when exactly they were marked since and nothing else was
+        (the topics' stamp now); otherwise it stays ``revision``'s, so the next poll renders. A token never
+        vouches for an event its page may not show."""
         content = content_hash(screen, title, poll, elements, parts=parts)
         self.cache.put(content, elements, parts)
-        epoch, stamp = revision
-        new = Token(epoch, stamp, token.issued, token.language, content, token.until)
+        topics = tuple(topics)
+        stamp = revision.stamp
+        marks = self.revisions
+        if marks.epoch == revision.epoch and marks.sequence == revision.sequence + own_events:
+            stamp = marks.stamp(topics)  # nothing but the action's own events since: the page shows all of them
+        new = Token(revision.epoch, stamp, token.issued, token.language, content, token.until)
         return str(self._seal(new, viewer, topics))
 
     def patches_from(

@@ -27,6 +27,7 @@ import hmac
 import math
 import secrets
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable
 from contextvars import ContextVar
@@ -42,6 +43,10 @@ Render = Callable[[], Awaitable[Page]]
 SEAL_CHARS = 24  # hex digits of the HMAC kept: 96 bits
 # How long a page whose render did not say when time changes it (``Page.timed`` false) is trusted, at most.
 UNTIMED_SECONDS = 60
+# A topic's mark is forgotten (counts as never changed) once its last event is this old: twice the longest safety
+# net the settings allow, so no token that could still be current was issued before that event. The marks kept
+# (here, in Redis, in the broker) are then those of the topics changed within it.
+KEEP_MARKS_SECONDS = 2 * 86400
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,11 +161,20 @@ class Revisions:
     they (re)join it: then a token issued by one process is judged the same way by every other. A page rendered
     after its process learned of sequence number n shows every event numbered below n (each was committed before
     it was numbered), so a token whose marks another process still finds current names a page showing everything
-    that process has seen on those topics."""
+    that process has seen on those topics.
 
-    def __init__(self) -> None:
+    A mark whose event is older than ``keep`` seconds is forgotten (``KEEP_MARKS_SECONDS``; swept here every
+    eighth of it, in Redis and the broker as events come). Sound: a token is current only while younger than the
+    max age, far less than ``keep``, and an event that makes it stale came after it was issued, so its mark is
+    younger than the token and kept while the token could pass. A token whose stamp came from a forgotten mark
+    renders once more; processes forgetting at slightly different moments only cost such renders."""
+
+    def __init__(self, *, keep: float = KEEP_MARKS_SECONDS, clock: Callable[[], float] = time.monotonic) -> None:
         self._marks: dict[str, int] = {}
+        self._changed: dict[str, float] = {}  # when each kept mark was set here (``clock``)
         self._seq = 0
+        self._keep, self._clock = keep, clock
+        self._next_sweep = clock() + keep / 8
         self.epoch = secrets.token_hex(4)
 
     def bump(self, topics: Iterable[str], seq: int | None = None) -> None:
@@ -168,12 +182,28 @@ class Revisions:
         if seq is None:
             seq = self._seq + 1
         self._seq = max(self._seq, seq)
+        now = self._clock()
         for t in topics:
             if self._marks.get(t, 0) < seq:
                 self._marks[t] = seq
+                self._changed[t] = now
+        if now >= self._next_sweep:
+            self.sweep(now)
 
     def stamp(self, topics: Iterable[str]) -> int:
         return max([self._marks.get(t, 0) for t in topics], default=0)
+
+    def sweep(self, now: float) -> None:
+        """Forget the marks set more than ``keep`` seconds before ``now``."""
+        old = now - self._keep
+        for t in [t for t, at in self._changed.items() if at < old]:
+            del self._marks[t], self._changed[t]
+        self._next_sweep = now + self._keep / 8
+
+    @property
+    def marks(self) -> dict[str, int]:
+        """The marks kept, by topic (read only)."""
+        return self._marks
 
     @property
     def sequence(self) -> int:
@@ -188,6 +218,8 @@ class Revisions:
         """Take a shared bus's epoch and marks as they stand at its number ``seq`` (on joining it)."""
         self.epoch = epoch
         self._marks = dict(marks)
+        now = self._clock()  # set at most ``keep`` ago on the bus: kept here from now, later than needed, never sooner
+        self._changed = dict.fromkeys(marks, now)
         self._seq = seq
 
 

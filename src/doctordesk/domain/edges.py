@@ -16,15 +16,6 @@ from collections.abc import Iterable
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
-# How long a page that shows the clinic's reference data (fees, work hours, policies, doctors' settings) is trusted
-# at most: those change through the administration API and the import without an event on the screens' topics.
-REFERENCE_DATA = timedelta(seconds=60)
-
-
-def with_reference_data(edge: datetime | None, now: datetime) -> datetime:
-    """``edge``, or the moment reference data read at ``now`` must be read again, whichever comes first."""
-    return min(m for m in (edge, now + REFERENCE_DATA) if m is not None)
-
 
 def earliest(moments: Iterable[datetime | None], *, after: datetime) -> datetime | None:
     """The first of ``moments`` later than ``after`` (None when there is none)."""
@@ -68,6 +59,12 @@ def offsets_edge(moments: Iterable[datetime], offsets: Iterable[timedelta], now:
     an offset of zero: the moment has come) first turns for one of them."""
     spans = tuple(offsets)
     return earliest((m - o for m in moments for o in spans), after=now)
+
+
+def expiry_edge(expiries: Iterable[datetime | None], now: datetime) -> datetime | None:
+    """When the first of ``expiries`` still ahead comes: a time held until then (a FHIR ``$hold``) is free from that
+    moment on (held while ``expires > now``)."""
+    return earliest(expiries, after=now)
 
 
 def next_utc_midnight(now: datetime) -> datetime:

@@ -10,6 +10,8 @@ an event concerns without knowing screens:
     support                 the support agents' thread list
     appointments            every appointment (lists of support agents and admins)
     user:{user_id}          anything addressed to one user (token revocation, unread state)
+    clinic                  the clinic's reference data: doctors' names and settings, locations, work hours and
+                            their exceptions, fees, insurance policies (changed by the administration)
 """
 
 from __future__ import annotations
@@ -50,3 +52,10 @@ def user_topic(user_id: int) -> str:
 
 SUPPORT_TOPIC = "support"
 ALL_APPOINTMENTS_TOPIC = "appointments"
+CLINIC_TOPIC = "clinic"
+CLINIC_CHANGED = "clinic.changed"
+
+
+def clinic_changed() -> DomainEvent:
+    """The clinic's reference data changed (any of it: the screens that show some re-read all of it)."""
+    return DomainEvent(CLINIC_CHANGED, (CLINIC_TOPIC,))

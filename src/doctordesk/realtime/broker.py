@@ -5,6 +5,11 @@ Lines of JSON both ways. On connecting a worker is sent ``hello``: the bus's epo
 tokens, the last sequence number and the mark of every topic. A worker's ``publish`` gets the next number and is
 sent, numbered, to every worker (its sender included, which delivers its own events then): one order for all.
 ``set`` and ``get`` keep small values (presence) with an expiry. The socket is the owner's alone (mode 0600).
+
+A worker that does not read what it is sent (stuck, or far behind) is not waited for: the broker never blocks the
+others on it. Once more than ``send_limit`` bytes wait unsent on its connection, the broker drops that connection;
+the worker joins again (as after any loss: the bus's state adopted afresh, its screens rendered once, its open
+streams told to refresh and their tokens re-checked), so it catches up instead of falling further behind.
 """
 
 from __future__ import annotations
@@ -20,10 +25,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+from doctordesk.screens.state import Revisions
+
 log = logging.getLogger(__name__)
 
 MAX_SOCKET_PATH = 100  # bytes: a Unix socket path is at most 107 on Linux, 103 on macOS
 LINE_LIMIT = 64 * 1024 * 1024  # one line (a hello with every topic's mark, or a large event batch)
+# Bytes that may wait unsent to one worker before the broker drops its connection (a few thousand batches).
+SEND_LIMIT = 8 * 1024 * 1024
 
 
 class BrokerError(RuntimeError):
@@ -31,16 +40,17 @@ class BrokerError(RuntimeError):
 
 
 class Broker:
-    def __init__(self) -> None:
+    def __init__(self, *, send_limit: int = SEND_LIMIT) -> None:
+        self.send_limit = send_limit
         self.epoch = secrets.token_hex(4)
         self.key = secrets.token_bytes(32)
         self.seq = 0
-        self.marks: dict[str, int] = {}
+        self.revisions = Revisions()  # the marks, forgotten as every process forgets them
         self.values: dict[str, tuple[str, float]] = {}
         self.writers: set[asyncio.StreamWriter] = set()
 
     def hello(self) -> dict[str, Any]:
-        return {"hello": {"epoch": self.epoch, "key": self.key.hex(), "seq": self.seq, "marks": self.marks}}
+        return {"hello": {"epoch": self.epoch, "key": self.key.hex(), "seq": self.seq, "marks": self.revisions.marks}}
 
     async def serve(self, path: Path, ready: threading.Event | None = None) -> None:
         server = await asyncio.start_unix_server(self._client, path=str(path), limit=LINE_LIMIT)
@@ -71,12 +81,12 @@ class Broker:
         op = body.get("op")
         if op == "publish":
             self.seq += 1
-            for event in body.get("events", []):
-                for topic in event.get("topics", []):
-                    self.marks[topic] = self.seq
+            self.revisions.bump([t for e in body.get("events", []) for t in e.get("topics", [])], self.seq)
             out = _line({"seq": self.seq, "origin": body.get("origin"), "rid": body.get("rid"), **_events(body)})
-            for other in self.writers:
+            for other in list(self.writers):
                 other.write(out)
+                if other.transport.get_write_buffer_size() > self.send_limit:
+                    self._drop_lagging(other)
         elif op == "set":
             self.values[str(body["key"])] = (str(body["value"]), time.monotonic() + float(body["ttl"]))
         elif op == "get":
@@ -85,6 +95,13 @@ class Broker:
             if len(self.values) > 100_000:
                 now = time.monotonic()
                 self.values = {k: v for k, v in self.values.items() if v[1] > now}
+
+    def _drop_lagging(self, writer: asyncio.StreamWriter) -> None:
+        """A worker that lets more than ``send_limit`` bytes wait: dropped at once (what waits is discarded); it
+        joins again and catches up from the bus's state."""
+        log.warning("event bus broker: a worker fell %d bytes behind; dropped it to join again", self.send_limit)
+        self.writers.discard(writer)
+        writer.transport.abort()
 
 
 def _events(body: dict[str, Any]) -> dict[str, Any]:

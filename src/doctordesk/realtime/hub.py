@@ -23,7 +23,7 @@ from typing import Any
 from doctordesk.domain.events import DomainEvent
 from doctordesk.domain.inputs import parse_int
 from doctordesk.realtime.message import TIMEOUT_ONLY, RealtimeMessage
-from doctordesk.realtime.routing import Screen, message_for
+from doctordesk.realtime.routing import Screen, message_for, routed
 
 PRESENCE = "screen-presence"
 TOKEN_REVOKED = "token-revoked"
@@ -242,7 +242,7 @@ class Hub:
         for topic in topics:
             self._last_event[topic] = stamp
         clients: set[str] = set()
-        for topic in topics:
+        for topic in routed(topics):  # quiet topics send nothing: no lookup of their many clients
             found = self._by_topic.get(topic)
             if found:
                 clients.update(found)

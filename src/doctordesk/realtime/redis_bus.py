@@ -8,7 +8,8 @@ instance only (under an epoch of its own until it joins again), and the other in
 polling. The subscriber reconnects with backoff; on every reconnect ``on_reconnect`` runs (the app tells open
 streams to refresh and re-checks their tokens, since events may have been lost meanwhile).
 
-The marks are a Redis hash with one field per topic that ever changed (a few dozen bytes each); the sealing key
+The marks are a Redis hash with one field per topic changed within ``KEEP_MARKS_SECONDS`` (a few dozen bytes each;
+older ones are forgotten, as in every process: ``screens/state.py``, ``Revisions``); the sealing key
 is kept in Redis too, so whoever can read Redis can make state tokens (they name pages; they grant nothing).
 
 A Redis that stops answering without closing its connections (frozen) counts as lost too: an idle subscription
@@ -23,25 +24,36 @@ import contextlib
 import json
 import logging
 import secrets
+import time
 from collections.abc import Callable, Sequence
 
 import redis.asyncio as redis
 from redis.asyncio.client import PubSub
 
 from doctordesk.domain.events import DomainEvent
-from doctordesk.realtime.bus import event_from_json, event_to_json
-from doctordesk.realtime.shared import SharedBus
+from doctordesk.realtime.bus import event_to_json
+from doctordesk.realtime.shared import SharedBus, batch_events
+from doctordesk.screens.state import KEEP_MARKS_SECONDS
 
 log = logging.getLogger(__name__)
 
 PING_EVERY = 1.0  # an idle subscription pings Redis this often
 ANSWER_TIMEOUT = 2.0  # Redis answers a PING (or confirms a subscription) within this, or the connection is lost
 
-# KEYS: sequence, marks, channel. ARGV: the message, then the topics. Numbers, marks and publishes at once, so the
-# numbers reach every subscriber in order.
+# KEYS: sequence, marks, channel, marks' times. ARGV: the message, now (unix seconds), the oldest time kept, then the
+# topics. Numbers, marks and publishes at once, so the numbers reach every subscriber in order. Marks set before
+# the oldest time kept are forgotten (``state.KEEP_MARKS_SECONDS``), up to 16 per publish: more than a batch adds.
 PUBLISH = """
 local seq = redis.call('INCR', KEYS[1])
-for i = 2, #ARGV do redis.call('HSET', KEYS[2], ARGV[i], seq) end
+for i = 4, #ARGV do
+  redis.call('HSET', KEYS[2], ARGV[i], seq)
+  redis.call('ZADD', KEYS[4], ARGV[2], ARGV[i])
+end
+local old = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', '(' .. ARGV[3], 'LIMIT', 0, 16)
+if #old > 0 then
+  redis.call('HDEL', KEYS[2], unpack(old))
+  redis.call('ZREM', KEYS[4], unpack(old))
+end
 redis.call('PUBLISH', KEYS[3], seq .. ' ' .. ARGV[1])
 return seq
 """
@@ -66,25 +78,27 @@ class RedisBus(SharedBus):
         on_reconnect: Callable[[], None] = lambda: None,
         on_state: Callable[[bool], None] = lambda _c: None,
         publish_timeout: float = 0.5,
+        keep_marks: float = KEEP_MARKS_SECONDS,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         super().__init__(
             instance=instance, on_reconnect=on_reconnect, on_state=on_state, publish_timeout=publish_timeout
         )
+        self.keep_marks, self.clock = keep_marks, clock  # seconds a mark is kept (at least the processes')
         self.url = url
         self.channel = f"{channel}:events"
-        self._keys = {name: f"{channel}:screens:{name}" for name in ("epoch", "key", "seq", "marks")}
+        self._keys = {name: f"{channel}:screens:{name}" for name in ("epoch", "key", "seq", "marks", "changed")}
         self._rejoin = False
         self._publisher = redis.Redis.from_url(url, socket_connect_timeout=1.0, socket_timeout=1.0)
-        self._task: asyncio.Task[None] | None = None
-        self._ready = asyncio.Event()
 
     async def publish(self, events: Sequence[DomainEvent]) -> None:
         payload = json.dumps({"origin": self.instance, "events": [event_to_json(e) for e in events]}, default=str)
         topics = sorted({t for e in events for t in e.topics})
-        keys = [self._keys["seq"], self._keys["marks"], self.channel]
+        keys = [self._keys["seq"], self._keys["marks"], self.channel, self._keys["changed"]]
+        now = self.clock()
         try:
             async with asyncio.timeout(self.publish_timeout):
-                seq = await self._publisher.eval(PUBLISH, 3, *keys, payload, *topics)
+                seq = await self._publisher.eval(PUBLISH, 4, *keys, payload, now, now - self.keep_marks, *topics)
         except (redis.RedisError, OSError, TimeoutError) as exc:
             log.warning("event bus: publish to Redis failed (%s); other instances catch up by polling", exc)
             await self._unnumbered(events)
@@ -118,18 +132,8 @@ class RedisBus(SharedBus):
             return False
         return True
 
-    async def start(self) -> None:
-        self._task = asyncio.create_task(self._listen(), name="redis-bus")
-        # Give the first connection a moment, so events right after startup reach the other instances.
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(2.0):
-                await self._ready.wait()
-
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        await super().stop()
         await self._publisher.aclose()
 
     async def _join(self) -> None:
@@ -153,22 +157,14 @@ class RedisBus(SharedBus):
                     await pubsub.subscribe(self.channel)
                     await _confirmed(pubsub)
                     await self._join()
-                self._set_connected(True)
-                self._ready.set()
-                delay = 0.1
-                if lost:
-                    log.warning("event bus: reconnected to Redis; screens re-render once, stream tokens re-checked")
-                    self.on_reconnect()
-                    lost = False
+                self._connected_after(lost)
+                delay, lost = 0.1, False
                 await self._follow(pubsub)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # connection lost, refused, or Redis stopped answering: retry with backoff
-                if not lost:
-                    log.warning("event bus: Redis unavailable (%s); retrying", exc or type(exc).__name__)
+                self._lost(not lost, exc)
                 lost = True
-                self._set_connected(False)
-                self._ready.set()
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 2.0)
             finally:
@@ -205,14 +201,12 @@ class RedisBus(SharedBus):
         try:
             seq, _, text = _text(data).partition(" ")
             body = json.loads(text)
-            if body.get("origin") == self.instance:
-                return
-            events = [event_from_json(e) for e in body.get("events", [])]
-            number = int(seq)
+            number, events = int(seq), batch_events(body)
         except (ValueError, KeyError, TypeError, AttributeError):
             log.warning("event bus: ignored a malformed message")
             return
-        await self._numbered(events, number)
+        # This instance's own batches were delivered (and marked) when the script answered.
+        await self._from_bus(number, events, delivered_here=body.get("origin") == self.instance)
 
 
 def _text(value: object) -> str:

@@ -13,19 +13,33 @@ render once), never wrongly current.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import logging
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from doctordesk.domain.events import DomainEvent
-from doctordesk.realtime.bus import LocalHandlers
+from doctordesk.realtime.bus import LocalHandlers, event_from_json
 from doctordesk.screens.state import ScreenStates
+
+log = logging.getLogger(__name__)
+
+
+def batch_events(body: dict[str, Any]) -> list[DomainEvent]:
+    """The events of a batch as both buses carry it (``{"origin", "events": [...]}``, JSON)."""
+    return [event_from_json(e) for e in body.get("events", [])]
 
 
 class SharedBus(LocalHandlers):
-    """A bus several processes share; subclasses move the events and call ``_joined``, ``_numbered`` and
-    ``_unnumbered``. ``remember`` and ``recall`` keep small values (presence) for every process on the bus."""
+    """A bus several processes share; subclasses move the events and call ``_joined``, ``_numbered`` (or
+    ``_from_bus``) and ``_unnumbered``. ``remember`` and ``recall`` keep small values (presence) for every process
+    on the bus. Each runs one listening task (``_listen``): ``start`` starts it and waits up to ``first_wait``
+    seconds for its first connection, ``stop`` ends it; the task reports ``_connected_after`` and ``_lost``."""
 
     shared = True
     kind = "shared"  # readiness says "<kind>-connected" or "<kind>-disconnected"
+    first_wait = 2.0  # seconds ``start`` waits for the first connection (so early events reach the others)
 
     def __init__(
         self,
@@ -42,6 +56,8 @@ class SharedBus(LocalHandlers):
         self.publish_timeout = publish_timeout
         self.connected = False
         self.screens: ScreenStates | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._ready = asyncio.Event()  # the first connection succeeded or failed
 
     def attach(self, screens: ScreenStates) -> None:
         """Keep ``screens``' marks, epoch and key in step with the bus (a server's; a ``worker`` has none)."""
@@ -50,6 +66,37 @@ class SharedBus(LocalHandlers):
     @property
     def state(self) -> str:
         return f"{self.kind}-connected" if self.connected else f"{self.kind}-disconnected"
+
+    async def start(self) -> None:
+        self._task = asyncio.create_task(self._listen(), name=f"{self.kind}-bus")
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(self.first_wait):
+                await self._ready.wait()
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def _listen(self) -> None:
+        """Connect, join, follow the bus until the connection fails; again, with backoff, until cancelled."""
+        raise NotImplementedError
+
+    def _connected_after(self, lost: bool) -> None:
+        """The listening task (re)joined the bus; after a loss, events may have been missed: ``on_reconnect``."""
+        self._set_connected(True)
+        self._ready.set()
+        if lost:
+            log.warning("event bus (%s): joined again; screens re-render once, stream tokens re-checked", self.kind)
+            self.on_reconnect()
+
+    def _lost(self, first: bool, exc: BaseException) -> None:
+        """The listening task lost the bus (logged once per loss, ``first``); it retries with backoff."""
+        if first:
+            log.warning("event bus (%s) unavailable (%s); retrying", self.kind, exc or type(exc).__name__)
+        self._set_connected(False)
+        self._ready.set()
 
     async def ping(self, *, timeout: float) -> bool:
         raise NotImplementedError
@@ -81,6 +128,16 @@ class SharedBus(LocalHandlers):
                 self.screens.revisions.bump(event.topics, seq)
         for event in events:
             await self.deliver(event)
+
+    async def _from_bus(self, seq: int, events: Sequence[DomainEvent], *, delivered_here: bool) -> None:
+        """A batch the bus numbered ``seq`` as it came back from the bus (``batch_events``). When this process
+        delivered it already (its own publish, delivered when the bus answered or when it gave up waiting) only
+        the marks are taken; otherwise it is delivered here as ``_numbered``."""
+        if not delivered_here:
+            await self._numbered(events, seq)
+        elif self.screens is not None:
+            for event in events:
+                self.screens.revisions.bump(event.topics, seq)
 
     async def _unnumbered(self, events: Sequence[DomainEvent]) -> None:
         """Events of this process the bus did not number: this process alone, under an epoch of its own."""

@@ -11,7 +11,6 @@ runs after a loss, as for Redis).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import itertools
 import json
 import logging
@@ -20,14 +19,15 @@ from typing import Any
 
 from doctordesk.domain.events import DomainEvent
 from doctordesk.realtime.broker import LINE_LIMIT
-from doctordesk.realtime.bus import event_from_json, event_to_json
-from doctordesk.realtime.shared import SharedBus
+from doctordesk.realtime.bus import event_to_json
+from doctordesk.realtime.shared import SharedBus, batch_events
 
 log = logging.getLogger(__name__)
 
 
 class SocketBus(SharedBus):
     kind = "socket"
+    first_wait = 5.0
 
     def __init__(self, path: str, *, instance: str, publish_timeout: float = 2.0) -> None:
         super().__init__(instance=instance, publish_timeout=publish_timeout)
@@ -35,20 +35,6 @@ class SocketBus(SharedBus):
         self._writer: asyncio.StreamWriter | None = None
         self._waiting: dict[int, asyncio.Future[Any]] = {}
         self._ids = itertools.count(1)
-        self._task: asyncio.Task[None] | None = None
-        self._ready = asyncio.Event()
-
-    async def start(self) -> None:
-        self._task = asyncio.create_task(self._listen(), name="socket-bus")
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(5.0):
-                await self._ready.wait()
-
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
 
     async def publish(self, events: Sequence[DomainEvent]) -> None:
         body = {"op": "publish", "origin": self.instance, "events": [event_to_json(e) for e in events]}
@@ -106,24 +92,16 @@ class SocketBus(SharedBus):
                 self._joined(
                     epoch=hello["epoch"], key=bytes.fromhex(hello["key"]), marks=hello["marks"], seq=hello["seq"]
                 )
-                self._set_connected(True)
-                self._ready.set()
-                delay = 0.05
-                if lost:
-                    log.warning("event bus: joined the broker again; screens re-render once, stream tokens re-checked")
-                    self.on_reconnect()
-                    lost = False
+                self._connected_after(lost)
+                delay, lost = 0.05, False
                 while line := await reader.readline():
                     await self._receive(json.loads(line))
                 raise ConnectionError("the broker closed the connection")
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # broker away, restarting, or a broken line: join again with backoff
-                if not lost:
-                    log.warning("event bus: broker at %s unavailable (%s); retrying", self.path, exc)
+                self._lost(not lost, exc)
                 lost = True
-                self._set_connected(False)
-                self._ready.set()
                 for future in self._waiting.values():
                     if not future.done():
                         future.set_exception(ConnectionError("broker lost"))
@@ -139,13 +117,7 @@ class SocketBus(SharedBus):
         mine = body.get("origin") == self.instance
         waiting = self._waiting.get(rid) if mine or "seq" not in body else None
         if "seq" in body:
-            events = [event_from_json(e) for e in body.get("events", [])]
-            if mine and waiting is None:
-                # Its publish gave up waiting and delivered them already: only the marks are new here.
-                if self.screens is not None:
-                    for event in events:
-                        self.screens.revisions.bump(event.topics, int(body["seq"]))
-            else:
-                await self._numbered(events, int(body["seq"]))
+            # Its own batch whose publish gave up waiting was delivered here already.
+            await self._from_bus(int(body["seq"]), batch_events(body), delivered_here=mine and waiting is None)
         if waiting is not None and not waiting.done():
             waiting.set_result(body)

@@ -12,7 +12,7 @@ from doctordesk.domain.appointments.list_sections import Section
 from doctordesk.domain.appointments.notices import Notice
 from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.appointments.views import AppointmentView
-from doctordesk.domain.events import ALL_APPOINTMENTS_TOPIC, doctor_topic, patient_topic, user_topic
+from doctordesk.domain.events import ALL_APPOINTMENTS_TOPIC, CLINIC_TOPIC, doctor_topic, patient_topic, user_topic
 from doctordesk.domain.keyset import Slice, count_label
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.i18n import N_, _, stored
@@ -55,12 +55,13 @@ _TITLES: dict[Role, dict[Section, str]] = {
 
 
 def topics(actor: Actor) -> tuple[str, ...]:
-    """The data the list shows, for the poll's change check and real-time routing."""
+    """The data the list shows, for the poll's change check and real-time routing (the clinic: doctors' and
+    locations' names, locations' time zones)."""
     if actor.role is Role.DOCTOR:
-        return (doctor_topic(actor.user_id), user_topic(actor.user_id))
+        return (doctor_topic(actor.user_id), user_topic(actor.user_id), CLINIC_TOPIC)
     if actor.role is Role.PATIENT and actor.patient_id is not None:
-        return (patient_topic(actor.patient_id), user_topic(actor.user_id))
-    return (ALL_APPOINTMENTS_TOPIC, user_topic(actor.user_id))
+        return (patient_topic(actor.patient_id), user_topic(actor.user_id), CLINIC_TOPIC)
+    return (ALL_APPOINTMENTS_TOPIC, user_topic(actor.user_id), CLINIC_TOPIC)
 
 
 def endpoint(f: ListFilter) -> str:

@@ -12,7 +12,7 @@ from urllib.parse import urlencode
 from zoneinfo import ZoneInfo
 
 from doctordesk.domain import moments
-from doctordesk.domain.events import doctor_topic, user_topic
+from doctordesk.domain.events import CLINIC_TOPIC, doctor_topic, user_topic
 from doctordesk.domain.scheduling.booking import NOTE_MAX, SERVICES, Choice
 from doctordesk.i18n import _
 from doctordesk.i18n.formats import format_day, format_local
@@ -55,8 +55,10 @@ def endpoint(c: Choice) -> str:
 
 
 def shown(c: Choice, user_id: int) -> Shown:
-    """Free times change with any change to the doctor's appointments: the doctor's topic."""
-    topics = (doctor_topic(c.doctor_id), user_topic(user_id)) if c.doctor_id else (user_topic(user_id),)
+    """Free times change with any change to the doctor's appointments (the doctor's topic) and with work hours
+    and the clinic's doctors and locations (the clinic's)."""
+    mine = (user_topic(user_id), CLINIC_TOPIC)
+    topics = (doctor_topic(c.doctor_id), *mine) if c.doctor_id else mine
     return Shown(SCREEN, endpoint(c), topics)
 
 

@@ -11,7 +11,7 @@ from datetime import datetime
 from doctordesk.domain.appointments.decisions import can_answer
 from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.appointments.views import AppointmentView
-from doctordesk.domain.events import appointment_topic, user_topic
+from doctordesk.domain.events import CLINIC_TOPIC, appointment_topic, user_topic
 from doctordesk.domain.review.coverage import for_patient
 from doctordesk.domain.roles import Role
 from doctordesk.i18n import N_, _, maybe
@@ -35,7 +35,7 @@ def endpoint(appointment_id: int) -> str:
 
 
 def topics(appointment_id: int, user_id: int) -> tuple[str, ...]:
-    return (appointment_topic(appointment_id), user_topic(user_id))
+    return (appointment_topic(appointment_id), user_topic(user_id), CLINIC_TOPIC)  # the clinic: locations' names
 
 
 def shown(appointment_id: int, user_id: int) -> Shown:

@@ -13,7 +13,7 @@ from typing import Any
 from doctordesk.domain.appointments.decisions import MAX_REASON_CHARS
 from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.appointments.views import AppointmentView
-from doctordesk.domain.events import appointment_topic, doctor_topic
+from doctordesk.domain.events import CLINIC_TOPIC, appointment_topic, doctor_topic
 from doctordesk.domain.review.assessment import Assessment, CardAssessment
 from doctordesk.domain.roles import Role
 from doctordesk.domain.scheduling.suggestions import MAX_ALTERNATIVES
@@ -60,8 +60,14 @@ def draft_topic(appointment_id: int, user_id: int) -> str:
 
 
 def topics(appointment_id: int, user_id: int) -> tuple[str, ...]:
-    # The doctor's own topic: a booking elsewhere in their schedule can change an overlap message here.
-    return (appointment_topic(appointment_id), draft_topic(appointment_id, user_id), doctor_topic(user_id))
+    # The doctor's own topic: a booking elsewhere in their schedule can change an overlap message here. The clinic:
+    # fees, work hours, coverage, doctors' settings.
+    return (
+        appointment_topic(appointment_id),
+        draft_topic(appointment_id, user_id),
+        doctor_topic(user_id),
+        CLINIC_TOPIC,
+    )
 
 
 def shown(appointment_id: int, user_id: int) -> Shown:

@@ -27,6 +27,7 @@ import hmac
 import math
 import secrets
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable
 from contextvars import ContextVar
@@ -42,6 +43,10 @@ Render = Callable[[], Awaitable[Page]]
 SEAL_CHARS = 24  # hex digits of the HMAC kept: 96 bits
 # How long a page whose render did not say when time changes it (``Page.timed`` false) is trusted, at most.
 UNTIMED_SECONDS = 60
+# A topic's mark is forgotten (counts as never changed) once its last event is this old: twice the longest safety
+# net the settings allow, so no token that could still be current was issued before that event. The marks kept
+# (here, in Redis, in the broker) are then those of the topics changed within it.
+KEEP_MARKS_SECONDS = 2 * 86400
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +135,16 @@ unchanged_answer: ContextVar[Unchanged | None] = ContextVar("doctordesk_unchange
 current_client: ContextVar[str | None] = ContextVar("doctordesk_current_client", default=None)
 
 
+@dataclass(frozen=True, slots=True)
+class Revision:
+    """Where a screen's topics stood (``epoch``, ``stamp``) and the number of the last event marked here
+    (``sequence``), read before anything a page shows is read (``ScreenStates.revision``)."""
+
+    epoch: str
+    stamp: int
+    sequence: int
+
+
 class ShownListener(Protocol):
     """Told whenever a viewer is handed a screen: ``opened`` for its page (PUT), else for its poll's answer
     (presence listens here). Runs on every poll: it must return at once, without I/O, when it has nothing new."""
@@ -146,11 +161,20 @@ class Revisions:
     they (re)join it: then a token issued by one process is judged the same way by every other. A page rendered
     after its process learned of sequence number n shows every event numbered below n (each was committed before
     it was numbered), so a token whose marks another process still finds current names a page showing everything
-    that process has seen on those topics."""
+    that process has seen on those topics.
 
-    def __init__(self) -> None:
+    A mark whose event is older than ``keep`` seconds is forgotten (``KEEP_MARKS_SECONDS``; swept here every
+    eighth of it, in Redis and the broker as events come). Sound: a token is current only while younger than the
+    max age, far less than ``keep``, and an event that makes it stale came after it was issued, so its mark is
+    younger than the token and kept while the token could pass. A token whose stamp came from a forgotten mark
+    renders once more; processes forgetting at slightly different moments only cost such renders."""
+
+    def __init__(self, *, keep: float = KEEP_MARKS_SECONDS, clock: Callable[[], float] = time.monotonic) -> None:
         self._marks: dict[str, int] = {}
+        self._changed: dict[str, float] = {}  # when each kept mark was set here (``clock``)
         self._seq = 0
+        self._keep, self._clock = keep, clock
+        self._next_sweep = clock() + keep / 8
         self.epoch = secrets.token_hex(4)
 
     def bump(self, topics: Iterable[str], seq: int | None = None) -> None:
@@ -158,25 +182,33 @@ class Revisions:
         if seq is None:
             seq = self._seq + 1
         self._seq = max(self._seq, seq)
+        now = self._clock()
         for t in topics:
             if self._marks.get(t, 0) < seq:
                 self._marks[t] = seq
+                self._changed[t] = now
+        if now >= self._next_sweep:
+            self.sweep(now)
 
     def stamp(self, topics: Iterable[str]) -> int:
         return max([self._marks.get(t, 0) for t in topics], default=0)
+
+    def sweep(self, now: float) -> None:
+        """Forget the marks set more than ``keep`` seconds before ``now``."""
+        old = now - self._keep
+        for t in [t for t, at in self._changed.items() if at < old]:
+            del self._marks[t], self._changed[t]
+        self._next_sweep = now + self._keep / 8
+
+    @property
+    def marks(self) -> dict[str, int]:
+        """The marks kept, by topic (read only)."""
+        return self._marks
 
     @property
     def sequence(self) -> int:
         """The number of the last event marked here."""
         return self._seq
-
-    def after_own(self, topics: Iterable[str], *, sequence: int, stamp: int, events: int) -> int:
-        """``topics``' stamp for a page that shows a writer's own ``events``, read at ``sequence`` with ``stamp``:
-        exact when those events were marked since and nothing else was (the stamp now); otherwise ``stamp``, so
-        the page's next poll renders it again. A token never vouches for an event its page may not show."""
-        if self._seq == sequence + events:
-            return self.stamp(topics)
-        return stamp
 
     def invalidate(self) -> None:
         """A new epoch of this process alone: every token issued so far fails the cheap check once."""
@@ -186,6 +218,8 @@ class Revisions:
         """Take a shared bus's epoch and marks as they stand at its number ``seq`` (on joining it)."""
         self.epoch = epoch
         self._marks = dict(marks)
+        now = self._clock()  # set at most ``keep`` ago on the bus: kept here from now, later than needed, never sooner
+        self._changed = dict.fromkeys(marks, now)
         self._seq = seq
 
 
@@ -314,9 +348,9 @@ class ScreenStates:
             and (token.until == 0 or now < token.until)
         )
 
-    def revision(self, topics: Iterable[str]) -> tuple[str, int]:
-        """Where the topics stand now (epoch and stamp): read before reading what a page will show."""
-        return self.revisions.epoch, self.revisions.stamp(topics)
+    def revision(self, topics: Iterable[str]) -> Revision:
+        """Where the topics stand now: read before reading what a page will show."""
+        return Revision(self.revisions.epoch, self.revisions.stamp(topics), self.revisions.sequence)
 
     def follow(
         self,
@@ -324,22 +358,32 @@ class ScreenStates:
         *,
         viewer: Viewer,
         topics: Iterable[str],
-        revision: tuple[str, int],
+        revision: Revision,
         screen: str,
         title: str,
         poll: str,
         elements: list[Any],
         parts: Parts | None = None,
+        own_events: int = 0,
     ) -> str:
         """The state token of a page made from the one ``token`` names (a screen's answer to an action, built
         without rendering the screen again), showing everything up to ``revision``. It keeps ``token``'s issue
         time and ``until``, so it ages as that page does (what the action added changes with time no sooner than
         what the page showed). The page is cached like a rendered one, with ``parts`` (the canonical
-        JSON of some of its elements) for the next page made from it."""
+        JSON of some of its elements) for the next page made from it.
+
+        ``own_events``: the page also shows what the action itself published (a chat send's message), marked here
+        since ``revision``. The stamp then covers them when exactly they were marked since and nothing else was
+        (the topics' stamp now); otherwise it stays ``revision``'s, so the next poll renders. A token never
+        vouches for an event its page may not show."""
         content = content_hash(screen, title, poll, elements, parts=parts)
         self.cache.put(content, elements, parts)
-        epoch, stamp = revision
-        new = Token(epoch, stamp, token.issued, token.language, content, token.until)
+        topics = tuple(topics)
+        stamp = revision.stamp
+        marks = self.revisions
+        if marks.epoch == revision.epoch and marks.sequence == revision.sequence + own_events:
+            stamp = marks.stamp(topics)  # nothing but the action's own events since: the page shows all of them
+        new = Token(revision.epoch, stamp, token.issued, token.language, content, token.until)
         return str(self._seal(new, viewer, topics))
 
     def patches_from(

@@ -10,7 +10,7 @@ from datetime import date, timedelta
 from typing import Any
 
 from doctordesk.domain.appointments.week import Kind, Placed, hour_span
-from doctordesk.domain.events import doctor_topic, user_topic
+from doctordesk.domain.events import CLINIC_TOPIC, doctor_topic, user_topic
 from doctordesk.domain.roles import Actor
 from doctordesk.i18n import N_, _
 from doctordesk.i18n.formats import format_day
@@ -36,7 +36,7 @@ def endpoint(day: date) -> str:
 
 
 def shown(actor: Actor) -> Shown:
-    return Shown(SCREEN, ENDPOINT, (doctor_topic(actor.user_id), user_topic(actor.user_id)))
+    return Shown(SCREEN, ENDPOINT, (doctor_topic(actor.user_id), user_topic(actor.user_id), CLINIC_TOPIC))
 
 
 def _clock(minute: int) -> str:

@@ -11,7 +11,9 @@ import httpx
 import pytest
 from sqlalchemy import select
 
+from doctordesk.domain.scheduling.booking import VISIT_MINUTES
 from doctordesk.screens.protocol import apply, walk
+from doctordesk.store.fhir_tables import SlotHold
 from doctordesk.store.tables import Appointment
 from tests.support.review import PENDING_5, REQUESTED, aid
 
@@ -96,13 +98,13 @@ async def test_review_and_approve_holds_until_the_requested_time_passes(client, 
     a = aid(demo, REQUESTED)
     async with runtime.db.read() as session:
         start = await session.scalar(select(Appointment.start_at).where(Appointment.id == a))
-    clock.at = start - timedelta(seconds=30)  # within the minute reference data is trusted for
+    clock.at = start - timedelta(seconds=30)
     screen = await Screen(client, login, "doctor1", f"/profile/appointments/{a}/approve").open()
     assert until(screen.page["state"]) == int(start.timestamp())
     assert "has passed" not in str(screen.page["elements"])
     assert await screen.crossed(clock)
     assert "The requested time has passed" in str(screen.page["elements"])
-    assert await across(screen, clock, 2) == 2  # then the minute of reference data, each time
+    assert await across(screen, clock, 2) == 2  # then its other moments (the day turns, the horizon)
 
 
 async def test_booking_holds_until_a_free_time_reaches_the_lead_time_or_the_day_turns(client, login, runtime, clock):
@@ -120,8 +122,8 @@ async def test_the_fees_screen_holds_until_a_recorded_version_comes_into_force(c
     assert until(screen.page["state"]) == int((clock.now() + timedelta(seconds=20)).timestamp())
     assert await across(screen, clock, 1) == 1
     assert section(screen.page, "in-force") != in_force  # the new version is in force now
-    # No later version: the minute reference data is trusted for (changes through the JSON API send no event).
-    assert until(screen.page["state"]) == int(clock.now().timestamp()) + 60
+    # No later version: no moment changes it (a change of the fees is an event on the clinic topic).
+    assert until(screen.page["state"]) == 0
 
 
 async def test_screens_no_moment_changes_hold_until_an_event_or_the_safety_net(client, login, demo, runtime, clock):
@@ -138,3 +140,33 @@ async def test_screens_no_moment_changes_hold_until_an_event_or_the_safety_net(c
         assert update["patches"] == [] and update["state"] == screen.page["state"]
         fresh = await screen._send("PUT", screen.path)
         assert fresh["elements"] == screen.page["elements"]  # and a render would have shown the same
+
+
+async def test_booking_holds_until_a_held_time_comes_free(client, login, demo, runtime, clock):
+    """A FHIR ``$hold`` takes a time until it expires, without an event when it does: its expiry is an edge."""
+    doctor, berlin = demo.users["doctor1"], demo.locations["berlin"]
+    path = f"/profile/book?doctor={doctor}&location={berlin}"
+    first = await Screen(client, login, "patient1", path).open()
+    times = [e for e in walk(first.page["elements"]) if e["id"].startswith("time-")]
+    held = times[-1]  # the week's last free time: far from the lead time
+    expires = clock.now().replace(microsecond=0) + timedelta(minutes=10)
+    async with runtime.db.transaction() as session:
+        session.add(
+            SlotHold(
+                doctor_id=doctor,
+                location_id=berlin,
+                start_at=datetime.fromisoformat(held["props"]["start"]),
+                duration_minutes=VISIT_MINUTES,
+                expires_at=expires,
+                holder="account:1",
+                created_at=clock.now(),
+            )  # fmt: skip
+        )
+    screen = await Screen(client, login, "patient1", path).open()
+    assert held["id"] not in str(screen.page["elements"])
+    edges = []
+    while held["id"] not in str(screen.page["elements"]):
+        edges.append(until(screen.page["state"]))
+        assert edges[-1] <= int(expires.timestamp())  # never past the expiry
+        assert await screen.crossed(clock)
+    assert edges[-1] == int(expires.timestamp())  # freed exactly at the hold's expiry, the poll equal to a render

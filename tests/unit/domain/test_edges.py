@@ -12,7 +12,15 @@ from hypothesis import strategies as st
 from doctordesk.domain.appointments.list_sections import list_edge, section_of
 from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.appointments.views import AppointmentView, Party, Place
-from doctordesk.domain.edges import earliest, midnight, next_midnight, next_utc_midnight, offsets_edge, today_edge
+from doctordesk.domain.edges import (
+    earliest,
+    expiry_edge,
+    midnight,
+    next_midnight,
+    next_utc_midnight,
+    offsets_edge,
+    today_edge,
+)
 from doctordesk.domain.scheduling.free_times import FreeTimeQuery, free_starts, free_starts_edge
 from doctordesk.domain.scheduling.suggestions import LEAD_TIME, Hours
 
@@ -81,6 +89,12 @@ def test_offsets_edge_names_the_first_offset_moment_ahead():
     assert offsets_edge([start], [timedelta(0), LEAD_TIME], NOW) == start - LEAD_TIME
     assert offsets_edge([start], [timedelta(hours=4)], NOW) is None
     assert next_utc_midnight(NOW) == datetime(2026, 3, 29, tzinfo=UTC)
+
+
+def test_a_hold_frees_its_time_at_the_first_expiry_ahead():
+    soon, later = NOW + timedelta(minutes=4), NOW + timedelta(minutes=9)
+    assert expiry_edge([later, None, soon, NOW - timedelta(seconds=1)], NOW) == soon
+    assert expiry_edge([None, NOW], NOW) is None  # held while ``expires > now``: one expiring now is free already
 
 
 @settings(max_examples=60, deadline=None)

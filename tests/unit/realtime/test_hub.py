@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from doctordesk.domain.events import DomainEvent, doctor_topic, thread_topic
+from doctordesk.domain.events import CLINIC_TOPIC, DomainEvent, clinic_changed, doctor_topic, thread_topic
 from doctordesk.realtime.hub import CLOSE, Hub, Stream
 from doctordesk.realtime.message import RealtimeMessage
 from doctordesk.realtime.routing import Screen
@@ -110,3 +110,11 @@ async def test_heartbeats_go_to_idle_streams_only_and_expired_tokens_close() -> 
     assert data(drain(idle)) == [""]
     assert drain(busy) == []
     assert drain(expired) == [CLOSE]
+
+
+async def test_a_clinic_change_reaches_no_stream() -> None:
+    hub = Hub()
+    hub.set_presence("a", Screen(1, LIST.screen, LIST.poll, (*LIST.topics, CLINIC_TOPIC)))
+    a = hub.open("a", user_id=1, token_id=1, expires_at=None)
+    await hub.on_event(clinic_changed())
+    assert drain(a) == []

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from doctordesk.domain.events import appointment_topic, doctor_topic, thread_topic, user_topic
+from doctordesk.domain.events import CLINIC_TOPIC, appointment_topic, doctor_topic, thread_topic, user_topic
 from doctordesk.realtime.message import RealtimeMessage
 from doctordesk.realtime.routing import Screen, message_for
 
@@ -34,3 +34,10 @@ def test_an_event_that_does_not_touch_the_screen_gives_nothing() -> None:
     assert message_for({thread_topic(8), doctor_topic(2)}, CHAT) is None
     assert message_for({doctor_topic(2)}, LIST) is None
     assert message_for(set(), LIST) is None
+
+
+def test_a_clinic_change_sends_nothing_though_the_screens_show_it() -> None:
+    """Quiet: every open screen shows the clinic's data; each renders it at its own next poll instead of all at once."""
+    list_ = Screen(LIST.user_id, LIST.screen, LIST.poll, (*LIST.topics, CLINIC_TOPIC))
+    assert message_for({CLINIC_TOPIC}, list_) is None
+    assert message_for({CLINIC_TOPIC, doctor_topic(1)}, list_) == RealtimeMessage(timeout=True)

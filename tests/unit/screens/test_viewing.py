@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from doctordesk.screens.protocol import Page, apply, el
-from doctordesk.screens.state import Revisions, ScreenStates, Shown, Viewer
+from doctordesk.screens.state import Revisions, ScreenStates, Shown, Token, Viewer
 from doctordesk.screens.viewing import Viewing
 
 SHOWN = Shown("counter", "/counter", ("counter:1",))
@@ -123,3 +123,26 @@ async def test_a_token_with_any_part_changed_is_no_token(part):
     forged = ".".join(parts)
     assert states.read(forged, VIEWER, SHOWN.topics) is None
     assert not states.unchanged(forged, SHOWN.topics, NOW, viewer=VIEWER)
+
+
+async def test_a_page_made_from_another_vouches_for_the_actions_own_events_only_when_nothing_else_came() -> None:
+    """``follow``: an action's answer built without a render (a chat send's appended message) shows the events the
+    action published; its token is current only when they, and nothing else, were marked since the revision."""
+    states, counter, _ = setup()
+    page = await viewing(states, counter).page()
+    token = Token.parse(page.state)
+    assert token is not None
+
+    def made(own_events: int, *others: str) -> str:
+        revision = states.revision(SHOWN.topics)
+        states.revisions.bump(SHOWN.topics)  # the action's own event
+        for other in others:
+            states.revisions.bump((other,))
+        return states.follow(
+            token, viewer=VIEWER, topics=SHOWN.topics, revision=revision, screen=SHOWN.screen, title="Counter",
+            poll=SHOWN.poll, elements=[el("value", "Text", value=1).to_json()], own_events=own_events,
+        )  # fmt: skip
+
+    assert states.unchanged(made(1), SHOWN.topics, NOW, viewer=VIEWER)
+    assert not states.unchanged(made(1, "elsewhere:2"), SHOWN.topics, NOW, viewer=VIEWER)  # another event between
+    assert not states.unchanged(made(0), SHOWN.topics, NOW, viewer=VIEWER)  # the page does not claim to show it

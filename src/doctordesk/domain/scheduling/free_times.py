@@ -143,7 +143,8 @@ def free_starts_edge(
     exceptions: Sequence[HoursException] = (),
 ) -> datetime | None:
     """When time alone next changes ``free_starts``'s answer: a candidate start comes within the lead time (it
-    is no longer free) or within the horizon (it may become free). Busy times only change with events."""
+    is no longer free) or within the horizon (it may become free). Busy times change with events, but for a
+    held time coming free (``edges.expiry_edge``)."""
     moments = (
         s - span for s in candidate_starts(q, hours=hours, exceptions=exceptions) for span in (LEAD_TIME, horizon)
     )

@@ -87,6 +87,7 @@ class Busy:
     end: datetime
     what: str  # for the message: "an approved appointment", "an offer sent for another appointment"
     tentative: bool = False
+    expires: datetime | None = None  # when it stops taking the time by itself (a hold); None: only by an event
 
 
 @dataclass(frozen=True, slots=True)

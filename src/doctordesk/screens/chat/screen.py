@@ -16,7 +16,7 @@ from urllib.parse import urlencode
 
 from doctordesk.domain.appointments.views import AppointmentView
 from doctordesk.domain.chat.messages import Cursor, MessageView, counterpart_read, is_outgoing, is_unread
-from doctordesk.domain.events import appointment_topic, thread_topic, user_topic
+from doctordesk.domain.events import CLINIC_TOPIC, appointment_topic, thread_topic, user_topic
 from doctordesk.domain.files.attachments import ALLOWED
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.i18n import N_, _
@@ -54,8 +54,8 @@ class ChatState:
 
 def topics(appointment_id: int, viewer_id: int) -> tuple[str, ...]:
     """The thread, the appointment (its time is in the subject; a change of its doctor changes who may read) and
-    the viewer."""
-    return (thread_topic(appointment_id), appointment_topic(appointment_id), user_topic(viewer_id))
+    the viewer; the clinic (the doctor's name, the location's time zone)."""
+    return (thread_topic(appointment_id), appointment_topic(appointment_id), user_topic(viewer_id), CLINIC_TOPIC)
 
 
 def shown(appointment_id: int, viewer_id: int) -> Shown:

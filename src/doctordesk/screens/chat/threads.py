@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from doctordesk.domain.chat.messages import excerpt
-from doctordesk.domain.events import SUPPORT_TOPIC, user_topic
+from doctordesk.domain.events import CLINIC_TOPIC, SUPPORT_TOPIC, user_topic
 from doctordesk.domain.keyset import Slice, count_label
 from doctordesk.i18n import _
 from doctordesk.i18n.formats import format_local
@@ -39,7 +39,7 @@ class ThreadSummary:
 
 
 def topics(viewer_id: int) -> tuple[str, ...]:
-    return (SUPPORT_TOPIC, user_topic(viewer_id))
+    return (SUPPORT_TOPIC, user_topic(viewer_id), CLINIC_TOPIC)  # the clinic: doctors' names, time zones
 
 
 def shown(viewer_id: int) -> Shown:

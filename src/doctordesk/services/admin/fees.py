@@ -21,7 +21,7 @@ from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
 from doctordesk.services.admin.audit import record_change
-from doctordesk.services.admin.users import forget_clinic
+from doctordesk.services.scheduling.clinic_facts import clinic_changed
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.tables import FeeSchedule, Location, User
 
@@ -141,5 +141,5 @@ async def add_rule(rt: Runtime, actor: Actor, rule: FeeRuleInput) -> dict[str, A
             session, actor, at=now, action="admin.fee-rule-added", entity="fee_rule", entity_id=row.id,
             before=rule_json(previous) if previous is not None else None, after=after,
         )  # fmt: skip
-    forget_clinic(rt)
+    await clinic_changed(rt)
     return after

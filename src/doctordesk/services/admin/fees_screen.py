@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from doctordesk.domain import moments
-from doctordesk.domain.edges import earliest, with_reference_data
+from doctordesk.domain.edges import earliest
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.inputs import parse_id, parse_int
 from doctordesk.domain.review.fees import KINDS, MAX_PERCENT, charged_by
@@ -46,7 +46,7 @@ def fees_page(rt: Runtime, actor: Actor, *, layout: Layout, client_id: str | Non
         )  # fmt: skip
         # "In force now" changes when a recorded version comes into force.
         starts = (datetime.fromisoformat(r["effective_from"]) for r in history if r["effective_from"])
-        return lasting(page, with_reference_data(earliest(starts, after=at), at))
+        return lasting(page, earliest(starts, after=at))
 
     return viewing(rt, actor, screen_name=screen.SCREEN, endpoint=screen.ENDPOINT, render=render, client_id=client_id)
 

@@ -34,8 +34,8 @@ from doctordesk.domain.scheduling.suggestions import (
 from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
 from doctordesk.services.admin.audit import record_change
-from doctordesk.services.admin.users import forget_clinic
 from doctordesk.services.scheduling.busy_times import lock_schedules
+from doctordesk.services.scheduling.clinic_facts import clinic_changed
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.admin_tables import WorkHoursException
 from doctordesk.store.tables import Appointment, Location, User, WorkHours
@@ -181,7 +181,7 @@ async def set_weekly(
             after={"location_id": location_id, "rules": [hours_json(h) for h in blocks],
                    "conflicts": [c.appointment_id for c in conflicts]},
         )  # fmt: skip
-    forget_clinic(rt)
+    await clinic_changed(rt)
     return HoursChange(applied=True, conflicts=conflicts)
 
 
@@ -213,7 +213,7 @@ async def add_exception(
             before=None, after={**exception_json(row), "conflicts": [c.appointment_id for c in conflicts]},
         )  # fmt: skip
         row_id = row.id
-    forget_clinic(rt)
+    await clinic_changed(rt)
     return HoursChange(applied=True, conflicts=conflicts, exception_id=row_id)
 
 
@@ -240,5 +240,5 @@ async def remove_exception(rt: Runtime, actor: Actor, exception_id: int, *, conf
             session, actor, at=now, action="admin.hours-exception-removed", entity="doctor", entity_id=doctor_id,
             before=exception_json(row), after=None,
         )  # fmt: skip
-    forget_clinic(rt)
+    await clinic_changed(rt)
     return HoursChange(applied=True, conflicts=conflicts, exception_id=exception_id)

@@ -17,7 +17,7 @@ from doctordesk.domain.scheduling.suggestions import is_timezone
 from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
 from doctordesk.services.admin.audit import record_change
-from doctordesk.services.admin.users import forget_clinic
+from doctordesk.services.scheduling.clinic_facts import clinic_changed
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.tables import Location
 
@@ -82,7 +82,7 @@ async def create_location(rt: Runtime, actor: Actor, change: LocationChange) -> 
             uow.session, actor, at=now, action="admin.location-created", entity="location", entity_id=loc.id,
             before=None, after=view.audited(),
         )  # fmt: skip
-    forget_clinic(rt)
+    await clinic_changed(rt)
     return view
 
 
@@ -108,5 +108,5 @@ async def update_location(rt: Runtime, actor: Actor, location_id: int, change: L
             uow.session, actor, at=now, action="admin.location-updated", entity="location", entity_id=loc.id,
             before=before.audited(), after=after.audited(),
         )  # fmt: skip
-    forget_clinic(rt)
+    await clinic_changed(rt)
     return after

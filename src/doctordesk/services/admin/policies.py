@@ -17,6 +17,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.errors import DomainError, NotFound, ValidationFailed
+from doctordesk.domain.events import clinic_changed
 from doctordesk.domain.names import check_name
 from doctordesk.domain.review.coverage import check_third_party
 from doctordesk.domain.roles import Actor, Role
@@ -173,6 +174,7 @@ async def create_policy(rt: Runtime, actor: Actor, patient_id: int, data: Policy
             session, actor, at=now, action="admin.policy-created", entity="policy", entity_id=policy.id,
             before=None, after=after,
         )  # fmt: skip
+        uow.emit(clinic_changed())  # the coverage Review and Approve shows
     return after
 
 
@@ -207,4 +209,5 @@ async def update_policy(rt: Runtime, actor: Actor, policy_id: int, data: PolicyI
             session, actor, at=now, action="admin.policy-updated", entity="policy", entity_id=policy.id,
             before=before, after=after,
         )  # fmt: skip
+        uow.emit(clinic_changed())  # the coverage Review and Approve shows
     return after

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 
 from doctordesk.domain.errors import NotFound
-from doctordesk.domain.events import DomainEvent
+from doctordesk.domain.events import CLINIC_TOPIC, DomainEvent
 from doctordesk.domain.inputs import text_problem
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.texts import N_
@@ -35,14 +35,17 @@ def viewing(
     endpoint: str,
     render: Callable[[], Awaitable[Page]],
     client_id: str | None,
+    shows_clinic: bool = True,
 ) -> Viewing:
-    """An administration screen as ``actor`` sees it (admins only): it changes with the admin topic. Repeatable:
+    """An administration screen as ``actor`` sees it (admins only): it changes with the admin topic and the
+    clinic's when it ``shows_clinic`` (reference data, also changed through the JSON API). Repeatable:
     who may see it is the actor's role, which the auth cache ties to the answer. A render that does not say when
     time changes it (``state.lasting``: the audit trail and the webhook deliveries grow without an admin
     event) is trusted for ``state.UNTIMED_SECONDS``."""
     require_admin(actor)
     timeout = rt.settings.poll_list_seconds
-    shown = Shown(screen_name, endpoint, (ADMIN_TOPIC,), repeatable=True)
+    topics = (ADMIN_TOPIC, CLINIC_TOPIC) if shows_clinic else (ADMIN_TOPIC,)
+    shown = Shown(screen_name, endpoint, topics, repeatable=True)
     return Viewing(rt.screens, rt.wall(), Viewer.of(actor, client_id), shown, timeout, render)
 
 

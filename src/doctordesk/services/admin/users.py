@@ -28,6 +28,7 @@ from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
 from doctordesk.services.accounts.auth import TOKEN_REVOKED
 from doctordesk.services.admin.audit import record_change
+from doctordesk.services.scheduling.clinic_facts import clinic_changed
 from doctordesk.services.uow import UnitOfWork, unit_of_work
 from doctordesk.store.admin_tables import DoctorSettings
 from doctordesk.store.tables import AccessToken, Appointment, DoctorProfile, Patient, User
@@ -39,7 +40,6 @@ MAX_NAME = 128  # a display name (the column's width)
 MIN_PASSWORD = 8
 MAX_PASSWORD = 1024
 GENERATED_PASSWORD_BYTES = 12  # 16 URL-safe characters
-CLINIC_CACHE = "review.clinic"
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,12 +89,6 @@ class DoctorChange:
     timezone: str | None = None
     can_prescribe: bool | None = None
     chat_enabled: bool | None = None
-
-
-def forget_clinic(rt: Runtime) -> None:
-    """Reference data changed: the next Review and Approve read on this instance reloads it (other instances
-    within ``reference_cache_seconds``)."""
-    rt.caches.pop(CLINIC_CACHE, None)
 
 
 async def _view(session: AsyncSession, user: User) -> UserView:
@@ -245,7 +239,7 @@ async def create_user(rt: Runtime, passwords: Passwords, actor: Actor, new: NewU
             session, actor, at=now, action="admin.user-created", entity="user", entity_id=user.id,
             before=None, after=view.audited(),
         )  # fmt: skip
-    forget_clinic(rt)
+    await clinic_changed(rt)
     return view, generated
 
 
@@ -266,7 +260,7 @@ async def rename_user(rt: Runtime, actor: Actor, user_id: int, *, display_name: 
                 patient.name = name
         after = await _view(uow.session, user)
         _changed(uow, actor, now, "admin.user-updated", before, after)
-    forget_clinic(rt)
+    await clinic_changed(rt)
     return after
 
 
@@ -313,7 +307,7 @@ async def set_active(rt: Runtime, actor: Actor, user_id: int, *, active: bool) -
         after = await _view(uow.session, user)
         _changed(uow, actor, now, "admin.user-deactivated" if not active else "admin.user-reactivated", before, after)
     _drop_cached(rt, user_id, revoked)
-    forget_clinic(rt)
+    await clinic_changed(rt)
     return after
 
 
@@ -384,5 +378,5 @@ async def update_doctor(rt: Runtime, actor: Actor, user_id: int, change: DoctorC
         await session.flush()
         after = await _view(session, user)
         _changed(uow, actor, now, "admin.doctor-updated", before, after)
-    forget_clinic(rt)
+    await clinic_changed(rt)
     return after

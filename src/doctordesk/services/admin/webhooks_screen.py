@@ -25,8 +25,9 @@ def list_page(rt: Runtime, actor: Actor, *, layout: Layout, client_id: str | Non
         return screen.render_list(rows, layout=layout, timeout=rt.settings.poll_list_seconds)
 
     return viewing(
-        rt, actor, screen_name=screen.LIST_SCREEN, endpoint=screen.ENDPOINT, render=render, client_id=client_id
-    )
+        rt, actor, screen_name=screen.LIST_SCREEN, endpoint=screen.ENDPOINT, render=render, client_id=client_id,
+        shows_clinic=False,  # endpoints and deliveries: no reference data
+    )  # fmt: skip
 
 
 def endpoint_page(rt: Runtime, actor: Actor, endpoint_id: int, *, layout: Layout, client_id: str | None) -> Viewing:
@@ -36,7 +37,10 @@ def endpoint_page(rt: Runtime, actor: Actor, endpoint_id: int, *, layout: Layout
         return screen.render_endpoint(row, log, layout=layout, timeout=rt.settings.poll_list_seconds)
 
     where = screen.endpoint_url(endpoint_id)
-    return viewing(rt, actor, screen_name=screen.ENDPOINT_SCREEN, endpoint=where, render=render, client_id=client_id)
+    return viewing(
+        rt, actor, screen_name=screen.ENDPOINT_SCREEN, endpoint=where, render=render, client_id=client_id,
+        shows_clinic=False,  # endpoints and deliveries: no reference data
+    )  # fmt: skip
 
 
 def _form(form: Mapping[str, str]) -> tuple[str | None, str | None, list[str], bool | None]:

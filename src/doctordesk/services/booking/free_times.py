@@ -8,6 +8,7 @@ from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 from doctordesk.domain import moments
+from doctordesk.domain.edges import expiry_edge
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.scheduling.free_times import (
     MAX_DAYS,
@@ -76,4 +77,5 @@ async def slot_times(
         edge.append(
             free_starts_edge(query, now=now, horizon=c.horizon, hours=hours, exceptions=exceptions.get(doctor_id, ()))
         )
+        edge.append(expiry_edge((b.expires for b in busy), now))  # a held time comes free
     return timezone, starts

@@ -11,7 +11,7 @@ from functools import partial
 from zoneinfo import ZoneInfo
 
 from doctordesk.domain import moments
-from doctordesk.domain.edges import earliest, next_utc_midnight, with_reference_data
+from doctordesk.domain.edges import earliest, next_utc_midnight
 from doctordesk.domain.errors import NotFound, ValidationFailed
 from doctordesk.domain.inputs import parse_id, text_problem
 from doctordesk.domain.review import coverage
@@ -130,7 +130,7 @@ async def _render(
             timeout=rt.settings.poll_list_seconds,
         )
     )
-    return lasting(page, with_reference_data(earliest(edges, after=now), now))
+    return lasting(page, earliest(edges, after=now))
 
 
 async def viewing(rt: Runtime, actor: Actor, asked: Asked, *, layout: Layout, client_id: str | None) -> Viewing:

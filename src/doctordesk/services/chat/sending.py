@@ -40,7 +40,7 @@ from doctordesk.runtime import Runtime
 from doctordesk.screens.chat import append as chat_append
 from doctordesk.screens.chat import screen
 from doctordesk.screens.protocol import Layout, Parts, UpdateSet, p_update, parts_of
-from doctordesk.screens.state import Token, Viewer
+from doctordesk.screens.state import Revision, Token, Viewer
 from doctordesk.services.chat.conversation import Window, chat_appointment, join_state, load_more, split_state
 from doctordesk.services.chat.drafts import clear_in
 from doctordesk.services.chat.file_checking import check_upload, read_checked, storing
@@ -145,8 +145,8 @@ class Sent:
     message: MessageView
     newer: list[MessageView] | None  # what others wrote since the sender's page (None: not known)
     positions: chat_repo.ReadPositions  # after the send
-    revision: tuple[str, int]  # the sender's chat's topics (epoch, stamp) before any of this was read, and after the
-    # send's own events when nothing else came between (``Revisions.after_own``)
+    revision: Revision  # the sender's chat's topics before any of this was read
+    own_events: int  # what the send published (the answer shows it: ``ScreenStates.follow``)
 
 
 def _appended(rt: Runtime, actor: Actor, page: ClientPage, *, layout: Layout, sent: Sent) -> UpdateSet | None:
@@ -178,6 +178,7 @@ def _appended(rt: Runtime, actor: Actor, page: ClientPage, *, layout: Layout, se
         viewer=Viewer.of(actor),
         topics=screen.topics(appointment.id, actor.user_id),
         revision=sent.revision,
+        own_events=sent.own_events,
         screen=screen.SCREEN,
         title=appended.title,
         poll=screen.LOAD_MORE_ENDPOINT,
@@ -232,8 +233,7 @@ async def _store_message(
     topics = screen.topics(form.appointment_id, actor.user_id)
     async with unit_of_work(rt) as uow:
         # As a render does: where the chat's topics stand before anything the answer shows is read.
-        epoch, stamp = rt.screens.revision(topics)
-        marked = rt.screens.revisions.sequence
+        revision = rt.screens.revision(topics)
         session = uow.session
         appointment = await chat_appointment(session, actor, form.appointment_id)
         if form.client_message_id is not None and await _existing(session, actor, form) is not None:
@@ -268,9 +268,8 @@ async def _store_message(
     message = MessageView(
         inserted.id, actor.user_id, inserted.sender_name, inserted.sender_role, form.content, at, attachment
     )
-    # The send's own events move the stamp too (they are published after commit, before the answer goes out).
-    stamp = rt.screens.revisions.after_own(topics, sequence=marked, stamp=stamp, events=len(uow.events))
-    return Sent(appointment, message, newer, positions, (epoch, stamp))
+    # The send's own events were published after commit: the answer's token covers them (``follow``).
+    return Sent(appointment, message, newer, positions, revision, len(uow.events))
 
 
 async def _check_send(

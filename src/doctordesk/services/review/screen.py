@@ -18,7 +18,6 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.appointments.decisions import can_decide, parse_flag, why_not
 from doctordesk.domain.appointments.status import Status
-from doctordesk.domain.edges import with_reference_data
 from doctordesk.domain.errors import InvalidTransition, ValidationFailed
 from doctordesk.domain.events import DomainEvent
 from doctordesk.domain.inputs import parse_int, text_problem
@@ -172,7 +171,7 @@ async def _render(rt: Runtime, actor: Actor, appointment_id: int, layout: Any) -
             draft_saved=draft.updated_at if draft is not None and _restored(draft) else None,
         )
     )
-    return lasting(page, with_reference_data(review_edge(assessment), assessment.facts.now))
+    return lasting(page, review_edge(assessment))
 
 
 def _restored(draft: ReviewDraft) -> bool:

@@ -13,7 +13,20 @@ from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import BigInteger, CompoundSelect, Select, and_, bindparam, literal, or_, select, union_all
+from sqlalchemy import (
+    BigInteger,
+    CompoundSelect,
+    Select,
+    and_,
+    bindparam,
+    case,
+    cast,
+    literal,
+    null,
+    or_,
+    select,
+    union_all,
+)
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.appointments.status import Status
@@ -42,10 +55,11 @@ async def lock_schedules(session: AsyncSession, doctor_ids: Sequence[int]) -> No
 
 
 @lru_cache(maxsize=8)
-def _busy_statement(k: int) -> CompoundSelect[int, datetime, int, str]:
+def _busy_statement(k: int) -> CompoundSelect[int, datetime, int, str, datetime | None]:
     """The overlap query for ``k`` ranges, built once: bound parameters ``d{i}``, ``lo{i}``, ``hi{i}``,
     ``appointment`` and ``now`` (a statement reused as is skips SQLAlchemy's per-call cache-key work)."""
-    parts: list[Select[int, datetime, int, str]] = []
+    parts: list[Select[int, datetime, int, str, datetime | None]] = []
+    never = cast(null(), UTCDateTime()).label("expires")  # an appointment or an offer ends only by an event
     appointment = bindparam("appointment", type_=BigInteger())
     now = bindparam("now", type_=UTCDateTime())
     approved = literal(int(Status.APPROVED))
@@ -55,7 +69,11 @@ def _busy_statement(k: int) -> CompoundSelect[int, datetime, int, str]:
         hi = bindparam(f"hi{i}", type_=UTCDateTime())
         parts.append(
             select(
-                Appointment.doctor_id, Appointment.start_at, Appointment.duration_minutes, literal("a").label("kind")
+                Appointment.doctor_id,
+                Appointment.start_at,
+                Appointment.duration_minutes,
+                literal("a").label("kind"),
+                never,
             ).where(
                 Appointment.doctor_id == doctor,
                 Appointment.start_at >= lo,
@@ -70,6 +88,7 @@ def _busy_statement(k: int) -> CompoundSelect[int, datetime, int, str]:
                 AppointmentOffer.start_at,
                 AppointmentOffer.duration_minutes,
                 literal("o").label("kind"),
+                never,
             ).where(
                 AppointmentOffer.doctor_id == doctor,
                 AppointmentOffer.start_at >= lo,
@@ -82,12 +101,15 @@ def _busy_statement(k: int) -> CompoundSelect[int, datetime, int, str]:
     return union_all(*parts)
 
 
-def _holds(doctor: Any, lo: Any, hi: Any, appointment: Any, now: Any) -> Select[int, datetime, int, str]:
-    """Held times: a hold not yet booked until it expires; a booked one while its request waits for the doctor
-    (once decided, the appointment or its offers take the time, or nothing does)."""
+def _holds(
+    doctor: Any, lo: Any, hi: Any, appointment: Any, now: Any
+) -> Select[int, datetime, int, str, datetime | None]:
+    """Held times: a hold not yet booked until it expires (``expires``); a booked one while its request waits for
+    the doctor (once decided, the appointment or its offers take the time, or nothing does)."""
     requested = literal(int(Status.REQUESTED))
+    expires = case((SlotHold.appointment_id.is_(None), SlotHold.expires_at), else_=null()).label("expires")
     return (
-        select(SlotHold.doctor_id, SlotHold.start_at, SlotHold.duration_minutes, literal("h").label("kind"))
+        select(SlotHold.doctor_id, SlotHold.start_at, SlotHold.duration_minutes, literal("h").label("kind"), expires)
         .outerjoin(Appointment, Appointment.id == SlotHold.appointment_id)
         .where(
             SlotHold.doctor_id == doctor,
@@ -121,7 +143,8 @@ async def busy_times(
         params.update({f"d{i}": doctor_id, f"lo{i}": lo, f"hi{i}": hi})
     rows = await session.execute(_busy_statement(len(ranges)), params)
     out = []
-    for doctor_id, start, minutes, kind in rows:
+    for doctor_id, start, minutes, kind, expires in rows:
         what = Text(_WHAT[kind])
-        out.append(Busy(doctor_id, start, start + timedelta(minutes=minutes), what, tentative=kind != "a"))
+        end = start + timedelta(minutes=minutes)
+        out.append(Busy(doctor_id, start, end, what, tentative=kind != "a", expires=expires))
     return out

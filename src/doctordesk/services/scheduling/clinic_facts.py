@@ -10,6 +10,8 @@ from datetime import timedelta
 from sqlalchemy import BigInteger, bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from doctordesk.domain import events
+from doctordesk.domain.events import CLINIC_TOPIC
 from doctordesk.domain.review.coverage import Policy
 from doctordesk.domain.review.fees import FeeRow
 from doctordesk.domain.scheduling.suggestions import DEFAULT_HORIZON, Directory, Hours, HoursException
@@ -24,6 +26,8 @@ from doctordesk.store.tables import (
     User,
     WorkHours,
 )
+
+CLINIC_CACHE = "review.clinic"
 
 
 @dataclass
@@ -49,16 +53,26 @@ class Clinic:
 
 async def cached_clinic(rt: Runtime, session: AsyncSession) -> Clinic:
     """The clinic's reference data, re-read at most every ``reference_cache_seconds`` (it changes rarely; a
-    decision is still checked against the appointments and offers of the moment)."""
+    decision is still checked against the appointments and offers of the moment), and at once after an event on
+    the clinic topic (``clinic_changed``, on any process of the bus): the cache is kept with the topic's mark read
+    before it was filled, so a page whose stamp includes a clinic change never shows the data from before it."""
     ttl = rt.settings.reference_cache_seconds
-    entry = rt.caches.get("review.clinic")
+    entry = rt.caches.get(CLINIC_CACHE)
     now = rt.monotonic()
-    if ttl > 0 and entry is not None and now - entry[0] < ttl:
-        cached: Clinic = entry[1]
+    mark = rt.screens.revisions.stamp((CLINIC_TOPIC,))
+    if ttl > 0 and entry is not None and now - entry[0] < ttl and entry[1] == mark:
+        cached: Clinic = entry[2]
         return cached
     fresh = await clinic(session, horizon=timedelta(days=rt.settings.booking_horizon_days))
-    rt.caches["review.clinic"] = (now, fresh)
+    rt.caches[CLINIC_CACHE] = (now, mark, fresh)
     return fresh
+
+
+async def clinic_changed(rt: Runtime) -> None:
+    """Reference data changed (committed): every screen showing it, on every process of the bus, renders again at
+    its next poll, and the cache above is re-read."""
+    rt.caches.pop(CLINIC_CACHE, None)
+    await rt.publish([events.clinic_changed()])
 
 
 async def clinic(session: AsyncSession, *, horizon: timedelta) -> Clinic:

@@ -1,0 +1,220 @@
+"""Open lists at the real cadence, open loop (issue 29): ``LISTS`` appointment lists open at once, each with its own
+sign-in (token) and client id, each polling every ``INTERVAL`` seconds with the state it got back — on a fixed
+schedule, whether or not the server kept up (a late answer counts from when its poll was due) — while every doctor's
+list changes once a minute (the doctor sends a chat message on one of their appointments: an event on their topic).
+One server process, default settings, for ``SECONDS``.
+
+Measured: the poll latency (p50, p99, max; from the moment the poll was due), the server process's CPU (its user +
+system time from ``/proc/<pid>/stat`` over the run, as % of one core), and whether every change was seen: the first
+poll of each of the doctor's lists sent after the change's answer must come back with a new state (rendered), not
+the old one from memory. Targets: p99 ≤ 50 ms, CPU ≤ 50 % of one core, no change missed.
+
+Baseline (same machine, same run): the same open-loop schedule against a separate bare FastAPI app
+(``bench/bare_app.py``) for ``BASELINE_SECONDS``: what the load generator and the machine cost by themselves.
+
+The lists are the three demo doctors' (a clinic's doctors spread over many devices: ``LISTS / 3`` lists each); each
+doctor's change then renders all of that doctor's lists once, so every list renders about once a minute, every
+second poll — the load the issue names. Sizes: ``BENCH_OPEN_LISTS`` (10000), ``BENCH_OPEN_SECONDS`` (300),
+``BENCH_OPEN_INTERVAL`` (30), ``BENCH_OPEN_BASELINE_SECONDS`` (60; 0: none). PostgreSQL when
+``DOCTORDESK_BENCH_POSTGRES_URL`` is set, else SQLite. A smoke run: ``BENCH_OPEN_LISTS=500 BENCH_OPEN_SECONDS=30
+make bench BENCH=open_loop``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from dataclasses import dataclass, field
+
+import httpx
+
+from bench.app import BARE_PATH
+from bench.common import Server, database_label, machine, percentile, table
+
+LISTS = int(os.environ.get("BENCH_OPEN_LISTS", "10000"))
+SECONDS = float(os.environ.get("BENCH_OPEN_SECONDS", "300"))
+INTERVAL = float(os.environ.get("BENCH_OPEN_INTERVAL", "30"))
+BASELINE_SECONDS = float(os.environ.get("BENCH_OPEN_BASELINE_SECONDS", "60"))
+CHANGE_EVERY = 60.0  # seconds between two changes of one doctor's list
+DOCTORS = ("doctor1", "doctor2", "doctor3")
+CONNECTIONS = 100  # keep-alive connections the lists share (real clients hold one each; the server's cost is per poll)
+TARGET_P99_MS, TARGET_CPU = 50.0, 50.0
+LIST = "/profile/appointments"
+# Thousands of sign-ins of three users from one address: the throttle's allowances raised (sign-ins are set-up).
+ENV = {"DOCTORDESK_LOGIN_MAX_FAILURES": "1000", "DOCTORDESK_LOGIN_USERNAME_MAX_FAILURES": "100000"}
+
+
+@dataclass
+class OpenList:
+    doctor: str
+    headers: dict[str, str]
+    state: str
+    polls: list[tuple[float, bool]] = field(default_factory=list)  # (sent at, came back with a new state)
+
+
+@dataclass
+class Run:
+    latencies: list[float] = field(default_factory=list)
+    errors: int = 0
+    changes: dict[str, list[float]] = field(default_factory=dict)  # doctor → when each change was answered
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process ``pid`` so far (``/proc/<pid>/stat``, fields 14 and 15)."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def _open(http: httpx.AsyncClient, n: int, gate: asyncio.Semaphore) -> OpenList:
+    doctor = DOCTORS[n % len(DOCTORS)]
+    async with gate:
+        for _ in range(20):
+            login = await http.post("/auth/login", data={"username": doctor, "password": "demo"})
+            if login.status_code != 429:
+                break
+            await asyncio.sleep(float(login.headers.get("retry-after", "1")))
+        login.raise_for_status()
+        headers = {"Authorization": f"Bearer {login.json()['access_token']}", "X-Client-Id": f"open-list-{n}"}
+        page = await http.put(LIST, headers=headers)
+        page.raise_for_status()
+    return OpenList(doctor, headers, page.json()["state"])
+
+
+async def _chat_of(http: httpx.AsyncClient, doctor: str) -> tuple[dict[str, str], int]:
+    """The doctor's headers and one of their appointments whose chat takes messages."""
+    login = await http.post("/auth/login", data={"username": doctor, "password": "demo"})
+    headers = {"Authorization": f"Bearer {login.json()['access_token']}", "X-Client-Id": f"changer-{doctor}"}
+    for appointment in range(1, 200):
+        page = await http.put(f"/profile/messages/user-chat?appointment-id={appointment}", headers=headers)
+        if page.status_code != 200:
+            continue  # another doctor's
+        sent = await http.post(
+            "/profile/messages/send-message",
+            data={"content": "Open loop", "appointment-id": str(appointment)},
+            headers={**headers, "X-Screen-State": page.json()["state"]},
+        )
+        if sent.status_code == 200:
+            return headers, appointment
+    raise RuntimeError(f"no chat of {doctor} takes messages")
+
+
+async def _poll_forever(
+    http: httpx.AsyncClient, path: str, open_list: OpenList, first: float, run: Run, end: float
+) -> None:
+    due = first
+    while due < end:
+        await asyncio.sleep(max(0.0, due - time.monotonic()))
+        sent = time.monotonic()
+        try:
+            answer = await http.patch(path, headers={**open_list.headers, "X-Screen-State": open_list.state})
+            done = time.monotonic()
+            if answer.status_code != 200:
+                run.errors += 1
+            else:
+                state = answer.json().get("state", "")  # the bare app answers {}
+                open_list.polls.append((sent, state != open_list.state))
+                open_list.state = state
+            run.latencies.append((done - due) * 1000)
+        except httpx.HTTPError:
+            run.errors += 1
+        due += INTERVAL
+
+
+async def _change_forever(
+    http: httpx.AsyncClient, doctor: str, chat: tuple[dict[str, str], int], first: float, run: Run, end: float
+) -> None:
+    (headers, appointment), due, n = chat, first, 0
+    while due < end:
+        await asyncio.sleep(max(0.0, due - time.monotonic()))
+        n += 1
+        sent = await http.post(
+            "/profile/messages/send-message",
+            data={"content": f"Change {n}", "appointment-id": str(appointment)},
+            headers=headers,
+        )
+        if sent.status_code == 200:
+            run.changes.setdefault(doctor, []).append(time.monotonic())
+        else:
+            run.errors += 1
+        due += CHANGE_EVERY
+
+
+def _seen(lists: list[OpenList], run: Run) -> tuple[int, int]:
+    """(changes × lists checked, missed): for every change and every list of its doctor, the first poll sent after
+    the change was answered came back with a new state."""
+    checked = missed = 0
+    for open_list in lists:
+        for changed_at in run.changes.get(open_list.doctor, []):
+            after = next((renewed for sent, renewed in open_list.polls if sent > changed_at), None)
+            if after is None:
+                continue  # the run ended before this list's next poll
+            checked += 1
+            missed += not after
+    return checked, missed
+
+
+async def _open_loop(server: Server, path: str, *, seconds: float, changes: bool) -> tuple[Run, list[OpenList], float]:
+    """The run, its lists, and the server's CPU over the polling (signing in excluded), as % of one core."""
+    assert server.process is not None
+    base, pid, lists_count = server.url, server.process.pid, LISTS
+    limits = httpx.Limits(max_connections=CONNECTIONS, max_keepalive_connections=CONNECTIONS)
+    run = Run()
+    async with httpx.AsyncClient(base_url=base, timeout=60, limits=limits) as http:
+        if changes:
+            gate = asyncio.Semaphore(8)
+            chats = [await _chat_of(http, doctor) for doctor in DOCTORS]
+            lists = list(await asyncio.gather(*(_open(http, n, gate) for n in range(lists_count))))
+        else:  # the bare app: no sign-in, the same schedule of PATCHes
+            lists = [OpenList("", {"X-Client-Id": f"open-list-{n}"}, "") for n in range(lists_count)]
+        start = time.monotonic() + 1.0
+        end = start + seconds
+        tasks = [
+            _poll_forever(http, path, open_list, start + INTERVAL * n / lists_count, run, end)
+            for n, open_list in enumerate(lists)
+        ]
+        if changes:
+            tasks += [
+                _change_forever(http, doctor, chats[i], start + CHANGE_EVERY * (i + 0.5) / len(DOCTORS), run, end)
+                for i, doctor in enumerate(DOCTORS)
+            ]
+        before = cpu_seconds(pid)
+        await asyncio.gather(*tasks)
+        cpu = (cpu_seconds(pid) - before) / (time.monotonic() - start + 1.0) * 100
+    return run, lists, cpu
+
+
+def main() -> int:
+    print(
+        f"{LISTS} open lists polling every {INTERVAL:g} s, one change per doctor per minute, {SECONDS:g} s, one "
+        f"process ({machine()})"
+    )
+    rows = []
+    with Server(postgres=True, env=ENV) as server:
+        run, lists, cpu = asyncio.run(_open_loop(server, LIST, seconds=SECONDS, changes=True))
+    checked, missed = _seen(lists, run)
+    polls = len(run.latencies)
+    rows.append(
+        [database_label(), "open lists", polls, percentile(run.latencies, 50), percentile(run.latencies, 99),
+         max(run.latencies, default=0.0), cpu, run.errors, f"{checked - missed}/{checked}"]
+    )  # fmt: skip
+    if BASELINE_SECONDS > 0:
+        with Server(app="bench.bare_app:create_app") as bare:
+            base_run, _, base_cpu = asyncio.run(_open_loop(bare, BARE_PATH, seconds=BASELINE_SECONDS, changes=False))
+        rows.append(
+            ["-", "separate bare app (baseline)", len(base_run.latencies), percentile(base_run.latencies, 50),
+             percentile(base_run.latencies, 99), max(base_run.latencies, default=0.0), base_cpu, base_run.errors, "-"]
+        )  # fmt: skip
+    headers = ["database", "what", "polls", "p50 ms", "p99 ms", "max ms", "server CPU %", "errors", "changes seen"]
+    print(table(headers, rows))
+    ok = percentile(run.latencies, 99) <= TARGET_P99_MS and cpu <= TARGET_CPU and missed == 0 and run.errors == 0
+    print(
+        f"targets: p99 ≤ {TARGET_P99_MS:g} ms, CPU ≤ {TARGET_CPU:g} % of one core, every change seen: "
+        f"{'met' if ok else 'MISSED'}"
+    )
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -17,13 +17,15 @@ UV := $(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
+
+$(BIN)/uv: $(BIN)/python
 	$(BIN)/pip install -q uv
 
-$(STAMP): $(BIN)/python pyproject.toml
+$(STAMP): $(BIN)/uv pyproject.toml
 	$(UV) -e .
 	touch $@
 
-$(TEST_STAMP): $(BIN)/python pyproject.toml
+$(TEST_STAMP): $(BIN)/uv pyproject.toml
 	$(UV) -e '.[test]'
 	touch $(STAMP) $@
 

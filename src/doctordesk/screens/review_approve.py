@@ -17,6 +17,7 @@ from doctordesk.domain.review.assessment import Assessment, CardAssessment
 from doctordesk.domain.roles import Role
 from doctordesk.domain.scheduling.suggestions import MAX_ALTERNATIVES
 from doctordesk.i18n import _, maybe
+from doctordesk.i18n.day_entry import date_attrs
 from doctordesk.i18n.formats import format_local, money
 from doctordesk.screens.protocol import Action, Element, Layout, Option, Page, el
 from doctordesk.screens.state import Shown
@@ -158,7 +159,7 @@ def _card(s: ReviewScreen, c: CardAssessment) -> Element:
             label=_("Date"),
             name=f"date~{n}",
             value=c.card.date,
-            placeholder="YYYY-MM-DD",
+            **date_attrs(),
             highlighted=c.changed.get("date", False),
             error=maybe(errors.get(f"date~{n}")),
             action=change,

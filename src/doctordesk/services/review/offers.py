@@ -63,7 +63,8 @@ async def _render(rt: Runtime, actor: Actor, appointment_id: int, layout: Any) -
             )
             for o, doctor, loc in rows
         ]
-    # Nothing on it reads the clock (an offer whose time has passed is refused when accepted): no time edge.
+    # An open offer's time passing disables its "Accept" (accepting it is refused): the page lasts until then.
+    now = rt.clock.now()
     page = offers_screen.render(
         offers_screen.OffersScreen(
             view=view,
@@ -71,9 +72,10 @@ async def _render(rt: Runtime, actor: Actor, appointment_id: int, layout: Any) -
             is_patient=actor.role is Role.PATIENT,
             layout=layout,
             timeout=rt.settings.poll_review_seconds,
+            now=now,
         )
     )
-    return lasting(page, None)
+    return lasting(page, offers_screen.next_passing(offers, now))
 
 
 def viewing(rt: Runtime, actor: Actor, appointment_id: int, *, layout: Any, client_id: str | None) -> Viewing:

@@ -233,7 +233,7 @@ export class Screen {
           return;
         }
         // A reload the error asks for runs inside the queue: nothing queued after it uses the stale page.
-        if (generation === this.generation) await this.handleError(error);
+        if (generation === this.generation) await this.handleError(error, { form: action.form });
       }
     });
     const after = this.view.nodes.get(model.id);
@@ -318,7 +318,8 @@ export class Screen {
   }
 
   // Shows an error; resolves once the reload it may ask for is done.
-  async handleError(error, { quiet = false } = {}) {
+  // `form`: the element whose fields the failed action sent, where its field messages go first.
+  async handleError(error, { quiet = false, form = null } = {}) {
     if (error instanceof NetworkError) {
       this.shell.offline(true);
       if (!quiet) this.showBanner(error.message);
@@ -332,7 +333,7 @@ export class Screen {
     if (error.sessionEnded) return; // the shell shows the login screen
     const body = error.body || {};
     if (quiet && error.status >= 500) return;
-    const placed = this.view.showFieldErrors(body.fields || {});
+    const placed = this.view.showFieldErrors(body.fields || {}, form);
     const rest = Object.entries(body.fields || {})
       .filter(([name]) => !placed.includes(name))
       .map(([name, message]) => `${name}: ${message}`);

@@ -12,6 +12,18 @@ const path = (endpoint) => String(endpoint).split("?")[0];
 
 const RELOADED = "The screen has been loaded again and shows the current state.";
 
+// A new screen drawn under a pointer that has not moved (the mouse still where "Week" was clicked) would show
+// whatever control now lies there as hovered, as if it were chosen or focused. Hover styles wait until the
+// pointer moves, or anything is pressed (app.css: [data-pointer-still]).
+function pointerStill(frame) {
+  frame.dataset.pointerStill = "";
+  const moved = () => {
+    delete frame.dataset.pointerStill;
+    for (const type of ["pointermove", "pointerdown", "keydown"]) document.removeEventListener(type, moved, true);
+  };
+  for (const type of ["pointermove", "pointerdown", "keydown"]) document.addEventListener(type, moved, true);
+}
+
 export class Screen {
   constructor(frame, shell, { slot }) {
     this.shell = shell;
@@ -77,7 +89,10 @@ export class Screen {
     this.state = page.state;
     this.frame.dataset.screen = page.screen;
     if (sameScreen) this.view.rerender(page.elements);
-    else this.view.render(page.elements);
+    else {
+      this.view.render(page.elements);
+      pointerStill(this.frame);
+    }
     this.nameThePage(page);
     this.shell.screenShown(this, page);
     this.schedule();

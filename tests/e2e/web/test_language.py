@@ -4,6 +4,7 @@ errors); the switch in the header changes the language in place, and the choice 
 from __future__ import annotations
 
 import re
+from datetime import date, timedelta
 
 import pytest
 
@@ -50,6 +51,18 @@ def test_a_german_browser_gets_the_app_in_german(server, new_page, problems):
     dialog.locator('[data-id="reason"] .msg-error', has_text="Geben Sie eine Begründung ein.").wait_for()
     page.keyboard.press("Escape")
     dialog.wait_for(state="hidden")
+    # An alternative's day typed the German clinic's way; the changed field's tag and Approve's effect in German.
+    page.locator('[data-id="another-alternative"]').click()
+    day = page.locator('[data-name="date~1"]')
+    assert day.get_attribute("placeholder") == "TT.MM.JJJJ"
+    day.fill(f"{date.today() + timedelta(days=14):%d.%m.%Y}")
+    day.dispatch_event("change")
+    page.locator('[data-id="date~1"].is-highlighted').wait_for()
+    assert re.fullmatch(r"\d\d\.\d\d\.\d{4}", day.input_value())  # the server's day shown back, German order
+    tag = page.locator('[data-id="date~1"] .field-label').evaluate("e => getComputedStyle(e, '::after').content")
+    assert tag == '"geändert"'
+    effect = page.locator('[data-id="approve-effect"]')
+    assert effect.text_content() == "Sendet dem Patienten 1 Alternative, die er annimmt oder ablehnt."
     # The shell's own words (issue 30, item 15): the connection state and the read mark, then both in English.
     connection = page.locator('#connection[data-status="live"] .connection-text')
     assert connection.text_content() == "Verbunden"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, date, datetime, time, timedelta
 
-from doctordesk.domain.texts import N_
+from doctordesk.domain.texts import N_, Text
 
 FIRST_DAY = date(1900, 1, 1)
 LAST_DAY = date(2999, 12, 31)
@@ -16,6 +16,9 @@ END = datetime(LAST_DAY.year + 1, 1, 1, tzinfo=UTC)  # the first instant no long
 MAX_OFFSET = timedelta(hours=14)
 
 RANGE_MESSAGE = N_("Use a date from 1900-01-01 to 2999-12-31 (offsets up to ±14:00).")
+# A form's day the web app could not read (docs/web-app.md#dates-in-forms): the reader's clinic format (the
+# hint's translation: "TT.MM.JJJJ" in German, as i18n/day_entry.entry_hint gives it) and the API's.
+FORM_DAY_MESSAGE = Text("Enter the date as {pattern} (or YYYY-MM-DD).", pattern=Text("DD/MM/YYYY"))
 DAY_MESSAGE = N_("A date as YYYY-MM-DD.")
 INSTANT_MESSAGE = N_("An instant as YYYY-MM-DDTHH:MM:SS with a zone offset (or Z).")
 

@@ -16,6 +16,7 @@ from doctordesk.domain.events import ALL_APPOINTMENTS_TOPIC, CLINIC_TOPIC, docto
 from doctordesk.domain.keyset import Slice, count_label
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.i18n import N_, _, stored
+from doctordesk.i18n.day_entry import date_attrs
 from doctordesk.i18n.formats import format_local
 from doctordesk.screens.protocol import Action, Element, Layout, Option, Page, el
 from doctordesk.screens.state import Shown
@@ -76,8 +77,10 @@ def _filters(f: ListFilter, actor: Actor) -> Element:
     statuses += [Option(key, status_label(codes[0], actor.role)) for key, codes in STATUSES.items()]
     children = [
         el("f-status", "Combo", label=_("Status"), name="status", value=f.status or "", options=statuses),
-        el("f-from", "Date", label=_("From"), name="from", value=f.first.isoformat() if f.first else ""),
-        el("f-to", "Date", label=_("To"), name="to", value=f.last.isoformat() if f.last else ""),
+        el(
+            "f-from", "Date", label=_("From"), name="from", value=f.first.isoformat() if f.first else "", **date_attrs()
+        ),
+        el("f-to", "Date", label=_("To"), name="to", value=f.last.isoformat() if f.last else "", **date_attrs()),
     ]
     if actor.role is not Role.PATIENT:
         children.append(

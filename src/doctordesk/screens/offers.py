@@ -11,6 +11,7 @@ from datetime import datetime
 from doctordesk.domain.appointments.decisions import can_answer
 from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.appointments.views import AppointmentView
+from doctordesk.domain.edges import earliest
 from doctordesk.domain.events import CLINIC_TOPIC, appointment_topic, user_topic
 from doctordesk.domain.review.coverage import for_patient
 from doctordesk.domain.roles import Role
@@ -67,12 +68,24 @@ class OffersScreen:
     is_patient: bool
     layout: Layout
     timeout: int
+    now: datetime  # an open offer whose time has come can no longer be accepted
+
+
+def passed(o: OfferView, now: datetime) -> bool:
+    """The offer's time has come: accepting it is refused (services/review/offers.accept), so it is not offered."""
+    return o.start <= now
+
+
+def next_passing(offers: Sequence[OfferView], now: datetime) -> datetime | None:
+    """The moment time alone changes the page: the first open offer's time still ahead (None: no such offer)."""
+    return earliest((o.start for o in offers if o.state == "open"), after=now)
 
 
 def _offer(s: OffersScreen, o: OfferView, actionable: bool) -> Element:
     a = s.view.id
     n = o.n
     open_offer = actionable and o.state == "open"
+    gone = open_offer and passed(o, s.now)
     children = [
         el(f"offer-time~{n}", "Regular", label=_("Time"), value=format_local(o.start, o.timezone)),
         el(f"offer-doctor~{n}", "Regular", label=_("Doctor"), value=o.doctor),
@@ -96,7 +109,7 @@ def _offer(s: OffersScreen, o: OfferView, actionable: bool) -> Element:
             props={"state": o.state},
         ),  # fmt: skip
     ]
-    if o.coverage_warning and open_offer:
+    if o.coverage_warning and open_offer and not gone:
         children.append(
             el(
                 f"coverage-acknowledged~{n}",
@@ -113,8 +126,14 @@ def _offer(s: OffersScreen, o: OfferView, actionable: bool) -> Element:
                 f"accept~{n}",
                 "Button",
                 label=_("Accept this time"),
-                enabled=open_offer,
+                enabled=open_offer and not gone,
                 action=Action("POST", f"{endpoint(a)}/{o.id}/accept", form=f"offer-{n}"),
+            ),
+            el(
+                f"accept-note~{n}",
+                "Caption",
+                value=_("This time has passed: it can no longer be accepted."),
+                visible=gone,
             ),
         ]
     return el(

@@ -18,6 +18,7 @@ from doctordesk.domain.review.assessment import Assessment, CardAssessment
 from doctordesk.domain.roles import Role
 from doctordesk.domain.scheduling.suggestions import MAX_ALTERNATIVES
 from doctordesk.i18n import _, maybe
+from doctordesk.i18n.day_entry import date_attrs
 from doctordesk.i18n.formats import format_local, money
 from doctordesk.screens.protocol import Action, Element, Layout, Option, Page, el
 from doctordesk.screens.state import Shown
@@ -176,7 +177,7 @@ def _card_fields(screen: ReviewScreen, card: CardAssessment, errors: dict[str, A
         fields.append(el(f"prescription-info~{n}", "Link", label=_("Prescription needed"), warning=warning))
     return [
         *fields,
-        field("date", "Date", _("Date"), "date", card.card.date, placeholder="YYYY-MM-DD"),
+        field("date", "Date", _("Date"), "date", card.card.date, **date_attrs()),
         field("time", "Time", _("Time ({timezone})", timezone=tz), "time", card.card.time, placeholder="HH:MM",
               props={"timezone": tz}),
     ]  # fmt: skip

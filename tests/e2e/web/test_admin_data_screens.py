@@ -108,6 +108,64 @@ def test_a_policy_is_added_for_a_patient(server, new_page, viewport):
     )
 
 
+# The browser's own language decides a native date input's order (mm/dd/yyyy in an American English chromium);
+# the app writes days the clinic's way in the page's language instead (docs/web-app.md#dates-in-forms).
+DAY_FORMATS = pytest.mark.parametrize(("locale", "hint", "typed", "shown", "refused", "message"), [
+    ("en-US", "DD/MM/YYYY", "2/1/2027", "02/01/2027", "31/02/2027", "Enter the date as DD/MM/YYYY (or YYYY-MM-DD)."),
+    ("de-DE", "TT.MM.JJJJ", "2.1.2027", "02.01.2027", "31.02.2027",
+     "Geben Sie das Datum als TT.MM.JJJJ ein (oder JJJJ-MM-TT)."),
+], ids=["english", "german"])  # fmt: skip
+
+
+@DAY_FORMATS
+def test_days_are_shown_and_taken_in_the_clinics_format(server, new_page, locale, hint, typed, shown, refused, message):
+    page = new_page(server.url, viewport=DESKTOP, locale=locale)
+    if locale == "de-DE":
+        german_sign_in(page, "admin")
+    else:
+        sign_in(page, "admin")
+    page.locator('[data-id="administration"]').click()
+    page.locator('[data-id="nav-insurance"]').click()
+    page.locator('[data-id="new-policy"]').wait_for()
+    form = page.locator('[data-id="new-policy"]')
+    start = form.locator('[data-name="valid_from"]')
+    # A text field in the clinic's format, with the pattern as placeholder and as a hint it is described by.
+    assert start.get_attribute("type") == "text" and start.get_attribute("placeholder") == hint
+    hint_id = start.get_attribute("aria-describedby")
+    assert page.locator(f"#{hint_id}").text_content() == f"Format: {hint}"
+    # A stored day is shown the same way.
+    days = page.locator('[data-id="policies"] [data-name="valid_from"]')
+    stored = days.first.input_value()
+    assert re.fullmatch(r"\d\d([/.])\d\d\1\d{4}", stored) and stored[2] == hint[2], stored
+    cards = page.locator('[data-type="Card"][data-id^="policy-"]')
+    before = cards.count()
+    number = f"DAY-{locale}"
+    form.locator('[data-name="insurer"]').fill("Datum Kasse")
+    form.locator('[data-name="policy_number"]').fill(number)
+    start.fill(refused)  # no such day
+    form.locator('[data-name="valid_to"]').fill(typed.replace("2027", "2028"))
+    page.locator('[data-id="create"]').click()
+    error = form.locator('[data-id="new-from"] .msg-error')
+    error.wait_for()
+    assert error.text_content() == message
+    assert start.get_attribute("aria-invalid") == "true"
+    assert hint_id in (start.get_attribute("aria-describedby") or "").split()
+    assert page.locator('[data-id="policies"] .msg-error').count() == 0  # not on another policy's field
+    assert cards.count() == before  # nothing written
+    start.fill(typed)
+    page.locator('[data-id="create"]').click()
+    page.wait_for_function(
+        'n => document.querySelectorAll(\'[data-type="Card"][data-id^="policy-"]\').length === n', arg=before + 1
+    )
+    saved = page.evaluate(
+        """number => [...document.querySelectorAll('[data-type="Card"][data-id^="policy-"]')]
+            .find((card) => card.querySelector('[data-name="policy_number"]').value === number)
+            .querySelector('[data-name="valid_from"]').value""",
+        number,
+    )
+    assert saved == shown  # 2 January, day first
+
+
 @VIEWPORTS
 def test_a_webhook_is_registered_tested_replayed_and_disabled(server, new_page, viewport):
     page = new_page(server.url, viewport=viewport)

@@ -42,16 +42,12 @@ def open_review(page, appointment: int) -> None:
 
 
 def type_date(page, name: str, day: date) -> None:
-    """Type a day into chromium's native date control (month, day, year fields). The year goes first: the control
-    reports a change whenever its value is a valid date, and a half-typed year ("202") already makes one."""
+    """Type a day the clinic's way (docs/web-app.md#dates-in-forms: day, month, year in the page's English) into the
+    focused field, then Tab on, which commits it (the field's change)."""
     control = page.locator(f'[data-name="{name}"]')
+    page.keyboard.type(day.strftime("%d/%m/%Y"))
+    expect_value(control, day.strftime("%d/%m/%Y"))
     page.keyboard.press("Tab")
-    page.keyboard.press("Tab")
-    page.keyboard.type(day.strftime("%Y"))
-    page.keyboard.press("Shift+Tab")
-    page.keyboard.press("Shift+Tab")
-    page.keyboard.type(day.strftime("%m%d"))
-    expect_value(control, day.isoformat())
 
 
 def expect_value(control, value: str) -> None:
@@ -71,7 +67,7 @@ def tab_to(page, element_id: str, *, limit: int = 60) -> None:
 
 @pytest.fixture
 def gb_page(server, new_page):
-    """British English: the date and time inputs take day-month-year and a 24-hour clock from the keyboard."""
+    """British English: the time input takes a 24-hour clock from the keyboard (days are the clinic's in any locale)."""
     return new_page(server.url, locale="en-GB")
 
 

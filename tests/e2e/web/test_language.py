@@ -4,6 +4,7 @@ errors); the switch in the header changes the language in place, and the choice 
 from __future__ import annotations
 
 import re
+from datetime import date, timedelta
 
 import pytest
 
@@ -12,6 +13,7 @@ from tests.e2e.web.conftest import MOBILE, sign_in
 pytestmark = pytest.mark.browser
 
 REVIEWED = 1  # doctor1's open request in Berlin
+READ_THREAD = 3  # the demo's chat where support1 has read doctor1's question
 
 
 def german_sign_in(page, username: str) -> None:
@@ -47,6 +49,29 @@ def test_a_german_browser_gets_the_app_in_german(server, new_page, problems):
     dialog.wait_for()
     dialog.get_by_role("button", name="Ablehnen").click()
     dialog.locator('[data-id="reason"] .msg-error', has_text="Geben Sie eine Begründung ein.").wait_for()
+    page.keyboard.press("Escape")
+    dialog.wait_for(state="hidden")
+    # An alternative's day typed the German clinic's way; the changed field's tag and Approve's effect in German.
+    page.locator('[data-id="another-alternative"]').click()
+    day = page.locator('[data-name="date~1"]')
+    assert day.get_attribute("placeholder") == "TT.MM.JJJJ"
+    day.fill(f"{date.today() + timedelta(days=14):%d.%m.%Y}")
+    day.dispatch_event("change")
+    page.locator('[data-id="date~1"].is-highlighted').wait_for()
+    assert re.fullmatch(r"\d\d\.\d\d\.\d{4}", day.input_value())  # the server's day shown back, German order
+    tag = page.locator('[data-id="date~1"] .field-label').evaluate("e => getComputedStyle(e, '::after').content")
+    assert tag == '"geändert"'
+    effect = page.locator('[data-id="approve-effect"]')
+    assert effect.text_content() == "Sendet dem Patienten 1 Alternative, die er annimmt oder ablehnt."
+    # The shell's own words (issue 30, item 15): the connection state and the read mark, then both in English.
+    connection = page.locator('#connection[data-status="live"] .connection-text')
+    assert connection.text_content() == "Verbunden"
+    page.evaluate(f"location.hash = '#/profile/messages/user-chat?appointment-id={READ_THREAD}'")
+    read = page.locator('[data-ref^="outgoing-"] .group-read').first
+    assert read.text_content() == "✓ Gelesen"
+    page.locator("#language").select_option("en")
+    page.locator('[data-ref^="outgoing-"] .group-read', has_text="✓ Read").first.wait_for()
+    assert connection.text_content() == "Live"
 
 
 def test_the_header_switch_changes_the_language_in_place_and_the_account_keeps_it(server, new_page):

@@ -127,3 +127,27 @@ def test_a_phone_shows_one_day_at_a_time_in_german(server, new_page):
     for e in tappable:
         assert e["height"] >= 44 and e["right"] - e["left"] >= 44, e
     assert any(w in (tappable[0]["text"] or "") for w in ("Zugesagt", "Wartet auf Ihre Entscheidung", "Angebot"))
+
+
+LOOK = "e => { const s = getComputedStyle(e); return [s.backgroundColor, s.outlineStyle, s.boxShadow]; }"
+
+
+def test_the_weeks_links_look_alike_on_arrival_and_hover_shows_once_the_pointer_moves(server, new_page):
+    """The first link used to be drawn highlighted: it lands where the mouse clicked "Week" on the list, and the
+    mouse had not moved. Every link of the week's toolbar looks the same on arrival; hovering still shows."""
+    page = new_page(server.url, viewport=LAPTOP)
+    sign_in(page, "doctor1")
+    page.locator('[data-id="week-view"]').click()
+    page.locator('[data-type="Calendar"] [data-type="Day"]').first.wait_for()
+    links = page.locator('[data-id="week-nav"] .link:not(:disabled)')
+    assert links.count() >= 3
+    first = links.first
+    assert first.evaluate("e => e.matches(':hover')")  # the mouse rests on it, as it did for the doctor
+    looks = links.evaluate_all(f"links => links.map({LOOK})")
+    assert all(look == looks[-1] for look in looks), looks
+    assert looks[0][0] in ("rgba(0, 0, 0, 0)", "transparent")
+    box = first.bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2 + 2, box["y"] + box["height"] / 2)
+    page.wait_for_function(
+        "e => getComputedStyle(e).backgroundColor !== 'rgba(0, 0, 0, 0)'", arg=first.element_handle()
+    )

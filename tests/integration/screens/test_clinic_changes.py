@@ -14,8 +14,8 @@ from doctordesk.runtime import Runtime
 from doctordesk.screens.protocol import apply
 from doctordesk.store.tables import User
 from tests.integration.screens.test_time_edges import Screen, until
-from tests.support.review import REQUESTED, aid
 from tests.integration.web.test_unchanged_polls import from_memory, opened
+from tests.support.review import REQUESTED, aid
 
 
 async def caught_up(screen: Screen) -> list[dict[str, Any]]:

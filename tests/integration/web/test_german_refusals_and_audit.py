@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from doctordesk.i18n import t
 from doctordesk.screens.protocol import walk
+from tests.support.fhir import assert_outcome
 from tests.support.integration import make_key, request_body
 from tests.support.review import REQUESTED, aid
 
@@ -100,3 +102,21 @@ async def test_the_audit_trail_reads_in_german(client, login, demo) -> None:
     everything = (await client.put(AUDIT, headers={**admin.headers, **GERMAN})).json()
     actions = {e["value"] for e in walk(everything["elements"]) if e["id"].startswith("audit-action-")}
     assert "Angemeldet · login" in actions
+
+
+async def test_a_fhir_operation_outcome_explains_itself_in_german(client, login, demo) -> None:
+    """Issue 30, item 15: the FHIR interface's refusals carry the service's text in the reader's language (the
+    issue's code stays the code); a user's token reading an appointment that is not theirs, and no credentials."""
+    patient = await login("patient2")
+    other = aid(demo, REQUESTED)  # patient1's
+    for path, headers, status, code in (
+        ("/fhir/Appointment", {}, 401, "UNAUTHORIZED"),
+        (f"/fhir/Appointment/{other}", patient.headers, 404, "NOT_FOUND"),
+    ):
+        english = await client.get(path, headers={**headers, **ENGLISH})
+        german = await client.get(path, headers={**headers, **GERMAN})
+        assert_outcome(english, status, code)
+        assert_outcome(german, status, code)
+        said = [i["details"]["text"] for i in english.json()["issue"]]
+        assert [i["details"]["text"] for i in german.json()["issue"]] == [t("de", s) for s in said]
+        assert said != [t("de", s) for s in said]  # a German text, not the English one again

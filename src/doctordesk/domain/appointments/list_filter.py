@@ -97,7 +97,7 @@ class ListFilter:
 
 
 def _day(raw: str, name: str, fields: dict[str, str]) -> date | None:
-    return moments.form_day(raw, name, fields)
+    return moments.form_day(raw, name, fields, message=moments.FORM_DAY_MESSAGE)
 
 
 def parse_filter(values: Mapping[str, str]) -> tuple[ListFilter, dict[str, str]]:

@@ -213,7 +213,7 @@ def parse_card(
             errors[field("date", n)] = N_("Enter a date.")
     elif day is None:
         out_of_range = moments.read_day(card.date.strip()) == moments.RANGE_MESSAGE
-        errors[field("date", n)] = moments.RANGE_MESSAGE if out_of_range else N_("Use the date format YYYY-MM-DD.")
+        errors[field("date", n)] = moments.RANGE_MESSAGE if out_of_range else moments.FORM_DAY_MESSAGE
     at = parse_time(card.time)
     if not card.time.strip():
         missing = True

@@ -9,6 +9,7 @@ from urllib.parse import urlencode
 
 from doctordesk.domain.audit import AuditFilter, AuditRow
 from doctordesk.i18n import _
+from doctordesk.i18n.day_entry import date_attrs
 from doctordesk.i18n.formats import format_local
 from doctordesk.screens.admin.audit_changes import Names, lines
 from doctordesk.screens.admin.audit_words import action_words, entity_words
@@ -100,9 +101,10 @@ def render(
                     *(Option(str(i), f"{name} ({_(ROLE_LABELS.get(role, role))})") for i, name, role in people)]),
         el("f-appointment", "Edit", label=_("Appointment id"), name="appointment", value=str(f.appointment_id or "")),
         el("f-action", "Edit", label=_("Action, e.g. appointment.approve"), name="action", value=f.action or ""),
-        el("f-from", "Date", label=_("From day (UTC)"), name="from", value=f.since.strftime(day) if f.since else ""),
+        el("f-from", "Date", label=_("From day (UTC)"), name="from",
+           value=f.since.strftime(day) if f.since else "", **date_attrs()),
         el("f-to", "Date", label=_("Until day (UTC, inclusive)"), name="to",
-           value=(f.until - timedelta(days=1)).strftime(day) if f.until else ""),
+           value=(f.until - timedelta(days=1)).strftime(day) if f.until else "", **date_attrs()),
         el("apply-filters", "Button", label=_("Apply"), action=Action("PATCH", f"{ENDPOINT}/filter", form="filters")),
         label=_("Filter"),
     )  # fmt: skip

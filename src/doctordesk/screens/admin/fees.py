@@ -10,6 +10,7 @@ from typing import Any
 
 from doctordesk.domain.review.fees import SURCHARGES
 from doctordesk.i18n import N_, _
+from doctordesk.i18n.day_entry import date_attrs
 from doctordesk.i18n.formats import format_local, money
 from doctordesk.screens.admin.pages import BASE, notice, page
 from doctordesk.screens.protocol import Action, Element, Layout, Option, Page, el
@@ -113,7 +114,7 @@ def render(
         el("fee-percent", "Edit", label=_("Per cent of the doctor fee (surcharges)"), name="percent"),
         el("fee-currency", "Edit", label=_("Currency"), name="currency", value="EUR"),
         el("fee-effective", "Date", label=_("Effective from (empty or today: now; a later day: 00:00 UTC)"),
-           name="effective_from"),
+           name="effective_from", **date_attrs()),
         el("fee-retired", "Checkbox", label=_("End this rule instead"), name="retired", value=False),
         el("add-fee", "Button", label=_("Add version"), action=Action("POST", f"{ENDPOINT}/add", form="new-fee")),
         el(

@@ -11,6 +11,7 @@ from urllib.parse import urlencode
 
 from doctordesk.domain.scheduling.suggestions import ExceptionKind, Hours
 from doctordesk.i18n import N_, _
+from doctordesk.i18n.day_entry import date_attrs
 from doctordesk.i18n.formats import format_day
 from doctordesk.screens.admin.pages import BASE, notice, page
 from doctordesk.screens.protocol import Action, Element, Layout, Option, Page, el
@@ -124,7 +125,7 @@ def render(s: HoursScreen) -> Page:
         "new-exception",
         "Section",
         el("exc-doctor", "Hidden", name="doctor", value=str(s.doctor_id or "")),
-        el("exc-day", "Date", label=_("Day"), name="day"),
+        el("exc-day", "Date", label=_("Day"), name="day", **date_attrs()),
         el("exc-kind", "Combo", label=_("Kind"), name="kind", value=ExceptionKind.HOLIDAY,
            options=[Option(k, _(label)) for k, label in KINDS]),
         el("exc-location", "Combo", label=_("Where"), name="location", value="",

@@ -10,6 +10,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from doctordesk.i18n import _
+from doctordesk.i18n.day_entry import date_attrs
 from doctordesk.screens.admin.pages import BASE, notice, page
 from doctordesk.screens.protocol import Action, Element, Layout, Option, Page, el
 
@@ -55,9 +56,10 @@ def _fields(
         el(f"{prefix}insurer", "Edit", label=_("Insurer"), name="insurer", value=p["insurer"] if p else None),
         el(f"{prefix}number", "Edit", label=_("Policy number"), name="policy_number",
            value=p["policy_number"] if p else None),
-        el(f"{prefix}from", "Date", label=_("Covered from"), name="valid_from", value=p["valid_from"] if p else None),
+        el(f"{prefix}from", "Date", label=_("Covered from"), name="valid_from", value=p["valid_from"] if p else None,
+           **date_attrs()),
         el(f"{prefix}to", "Date", label=_("Covered until (inclusive)"), name="valid_to",
-           value=p["valid_to"] if p else None),
+           value=p["valid_to"] if p else None, **date_attrs()),
         _ticks(prefix, "network_doctor", _("In-network doctors (none ticked: any)"), doctors, network["doctors"]),
         _ticks(prefix, "network_location", _("In-network locations (none ticked: any)"), locations,
                network["locations"]),

@@ -83,7 +83,7 @@ def clinic_zone(locations: Mapping[int, str]) -> str:
 
 
 def _day(raw: str | None, name: str, fields: dict[str, str]) -> date | None:
-    return moments.form_day(raw, name, fields)
+    return moments.form_day(raw, name, fields, message=moments.FORM_DAY_MESSAGE)
 
 
 def apply_filters(rt: Runtime, actor: Actor, form: Mapping[str, str]) -> UpdateSet:

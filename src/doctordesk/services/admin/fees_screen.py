@@ -67,7 +67,7 @@ def _cents(raw: str | None, fields: dict[str, str], *, required: bool) -> int:
 def _effective(raw: str | None, now: datetime, fields: dict[str, str]) -> datetime | None:
     if not raw:
         return None
-    day = moments.form_day(raw, "effective_from", fields, message=N_("A day as YYYY-MM-DD."))
+    day = moments.form_day(raw, "effective_from", fields, message=moments.FORM_DAY_MESSAGE)
     if day is None:
         return None
     if day == now.astimezone(UTC).date():

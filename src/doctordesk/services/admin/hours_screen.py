@@ -223,7 +223,7 @@ async def add_exception(
     if form.get("location") and location is None:
         # Empty means every location; anything else must name one (a typo is not "every location").
         fields["location"] = N_("Choose a location.")
-    day = moments.form_day(form.get("day", ""), "day", fields)
+    day = moments.form_day(form.get("day", ""), "day", fields, message=moments.FORM_DAY_MESSAGE)
     if day is None:
         fields.setdefault("day", moments.DAY_MESSAGE)
     opens, closes = _time(form.get("opens"), "opens", fields), _time(form.get("closes"), "closes", fields)

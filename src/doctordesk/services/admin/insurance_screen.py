@@ -62,7 +62,7 @@ def choose(rt: Runtime, actor: Actor, form: Mapping[str, str]) -> UpdateSet:
 
 
 def _day(form: Mapping[str, str], name: str, fields: dict[str, str]) -> date | None:
-    return moments.form_day(form.get(name), name, fields, message=N_("A day as YYYY-MM-DD."))
+    return moments.form_day(form.get(name), name, fields, message=moments.FORM_DAY_MESSAGE)
 
 
 def _ticked(form: Mapping[str, str], field: str, fields: dict[str, str]) -> list[int]:

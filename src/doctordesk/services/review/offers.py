@@ -63,17 +63,21 @@ async def _render(rt: Runtime, actor: Actor, appointment_id: int, layout: Any) -
             )
             for o, doctor, loc in rows
         ]
-    # Nothing on it reads the clock (an offer whose time has passed is refused when accepted): no time edge.
+    # An open offer's time passing disables the patient's "Accept" (accepting it is refused): their page lasts until
+    # then. Others see no control and nothing that time changes.
+    now = rt.clock.now()
+    patient = actor.role is Role.PATIENT
     page = offers_screen.render(
         offers_screen.OffersScreen(
             view=view,
             offers=offers,
-            is_patient=actor.role is Role.PATIENT,
+            is_patient=patient,
             layout=layout,
             timeout=rt.settings.poll_review_seconds,
+            now=now,
         )
     )
-    return lasting(page, None)
+    return lasting(page, offers_screen.next_passing(offers, now) if patient else None)
 
 
 def viewing(rt: Runtime, actor: Actor, appointment_id: int, *, layout: Any, client_id: str | None) -> Viewing:

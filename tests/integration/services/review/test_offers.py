@@ -178,3 +178,38 @@ async def test_the_coverage_warning_speaks_to_the_patient_and_about_the_patient_
     theirs = (await client.put(offers_url(a), headers=doctor.headers)).json()
     staff = [e["warning"] for e in walk(theirs["elements"]) if e["type"] == "Card" and e.get("warning")]
     assert staff and all("the patient may pay more" in w for w in staff)
+
+
+async def test_an_offer_whose_time_has_passed_cannot_be_accepted_and_the_page_says_so(
+    client, login, demo, runtime, clock
+):
+    """An open offer's time coming disables its "Accept this time" with a line saying why (accepting it would be
+    refused), and the page's validity ends at that moment: its poll then brings the change."""
+    patient = await login("patient1")
+    a = aid(demo, PENDING_5)
+    first, second = await offers_of(runtime, a)
+    assert clock.now() < first.start_at < second.start_at
+    page = (await client.put(offers_url(a), headers=patient.headers)).json()
+    assert find(page["elements"], "accept~1").get("enabled", True) is True
+    assert find(page["elements"], "accept-note~1")["visible"] is False
+    # The token says until when time alone leaves the page as it is: the first open offer's time.
+    assert page["state"].split(".")[5] == str(int(first.start_at.timestamp()))
+    clock.advance(first.start_at - clock.now())
+    patient = await login("patient1")  # the first session has expired meanwhile
+    poll = {**patient.headers, "X-Screen-State": page["state"]}
+    patches = (await client.patch(offers_url(a), headers=poll)).json()["patches"]
+    updates = {p["id"]: p["set"] for p in patches if p["op"] == "update"}
+    assert updates["accept~1"]["enabled"] is False and updates["accept-note~1"]["visible"] is True
+    fresh = (await client.put(offers_url(a), headers=patient.headers)).json()
+    assert find(fresh["elements"], "accept~1")["enabled"] is False
+    note = find(fresh["elements"], "accept-note~1")
+    assert note.get("visible", True) is True
+    assert note["value"] == "This time has passed: it can no longer be accepted."
+    assert find(fresh["elements"], "accept~2").get("enabled", True) is True
+    assert fresh["state"].split(".")[5] == str(int(second.start_at.timestamp()))
+    german = (await client.put(offers_url(a), headers={**patient.headers, "Accept-Language": "de"})).json()
+    assert find(german["elements"], "accept-note~1")["value"] == (
+        "Dieser Termin ist vorbei: Er kann nicht mehr angenommen werden."
+    )
+    refused = await client.post(f"{offers_url(a)}/{first.id}/accept", headers=patient.headers, data={"version": "1"})
+    assert refused.status_code == 409 and [o.state for o in await offers_of(runtime, a)] == ["open", "open"]

@@ -3,16 +3,19 @@ acknowledgements, and update sets that bring the client's page to exactly what a
 
 from __future__ import annotations
 
+from zoneinfo import ZoneInfo
+
 from sqlalchemy import select
 
 from doctordesk.screens.protocol import apply
-from doctordesk.store.review_tables import ReviewDraft
-from doctordesk.store.tables import AuditLog
+from doctordesk.store.review_tables import AppointmentOffer, ReviewDraft
+from doctordesk.store.tables import AuditLog, Location
 from tests.support.review import (
     CHEN_OUT_OF_NETWORK,
     DISCLAIMER,
     NO_TIMEZONE,
     NOT_COVERED,
+    PENDING_5,
     PRESCRIPTION,
     REQUESTED,
     THIRD_PARTY_INVALID,
@@ -361,3 +364,41 @@ async def test_a_line_beside_approve_says_what_it_will_send(client, login, demo)
         german["approve-effect"]["value"]
         == "Sendet dem Patienten 2 Alternativen, von denen er eine wählt oder alle ablehnt."
     )
+
+
+async def test_an_alternative_on_an_open_offers_time_names_the_offer_not_another_patient(client, login, demo, runtime):
+    """Issue 30, item 16: the offer may be the same patient's, so the message speaks of another appointment; in
+    English and German."""
+    async with runtime.db.read() as session:
+        offer = (
+            (
+                await session.execute(
+                    select(AppointmentOffer)
+                    .where(AppointmentOffer.appointment_id == aid(demo, PENDING_5))
+                    .order_by(AppointmentOffer.n)
+                )
+            )
+            .scalars()
+            .first()
+        )
+        zone = ZoneInfo((await session.get(Location, offer.location_id)).timezone)
+    local = offer.start_at.astimezone(zone)
+    card = {
+        "profile~1": str(offer.doctor_id),
+        "location~1": str(offer.location_id),
+        "date~1": f"{local:%Y-%m-%d}",
+        "time~1": f"{local:%H:%M}",
+    }
+    for language, words in (
+        ("en", "Overlaps an offer sent for another appointment"),
+        ("de", "Angebot für einen anderen Termin"),
+    ):
+        doctor = await login("doctor1")
+        headers = {**doctor.headers, "Accept-Language": language}
+        s = await Screen(client, headers, aid(demo, REQUESTED)).open()
+        if not s.has("alternative-1"):
+            await s.patch("/add-alternative")
+        await s.patch("/change", card)
+        messages = " ".join(str(s[f"{f}~1"].get("error") or "") for f in ("doctor", "location", "date", "time"))
+        assert words in messages, messages
+        assert "patient" not in messages and "Patient" not in messages

@@ -3,6 +3,7 @@
 // (`host` holds the children, `messages` the element's error and warning). Uploads, attachments and dialogs,
 // which act on the view, are in attachments.js and dialogs.js.
 
+import { dayText } from "./days.js";
 import { formatTime, node, safeHref, text, uid } from "./dom.js";
 import { number, t, tf } from "./texts.js";
 
@@ -77,6 +78,29 @@ function countCharacters(control, root, max) {
     cut.hidden = false;
   });
   update();
+}
+
+// A day in the clinic's format (props.format, from the server): a text field with the pattern as placeholder and a
+// hint line under it, not the browser's date input (which follows the browser's locale: mm/dd/yyyy in an English
+// browser for a German clinic). forms.js reads it back as YYYY-MM-DD.
+function buildDay(model) {
+  const props = model.props || {};
+  if (typeof props.format !== "string") return buildInput(model, "date");
+  const parts = buildInput({ ...model, value: null }, "text");
+  const { control } = parts;
+  control.value = dayText(model.value, props.format);
+  control.inputMode = "numeric";
+  control.autocomplete = "off";
+  control.spellcheck = false;
+  control.classList.add("day-input");
+  if (typeof props.hint === "string") {
+    const hint = node("p", "field-hint", props.hint);
+    hint.id = uid("hint");
+    parts.messages.before(hint);
+    control.setAttribute("aria-describedby", hint.id);
+    parts.hint = hint.id;
+  }
+  return { ...parts, dayFormat: props.format };
 }
 
 function buildSelect(model) {
@@ -356,7 +380,7 @@ export const ELEMENT_BUILDERS = {
     return buildInput(model, "password");
   },
   Date(model) {
-    return buildInput(model, "date");
+    return buildDay(model);
   },
   Time(model) {
     return buildInput(model, "time");

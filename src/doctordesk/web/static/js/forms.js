@@ -2,6 +2,7 @@
 // a reload, per-field error messages, and props.requires / props.requires_one_of keeping an action disabled.
 
 import { showDraft } from "./attachments.js";
+import { dayText, dayValue } from "./days.js";
 import { node, uid } from "./dom.js";
 
 // The view's entry of the element holding `control`.
@@ -23,12 +24,14 @@ export function readControl(entry) {
   if (!c) return undefined;
   if (c.type === "checkbox") return c.checked ? "true" : "false";
   if (c.type === "file") return entry.file || null;
+  if (entry.dayFormat) return dayValue(c.value, entry.dayFormat);
   return c.value;
 }
 
 export function writeControl(entry, value) {
   const c = entry.control;
   if (c.type === "checkbox") c.checked = value === "true";
+  else if (entry.dayFormat) c.value = dayText(value, entry.dayFormat);
   else if (c.type !== "file") c.value = value;
 }
 
@@ -69,13 +72,17 @@ export function restoreTyped(view, typed) {
   }
 }
 
-// Shows the per-field messages of an error body on the elements with those names; returns the names it placed.
-export function showFieldErrors(view, fields) {
+// Shows the per-field messages of an error body on the elements with those names — inside the form the action
+// sent (`formId`: a page may hold several forms with the same names, e.g. every policy's "Covered from"), else
+// anywhere on the page; returns the names it placed.
+export function showFieldErrors(view, fields, formId = null) {
   clearFieldErrors(view);
   const placed = [];
   let first = null;
+  const scope = formScope(view, formId);
   for (const [name, message] of Object.entries(fields || {})) {
-    const control = view.root.querySelector(`[data-name="${CSS.escape(name)}"]`);
+    const selector = `[data-name="${CSS.escape(name)}"]`;
+    const control = scope.querySelector(selector) || view.root.querySelector(selector);
     if (!control) continue;
     const entry = entryOf(view, control);
     const m = node("p", "msg msg-error client-error", message);

@@ -100,8 +100,8 @@ export class ScreenView {
     return forms.collect(this, formId);
   }
 
-  showFieldErrors(fields) {
-    return forms.showFieldErrors(this, fields);
+  showFieldErrors(fields, formId = null) {
+    return forms.showFieldErrors(this, fields, formId);
   }
 
   clearFieldErrors() {
@@ -173,7 +173,7 @@ export class ScreenView {
     const { model } = entry;
     if (VOID_TAGS.has(entry.root.tagName) && !entry.messages) return;
     const box = entry.messages || entry.root;
-    const described = [];
+    const described = entry.hint ? [entry.hint] : []; // a field's hint line stays described
     for (const [kind, message] of [
       ["error", model.error],
       ["warning", model.warning],
@@ -186,7 +186,7 @@ export class ScreenView {
       described.push(m.id);
     }
     const target = entry.control || entry.button;
-    if (target && described.length) {
+    if (target && described.length > (entry.hint ? 1 : 0)) {
       target.setAttribute("aria-describedby", described.join(" "));
       if (model.error) target.setAttribute("aria-invalid", "true");
     }

@@ -12,6 +12,18 @@ const path = (endpoint) => String(endpoint).split("?")[0];
 
 const RELOADED = "The screen has been loaded again and shows the current state.";
 
+// A new screen drawn under a pointer that has not moved (the mouse still where "Week" was clicked) would show
+// whatever control now lies there as hovered, as if it were chosen or focused. Hover styles wait until the
+// pointer moves, or anything is pressed (app.css: [data-pointer-still]).
+function pointerStill(frame) {
+  frame.dataset.pointerStill = "";
+  const moved = () => {
+    delete frame.dataset.pointerStill;
+    for (const type of ["pointermove", "pointerdown", "keydown"]) document.removeEventListener(type, moved, true);
+  };
+  for (const type of ["pointermove", "pointerdown", "keydown"]) document.addEventListener(type, moved, true);
+}
+
 export class Screen {
   constructor(frame, shell, { slot }) {
     this.shell = shell;
@@ -77,7 +89,10 @@ export class Screen {
     this.state = page.state;
     this.frame.dataset.screen = page.screen;
     if (sameScreen) this.view.rerender(page.elements);
-    else this.view.render(page.elements);
+    else {
+      this.view.render(page.elements);
+      pointerStill(this.frame);
+    }
     this.nameThePage(page);
     this.shell.screenShown(this, page);
     this.schedule();
@@ -233,7 +248,7 @@ export class Screen {
           return;
         }
         // A reload the error asks for runs inside the queue: nothing queued after it uses the stale page.
-        if (generation === this.generation) await this.handleError(error);
+        if (generation === this.generation) await this.handleError(error, { form: action.form });
       }
     });
     const after = this.view.nodes.get(model.id);
@@ -318,7 +333,8 @@ export class Screen {
   }
 
   // Shows an error; resolves once the reload it may ask for is done.
-  async handleError(error, { quiet = false } = {}) {
+  // `form`: the element whose fields the failed action sent, where its field messages go first.
+  async handleError(error, { quiet = false, form = null } = {}) {
     if (error instanceof NetworkError) {
       this.shell.offline(true);
       if (!quiet) this.showBanner(error.message);
@@ -332,7 +348,7 @@ export class Screen {
     if (error.sessionEnded) return; // the shell shows the login screen
     const body = error.body || {};
     if (quiet && error.status >= 500) return;
-    const placed = this.view.showFieldErrors(body.fields || {});
+    const placed = this.view.showFieldErrors(body.fields || {}, form);
     const rest = Object.entries(body.fields || {})
       .filter(([name]) => !placed.includes(name))
       .map(([name, message]) => `${name}: ${message}`);

@@ -67,11 +67,24 @@ SUPPORTED: dict[str, tuple[tuple[str, ...], tuple[str, ...], bool]] = {
     ),
 }
 
+# The ``_sort`` keys each search offers (``-`` for descending, several comma-separated), listed on the resource
+# as this interface's extension: R4's CapabilityStatement has no element for them.
+SORT_EXTENSION = "urn:doctordesk:fhir:sort"
+SORTS: dict[str, tuple[str, ...]] = {
+    "Appointment": fhir_appointments.SORTS,
+    "Patient": fhir_people.PATIENT_SORTS,
+    "Practitioner": fhir_people.PRACTITIONER_SORTS,
+    "Slot": fhir_slots.SORTS,
+}
+
 
 def capability_statement(base_url: str, *, software_version: str, published: datetime) -> dict[str, Any]:
     resources = []
     for kind, (interactions, params, conditional) in SUPPORTED.items():
-        entry: dict[str, Any] = {
+        entry: dict[str, Any] = {}
+        if kind in SORTS:
+            entry["extension"] = [{"url": SORT_EXTENSION, "valueString": key} for key in SORTS[kind]]
+        entry |= {
             "type": kind,
             "interaction": [{"code": code} for code in interactions],
             "versioning": "versioned" if kind.startswith("Appointment") else "no-version",

@@ -14,17 +14,20 @@ from zoneinfo import ZoneInfo
 from doctordesk.domain import moments
 from doctordesk.domain.errors import NotFound, ValidationFailed
 from doctordesk.domain.fhir import mapping as fhir
-from doctordesk.domain.keyset import Position
 from doctordesk.domain.scheduling.booking import VISIT_MINUTES
 from doctordesk.domain.scheduling.free_times import MAX_DAYS
 from doctordesk.runtime import Runtime
 from doctordesk.services.booking import free_times
+from doctordesk.services.fhir import sorting
 from doctordesk.services.fhir.access import Caller, require_some_scope
 from doctordesk.services.fhir.directory import pair_id, places
 from doctordesk.services.fhir.search import Search, bundle, check
+from doctordesk.services.fhir.sorting import SortKey
 from doctordesk.services.scheduling.clinic_facts import cached_clinic
 
 SEARCH_PARAMETERS = ("schedule", "start", "status")
+SORTS = ("start",)
+DEFAULT_SORT = (SortKey("start"),)
 SLOT_STATUSES = frozenset({"free", "busy", "busy-unavailable", "busy-tentative", "entered-in-error"})
 Grid = list[tuple[datetime, str]]
 _SLOT = re.compile(r"([1-9][0-9]{0,15})-([1-9][0-9]{0,15})-(\d{12})", re.ASCII)
@@ -90,7 +93,7 @@ async def read(rt: Runtime, caller: Caller, raw: str) -> dict[str, Any]:
 async def search(rt: Runtime, caller: Caller, request: Search) -> dict[str, Any]:
     """The slots of one ``schedule`` (required) in a ``start`` range (both ends, at most 31 days), by ``status``."""
     require_some_scope(caller)
-    checked = check(request, SEARCH_PARAMETERS)
+    checked = check(request, SEARCH_PARAMETERS, sorts=SORTS, default_sort=DEFAULT_SORT)
     schedules = fhir.token_list(checked.params.get("schedule", []))
     pair = pair_id(schedules[0].removeprefix("Schedule/")) if len(schedules) == 1 else None
     if pair is None:
@@ -104,12 +107,15 @@ async def search(rt: Runtime, caller: Caller, request: Search) -> dict[str, Any]
         raise ValidationFailed(fields={"status": "Use a Slot status (free, busy, ...)."})
     timezone, starts = await grid(rt, pair[0], pair[1], span.lo, span.hi)
     starts = [(s, st) for s, st in starts if all(t.holds(s) for t in tests) and (not statuses or st in statuses)]
-    if checked.after is not None:
-        starts = [(s, st) for s, st in starts if s > checked.after.at]
+
+    def values(s: tuple[datetime, str]) -> tuple[Any, ...]:
+        return s[0], slot_id(pair[0], pair[1], s[0])
+
+    rows = sorting.page_in_memory(checked.sort, starts, values, checked.sort_after, checked.count + 1)
     return bundle(
         request,
         checked,
-        starts[: checked.count + 1],
+        rows,
         to_resource=lambda s: slot(pair[0], pair[1], s[0], timezone, s[1]),
-        position=lambda s: Position(s[0], 1),
+        position=lambda s: sorting.encode_cursor(checked.sort, values(s)),
     )

@@ -132,7 +132,8 @@ async def metadata(rt: RuntimeDep, request: Request) -> FhirResponse:
 @router.get("/Appointment/$find")
 async def find_appointments(rt: RuntimeDep, caller: FhirCallerDep, request: Request) -> FhirResponse:
     """Argonaut Scheduling's ``$find``: the free times between ``start`` and ``end`` (at most 31 days), by
-    ``practitioner``, ``location`` and ``service-type``, as ``proposed`` Appointments to hold or book."""
+    ``practitioner``, ``location`` and ``service-type``, as ``proposed`` Appointments to hold or book; with
+    ``patient`` (a patient names themself) the Appointments carry that patient, ready to hold or book."""
     items = list(request.query_params.multi_items())
     return FhirResponse(await fhir_finding.find(rt, caller, items, _base(request)))
 

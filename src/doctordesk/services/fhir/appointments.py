@@ -16,6 +16,7 @@ from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.errors import NotFound, ValidationFailed
 from doctordesk.domain.fhir import mapping as fhir
 from doctordesk.domain.fhir.errors import NotSupported
+from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
 from doctordesk.services.appointments.reading import base_query
 from doctordesk.services.fhir import directory as fhir_directory
@@ -147,7 +148,7 @@ async def read_row(session: AsyncSession, caller: Caller, appointment_id: int) -
     query = appointments_visible(base_query().where(Appointment.id == appointment_id), caller)
     row = (await session.execute(query)).first()
     if row is None:
-        raise NotFound("Appointment not found.")
+        raise NotFound(N_("Appointment not found."))
     return row
 
 
@@ -161,21 +162,29 @@ async def read(rt: Runtime, caller: Caller, appointment_id: int) -> tuple[dict[s
 
 def _status(value: str) -> list[int]:
     if value not in fhir.APPOINTMENT_STATUSES:
-        raise ValidationFailed(fields={"status": "Use an Appointment status (proposed, pending, booked, ...)."})
+        raise ValidationFailed(fields={"status": N_("Use an Appointment status (proposed, pending, booked, ...).")})
     return fhir.statuses_for(value) or [-1]
 
 
 def _identifier(value: str) -> list[str]:
     system, _, code = value.rpartition("|")
     if (system and system != fhir.IDENTIFIER_SYSTEM) or not code or len(code) > fhir.MAX_IDENTIFIER_CHARS:
-        raise ValidationFailed(fields={"identifier": f"Use {fhir.IDENTIFIER_SYSTEM}|<id> or <id>."})
+        raise ValidationFailed(
+            fields={
+                "identifier": Text("Use {identifier_system}|<id> or <id>.", identifier_system=fhir.IDENTIFIER_SYSTEM)
+            }
+        )
     return [code]
 
 
 def _service(value: str) -> list[str]:
     system, _, code = value.rpartition("|")
     if (system and system != fhir.SERVICE_SYSTEM) or not code or len(code) > 64:
-        raise ValidationFailed(fields={"service-type": f"Use {fhir.SERVICE_SYSTEM}|<service> or <service>."})
+        raise ValidationFailed(
+            fields={
+                "service-type": Text("Use {service_system}|<service> or <service>.", service_system=fhir.SERVICE_SYSTEM)
+            }
+        )
     return [code]
 
 
@@ -229,10 +238,10 @@ async def search(rt: Runtime, caller: Caller, request: Search) -> dict[str, Any]
     checked.now = rt.clock.now()
     includes = set(checked.params.get("_include", []))
     if includes - set(INCLUDES):
-        raise NotSupported(fields={"_include": f"Supported: {', '.join(INCLUDES)}."})
+        raise NotSupported(fields={"_include": Text("Supported: {values}.", values=", ".join(INCLUDES))})
     revincludes = set(checked.params.get("_revinclude", []))
     if revincludes - set(REVINCLUDES):
-        raise NotSupported(fields={"_revinclude": f"Supported: {', '.join(REVINCLUDES)}."})
+        raise NotSupported(fields={"_revinclude": Text("Supported: {values}.", values=", ".join(REVINCLUDES))})
     includes |= revincludes
     query = appointments_visible(base_query(), caller).where(*conditions(checked))
     counting = select(func.count()).select_from(query.with_only_columns(Appointment.id).subquery())

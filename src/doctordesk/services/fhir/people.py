@@ -16,6 +16,7 @@ from doctordesk.domain.appointments.list_filter import name_words, prefix_end
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.fhir import mapping as fhir
 from doctordesk.domain.fhir import names as fhir_names
+from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
 from doctordesk.services.fhir import sorting
 from doctordesk.services.fhir.access import Caller, patients_visible, require_some_scope
@@ -47,7 +48,7 @@ def _identifier(system: str) -> Callable[[str], list[str]]:
     def read(value: str) -> list[str]:
         given_system, _, code = value.rpartition("|")
         if (given_system and given_system != system) or not code or len(code) > fhir.MAX_IDENTIFIER_CHARS:
-            raise ValidationFailed(fields={"identifier": f"Use {system}|<id> or <id>."})
+            raise ValidationFailed(fields={"identifier": Text("Use {system}|<id> or <id>.", system=system)})
         return [code]
 
     return read
@@ -107,7 +108,7 @@ def _birth_day(moment: datetime) -> date:
 def _birthdate_conditions(checked: Checked) -> list[Condition]:
     for raw in checked.get("birthdate"):
         if "T" in raw:
-            raise ValidationFailed(fields={"birthdate": "Use a date (YYYY, YYYY-MM or YYYY-MM-DD) with a prefix."})
+            raise ValidationFailed(fields={"birthdate": N_("Use a date (YYYY, YYYY-MM or YYYY-MM-DD) with a prefix.")})
     conditions: list[Condition] = []
     for test in fhir.date_tests(checked.get("birthdate"), name="birthdate", now=checked.now):
         parts: list[Condition] = []

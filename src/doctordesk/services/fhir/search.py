@@ -16,6 +16,8 @@ from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.fhir import mapping as fhir
 from doctordesk.domain.fhir.errors import NotSupported
 from doctordesk.domain.keyset import Position
+from doctordesk.domain.texts import N_, Text
+from doctordesk.i18n import _
 from doctordesk.services.fhir import sorting
 from doctordesk.services.fhir.sorting import Sort
 
@@ -109,17 +111,17 @@ def check(
     sort, unsorted = sorting.parse(params["_sort"][-1], sorts or ()) if "_sort" in params else ((), [])
     if (unknown or unsorted) and search.strict:
         raise NotSupported(
-            "Unknown search parameters (Prefer: handling=strict).",
+            N_("Unknown search parameters (Prefer: handling=strict)."),
             fields={
-                **dict.fromkeys(unknown, "Not a search parameter of this resource here."),
-                **({"_sort": f"Not offered: {', '.join(unsorted)}. Offered: {_offered(sorts)}."} if unsorted else {}),
+                **dict.fromkeys(unknown, N_("Not a search parameter of this resource here.")),
+                **({"_sort": _not_offered(unsorted, sorts)} if unsorted else {}),
             },
         )
     checked = Checked(params)
     checked.warnings = [
         fhir.issue(
             "NOT_SUPPORTED",
-            f"The search parameter {name!r} is not supported here and was ignored.",
+            _(Text("The search parameter {name} is not supported here and was ignored.", name=repr(name))),
             severity="warning",
             expression=name,
         )
@@ -127,7 +129,13 @@ def check(
     ] + [
         fhir.issue(
             "NOT_SUPPORTED",
-            f"The sort {key!r} is not supported here and was ignored (offered: {_offered(sorts)}).",
+            _(
+                Text(
+                    "The sort {key} is not supported here and was ignored (offered: {offered}).",
+                    key=repr(key),
+                    offered=_offered(sorts),
+                )
+            ),
             severity="warning",
             expression="_sort",
         )
@@ -137,14 +145,14 @@ def check(
     checked.sort_given = sorting.sort_text(sort) if sort else None
     for value in params.get("_format", []):
         if value not in FORMATS:
-            raise NotSupported("Only JSON is served.", status=406, fields={"_format": "Use json."})
+            raise NotSupported(N_("Only JSON is served."), status=406, fields={"_format": N_("Use json.")})
     checked.count = fhir.count(params.get("_count", []))
     _result_parameters(checked, params)
     if checked.count == 0:  # R4: as _summary=count (the total where this search counts)
         checked.only_count, checked.total = True, totals
     for name, values in params.items():
         if name.endswith(":missing") and any(v not in ("true", "false") for v in values):
-            raise ValidationFailed(fields={name: "Use true or false."})
+            raise ValidationFailed(fields={name: N_("Use true or false.")})
     cursors = params.get("_cursor", [])
     if cursors and sorts is not None:
         checked.sort_after = sorting.decode_cursor(checked.sort, cursors[-1])
@@ -152,12 +160,16 @@ def check(
         try:
             checked.after = decode_cursor(cursors[-1])
         except ValidationFailed:
-            raise ValidationFailed(fields={"_cursor": "Not a page link this service gave out."}) from None
+            raise ValidationFailed(fields={"_cursor": N_("Not a page link this service gave out.")}) from None
     return checked
 
 
 def _offered(sorts: Sequence[str] | None) -> str:
-    return ", ".join(sorts or ()) or "none"
+    return ", ".join(sorts or ()) or "—"
+
+
+def _not_offered(unsorted: Sequence[str], sorts: Sequence[str] | None) -> str:
+    return Text("Not offered: {keys}. Offered: {offered}.", keys=", ".join(unsorted), offered=_offered(sorts))
 
 
 def _result_parameters(checked: Checked, params: Mapping[str, list[str]]) -> None:
@@ -165,18 +177,18 @@ def _result_parameters(checked: Checked, params: Mapping[str, list[str]]) -> Non
     totals = params.get("_total", [])
     if totals:
         if totals[-1] not in TOTAL_VALUES:
-            raise ValidationFailed(fields={"_total": "Use none, estimate or accurate."})
+            raise ValidationFailed(fields={"_total": N_("Use none, estimate or accurate.")})
         checked.total = totals[-1] != "none"
     summaries = params.get("_summary", [])
     if summaries:
         if summaries[-1] not in SUMMARY_VALUES:
-            raise NotSupported(fields={"_summary": "Supported: count, false."})
+            raise NotSupported(fields={"_summary": N_("Supported: count, false.")})
         if summaries[-1] == "count":
             checked.total = checked.only_count = True
     elements = fhir.token_list(params.get("_elements", []))
     if "_elements" in params:
         if not elements or any(_ELEMENT.fullmatch(e) is None for e in elements):
-            raise ValidationFailed(fields={"_elements": "Name top-level elements, e.g. _elements=status,start."})
+            raise ValidationFailed(fields={"_elements": N_("Name top-level elements, e.g. _elements=status,start.")})
         checked.elements = frozenset(elements)
 
 
@@ -186,7 +198,7 @@ def missing(checked: Checked, name: str) -> bool | None:
     if not values:
         return None
     if len(set(values)) > 1:
-        raise ValidationFailed(fields={f"{name}:missing": "Give one value: true or false."})
+        raise ValidationFailed(fields={f"{name}:missing": N_("Give one value: true or false.")})
     return values[0] == "true"
 
 
@@ -201,7 +213,7 @@ def references(search: Checked, name: str, resource_type: str) -> list[int] | No
         for value in fhir.token_list([raw]):
             row_id = fhir.reference_id(value, resource_type)
             if row_id is None:
-                raise ValidationFailed(fields={name: f"Use {resource_type}/<id>."})
+                raise ValidationFailed(fields={name: Text("Use {resource_type}/<id>.", resource_type=resource_type)})
             ids.add(row_id)
         allowed = ids if allowed is None else allowed & ids
     return sorted(allowed or ())

@@ -16,6 +16,7 @@ from doctordesk.domain.errors import NotFound, ValidationFailed
 from doctordesk.domain.fhir import mapping as fhir
 from doctordesk.domain.scheduling.booking import VISIT_MINUTES
 from doctordesk.domain.scheduling.free_times import MAX_DAYS
+from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
 from doctordesk.services.booking import free_times
 from doctordesk.services.fhir import sorting
@@ -55,11 +56,11 @@ async def grid(rt: Runtime, doctor_id: int, location_id: int, lo: datetime, hi: 
     async with rt.db.read() as session:
         c = await cached_clinic(rt, session)
     if (doctor_id, location_id) not in places(c):
-        raise NotFound("Schedule not found.")
+        raise NotFound(N_("Schedule not found."))
     zone = ZoneInfo(c.directory.locations[location_id])
     first, last = lo.astimezone(zone).date(), (hi - timedelta(microseconds=1)).astimezone(zone).date()
     if (last - first).days >= MAX_DAYS:
-        raise ValidationFailed(fields={"start": f"Search at most {MAX_DAYS} days at once."})
+        raise ValidationFailed(fields={"start": Text("Search at most {max_days} days at once.", max_days=MAX_DAYS)})
     timezone, starts = await free_times.slot_times(
         rt,
         doctor_id=doctor_id,
@@ -76,17 +77,17 @@ async def read(rt: Runtime, caller: Caller, raw: str) -> dict[str, Any]:
     require_some_scope(caller)
     match = _SLOT.fullmatch(raw)
     if match is None:
-        raise NotFound("Slot not found.")
+        raise NotFound(N_("Slot not found."))
     try:
         start = datetime.strptime(match[3], "%Y%m%d%H%M").replace(tzinfo=UTC)
     except ValueError:
-        raise NotFound("Slot not found.") from None
+        raise NotFound(N_("Slot not found.")) from None
     if moments.problem(start) is not None:
-        raise NotFound("Slot not found.")
+        raise NotFound(N_("Slot not found."))
     doctor_id, location_id = int(match[1]), int(match[2])
     timezone, starts = await grid(rt, doctor_id, location_id, start, start + timedelta(minutes=1))
     if not starts or starts[0][0] != start:
-        raise NotFound("Slot not found.")
+        raise NotFound(N_("Slot not found."))
     return slot(doctor_id, location_id, start, timezone, starts[0][1])
 
 
@@ -97,14 +98,14 @@ async def search(rt: Runtime, caller: Caller, request: Search) -> dict[str, Any]
     schedules = fhir.token_list(checked.params.get("schedule", []))
     pair = pair_id(schedules[0].removeprefix("Schedule/")) if len(schedules) == 1 else None
     if pair is None:
-        raise ValidationFailed(fields={"schedule": "Name one schedule: Schedule/<doctor>-<location>."})
+        raise ValidationFailed(fields={"schedule": N_("Name one schedule: Schedule/<doctor>-<location>.")})
     tests = fhir.date_tests(checked.params.get("start", []), name="start", now=rt.clock.now())
     span = fhir.date_range(checked.params.get("start", []), name="start", now=rt.clock.now(), ne=False)
     if span.lo is None or span.hi is None:
-        raise ValidationFailed(fields={"start": "Give both ends, e.g. start=ge2026-11-23&start=lt2026-11-30."})
+        raise ValidationFailed(fields={"start": N_("Give both ends, e.g. start=ge2026-11-23&start=lt2026-11-30.")})
     statuses = set(fhir.token_list(checked.params.get("status", [])))
     if statuses - SLOT_STATUSES:
-        raise ValidationFailed(fields={"status": "Use a Slot status (free, busy, ...)."})
+        raise ValidationFailed(fields={"status": N_("Use a Slot status (free, busy, ...).")})
     timezone, starts = await grid(rt, pair[0], pair[1], span.lo, span.hi)
     starts = [(s, st) for s, st in starts if all(t.holds(s) for t in tests) and (not statuses or st in statuses)]
 

@@ -22,6 +22,7 @@ from sqlalchemy import and_, false, or_
 from sqlalchemy.sql.elements import ColumnElement
 
 from doctordesk.domain.errors import ValidationFailed
+from doctordesk.domain.texts import N_
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _DIGEST_BYTES = 8
@@ -66,7 +67,8 @@ def parse(raw: str, offered: Sequence[str]) -> tuple[Sort, list[str]]:
 # Cursor values: JSON scalars, instants and days tagged so they come back as they were.
 def _dump(value: Any) -> Any:
     if isinstance(value, datetime):
-        return {"t": (value.astimezone(UTC) - _EPOCH) // timedelta(microseconds=1)}
+        aware = value if value.tzinfo else value.replace(tzinfo=UTC)  # a database's naive UTC
+        return {"t": (aware - _EPOCH) // timedelta(microseconds=1)}
     if isinstance(value, date):
         return {"d": value.toordinal()}
     if value is None or isinstance(value, (int, str)):
@@ -100,7 +102,7 @@ def encode_cursor(sort: Sort, values: Sequence[Any]) -> str:
 def decode_cursor(sort: Sort, raw: str) -> tuple[Any, ...]:
     """The values ``encode_cursor`` put in a cursor under this ``sort``; ValidationFailed naming ``_cursor`` for
     anything else (cut short, altered, made under another sort)."""
-    invalid = ValidationFailed(fields={"_cursor": "Not a page link this service gave out."})
+    invalid = ValidationFailed(fields={"_cursor": N_("Not a page link this service gave out.")})
     if len(raw) > MAX_CURSOR_CHARS:
         raise invalid
     try:

@@ -95,7 +95,7 @@ async def search(rt: Runtime, caller: Caller, request: Search) -> dict[str, Any]
     return bundle(request, checked, found, to_resource=lambda r: r, position=None)
 
 
-def _if_match(raw: str | None) -> int | None:
+def if_match_version(raw: str | None) -> int | None:
     if raw is None:
         return None
     match = _ETAG.fullmatch(raw.strip())
@@ -177,7 +177,7 @@ async def create(
     appointment_id = _ref(body, "appointment", "Appointment")
     patient_id = _ref(body, "actor", "Patient")
     acknowledged = _acknowledged(body.get("extension"))
-    version = _if_match(if_match)
+    version = if_match_version(if_match)
     if not isinstance(caller, Actor) or caller.role is not Role.PATIENT:
         raise Forbidden(N_("Answers to offered times come from the patient's own account."))
     if patient_id != caller.patient_id:

@@ -41,7 +41,10 @@ SEARCH_TYPES = {
 _READ_SEARCH = ("read", "search-type")
 # The operations on Appointment after Argonaut Scheduling's patient-based flow (docs/fhir.md#scheduling); their
 # definitions are this interface's own (its parameters and answers differ in detail from the IG's).
-OPERATIONS = {name: f"urn:doctordesk:fhir:OperationDefinition/Appointment-{name}" for name in ("find", "hold", "book")}
+# ``cancel``: the integration API's cancel (docs/fhir.md#cancel).
+OPERATIONS = {
+    name: f"urn:doctordesk:fhir:OperationDefinition/Appointment-{name}" for name in ("find", "hold", "book", "cancel")
+}
 
 # resource type → (interactions, search parameters, conditional create)
 SUPPORTED: dict[str, tuple[tuple[str, ...], tuple[str, ...], bool]] = {

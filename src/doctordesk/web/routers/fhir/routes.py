@@ -22,6 +22,7 @@ from doctordesk.runtime import Runtime
 from doctordesk.services.fhir import answers as fhir_answers
 from doctordesk.services.fhir import appointments as fhir_appointments
 from doctordesk.services.fhir import audit as fhir_audit
+from doctordesk.services.fhir import cancel as fhir_cancel
 from doctordesk.services.fhir import capability as fhir_capability
 from doctordesk.services.fhir import chat as fhir_chat
 from doctordesk.services.fhir import deliveries as fhir_deliveries
@@ -163,6 +164,19 @@ async def book_appointment(rt: RuntimeDep, caller: FhirCallerDep, request: Reque
     entry = {"fullUrl": f"{_base(request)}/Appointment/{appointment_id}", "resource": booked.resource}
     bundle = {"resourceType": "Bundle", "type": "collection", "entry": [entry]}
     return resource_response(bundle, status_code=201, location=location)
+
+
+@router.post("/Appointment/{appointment_id}/$cancel", openapi_extra=fhir_body("Parameters"))
+async def cancel_appointment(
+    rt: RuntimeDep, caller: FhirCallerDep, appointment_id: str, request: Request, if_match: IfMatch = None
+) -> FhirResponse:
+    """The integration API's cancel through FHIR (API keys with ``appointments:write``): ``by`` (``patient`` or
+    ``clinic``) and ``reason``; the same checks, history, audit and webhooks. Answers the Appointment."""
+    fhir_cancel.authorize(caller)
+    row_id = _id(appointment_id, "Appointment")
+    body = await json_body(request, "Parameters")
+    resource, version = await fhir_cancel.cancel(rt, caller, row_id, body, if_match=if_match)
+    return resource_response(resource, version=version)
 
 
 read_route(

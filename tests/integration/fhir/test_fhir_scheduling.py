@@ -212,7 +212,7 @@ async def test_a_holder_keeps_at_most_five_holds_and_the_capability_lists_the_op
     assert rows == 1
     capability = resource_of(await client.get("/fhir/metadata"))
     [appointment] = [r for r in capability["rest"][0]["resource"] if r["type"] == "Appointment"]
-    assert [o["name"] for o in appointment["operation"]] == ["find", "hold", "book"]
+    assert [o["name"] for o in appointment["operation"]] == ["find", "hold", "book", "cancel"]
     [slot] = [r for r in capability["rest"][0]["resource"] if r["type"] == "Slot"]
     assert [p["name"] for p in slot["searchParam"]] == ["schedule", "start", "status"]
 

@@ -163,7 +163,7 @@ async def test_unknown_parameters_are_ignored_with_a_warning_unless_strict(clien
         "practitioner=Patient/1",
         "_count=-1",
         "_count=abc",
-        "_sort=status",
+        "_sort=date&_cursor=AAAA",
         "_cursor=AAAA",
         "_format=xml",
     ],

@@ -18,7 +18,7 @@ from doctordesk.config import Settings
 from doctordesk.services.fhir.holds import HOLD_MINUTES
 from doctordesk.store.fhir_tables import SlotHold
 from doctordesk.store.integration_tables import IntegrationRequest
-from doctordesk.store.tables import Appointment, AuditLog
+from doctordesk.store.tables import Appointment, AuditLog, Patient
 from doctordesk.store.webhook_tables import WebhookDelivery
 from tests.support.fhir import FHIR_JSON, assert_outcome, entries, resource_of
 from tests.support.fhir_models import validate
@@ -212,6 +212,45 @@ async def test_a_holder_keeps_at_most_five_holds_and_the_capability_lists_the_op
     assert rows == 1
     capability = resource_of(await client.get("/fhir/metadata"))
     [appointment] = [r for r in capability["rest"][0]["resource"] if r["type"] == "Appointment"]
-    assert [o["name"] for o in appointment["operation"]] == ["find", "hold", "book"]
+    assert [o["name"] for o in appointment["operation"]] == ["find", "hold", "book", "cancel"]
     [slot] = [r for r in capability["rest"][0]["resource"] if r["type"] == "Slot"]
     assert [p["name"] for p in slot["searchParam"]] == ["schedule", "start", "status"]
+
+
+async def test_find_for_a_patient_answers_appointments_ready_to_book_for_them(client, login, demo):
+    patient = await login("patient1")
+    me = demo.patients["patient1"]
+    d1, berlin = demo.users["doctor1"], demo.locations["berlin"]
+    url = f"/fhir/Appointment/$find?start={DAY}&end={DAY}&practitioner={d1}&location={berlin}&patient=Patient/{me}"
+    found = resource_of(await client.get(url, headers=patient.headers))
+    assert f"patient=Patient%2F{me}" in found["link"][0]["url"]
+    [wanted] = [e["resource"] for e in found["entry"] if e["resource"]["start"] == FREE_START]
+    assert wanted["participant"][0]["actor"]["reference"] == f"Patient/{me}"
+    assert [p["actor"]["reference"].split("/")[0] for p in wanted["participant"]] == [
+        "Patient",
+        "Practitioner",
+        "Location",
+    ]
+    booked = resource_of(await operation(client, patient.headers, "book", wanted), 201)
+    made = booked["entry"][0]["resource"]
+    assert made["status"] == "proposed" and made["participant"][0]["actor"]["reference"] == f"Patient/{me}"
+
+
+async def test_find_names_only_a_patient_the_caller_may_act_for(client, login, demo, key, runtime):
+    async with runtime.db.transaction() as s:  # a patient no doctor has seen
+        stranger = Patient(name="Nora Neu")
+        s.add(stranger)
+        await s.flush()
+        stranger_id = stranger.id
+    base = f"/fhir/Appointment/$find?start={DAY}&end={DAY}&patient="
+    patient = await login("patient1")
+    for other in (demo.patients["patient2"], 999999):  # another patient and nobody: alike
+        assert_outcome(await client.get(f"{base}Patient/{other}", headers=patient.headers), 404, "NOT_FOUND")
+    doctor = await login("doctor1")
+    assert_outcome(await client.get(f"{base}Patient/{stranger_id}", headers=doctor.headers), 404, "NOT_FOUND")
+    for headers in (key.headers, (await login("support1")).headers):
+        found = resource_of(await client.get(f"{base}{stranger_id}", headers=headers))
+        assert found["entry"][0]["resource"]["participant"][0]["actor"]["display"] == "Nora Neu"
+    assert_outcome(await client.get(f"{base}999999", headers=key.headers), 404, "NOT_FOUND")
+    bad = await client.get(f"{base}Practitioner/1", headers=key.headers)
+    assert_outcome(bad, 400, "FIELDS_VALIDATION_ERROR", expression="Appointment.patient")

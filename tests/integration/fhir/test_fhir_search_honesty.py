@@ -1,6 +1,6 @@
 """What the FHIR searches do not apply they never pretend to: a chained parameter is an unknown parameter (ignored
-with a warning and left out of the self link, or 400 in strict mode), and a ``_sort`` the search does not offer is
-400 naming the sorts it does (SQLite and PostgreSQL)."""
+with a warning and left out of the self link, or 400 in strict mode; SQLite and PostgreSQL). ``_sort`` keys follow
+the same rule (test_fhir_sort.py)."""
 
 from __future__ import annotations
 
@@ -27,13 +27,3 @@ async def test_a_chained_parameter_is_ignored_with_a_warning_or_refused_when_str
         "/fhir/Appointment?patient.name=nobody", headers={**key.headers, "Prefer": "handling=strict"}
     )
     assert_outcome(strict, 400, "NOT_SUPPORTED", expression="Appointment.patient.name")
-
-
-@pytest.mark.parametrize(
-    ("kind", "sort", "offered"),
-    [("Appointment", "-_lastUpdated", "date, -date"), ("Patient", "family", "none"), ("Slot", "start", "none")],
-)
-async def test_a_sort_not_offered_is_refused_naming_the_ones_that_are(client, key, kind, sort, offered):
-    response = await client.get(f"/fhir/{kind}?_sort={sort}", headers=key.headers)
-    assert_outcome(response, 400, "NOT_SUPPORTED", expression=f"{kind}._sort")
-    assert response.json()["issue"][0]["details"]["text"] == f"Supported: {offered}."

@@ -3,6 +3,7 @@ function uses it."""
 
 from __future__ import annotations
 
+import ast
 import functools
 import re
 from datetime import UTC, datetime
@@ -127,3 +128,52 @@ def test_a_stored_text_is_translated_only_when_it_kept_its_template() -> None:
         assert i18n.stored(None) is None
     finally:
         i18n.use("en")
+
+
+# The FHIR interface's own texts (docs/fhir.md#errors): every message of an error it raises is marked, so an
+# OperationOutcome is written in the request's language.
+FHIR_PACKAGES = ("services/fhir", "domain/fhir", "web/routers/fhir")
+_ERROR_CALLS = {
+    "NotSupported", "ValidationFailed", "NotFound", "Forbidden", "Unprocessable", "VersionMismatch", "Gone",
+    "Conflict", "IdempotencyKeyReused", "PayloadTooLarge", "issue",
+}  # fmt: skip
+
+
+def _call_name(node: ast.expr) -> str | None:
+    return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+
+
+def _messages(call: ast.Call) -> list[ast.expr]:
+    """The expressions a call gives as people's texts: the message and the values of ``fields``."""
+    found = list(call.args[1:2] if _call_name(call.func) == "issue" else call.args[:1])
+    for keyword in call.keywords:
+        if keyword.arg == "message":
+            found.append(keyword.value)
+        elif keyword.arg == "fields" and isinstance(keyword.value, ast.Dict):
+            found.extend(v for v in keyword.value.values if v is not None)
+        elif keyword.arg == "fields" and isinstance(keyword.value, ast.DictComp):
+            found.append(keyword.value.value)
+        elif keyword.arg == "fields" and isinstance(keyword.value, ast.Call) and keyword.value.args[1:2]:
+            found.append(keyword.value.args[1])  # dict.fromkeys(names, text)
+    return found
+
+
+def test_every_text_the_fhir_interface_raises_is_marked_for_translation() -> None:
+    unmarked = []
+    for package in FHIR_PACKAGES:
+        for path in sorted((catalog.SOURCE / package).glob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.Call) and _call_name(node.func) in _ERROR_CALLS:
+                    for text in _messages(node):
+                        literal = isinstance(text, ast.Constant) and isinstance(text.value, str)
+                        if literal or isinstance(text, ast.JoinedStr):
+                            unmarked.append(f"{path.name}:{text.lineno}")
+    assert unmarked == []
+
+
+def test_every_fhir_message_has_a_german_translation() -> None:
+    german = catalog.load("de")
+    fhir_ids = {m for m, places in marked().items() if any(f.startswith(FHIR_PACKAGES) for f, _ in places)}
+    assert len(fhir_ids) > 100  # the interface's own texts, not only the rules'
+    missing = sorted(m for m in fhir_ids if not (german.get(m) and german.get(m).string))
+    assert missing == []

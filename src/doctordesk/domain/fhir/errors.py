@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from doctordesk.domain.errors import AppointmentChanged, DomainError, NotFound, ValidationFailed
+from doctordesk.domain.texts import N_
 
 
 class Unprocessable(ValidationFailed):
@@ -24,7 +25,7 @@ class NotSupported(DomainError):
     """An interaction, parameter or format this FHIR interface does not support (400, 404, 405, 406 or 415)."""
 
     code = "NOT_SUPPORTED"
-    default_message = "Not supported."
+    default_message = N_("Not supported.")
 
     def __init__(
         self,

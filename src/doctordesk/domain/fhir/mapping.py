@@ -17,6 +17,7 @@ from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.fhir.errors import NotSupported
 from doctordesk.domain.inputs import MAX_ID
+from doctordesk.domain.texts import N_, Text
 
 FHIR_VERSION = "4.0.1"
 MEDIA_TYPE = "application/fhir+json"
@@ -164,7 +165,8 @@ _DATE = re.compile(
     r"(\d{4})(?:-(\d{2})(?:-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})?)?)?)?",
     re.ASCII,
 )
-_OWN_REASONS = ("A time needs its offset (Z or +hh:mm).", moments.RANGE_MESSAGE, moments.INSTANT_MESSAGE)
+_NO_OFFSET = N_("A time needs its offset (Z or +hh:mm).")
+_OWN_REASONS = (_NO_OFFSET, moments.RANGE_MESSAGE, moments.INSTANT_MESSAGE)
 
 
 def _precision_span(match: re.Match[str]) -> tuple[datetime, datetime]:
@@ -172,7 +174,7 @@ def _precision_span(match: re.Match[str]) -> tuple[datetime, datetime]:
     outside the accepted range (``domain/moments.py``) are refused before any arithmetic."""
     year, month, day, hour, minute, second, zone = match.groups()[1:]
     if hour is not None and zone is None:
-        raise ValueError("A time needs its offset (Z or +hh:mm).")
+        raise ValueError(_NO_OFFSET)
     if not moments.FIRST_DAY.year <= int(year) <= moments.LAST_DAY.year:
         raise ValueError(moments.RANGE_MESSAGE)
     if hour is None:
@@ -221,12 +223,16 @@ def date_tests(values: Sequence[str], *, name: str = "date", now: datetime | Non
         match = _DATE.fullmatch(raw)
         if match is None:
             raise ValidationFailed(
-                fields={name: "Use a date or dateTime with offset, prefixed by " + ", ".join(DATE_PREFIXES) + "."}
+                fields={
+                    name: Text(
+                        "Use a date or dateTime with offset, prefixed by {prefixes}.", prefixes=", ".join(DATE_PREFIXES)
+                    )
+                }
             )
         try:
             start, end = _precision_span(match)
         except ValueError as error:
-            reason = str(error) if error.args and error.args[0] in _OWN_REASONS else "Not a date."
+            reason = str(error) if error.args and error.args[0] in _OWN_REASONS else N_("Not a date.")
             raise ValidationFailed(fields={name: reason}) from None
         prefix = match[1] or "eq"
         if prefix == "ap":
@@ -259,7 +265,7 @@ def date_range(
         if not test.inside:
             if ne is False:
                 continue
-            raise NotSupported(fields={name: "The prefix ne is not supported on this parameter."})
+            raise NotSupported(fields={name: N_("The prefix ne is not supported on this parameter.")})
         if test.lo is not None:
             lo = test.lo if lo is None else max(lo, test.lo)
         if test.hi is not None:
@@ -274,7 +280,9 @@ def count(values: Sequence[str]) -> int:
         return DEFAULT_COUNT
     raw = values[-1]
     if not raw.isascii() or not raw.isdigit() or len(raw) > 6:
-        raise ValidationFailed(fields={"_count": f"Use a whole number from 0 to {MAX_COUNT}."})
+        raise ValidationFailed(
+            fields={"_count": Text("Use a whole number from 0 to {max_count}.", max_count=MAX_COUNT)}
+        )
     return min(int(raw), MAX_COUNT)
 
 

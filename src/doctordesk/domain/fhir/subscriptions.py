@@ -21,6 +21,7 @@ from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.fhir import mapping as fhir
 from doctordesk.domain.fhir.errors import NotSupported
 from doctordesk.domain.inputs import text_problem
+from doctordesk.domain.texts import N_, Text
 from doctordesk.domain.webhooks import rules as webhooks
 
 RESOURCE = "Appointment"
@@ -74,24 +75,34 @@ def parse_criteria(raw: Any) -> tuple[str, Match]:
     ``status`` (Appointment statuses), ``practitioner``, ``patient`` and ``location`` (``Type/<id>`` or an id);
     commas OR values, repeated parameters AND them. Anything else is refused, naming ``criteria``."""
     if not isinstance(raw, str) or not raw.strip():
-        raise ValidationFailed(fields={"criteria": "Use Appointment?<search parameters>."})
+        raise ValidationFailed(fields={"criteria": N_("Use Appointment?<search parameters>.")})
     text = raw.strip()
     if len(text) > MAX_CRITERIA_CHARS:
-        raise ValidationFailed(fields={"criteria": f"At most {MAX_CRITERIA_CHARS} characters."})
+        raise ValidationFailed(
+            fields={"criteria": Text("At most {max_criteria_chars} characters.", max_criteria_chars=MAX_CRITERIA_CHARS)}
+        )
     kind, _, query = text.partition("?")
     if kind != RESOURCE:
         if re.fullmatch(r"[A-Z][A-Za-z]{1,63}", kind):
-            raise NotSupported(fields={"criteria": "Subscriptions here are on Appointment only."})
-        raise ValidationFailed(fields={"criteria": "Use Appointment?<search parameters>."})
+            raise NotSupported(fields={"criteria": N_("Subscriptions here are on Appointment only.")})
+        raise ValidationFailed(fields={"criteria": N_("Use Appointment?<search parameters>.")})
     match: Match = {}
     for part in query.split("&") if query else ():
         name, equals, value = part.partition("=")
         name, value = unquote(name), unquote(value)
         if not equals or not name or not value:
-            raise ValidationFailed(fields={"criteria": "Each parameter is name=value."})
+            raise ValidationFailed(fields={"criteria": N_("Each parameter is name=value.")})
         if name not in PARAMETERS:
             supported = ", ".join(PARAMETERS)
-            raise NotSupported(fields={"criteria": f"The parameter {name!r} is not supported here; use {supported}."})
+            raise NotSupported(
+                fields={
+                    "criteria": Text(
+                        "The parameter {name} is not supported here; use {supported}.",
+                        name=repr(name),
+                        supported=supported,
+                    )
+                }
+            )
         match.setdefault(name, []).append(_values(name, value))
     return text, match
 
@@ -100,14 +111,16 @@ def _values(name: str, value: str) -> list[Any]:
     kind = PARAMETERS[name]
     items = [v for v in value.split(",") if v]
     if not items:
-        raise ValidationFailed(fields={"criteria": f"{name} needs a value."})
+        raise ValidationFailed(fields={"criteria": Text("{name} needs a value.", name=name)})
     if kind is None:
         if any(v not in fhir.APPOINTMENT_STATUSES for v in items):
-            raise ValidationFailed(fields={"criteria": "status takes Appointment statuses (proposed, booked, ...)."})
+            raise ValidationFailed(
+                fields={"criteria": N_("status takes Appointment statuses (proposed, booked, ...).")}
+            )
         return sorted(set(items))
     ids = [fhir.reference_id(v, kind) for v in items]
     if any(i is None for i in ids):
-        raise ValidationFailed(fields={"criteria": f"{name} takes {kind}/<id>."})
+        raise ValidationFailed(fields={"criteria": Text("{name} takes {kind}/<id>.", name=name, kind=kind)})
     return sorted({i for i in ids if i is not None})
 
 
@@ -128,17 +141,27 @@ def check_headers(raw: Any) -> list[str]:
     if raw is None:
         return []
     if not isinstance(raw, list) or len(raw) > MAX_HEADERS:
-        raise ValidationFailed(fields={"channel.header": f"A list of at most {MAX_HEADERS} headers."})
+        raise ValidationFailed(
+            fields={"channel.header": Text("A list of at most {max_headers} headers.", max_headers=MAX_HEADERS)}
+        )
     out: list[str] = []
     for item in raw:
         if not isinstance(item, str) or len(item) > MAX_HEADER_CHARS:
-            raise ValidationFailed(fields={"channel.header": f"Each header is a string of at most {MAX_HEADER_CHARS}."})
+            raise ValidationFailed(
+                fields={
+                    "channel.header": Text(
+                        "Each header is a string of at most {max_header_chars}.", max_header_chars=MAX_HEADER_CHARS
+                    )
+                }
+            )
         name, colon, value = item.partition(":")
         name, value = name.strip(), value.strip()
         if not colon or not _TOKEN.fullmatch(name) or not value or not (value.isascii() and value.isprintable()):
-            raise ValidationFailed(fields={"channel.header": "Use 'Name: value' (printable ASCII, one line)."})
+            raise ValidationFailed(fields={"channel.header": N_("Use 'Name: value' (printable ASCII, one line).")})
         if name.lower() in RESERVED_HEADERS:
-            raise ValidationFailed(fields={"channel.header": f"The header {name} is set by the service."})
+            raise ValidationFailed(
+                fields={"channel.header": Text("The header {name} is set by the service.", name=name)}
+            )
         out.append(f"{name}: {value}")
     return out
 
@@ -156,32 +179,34 @@ def check_endpoint(raw: Any, *, allow_private: bool) -> str:
     """``channel.endpoint``: the webhooks' URL rule (docs/webhooks.md#addresses), and ``https`` unless private
     addresses are allowed (tests, development): a notification carries patients' appointments."""
     if not isinstance(raw, str):
-        raise ValidationFailed(fields={"channel.endpoint": "The https URL to notify."})
+        raise ValidationFailed(fields={"channel.endpoint": N_("The https URL to notify.")})
     try:
         url = webhooks.check_url(raw, allow_private=allow_private)
     except ValidationFailed as refused:
-        raise ValidationFailed(fields={"channel.endpoint": refused.fields.get("url", "Not a valid URL.")}) from None
+        raise ValidationFailed(fields={"channel.endpoint": refused.fields.get("url", N_("Not a valid URL."))}) from None
     if urlsplit(url).scheme != "https" and not allow_private:
-        raise ValidationFailed(fields={"channel.endpoint": "Use an https URL."})
+        raise ValidationFailed(fields={"channel.endpoint": N_("Use an https URL.")})
     return url
 
 
 def _channel(raw: Any, *, allow_private: bool) -> tuple[str, str | None, list[str]]:
     if not isinstance(raw, dict):
-        raise ValidationFailed(fields={"channel": "The channel: type rest-hook and its endpoint."})
+        raise ValidationFailed(fields={"channel": N_("The channel: type rest-hook and its endpoint.")})
     extra = sorted(set(raw) - CHANNEL_ACCEPTED)
     if extra:
-        raise ValidationFailed(fields={f"channel.{k}": "Not accepted in a subscription here." for k in extra})
+        raise ValidationFailed(fields={f"channel.{k}": N_("Not accepted in a subscription here.") for k in extra})
     kind = raw.get("type")
     if kind != CHANNEL:
         if kind in R4_CHANNELS:
-            raise NotSupported(fields={"channel.type": "Only rest-hook channels are served."})
-        raise ValidationFailed(fields={"channel.type": "Use rest-hook."})
+            raise NotSupported(fields={"channel.type": N_("Only rest-hook channels are served.")})
+        raise ValidationFailed(fields={"channel.type": N_("Use rest-hook.")})
     payload = raw.get("payload")
     if payload is not None and payload != PAYLOAD:
         if not isinstance(payload, str):
-            raise ValidationFailed(fields={"channel.payload": f"Use {PAYLOAD}, or leave it out."})
-        raise NotSupported(fields={"channel.payload": f"Only {PAYLOAD} is sent (or, without payload, nothing)."})
+            raise ValidationFailed(fields={"channel.payload": Text("Use {payload}, or leave it out.", payload=PAYLOAD)})
+        raise NotSupported(
+            fields={"channel.payload": Text("Only {payload} is sent (or, without payload, nothing).", payload=PAYLOAD)}
+        )
     endpoint = check_endpoint(raw.get("endpoint"), allow_private=allow_private)
     return endpoint, payload, check_headers(raw.get("header"))
 
@@ -189,7 +214,7 @@ def _channel(raw: Any, *, allow_private: bool) -> tuple[str, str | None, list[st
 def _end(raw: Any) -> datetime | None:
     if raw is None:
         return None
-    problem = "Use an instant with its offset, e.g. 2027-01-01T00:00:00Z."
+    problem = N_("Use an instant with its offset, e.g. 2027-01-01T00:00:00Z.")
     if not isinstance(raw, str) or "T" not in raw:
         raise ValidationFailed(fields={"end": problem})
     read = moments.read_instant(raw, seconds=False)
@@ -202,7 +227,7 @@ def _extensions(raw: Any) -> None:
     """The signing-secret extension of a create answer may come back (ignored); no other extension is read."""
     items = raw if isinstance(raw, list) else None
     if items is None or any(not isinstance(i, dict) or i.get("url") != SECRET_EXTENSION for i in items):
-        raise ValidationFailed(fields={"extension": "Not accepted in a subscription here."})
+        raise ValidationFailed(fields={"extension": N_("Not accepted in a subscription here.")})
 
 
 def parse(body: Mapping[str, Any], *, allow_private: bool) -> SubscriptionInput:
@@ -210,15 +235,15 @@ def parse(body: Mapping[str, Any], *, allow_private: bool) -> SubscriptionInput:
     ``id``, ``meta``, ``text`` and ``error`` are the server's and ignored."""
     extra = sorted(set(body) - ACCEPTED)
     if extra:
-        raise ValidationFailed(fields=dict.fromkeys(extra, "Not accepted in a subscription here."))
+        raise ValidationFailed(fields=dict.fromkeys(extra, N_("Not accepted in a subscription here.")))
     if "extension" in body:
         _extensions(body["extension"])
     status = body.get("status")
     if status not in CLIENT_STATUSES:
-        raise ValidationFailed(fields={"status": "Use requested (or active) to subscribe, off to pause."})
+        raise ValidationFailed(fields={"status": N_("Use requested (or active) to subscribe, off to pause.")})
     reason = body.get("reason")
     problem = (
-        "Why the subscription exists: 1 to 500 characters."
+        N_("Why the subscription exists: 1 to 500 characters.")
         if not isinstance(reason, str) or not reason.strip()
         else text_problem(reason.strip(), max_chars=MAX_REASON_CHARS)
     )

@@ -12,6 +12,7 @@ from sqlalchemy import Select, exists, select
 from doctordesk.domain.errors import Forbidden
 from doctordesk.domain.integration import Integration, Scope
 from doctordesk.domain.roles import Actor, Role
+from doctordesk.domain.texts import N_
 from doctordesk.services.appointments.reading import visible_to
 from doctordesk.store.integration_tables import IntegrationRequest
 from doctordesk.store.tables import Appointment, Patient
@@ -24,7 +25,7 @@ def require_some_scope(caller: Caller) -> None:
     if isinstance(caller, Integration) and not (
         caller.has(Scope.APPOINTMENTS_READ) or caller.has(Scope.APPOINTMENTS_WRITE)
     ):
-        raise Forbidden("This API key lacks the scope appointments:read.")
+        raise Forbidden(N_("This API key lacks the scope appointments:read."))
 
 
 def _created_by(caller: Integration) -> Any:

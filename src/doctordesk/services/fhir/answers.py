@@ -16,6 +16,7 @@ from doctordesk.domain.errors import AppointmentChanged, Forbidden, NotFound, Va
 from doctordesk.domain.fhir import mapping as fhir
 from doctordesk.domain.fhir.errors import Unprocessable, VersionMismatch
 from doctordesk.domain.roles import Actor, Role
+from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
 from doctordesk.services.appointments.reading import base_query
 from doctordesk.services.fhir import appointments as fhir_appointments
@@ -52,7 +53,7 @@ async def read(rt: Runtime, caller: Caller, response_id: str) -> tuple[dict[str,
     """One offer or answer of an appointment the caller may see; 404 otherwise."""
     match = _ID.fullmatch(response_id)
     if match is None:
-        raise NotFound("AppointmentResponse not found.")
+        raise NotFound(N_("AppointmentResponse not found."))
     kind, number = match[1], int(match[2])
     async with rt.db.read() as session:
         appointment_id = number
@@ -62,12 +63,12 @@ async def read(rt: Runtime, caller: Caller, response_id: str) -> tuple[dict[str,
         try:
             row = await fhir_appointments.read_row(session, caller, appointment_id)
         except NotFound:
-            raise NotFound("AppointmentResponse not found.") from None
+            raise NotFound(N_("AppointmentResponse not found.")) from None
         bodies = await responses(session, [row[0]])
     for body in bodies:
         if body["id"] == response_id:
             return body, row[0].version
-    raise NotFound("AppointmentResponse not found.")
+    raise NotFound(N_("AppointmentResponse not found."))
 
 
 async def search(rt: Runtime, caller: Caller, request: Search) -> dict[str, Any]:
@@ -76,7 +77,13 @@ async def search(rt: Runtime, caller: Caller, request: Search) -> dict[str, Any]
     checked = check(request, SEARCH_PARAMETERS)
     ids = references(checked, "appointment", "Appointment")
     if not ids or len(ids) > MAX_APPOINTMENTS:
-        raise ValidationFailed(fields={"appointment": f"Name 1 to {MAX_APPOINTMENTS} appointments (Appointment/<id>)."})
+        raise ValidationFailed(
+            fields={
+                "appointment": Text(
+                    "Name 1 to {max_appointments} appointments (Appointment/<id>).", max_appointments=MAX_APPOINTMENTS
+                )
+            }
+        )
     actor_sets = [set(fhir.token_list([raw])) for raw in checked.params.get("actor", [])]
     query = appointments_visible(base_query().where(Appointment.id.in_(ids)), caller).order_by(Appointment.id)
     async with rt.db.read() as session:
@@ -88,12 +95,12 @@ async def search(rt: Runtime, caller: Caller, request: Search) -> dict[str, Any]
     return bundle(request, checked, found, to_resource=lambda r: r, position=None)
 
 
-def _if_match(raw: str | None) -> int | None:
+def if_match_version(raw: str | None) -> int | None:
     if raw is None:
         return None
     match = _ETAG.fullmatch(raw.strip())
     if match is None:
-        raise ValidationFailed(fields={"If-Match": 'Use W/"<version>" as the ETag gave it.'})
+        raise ValidationFailed(fields={"If-Match": N_('Use W/"<version>" as the ETag gave it.')})
     return int(match[1])
 
 
@@ -101,10 +108,17 @@ def _acknowledged(raw: Any) -> bool:
     if raw is None:
         return False
     if not isinstance(raw, list) or not all(isinstance(x, dict) for x in raw):
-        raise ValidationFailed(fields={"extension": "A list of extensions."})
+        raise ValidationFailed(fields={"extension": N_("A list of extensions.")})
     for ext in raw:
         if ext.get("url") != COVERAGE_ACKNOWLEDGED or not isinstance(ext.get("valueBoolean"), bool):
-            raise ValidationFailed(fields={"extension": f"Only {COVERAGE_ACKNOWLEDGED} (valueBoolean) is accepted."})
+            raise ValidationFailed(
+                fields={
+                    "extension": Text(
+                        "Only {coverage_acknowledged} (valueBoolean) is accepted.",
+                        coverage_acknowledged=COVERAGE_ACKNOWLEDGED,
+                    )
+                }
+            )
     return any(ext["valueBoolean"] for ext in raw)
 
 
@@ -113,7 +127,7 @@ def _ref(body: dict[str, Any], name: str, kind: str) -> int:
     ref = raw.get("reference") if isinstance(raw, dict) else None
     row_id = fhir.reference_id(ref, kind) if isinstance(ref, str) and ref.startswith(kind + "/") else None
     if row_id is None:
-        raise ValidationFailed(fields={name: f"Use {{'reference': '{kind}/<id>'}}."})
+        raise ValidationFailed(fields={name: Text("Use {{'reference': '{kind}/<id>'}}.", kind=kind)})
     return row_id
 
 
@@ -121,7 +135,7 @@ async def _offer_at(rt: Runtime, appointment_id: int, body: dict[str, Any]) -> i
     raw = body.get("start")
     start = moments.parse_instant(raw, seconds=False) if isinstance(raw, str) else None
     if start is None:
-        raise ValidationFailed(fields={"start": "The offered time you accept: a dateTime with its offset."})
+        raise ValidationFailed(fields={"start": N_("The offered time you accept: a dateTime with its offset.")})
     async with rt.db.read() as session:
         found = (
             await session.scalars(
@@ -133,19 +147,19 @@ async def _offer_at(rt: Runtime, appointment_id: int, body: dict[str, Any]) -> i
             )
         ).all()
     if len(found) != 1:
-        raise Unprocessable(fields={"start": "Not one of the open offered times of this appointment."})
+        raise Unprocessable(fields={"start": N_("Not one of the open offered times of this appointment.")})
     if "end" in body:
         end = body["end"]
         expected = found[0].start_at + timedelta(minutes=found[0].duration_minutes)
         if not isinstance(end, str) or moments.parse_instant(end, seconds=False) != expected:
-            raise Unprocessable(fields={"end": "Must be the offered time's end."})
+            raise Unprocessable(fields={"end": N_("Must be the offered time's end.")})
     return found[0].id
 
 
 def authorize(caller: Caller) -> None:
     """Only a patient answers offered times (403 for anyone else), decided before the body is read."""
     if not isinstance(caller, Actor) or caller.role is not Role.PATIENT:
-        raise Forbidden("Answers to offered times come from the patient's own account.")
+        raise Forbidden(N_("Answers to offered times come from the patient's own account."))
 
 
 async def create(
@@ -156,18 +170,18 @@ async def create(
     authorize(caller)
     extra = sorted(set(body) - ACCEPTED)
     if extra:
-        raise ValidationFailed(fields=dict.fromkeys(extra, "Not accepted in an answer here."))
+        raise ValidationFailed(fields=dict.fromkeys(extra, N_("Not accepted in an answer here.")))
     status = body.get("participantStatus")
     if status not in ("accepted", "declined"):
-        raise ValidationFailed(fields={"participantStatus": "Use accepted (one offered time) or declined (all)."})
+        raise ValidationFailed(fields={"participantStatus": N_("Use accepted (one offered time) or declined (all).")})
     appointment_id = _ref(body, "appointment", "Appointment")
     patient_id = _ref(body, "actor", "Patient")
     acknowledged = _acknowledged(body.get("extension"))
-    version = _if_match(if_match)
+    version = if_match_version(if_match)
     if not isinstance(caller, Actor) or caller.role is not Role.PATIENT:
-        raise Forbidden("Answers to offered times come from the patient's own account.")
+        raise Forbidden(N_("Answers to offered times come from the patient's own account."))
     if patient_id != caller.patient_id:
-        raise NotFound("Patient not found.")
+        raise NotFound(N_("Patient not found."))
     async with rt.db.read() as session:
         await fhir_appointments.read_row(session, caller, appointment_id)
     try:
@@ -179,7 +193,7 @@ async def create(
         else:
             await offers.reject_offers(rt, caller, appointment_id, version=version)
     except AppointmentChanged:
-        raise VersionMismatch("The appointment changed: read it again (its ETag) and answer again.") from None
+        raise VersionMismatch(N_("The appointment changed: read it again (its ETag) and answer again.")) from None
     except ValidationFailed as refused:
         if isinstance(refused, Unprocessable):
             raise

@@ -9,17 +9,18 @@ from datetime import timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import func, or_, select
+from sqlalchemy import case, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.errors import NotFound, ValidationFailed
 from doctordesk.domain.fhir import mapping as fhir
 from doctordesk.domain.fhir.errors import NotSupported
-from doctordesk.domain.keyset import Position
+from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
 from doctordesk.services.appointments.reading import base_query
 from doctordesk.services.fhir import directory as fhir_directory
+from doctordesk.services.fhir import sorting
 from doctordesk.services.fhir.access import Caller, appointments_visible
 from doctordesk.services.fhir.filters import (
     Condition,
@@ -31,9 +32,9 @@ from doctordesk.services.fhir.filters import (
 )
 from doctordesk.services.fhir.responses import responses
 from doctordesk.services.fhir.search import Checked, Search, bundle, check
+from doctordesk.services.fhir.sorting import SortKey
 from doctordesk.services.fhir.workflow import OFFER_EXTENSION, Facts, Offer, facts_for
 from doctordesk.services.scheduling.clinic_facts import cached_clinic
-from doctordesk.store import keyset
 from doctordesk.store.tables import Appointment, Patient
 
 SEARCH_PARAMETERS = (
@@ -56,7 +57,16 @@ MODIFIERS = {
 INCLUDES = ("Appointment:patient", "Appointment:practitioner", "Appointment:location")
 # _revinclude: the offers and answers of the page's appointments (at most four each).
 REVINCLUDES = ("AppointmentResponse:appointment",)
-SORTS = {"date": False, "-date": True}
+# _sort keys (several, ``-`` for descending; the id breaks ties) and the columns they order by.
+SORTS = ("_id", "_lastUpdated", "date", "status")
+DEFAULT_SORT = (SortKey("date"),)
+_STATUS_TEXT = case({s.value: text for s, text in fhir.APPOINTMENT_STATUS.items()}, value=Appointment.status)
+_SORT_COLUMNS = {
+    "_id": Appointment.id,
+    "_lastUpdated": Appointment.updated_at,
+    "date": Appointment.start_at,
+    "status": _STATUS_TEXT,
+}
 
 
 def _offer_extension(offer: Offer) -> dict[str, Any]:
@@ -138,7 +148,7 @@ async def read_row(session: AsyncSession, caller: Caller, appointment_id: int) -
     query = appointments_visible(base_query().where(Appointment.id == appointment_id), caller)
     row = (await session.execute(query)).first()
     if row is None:
-        raise NotFound("Appointment not found.")
+        raise NotFound(N_("Appointment not found."))
     return row
 
 
@@ -152,21 +162,29 @@ async def read(rt: Runtime, caller: Caller, appointment_id: int) -> tuple[dict[s
 
 def _status(value: str) -> list[int]:
     if value not in fhir.APPOINTMENT_STATUSES:
-        raise ValidationFailed(fields={"status": "Use an Appointment status (proposed, pending, booked, ...)."})
+        raise ValidationFailed(fields={"status": N_("Use an Appointment status (proposed, pending, booked, ...).")})
     return fhir.statuses_for(value) or [-1]
 
 
 def _identifier(value: str) -> list[str]:
     system, _, code = value.rpartition("|")
     if (system and system != fhir.IDENTIFIER_SYSTEM) or not code or len(code) > fhir.MAX_IDENTIFIER_CHARS:
-        raise ValidationFailed(fields={"identifier": f"Use {fhir.IDENTIFIER_SYSTEM}|<id> or <id>."})
+        raise ValidationFailed(
+            fields={
+                "identifier": Text("Use {identifier_system}|<id> or <id>.", identifier_system=fhir.IDENTIFIER_SYSTEM)
+            }
+        )
     return [code]
 
 
 def _service(value: str) -> list[str]:
     system, _, code = value.rpartition("|")
     if (system and system != fhir.SERVICE_SYSTEM) or not code or len(code) > 64:
-        raise ValidationFailed(fields={"service-type": f"Use {fhir.SERVICE_SYSTEM}|<service> or <service>."})
+        raise ValidationFailed(
+            fields={
+                "service-type": Text("Use {service_system}|<service> or <service>.", service_system=fhir.SERVICE_SYSTEM)
+            }
+        )
     return [code]
 
 
@@ -213,25 +231,23 @@ def conditions(checked: Checked) -> list[Condition]:
 
 async def search(rt: Runtime, caller: Caller, request: Search) -> dict[str, Any]:
     """Appointments by every parameter of ``SEARCH_PARAMETERS`` (docs/fhir.md#search-and-paging), sorted by start
-    (``_sort=date`` or ``-date``), ``_count`` per page; ``next`` continues after the page's last row, so rows
+    or by ``_sort`` (``SORTS``), ``_count`` per page; ``next`` continues after the page's last row, so rows
     inserted meanwhile neither repeat nor shift. ``_total``/``_summary=count`` count the matches."""
     known = (*SEARCH_PARAMETERS, "_include", "_revinclude")
-    checked = check(request, known, sorts=SORTS, modifiers=MODIFIERS, totals=True)
+    checked = check(request, known, sorts=SORTS, default_sort=DEFAULT_SORT, modifiers=MODIFIERS, totals=True)
     checked.now = rt.clock.now()
     includes = set(checked.params.get("_include", []))
     if includes - set(INCLUDES):
-        raise NotSupported(fields={"_include": f"Supported: {', '.join(INCLUDES)}."})
+        raise NotSupported(fields={"_include": Text("Supported: {values}.", values=", ".join(INCLUDES))})
     revincludes = set(checked.params.get("_revinclude", []))
     if revincludes - set(REVINCLUDES):
-        raise NotSupported(fields={"_revinclude": f"Supported: {', '.join(REVINCLUDES)}."})
+        raise NotSupported(fields={"_revinclude": Text("Supported: {values}.", values=", ".join(REVINCLUDES))})
     includes |= revincludes
     query = appointments_visible(base_query(), caller).where(*conditions(checked))
     counting = select(func.count()).select_from(query.with_only_columns(Appointment.id).subquery())
-    if checked.after is not None:
-        query = query.where(
-            keyset.beyond(Appointment.start_at, Appointment.id, checked.after, descending=checked.descending)
-        )
-    query = query.order_by(*keyset.ordered(Appointment.start_at, Appointment.id, descending=checked.descending))
+    if checked.sort_after is not None:
+        query = query.where(sorting.beyond(checked.sort, _SORT_COLUMNS, Appointment.id, checked.sort_after))
+    query = query.order_by(*sorting.order_by(checked.sort, _SORT_COLUMNS, Appointment.id))
     async with rt.db.read() as session:
         total = int(await session.scalar(counting) or 0) if checked.total else None
         rows = [] if checked.only_count else (await session.execute(query.limit(checked.count + 1))).all()
@@ -242,10 +258,21 @@ async def search(rt: Runtime, caller: Caller, request: Search) -> dict[str, Any]
         checked,
         rows,
         to_resource=lambda r: built[r[0].id],
-        position=lambda r: Position(r[0].start_at, r[0].id),
+        position=lambda r: sorting.encode_cursor(checked.sort, _sort_values(checked, r[0])),
         included=included,
         total=total,
     )
+
+
+def _sort_values(checked: Checked, a: Appointment) -> tuple[Any, ...]:
+    """The appointment's values under the search's sort, then its id (a page's cursor)."""
+    own = {
+        "_id": a.id,
+        "_lastUpdated": a.updated_at,
+        "date": a.start_at,
+        "status": fhir.APPOINTMENT_STATUS[Status(a.status)],
+    }
+    return (*(own[k.name] for k in checked.sort), a.id)
 
 
 async def _included(

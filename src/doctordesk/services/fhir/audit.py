@@ -13,6 +13,7 @@ from doctordesk.domain.errors import Forbidden, NotFound, ValidationFailed
 from doctordesk.domain.fhir import mapping as fhir
 from doctordesk.domain.keyset import Position
 from doctordesk.domain.roles import Actor, Role
+from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
 from doctordesk.services.admin.audit import audit_page
 from doctordesk.services.fhir.access import Caller
@@ -29,7 +30,7 @@ _MAX_ACTION = 64
 def _admin(caller: Caller) -> None:
     """Only admins read the audit trail; anyone else is 403 (the trail is no secret, its entries are)."""
     if not isinstance(caller, Actor) or caller.role is not Role.ADMIN:
-        raise Forbidden("Only admins read the audit trail.")
+        raise Forbidden(N_("Only admins read the audit trail."))
 
 
 def event(row: AuditRow) -> dict[str, Any]:
@@ -65,7 +66,7 @@ async def read(rt: Runtime, caller: Caller, event_id: int) -> dict[str, Any]:
     async with rt.db.read() as session:
         r = await session.scalar(select(AuditLog).where(AuditLog.id == event_id))
     if r is None:
-        raise NotFound("AuditEvent not found.")
+        raise NotFound(N_("AuditEvent not found."))
     return event(AuditRow(r.id, r.at, r.actor_id, r.action, r.entity, r.entity_id, r.details or {}))
 
 
@@ -77,17 +78,17 @@ async def search(rt: Runtime, caller: Caller, request: Search) -> dict[str, Any]
     appointment = None
     entities = fhir.token_list(checked.params.get("entity", []))
     if len(entities) > 1:
-        raise ValidationFailed(fields={"entity": "Name one entity: Appointment/<id>."})
+        raise ValidationFailed(fields={"entity": N_("Name one entity: Appointment/<id>.")})
     for value in entities:
         appointment = fhir.reference_id(value, "Appointment")
         if appointment is None or not value.startswith("Appointment/"):
-            raise ValidationFailed(fields={"entity": "Use Appointment/<id>."})
+            raise ValidationFailed(fields={"entity": N_("Use Appointment/<id>.")})
     actions = fhir.token_list(checked.params.get("subtype", []))
     if len(actions) > 1:
-        raise ValidationFailed(fields={"subtype": "Name one action."})
+        raise ValidationFailed(fields={"subtype": N_("Name one action.")})
     action = actions[-1].rpartition("|")[2] if actions else None
     if action is not None and not 0 < len(action) <= _MAX_ACTION:
-        raise ValidationFailed(fields={"subtype": "An audit action, e.g. appointment.approve."})
+        raise ValidationFailed(fields={"subtype": N_("An audit action, e.g. appointment.approve.")})
     filters = AuditFilter(appointment_id=appointment, action=action, since=span.lo, until=span.hi)
     async with rt.db.read() as session:
         rows, more = await audit_page(session, filters, after=checked.after, limit=checked.count)

@@ -41,7 +41,10 @@ SEARCH_TYPES = {
 _READ_SEARCH = ("read", "search-type")
 # The operations on Appointment after Argonaut Scheduling's patient-based flow (docs/fhir.md#scheduling); their
 # definitions are this interface's own (its parameters and answers differ in detail from the IG's).
-OPERATIONS = {name: f"urn:doctordesk:fhir:OperationDefinition/Appointment-{name}" for name in ("find", "hold", "book")}
+# ``cancel``: the integration API's cancel (docs/fhir.md#cancel).
+OPERATIONS = {
+    name: f"urn:doctordesk:fhir:OperationDefinition/Appointment-{name}" for name in ("find", "hold", "book", "cancel")
+}
 
 # resource type → (interactions, search parameters, conditional create)
 SUPPORTED: dict[str, tuple[tuple[str, ...], tuple[str, ...], bool]] = {
@@ -67,11 +70,24 @@ SUPPORTED: dict[str, tuple[tuple[str, ...], tuple[str, ...], bool]] = {
     ),
 }
 
+# The ``_sort`` keys each search offers (``-`` for descending, several comma-separated), listed on the resource
+# as this interface's extension: R4's CapabilityStatement has no element for them.
+SORT_EXTENSION = "urn:doctordesk:fhir:sort"
+SORTS: dict[str, tuple[str, ...]] = {
+    "Appointment": fhir_appointments.SORTS,
+    "Patient": fhir_people.PATIENT_SORTS,
+    "Practitioner": fhir_people.PRACTITIONER_SORTS,
+    "Slot": fhir_slots.SORTS,
+}
+
 
 def capability_statement(base_url: str, *, software_version: str, published: datetime) -> dict[str, Any]:
     resources = []
     for kind, (interactions, params, conditional) in SUPPORTED.items():
-        entry: dict[str, Any] = {
+        entry: dict[str, Any] = {}
+        if kind in SORTS:
+            entry["extension"] = [{"url": SORT_EXTENSION, "valueString": key} for key in SORTS[kind]]
+        entry |= {
             "type": kind,
             "interaction": [{"code": code} for code in interactions],
             "versioning": "versioned" if kind.startswith("Appointment") else "no-version",

@@ -13,6 +13,7 @@ from doctordesk.domain.errors import Forbidden, NotFound, ValidationFailed
 from doctordesk.domain.fhir import mapping as fhir
 from doctordesk.domain.keyset import Position
 from doctordesk.domain.roles import Actor, Role
+from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
 from doctordesk.services.chat import conversation as chat
 from doctordesk.services.fhir.access import Caller
@@ -25,7 +26,7 @@ USER_SYSTEM = "urn:doctordesk:user"
 
 def _staff(caller: Caller) -> Actor:
     if not isinstance(caller, Actor):
-        raise Forbidden("The support chat is the clinic staff's: API keys have no access.")
+        raise Forbidden(N_("The support chat is the clinic staff's: API keys have no access."))
     return caller
 
 
@@ -60,11 +61,11 @@ async def read(rt: Runtime, caller: Caller, message_id: int) -> dict[str, Any]:
     async with rt.db.read() as session:
         found = await chat_repo.message(session, message_id)
         if found is None:
-            raise NotFound("Communication not found.")
+            raise NotFound(N_("Communication not found."))
         try:
             await chat.chat_appointment(session, actor, found[1])
         except NotFound:
-            raise NotFound("Communication not found.") from None
+            raise NotFound(N_("Communication not found.")) from None
     return communication(found[1], found[0])
 
 
@@ -75,7 +76,7 @@ async def search(rt: Runtime, caller: Caller, request: Search) -> dict[str, Any]
     checked = check(request, SEARCH_PARAMETERS)
     about = references(checked, "about", "Appointment")
     if not about or len(about) != 1:
-        raise ValidationFailed(fields={"about": "Name one appointment: Appointment/<id>."})
+        raise ValidationFailed(fields={"about": N_("Name one appointment: Appointment/<id>.")})
     appointment_id = about[0]
     async with rt.db.read() as session:
         await chat.chat_appointment(session, actor, appointment_id)

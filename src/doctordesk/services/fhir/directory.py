@@ -18,6 +18,7 @@ from doctordesk.domain.fhir import mapping as fhir
 from doctordesk.domain.fhir import names as fhir_names
 from doctordesk.domain.keyset import Position
 from doctordesk.domain.scheduling.suggestions import Hours
+from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
 from doctordesk.services.fhir.access import Caller, patients_visible, require_some_scope
 from doctordesk.services.fhir.search import Checked, Search, bundle, check, references
@@ -80,7 +81,7 @@ async def read_practitioner(rt: Runtime, caller: Caller, doctor_id: int) -> dict
     async with rt.db.read() as session:
         c = await cached_clinic(rt, session)
         if doctor_id not in c.directory.doctors:
-            raise NotFound("Practitioner not found.")
+            raise NotFound(N_("Practitioner not found."))
         identifiers = await doctor_identifiers(session, [doctor_id])
     return practitioner(c, doctor_id, identifiers.get(doctor_id))
 
@@ -112,7 +113,7 @@ async def read_location(rt: Runtime, caller: Caller, location_id: int) -> dict[s
     for loc in await _locations(rt, caller):
         if loc.id == location_id:
             return location(loc)
-    raise NotFound("Location not found.")
+    raise NotFound(N_("Location not found."))
 
 
 async def search_locations(rt: Runtime, caller: Caller, search: Search) -> dict[str, Any]:
@@ -172,7 +173,7 @@ async def read_pair(rt: Runtime, caller: Caller, raw: str, kind: str) -> dict[st
     c = await _clinic(rt, caller)
     pair = pair_id(raw)
     if pair is None or pair not in places(c):
-        raise NotFound(f"{kind} not found.")
+        raise NotFound(Text("{kind} not found.", kind=kind))
     return (role if kind == "PractitionerRole" else schedule)(c, *pair)
 
 
@@ -213,5 +214,5 @@ async def read_patient(rt: Runtime, caller: Caller, patient_id: int) -> dict[str
     async with rt.db.read() as session:
         found = await session.scalar(patients_visible(select(Patient).where(Patient.id == patient_id), caller))
     if found is None:
-        raise NotFound("Patient not found.")
+        raise NotFound(N_("Patient not found."))
     return patient(found)

@@ -12,6 +12,7 @@ from sqlalchemy.sql.elements import ColumnElement
 
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.fhir import mapping as fhir
+from doctordesk.domain.texts import Text
 from doctordesk.services.fhir.search import Checked, missing
 
 Condition = ColumnElement[bool]
@@ -78,7 +79,7 @@ def reference_ids(raw: str, name: str, kinds: Sequence[str]) -> list[tuple[str, 
             kind = kinds[0]
         row_id = fhir.reference_id(value, kind) if kind in kinds else None
         if row_id is None:
-            raise ValidationFailed(fields={name: f"Use {' or '.join(k + '/<id>' for k in kinds)}."})
+            raise ValidationFailed(fields={name: Text("Use {values}.", values=" or ".join(k + "/<id>" for k in kinds))})
         out.append((kind, row_id))
     return out
 

@@ -11,27 +11,32 @@ from typing import Any
 from urllib.parse import urlencode
 from zoneinfo import ZoneInfo
 
-from doctordesk.domain.errors import ValidationFailed
+from sqlalchemy import select
+
+from doctordesk.domain.errors import NotFound, ValidationFailed
 from doctordesk.domain.fhir import mapping as fhir
 from doctordesk.domain.fhir.errors import NotSupported
+from doctordesk.domain.roles import Actor
 from doctordesk.domain.scheduling.booking import SERVICES, VISIT_MINUTES
 from doctordesk.domain.scheduling.free_times import SlotStatus
+from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
-from doctordesk.services.fhir.access import Caller, require_some_scope
+from doctordesk.services.fhir.access import Caller, patients_visible, require_some_scope
 from doctordesk.services.fhir.directory import places
 from doctordesk.services.fhir.slots import grid, slot_id
 from doctordesk.services.scheduling.clinic_facts import Clinic, cached_clinic
+from doctordesk.store.tables import Patient
 
-PARAMETERS = ("start", "end", "practitioner", "location", "service-type", "_count")
+PARAMETERS = ("start", "end", "practitioner", "location", "service-type", "patient", "_count")
 # Operations take exactly their parameters: anything else is refused rather than ignored.
 _OTHERS = frozenset({"_format"})
-_BARE_DATE = "Give a date or a dateTime with its offset, without a prefix."
+_BARE_DATE = N_("Give a date or a dateTime with its offset, without a prefix.")
 
 
 def _one(params: dict[str, list[str]], name: str) -> str | None:
     values = params.get(name, [])
     if len(values) > 1:
-        raise ValidationFailed(fields={name: "Give it once."})
+        raise ValidationFailed(fields={name: N_("Give it once.")})
     return values[0] if values else None
 
 
@@ -41,7 +46,7 @@ def _ids(params: dict[str, list[str]], name: str, kind: str, known: Sequence[int
     for raw in fhir.token_list(params.get(name, [])):
         row_id = fhir.reference_id(raw, kind)
         if row_id is None or row_id not in known or ("/" in raw and not raw.startswith(f"{kind}/")):
-            raise ValidationFailed(fields={name: f"Unknown {kind}: {raw}."})
+            raise ValidationFailed(fields={name: Text("Unknown {kind}: {raw}.", kind=kind, raw=raw)})
         out.add(row_id)
     return out
 
@@ -57,20 +62,42 @@ def _service(params: dict[str, list[str]]) -> str:
 def _span(params: dict[str, list[str]], now: datetime) -> tuple[datetime, datetime]:
     start, end = _one(params, "start"), _one(params, "end")
     if start is None or end is None:
-        raise ValidationFailed(fields={"start" if start is None else "end": "Required: the range to look in."})
+        raise ValidationFailed(fields={"start" if start is None else "end": N_("Required: the range to look in.")})
     if not start[:1].isdigit() or not end[:1].isdigit():
         raise ValidationFailed(fields={"start" if not start[:1].isdigit() else "end": _BARE_DATE})
     lo = fhir.date_range([f"ge{start}"], name="start", now=now).lo
     hi = fhir.date_range([f"le{end}"], name="end", now=now).hi
     assert lo is not None and hi is not None
     if hi <= lo:
-        raise ValidationFailed(fields={"end": "Must be after start."})
+        raise ValidationFailed(fields={"end": N_("Must be after start.")})
     return lo, hi
 
 
-def proposed(c: Clinic, doctor_id: int, location_id: int, start: datetime, service: str) -> dict[str, Any]:
-    """A free time as the Appointment a client may hold or book: ``proposed``, its Slot, the doctor and the place
-    (the client adds the Patient)."""
+async def _patient(rt: Runtime, caller: Caller, params: dict[str, list[str]]) -> dict[str, Any] | None:
+    """``patient``: the one the times are sought for (Argonaut), as the participant's reference. A patient names
+    themself; a user names a patient they may see; an API key an existing patient (it may request for any). Anyone
+    else is 404 whether that patient exists or not, as everywhere."""
+    raw = _one(params, "patient")
+    if raw is None:
+        return None
+    patient_id = fhir.reference_id(raw, "Patient")
+    if patient_id is None or ("/" in raw and not raw.startswith("Patient/")):
+        raise ValidationFailed(fields={"patient": N_("Use Patient/<id>.")})
+    query = select(Patient.id, Patient.name).where(Patient.id == patient_id)
+    if isinstance(caller, Actor):
+        query = patients_visible(query, caller)
+    async with rt.db.read() as session:
+        row = (await session.execute(query)).first()
+    if row is None:
+        raise NotFound(N_("Patient not found."))
+    return fhir.reference("Patient", row[0], row[1])
+
+
+def proposed(
+    c: Clinic, doctor_id: int, location_id: int, start: datetime, service: str, patient: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """A free time as the Appointment a client may hold or book: ``proposed``, its Slot, the doctor and the place,
+    and the patient when ``$find`` named one (else the client adds the Patient)."""
     zone = ZoneInfo(c.directory.locations[location_id])
     end = start + timedelta(minutes=VISIT_MINUTES)
     code = {"system": fhir.SERVICE_SYSTEM, "code": service}
@@ -84,6 +111,7 @@ def proposed(c: Clinic, doctor_id: int, location_id: int, start: datetime, servi
         "minutesDuration": VISIT_MINUTES,
         "slot": [{"reference": f"Slot/{slot_id(doctor_id, location_id, start)}"}],
         "participant": [
+            *([{"actor": patient, "required": "required", "status": "accepted"}] if patient else []),
             {"actor": fhir.reference("Practitioner", doctor_id, c.directory.doctors[doctor_id]), **needs},
             {"actor": fhir.reference("Location", location_id, c.location_names[location_id]), **needs},
         ],
@@ -99,10 +127,11 @@ async def find(rt: Runtime, caller: Caller, items: Sequence[tuple[str, str]], ba
         params.setdefault(name, []).append(value)
     unknown = sorted(set(params) - set(PARAMETERS) - _OTHERS)
     if unknown:
-        raise NotSupported(fields=dict.fromkeys(unknown, "Not a parameter of $find."))
+        raise NotSupported(fields=dict.fromkeys(unknown, N_("Not a parameter of $find.")))
     now = rt.clock.now()
     lo, hi = _span(params, now)
     service = _service(params)
+    patient = await _patient(rt, caller, params)
     count = fhir.count(params.get("_count", []))
     async with rt.db.read() as session:
         c = await cached_clinic(rt, session)
@@ -123,6 +152,7 @@ async def find(rt: Runtime, caller: Caller, items: Sequence[tuple[str, str]], ba
         "total": len(found),
         "link": [{"relation": "self", "url": f"{base_url}/Appointment/$find?{urlencode(applied)}"}],
         "entry": [
-            {"resource": proposed(c, d, loc, s, service), "search": {"mode": "match"}} for s, d, loc in found[:count]
+            {"resource": proposed(c, d, loc, s, service, patient), "search": {"mode": "match"}}
+            for s, d, loc in found[:count]
         ],
     }

@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from doctordesk.domain.errors import NotFound
 from doctordesk.domain.fhir import mapping as fhir
 from doctordesk.domain.fhir.errors import NotSupported
+from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
 from doctordesk.services.fhir import appointments as fhir_appointments
 from doctordesk.services.fhir.access import Caller
@@ -41,7 +42,7 @@ async def vread(rt: Runtime, caller: Caller, appointment_id: int, version: int) 
             return await fhir_appointments.resource_of(session, row)
         kept = await session.get(AppointmentVersion, (appointment_id, version))
         if kept is None or version > row[0].version:
-            raise NotFound("This version of the appointment is not kept.")
+            raise NotFound(N_("This version of the appointment is not kept."))
         return await _as_it_was(session, appointment_id, kept.state)
 
 
@@ -49,7 +50,7 @@ async def history(rt: Runtime, caller: Caller, appointment_id: int, base_url: st
     """A history Bundle of the appointment's kept versions, newest first (the current one always)."""
     unknown = sorted(set(params) - HISTORY_PARAMETERS)
     if unknown:
-        raise NotSupported(fields=dict.fromkeys(unknown, "History takes no parameters here."))
+        raise NotSupported(fields=dict.fromkeys(unknown, N_("History takes no parameters here.")))
     async with rt.db.read() as session:
         row = await fhir_appointments.read_row(session, caller, appointment_id)
         current = row[0].version
@@ -96,5 +97,5 @@ def version_id(raw: str) -> int:
     """A version id as the ETag gives it (digits); NotFound otherwise."""
     number = fhir.parse_logical_id(raw)
     if number is None:
-        raise NotFound("This version of the appointment is not kept.")
+        raise NotFound(N_("This version of the appointment is not kept."))
     return number

@@ -24,6 +24,7 @@ from doctordesk.domain.fhir import mapping as fhir
 from doctordesk.domain.fhir.errors import Unprocessable
 from doctordesk.domain.integration import Integration
 from doctordesk.domain.roles import Actor
+from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
 from doctordesk.services.fhir import appointments as fhir_appointments
 from doctordesk.services.fhir import requests as fhir_requests
@@ -69,18 +70,22 @@ def appointment_in(body: dict[str, Any]) -> tuple[dict[str, Any], int | None]:
     only = params[0] if isinstance(params, list) and len(params) == 1 and isinstance(params[0], dict) else {}
     resource = only.get("resource") if only.get("name") == APPT_RESOURCE else None
     if not isinstance(resource, dict) or resource.get("resourceType") != "Appointment":
-        raise ValidationFailed(fields={"parameter": f"One parameter {APPT_RESOURCE} holding an Appointment."})
+        raise ValidationFailed(
+            fields={
+                "parameter": Text("One parameter {appt_resource} holding an Appointment.", appt_resource=APPT_RESOURCE)
+            }
+        )
     extensions = resource.get("extension", [])
     if not isinstance(extensions, list) or not all(isinstance(x, dict) for x in extensions):
-        raise ValidationFailed(fields={"extension": "Must be a list of extensions."})
+        raise ValidationFailed(fields={"extension": N_("Must be a list of extensions.")})
     hold: int | None = None
     for x in extensions:
         if x.get("url") == HOLD_EXTENSION:
             hold = fhir.parse_logical_id(str(x.get("valueString", "")))
             if hold is None:
-                raise ValidationFailed(fields={"extension": "The hold is named by its id as valueString."})
+                raise ValidationFailed(fields={"extension": N_("The hold is named by its id as valueString.")})
         elif x.get("url") != HOLD_EXPIRES_EXTENSION:
-            raise ValidationFailed(fields={"extension": "Only the hold's extensions are accepted here."})
+            raise ValidationFailed(fields={"extension": N_("Only the hold's extensions are accepted here.")})
     # The slot $find names is its start, doctor and place, which the request carries itself.
     plain = {k: v for k, v in resource.items() if k not in ("extension", "slot")}
     if plain.get("status") in ("proposed", "pending"):
@@ -93,7 +98,7 @@ def _request(caller: Caller, body: dict[str, Any]) -> tuple[RequestInput, str | 
     resource, hold = appointment_in(body)
     req, external_id = fhir_requests.parse(resource)
     if isinstance(caller, Actor) and req.patient_id != caller.patient_id:
-        raise NotFound("Patient not found.")
+        raise NotFound(N_("Patient not found."))
     return req, external_id, hold
 
 
@@ -158,7 +163,9 @@ async def hold(rt: Runtime, caller: Caller, body: dict[str, Any]) -> dict[str, A
             expired = (SlotHold.holder == holder, SlotHold.appointment_id.is_(None), SlotHold.expires_at <= now)
             await session.execute(delete(SlotHold).where(*expired))
             if await _unexpired(session, holder, now) >= MAX_HOLDS:
-                raise ValidationFailed(f"At most {MAX_HOLDS} holds at once: book or let one expire first.")
+                raise ValidationFailed(
+                    Text("At most {max_holds} holds at once: book or let one expire first.", max_holds=MAX_HOLDS)
+                )
             values = {
                 "doctor_id": req.doctor_id,
                 "location_id": req.location_id,
@@ -181,14 +188,14 @@ async def _take_hold(session: AsyncSession, hold_id: int, holder: str, req: Requ
     and for the time asked. It stops counting as a hold now, so the request's own checks pass it by."""
     row = await session.scalar(select(SlotHold).where(SlotHold.id == hold_id).with_for_update())
     if row is None or row.holder != holder:
-        raise ValidationFailed(fields={"extension": "No such hold of yours."})
+        raise ValidationFailed(fields={"extension": N_("No such hold of yours.")})
     if row.appointment_id is not None:
-        raise ValidationFailed(fields={"extension": "This hold is booked already."})
+        raise ValidationFailed(fields={"extension": N_("This hold is booked already.")})
     if row.expires_at <= now:
-        raise ValidationFailed(fields={"extension": "This hold has expired: hold the time again."})
+        raise ValidationFailed(fields={"extension": N_("This hold has expired: hold the time again.")})
     same = (row.doctor_id, row.location_id, row.start_at, row.duration_minutes)
     if same != (req.doctor_id, req.location_id, req.start, req.duration_minutes):
-        raise ValidationFailed(fields={"extension": "The hold is for another time, doctor or location."})
+        raise ValidationFailed(fields={"extension": N_("The hold is for another time, doctor or location.")})
     await session.execute(update(SlotHold).where(SlotHold.id == hold_id).values(expires_at=now))
 
 
@@ -226,7 +233,7 @@ async def book(rt: Runtime, caller: Caller, body: dict[str, Any]) -> Booked:
     except IntegrityError:
         if external_id is None:
             raise
-        raise IdempotencyKeyReused("This identifier belongs to another appointment.") from None
+        raise IdempotencyKeyReused(N_("This identifier belongs to another appointment.")) from None
     async with rt.db.read() as session:
         row = await fhir_appointments.read_row(session, caller, a.id)
         resource = await fhir_appointments.resource_of(session, row)

@@ -16,12 +16,14 @@ from doctordesk.domain.appointments.list_filter import name_words, prefix_end
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.fhir import mapping as fhir
 from doctordesk.domain.fhir import names as fhir_names
-from doctordesk.domain.keyset import Position
+from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
+from doctordesk.services.fhir import sorting
 from doctordesk.services.fhir.access import Caller, patients_visible, require_some_scope
 from doctordesk.services.fhir.directory import doctor_identifiers, patient, practitioner
 from doctordesk.services.fhir.filters import Condition, missing_condition, split, token_conditions
 from doctordesk.services.fhir.search import Checked, Search, bundle, check, missing
+from doctordesk.services.fhir.sorting import Sort, SortKey
 from doctordesk.services.scheduling.clinic_facts import cached_clinic
 from doctordesk.store.tables import Patient, PatientNameWord
 
@@ -33,10 +35,12 @@ PATIENT_MODIFIERS = {
     "given": ("exact", "missing"),
     "birthdate": ("missing",),
 }
+PATIENT_SORTS = ("_id", "name", "family", "given", "birthdate")
 PRACTITIONER_PARAMETERS = ("_id", "identifier", "name")
+PRACTITIONER_SORTS = ("_id", "name")
+BY_ID = (SortKey("_id"),)
 PRACTITIONER_MODIFIERS = {"identifier": ("not", "missing"), "name": ("exact",)}
 NAME_PARTS = ("name", "family", "given")
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _BATCH = 200
 
 
@@ -44,7 +48,7 @@ def _identifier(system: str) -> Callable[[str], list[str]]:
     def read(value: str) -> list[str]:
         given_system, _, code = value.rpartition("|")
         if (given_system and given_system != system) or not code or len(code) > fhir.MAX_IDENTIFIER_CHARS:
-            raise ValidationFailed(fields={"identifier": f"Use {system}|<id> or <id>."})
+            raise ValidationFailed(fields={"identifier": Text("Use {system}|<id> or <id>.", system=system)})
         return [code]
 
     return read
@@ -104,7 +108,7 @@ def _birth_day(moment: datetime) -> date:
 def _birthdate_conditions(checked: Checked) -> list[Condition]:
     for raw in checked.get("birthdate"):
         if "T" in raw:
-            raise ValidationFailed(fields={"birthdate": "Use a date (YYYY, YYYY-MM or YYYY-MM-DD) with a prefix."})
+            raise ValidationFailed(fields={"birthdate": N_("Use a date (YYYY, YYYY-MM or YYYY-MM-DD) with a prefix.")})
     conditions: list[Condition] = []
     for test in fhir.date_tests(checked.get("birthdate"), name="birthdate", now=checked.now):
         parts: list[Condition] = []
@@ -132,9 +136,35 @@ async def _matching(
     return found if limit is None else found[:limit]
 
 
+def _name_key(name: str, part: str) -> str:
+    """A name's value under ``_sort`` (decision): ``family``, ``given`` (the given names in order) or ``name``
+    (family, then given), compared ignoring case."""
+    family, given = fhir_names.parts(name)
+    if part == "family":
+        return family.casefold()
+    if part == "given":
+        return " ".join(given).casefold()
+    return f"{family}\t{' '.join(given)}".casefold()
+
+
+def sort_values(sort: Sort, row_id: int, name: str, birth_date: date | None = None) -> tuple[Any, ...]:
+    """A patient's or practitioner's values under ``sort``, then the id (a missing birth date sorts last)."""
+    out: list[Any] = []
+    for key in sort:
+        if key.name == "_id":
+            out.append(row_id)
+        elif key.name == "birthdate":
+            out.append(birth_date)
+        else:
+            out.append(_name_key(name, key.name))
+    return (*out, row_id)
+
+
 async def search_patients(rt: Runtime, caller: Caller, request: Search) -> dict[str, Any]:
-    """The patients the caller may see, by ``PATIENT_PARAMETERS``, in id order (keyset pages)."""
-    checked = check(request, PATIENT_PARAMETERS, modifiers=PATIENT_MODIFIERS, totals=True)
+    """The patients the caller may see, by ``PATIENT_PARAMETERS``, in id order or by ``_sort`` (keyset pages)."""
+    checked = check(
+        request, PATIENT_PARAMETERS, sorts=PATIENT_SORTS, default_sort=BY_ID, modifiers=PATIENT_MODIFIERS, totals=True
+    )
     checked.now = rt.clock.now()
     system = fhir.PATIENT_IDENTIFIER_SYSTEM
     query = patients_visible(select(Patient), caller).where(
@@ -145,16 +175,40 @@ async def search_patients(rt: Runtime, caller: Caller, request: Search) -> dict[
     )
     query = query.order_by(Patient.id)
     test = _name_test(checked)
-    start = query.where(Patient.id > checked.after.id) if checked.after is not None else query
+
+    def values(p: Patient) -> tuple[Any, ...]:
+        return sort_values(checked.sort, p.id, p.name, p.birth_date)
+
     async with rt.db.read() as session:
-        total = len(await _matching(session, query, test, None)) if checked.total else None
-        rows = [] if checked.only_count else await _matching(session, start, test, checked.count + 1)
-    return bundle(request, checked, rows, to_resource=patient, position=lambda p: Position(_EPOCH, p.id), total=total)
+        if checked.sort == BY_ID:  # the id order: read only as far as the page
+            total = len(await _matching(session, query, test, None)) if checked.total else None
+            after = checked.sort_after[-1] if checked.sort_after is not None else 0
+            start = query.where(Patient.id > after)
+            rows = [] if checked.only_count else await _matching(session, start, test, checked.count + 1)
+        else:  # another order: every match, sorted here (the name parts are no columns)
+            matches = await _matching(session, query, test, None)
+            total = len(matches)
+            rows = sorting.page_in_memory(checked.sort, matches, values, checked.sort_after, checked.count + 1)
+    return bundle(
+        request,
+        checked,
+        rows,
+        to_resource=patient,
+        position=lambda p: sorting.encode_cursor(checked.sort, values(p)),
+        total=total,
+    )
 
 
 async def search_practitioners(rt: Runtime, caller: Caller, request: Search) -> dict[str, Any]:
     """The clinic's doctors (the cached directory, a few dozen), by ``PRACTITIONER_PARAMETERS``."""
-    checked = check(request, PRACTITIONER_PARAMETERS, modifiers=PRACTITIONER_MODIFIERS, totals=True)
+    checked = check(
+        request,
+        PRACTITIONER_PARAMETERS,
+        sorts=PRACTITIONER_SORTS,
+        default_sort=BY_ID,
+        modifiers=PRACTITIONER_MODIFIERS,
+        totals=True,
+    )
     require_some_scope(caller)
     async with rt.db.read() as session:
         c = await cached_clinic(rt, session)
@@ -179,14 +233,17 @@ async def search_practitioners(rt: Runtime, caller: Caller, request: Search) -> 
             return False
         return test(c.directory.doctors[doctor_id])
 
-    matches = [d for d in sorted(c.directory.doctors) if keeps(d)]
-    after = checked.after.id if checked.after is not None else 0
-    rows = [] if checked.only_count else [d for d in matches if d > after][: checked.count + 1]
+    def values(doctor_id: int) -> tuple[Any, ...]:
+        return sort_values(checked.sort, doctor_id, c.directory.doctors[doctor_id])
+
+    matches = [d for d in c.directory.doctors if keeps(d)]
+    limit = 0 if checked.only_count else checked.count + 1
+    rows = sorting.page_in_memory(checked.sort, matches, values, checked.sort_after, limit)
     return bundle(
         request,
         checked,
         rows,
         to_resource=lambda d: practitioner(c, d, identifiers.get(d)),
-        position=lambda d: Position(_EPOCH, d),
+        position=lambda d: sorting.encode_cursor(checked.sort, values(d)),
         total=len(matches),
     )

@@ -19,6 +19,7 @@ from doctordesk.domain.inputs import text_problem
 from doctordesk.domain.integration import Integration, Scope
 from doctordesk.domain.names import name_problem
 from doctordesk.domain.roles import Actor, Role
+from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
 from doctordesk.services.fhir import appointments as fhir_appointments
 from doctordesk.services.fhir.access import Caller
@@ -64,7 +65,7 @@ class Created:
 def _when(raw: Any, name: str) -> datetime:
     """A dateTime with its offset within the accepted range (``domain/moments.py``), seconds optional."""
     if not isinstance(raw, str) or "T" not in raw:
-        raise ValidationFailed(fields={name: "Use a dateTime with its offset, e.g. 2026-11-26T11:00:00+01:00."})
+        raise ValidationFailed(fields={name: N_("Use a dateTime with its offset, e.g. 2026-11-26T11:00:00+01:00.")})
     read = moments.read_instant(raw, seconds=False)
     if isinstance(read, str):
         raise ValidationFailed(fields={name: read})
@@ -73,7 +74,7 @@ def _when(raw: Any, name: str) -> datetime:
 
 def _participants(raw: Any) -> dict[str, int]:
     if not isinstance(raw, list) or not raw:
-        raise ValidationFailed(fields={"participant": "Name the Patient, the Practitioner and the Location."})
+        raise ValidationFailed(fields={"participant": N_("Name the Patient, the Practitioner and the Location.")})
     found: dict[str, int] = {}
     for item in raw:
         actor = item.get("actor") if isinstance(item, dict) else None
@@ -82,11 +83,13 @@ def _participants(raw: Any) -> dict[str, int]:
         row_id = fhir.reference_id(ref, kind) if isinstance(ref, str) and kind else None
         if kind not in ("Patient", "Practitioner", "Location") or row_id is None or kind in found:
             raise ValidationFailed(
-                fields={"participant": "One Patient/<id>, one Practitioner/<id> and one Location/<id>."}
+                fields={"participant": N_("One Patient/<id>, one Practitioner/<id> and one Location/<id>.")}
             )
         found[kind] = row_id
     if len(found) != 3:
-        raise ValidationFailed(fields={"participant": "One Patient/<id>, one Practitioner/<id> and one Location/<id>."})
+        raise ValidationFailed(
+            fields={"participant": N_("One Patient/<id>, one Practitioner/<id> and one Location/<id>.")}
+        )
     return found
 
 
@@ -99,7 +102,13 @@ def _service(raw: Any) -> str:
     if value is None and isinstance(codings, list) and codings and isinstance(codings[0], dict):
         value = codings[0].get("code")
     if not isinstance(value, str) or not 1 <= len(value.strip()) <= MAX_SERVICE_CHARS:
-        raise ValidationFailed(fields={"serviceType": f"One serviceType with a text of 1 to {MAX_SERVICE_CHARS}."})
+        raise ValidationFailed(
+            fields={
+                "serviceType": Text(
+                    "One serviceType with a text of 1 to {max_service_chars}.", max_service_chars=MAX_SERVICE_CHARS
+                )
+            }
+        )
     problem = name_problem(value, max_chars=MAX_SERVICE_CHARS)  # a service is a name (domain/names.py)
     if problem is not None:
         raise ValidationFailed(fields={"serviceType": problem})
@@ -118,7 +127,13 @@ def _identifier(raw: Any) -> str | None:
         or not 0 < len(value) <= fhir.MAX_IDENTIFIER_CHARS
         or not value.isprintable()
     ):
-        raise ValidationFailed(fields={"identifier": f"One identifier of system {fhir.IDENTIFIER_SYSTEM}."})
+        raise ValidationFailed(
+            fields={
+                "identifier": Text(
+                    "One identifier of system {identifier_system}.", identifier_system=fhir.IDENTIFIER_SYSTEM
+                )
+            }
+        )
     return value
 
 
@@ -127,25 +142,26 @@ def parse(body: dict[str, Any]) -> tuple[RequestInput, str | None]:
     the element for anything this interface does not accept."""
     extra = sorted(set(body) - ACCEPTED)
     if extra:
-        raise ValidationFailed(fields=dict.fromkeys(extra, "Not accepted in an appointment request here."))
+        raise ValidationFailed(fields=dict.fromkeys(extra, N_("Not accepted in an appointment request here.")))
     if body.get("status") != "proposed":
-        raise ValidationFailed(fields={"status": "A new appointment is a request: status proposed."})
+        raise ValidationFailed(fields={"status": N_("A new appointment is a request: status proposed.")})
     start = _when(body.get("start"), "start")
     if start.second or start.microsecond:
-        raise ValidationFailed(fields={"start": "Use a time in whole minutes (seconds 00)."})
+        raise ValidationFailed(fields={"start": N_("Use a time in whole minutes (seconds 00).")})
     minutes = body.get("minutesDuration")
     if "end" in body:
         span = (_when(body["end"], "end") - start) / timedelta(minutes=1)
         if minutes is not None and minutes != span:
-            raise ValidationFailed(fields={"end": "Must be start plus minutesDuration."})
+            raise ValidationFailed(fields={"end": N_("Must be start plus minutesDuration.")})
         minutes = int(span) if span == int(span) else -1
     minutes = 30 if minutes is None else minutes
     if not isinstance(minutes, int) or isinstance(minutes, bool) or not 5 <= minutes <= 480:
-        raise ValidationFailed(fields={"minutesDuration": "From 5 to 480 minutes."})
+        raise ValidationFailed(fields={"minutesDuration": N_("From 5 to 480 minutes.")})
     note = body.get("comment", "")
-    problem = (
-        "Must be text." if not isinstance(note, str) else text_problem(note, max_chars=MAX_NOTE_CHARS, multiline=True)
-    )
+    if isinstance(note, str):
+        problem = text_problem(note, max_chars=MAX_NOTE_CHARS, multiline=True)
+    else:
+        problem = N_("Must be text.")
     if problem:
         raise ValidationFailed(fields={"comment": problem})
     who = _participants(body.get("participant"))
@@ -168,9 +184,21 @@ def condition(raw: str | None) -> str | None:
     name, _, value = raw.partition("=")
     system, _, code = value.rpartition("|")
     if name != "identifier" or (system and system != fhir.IDENTIFIER_SYSTEM) or not code or "&" in value:
-        raise NotSupported(fields={"If-None-Exist": f"Use identifier={fhir.IDENTIFIER_SYSTEM}|<id>."})
+        raise NotSupported(
+            fields={
+                "If-None-Exist": Text(
+                    "Use identifier={identifier_system}|<id>.", identifier_system=fhir.IDENTIFIER_SYSTEM
+                )
+            }
+        )
     if len(code) > fhir.MAX_IDENTIFIER_CHARS:
-        raise ValidationFailed(fields={"If-None-Exist": f"At most {fhir.MAX_IDENTIFIER_CHARS} characters."})
+        raise ValidationFailed(
+            fields={
+                "If-None-Exist": Text(
+                    "At most {max_identifier_chars} characters.", max_identifier_chars=fhir.MAX_IDENTIFIER_CHARS
+                )
+            }
+        )
     return code
 
 
@@ -179,16 +207,16 @@ def authorize(caller: Caller) -> None:
     caller who may not create learns nothing from how their body is judged."""
     if isinstance(caller, Integration):
         if not caller.has(Scope.APPOINTMENTS_WRITE):
-            raise Forbidden("This API key lacks the scope appointments:write.")
+            raise Forbidden(N_("This API key lacks the scope appointments:write."))
         return
     if caller.role is not Role.PATIENT:
-        raise Forbidden("Appointment requests come from patients and the clinic's systems.")
+        raise Forbidden(N_("Appointment requests come from patients and the clinic's systems."))
 
 
 def _check_caller(caller: Caller, req: RequestInput) -> None:
     authorize(caller)
     if isinstance(caller, Actor) and req.patient_id != caller.patient_id:
-        raise NotFound("Patient not found.")
+        raise NotFound(N_("Patient not found."))
 
 
 async def _existing(rt: Runtime, caller: Caller, external_id: str) -> Created | None:
@@ -199,7 +227,7 @@ async def _existing(rt: Runtime, caller: Caller, external_id: str) -> Created | 
         try:
             row = await fhir_appointments.read_row(session, caller, found)
         except NotFound:
-            raise IdempotencyKeyReused("This identifier belongs to another appointment.") from None
+            raise IdempotencyKeyReused(N_("This identifier belongs to another appointment.")) from None
         body = await fhir_appointments.resource_of(session, row)
     return Created(body, row[0].version, created=False)
 
@@ -223,14 +251,14 @@ async def create(rt: Runtime, caller: Caller | Actor, body: dict[str, Any], *, i
     req, external_id = parse(body)
     wanted = condition(if_none_exist)
     if wanted is not None and external_id is not None and wanted != external_id:
-        raise ValidationFailed(fields={"identifier": "Must be the identifier If-None-Exist names."})
+        raise ValidationFailed(fields={"identifier": N_("Must be the identifier If-None-Exist names.")})
     _check_caller(caller, req)
     external_id = external_id or wanted
     if external_id is not None:
         existing = await _existing(rt, caller, external_id)
         if existing is not None:
             if wanted is None:
-                raise IdempotencyKeyReused("This identifier belongs to another appointment.")
+                raise IdempotencyKeyReused(N_("This identifier belongs to another appointment."))
             return existing
     try:
         appointment_id = await _place(rt, caller, req, external_id)
@@ -240,7 +268,7 @@ async def create(rt: Runtime, caller: Caller | Actor, body: dict[str, Any], *, i
         # Another request with this identifier committed first.
         existing = await _existing(rt, caller, external_id)
         if existing is None or wanted is None:
-            raise IdempotencyKeyReused("This identifier belongs to another appointment.") from None
+            raise IdempotencyKeyReused(N_("This identifier belongs to another appointment.")) from None
         return existing
     async with rt.db.read() as session:
         row = await fhir_appointments.read_row(session, caller, appointment_id)

@@ -16,6 +16,10 @@ from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.fhir import mapping as fhir
 from doctordesk.domain.fhir.errors import NotSupported
 from doctordesk.domain.keyset import Position
+from doctordesk.domain.texts import N_, Text
+from doctordesk.i18n import _
+from doctordesk.services.fhir import sorting
+from doctordesk.services.fhir.sorting import Sort
 
 # Known to every search: paging, sort, format and the elements shown. ``_total`` and ``_summary`` only where the
 # search can count (``check(..., totals=True)``).
@@ -60,7 +64,9 @@ class Checked:
     warnings: list[dict[str, Any]] = field(default_factory=list)
     count: int = fhir.DEFAULT_COUNT
     after: Position | None = None
-    descending: bool = False
+    sort: Sort = ()  # the sort applied (the search's default when ``_sort`` named none it offers)
+    sort_after: tuple[Any, ...] | None = None  # a sorted search's cursor: the last row's sort values and id
+    sort_given: str | None = None  # the ``_sort`` applied, for the links (None: not given or nothing applied)
     total: bool = False  # _total=accurate/estimate or _summary=count: Bundle.total
     only_count: bool = False  # _summary=count: no entries
     elements: frozenset[str] | None = None
@@ -84,14 +90,16 @@ def check(
     search: Search,
     known: Iterable[str],
     *,
-    sorts: Mapping[str, bool] | None = None,
+    sorts: Sequence[str] | None = None,
+    default_sort: Sort = (),
     modifiers: Mapping[str, Collection[str]] | None = None,
     totals: bool = False,
 ) -> Checked:
     """Split the parameters into known ones and the rest (refused when strict, else each ignored with a warning
-    and left out of the self link); read ``_count``, ``_cursor``, ``_format``, ``_sort`` (``sorts``: accepted
-    value → descending), ``_elements`` and, with ``totals``, ``_total`` and ``_summary``. ``modifiers``: the
-    modifiers each parameter takes (``not``, ``missing``, ``exact``); any other is an unknown parameter."""
+    and left out of the self link); read ``_count``, ``_cursor``, ``_format``, ``_sort`` (``sorts``: the keys
+    offered, ``default_sort`` without one; keys not offered are treated as unknown parameters), ``_elements``
+    and, with ``totals``, ``_total`` and ``_summary``. ``modifiers``: the modifiers each parameter takes
+    (``not``, ``missing``, ``exact``); any other is an unknown parameter."""
     allowed = set(known) | COMMON | (TOTALS if totals else set())
     params: dict[str, list[str]] = {}
     unknown: list[str] = []
@@ -100,45 +108,68 @@ def check(
             params.setdefault(name, []).append(value)
         elif name not in unknown:
             unknown.append(name)
-    if unknown and search.strict:
+    sort, unsorted = sorting.parse(params["_sort"][-1], sorts or ()) if "_sort" in params else ((), [])
+    if (unknown or unsorted) and search.strict:
         raise NotSupported(
-            "Unknown search parameters (Prefer: handling=strict).",
-            fields=dict.fromkeys(unknown, "Not a search parameter of this resource here."),
+            N_("Unknown search parameters (Prefer: handling=strict)."),
+            fields={
+                **dict.fromkeys(unknown, N_("Not a search parameter of this resource here.")),
+                **({"_sort": _not_offered(unsorted, sorts)} if unsorted else {}),
+            },
         )
     checked = Checked(params)
     checked.warnings = [
         fhir.issue(
             "NOT_SUPPORTED",
-            f"The search parameter {name!r} is not supported here and was ignored.",
+            _(Text("The search parameter {name} is not supported here and was ignored.", name=repr(name))),
             severity="warning",
             expression=name,
         )
         for name in unknown
+    ] + [
+        fhir.issue(
+            "NOT_SUPPORTED",
+            _(
+                Text(
+                    "The sort {key} is not supported here and was ignored (offered: {offered}).",
+                    key=repr(key),
+                    offered=_offered(sorts),
+                )
+            ),
+            severity="warning",
+            expression="_sort",
+        )
+        for key in unsorted
     ]
+    checked.sort = sort or default_sort
+    checked.sort_given = sorting.sort_text(sort) if sort else None
     for value in params.get("_format", []):
         if value not in FORMATS:
-            raise NotSupported("Only JSON is served.", status=406, fields={"_format": "Use json."})
+            raise NotSupported(N_("Only JSON is served."), status=406, fields={"_format": N_("Use json.")})
     checked.count = fhir.count(params.get("_count", []))
     _result_parameters(checked, params)
     if checked.count == 0:  # R4: as _summary=count (the total where this search counts)
         checked.only_count, checked.total = True, totals
-    sort_values = params.get("_sort", [])
-    if sort_values:
-        wanted = sort_values[-1]
-        if sorts is None or wanted not in sorts:
-            options = ", ".join(sorts or ()) or "none"
-            raise NotSupported(fields={"_sort": f"Supported: {options}."})
-        checked.descending = sorts[wanted]
     for name, values in params.items():
         if name.endswith(":missing") and any(v not in ("true", "false") for v in values):
-            raise ValidationFailed(fields={name: "Use true or false."})
+            raise ValidationFailed(fields={name: N_("Use true or false.")})
     cursors = params.get("_cursor", [])
-    if cursors:
+    if cursors and sorts is not None:
+        checked.sort_after = sorting.decode_cursor(checked.sort, cursors[-1])
+    elif cursors:
         try:
             checked.after = decode_cursor(cursors[-1])
         except ValidationFailed:
-            raise ValidationFailed(fields={"_cursor": "Not a page link this service gave out."}) from None
+            raise ValidationFailed(fields={"_cursor": N_("Not a page link this service gave out.")}) from None
     return checked
+
+
+def _offered(sorts: Sequence[str] | None) -> str:
+    return ", ".join(sorts or ()) or "—"
+
+
+def _not_offered(unsorted: Sequence[str], sorts: Sequence[str] | None) -> str:
+    return Text("Not offered: {keys}. Offered: {offered}.", keys=", ".join(unsorted), offered=_offered(sorts))
 
 
 def _result_parameters(checked: Checked, params: Mapping[str, list[str]]) -> None:
@@ -146,18 +177,18 @@ def _result_parameters(checked: Checked, params: Mapping[str, list[str]]) -> Non
     totals = params.get("_total", [])
     if totals:
         if totals[-1] not in TOTAL_VALUES:
-            raise ValidationFailed(fields={"_total": "Use none, estimate or accurate."})
+            raise ValidationFailed(fields={"_total": N_("Use none, estimate or accurate.")})
         checked.total = totals[-1] != "none"
     summaries = params.get("_summary", [])
     if summaries:
         if summaries[-1] not in SUMMARY_VALUES:
-            raise NotSupported(fields={"_summary": "Supported: count, false."})
+            raise NotSupported(fields={"_summary": N_("Supported: count, false.")})
         if summaries[-1] == "count":
             checked.total = checked.only_count = True
     elements = fhir.token_list(params.get("_elements", []))
     if "_elements" in params:
         if not elements or any(_ELEMENT.fullmatch(e) is None for e in elements):
-            raise ValidationFailed(fields={"_elements": "Name top-level elements, e.g. _elements=status,start."})
+            raise ValidationFailed(fields={"_elements": N_("Name top-level elements, e.g. _elements=status,start.")})
         checked.elements = frozenset(elements)
 
 
@@ -167,7 +198,7 @@ def missing(checked: Checked, name: str) -> bool | None:
     if not values:
         return None
     if len(set(values)) > 1:
-        raise ValidationFailed(fields={f"{name}:missing": "Give one value: true or false."})
+        raise ValidationFailed(fields={f"{name}:missing": N_("Give one value: true or false.")})
     return values[0] == "true"
 
 
@@ -182,7 +213,7 @@ def references(search: Checked, name: str, resource_type: str) -> list[int] | No
         for value in fhir.token_list([raw]):
             row_id = fhir.reference_id(value, resource_type)
             if row_id is None:
-                raise ValidationFailed(fields={name: f"Use {resource_type}/<id>."})
+                raise ValidationFailed(fields={name: Text("Use {resource_type}/<id>.", resource_type=resource_type)})
             ids.add(row_id)
         allowed = ids if allowed is None else allowed & ids
     return sorted(allowed or ())
@@ -201,9 +232,21 @@ def subset(resource: dict[str, Any], elements: frozenset[str] | None) -> dict[st
     return out
 
 
+def _applied(search: Search, checked: Checked) -> list[tuple[str, str]]:
+    """The parameters applied, in the order sent; ``_sort`` once, as applied (keys not offered left out)."""
+    kept: list[tuple[str, str]] = []
+    for k, v in search.items:
+        if k == "_sort":
+            if checked.sort_given is not None and all(name != "_sort" for name, _ in kept):
+                kept.append((k, checked.sort_given))
+        elif k in checked.params:
+            kept.append((k, v))
+    return kept
+
+
 def self_link(search: Search, checked: Checked) -> str:
     """The search as it was run: only the parameters applied (R4 search, "Server Conformance")."""
-    kept = [(k, v) for k, v in search.items if k in checked.params]
+    kept = _applied(search, checked)
     url = f"{search.base_url}/{search.resource_type}"
     return f"{url}?{urlencode(kept)}" if kept else url
 
@@ -214,19 +257,21 @@ def bundle(
     rows: Sequence[Any],
     *,
     to_resource: Callable[[Any], dict[str, Any]],
-    position: Callable[[Any], Position] | None,
+    position: Callable[[Any], Position | str] | None,
     included: Sequence[dict[str, Any]] = (),
     total: int | None = None,
 ) -> dict[str, Any]:
     """A searchset Bundle of the first ``checked.count`` of ``rows`` (one more was read, to know whether a next
-    page exists), the ``included`` resources, ``self`` and ``next`` links, ``total`` when counted, and the
-    warnings as an OperationOutcome entry. With ``_summary=count`` only the total and the warnings."""
+    page exists; ``position`` gives the last one's cursor), the ``included`` resources, ``self`` and ``next``
+    links, ``total`` when counted, and the warnings as an OperationOutcome entry. With ``_summary=count`` only
+    the total and the warnings."""
     shown = [] if checked.only_count else rows[: checked.count]
-    kept = [(k, v) for k, v in search.items if k in checked.params and k != "_cursor"]
+    kept = [(k, v) for k, v in _applied(search, checked) if k != "_cursor"]
     url = f"{search.base_url}/{search.resource_type}"
     links = [{"relation": "self", "url": self_link(search, checked)}]
     if len(rows) > checked.count and position is not None and shown:
-        cursor = encode_cursor(position(shown[-1]))
+        last = position(shown[-1])  # a Position, or a sorted search's cursor
+        cursor = last if isinstance(last, str) else encode_cursor(last)
         links.append({"relation": "next", "url": f"{url}?{urlencode([*kept, ('_cursor', cursor)])}"})
     entries: list[dict[str, Any]] = []
     for row in shown:

@@ -27,6 +27,7 @@ from doctordesk.domain.fhir.subscriptions import SubscriptionInput
 from doctordesk.domain.integration import Integration, Scope
 from doctordesk.domain.keyset import Position
 from doctordesk.domain.roles import Role
+from doctordesk.domain.texts import N_, Text
 from doctordesk.domain.webhooks import rules as webhooks
 from doctordesk.runtime import Runtime
 from doctordesk.services.audit import audit
@@ -53,9 +54,9 @@ def require_subscriber(caller: Caller) -> None:
     """API keys need ``subscriptions:write``; users must be staff (doctor, support, admin)."""
     if isinstance(caller, Integration):
         if not caller.has(Scope.SUBSCRIPTIONS_WRITE):
-            raise Forbidden("This API key lacks the scope subscriptions:write.")
+            raise Forbidden(N_("This API key lacks the scope subscriptions:write."))
     elif caller.role is Role.PATIENT:
-        raise Forbidden("Subscriptions are for the clinic's staff and systems.")
+        raise Forbidden(N_("Subscriptions are for the clinic's staff and systems."))
 
 
 def _check_rights(caller: Caller, wanted: SubscriptionInput) -> None:
@@ -63,9 +64,9 @@ def _check_rights(caller: Caller, wanted: SubscriptionInput) -> None:
     naming another practitioner. (Deliveries are narrowed to the owner's rights at each change anyway.)"""
     if isinstance(caller, Integration):
         if not (caller.has(Scope.APPOINTMENTS_READ) or caller.has(Scope.APPOINTMENTS_WRITE)):
-            raise Forbidden("This API key lacks the scope appointments:read (or appointments:write).")
+            raise Forbidden(N_("This API key lacks the scope appointments:read (or appointments:write)."))
     elif caller.role is Role.DOCTOR and rules.practitioners(wanted.match) - {caller.user_id}:
-        raise Forbidden(fields={"criteria": "A doctor subscribes to their own appointments only."})
+        raise Forbidden(fields={"criteria": N_("A doctor subscribes to their own appointments only.")})
 
 
 def _mine(caller: Caller) -> ColumnElement[bool]:
@@ -137,10 +138,10 @@ async def _row(session: AsyncSession, caller: Caller, sub_id: int, *, lock: bool
         query = query.with_for_update()
     found = (await session.execute(query)).first()
     if found is None:
-        raise NotFound("Subscription not found.")
+        raise NotFound(N_("Subscription not found."))
     sub, endpoint = found
     if sub.deleted_at is not None:
-        raise Gone("This subscription was deleted.")
+        raise Gone(N_("This subscription was deleted."))
     return sub, endpoint
 
 
@@ -166,8 +167,16 @@ async def _check_room(session: AsyncSession, caller: Caller, *, now: datetime) -
     )
     if int(taken or 0) >= rules.MAX_ACTIVE_PER_OWNER:
         raise Unprocessable(
-            f"At most {rules.MAX_ACTIVE_PER_OWNER} subscriptions may be on at once; turn one off first.",
-            fields={"status": f"At most {rules.MAX_ACTIVE_PER_OWNER} subscriptions that are not off."},
+            Text(
+                "At most {max_active_per_owner} subscriptions may be on at once; turn one off first.",
+                max_active_per_owner=rules.MAX_ACTIVE_PER_OWNER,
+            ),
+            fields={
+                "status": Text(
+                    "At most {max_active_per_owner} subscriptions that are not off.",
+                    max_active_per_owner=rules.MAX_ACTIVE_PER_OWNER,
+                )
+            },
         )
 
 
@@ -249,7 +258,7 @@ def _status_filter(values: list[str], now: datetime) -> ColumnElement[bool]:
     }
     wanted = fhir.token_list(values)
     if any(v not in SUBSCRIPTION_STATUSES for v in wanted):
-        raise ValidationFailed(fields={"status": "Use requested, active, error or off."})
+        raise ValidationFailed(fields={"status": N_("Use requested, active, error or off.")})
     return or_(false(), *(conditions[v] for v in wanted if v in conditions))
 
 
@@ -284,7 +293,7 @@ async def update(rt: Runtime, caller: Caller, sub_id: int, body: dict[str, Any])
     (also after ``error``: the failing streak starts anew). A key updating it makes its own rights the ones
     deliveries are narrowed by."""
     if body.get("id") != str(sub_id):
-        raise ValidationFailed(fields={"id": "Must be the id in the URL."})
+        raise ValidationFailed(fields={"id": N_("Must be the id in the URL.")})
     wanted = _parse(rt, caller, body)
     now = rt.clock.now()
     async with unit_of_work(rt) as uow:

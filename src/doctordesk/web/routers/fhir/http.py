@@ -18,6 +18,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from doctordesk.domain import errors as e
 from doctordesk.domain.fhir import mapping as fhir
 from doctordesk.domain.fhir.errors import Gone, NotSupported, Unprocessable, VersionMismatch
+from doctordesk.domain.texts import N_, Text
 from doctordesk.i18n import _
 from doctordesk.web import errors as web_errors
 from doctordesk.web.errors import is_transient
@@ -127,7 +128,7 @@ def error_response(error: e.DomainError, *, resource_type: str | None = None) ->
         status = error.status
         if error.allow:
             headers["Allow"] = ", ".join(error.allow)
-    # The rules' texts in the reader's language (texts of the FHIR layer itself stay English: docs/fhir.md).
+    # Every text in the reader's language: the rules' and the FHIR layer's own (docs/fhir.md#errors).
     fields = {name: _(text) for name, text in error.fields.items()}
     body = fhir.error_outcome(error.code, _(error.message), fields, resource_type=resource_type)
     if error.retry_after:
@@ -157,7 +158,7 @@ def outcome_for(request: Request, exc: Exception) -> FhirResponse:
         fields = {_field(tuple(err.get("loc", ()))): field_message(err) for err in exc.errors()}
         return error_response(e.ValidationFailed(fields=fields))
     if isinstance(exc, StarletteHTTPException):
-        message = exc.detail if isinstance(exc.detail, str) else "Request failed."
+        message = exc.detail if isinstance(exc.detail, str) else N_("Request failed.")
         if exc.status_code == 400:
             return error_response(e.ValidationFailed(message))
         return error_response(NotSupported(message, status=exc.status_code))
@@ -203,7 +204,9 @@ def _acceptable(request: Request) -> None:
         if kind.strip().lower() in _JSON_TYPES and not refused:
             return
     raise NotSupported(
-        f"Only {fhir.MEDIA_TYPE} is served.", status=406, fields={"Accept": f"Accept {fhir.MEDIA_TYPE}."}
+        Text("Only {media_type} is served.", media_type=fhir.MEDIA_TYPE),
+        status=406,
+        fields={"Accept": Text("Accept {media_type}.", media_type=fhir.MEDIA_TYPE)},
     )
 
 
@@ -213,23 +216,28 @@ async def json_body(request: Request, resource_type: str) -> dict[str, Any]:
     written when this refuses."""
     kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if kind not in (fhir.MEDIA_TYPE, "application/json"):
-        raise NotSupported(f"Send the resource as {fhir.MEDIA_TYPE}.", status=415)
+        raise NotSupported(Text("Send the resource as {media_type}.", media_type=fhir.MEDIA_TYPE), status=415)
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > fhir.MAX_BODY_BYTES:
-        raise e.PayloadTooLarge(f"A resource may have at most {fhir.MAX_BODY_BYTES} bytes.")
+        raise e.PayloadTooLarge(
+            Text("A resource may have at most {max_body_bytes} bytes.", max_body_bytes=fhir.MAX_BODY_BYTES)
+        )
     raw = b""
     async for chunk in request.stream():
         raw += chunk
         if len(raw) > fhir.MAX_BODY_BYTES:
-            raise e.PayloadTooLarge(f"A resource may have at most {fhir.MAX_BODY_BYTES} bytes.")
+            raise e.PayloadTooLarge(
+                Text("A resource may have at most {max_body_bytes} bytes.", max_body_bytes=fhir.MAX_BODY_BYTES)
+            )
     try:
         body = json.loads(raw)
     except (UnicodeDecodeError, ValueError, RecursionError):
-        raise e.ValidationFailed("The body is not valid JSON (or nested too deeply).") from None
+        raise e.ValidationFailed(N_("The body is not valid JSON (or nested too deeply).")) from None
     if not isinstance(body, dict):
-        raise e.ValidationFailed("The body must be a JSON object (one resource).")
+        raise e.ValidationFailed(N_("The body must be a JSON object (one resource)."))
     if body.get("resourceType") != resource_type:
         raise e.ValidationFailed(
-            f"Expected a resource of type {resource_type}.", fields={"resourceType": f"Must be {resource_type}."}
+            Text("Expected a resource of type {resource_type}.", resource_type=resource_type),
+            fields={"resourceType": Text("Must be {resource_type}.", resource_type=resource_type)},
         )
     return body

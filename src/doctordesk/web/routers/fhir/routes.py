@@ -16,10 +16,13 @@ from doctordesk.domain.fhir import mapping as fhir
 from doctordesk.domain.fhir import subscriptions as subscription_rules
 from doctordesk.domain.fhir.errors import NotSupported
 from doctordesk.domain.files.attachments import content_disposition
+from doctordesk.domain.texts import N_, Text
+from doctordesk.i18n import _
 from doctordesk.runtime import Runtime
 from doctordesk.services.fhir import answers as fhir_answers
 from doctordesk.services.fhir import appointments as fhir_appointments
 from doctordesk.services.fhir import audit as fhir_audit
+from doctordesk.services.fhir import cancel as fhir_cancel
 from doctordesk.services.fhir import capability as fhir_capability
 from doctordesk.services.fhir import chat as fhir_chat
 from doctordesk.services.fhir import deliveries as fhir_deliveries
@@ -71,7 +74,7 @@ def _search(request: Request, resource_type: str, prefer: str | None) -> Search:
 def _id(raw: str, resource_type: str) -> int:
     row_id = fhir.parse_logical_id(raw)
     if row_id is None:
-        raise NotFound(f"{resource_type} not found.")
+        raise NotFound(Text("{resource_type} not found.", resource_type=resource_type))
     return row_id
 
 
@@ -132,7 +135,8 @@ async def metadata(rt: RuntimeDep, request: Request) -> FhirResponse:
 @router.get("/Appointment/$find")
 async def find_appointments(rt: RuntimeDep, caller: FhirCallerDep, request: Request) -> FhirResponse:
     """Argonaut Scheduling's ``$find``: the free times between ``start`` and ``end`` (at most 31 days), by
-    ``practitioner``, ``location`` and ``service-type``, as ``proposed`` Appointments to hold or book."""
+    ``practitioner``, ``location`` and ``service-type``, as ``proposed`` Appointments to hold or book; with
+    ``patient`` (a patient names themself) the Appointments carry that patient, ready to hold or book."""
     items = list(request.query_params.multi_items())
     return FhirResponse(await fhir_finding.find(rt, caller, items, _base(request)))
 
@@ -160,6 +164,19 @@ async def book_appointment(rt: RuntimeDep, caller: FhirCallerDep, request: Reque
     entry = {"fullUrl": f"{_base(request)}/Appointment/{appointment_id}", "resource": booked.resource}
     bundle = {"resourceType": "Bundle", "type": "collection", "entry": [entry]}
     return resource_response(bundle, status_code=201, location=location)
+
+
+@router.post("/Appointment/{appointment_id}/$cancel", openapi_extra=fhir_body("Parameters"))
+async def cancel_appointment(
+    rt: RuntimeDep, caller: FhirCallerDep, appointment_id: str, request: Request, if_match: IfMatch = None
+) -> FhirResponse:
+    """The integration API's cancel through FHIR (API keys with ``appointments:write``): ``by`` (``patient`` or
+    ``clinic``) and ``reason``; the same checks, history, audit and webhooks. Answers the Appointment."""
+    fhir_cancel.authorize(caller)
+    row_id = _id(appointment_id, "Appointment")
+    body = await json_body(request, "Parameters")
+    resource, version = await fhir_cancel.cancel(rt, caller, row_id, body, if_match=if_match)
+    return resource_response(resource, version=version)
 
 
 read_route(
@@ -273,7 +290,7 @@ async def subscription_deliveries(
     row_id = _id(subscription_id, "Subscription")
     unknown = sorted({k for k, _ in request.query_params.multi_items()} - {"_count", "_format"})
     if unknown:
-        raise NotSupported(fields=dict.fromkeys(unknown, "Only _count is taken here."))
+        raise NotSupported(fields=dict.fromkeys(unknown, N_("Only _count is taken here.")))
     count = fhir.count(request.query_params.getlist("_count"))
     return FhirResponse(await fhir_deliveries.deliveries(rt, caller, row_id, count))
 
@@ -301,7 +318,7 @@ async def delete_subscription(rt: RuntimeDep, caller: FhirCallerDep, subscriptio
     answers the same."""
     row_id = _id(subscription_id, "Subscription")
     await fhir_subscriptions.delete(rt, caller, row_id)
-    message = f"Subscription {row_id} is deleted."
+    message = _(Text("Subscription {id} is deleted.", id=row_id))
     return FhirResponse(
         fhir.outcome([{"severity": "information", "code": "informational", "details": {"text": message}}])
     )
@@ -413,8 +430,8 @@ async def not_supported(request: Request, rest: str) -> FhirResponse:
     take, 404 for an unknown resource type, 405 for an interaction the CapabilityStatement does not list."""
     allow = allowed_methods(request)
     if allow:
-        raise NotSupported(f"{request.method} is not supported here.", status=405, allow=allow)
+        raise NotSupported(Text("{method} is not supported here.", method=request.method), status=405, allow=allow)
     kind = rest.split("/")[0]
     if kind in fhir_capability.SUPPORTED:
-        raise NotSupported(f"This interaction on {kind} is not supported.", status=405)
-    raise NotSupported(f"Unknown or unsupported resource type {kind!r}.", status=404)
+        raise NotSupported(Text("This interaction on {kind} is not supported.", kind=kind), status=405)
+    raise NotSupported(Text("Unknown or unsupported resource type {kind}.", kind=repr(kind)), status=404)

@@ -1,0 +1,166 @@
+"""``_sort`` on the FHIR searches (docs/fhir.md#sorting): every key offered, ``-`` for descending, several keys,
+ties broken by id, pages that follow the sort without repeating or skipping a row; a key not offered is ignored
+with a warning and left out of the self link, or 400 with ``Prefer: handling=strict`` (SQLite and PostgreSQL)."""
+
+from __future__ import annotations
+
+import unicodedata
+from datetime import date, datetime
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from doctordesk.domain.fhir import names as fhir_names
+from doctordesk.store.tables import Patient
+from tests.support.fhir import assert_outcome, entries, next_link, resource_of
+from tests.support.integration import make_key
+
+
+@pytest.fixture
+async def key(client, login):
+    return await make_key(client, (await login("admin")).headers)
+
+
+async def walk(client, headers, url):
+    """Every match of a search, page by page through its next links, and the first page."""
+    first = resource_of(await client.get(url, headers=headers))
+    found, page = entries(first), first
+    while (link := next_link(page)) is not None:
+        page = resource_of(await client.get(link.removeprefix("http://testserver"), headers=headers))
+        found.extend(entries(page))
+    return found, first
+
+
+def self_query(bundle):
+    [url] = [link["url"] for link in bundle["link"] if link["relation"] == "self"]
+    return parse_qs(urlsplit(url).query)
+
+
+def ordered(keys, descending):
+    """Whether ``keys`` (tuples) follow an order where each position is ascending or descending."""
+    for a, b in zip(keys, keys[1:], strict=False):
+        for x, y, down in zip(a, b, descending, strict=True):
+            if x != y:
+                assert (x > y) if down else (x < y), (a, b)
+                break
+        else:
+            raise AssertionError(f"two rows with the same keys: {a}")
+    return True
+
+
+def instant(text):
+    return datetime.fromisoformat(text)
+
+
+@pytest.mark.parametrize(
+    ("sort", "key_of", "descending"),
+    [
+        ("status,-date", lambda r: (r["status"], instant(r["start"]), int(r["id"])), (False, True, True)),
+        ("-status,date", lambda r: (r["status"], instant(r["start"]), int(r["id"])), (True, False, False)),
+        ("-_id", lambda r: (int(r["id"]),), (True,)),
+        ("_lastUpdated", lambda r: (instant(r["meta"]["lastUpdated"]), int(r["id"])), (False, False)),
+        ("-_lastUpdated,_id", lambda r: (instant(r["meta"]["lastUpdated"]), int(r["id"])), (True, False)),
+        ("date", lambda r: (instant(r["start"]), int(r["id"])), (False, False)),
+    ],
+)
+async def test_appointments_sort_by_every_key_and_pages_follow_the_sort(client, key, demo, sort, key_of, descending):
+    everything, _ = await walk(client, key.headers, "/fhir/Appointment?_count=200")
+    found, first = await walk(client, key.headers, f"/fhir/Appointment?_sort={sort}&_count=4")
+    assert len(everything) > 8
+    assert sorted(r["id"] for r in found) == sorted(r["id"] for r in everything)  # no row repeated or skipped
+    assert ordered([key_of(r) for r in found], descending)
+    assert self_query(first)["_sort"] == [sort]
+    assert f"_sort={sort.replace(',', '%2C')}" in next_link(first)
+
+
+async def test_sort_and_filter_together_and_the_total_is_the_filters(client, key, demo):
+    url = "/fhir/Appointment?status:not=cancelled&_sort=-status,_id&_count=3&_total=accurate"
+    found, first = await walk(client, key.headers, url)
+    assert first["total"] == len(found) > 3
+    assert "cancelled" not in {r["status"] for r in found}
+    assert ordered([(r["status"], int(r["id"])) for r in found], (True, False))
+
+
+def folded(text):
+    return unicodedata.normalize("NFC", text).casefold()
+
+
+@pytest.mark.parametrize(
+    ("sort", "key_of", "descending"),
+    [
+        ("family", lambda p: (folded(p.family), p.id), (False, False)),
+        ("-given", lambda p: (folded(p.given), p.id), (True, True)),
+        ("name,-_id", lambda p: (folded(p.family), folded(p.given), p.id), (False, False, True)),
+        ("-birthdate,family", lambda p: (p.born, folded(p.family), p.id), (True, False, False)),
+        ("-_id", lambda p: (p.id,), (True,)),
+    ],
+)
+async def test_patients_sort_by_name_parts_and_birth_date(client, key, demo, runtime, sort, key_of, descending):
+    async with runtime.db.transaction() as s:  # ties on the family name, a missing birth date
+        s.add_all([Patient(name="Anna Zett", birth_date=date(1990, 5, 1)), Patient(name="Bert Zett")])
+    found, first = await walk(client, key.headers, f"/fhir/Patient?_sort={sort}&_count=3")
+    everything, _ = await walk(client, key.headers, "/fhir/Patient?_count=200")
+    assert len(found) == len(everything) > 6 and len({p["id"] for p in found}) == len(found)
+
+    class Row:
+        def __init__(self, r):
+            self.id = int(r["id"])
+            self.family, given = fhir_names.parts(r["name"][0]["text"])
+            self.given = " ".join(given)
+            born = r.get("birthDate")
+            # a missing birth date sorts after every date (first when descending)
+            self.born = date.fromisoformat(born) if born else date.max
+
+    assert ordered([key_of(Row(r)) for r in found], descending)
+    assert self_query(first)["_sort"] == [sort]
+
+
+async def test_practitioners_and_slots_sort_descending(client, key, demo):
+    doctors, _ = await walk(client, key.headers, "/fhir/Practitioner?_sort=-name&_count=1")
+    families = [fhir_names.parts(d["name"][0]["text"])[0].casefold() for d in doctors]
+    assert len(doctors) == 3 and families == sorted(families, reverse=True)
+    d1, berlin = demo.users["doctor1"], demo.locations["berlin"]
+    span = "start=ge2026-11-23T00:00:00%2B01:00&start=lt2026-11-25T00:00:00%2B01:00"
+    base = f"/fhir/Slot?schedule=Schedule/{d1}-{berlin}&{span}"
+    up, _ = await walk(client, key.headers, f"{base}&_count=200")
+    down, _ = await walk(client, key.headers, f"{base}&_sort=-start&_count=5")
+    assert len(up) > 5 and [s["id"] for s in down] == [s["id"] for s in reversed(up)]
+
+
+async def test_a_sort_key_not_offered_is_ignored_with_a_warning_or_refused_when_strict(client, key, demo):
+    mixed = resource_of(await client.get("/fhir/Appointment?_sort=-foo,date,service-type", headers=key.headers))
+    assert self_query(mixed)["_sort"] == ["date"]  # only what was applied
+    warnings = entries(mixed, "outcome")[0]["issue"]
+    assert [i["expression"] for i in warnings] == [["_sort"], ["_sort"]]
+    assert "'-foo'" in warnings[0]["details"]["text"] and "'service-type'" in warnings[1]["details"]["text"]
+    starts = [instant(r["start"]) for r in entries(mixed)]
+    assert starts == sorted(starts)
+    none_applied = resource_of(await client.get("/fhir/Location?_sort=name", headers=key.headers))
+    assert "_sort" not in self_query(none_applied)
+    assert entries(none_applied, "outcome")[0]["issue"][0]["expression"] == ["_sort"]
+    strict = {**key.headers, "Prefer": "handling=strict"}
+    for kind, sort in (("Appointment", "date,foo"), ("Patient", "-_lastUpdated"), ("Slot", "status")):
+        response = await client.get(f"/fhir/{kind}?_sort={sort}", headers=strict)
+        assert_outcome(response, 400, "NOT_SUPPORTED", expression=f"{kind}._sort")
+
+
+async def test_a_page_link_of_one_sort_is_refused_under_another(client, key, demo):
+    first = resource_of(await client.get("/fhir/Appointment?_sort=status&_count=2", headers=key.headers))
+    cursor = parse_qs(urlsplit(next_link(first)).query)["_cursor"][0]
+    response = await client.get(f"/fhir/Appointment?_sort=-status&_count=2&_cursor={cursor}", headers=key.headers)
+    assert_outcome(response, 400, "FIELDS_VALIDATION_ERROR", expression="Appointment._cursor")
+    tampered = cursor[:-2] + ("AA" if cursor[-2:] != "AA" else "BB")
+    response = await client.get(f"/fhir/Appointment?_sort=status&_count=2&_cursor={tampered}", headers=key.headers)
+    assert_outcome(response, 400, "FIELDS_VALIDATION_ERROR", expression="Appointment._cursor")
+
+
+async def test_the_capability_statement_lists_the_sorts_each_search_offers(client):
+    statement = resource_of(await client.get("/fhir/metadata"))
+    offered = {
+        r["type"]: [e["valueString"] for e in r.get("extension", []) if e["url"] == "urn:doctordesk:fhir:sort"]
+        for r in statement["rest"][0]["resource"]
+    }
+    assert offered["Appointment"] == ["_id", "_lastUpdated", "date", "status"]
+    assert offered["Patient"] == ["_id", "name", "family", "given", "birthdate"]
+    assert offered["Practitioner"] == ["_id", "name"] and offered["Slot"] == ["start"]
+    assert offered["AuditEvent"] == [] and offered["Communication"] == []

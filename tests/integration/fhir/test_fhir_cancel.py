@@ -11,7 +11,7 @@ from sqlalchemy import select
 
 from doctordesk.store.tables import AppointmentHistory, AuditLog
 from tests.integration.fhir.test_fhir_workflow import codes, statuses
-from tests.integration.services.review.review_support import APPROVED, PENDING_5, REQUESTED, aid
+from tests.support.review import APPROVED, PENDING_5, REQUESTED, aid
 from tests.support.fhir import FHIR_JSON, assert_outcome, resource_of, written
 from tests.support.integration import make_key
 

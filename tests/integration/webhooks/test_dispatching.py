@@ -161,8 +161,10 @@ async def test_two_running_dispatchers_deliver_every_event_once(runtime, demo, s
     ids = [r.webhook_id for r in got]
     assert len(ids) == len(set(ids)) == 150  # no delivery sent twice, none left out
     assert sorted(r.verified(endpoint["secret"])["data"]["version"] for r in got) == list(range(150))
+    # Each delivery leased once, by one of the two (which one takes how many is the machine's timing: in a loaded
+    # run one of them once took all 150).
     leased = [d.leased for d in dispatchers]
-    assert all(n > 0 for n in leased) and sum(leased) == 150, leased
+    assert sum(leased) == 150, leased
     assert {(r.status, r.attempts, r.last_status_code) for r in await rows(runtime)} == {("delivered", 1, 204)}
 
 

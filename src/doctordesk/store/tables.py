@@ -187,6 +187,8 @@ class Patient(Base):
     birth_date: Mapped[date | None] = mapped_column(Date)
     # The clinic's own id for the row (bulk import and export, migration import_0001); unique where present.
     external_id: Mapped[str | None] = mapped_column(String(64), unique=True, index=True)
+    # FHIR's Patient search by birthdate (fhir_0004).
+    __table_args__ = (Index("ix_patients_birth_date", "birth_date", "id"),)
 
 
 class PatientNameWord(Base):
@@ -257,6 +259,8 @@ class Appointment(Base):
         # (listsearch_0001).
         Index("ix_appointments_doctor_patient_start", "doctor_id", "patient_id", "start_at", "id"),
         Index("ix_appointments_start_id", "start_at", "id"),
+        # FHIR's search by _lastUpdated (fhir_0004).
+        Index("ix_appointments_updated_id", "updated_at", "id"),
     )
 
 

@@ -11,9 +11,9 @@ from sqlalchemy import select
 
 from doctordesk.store.tables import AppointmentHistory, AuditLog
 from tests.integration.fhir.test_fhir_workflow import codes, statuses
-from tests.support.review import APPROVED, PENDING_5, REQUESTED, aid
 from tests.support.fhir import FHIR_JSON, assert_outcome, resource_of, written
 from tests.support.integration import make_key
+from tests.support.review import APPROVED, PENDING_5, REQUESTED, aid
 
 
 @pytest.fixture

@@ -59,6 +59,7 @@ INCLUDES = ("Appointment:patient", "Appointment:practitioner", "Appointment:loca
 REVINCLUDES = ("AppointmentResponse:appointment",)
 # _sort keys (several, ``-`` for descending; the id breaks ties) and the columns they order by.
 SORTS = ("_id", "_lastUpdated", "date", "status")
+EVERY_STATUS = [int(s) for s in Status]
 DEFAULT_SORT = (SortKey("date"),)
 _STATUS_TEXT = case({s.value: text for s, text in fhir.APPOINTMENT_STATUS.items()}, value=Appointment.status)
 _SORT_COLUMNS = {
@@ -215,7 +216,7 @@ def conditions(checked: Checked) -> list[Condition]:
         *token_conditions(checked, "_id", Appointment.id, _logical_id, nullable=False),
         *date_conditions(checked, "_lastUpdated", Appointment.updated_at),
         *date_conditions(checked, "date", Appointment.start_at),
-        *token_conditions(checked, "status", Appointment.status, _status, nullable=False),
+        *token_conditions(checked, "status", Appointment.status, _status, nullable=False, every=EVERY_STATUS),
         *token_conditions(checked, "identifier", Appointment.external_id, _identifier),
         *token_conditions(checked, "service-type", Appointment.service, _service, nullable=False),
         *_actor_conditions(checked),

@@ -40,9 +40,12 @@ def token_conditions(
     read: Callable[[str], Sequence[Any]],
     *,
     nullable: bool = True,
+    every: Sequence[Any] = (),
 ) -> list[Condition]:
     """``name`` (the column is one of the values), ``name:not`` (it is none of them, or empty) and
-    ``name:missing``. ``read`` turns one value into the column values it means (ValidationFailed if malformed)."""
+    ``name:missing``. ``read`` turns one value into the column values it means (ValidationFailed if malformed).
+    ``every``: all the values the column can hold, when they are few; ``:not`` then asks for the others by name (an
+    index on the column finds them, where "none of" reads every row that has one)."""
     conditions: list[Condition] = []
     for raw in checked.get(name):
         values = [v for value in split(raw) for v in read(value)]
@@ -50,7 +53,8 @@ def token_conditions(
     for raw in checked.get(f"{name}:not"):
         values = [v for value in split(raw) for v in read(value)]
         if values:
-            outside = column.not_in(values)
+            others = [v for v in every if v not in values]
+            outside = column.in_(others) if every else column.not_in(values)
             conditions.append(or_(column.is_(None), outside) if nullable else outside)
     return conditions + missing_condition(checked, name, column, nullable=nullable)
 

@@ -398,7 +398,7 @@ async def _reset(url: str, now: datetime | None) -> seed.Demo | None:
         return await _reset_with(resetter, url, now)
     except Exception:
         # A test ended the connection or changed the schema (a migration down and up): once more, afresh.
-        await resetter.conn.close()
+        resetter.conn.terminate()
         resetter = _resetters[url] = await _Resetter.open(url)
         return await _reset_with(resetter, url, now)
 

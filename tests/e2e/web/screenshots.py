@@ -65,7 +65,8 @@ def first_review(page: Any, appointment: int = 6) -> None:
     page.locator('[data-id="another-alternative"]').click()
     date = page.locator('[data-name="date~1"]')
     date.wait_for()
-    date.fill(weekday_ahead(12))
+    year, month, day = weekday_ahead(12).split("-")
+    date.fill(f"{day}/{month}/{year}")  # the clinic's format on an English page
     date.dispatch_event("change")
     page.locator('[data-id="date~1"].is-highlighted').wait_for()
     when = page.locator('[data-name="time~1"]')

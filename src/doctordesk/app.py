@@ -238,10 +238,14 @@ log = logging.getLogger(__name__)
 async def _prune_login_throttle(runtime: Runtime, stopping: asyncio.Event) -> None:
     """Delete login-throttle rows that no longer matter, ``login_prune_delay_seconds`` after the start and then
     hourly until ``stopping`` (every instance: the deletes are idempotent and cheap)."""
-    with contextlib.suppress(TimeoutError):
-        async with asyncio.timeout(runtime.settings.login_prune_delay_seconds):
-            await stopping.wait()
-    while not stopping.is_set():
+    wait = runtime.settings.login_prune_delay_seconds
+    while True:
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(wait):
+                await stopping.wait()
+        if stopping.is_set():
+            return
+        wait = PRUNE_EVERY_SECONDS
         try:
             limits = login_throttle.limits(runtime.settings)
             removed = await login_throttle.prune(runtime.db, limits, now=runtime.clock.now())
@@ -249,9 +253,6 @@ async def _prune_login_throttle(runtime: Runtime, stopping: asyncio.Event) -> No
                 log.info("login throttling: pruned %d rows that no longer matter", removed)
         except Exception:  # the database is away or busy: try again at the next round
             log.warning("login throttling: pruning failed; retried in an hour", exc_info=True)
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(PRUNE_EVERY_SECONDS):
-                await stopping.wait()
 
 
 def _connect_bus_state(runtime: Runtime, token_checks: TokenChecks) -> None:

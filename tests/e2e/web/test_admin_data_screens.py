@@ -29,6 +29,17 @@ def open_section(page, key: str, title: str) -> None:
     page.locator("h1", has_text=title).wait_for()
 
 
+def admin_in(server, new_page, locale: str):
+    """The administration, signed in as the admin in a browser speaking ``locale``."""
+    page = new_page(server.url, viewport=DESKTOP, locale=locale)
+    if locale == "de-DE":
+        german_sign_in(page, "admin")
+    else:
+        sign_in(page, "admin")
+    page.locator('[data-id="administration"]').click()
+    return page
+
+
 def user_id(base_url: str, username: str) -> int:
     with httpx.Client(base_url=base_url, timeout=10) as http:
         token = http.post("/auth/login", data={"username": "admin", "password": "demo"}).json()["access_token"]
@@ -71,12 +82,7 @@ def test_a_fee_version_from_a_later_day_joins_the_history(server, new_page, view
     ("en-GB", "Fees", "Required: the fee's amount"), ("de-DE", "Gebühren", "Erforderlich: der Betrag"),
 ])  # fmt: skip
 def test_an_empty_fee_form_saves_nothing_and_names_the_amount(server, new_page, locale, title, required):
-    page = new_page(server.url, viewport=DESKTOP, locale=locale)
-    if locale == "de-DE":
-        german_sign_in(page, "admin")
-    else:
-        sign_in(page, "admin")
-    page.locator('[data-id="administration"]').click()
+    page = admin_in(server, new_page, locale)
     page.locator('[data-id="nav-fees"]').click()
     page.locator("h1", has_text=title).wait_for()
     before = page.locator('[data-id^="version-text-"]').count()
@@ -119,12 +125,7 @@ DAY_FORMATS = pytest.mark.parametrize(("locale", "hint", "typed", "shown", "refu
 
 @DAY_FORMATS
 def test_days_are_shown_and_taken_in_the_clinics_format(server, new_page, locale, hint, typed, shown, refused, message):
-    page = new_page(server.url, viewport=DESKTOP, locale=locale)
-    if locale == "de-DE":
-        german_sign_in(page, "admin")
-    else:
-        sign_in(page, "admin")
-    page.locator('[data-id="administration"]').click()
+    page = admin_in(server, new_page, locale)
     page.locator('[data-id="nav-insurance"]').click()
     page.locator('[data-id="new-policy"]').wait_for()
     form = page.locator('[data-id="new-policy"]')

@@ -23,6 +23,7 @@ make bench BENCH=open_loop``.
 from __future__ import annotations
 
 import asyncio
+import heapq
 import os
 import time
 from dataclasses import dataclass, field
@@ -100,12 +101,16 @@ async def _chat_of(http: httpx.AsyncClient, doctor: str) -> tuple[dict[str, str]
     raise RuntimeError(f"no chat of {doctor} takes messages")
 
 
-async def _poll_forever(
-    http: httpx.AsyncClient, path: str, open_list: OpenList, first: float, run: Run, end: float
+async def _poll_connection(
+    http: httpx.AsyncClient, path: str, schedule: list[tuple[float, int]], lists: list[OpenList], run: Run, end: float
 ) -> None:
-    due = first
-    while due < end:
+    """One keep-alive connection's worth of polling: take the list whose poll is due first, wait for its time, send it,
+    and put the list back at its next time. A poll sent late (every connection busy) counts from when it was due."""
+    while schedule and schedule[0][0] < end:
+        due, n = heapq.heappop(schedule)
+        heapq.heappush(schedule, (due + INTERVAL, n))
         await asyncio.sleep(max(0.0, due - time.monotonic()))
+        open_list = lists[n]
         sent = time.monotonic()
         try:
             answer = await http.patch(path, headers={**open_list.headers, "X-Screen-State": open_list.state})
@@ -119,7 +124,6 @@ async def _poll_forever(
             run.latencies.append((done - due) * 1000)
         except httpx.HTTPError:
             run.errors += 1
-        due += INTERVAL
 
 
 async def _change_forever(
@@ -165,15 +169,17 @@ async def _open_loop(server: Server, path: str, *, seconds: float, changes: bool
         if changes:
             gate = asyncio.Semaphore(8)
             chats = [await _chat_of(http, doctor) for doctor in DOCTORS]
+            signing_in = time.monotonic()
             lists = list(await asyncio.gather(*(_open(http, n, gate) for n in range(lists_count))))
+            print(f"  {lists_count} lists signed in and opened in {time.monotonic() - signing_in:.0f} s", flush=True)
         else:  # the bare app: no sign-in, the same schedule of PATCHes
             lists = [OpenList("", {"X-Client-Id": f"open-list-{n}"}, "") for n in range(lists_count)]
         start = time.monotonic() + 1.0
         end = start + seconds
-        tasks = [
-            _poll_forever(http, path, open_list, start + INTERVAL * n / lists_count, run, end)
-            for n, open_list in enumerate(lists)
-        ]
+        # The lists' first polls spread evenly over one interval; CONNECTIONS tasks send them (not one task per
+        # list: ten thousand requests waiting in the client's pool made the load generator the bottleneck).
+        schedule = [(start + INTERVAL * n / lists_count, n) for n in range(lists_count)]
+        tasks = [_poll_connection(http, path, schedule, lists, run, end) for _ in range(CONNECTIONS)]
         if changes:
             tasks += [
                 _change_forever(http, doctor, chats[i], start + CHANGE_EVERY * (i + 0.5) / len(DOCTORS), run, end)

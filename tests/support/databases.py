@@ -193,6 +193,10 @@ async def _create_worker_database() -> None:
                 await admin.execute(f"COMMENT ON DATABASE \"{POSTGRES_TEMPLATE}\" IS '{RUN_ID}'")
             await admin.execute(f'DROP DATABASE IF EXISTS "{POSTGRES_DATABASE}" WITH (FORCE)')
             await admin.execute(f'CREATE DATABASE "{POSTGRES_DATABASE}" TEMPLATE "{POSTGRES_TEMPLATE}"')
+            # A test's commits need not survive a crash of the database server: they return without waiting for
+            # the WAL to reach the disk (3.5 ms a commit on this machine's disk, 0.2 ms without). Every other
+            # guarantee, atomicity and isolation included, is the same; the app's own settings are untouched.
+            await admin.execute(f'ALTER DATABASE "{POSTGRES_DATABASE}" SET synchronous_commit = off')
         finally:
             await admin.execute("SELECT pg_advisory_unlock($1)", lock)
     finally:

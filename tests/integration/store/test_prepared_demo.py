@@ -107,3 +107,17 @@ async def test_a_demo_test_gets_the_prepared_copy(request: pytest.FixtureRequest
     prepared = request.node.stash[PREPARED]
     assert prepared.url == runtime.settings.database_url and prepared.demo == demo
     assert demo is not prepared.demo  # a copy: a test that changes it changes no other test's
+
+
+@pytest.mark.postgres
+async def test_the_workers_database_commits_without_waiting_for_the_disk_and_the_apps_settings_do_not() -> None:
+    """A test's commits return before the WAL reaches the disk (the worker's database setting); the server's
+    default, which the app and a clinic's database keep, is unchanged."""
+    db = Database(databases.postgres_url())
+    try:
+        async with db.read() as session:
+            assert (await session.execute(text("SHOW synchronous_commit"))).scalar_one() == "off"
+            default = text("SELECT boot_val FROM pg_settings WHERE name = 'synchronous_commit'")
+            assert (await session.execute(default)).scalar_one() == "on"
+    finally:
+        await db.dispose()

@@ -261,6 +261,8 @@ class Appointment(Base):
         Index("ix_appointments_start_id", "start_at", "id"),
         # FHIR's search by _lastUpdated (fhir_0004).
         Index("ix_appointments_updated_id", "updated_at", "id"),
+        # A doctor's search by _lastUpdated (fhir_0005).
+        Index("ix_appointments_doctor_updated", "doctor_id", "updated_at", "id"),
     )
 
 

@@ -11,6 +11,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from doctordesk.domain.fhir import names as fhir_names
+from doctordesk.services.fhir import appointments as fhir_appointments
 from doctordesk.store.tables import Patient
 from tests.support.fhir import assert_outcome, entries, next_link, resource_of
 from tests.support.integration import make_key
@@ -164,3 +165,30 @@ async def test_the_capability_statement_lists_the_sorts_each_search_offers(clien
     assert offered["Patient"] == ["_id", "name", "family", "given", "birthdate"]
     assert offered["Practitioner"] == ["_id", "name"] and offered["Slot"] == ["start"]
     assert offered["AuditEvent"] == [] and offered["Communication"] == []
+
+
+@pytest.mark.parametrize("small_set", [0, 4, 10_000])
+async def test_a_filtered_search_pages_the_same_whichever_way_its_rows_are_read(
+    client, key, demo, monkeypatch, small_set
+):
+    """On SQLite a search by ``_lastUpdated`` or ``status`` first reads the ids that match, up to ``SMALL_SET``
+    (docs/fhir.md#search-performance): more matches than that, fewer, or the page's own size between, the pages
+    hold the same rows in the same order."""
+    monkeypatch.setattr(fhir_appointments, "SMALL_SET", small_set)
+    everything, _ = await walk(client, key.headers, "/fhir/Appointment?_count=200")
+
+    def by_date(rows, reverse=False):
+        return [r["id"] for r in sorted(rows, key=lambda r: (instant(r["start"]), int(r["id"])), reverse=reverse)]
+
+    not_fulfilled = [r for r in everything if r["status"] != "fulfilled"]
+    booked_or_cancelled = [r for r in everything if r["status"] in ("booked", "cancelled")]
+    cases = [
+        ("status:not=fulfilled&_count=3", by_date(not_fulfilled)),
+        ("_lastUpdated=ge2000-01-01&_sort=-date&_count=3", by_date(everything, reverse=True)),
+        ("status=booked,cancelled&_count=2", by_date(booked_or_cancelled)),
+        ("_lastUpdated=ge2100-01-01", []),
+    ]
+    for query, expected in cases:
+        found, _ = await walk(client, key.headers, f"/fhir/Appointment?{query}")
+        assert [r["id"] for r in found] == expected, query
+    assert len(not_fulfilled) > 4 and len(booked_or_cancelled) > 4 and len(everything) > 8

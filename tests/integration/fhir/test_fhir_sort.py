@@ -12,6 +12,7 @@ import pytest
 
 from doctordesk.domain.fhir import names as fhir_names
 from doctordesk.services.fhir import appointments as fhir_appointments
+from doctordesk.services.fhir import people as fhir_people
 from doctordesk.store.tables import Patient
 from tests.support.fhir import assert_outcome, entries, next_link, resource_of
 from tests.support.integration import make_key
@@ -192,3 +193,36 @@ async def test_a_filtered_search_pages_the_same_whichever_way_its_rows_are_read(
         found, _ = await walk(client, key.headers, f"/fhir/Appointment?{query}")
         assert [r["id"] for r in found] == expected, query
     assert len(not_fulfilled) > 4 and len(booked_or_cancelled) > 4 and len(everything) > 8
+
+
+@pytest.mark.parametrize("batch", [3, 200])
+async def test_a_sorted_patient_search_pages_in_the_database_with_the_name_filter_applied(
+    client, key, demo, runtime, monkeypatch, batch
+):
+    """The sort keys are columns (the name's parts folded, in code point order on both databases): pages of two
+    follow ``-family,given`` and then ``birthdate`` over every match and only the matches, whether the rows are read
+    in batches smaller than a page's matches (the name filter dropping rows between them) or in one."""
+    monkeypatch.setattr(fhir_people, "_BATCH", batch)
+    names = [
+        ("Oskar Kreis", date(1971, 1, 1)), ("anna kreis", None), ("Émile Kreisel", date(1980, 2, 2)),
+        ("Zoe Ärger-Kreis", date(1960, 3, 3)), ("Ida Kreis", date(1971, 1, 1)), ("Kreis Müller", None),
+        ("Bea Ohnekreis", date(1999, 9, 9)), ("Dr. Kai Kreis", date(1950, 5, 5)), ("Ömer Kreis", None),
+    ]  # fmt: skip
+    async with runtime.db.transaction() as s:
+        s.add_all([Patient(name=n, birth_date=b) for n, b in names])
+    everything, _ = await walk(client, key.headers, "/fhir/Patient?_count=200")
+    matching = [p for p in everything if fhir_names.part_matches(p["name"][0]["text"], "name", "Kreis", exact=False)]
+
+    def keys(p):
+        family, given = fhir_names.parts(p["name"][0]["text"])
+        return folded(family), folded(" ".join(given)), int(p["id"])
+
+    expected = sorted(matching, key=lambda p: (keys(p)[1], keys(p)[2]))
+    expected = sorted(expected, key=lambda p: keys(p)[0], reverse=True)  # -family, then given, then id
+    found, first = await walk(client, key.headers, "/fhir/Patient?name=Kreis&_sort=-family,given&_count=2")
+    assert [p["id"] for p in found] == [p["id"] for p in expected]
+    assert len(found) == 8 and self_query(first)["_sort"] == ["-family,given"]  # not "Bea Ohnekreis"
+
+    by_birth, _ = await walk(client, key.headers, "/fhir/Patient?name=Kreis&_sort=birthdate&_count=2")
+    born = [(p.get("birthDate") or "9999-12-31", int(p["id"])) for p in by_birth]
+    assert born == sorted(born) and len(by_birth) == 8 and born[-1][0] == "9999-12-31"

@@ -269,8 +269,9 @@ async def search(rt: Runtime, caller: Caller, request: Search) -> dict[str, Any]
 async def _page(session: AsyncSession, caller: Caller, checked: Checked) -> list[Any]:
     """The page's rows and one more, in the search's order. On SQLite, a search with a filter its planner cannot
     weigh (``SMALL_SET_FILTERS``) first reads the ids that match, at most ``SMALL_SET`` + 1, in no order (the
-    planner then takes the filter's index); when they are that few, the page is read from them and sorted, instead
-    of walking the whole sort order for the few that match (docs/fhir.md#search-performance)."""
+    planner then takes the filter's index); when they are that few, the page is read by those ids alone (the same
+    read transaction: the same snapshot, so they still match and are the caller's) and sorted, instead of walking
+    the whole sort order for the few that match (docs/fhir.md#search-performance)."""
     where = conditions(checked)
     if checked.sort_after is not None:
         where.append(sorting.beyond(checked.sort, _SORT_COLUMNS, Appointment.id, checked.sort_after))
@@ -278,8 +279,8 @@ async def _page(session: AsyncSession, caller: Caller, checked: Checked) -> list
     if session.get_bind().dialect.name == "sqlite" and any(checked.has(name) for name in SMALL_SET_FILTERS):
         probe = appointments_visible(select(Appointment.id), caller).where(*where).limit(SMALL_SET + 1)
         ids = (await session.scalars(probe)).all()
-        if len(ids) <= SMALL_SET:
-            query = query.where(Appointment.id.in_(ids))
+        if len(ids) <= SMALL_SET:  # by id only: with the filters beside, the planner may walk the order again
+            query = base_query().where(Appointment.id.in_(ids))
     query = query.order_by(*sorting.order_by(checked.sort, _SORT_COLUMNS, Appointment.id))
     return list((await session.execute(query.limit(checked.count + 1))).all())
 

@@ -9,10 +9,12 @@ from datetime import date, datetime
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from sqlalchemy import insert
 
 from doctordesk.domain.fhir import names as fhir_names
 from doctordesk.services.fhir import appointments as fhir_appointments
 from doctordesk.services.fhir import people as fhir_people
+from doctordesk.store import name_words
 from doctordesk.store.tables import Patient
 from tests.support.fhir import assert_outcome, entries, next_link, resource_of
 from tests.support.integration import make_key
@@ -226,3 +228,22 @@ async def test_a_sorted_patient_search_pages_in_the_database_with_the_name_filte
     by_birth, _ = await walk(client, key.headers, "/fhir/Patient?name=Kreis&_sort=birthdate&_count=2")
     born = [(p.get("birthDate") or "9999-12-31", int(p["id"])) for p in by_birth]
     assert born == sorted(born) and len(by_birth) == 8 and born[-1][0] == "9999-12-31"
+
+
+async def test_the_sort_keys_follow_a_rename_and_a_bulk_write(client, key, demo, runtime):
+    """The sort keys are written with the name: by the ORM on a rename, by ``name_words.sync`` after a bulk insert
+    that bypasses it (the import's way)."""
+    async with runtime.db.transaction() as s:
+        renamed = Patient(name="Zora Zzzzzz")
+        s.add(renamed)
+    async with runtime.db.transaction() as s:
+        row = await s.get(Patient, renamed.id)
+        assert row is not None
+        row.name = "Zora Aaaa"  # from last to first
+    async with runtime.db.transaction() as s:
+        [bulk] = (await s.scalars(insert(Patient).returning(Patient.id), [{"name": "Olga Zzzzzzz"}])).all()
+        await name_words.sync(s, [bulk])
+    found, _ = await walk(client, key.headers, "/fhir/Patient?_sort=family&_count=3")
+    families = [fhir_names.parts(p["name"][0]["text"])[0] for p in found]
+    assert found[0]["id"] == str(renamed.id) and found[-1]["id"] == str(bulk)  # without its keys: first
+    assert [f.casefold() for f in families] == sorted(f.casefold() for f in families)

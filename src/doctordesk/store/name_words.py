@@ -1,8 +1,9 @@
-"""Keeping ``patient_name_words`` (the name search's index, ``domain/appointments/list_filter.py``) in step with
-patients' names.
+"""Keeping ``patient_name_words`` (the name search's index, ``domain/appointments/list_filter.py``) and the
+patients' sort keys (FHIR's ``_sort`` by the name's parts, ``domain/fhir/names.sort_keys``) in step with patients'
+names.
 
-Every ORM write of a patient (accounts, administration, the demo data) updates the words in the same flush, by
-mapper events; bulk writes that bypass the ORM (import) call ``sync`` for the patients they wrote.
+Every ORM write of a patient (accounts, administration, the demo data) updates the words and keys in the same flush,
+by mapper events; bulk writes that bypass the ORM (import) call ``sync`` for the patients they wrote.
 """
 
 from __future__ import annotations
@@ -10,10 +11,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import Connection, delete, event, insert, select
+from sqlalchemy import Connection, bindparam, delete, event, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.appointments.list_filter import name_words
+from doctordesk.domain.fhir.names import sort_keys
 from doctordesk.store.tables import Patient, PatientNameWord
 
 _CHUNK = 500
@@ -36,10 +38,31 @@ def sync_names(connection: Connection, patient_ids: Iterable[int]) -> None:
         _write(connection, [(r.id, r.name) for r in names])
 
 
+def sync_sort_keys(connection: Connection, patient_ids: Iterable[int]) -> None:
+    """Write again the sort keys of these patients' stored names."""
+    ids = sorted(set(patient_ids))
+    statement = (
+        update(Patient)
+        .where(Patient.id == bindparam("row_id"))
+        .values(family_key=bindparam("family"), given_key=bindparam("given"), name_key=bindparam("full"))
+    )
+    for start in range(0, len(ids), _CHUNK):
+        chunk = ids[start : start + _CHUNK]
+        names = connection.execute(select(Patient.id, Patient.name).where(Patient.id.in_(chunk))).all()
+        rows = [dict(zip(("family", "given", "full"), sort_keys(r.name), strict=True), row_id=r.id) for r in names]
+        if rows:
+            connection.execute(statement, rows)
+
+
 async def sync(session: AsyncSession, patient_ids: Iterable[int]) -> None:
-    """``sync_names`` in an async session's transaction."""
+    """``sync_names`` and ``sync_sort_keys`` in an async session's transaction."""
     ids = list(patient_ids)
-    await session.run_sync(lambda s: sync_names(s.connection(), ids))
+
+    def both(connection: Connection) -> None:
+        sync_names(connection, ids)
+        sync_sort_keys(connection, ids)
+
+    await session.run_sync(lambda s: both(s.connection()))
 
 
 def register() -> None:
@@ -48,6 +71,13 @@ def register() -> None:
     for name in ("after_insert", "after_update"):
         if not event.contains(Patient, name, _written):
             event.listen(Patient, name, _written)
+    for name in ("before_insert", "before_update"):
+        if not event.contains(Patient, name, _keyed):
+            event.listen(Patient, name, _keyed)
+
+
+def _keyed(_mapper: Any, _connection: Connection, target: Patient) -> None:
+    target.family_key, target.given_key, target.name_key = sort_keys(target.name)
 
 
 def _written(_mapper: Any, connection: Connection, target: Patient) -> None:

@@ -179,6 +179,9 @@ class FeeSchedule(Base):
 # --- patients -------------------------------------------------------------------------------------------------
 
 
+_SortText = Text().with_variant(Text(collation="C"), "postgresql")
+
+
 class Patient(Base):
     __tablename__ = "patients"
     id: Mapped[int] = mapped_column(BigId, primary_key=True)
@@ -187,8 +190,19 @@ class Patient(Base):
     birth_date: Mapped[date | None] = mapped_column(Date)
     # The clinic's own id for the row (bulk import and export, migration import_0001); unique where present.
     external_id: Mapped[str | None] = mapped_column(String(64), unique=True, index=True)
-    # FHIR's Patient search by birthdate (fhir_0004).
-    __table_args__ = (Index("ix_patients_birth_date", "birth_date", "id"),)
+    # FHIR's ``_sort`` by family, given and name: the name's parts folded (``domain/fhir/names.sort_keys``), compared
+    # in code point order (collation "C" on PostgreSQL), kept by ``store/name_words.py`` (fhir_0006).
+    family_key: Mapped[str] = mapped_column(_SortText, default="", server_default="")
+    given_key: Mapped[str] = mapped_column(_SortText, default="", server_default="")
+    name_key: Mapped[str] = mapped_column(_SortText, default="", server_default="")
+    __table_args__ = (
+        # FHIR's Patient search by birthdate (fhir_0004).
+        Index("ix_patients_birth_date", "birth_date", "id"),
+        # FHIR's Patient _sort by the name's parts (fhir_0006).
+        Index("ix_patients_family_key", "family_key", "id"),
+        Index("ix_patients_given_key", "given_key", "id"),
+        Index("ix_patients_name_key", "name_key", "id"),
+    )
 
 
 class PatientNameWord(Base):
@@ -261,6 +275,8 @@ class Appointment(Base):
         Index("ix_appointments_start_id", "start_at", "id"),
         # FHIR's search by _lastUpdated (fhir_0004).
         Index("ix_appointments_updated_id", "updated_at", "id"),
+        # A doctor's search by _lastUpdated (fhir_0005).
+        Index("ix_appointments_doctor_updated", "doctor_id", "updated_at", "id"),
     )
 
 

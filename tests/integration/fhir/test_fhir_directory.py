@@ -115,3 +115,25 @@ async def test_patients_see_themselves_and_doctors_their_own_patients(client, lo
     theirs = {p["id"] for p in entries(await get(client, doctor.headers, "/fhir/Patient"))}
     mine = entries(await get(client, doctor.headers, "/fhir/Appointment?_count=200"))
     assert theirs == {a["participant"][0]["actor"]["reference"].removeprefix("Patient/") for a in mine}
+
+
+async def test_slots_follow_the_work_hours_exceptions(client, key, demo, login):
+    """A holiday takes the day's slots away (a slot of it reads 404) and extra hours add slots on a day without
+    weekly hours, as the booking screen's free times (admin hours exceptions)."""
+    d1, berlin = demo.users["doctor1"], demo.locations["berlin"]
+    admin = await login("admin")
+    before = await get(client, key.headers, f"/fhir/Slot/{d1}-{berlin}-202611250800")
+    assert before["status"] == "free"
+    for body in (
+        {"day": "2026-11-25", "kind": "holiday", "note": "Clinic closed"},
+        {"day": "2026-11-29", "kind": "extra", "location_id": berlin, "opens": "16:00", "closes": "17:00"},
+    ):
+        added = await client.post(f"/admin/doctors/{d1}/hours-exceptions", json=body, headers=admin.headers)
+        assert added.status_code == 200 and added.json()["applied"] is True, added.text
+    assert_outcome(await client.get(f"/fhir/Slot/{d1}-{berlin}-202611250800", headers=key.headers), 404, "NOT_FOUND")
+    span = "start=ge2026-11-24T00:00:00%2B01:00&start=lt2026-11-30T00:00:00%2B01:00"
+    slots = entries(await get(client, key.headers, f"/fhir/Slot?schedule=Schedule/{d1}-{berlin}&{span}&_count=200"))
+    days = {s["start"][:10] for s in slots}
+    assert "2026-11-24" in days and "2026-11-25" not in days  # the day before keeps its slots
+    sunday = [s["start"] for s in slots if s["start"].startswith("2026-11-29")]
+    assert sunday == ["2026-11-29T16:00:00+01:00", "2026-11-29T16:30:00+01:00"]

@@ -9,8 +9,12 @@ from datetime import date, datetime
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from sqlalchemy import insert
 
 from doctordesk.domain.fhir import names as fhir_names
+from doctordesk.services.fhir import appointments as fhir_appointments
+from doctordesk.services.fhir import people as fhir_people
+from doctordesk.store import name_words
 from doctordesk.store.tables import Patient
 from tests.support.fhir import assert_outcome, entries, next_link, resource_of
 from tests.support.integration import make_key
@@ -164,3 +168,82 @@ async def test_the_capability_statement_lists_the_sorts_each_search_offers(clien
     assert offered["Patient"] == ["_id", "name", "family", "given", "birthdate"]
     assert offered["Practitioner"] == ["_id", "name"] and offered["Slot"] == ["start"]
     assert offered["AuditEvent"] == [] and offered["Communication"] == []
+
+
+@pytest.mark.parametrize("small_set", [0, 4, 10_000])
+async def test_a_filtered_search_pages_the_same_whichever_way_its_rows_are_read(
+    client, key, demo, monkeypatch, small_set
+):
+    """On SQLite a search by ``_lastUpdated`` or ``status`` first reads the ids that match, up to ``SMALL_SET``
+    (docs/fhir.md#search-performance): more matches than that, fewer, or the page's own size between, the pages
+    hold the same rows in the same order."""
+    monkeypatch.setattr(fhir_appointments, "SMALL_SET", small_set)
+    everything, _ = await walk(client, key.headers, "/fhir/Appointment?_count=200")
+
+    def by_date(rows, reverse=False):
+        return [r["id"] for r in sorted(rows, key=lambda r: (instant(r["start"]), int(r["id"])), reverse=reverse)]
+
+    not_fulfilled = [r for r in everything if r["status"] != "fulfilled"]
+    booked_or_cancelled = [r for r in everything if r["status"] in ("booked", "cancelled")]
+    cases = [
+        ("status:not=fulfilled&_count=3", by_date(not_fulfilled)),
+        ("_lastUpdated=ge2000-01-01&_sort=-date&_count=3", by_date(everything, reverse=True)),
+        ("status=booked,cancelled&_count=2", by_date(booked_or_cancelled)),
+        ("_lastUpdated=ge2100-01-01", []),
+    ]
+    for query, expected in cases:
+        found, _ = await walk(client, key.headers, f"/fhir/Appointment?{query}")
+        assert [r["id"] for r in found] == expected, query
+    assert len(not_fulfilled) > 4 and len(booked_or_cancelled) > 4 and len(everything) > 8
+
+
+@pytest.mark.parametrize("batch", [3, 200])
+async def test_a_sorted_patient_search_pages_in_the_database_with_the_name_filter_applied(
+    client, key, demo, runtime, monkeypatch, batch
+):
+    """The sort keys are columns (the name's parts folded, in code point order on both databases): pages of two
+    follow ``-family,given`` and then ``birthdate`` over every match and only the matches, whether the rows are read
+    in batches smaller than a page's matches (the name filter dropping rows between them) or in one."""
+    monkeypatch.setattr(fhir_people, "_BATCH", batch)
+    names = [
+        ("Oskar Kreis", date(1971, 1, 1)), ("anna kreis", None), ("Émile Kreisel", date(1980, 2, 2)),
+        ("Zoe Ärger-Kreis", date(1960, 3, 3)), ("Ida Kreis", date(1971, 1, 1)), ("Kreis Müller", None),
+        ("Bea Ohnekreis", date(1999, 9, 9)), ("Dr. Kai Kreis", date(1950, 5, 5)), ("Ömer Kreis", None),
+    ]  # fmt: skip
+    async with runtime.db.transaction() as s:
+        s.add_all([Patient(name=n, birth_date=b) for n, b in names])
+    everything, _ = await walk(client, key.headers, "/fhir/Patient?_count=200")
+    matching = [p for p in everything if fhir_names.part_matches(p["name"][0]["text"], "name", "Kreis", exact=False)]
+
+    def keys(p):
+        family, given = fhir_names.parts(p["name"][0]["text"])
+        return folded(family), folded(" ".join(given)), int(p["id"])
+
+    expected = sorted(matching, key=lambda p: (keys(p)[1], keys(p)[2]))
+    expected = sorted(expected, key=lambda p: keys(p)[0], reverse=True)  # -family, then given, then id
+    found, first = await walk(client, key.headers, "/fhir/Patient?name=Kreis&_sort=-family,given&_count=2")
+    assert [p["id"] for p in found] == [p["id"] for p in expected]
+    assert len(found) == 8 and self_query(first)["_sort"] == ["-family,given"]  # not "Bea Ohnekreis"
+
+    by_birth, _ = await walk(client, key.headers, "/fhir/Patient?name=Kreis&_sort=birthdate&_count=2")
+    born = [(p.get("birthDate") or "9999-12-31", int(p["id"])) for p in by_birth]
+    assert born == sorted(born) and len(by_birth) == 8 and born[-1][0] == "9999-12-31"
+
+
+async def test_the_sort_keys_follow_a_rename_and_a_bulk_write(client, key, demo, runtime):
+    """The sort keys are written with the name: by the ORM on a rename, by ``name_words.sync`` after a bulk insert
+    that bypasses it (the import's way)."""
+    async with runtime.db.transaction() as s:
+        renamed = Patient(name="Zora Zzzzzz")
+        s.add(renamed)
+    async with runtime.db.transaction() as s:
+        row = await s.get(Patient, renamed.id)
+        assert row is not None
+        row.name = "Zora Aaaa"  # from last to first
+    async with runtime.db.transaction() as s:
+        [bulk] = (await s.scalars(insert(Patient).returning(Patient.id), [{"name": "Olga Zzzzzzz"}])).all()
+        await name_words.sync(s, [bulk])
+    found, _ = await walk(client, key.headers, "/fhir/Patient?_sort=family&_count=3")
+    families = [fhir_names.parts(p["name"][0]["text"])[0] for p in found]
+    assert found[0]["id"] == str(renamed.id) and found[-1]["id"] == str(bulk)  # without its keys: first
+    assert [f.casefold() for f in families] == sorted(f.casefold() for f in families)

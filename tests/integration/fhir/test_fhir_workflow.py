@@ -25,7 +25,7 @@ def statuses(body):
 @pytest.mark.parametrize(
     ("by", "hl7", "participants"),
     [
-        ("patient", "pat", ["declined", "accepted", "accepted"]),
+        ("patient", "pat", ["declined", "accepted", "declined"]),  # the place follows the appointment
         ("clinic", "prov", ["accepted", "declined", "declined"]),
     ],
 )

@@ -73,13 +73,14 @@ ENDED_SYSTEM = "urn:doctordesk:cancellation"
 
 
 def participant_statuses(status: Status, ended_by: str | None) -> tuple[str, str, str]:
-    """(patient, practitioner, location) participant statuses: who declined a cancelled appointment is the one
-    who ended it (the doctor and the place, or the patient); unknown: everyone."""
+    """(patient, practitioner, location) participant statuses: of a cancelled appointment the person who ended it
+    declined (the doctor, or the patient; unknown: both) and the place, whose time is free again, always reads
+    declined."""
     fhir_status = APPOINTMENT_STATUS[status]
     if fhir_status != "cancelled":
         return PARTICIPANT_STATUS[fhir_status]
     if ended_by == CANCELED_BY_PATIENT:
-        return ("declined", "accepted", "accepted")
+        return ("declined", "accepted", "declined")
     if ended_by in (DECLINED_BY_DOCTOR, CANCELED_BY_CLINIC):
         return ("accepted", "declined", "declined")
     return ("declined", "declined", "declined")

@@ -29,6 +29,14 @@ def parts(name: str) -> tuple[str, list[str]]:
     return family, given
 
 
+def sort_keys(name: str) -> tuple[str, str, str]:
+    """A name's values under ``_sort`` (decision, docs/fhir.md#sorting): ``family``, ``given`` (the given names in
+    order) and ``name`` (family, a tab, then given), each folded to compare ignoring case."""
+    family, given = parts(name)
+    given_text = " ".join(given)
+    return family.casefold(), given_text.casefold(), f"{family}\t{given_text}".casefold()
+
+
 def human_name(name: str) -> dict[str, Any]:
     prefixes, family, given = _split(name)
     out: dict[str, Any] = {"text": name}

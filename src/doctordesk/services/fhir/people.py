@@ -1,7 +1,7 @@
 """Patient and Practitioner search (docs/fhir.md#patient-and-practitioner-search): ``_id``, ``identifier``,
 ``name`` and, for patients, ``family``, ``given`` and ``birthdate``, with ``:exact``, ``:not`` and ``:missing``.
 What SQL can decide runs in SQL (the name words' index narrows a name search); the name parts are then checked
-on the rows read, page by page, so a filter is always applied."""
+on the rows read, batch by batch in the page's order, so a filter is always applied."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Select, and_, or_, select
+from sqlalchemy import Select, and_, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.appointments.list_filter import name_words, prefix_end
@@ -121,47 +121,63 @@ def _birthdate_conditions(checked: Checked) -> list[Condition]:
     return conditions + missing_condition(checked, "birthdate", Patient.birth_date)
 
 
+# The columns of a patient's sort keys: the name's parts folded (``fhir_names.sort_keys``), the birth date with a
+# missing one after every date.
+_NO_BIRTH_DATE = date.max
+_PATIENT_COLUMNS: dict[str, Any] = {
+    "_id": Patient.id,
+    "family": Patient.family_key,
+    "given": Patient.given_key,
+    "name": Patient.name_key,
+    "birthdate": func.coalesce(Patient.birth_date, _NO_BIRTH_DATE),
+}
+
+
+def _patient_values(sort: Sort, p: Patient) -> tuple[Any, ...]:
+    """A patient's values under ``sort`` as the database orders them, then the id (a page's cursor)."""
+    own = {
+        "_id": p.id,
+        "family": p.family_key,
+        "given": p.given_key,
+        "name": p.name_key,
+        "birthdate": p.birth_date or _NO_BIRTH_DATE,
+    }
+    return (*(own[k.name] for k in sort), p.id)
+
+
 async def _matching(
-    session: AsyncSession, query: Select[Patient], test: Callable[[str], bool], limit: int | None
+    session: AsyncSession,
+    query: Select[Patient],
+    test: Callable[[str], bool],
+    limit: int | None,
+    *,
+    sort: Sort = BY_ID,
+    after: tuple[Any, ...] | None = None,
 ) -> list[Patient]:
-    """The rows of ``query`` (ordered by id) whose name passes ``test``: up to ``limit`` (None: all)."""
+    """The rows of ``query`` in the order of ``sort``, after ``after`` (a cursor's values), whose name passes
+    ``test``: up to ``limit`` (None: all). Read in batches, each continuing after the last row read."""
+    ordered = query.order_by(*sorting.order_by(sort, _PATIENT_COLUMNS, Patient.id))
     found: list[Patient] = []
-    after = 0
     while limit is None or len(found) < limit:
-        batch = list((await session.scalars(query.where(Patient.id > after).limit(_BATCH))).all())
+        page = ordered if after is None else ordered.where(sorting.beyond(sort, _PATIENT_COLUMNS, Patient.id, after))
+        batch = list((await session.scalars(page.limit(_BATCH))).all())
         found.extend(p for p in batch if test(p.name))
         if len(batch) < _BATCH:
             break
-        after = batch[-1].id
+        after = _patient_values(sort, batch[-1])
     return found if limit is None else found[:limit]
 
 
-def _name_key(name: str, part: str) -> str:
-    """A name's value under ``_sort`` (decision): ``family``, ``given`` (the given names in order) or ``name``
-    (family, then given), compared ignoring case."""
-    family, given = fhir_names.parts(name)
-    if part == "family":
-        return family.casefold()
-    if part == "given":
-        return " ".join(given).casefold()
-    return f"{family}\t{' '.join(given)}".casefold()
-
-
-def sort_values(sort: Sort, row_id: int, name: str, birth_date: date | None = None) -> tuple[Any, ...]:
-    """A patient's or practitioner's values under ``sort``, then the id (a missing birth date sorts last)."""
-    out: list[Any] = []
-    for key in sort:
-        if key.name == "_id":
-            out.append(row_id)
-        elif key.name == "birthdate":
-            out.append(birth_date)
-        else:
-            out.append(_name_key(name, key.name))
-    return (*out, row_id)
+def sort_values(sort: Sort, row_id: int, name: str) -> tuple[Any, ...]:
+    """A practitioner's values under ``sort`` (the name's parts, as a patient's), then the id."""
+    family, given, full = fhir_names.sort_keys(name)
+    own = {"_id": row_id, "family": family, "given": given, "name": full}
+    return (*(own[k.name] for k in sort), row_id)
 
 
 async def search_patients(rt: Runtime, caller: Caller, request: Search) -> dict[str, Any]:
-    """The patients the caller may see, by ``PATIENT_PARAMETERS``, in id order or by ``_sort`` (keyset pages)."""
+    """The patients the caller may see, by ``PATIENT_PARAMETERS``, in id order or by ``_sort``: keyset pages in the
+    database's order (the sort keys' columns), the name parts checked on the rows read."""
     checked = check(
         request, PATIENT_PARAMETERS, sorts=PATIENT_SORTS, default_sort=BY_ID, modifiers=PATIENT_MODIFIERS, totals=True
     )
@@ -173,28 +189,19 @@ async def search_patients(rt: Runtime, caller: Caller, request: Search) -> dict[
         *_birthdate_conditions(checked),
         *_word_prefilter(checked),
     )
-    query = query.order_by(Patient.id)
     test = _name_test(checked)
-
-    def values(p: Patient) -> tuple[Any, ...]:
-        return sort_values(checked.sort, p.id, p.name, p.birth_date)
-
     async with rt.db.read() as session:
-        if checked.sort == BY_ID:  # the id order: read only as far as the page
-            total = len(await _matching(session, query, test, None)) if checked.total else None
-            after = checked.sort_after[-1] if checked.sort_after is not None else 0
-            start = query.where(Patient.id > after)
-            rows = [] if checked.only_count else await _matching(session, start, test, checked.count + 1)
-        else:  # another order: every match, sorted here (the name parts are no columns)
-            matches = await _matching(session, query, test, None)
-            total = len(matches)
-            rows = sorting.page_in_memory(checked.sort, matches, values, checked.sort_after, checked.count + 1)
+        total = len(await _matching(session, query, test, None)) if checked.total else None
+        rows: list[Patient] = []
+        if not checked.only_count:
+            limit = checked.count + 1
+            rows = await _matching(session, query, test, limit, sort=checked.sort, after=checked.sort_after)
     return bundle(
         request,
         checked,
         rows,
         to_resource=patient,
-        position=lambda p: sorting.encode_cursor(checked.sort, values(p)),
+        position=lambda p: sorting.encode_cursor(checked.sort, _patient_values(checked.sort, p)),
         total=total,
     )
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -145,6 +146,8 @@ class Measured:
     worker_cpu: list[float]  # each worker's part of it
     client_cpu: float
     held: list[int]  # the load generator's connections each worker held, half a second into the round
+    served_by: list[float]  # the requests each worker answered (its /metrics)
+    rendered: int = 0  # chat sends answered with the chat rendered again, not appended to the sender's page
 
     @property
     def rps(self) -> float:
@@ -157,15 +160,19 @@ class Measured:
 
     @property
     def shares(self) -> str:
-        """Each worker's part of the workers' CPU, and the rest (the supervisor and its broker) of all of it."""
+        """Each worker's part of the workers' CPU (the busier first), and the rest (the supervisor, which runs the
+        bus's broker) as a part of all of it."""
         total = sum(self.worker_cpu) or 1.0
         rest = self.server_cpu - sum(self.worker_cpu)
-        parts = "/".join(f"{100 * c / total:.0f}" for c in self.worker_cpu)
-        return f"{parts} % (+{100 * rest / (self.server_cpu or 1.0):.0f} % supervisor)"
+        parts = "/".join(f"{100 * c / total:.0f}" for c in sorted(self.worker_cpu, reverse=True))
+        return f"{parts} (+{100 * rest / (self.server_cpu or 1.0):.0f})"
 
     @property
     def spread(self) -> str:
-        return "/".join(str(n) for n in self.held)
+        """Each worker's part of the requests (its /metrics, the busier first) and of the connections."""
+        total = sum(self.served_by) or 1.0
+        parts = "/".join(f"{100 * n / total:.0f}" for n in sorted(self.served_by, reverse=True))
+        return f"{parts} ({'/'.join(str(n) for n in sorted(self.held, reverse=True))})"
 
 
 Outcome = tuple[int, float, float, float, int]  # requests, seconds, p50 ms, p99 ms, errors
@@ -175,14 +182,62 @@ def measured(target: Served, run: Callable[[], Outcome]) -> Measured:
     """``run`` against ``target``, with the CPU time of the servers' processes and of the load generator."""
     held: list[int] = []
     count = threading.Timer(0.5, lambda: held.extend(connections(target.tree.workers, target.port)))
+    counted = answered(target)
     before, client = target.tree.snapshot(), client_cpu_seconds()
     count.start()
     requests, seconds, p50, p99, errors = run()
     after, client = target.tree.snapshot(), client_cpu_seconds() - client
     count.join()
+    now = answered(target)
+    served_by = [n - counted.get(instance, (0.0, 0.0))[0] for instance, (n, _) in now.items()]
+    rendered = sum(r - counted.get(instance, (0.0, 0.0))[1] for instance, (_, r) in now.items())
     spent = {pid: after[pid] - before.get(pid, 0.0) for pid in after}
     workers = [spent.get(pid, 0.0) for pid in target.tree.workers]
-    return Measured(requests, seconds, p50, p99, errors, sum(spent.values()), workers, client, held)
+    got = Measured(requests, seconds, p50, p99, errors, sum(spent.values()), workers, client, held, served_by)
+    got.rendered = int(rendered)
+    return got
+
+
+_COUNTED = re.compile(
+    r"^doctordesk_request_seconds_count\{(?P<labels>[^}]*)\} (?P<n>\S+)$"
+    r"|^doctordesk_polls_from_memory_total (?P<m>\S+)$"
+    r'|^doctordesk_chat_send_answers_total\{how="rendered"\} (?P<r>\S+)$',
+    re.M,
+)
+
+
+def _answered(exposition: str) -> tuple[float, float]:
+    """What a worker answered so far, by its /metrics: the requests (those the request timer saw, its own
+    ``/readyz`` aside, and the unchanged polls answered from memory ahead of it) and the chat sends whose answer
+    was the chat rendered again (the sender's page was not in this worker's page cache)."""
+    total = rendered = 0.0
+    for found in _COUNTED.finditer(exposition):
+        if found["m"] is not None:
+            total += float(found["m"])
+        elif found["r"] is not None:
+            rendered += float(found["r"])
+        elif 'route="/readyz"' not in found["labels"]:
+            total += float(found["n"])
+    return total, rendered
+
+
+def answered(target: Served) -> dict[str, tuple[float, float]]:
+    """``_answered`` of each worker, by instance: connections are opened (and kept open meanwhile, so the next
+    may reach another worker) until every worker answered ``/readyz`` and ``/metrics`` on one."""
+    found: dict[str, tuple[float, float]] = {}
+    opened: list[httpx.Client] = []
+    deadline = time.monotonic() + 20
+    try:
+        while len(found) < len(target.tree.workers) and time.monotonic() < deadline:
+            client = httpx.Client(base_url=target.base, timeout=5, limits=httpx.Limits(max_connections=1))
+            opened.append(client)
+            instance = client.get("/readyz").json()["instance"]
+            if instance not in found:
+                found[instance] = _answered(client.get("/metrics").text)
+    finally:
+        for client in opened:
+            client.close()
+    return found
 
 
 def place(placement: str, targets: dict[int, Served]) -> None:
@@ -356,6 +411,7 @@ def _rows(results: dict[Key, Measured]) -> list[list[Any]]:
         rows.append(
             [placement, what, level, workers, round(got.rps), gain, got.p50_ms, got.p99_ms, got.errors,
              f"{got.cpu_ms:.3f}", cost, f"{got.server_cpu / got.seconds:.2f}", got.shares, got.spread,
+             f"{100 * got.rendered / got.requests:.0f}" if what == "chat send" and got.requests else "",
              f"{got.client_cpu / got.seconds:.2f}"]
         )  # fmt: skip
     return rows
@@ -385,7 +441,8 @@ def main() -> int:
         results, reused = _measure({1: one, 2: two})
     print(f"\nserve --workers 2 vs one worker, {database_label()} without Redis ({machine()}); {SENDS} sends a round")
     columns = ["placement", "what", "in flight", "workers", "per s", "× one", "p50 ms", "p99 ms", "errors",
-               "server CPU ms/request", "× one", "server cores", "workers' CPU shares", "connections held",
+               "server CPU ms/request", "× one", "server cores", "CPU % per worker (+supervisor)",
+               "requests % per worker (connections)", "sends rendered %",
                "generator cores"]  # fmt: skip
     print(table(columns, _rows(results)))
     if reused:

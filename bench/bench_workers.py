@@ -11,15 +11,20 @@ Rounds are interleaved (at each level: one worker, then two) and run twice, in t
   faster there, but a CPU per request that stays the same shows they add no work of their own.
 
 Each round reports the servers' CPU (user + system of every server process from /proc, over the round) per
-request, each worker's part of it (how the requests were shared between the workers), the supervisor's (it runs
-the bus's broker) and the load generator's CPU. Two workers scale when the CPU per request stays that of one worker
-and each worker takes about half; the throughput then needs cores: ``cores`` is what the servers used.
+request and PostgreSQL's (its backends serving the server's database), each worker's part of the servers' CPU and
+of the requests (each worker's /metrics, read before and after the round on a connection held to it), the
+connections each worker held, the supervisor's part (it runs the bus's broker), the chat sends answered by
+rendering the chat again instead of appending to the sender's page (the page was in the other worker's page
+cache), and the load generator's CPU (this process and its wrk). Two workers scale when the CPU per request stays
+that of one worker and each worker takes about half; the throughput then needs cores: the last table gives the
+cores the target rate needs at the CPU per request two workers measured.
 
 Unchanged polls come from ``CLIENTS`` distinct signed-in clients (a token and client id each) whose list page was
 opened through whichever worker took the connection (wrk, one thread). Chat sends come from 50 clients, each with
 a chat open, one message at a time, each carrying its answer's state token to the next send as the web app does
-(httpx in this process): every send is answered with the appended message. Each case (placement and level) opens
-fresh chats on both servers and sends the same number of messages to each, so both see the same work.
+(httpx in this process). Each case (placement and level) opens chats on both servers, fresh ones while the demo
+clinic has them and then the same ones again in the same order (both databases are seeded alike), and sends the
+same number of messages (``DOCTORDESK_BENCH_SENDS``) to each, so both servers see the same work.
 
     python -m bench workers            (needs DOCTORDESK_BENCH_POSTGRES_URL; SQLite otherwise)
 Targets (issue 29): two workers ≥ 1.6 × one worker's unchanged polls/s and ≥ 1.5 × its chat sends/s (``shared``,
@@ -58,7 +63,7 @@ from bench.common import (
     postgres_server,
     table,
 )
-from bench.procs import Tree, client_cpu_seconds, connections, pin
+from bench.procs import Tree, client_cpu_seconds, connections, named, pin
 
 LEVELS = (1, 10, 50)
 SECONDS = float(os.environ.get("DOCTORDESK_BENCH_SECONDS", "4"))
@@ -78,6 +83,7 @@ class Served:
     base: str
     port: int
     tree: Tree
+    database: str  # the PostgreSQL database's name ("": SQLite, whose work is the workers' own)
 
 
 @contextmanager
@@ -90,11 +96,9 @@ def served(workers: int) -> Iterator[Served]:
         env |= {"DOCTORDESK_ACCESS_LOG": "false", "PYTHONPATH": str(ROOT)}
         env.pop("DOCTORDESK_DATABASE_URL", None)
         env.pop("DOCTORDESK_REDIS_URL", None)
-        server = postgres_server()
+        server, database = postgres_server(), f"doctordesk_bench_workers_{workers}_{os.getpid()}"
         if server:
-            (url,) = stack.enter_context(
-                own_postgres_databases(server, [f"doctordesk_bench_workers_{workers}_{os.getpid()}"])
-            )
+            (url,) = stack.enter_context(own_postgres_databases(server, [database]))
             env["DOCTORDESK_DATABASE_URL"] = url
         for args in (["migrate"], ["seed-demo", "--if-empty"]):
             subprocess.run([sys.executable, "-m", "doctordesk.cli", *args], env=env, check=True, capture_output=True)
@@ -107,7 +111,7 @@ def served(workers: int) -> Iterator[Served]:
         tree = Tree.of(process.pid)
         if len(tree.workers) != workers:
             raise RuntimeError(f"expected {workers} worker process(es), found {tree.workers}")
-        yield Served(base, port, tree)
+        yield Served(base, port, tree, database if server else "")
 
 
 def _wait_ready(base: str, log: Path) -> None:
@@ -148,10 +152,16 @@ class Measured:
     held: list[int]  # the load generator's connections each worker held, half a second into the round
     served_by: list[float]  # the requests each worker answered (its /metrics)
     rendered: int = 0  # chat sends answered with the chat rendered again, not appended to the sender's page
+    database_cpu: float = 0.0  # the PostgreSQL backends serving the server's database
 
     @property
     def rps(self) -> float:
         return self.requests / self.seconds if self.seconds else 0.0
+
+    @property
+    def database_ms(self) -> float:
+        """PostgreSQL's CPU per request, in ms."""
+        return 1000 * self.database_cpu / self.requests if self.requests else 0.0
 
     @property
     def cpu_ms(self) -> float:
@@ -184,9 +194,11 @@ def measured(target: Served, run: Callable[[], Outcome]) -> Measured:
     count = threading.Timer(0.5, lambda: held.extend(connections(target.tree.workers, target.port)))
     counted = answered(target)
     before, client = target.tree.snapshot(), client_cpu_seconds()
+    backends = named(f" {target.database} ") if target.database else {}
     count.start()
     requests, seconds, p50, p99, errors = run()
     after, client = target.tree.snapshot(), client_cpu_seconds() - client
+    backends_after = named(f" {target.database} ") if target.database else {}
     count.join()
     now = answered(target)
     served_by = [n - counted.get(instance, (0.0, 0.0))[0] for instance, (n, _) in now.items()]
@@ -195,6 +207,7 @@ def measured(target: Served, run: Callable[[], Outcome]) -> Measured:
     workers = [spent.get(pid, 0.0) for pid in target.tree.workers]
     got = Measured(requests, seconds, p50, p99, errors, sum(spent.values()), workers, client, held, served_by)
     got.rendered = int(rendered)
+    got.database_cpu = sum(c - backends.get(pid, 0.0) for pid, c in backends_after.items())
     return got
 
 
@@ -410,7 +423,8 @@ def _rows(results: dict[Key, Measured]) -> list[list[Any]]:
         cost = f"{got.cpu_ms / one.cpu_ms:.2f}" if workers == 2 and one.cpu_ms else ""
         rows.append(
             [placement, what, level, workers, round(got.rps), gain, got.p50_ms, got.p99_ms, got.errors,
-             f"{got.cpu_ms:.3f}", cost, f"{got.server_cpu / got.seconds:.2f}", got.shares, got.spread,
+             f"{got.cpu_ms:.3f}", cost, f"{got.database_ms:.3f}", f"{got.server_cpu / got.seconds:.2f}",
+             got.shares, got.spread,
              f"{100 * got.rendered / got.requests:.0f}" if what == "chat send" and got.requests else "",
              f"{got.client_cpu / got.seconds:.2f}"]
         )  # fmt: skip
@@ -418,7 +432,8 @@ def _rows(results: dict[Key, Measured]) -> list[list[Any]]:
 
 
 def _needs(results: dict[Key, Measured]) -> tuple[list[list[Any]], bool]:
-    """Per target: met or not, and the cores the target rate needs at the CPU per request two workers measured."""
+    """Per target: met or not, and the cores the target rate needs at the CPU per request two workers measured
+    (the servers', PostgreSQL's and the load generator's)."""
     rows: list[list[Any]] = []
     ok = True
     for what, factor in (("unchanged poll", 1.6), ("chat send", 1.5)):
@@ -427,11 +442,11 @@ def _needs(results: dict[Key, Measured]) -> tuple[list[list[Any]], bool]:
             met = two.rps >= factor * one.rps
             ok = ok and met
             goal = factor * one.rps
-            server = goal * two.server_cpu / max(two.requests, 1)
-            client = goal * two.client_cpu / max(two.requests, 1)
+            server, database, client = (goal * cpu / max(two.requests, 1) for cpu in
+                                        (two.server_cpu, two.database_cpu, two.client_cpu))  # fmt: skip
             rows.append(
                 [what, level, round(one.rps), f"{factor} × = {goal:,.0f}", round(two.rps), "met" if met else "MISSED",
-                 f"{server:.2f}", f"{client:.2f}", f"{server + client:.2f}"]
+                 f"{server:.2f}", f"{database:.2f}", f"{client:.2f}", f"{server + database + client:.2f}"]
             )  # fmt: skip
     return rows, ok
 
@@ -441,7 +456,8 @@ def main() -> int:
         results, reused = _measure({1: one, 2: two})
     print(f"\nserve --workers 2 vs one worker, {database_label()} without Redis ({machine()}); {SENDS} sends a round")
     columns = ["placement", "what", "in flight", "workers", "per s", "× one", "p50 ms", "p99 ms", "errors",
-               "server CPU ms/request", "× one", "server cores", "CPU % per worker (+supervisor)",
+               "server CPU ms/request", "× one", "PostgreSQL CPU ms/request", "server cores",
+               "CPU % per worker (+supervisor)",
                "requests % per worker (connections)", "sends rendered %",
                "generator cores"]  # fmt: skip
     print(table(columns, _rows(results)))
@@ -450,7 +466,7 @@ def main() -> int:
     rows, ok = _needs(results)
     print()
     columns = ["what", "in flight", "one worker /s", "target /s", "two workers /s", "target", "server cores needed",
-               "generator cores needed", "cores needed"]  # fmt: skip
+               "PostgreSQL cores needed", "generator cores needed", "cores needed"]  # fmt: skip
     print(table(columns, rows))
     return 0 if ok else 1
 

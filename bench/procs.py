@@ -123,3 +123,13 @@ def connections(pids: Iterable[int], port: int) -> list[int]:
             pass
         counts.append(len(inodes & open_now))
     return counts
+
+
+def named(fragment: str) -> dict[int, float]:
+    """CPU seconds so far of every process whose command line contains ``fragment`` (PostgreSQL names a
+    connection's backend process after its database: ``postgres: … user database host(port) state``)."""
+    found: dict[int, float] = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit() and fragment in command(int(name)):
+            found[int(name)] = cpu_seconds(int(name))
+    return found

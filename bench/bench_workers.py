@@ -27,6 +27,7 @@ clinic has them and then the same ones again in the same order (both databases a
 same number of messages (``DOCTORDESK_BENCH_SENDS``) to each, so both servers see the same work.
 
     python -m bench workers            (needs DOCTORDESK_BENCH_POSTGRES_URL; SQLite otherwise)
+    DOCTORDESK_BENCH_PROFILE=<dir> [DOCTORDESK_BENCH_PYSPY=<py-spy>]: py-spy profiles of extra rounds, not counted
 Targets (issue 29): two workers ≥ 1.6 × one worker's unchanged polls/s and ≥ 1.5 × its chat sends/s (``shared``,
 10 and 50 in flight).
 """
@@ -36,6 +37,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -72,6 +74,9 @@ CLIENTS = 100
 SENDERS = max(LEVELS)
 USERS = ("doctor1", "doctor2", "doctor3", "support1", "support2")
 ALL_CPUS = set(range(os.cpu_count() or 1))
+# A directory: each worker (and the supervisor) profiled with py-spy in extra rounds at 10 in flight, shared placement.
+PROFILE = os.environ.get("DOCTORDESK_BENCH_PROFILE", "")
+PYSPY = os.environ.get("DOCTORDESK_BENCH_PYSPY", "py-spy")
 PLACEMENTS: dict[str, tuple[set[int], set[int]]] = {  # load generator's CPUs, servers' CPUs
     "shared": (ALL_CPUS, ALL_CPUS),
     "pinned": ({0}, ALL_CPUS - {0} or {0}),
@@ -405,6 +410,9 @@ def _measure(targets: dict[int, Served]) -> tuple[dict[Key, Measured], int]:
         for level in LEVELS:
             for w, t in targets.items():
                 results[(placement, "unchanged poll", level, w)] = poll_round(t, pollers[w], level, SECONDS)
+    for w, t in targets.items() if PROFILE else ():
+        with profiled(t, "poll"):
+            poll_round(t, pollers[w], 10, SECONDS)
     for placement in PLACEMENTS:
         place(placement, targets)
         for level in LEVELS:
@@ -412,7 +420,45 @@ def _measure(targets: dict[int, Served]) -> tuple[dict[Key, Measured], int]:
                 asyncio.run(_fresh(t.base, chats[w]))
                 results[(placement, "chat send", level, w)] = send_round(t, chats[w], level)
     place("shared", targets)
+    for w, t in targets.items() if PROFILE else ():
+        asyncio.run(_fresh(t.base, chats[w]))
+        with profiled(t, "send"):
+            send_round(t, chats[w], 10)
     return results, max(c.reused for c in chats.values())
+
+
+@contextmanager
+def profiled(target: Served, name: str) -> Iterator[None]:
+    """py-spy records each process of ``target`` while the block runs (raw, collapsed stacks, 200 Hz, idle
+    excluded, without stopping the process: ``--nonblocking``), into ``PROFILE``/<name>-<workers>w-<pid>.txt."""
+    pids = [*target.tree.workers, *([target.tree.root] if target.tree.workers != (target.tree.root,) else [])]
+    spies = [
+        subprocess.Popen(
+            [
+                PYSPY,
+                "record",
+                "--pid",
+                str(pid),
+                "--format",
+                "raw",
+                "--rate",
+                "200",
+                "--nonblocking",
+                "--threads",
+                "-o",
+                str(Path(PROFILE) / f"{name}-{len(target.tree.workers)}w-{pid}.txt"),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        for pid in pids
+    ]
+    try:
+        yield
+    finally:
+        for spy in spies:
+            spy.send_signal(signal.SIGINT)  # py-spy writes what it recorded when interrupted
+            spy.wait(30)
 
 
 def _rows(results: dict[Key, Measured]) -> list[list[Any]]:

@@ -155,9 +155,17 @@ RUN_AXE = """async () => {
 }"""
 
 
+def settle(page: Any) -> None:
+    """Wait until no screen or button is loading (``aria-busy``, which the app sets while a request runs) and the
+    page has drawn a frame since: the state a user sees, without a fixed pause (it was 150 ms at every check)."""
+    page.wait_for_function("() => !document.querySelector('[aria-busy]')")
+    page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+
+
 def axe_violations(page: Any) -> list[dict[str, Any]]:
-    """axe-core's violations on the page as it is now. axe is put into a document once (the app changes screens
-    without loading another document): the script is 570 kB that chromium parsed again at every check."""
+    """axe-core's violations on the page once it has settled. axe is put into a document once (the app changes
+    screens without loading another document): the script is 570 kB that chromium parsed again at every check."""
+    settle(page)
     if not page.evaluate("() => typeof window.axe === 'object'"):
         page.evaluate(AXE_SCRIPT)
     violations: list[dict[str, Any]] = page.evaluate(RUN_AXE)

@@ -35,8 +35,7 @@ class Findings:
         self.checked: list[str] = []
 
     def check(self, page: Any, screen: str) -> None:
-        page.wait_for_timeout(150)  # let a patch or a focus move settle
-        violations = axe_violations(page)
+        violations = axe_violations(page)  # once a load or a focus move has settled
         self.checked.append(screen)
         for v in violations:
             if v.get("impact"):  # any impact, moderate and minor too (issue 30)

@@ -35,7 +35,6 @@ def shot(page: Any, name: str) -> None:
 
 
 def no_violations(page: Any) -> list[str]:
-    page.wait_for_timeout(150)
     return [f"{v['id']} ({v['impact']})" for v in axe_violations(page)]
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
+from axe_playwright_python.base import AXE_SCRIPT
 
 from tests.support.browser import LAUNCH_ARGS, chromium_executable
 from tests.support.live import LiveServer, serving
@@ -141,3 +142,31 @@ def decide_elsewhere(base_url: str, appointment: int, decision: str, *, username
             fields["reason"] = "Declined on another device."
         response = http.post(f"/profile/appointments/{appointment}/{decision}", data=fields, headers=headers)
         assert response.status_code == 200, response.text
+
+
+# Every rule axe has, over the whole document; only the violations come back (id, impact, help and the first
+# four elements' selectors), not the rest of axe's report on every rule.
+RUN_AXE = """async () => {
+    const results = await axe.run(document, {resultTypes: ["violations"]});
+    return results.violations.map((v) => ({
+        id: v.id, impact: v.impact, help: v.help,
+        targets: v.nodes.slice(0, 4).map((n) => n.target.map(String).join(" ")),
+    }));
+}"""
+
+
+def settle(page: Any) -> None:
+    """Wait until no screen or button is loading (``aria-busy``, which the app sets while a request runs) and the
+    page has drawn a frame since: the state a user sees, without a fixed pause (it was 150 ms at every check)."""
+    page.wait_for_function("() => !document.querySelector('[aria-busy]')")
+    page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+
+
+def axe_violations(page: Any) -> list[dict[str, Any]]:
+    """axe-core's violations on the page once it has settled. axe is put into a document once (the app changes
+    screens without loading another document): the script is 570 kB that chromium parsed again at every check."""
+    settle(page)
+    if not page.evaluate("() => typeof window.axe === 'object'"):
+        page.evaluate(AXE_SCRIPT)
+    violations: list[dict[str, Any]] = page.evaluate(RUN_AXE)
+    return violations

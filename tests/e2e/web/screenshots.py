@@ -151,7 +151,7 @@ def main(out: Path) -> None:
         try:
             with sync_playwright() as playwright:
                 browser = playwright.chromium.launch(
-                    executable_path=chromium_executable(), headless=True, args=LAUNCH_ARGS
+                    executable_path=chromium_executable(headless_shell=False), headless=True, args=LAUNCH_ARGS
                 )
                 for name, viewport, user, step, locale in SHOTS:
                     context = browser.new_context(

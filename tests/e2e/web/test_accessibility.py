@@ -10,9 +10,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from axe_playwright_python.sync_playwright import Axe
 
-from tests.e2e.web.conftest import sign_in
+from tests.e2e.web.conftest import axe_violations, sign_in
 from tests.e2e.web.test_language import german_sign_in
 
 pytestmark = pytest.mark.browser
@@ -25,7 +24,6 @@ ADMIN_SECTIONS = ("locations", "hours", "fees", "insurance", "webhooks", "smart-
 # doctor1's open requests (one per layout: a draft stays with the appointment) and an appointment with chat.
 REVIEWED = {"desktop": 1, "phone": 6}  # requests a doctor can suggest times for (3: the insurer data is invalid)
 CHAT = 7
-AXE = Axe()
 PENDING = 9  # patient1's request with offered alternatives
 
 
@@ -37,13 +35,11 @@ class Findings:
         self.checked: list[str] = []
 
     def check(self, page: Any, screen: str) -> None:
-        page.wait_for_timeout(150)  # let a patch or a focus move settle
-        violations = AXE.run(page).response["violations"]
+        violations = axe_violations(page)  # once a load or a focus move has settled
         self.checked.append(screen)
         for v in violations:
             if v.get("impact"):  # any impact, moderate and minor too (issue 30)
-                targets = [" ".join(map(str, n.get("target", []))) for n in v.get("nodes", [])][:4]
-                self.found.append(f"{screen}: {v['id']} ({v['impact']}) {v['help']} at {targets}")
+                self.found.append(f"{screen}: {v['id']} ({v['impact']}) {v['help']} at {v['targets']}")
 
 
 def signed_in_screens(username: str) -> Callable[[Any, Findings, str], None]:

@@ -9,9 +9,8 @@ import os
 from typing import Any
 
 import pytest
-from axe_playwright_python.sync_playwright import Axe
 
-from tests.e2e.web.conftest import MOBILE, sign_in
+from tests.e2e.web.conftest import MOBILE, axe_violations, sign_in
 from tests.e2e.web.test_language import german_sign_in
 
 pytestmark = pytest.mark.browser
@@ -36,8 +35,7 @@ def shot(page: Any, name: str) -> None:
 
 
 def no_violations(page: Any) -> list[str]:
-    page.wait_for_timeout(150)
-    return [f"{v['id']} ({v['impact']})" for v in Axe().run(page).response["violations"]]
+    return [f"{v['id']} ({v['impact']})" for v in axe_violations(page)]
 
 
 def open_week(page: Any, user: str = "doctor1") -> None:

@@ -34,9 +34,10 @@ run: $(STAMP)
 	$(BIN)/doctordesk seed-demo --if-empty
 	$(BIN)/doctordesk serve
 
-# Browser tests need Debian's chromium, the benchmarks Debian's wrk: installed when missing and the machine allows it.
+# Browser tests need Debian's chromium (and drive its headless shell when installed), the benchmarks Debian's wrk: installed when missing and the machine allows it.
 browser:
 	@sh .ci/ensure-debian-package chromium chromium "browser tests will skip"
+	@sh .ci/ensure-debian-package chromium-headless-shell chromium-headless-shell "browser tests drive the full chromium (slower)"
 
 wrk:
 	@sh .ci/ensure-debian-package wrk wrk "benchmarks fall back to a Python load generator (client-bound)"

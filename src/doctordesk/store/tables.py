@@ -11,6 +11,7 @@ from typing import Any
 
 from sqlalchemy import (
     JSON,
+    TEXT,
     BigInteger,
     Boolean,
     Date,
@@ -179,7 +180,8 @@ class FeeSchedule(Base):
 # --- patients -------------------------------------------------------------------------------------------------
 
 
-_SortText = Text().with_variant(Text(collation="C"), "postgresql")
+# TEXT, not Text: the texts marked for translation are found by that name (i18n/catalog.py).
+_SortText = TEXT().with_variant(TEXT(collation="C"), "postgresql")
 
 
 class Patient(Base):

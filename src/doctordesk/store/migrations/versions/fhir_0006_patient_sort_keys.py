@@ -27,7 +27,7 @@ _CHUNK = 500
 
 
 def upgrade() -> None:
-    text = sa.Text().with_variant(sa.Text(collation="C"), "postgresql")
+    text = sa.TEXT().with_variant(sa.TEXT(collation="C"), "postgresql")  # TEXT: not a text to translate
     with op.batch_alter_table("patients", schema=None) as batch_op:
         for key in KEYS:
             batch_op.add_column(sa.Column(key, text, nullable=False, server_default=""))

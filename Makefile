@@ -42,9 +42,12 @@ browser:
 wrk:
 	@sh .ci/ensure-debian-package wrk wrk "benchmarks fall back to a Python load generator (client-bound)"
 
-# The suite runs on parallel workers (pytest-xdist, one per core), each with databases and ports of its own
-# (docs/development.md); a module whose tests share one server or browser stays on one worker (loadgroup).
-PYTEST_PARALLEL := -n auto --dist loadgroup
+# The suite runs on parallel workers (pytest-xdist), each with databases and ports of its own (docs/development.md);
+# a module whose tests share one server or browser stays on one worker (loadgroup). Two workers per core, at most
+# eight: a worker spends much of its time waiting for PostgreSQL, a browser, a server or a command it started, and
+# with one per core the cores idled meanwhile (measured: docs/development.md, "Where the time goes").
+TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); n=$$((n * 2)); [ $$n -gt 8 ] && n=8; echo $$n)
+PYTEST_PARALLEL := -n $(TEST_WORKERS) --dist loadgroup
 
 # mypy runs beside the suite (its report follows the suite's); either failing fails `make test`. Its cache is kept
 # per user, not per checkout (a fresh clone checks only what differs from the last run; mypy compares each file's

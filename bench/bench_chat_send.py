@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 
@@ -39,6 +39,31 @@ class Sender:
     headers: dict[str, str]
     appointment: int
     state: str
+
+
+class OpenChat(Protocol):
+    """A client with one appointment's chat open: its headers and the state token its last answer carried."""
+
+    headers: dict[str, str]
+    appointment: int
+    state: str
+
+
+async def send_carrying_state(http: httpx.AsyncClient, free: asyncio.Queue[Any], i: int) -> httpx.Response:
+    """Message ``i`` from the next free client of ``free`` (each an ``OpenChat``): a client sends one message at a
+    time, with its last answer's token, and keeps the token of this answer, as a real client does."""
+    sender: OpenChat = await free.get()
+    try:
+        answer = await http.post(
+            "/profile/messages/send-message",
+            data={"content": f"Message {i}", "appointment-id": str(sender.appointment)},
+            headers={**sender.headers, "X-Screen-State": sender.state},
+        )
+        if answer.status_code == 200:
+            sender.state = answer.json().get("state") or sender.state
+        return answer
+    finally:
+        free.put_nowait(sender)
 
 
 async def _appointments(http: httpx.AsyncClient, headers: dict[str, str]) -> list[int]:
@@ -83,18 +108,7 @@ async def _measure(base: str, database: str) -> list[Round]:
             free.put_nowait(sender)
 
         async def send(i: int) -> httpx.Response:
-            sender = await free.get()  # a client sends one message at a time
-            try:
-                answer = await http.post(
-                    "/profile/messages/send-message",
-                    data={"content": f"Message {i}", "appointment-id": str(sender.appointment)},
-                    headers={**sender.headers, "X-Screen-State": sender.state},
-                )
-                if answer.status_code == 200:
-                    sender.state = answer.json().get("state") or sender.state
-                return answer
-            finally:
-                free.put_nowait(sender)
+            return await send_carrying_state(http, free, i)
 
         async def bare(_i: int) -> httpx.Response:
             return await http.patch(BARE_PATH)

@@ -52,6 +52,7 @@ from typing import Any
 import httpx
 
 from bench.bench_chat_send import ENV as SEND_ENV
+from bench.bench_chat_send import send_carrying_state
 from bench.common import (
     FAST_HASHING,
     ROOT,
@@ -368,18 +369,7 @@ async def _send_round(base: str, senders: list[Sender], in_flight: int) -> Outco
             free.put_nowait(sender)
 
         async def send(i: int) -> httpx.Response:
-            sender = await free.get()  # a client sends one message at a time, with its last answer's token
-            try:
-                answer = await http.post(
-                    "/profile/messages/send-message",
-                    data={"content": f"Message {i}", "appointment-id": str(sender.appointment)},
-                    headers={**sender.headers, "X-Screen-State": sender.state},
-                )
-                if answer.status_code == 200:
-                    sender.state = answer.json().get("state") or sender.state
-                return answer
-            finally:
-                free.put_nowait(sender)
+            return await send_carrying_state(http, free, i)
 
         latencies, seconds, errors = await in_flight_rounds(SENDS, in_flight, send)
     return len(latencies), seconds, percentile(latencies, 50), percentile(latencies, 99), errors

@@ -22,7 +22,7 @@ from doctordesk.domain.accounts.passwords import Passwords
 from doctordesk.domain.clock import Clock, SystemClock
 from doctordesk.domain.events import DomainEvent
 from doctordesk.domain.webhooks import rules as webhooks
-from doctordesk.realtime import outbox
+from doctordesk.realtime import outbox, relay
 from doctordesk.realtime.bus import EventBus
 from doctordesk.realtime.hub import Hub
 from doctordesk.realtime.shared import SharedBus
@@ -151,6 +151,10 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
         stopping = asyncio.Event()
         checks = asyncio.create_task(token_checks.run(), name="stream-token-checks")
         pruning = asyncio.create_task(_prune_login_throttle(runtime, stopping), name="login-throttle-pruning")
+        relaying = asyncio.create_task(
+            relay.run(runtime.db, runtime.publish, every=settings.relay_seconds, stopping=stopping),
+            name="staged-event-relay",
+        )
         _tune_collector()
         try:
             yield
@@ -159,9 +163,9 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
             # Periodic database work ends after its current round, before the database is disposed of.
             token_checks.stop()
             stopping.set()
-            await asyncio.wait({checks, pruning}, timeout=5.0)
-            checks.cancel()
-            pruning.cancel()
+            await asyncio.wait({checks, pruning, relaying}, timeout=5.0)
+            for task in (checks, pruning, relaying):
+                task.cancel()
             runtime.hub.close_all()
             if dispatcher is not None:
                 await dispatcher.stop()

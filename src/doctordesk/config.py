@@ -103,6 +103,9 @@ class Settings(BaseSettings):
     # Every open stream's token is re-checked this often (revoked, expired, user inactive: the stream closes);
     # the bound on a stream outliving its token when the bus could not carry the logout.
     stream_check_seconds: float = Field(10.0, gt=0, le=3600)
+    # Events staged by processes without the bus (the bulk import) are looked for and published this often (0: not
+    # by this process; another instance relays them).
+    relay_seconds: float = Field(2.0, ge=0, le=3600)
 
     # Push partner
     push_adapter: PushAdapterName = "gorush"

@@ -57,3 +57,14 @@ class PushOutbox(Base):
     last_error: Mapped[str | None] = mapped_column(String(300))
 
     __table_args__ = (Index("ix_push_outbox_due", "status", "next_attempt_at"),)
+
+
+class RelayedEvent(Base):
+    """An event of a process without the bus (the bulk import), kept until a serving process publishes it on its bus
+    (``realtime/relay.py``): ``topics`` one per line."""
+
+    __tablename__ = "relayed_events"
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    kind: Mapped[str] = mapped_column(String(64))
+    topics: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime]

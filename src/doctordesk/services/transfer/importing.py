@@ -18,11 +18,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk import i18n
 from doctordesk.domain.appointments.status import PENDING, Status
+from doctordesk.domain.events import appointment_topic, doctor_topic, patient_topic
 from doctordesk.domain.names import shown
 from doctordesk.domain.roles import Role
 from doctordesk.domain.texts import N_, Text
 from doctordesk.domain.transfer.import_rows import KIND_ORDER, CheckedRow, Kind, Problem, check_row
+from doctordesk.realtime import relay
 from doctordesk.services.audit import audit
+from doctordesk.services.transfer.import_events import import_events
 from doctordesk.services.transfer.import_files import RawRow
 from doctordesk.store import external_ids as store
 from doctordesk.store import name_words
@@ -127,6 +130,7 @@ async def import_rows(
             if report.bad_rows and not skip_invalid:
                 raise _RollBack
             await run.write(report.counts)
+            await relay.stage(session, import_events(report.counts, run.appointment_topics), now=now)
             if report.changes:
                 audit(
                     session,
@@ -195,6 +199,7 @@ class _Run:
         # Stored rows of each kind with an external id the file uses, and ids to resolve references by.
         self.existing: dict[Kind, dict[str, dict[str, Any]]] = {}
         self.ids: dict[Kind, dict[str, int]] = defaultdict(dict)
+        self.appointment_topics: set[str] = set()  # of the appointments created or changed, before and after
 
     async def check_stored(self) -> None:
         """What needs the database: references resolve, doctors' accounts and usernames are theirs."""
@@ -454,6 +459,10 @@ async def _appointments(run: _Run, rows: list[CheckedRow], counts: Counts) -> No
         on_create={"version": 1, "created_at": run.now, "updated_at": run.now},
         on_update=lambda stored: {"version": stored["version"] + 1, "updated_at": run.now},
     )
+    for values in [*created, *(values for _stored, values in changed), *(stored for stored, _values in changed)]:
+        run.appointment_topics.update(
+            (appointment_topic(values["id"]), doctor_topic(values["doctor_id"]), patient_topic(values["patient_id"]))
+        )
     details = {"note": "imported", "source": run.source}
     history = [
         {"appointment_id": c["id"], "at": run.now, "from_status": None, "to_status": c["status"], "details": details}

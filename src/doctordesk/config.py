@@ -55,6 +55,9 @@ class Settings(BaseSettings):
     # A PEM file of the certificate authorities the single sign-on provider's HTTPS certificate is checked against
     # (a clinic's own CA); unset: the system's (docs/accounts.md#single-sign-on).
     sso_ca_file: Path | None = None
+    # The provider's issuer (and what its discovery names) on loopback, private or link-local addresses is refused
+    # unless this is on: a clinic whose provider runs on its own network turns it on.
+    sso_allow_private_addresses: bool = False
     token_ttl_seconds: int = Field(12 * 3600, ge=60, le=90 * 86400)
     auth_cache_seconds: float = Field(300.0, ge=0, le=3600)
     # Clinic reference data (doctors, locations, work hours, fees) is re-read at most this often by Review and

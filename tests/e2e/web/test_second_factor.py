@@ -31,6 +31,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LiveServer
     callback = f"{base}/auth/sso/clinic/callback"
     with running_provider(root, redirect_uris=[callback], users=OP_USERS, passwords={"sam": "sam-pw"}) as op:
         live.extra_env["DOCTORDESK_SSO_CA_FILE"] = str(op.ca_file)
+        live.extra_env["DOCTORDESK_SSO_ALLOW_PRIVATE_ADDRESSES"] = "true"  # the provider runs on loopback
         live.prepare()
         live.start()
         try:

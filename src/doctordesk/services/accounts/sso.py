@@ -23,6 +23,7 @@ with warnings.catch_warnings():
 
     warnings.simplefilter("ignore", DeprecationWarning)
     from authlib.integrations.starlette_client import OAuth
+import httpx
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -30,6 +31,7 @@ from doctordesk.domain.accounts import sso_claims
 from doctordesk.domain.errors import Forbidden, NotFound, Unauthorized
 from doctordesk.domain.roles import Actor
 from doctordesk.domain.texts import N_
+from doctordesk.realtime import outbound
 from doctordesk.runtime import Runtime
 from doctordesk.services.accounts import tickets
 from doctordesk.services.accounts.sessions import issue_token
@@ -45,7 +47,7 @@ SCOPE = "openid email profile"
 # A password hash no password matches: users made by single sign-on sign in through their provider only.
 NO_PASSWORD = "!sso"
 # Failures of the provider's side that end a sign-in with a message, never a 500.
-_PROVIDER_ERRORS = (OSError, ValueError, KeyError, TypeError, RuntimeError)
+_PROVIDER_ERRORS = (OSError, httpx.HTTPError, ValueError, KeyError, TypeError, RuntimeError)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,13 +63,18 @@ def _verify(rt: Runtime) -> ssl.SSLContext:
 
 
 def _client(rt: Runtime, provider: SsoProvider) -> Any:
+    verify = _verify(rt)
+    connection: dict[str, Any] = {"verify": verify}
+    if not rt.settings.sso_allow_private_addresses:
+        # Every address dialled (the issuer's, and whatever its discovery names) is checked (realtime/outbound.py).
+        connection = {"transport": outbound.PublicOnlyTransport(verify=verify)}
     oauth = OAuth()
     return oauth.register(
         name=f"sso-{provider.id}",
         client_id=provider.client_id,
         client_secret=provider.client_secret,
         server_metadata_url=provider.issuer.rstrip("/") + "/.well-known/openid-configuration",
-        client_kwargs={"scope": SCOPE, "code_challenge_method": "S256", "timeout": 10, "verify": _verify(rt)},
+        client_kwargs={"scope": SCOPE, "code_challenge_method": "S256", "timeout": 10, **connection},
     )
 
 

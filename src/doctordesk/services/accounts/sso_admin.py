@@ -12,6 +12,7 @@ from doctordesk.domain.accounts.sso_claims import CREATABLE
 from doctordesk.domain.errors import NotFound, ValidationFailed
 from doctordesk.domain.roles import Actor
 from doctordesk.domain.texts import N_
+from doctordesk.domain.webhooks.rules import check_url
 from doctordesk.runtime import Runtime
 from doctordesk.services.audit import audit
 from doctordesk.store.mfa_tables import SsoProvider
@@ -40,10 +41,15 @@ def provider_json(p: SsoProvider) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def _check(config: ProviderConfig, *, new: bool) -> None:
+def _check(config: ProviderConfig, *, new: bool, allow_private: bool) -> None:
     fields: dict[str, str] = {}
     if not config.issuer.startswith(("https://", "http://")):
         fields["issuer"] = N_("The provider's issuer URL (https://…).")
+    else:
+        try:  # the early refusal of a private or local host; every address dialled is checked too (sso.py)
+            check_url(config.issuer, allow_private=allow_private)
+        except ValidationFailed as refused:
+            fields["issuer"] = refused.fields["url"]
     if new and not config.client_secret:
         fields["client_secret"] = N_("Required.")
     creatable = {r.value for r in CREATABLE}
@@ -60,7 +66,7 @@ async def save(rt: Runtime, admin: Actor, slug: str, config: ProviderConfig) -> 
     now = rt.clock.now()
     async with rt.db.transaction() as session:
         row = await session.scalar(select(SsoProvider).where(SsoProvider.slug == slug).with_for_update())
-        _check(config, new=row is None)
+        _check(config, new=row is None, allow_private=rt.settings.sso_allow_private_addresses)
         if row is None:
             row = SsoProvider(slug=slug, created_at=now)
             session.add(row)

@@ -39,8 +39,9 @@ def provider(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OpenIDProvide
 
 @pytest.fixture
 def settings(database_url, settings_factory, provider):
-    """The service trusts the provider's self-signed certificate, as a clinic's own CA would be trusted."""
-    return settings_factory(database_url, sso_ca_file=provider.ca_file)
+    """The service trusts the provider's self-signed certificate, as a clinic's own CA would be trusted, and its
+    address on loopback, as a clinic allows its own network's provider."""
+    return settings_factory(database_url, sso_ca_file=provider.ca_file, sso_allow_private_addresses=True)
 
 
 @pytest.fixture

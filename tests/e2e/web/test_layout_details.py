@@ -144,13 +144,26 @@ def test_a_new_tab_on_a_deep_url_joins_the_browsers_session(server, new_page):
     tab.goto(f"{server.url}/#/profile/appointments/{PLAIN_REQUEST}/approve")
     tab.locator('[data-id="approve"]').wait_for()
     assert tab.locator("#login").is_hidden()
-    # With no signed-in tab left, a new tab asks to sign in.
+    # Each signed-in tab holds the shared lock a new tab looks for before it waits for the others' answer.
+    assert _signed_in_holders(page) == 2
+    # With no signed-in tab left, a new tab asks to sign in, without waiting for answers (no tab holds the lock).
     page.get_by_role("button", name="Log out").click()
     page.locator("#login").wait_for()
     tab.locator("#login").wait_for()  # the logout ended the shared token there too
+    page.wait_for_function(SIGNED_IN_HOLDERS + ".then((n) => n === 0)")
     fresh = page.context.new_page()
     fresh.goto(f"{server.url}/#/profile/appointments")
     fresh.locator("#login").wait_for()
+
+
+SIGNED_IN_HOLDERS = (
+    "navigator.locks.query().then((s) => s.held.filter((lock) => lock.name === 'doctordesk.signed-in').length)"
+)
+
+
+def _signed_in_holders(page: Any) -> int:
+    page.wait_for_function(SIGNED_IN_HOLDERS + ".then((n) => n > 0)")
+    return int(page.evaluate(SIGNED_IN_HOLDERS))
 
 
 def test_a_bad_card_left_on_the_phone_is_shown_on_the_desktop_as_restored_and_discarded_there(server, new_page):

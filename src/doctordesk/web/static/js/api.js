@@ -33,12 +33,48 @@ export function setSession(value) {
   session = value;
   if (value) sessionStorage.setItem(TOKEN_KEY, JSON.stringify(value));
   else sessionStorage.removeItem(TOKEN_KEY);
+  holdSignedIn();
   for (const listener of listeners) listener(session);
 }
 
+// Every signed-in tab holds a shared Web Lock: a new tab sees from the browser's lock list whether any tab could
+// answer it, and without one shows the login at once instead of waiting for answers that cannot come.
+const SIGNED_IN_LOCK = "doctordesk.signed-in";
+let releaseSignedIn = null;
+let askingForLock = false;
+
+function holdSignedIn() {
+  if (!navigator.locks || !navigator.locks.request) return;
+  if (!session && releaseSignedIn) {
+    releaseSignedIn();
+    releaseSignedIn = null;
+  } else if (session && !releaseSignedIn && !askingForLock) {
+    askingForLock = true;
+    navigator.locks.request(SIGNED_IN_LOCK, { mode: "shared" }, () => {
+      askingForLock = false;
+      if (!session) return undefined;
+      return new Promise((resolve) => {
+        releaseSignedIn = resolve;
+      });
+    });
+  }
+}
+
+async function anotherTabSignedIn() {
+  if (!navigator.locks || !navigator.locks.query) return true; // cannot tell: ask
+  try {
+    const state = await navigator.locks.query();
+    return state.held.some((lock) => lock.name === SIGNED_IN_LOCK);
+  } catch {
+    return true;
+  }
+}
+holdSignedIn(); // a session restored from this tab's storage
+
 // The tabs of one browser share the signed-in session: a tab opened without one (a new tab on a deep URL) asks
 // the others over a same-origin BroadcastChannel and takes the first answer. The token still never goes into a
-// URL or persistent storage; with no other tab signed in, the tab shows the login after a short wait.
+// URL or persistent storage; with no other tab signed in (none holds the signed-in lock above), the tab shows the
+// login at once.
 const shareChannel = typeof BroadcastChannel === "function" ? new BroadcastChannel("doctordesk.session-share") : null;
 if (shareChannel) {
   shareChannel.addEventListener("message", (event) => {
@@ -46,8 +82,9 @@ if (shareChannel) {
   });
 }
 
-export function askOtherTabs(waitMs = 300) {
-  if (session || !shareChannel) return Promise.resolve(session);
+export async function askOtherTabs(waitMs = 300) {
+  if (session || !shareChannel) return session;
+  if (!(await anotherTabSignedIn())) return null;
   return new Promise((resolve) => {
     let timer = null;
     const done = (value) => {

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Header, Query
+from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.security import HTTPAuthorizationCredentials
 from starlette.datastructures import Headers, QueryParams
 from starlette.responses import Response
@@ -16,6 +18,7 @@ from doctordesk.realtime.sse import EventStreamResponse
 from doctordesk.runtime import Runtime
 from doctordesk.services import streams
 from doctordesk.web.deps import CLIENT_ID, CLIENT_ID_PATTERN, ActorDep, RuntimeDep, bearer
+from doctordesk.web.endpoints import patch_templates
 from doctordesk.web.errors import error_response, unexpected_response
 from doctordesk.web.responses import ERROR
 from doctordesk.web.security import with_security_headers
@@ -184,3 +187,25 @@ async def stream_ticket(rt: RuntimeDep, actor: ActorDep) -> dict[str, Any]:
     """A single-use ticket that opens one stream (`GET /profile/stream?ticket=...`) within `expires_in` seconds."""
     issued = await streams.issue_ticket(rt, actor)
     return {"ticket": issued.ticket, "expires_in": issued.expires_in}
+
+
+@router.get("/stream/endpoints", responses={304: {"description": "Not modified (the `ETag` matched)"}})
+async def patch_endpoints(request: Request) -> Response:
+    """The PATCH endpoints a real-time message may name, as path templates (`patch_endpoints`): what a client
+    needs to check a message's endpoint, a few kilobytes instead of the whole `/openapi.json`. Public, like the
+    API description; `Cache-Control: no-cache` with an `ETag`, so a client's copy is confirmed with a 304."""
+    body, tag = _endpoints_document(request.app)
+    headers = {"ETag": tag, "Cache-Control": "no-cache"}
+    if tag in request.headers.get("if-none-match", ""):
+        return Response(status_code=304, headers=headers)
+    return Response(body, media_type="application/json", headers=headers)
+
+
+def _endpoints_document(app: Any) -> tuple[bytes, str]:
+    """The document and its ETag, made once per app (its routes are fixed once it serves)."""
+    made: tuple[bytes, str] | None = getattr(app.state, "patch_endpoints", None)
+    if made is None:
+        body = json.dumps({"patch_endpoints": patch_templates(app)}, separators=(",", ":")).encode()
+        made = (body, f'"{hashlib.sha256(body).hexdigest()[:20]}"')
+        app.state.patch_endpoints = made
+    return made

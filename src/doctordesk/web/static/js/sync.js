@@ -9,6 +9,7 @@ import { endpointMatcher, InvalidMessage, parseMessage } from "./message.js";
 export const STREAM = {
   ticket: "/profile/stream/ticket",
   stream: "/profile/stream",
+  endpoints: "/profile/stream/endpoints",
 };
 
 const RETRY_MIN_MS = 1000;
@@ -16,15 +17,14 @@ const RETRY_MAX_MS = 10000;
 
 let isEndpoint = () => false;
 
-// The PATCH endpoints a message may name: read once from the service's API description.
+// The PATCH endpoints a message may name: read once per page load from the service's short list of them (the
+// browser keeps its copy and has it confirmed with a 304).
 export async function loadEndpoints() {
   try {
-    const response = await fetch("/openapi.json", { credentials: "omit" });
-    const spec = await response.json();
-    const templates = Object.entries(spec.paths || {})
-      .filter(([, operations]) => operations && operations.patch)
-      .map(([template]) => template);
-    isEndpoint = endpointMatcher(templates);
+    const response = await fetch(STREAM.endpoints, { credentials: "omit" });
+    const listed = await response.json();
+    const templates = Array.isArray(listed.patch_endpoints) ? listed.patch_endpoints : [];
+    isEndpoint = endpointMatcher(templates.filter((template) => typeof template === "string"));
   } catch {
     isEndpoint = () => false;
   }

@@ -14,9 +14,11 @@ Targets: p99 ≤ 50 ms, CPU ≤ 50 % of one core, no change missed.
 Baseline (same machine, same run): the same open-loop schedule against a separate bare FastAPI app
 (``bench/bare_app.py``) for ``BASELINE_SECONDS``: what the load generator and the machine cost by themselves.
 
-The lists are the three demo doctors' (a clinic's doctors spread over many devices: ``LISTS / 3`` lists each); each
-doctor's change then renders all of that doctor's lists once, so every list renders about once a minute, every
-second poll — the load the issue names. Sizes: ``BENCH_OPEN_LISTS`` (10000), ``BENCH_OPEN_SECONDS`` (300),
+The lists are the three demo doctors' by default (``LISTS / 3`` lists each); each doctor's change then renders all
+of that doctor's lists once, so every list renders about once a minute, every second poll — the load the issue
+names. ``BENCH_OPEN_DOCTORS=N`` (more than 3) spreads the lists over N doctors imported for the run (``doctordesk
+import``, ``APPOINTMENTS_EACH`` appointments each around now), as in a clinic where few lists show the same doctor:
+the same renders a minute, but N changes a minute, and no two of a doctor's lists could share much. Sizes: ``BENCH_OPEN_LISTS`` (10000), ``BENCH_OPEN_DOCTORS`` (3), ``BENCH_OPEN_SECONDS`` (300),
 ``BENCH_OPEN_INTERVAL`` (30), ``BENCH_OPEN_BASELINE_SECONDS`` (60; 0: none). PostgreSQL when
 ``DOCTORDESK_BENCH_POSTGRES_URL`` is set, else SQLite. A smoke run: ``BENCH_OPEN_LISTS=500 BENCH_OPEN_SECONDS=30
 make bench BENCH=open_loop``.
@@ -26,22 +28,34 @@ from __future__ import annotations
 
 import asyncio
 import heapq
+import json
 import os
+import subprocess
+import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import httpx
+from sqlalchemy import func, select, update
 
 from bench.app import BARE_PATH
 from bench.common import Server, database_label, machine, percentile, table
+from doctordesk.store.db import Database
+from doctordesk.store.tables import Appointment, User
 
 LISTS = int(os.environ.get("BENCH_OPEN_LISTS", "10000"))
 SECONDS = float(os.environ.get("BENCH_OPEN_SECONDS", "300"))
 INTERVAL = float(os.environ.get("BENCH_OPEN_INTERVAL", "30"))
 BASELINE_SECONDS = float(os.environ.get("BENCH_OPEN_BASELINE_SECONDS", "60"))
 CHANGE_EVERY = 60.0  # seconds between two changes of one doctor's list
-DOCTORS = ("doctor1", "doctor2", "doctor3")
+DEMO_DOCTORS = ("doctor1", "doctor2", "doctor3")
+# More doctors than the demo's three (``BENCH_OPEN_DOCTORS``): imported (``doctordesk import``), each with
+# ``APPOINTMENTS_EACH`` appointments around now, signing in with the demo's password.
+DOCTOR_COUNT = int(os.environ.get("BENCH_OPEN_DOCTORS", "3"))
+APPOINTMENTS_EACH = 12
 CONNECTIONS = 100  # keep-alive connections the lists share (real clients hold one each; the server's cost is per poll)
 TARGET_P99_MS, TARGET_CPU = 50.0, 50.0
 LIST = "/profile/appointments"
@@ -79,8 +93,8 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-async def _open(http: httpx.AsyncClient, n: int, gate: asyncio.Semaphore) -> OpenList:
-    doctor = DOCTORS[n % len(DOCTORS)]
+async def _open(http: httpx.AsyncClient, n: int, doctors: list[str], gate: asyncio.Semaphore) -> OpenList:
+    doctor = doctors[n % len(doctors)]
     async with gate:
         for _ in range(20):
             login = await http.post("/auth/login", data={"username": doctor, "password": "demo"})
@@ -95,22 +109,82 @@ async def _open(http: httpx.AsyncClient, n: int, gate: asyncio.Semaphore) -> Ope
     return OpenList(doctor, headers, state, opened=state)
 
 
-async def _chat_of(http: httpx.AsyncClient, doctor: str) -> tuple[dict[str, str], int]:
-    """The doctor's headers and one of their appointments whose chat takes messages."""
+async def _chat_of(http: httpx.AsyncClient, doctor: str, appointment: int) -> tuple[dict[str, str], int]:
+    """The doctor's headers for their chat on ``appointment`` (one that takes messages)."""
     login = await http.post("/auth/login", data={"username": doctor, "password": "demo"})
+    login.raise_for_status()
     headers = {"Authorization": f"Bearer {login.json()['access_token']}", "X-Client-Id": f"changer-{doctor}"}
-    for appointment in range(1, 200):
-        page = await http.put(f"/profile/messages/user-chat?appointment-id={appointment}", headers=headers)
-        if page.status_code != 200:
-            continue  # another doctor's
-        sent = await http.post(
-            "/profile/messages/send-message",
-            data={"content": "Open loop", "appointment-id": str(appointment)},
-            headers={**headers, "X-Screen-State": page.json()["state"]},
-        )
-        if sent.status_code == 200:
-            return headers, appointment
-    raise RuntimeError(f"no chat of {doctor} takes messages")
+    return headers, appointment
+
+
+def _clinic_file(count: int, now: datetime) -> dict[str, list[dict[str, object]]]:
+    """An import file: ``count`` doctors at one location, each with a patient of their own and
+    ``APPOINTMENTS_EACH`` appointments from three days ago to ten days ahead in every status a list shows."""
+    statuses = ("requested", "approved", "pending-response", "completed", "declined", "approved")
+    appointments = [
+        {
+            "external_id": f"A-open-{d}-{k}",
+            "patient": f"P-open-{d}",
+            "doctor": f"D-open-{d}",
+            "location": "L-open",
+            "start": (now + timedelta(days=k - 3, minutes=15 * (d % 32))).replace(second=0, microsecond=0).isoformat(),
+            "status": statuses[k % len(statuses)] if k >= 3 else "completed",
+            "decline_reason": "Please book a longer visit." if statuses[k % len(statuses)] == "declined" else "",
+        }
+        for d in range(count)
+        for k in range(APPOINTMENTS_EACH)
+    ]
+    return {
+        "locations": [{"external_id": "L-open", "name": "Open Loop Clinic", "timezone": "Europe/Berlin"}],
+        "doctors": [
+            {"external_id": f"D-open-{d}", "username": f"open{d}", "name": f"Dr. Open {d}", "specialty": "General"}
+            for d in range(count)
+        ],
+        "patients": [{"external_id": f"P-open-{d}", "name": f"Patient Open {d}"} for d in range(count)],
+        "appointments": appointments,
+    }
+
+
+def _doctors(server: Server) -> list[str]:
+    """The doctors whose lists are open: the demo's three, or ``DOCTOR_COUNT`` imported ones."""
+    if DOCTOR_COUNT <= len(DEMO_DOCTORS):
+        return list(DEMO_DOCTORS[:DOCTOR_COUNT])
+    path = Path(server.data_dir) / "open-loop-clinic.json"
+    path.write_text(json.dumps(_clinic_file(DOCTOR_COUNT, datetime.now(UTC))), encoding="utf-8")
+    env = {**os.environ, "DOCTORDESK_DATABASE_URL": server.database_url, "DOCTORDESK_DATA_DIR": server.data_dir}
+    subprocess.run(
+        [sys.executable, "-m", "doctordesk.cli", "import", str(path), "--no-progress"],
+        env=env, check=True, capture_output=True,
+    )  # fmt: skip
+    names = [f"open{d}" for d in range(DOCTOR_COUNT)]
+
+    async def with_demo_password() -> None:  # an imported doctor has no password until an admin sets one
+        db = Database(server.database_url)
+        try:
+            async with db.transaction() as session:
+                demo = select(User.password_hash).where(User.username == "doctor1").scalar_subquery()
+                await session.execute(update(User).where(User.username.in_(names)).values(password_hash=demo))
+        finally:
+            await db.dispose()
+
+    asyncio.run(with_demo_password())
+    return names
+
+
+async def _chat_appointments(server: Server, doctors: list[str]) -> dict[str, int]:
+    """One appointment per doctor whose chat takes messages."""
+    db = Database(server.database_url)
+    try:
+        async with db.read() as session:
+            rows = await session.execute(
+                select(User.username, func.min(Appointment.id))
+                .join(Appointment, Appointment.doctor_id == User.id)
+                .where(User.username.in_(doctors), Appointment.chat_enabled.is_(True))
+                .group_by(User.username)
+            )
+            return {name: int(appointment) for name, appointment in rows}
+    finally:
+        await db.dispose()
 
 
 async def _poll_connection(
@@ -185,18 +259,21 @@ def _seen(lists: list[OpenList], run: Run) -> tuple[int, int]:
     return checked, missed
 
 
-async def _open_loop(server: Server, path: str, *, seconds: float, changes: bool) -> tuple[Run, list[OpenList], float]:
+async def _open_loop(
+    server: Server, path: str, *, seconds: float, doctors: list[str] | None
+) -> tuple[Run, list[OpenList], float]:
     """The run, its lists, and the server's CPU over the polling (signing in excluded), as % of one core."""
     assert server.process is not None
     base, pid, lists_count = server.url, server.process.pid, LISTS
     limits = httpx.Limits(max_connections=CONNECTIONS, max_keepalive_connections=CONNECTIONS)
     run = Run()
     async with httpx.AsyncClient(base_url=base, timeout=60, limits=limits) as http:
-        if changes:
+        if doctors:
             gate = asyncio.Semaphore(8)
-            chats = [await _chat_of(http, doctor) for doctor in DOCTORS]
+            appointments = await _chat_appointments(server, doctors)
+            chats = await asyncio.gather(*(_chat_of(http, d, appointments[d]) for d in doctors))
             signing_in = time.monotonic()
-            lists = list(await asyncio.gather(*(_open(http, n, gate) for n in range(lists_count))))
+            lists = list(await asyncio.gather(*(_open(http, n, doctors, gate) for n in range(lists_count))))
             print(f"  {lists_count} lists signed in and opened in {time.monotonic() - signing_in:.0f} s", flush=True)
         else:  # the bare app: no sign-in, the same schedule of PATCHes
             lists = [OpenList("", {"X-Client-Id": f"open-list-{n}"}, "") for n in range(lists_count)]
@@ -206,10 +283,10 @@ async def _open_loop(server: Server, path: str, *, seconds: float, changes: bool
         # list: ten thousand requests waiting in the client's pool made the load generator the bottleneck).
         schedule = [(start + INTERVAL * n / lists_count, n) for n in range(lists_count)]
         tasks = [_poll_connection(http, path, schedule, lists, run, end) for _ in range(CONNECTIONS)]
-        if changes:
+        if doctors:
             tasks += [
-                _change_forever(http, doctor, chats[i], start + CHANGE_EVERY * (i + 0.5) / len(DOCTORS), run, end)
-                for i, doctor in enumerate(DOCTORS)
+                _change_forever(http, doctor, chats[i], start + CHANGE_EVERY * (i + 0.5) / len(doctors), run, end)
+                for i, doctor in enumerate(doctors)
             ]
         before, own_before = cpu_seconds(pid), cpu_seconds(os.getpid())
         await asyncio.gather(*tasks)
@@ -223,12 +300,13 @@ async def _open_loop(server: Server, path: str, *, seconds: float, changes: bool
 
 def main() -> int:
     print(
-        f"{LISTS} open lists polling every {INTERVAL:g} s, one change per doctor per minute, {SECONDS:g} s, one "
-        f"process ({machine()})"
+        f"{LISTS} open lists of {DOCTOR_COUNT} doctors polling every {INTERVAL:g} s, one change per doctor per minute, "
+        f"{SECONDS:g} s, one process ({machine()})"
     )
     rows = []
     with Server(postgres=True, env=ENV) as server:
-        run, lists, cpu = asyncio.run(_open_loop(server, LIST, seconds=SECONDS, changes=True))
+        doctors = _doctors(server)
+        run, lists, cpu = asyncio.run(_open_loop(server, LIST, seconds=SECONDS, doctors=doctors))
     checked, missed = _seen(lists, run)
     polls = len(run.latencies)
     print(f"  polls skipped (the list's previous poll unanswered): {run.skipped}; errors: {dict(run.failures)}")
@@ -238,7 +316,7 @@ def main() -> int:
     )  # fmt: skip
     if BASELINE_SECONDS > 0:
         with Server(app="bench.bare_app:create_app") as bare:
-            base_run, _, base_cpu = asyncio.run(_open_loop(bare, BARE_PATH, seconds=BASELINE_SECONDS, changes=False))
+            base_run, _, base_cpu = asyncio.run(_open_loop(bare, BARE_PATH, seconds=BASELINE_SECONDS, doctors=None))
         rows.append(
             ["-", "separate bare app (baseline)", len(base_run.latencies), percentile(base_run.latencies, 50),
              percentile(base_run.latencies, 99), max(base_run.latencies, default=0.0), base_cpu, base_run.errors, "-"]

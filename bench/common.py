@@ -79,6 +79,12 @@ class Server:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    @property
+    def data_dir(self) -> str:
+        """The server's data directory (set on start)."""
+        assert self._tmp is not None
+        return self._tmp.name
+
     def _environment(self, data_dir: Path) -> dict[str, str]:
         env = {**os.environ, **FAST_HASHING, "DOCTORDESK_DATA_DIR": str(data_dir), **self.env}
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))

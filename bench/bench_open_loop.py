@@ -18,8 +18,10 @@ The lists are the three demo doctors' by default (``LISTS / 3`` lists each); eac
 of that doctor's lists once, so every list renders about once a minute, every second poll — the load the issue
 names. ``BENCH_OPEN_DOCTORS=N`` (more than 3) spreads the lists over N doctors imported for the run (``doctordesk
 import``, ``APPOINTMENTS_EACH`` appointments each around now), as in a clinic where few lists show the same doctor:
-the same renders a minute, but N changes a minute, and no two of a doctor's lists could share much. Sizes: ``BENCH_OPEN_LISTS`` (10000), ``BENCH_OPEN_DOCTORS`` (3), ``BENCH_OPEN_SECONDS`` (300),
-``BENCH_OPEN_INTERVAL`` (30), ``BENCH_OPEN_BASELINE_SECONDS`` (60; 0: none). PostgreSQL when
+the same renders a minute, but N changes a minute, and no two of a doctor's lists could share much.
+
+Sizes: ``BENCH_OPEN_LISTS`` (10000), ``BENCH_OPEN_DOCTORS`` (3), ``BENCH_OPEN_SECONDS`` (300), ``BENCH_OPEN_INTERVAL``
+(30), ``BENCH_OPEN_BASELINE_SECONDS`` (60; 0: none). PostgreSQL when
 ``DOCTORDESK_BENCH_POSTGRES_URL`` is set, else SQLite. A smoke run: ``BENCH_OPEN_LISTS=500 BENCH_OPEN_SECONDS=30
 make bench BENCH=open_loop``.
 """

@@ -81,6 +81,7 @@ ROUTERS: tuple[APIRouter, ...] = (
     admin_smart_apps.router,
     chat.router,
     stream.router,
+    stream.endpoints_router,
     ops.router,
     admin_users.router,
     admin_sign_in.router,

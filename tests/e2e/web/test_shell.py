@@ -58,7 +58,7 @@ def test_the_session_survives_a_reload_of_the_tab(server, new_page):
     page.locator('[data-id="title"]').wait_for()
     assert page.locator("#user-role").text_content() == "Support"
     # Each load reads the short list of endpoints a real-time message may name, never the whole API description.
-    assert paths.count("/profile/stream/endpoints") == 2 and "/openapi.json" not in paths
+    assert paths.count("/realtime/endpoints") == 2 and "/openapi.json" not in paths
 
 
 def test_the_mobile_layout_stacks_rows_and_hides_the_user_block(server, new_page):

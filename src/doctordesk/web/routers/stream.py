@@ -25,6 +25,8 @@ from doctordesk.web.security import with_security_headers
 from doctordesk.workers import wiring as realtime
 
 router = APIRouter(prefix="/profile", tags=["real-time"])
+# Public: what a client needs before it signs in to read real-time messages (like /openapi.json, which says as much).
+endpoints_router = APIRouter(prefix="/realtime", tags=["real-time"])
 STREAM_PATH = "/profile/stream"
 
 SSE_EXAMPLE = "retry: 3000\nid: 1795291947000-1\ndata: \n\nid: 1795291947000-2\ndata: Timeout /profile/appointments\n\n"
@@ -189,7 +191,7 @@ async def stream_ticket(rt: RuntimeDep, actor: ActorDep) -> dict[str, Any]:
     return {"ticket": issued.ticket, "expires_in": issued.expires_in}
 
 
-@router.get("/stream/endpoints", responses={304: {"description": "Not modified (the `ETag` matched)"}})
+@endpoints_router.get("/endpoints", responses={304: {"description": "Not modified (the `ETag` matched)"}})
 async def patch_endpoints(request: Request) -> Response:
     """The PATCH endpoints a real-time message may name, as path templates (`patch_endpoints`): what a client
     needs to check a message's endpoint, a few kilobytes instead of the whole `/openapi.json`. Public, like the

@@ -9,7 +9,7 @@ import { endpointMatcher, InvalidMessage, parseMessage } from "./message.js";
 export const STREAM = {
   ticket: "/profile/stream/ticket",
   stream: "/profile/stream",
-  endpoints: "/profile/stream/endpoints",
+  endpoints: "/realtime/endpoints",
 };
 
 const RETRY_MIN_MS = 1000;

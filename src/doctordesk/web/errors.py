@@ -151,6 +151,8 @@ def install(app: FastAPI) -> None:
             headers = {**(headers or {}), "Allow": ", ".join(allowed_methods(request))}
         return JSONResponse(error_body(code, _(message), exc.status_code), status_code=exc.status_code, headers=headers)
 
+    # Handled where the request's other errors are (not re-raised to the server, which would log a traceback).
+    @app.exception_handler(SecretKeyError)
     @app.exception_handler(sa.DBAPIError)
     @app.exception_handler(sa.TimeoutError)
     @app.exception_handler(Exception)

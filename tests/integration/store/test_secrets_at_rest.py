@@ -160,3 +160,19 @@ async def test_the_reencrypt_command_encrypts_plain_rows_and_names_unreadable_on
     assert failed.returncode == 1 and "Traceback" not in failed.stderr
     assert f"totp_secrets.secret: no key opens the rows {doctor.user['id']}" in failed.stderr
     assert (await raw(runtime, "SELECT secret FROM totp_secrets")) == [stray]  # left as it was
+
+
+async def test_the_worker_refuses_to_start_with_a_key_that_opens_no_stored_secret(
+    client, login, clock, runtime, settings, database_url
+):
+    doctor = await login("doctor1")
+    await enable_totp(client, clock, doctor.headers)
+    env = {
+        **os.environ,
+        "DOCTORDESK_DATABASE_URL": database_url,
+        "DOCTORDESK_DATA_DIR": str(settings.data_dir),
+        "DOCTORDESK_SECRETS_KEY": new_key(),  # not the key the database was written with
+    }
+    refused = await asyncio.to_thread(processes.run, ["doctordesk", "worker", "--once"], env)
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert "totp_secrets.secret of row" in refused.stderr and "DOCTORDESK_SECRETS_KEY does not list" in refused.stderr

@@ -30,7 +30,9 @@ from doctordesk.runtime import Runtime
 from doctordesk.screens.state import Revisions, ScreenStates
 from doctordesk.services.accounts import auth, login_throttle
 from doctordesk.services.integration import api_keys
+from doctordesk.store import secret_rows
 from doctordesk.store.db import Database
+from doctordesk.store.encryption import SecretKeyError
 from doctordesk.web import errors, responses, route_table
 from doctordesk.web.head_requests import HeadAsGet
 from doctordesk.web.language import Language
@@ -142,6 +144,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        await _check_secrets(runtime)
         runtime.bus.subscribe(on_event)
         await runtime.bus.start()
         if dispatcher is not None:
@@ -238,6 +241,15 @@ def _tune_collector() -> None:
 
 PRUNE_EVERY_SECONDS = 3600.0
 log = logging.getLogger(__name__)
+
+
+async def _check_secrets(runtime: Runtime) -> None:
+    """A secrets key that does not open the stored secrets stops the start, with its reason (SecretKeyError)."""
+    try:
+        await secret_rows.check_keys(runtime.db)
+    except SecretKeyError:
+        await runtime.db.dispose()
+        raise
 
 
 async def _prune_login_throttle(runtime: Runtime, stopping: asyncio.Event) -> None:

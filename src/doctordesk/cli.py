@@ -187,6 +187,47 @@ def export_file(
         raise typer.Exit(status)
 
 
+@app.command("new-secrets-key")
+def new_secrets_key() -> None:
+    """Print a new random key for DOCTORDESK_SECRETS_KEY or the key file (docs/operations.md#secrets-at-rest)."""
+    from doctordesk.store.encryption import new_key
+
+    typer.echo(new_key())
+
+
+@app.command("reencrypt-secrets")
+def reencrypt_secrets() -> None:
+    """Encrypt every stored secret with the first secrets key: those stored in plain text before encryption and
+    those encrypted with an older key, which can be retired afterwards (docs/operations.md#secrets-at-rest). Exit 1
+    when some value opens with none of the keys (named, and left as it is)."""
+    from doctordesk.store.db import Database
+    from doctordesk.store.encryption import SecretKeyError
+    from doctordesk.store.secret_rows import ColumnReport, reencrypt
+
+    settings = checked_settings()
+
+    async def run() -> list[ColumnReport]:
+        db = Database.from_settings(settings)
+        try:
+            return await reencrypt(db)
+        finally:
+            await db.dispose()
+
+    try:
+        reports = asyncio.run(run())
+    except SecretKeyError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    unreadable = False
+    for r in reports:
+        typer.echo(r.summary())
+        if r.unreadable:
+            unreadable = True
+            typer.echo(f"error: {r.column}: no key opens the rows {', '.join(r.unreadable)}", err=True)
+    if unreadable:
+        raise typer.Exit(1)
+
+
 @app.command()
 def worker(
     once: bool = typer.Option(False, "--once", help="Send what is due now, then exit"),
@@ -201,6 +242,8 @@ def worker(
     from doctordesk.realtime.metrics import Metrics
     from doctordesk.realtime.push import make_adapter
     from doctordesk.store.db import Database
+    from doctordesk.store.encryption import SecretKeyError
+    from doctordesk.store.secret_rows import check_keys
     from doctordesk.workers.push_dispatcher import Dispatcher
     from doctordesk.workers.webhook_dispatcher import WebhookDispatcher
     from doctordesk.workers.wiring import worker_bus
@@ -210,6 +253,12 @@ def worker(
 
     async def run() -> None:
         db = Database.from_settings(settings)
+        try:
+            await check_keys(db)
+        except SecretKeyError as exc:
+            await db.dispose()
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(2) from None
         clock = SystemClock()
         hooks = WebhookDispatcher(db, settings=settings, clock=clock)
         push = Dispatcher(db, adapter, settings=settings, clock=clock, metrics=Metrics()) if adapter else None

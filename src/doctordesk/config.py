@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
 import ipaddress
 import logging
 import os
@@ -23,7 +25,7 @@ class SettingsError(ValueError):
 
 
 # Settings whose values are never repeated in an error message (they may hold passwords or tokens).
-SECRET_SETTINGS = frozenset({"database_url", "redis_url", "push_credentials", "metrics_token"})
+SECRET_SETTINGS = frozenset({"database_url", "redis_url", "push_credentials", "metrics_token", "secrets_key"})
 PushAdapterName = Literal["gorush", "fcm", "none"]
 
 
@@ -50,6 +52,10 @@ class Settings(BaseSettings):
     # How long a write waits for a lock another transaction holds (SQLite busy timeout, PostgreSQL lock_timeout)
     # before the request is answered 503 SERVICE_BUSY with nothing written.
     db_lock_timeout_ms: int = Field(10_000, ge=1, le=600_000)
+    # The keys that encrypt the secrets stored in the database (TOTP seeds, the SSO client secret, the SMART signing
+    # key, webhook signing secrets), comma-separated: the first encrypts, every one decrypts (rotation). Empty: the
+    # key file <data_dir>/secrets.key, made on first start (docs/operations.md#secrets-at-rest).
+    secrets_key: str = ""
 
     # Accounts
     # A PEM file of the certificate authorities the single sign-on provider's HTTPS certificate is checked against
@@ -169,6 +175,23 @@ class Settings(BaseSettings):
     def _sso_ca_file(cls, value: Path | None) -> Path | None:
         if value is not None and not value.is_file():
             raise ValueError("not a readable file of PEM certificates")
+        return value
+
+    @field_validator("secrets_key")
+    @classmethod
+    def _secrets_key(cls, value: str) -> str:
+        if not value.strip():
+            return ""
+        for key in (k.strip() for k in value.split(",")):
+            try:
+                ok = len(base64.urlsafe_b64decode(key.encode("ascii"))) == 32 and len(key) == 44
+            except (ValueError, binascii.Error):
+                ok = False
+            if not ok:
+                raise ValueError(
+                    "each comma-separated key must be 32 bytes in URL-safe base64 (`doctordesk new-secrets-key` "
+                    "prints one); empty for the key file in the data directory"
+                )
         return value
 
     @field_validator("database_url")

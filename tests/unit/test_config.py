@@ -73,6 +73,9 @@ def test_every_numeric_setting_has_a_lower_and_an_upper_bound_and_every_text_set
         ("DOCTORDESK_REDIS_CHANNEL", "", "at least 1 character"),
         ("DOCTORDESK_METRICS_TOKEN", "two words", "must not contain spaces"),
         ("DOCTORDESK_ARGON2_MEMORY_KIB", "4", "greater than or equal to 8"),
+        ("DOCTORDESK_SECRETS_KEY", "not-a-key", "32 bytes in URL-safe base64"),
+        # A second key for rotation that is cut short.
+        ("DOCTORDESK_SECRETS_KEY", "Wm0eGvDWmVqeQxzfZ4gkq46UAqNUyz6cmYB0rEcDE9Y=,Wm0eGvDWmVqe", "32 bytes"),
     ],
 )
 def test_an_invalid_setting_stops_the_start_with_a_message_naming_the_variable(monkeypatch, variable, value, says):
@@ -86,11 +89,13 @@ def test_an_invalid_setting_stops_the_start_with_a_message_naming_the_variable(m
 def test_values_of_secret_settings_are_not_repeated_in_the_message(monkeypatch):
     monkeypatch.setenv("DOCTORDESK_DATABASE_URL", "mysql://admin:hunter2@db/prod")
     monkeypatch.setenv("DOCTORDESK_METRICS_TOKEN", "hunter3 x")
+    monkeypatch.setenv("DOCTORDESK_SECRETS_KEY", "hunter4")
     with pytest.raises(SettingsError) as raised:
         load_settings()
     message = str(raised.value)
     assert "DOCTORDESK_DATABASE_URL" in message and "DOCTORDESK_METRICS_TOKEN" in message
-    assert "hunter2" not in message and "hunter3" not in message
+    assert "DOCTORDESK_SECRETS_KEY" in message
+    assert "hunter2" not in message and "hunter3" not in message and "hunter4" not in message
 
 
 def test_settings_that_must_agree_are_checked_together(monkeypatch):

@@ -29,6 +29,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from doctordesk.config import Settings
 from doctordesk.domain.errors import ServiceBusy
 from doctordesk.store import name_words
+from doctordesk.store.encryption import SecretBox, attach, box_from_settings
 from doctordesk.store.sqlite_inline import inline_connector
 
 DEFAULT_LOCK_TIMEOUT_MS = 10_000
@@ -116,13 +117,22 @@ async def _dropped_is_busy() -> AsyncIterator[None]:
 
 
 class Database:
-    """Owns the engine; hands out sessions and transactions."""
+    """Owns the engine; hands out sessions and transactions. ``secret_box``: the keys of the encrypted columns
+    (store/encryption.py); a handle without them reads only secrets stored before encryption and writes none."""
 
     # SQLite: write-ahead log pages are copied into the database file after this many commits (off the loop).
     CHECKPOINT_EVERY = 200
 
-    def __init__(self, url: str, *, echo: bool = False, lock_timeout_ms: int = DEFAULT_LOCK_TIMEOUT_MS) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        echo: bool = False,
+        lock_timeout_ms: int = DEFAULT_LOCK_TIMEOUT_MS,
+        secret_box: SecretBox | None = None,
+    ) -> None:
         self.url = url
+        self.secret_box = secret_box
         self.lock_timeout = lock_timeout_ms / 1000
         self._turns: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
         self.engine = create_engine(url, echo=echo, inline=True, lock_timeout_ms=lock_timeout_ms)
@@ -134,12 +144,20 @@ class Database:
             else self.engine
         )
         self.read_sessions = async_sessionmaker(self.read_engine, expire_on_commit=False)
+        if secret_box is not None:
+            attach(self.engine, secret_box)
+            attach(self.read_engine, secret_box)
         self._commits = 0
         self._checkpoint: asyncio.Task[None] | None = None
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Database:
-        return cls(settings.database_url, lock_timeout_ms=settings.db_lock_timeout_ms)
+        """The service's handle: its database and the secrets key (made in the data directory when unset)."""
+        return cls(
+            settings.database_url,
+            lock_timeout_ms=settings.db_lock_timeout_ms,
+            secret_box=box_from_settings(settings),
+        )
 
     @property
     def is_sqlite(self) -> bool:

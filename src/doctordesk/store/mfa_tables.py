@@ -1,7 +1,8 @@
 """Second factors, sign-in tickets and single sign-on (migration mfa_0001; docs/accounts.md#second-factor).
 
-Secrets that must be read back to be used (a TOTP seed, an OpenID client secret) are stored as they are; what
-only needs comparing (recovery codes, tickets) is stored as its SHA-256.
+Secrets that must be read back to be used (a TOTP seed, an OpenID client secret) are stored encrypted
+(``EncryptedText``, docs/operations.md#secrets-at-rest); what only needs comparing (recovery codes, tickets) is
+stored as its SHA-256.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 from sqlalchemy import BigInteger, Boolean, ForeignKey, LargeBinary, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
+from doctordesk.store.encryption import EncryptedText
 from doctordesk.store.tables import Base, BigId
 
 
@@ -21,7 +23,7 @@ class TotpSecret(Base):
 
     __tablename__ = "totp_secrets"
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), primary_key=True)
-    secret: Mapped[str] = mapped_column(String(64))
+    secret: Mapped[str] = mapped_column(EncryptedText())
     created_at: Mapped[datetime]
     confirmed_at: Mapped[datetime | None]
     last_step: Mapped[int | None] = mapped_column(BigInteger)
@@ -87,7 +89,7 @@ class SsoProvider(Base):
     name: Mapped[str] = mapped_column(String(64))
     issuer: Mapped[str] = mapped_column(String(255))
     client_id: Mapped[str] = mapped_column(String(255))
-    client_secret: Mapped[str] = mapped_column(String(255))
+    client_secret: Mapped[str] = mapped_column(EncryptedText())
     # Which claim finds the user, compared with ``users.username`` or ``users.external_id``.
     match_claim: Mapped[str] = mapped_column(String(64), default="email")
     match_field: Mapped[str] = mapped_column(String(16), default="username")

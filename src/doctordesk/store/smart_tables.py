@@ -9,6 +9,7 @@ from datetime import datetime
 from sqlalchemy import JSON, Boolean, ForeignKey, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
+from doctordesk.store.encryption import EncryptedText
 from doctordesk.store.tables import Base, BigId
 
 
@@ -74,10 +75,11 @@ class SmartToken(Base):
 
 
 class SmartSigningKey(Base):
-    """The server's key for id tokens, as a private JWK (JSON): made on first use, the oldest row signs."""
+    """The server's key for id tokens, as a private JWK (JSON, encrypted): made on first use, the oldest row
+    signs."""
 
     __tablename__ = "smart_signing_keys"
     id: Mapped[int] = mapped_column(BigId, primary_key=True)
     kid: Mapped[str] = mapped_column(String(64), unique=True)
-    private_jwk: Mapped[str] = mapped_column(Text)
+    private_jwk: Mapped[str] = mapped_column(EncryptedText())
     created_at: Mapped[datetime]

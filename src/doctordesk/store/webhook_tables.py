@@ -12,12 +12,13 @@ from typing import Any
 from sqlalchemy import JSON, Boolean, ForeignKey, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
+from doctordesk.store.encryption import EncryptedText
 from doctordesk.store.tables import Base, BigId
 
 
 class WebhookEndpoint(Base):
     """A receiver of events. Never deleted (its deliveries are the log): disabled instead, with the reason and
-    time. ``secret`` is the ``whsec_`` signing secret (kept readable: signing needs it); after a rotation the
+    time. ``secret`` is the ``whsec_`` signing secret (encrypted: signing reads it back); after a rotation the
     previous secret also signs until ``previous_secret_until``, so receivers can switch without a gap."""
 
     __tablename__ = "webhook_endpoints"
@@ -29,8 +30,8 @@ class WebhookEndpoint(Base):
     # Event types this endpoint receives (a JSON list of names from docs/webhooks.md).
     event_types: Mapped[list[str]] = mapped_column(JSON, default=list)
     include_content: Mapped[bool] = mapped_column(Boolean, default=False)
-    secret: Mapped[str] = mapped_column(String(100))
-    previous_secret: Mapped[str | None] = mapped_column(String(100))
+    secret: Mapped[str] = mapped_column(EncryptedText())
+    previous_secret: Mapped[str | None] = mapped_column(EncryptedText())
     previous_secret_until: Mapped[datetime | None]
     enabled: Mapped[bool] = mapped_column(Boolean, default=True)
     disabled_at: Mapped[datetime | None]

@@ -18,6 +18,7 @@ from doctordesk.domain import errors as e
 from doctordesk.domain.texts import N_
 from doctordesk.i18n import _
 from doctordesk.screens.protocol import error_body
+from doctordesk.store.encryption import SecretKeyError
 from doctordesk.web.field_messages import field_message
 
 log = logging.getLogger(__name__)
@@ -150,6 +151,8 @@ def install(app: FastAPI) -> None:
             headers = {**(headers or {}), "Allow": ", ".join(allowed_methods(request))}
         return JSONResponse(error_body(code, _(message), exc.status_code), status_code=exc.status_code, headers=headers)
 
+    # Handled where the request's other errors are (not re-raised to the server, which would log a traceback).
+    @app.exception_handler(SecretKeyError)
     @app.exception_handler(sa.DBAPIError)
     @app.exception_handler(sa.TimeoutError)
     @app.exception_handler(Exception)
@@ -191,11 +194,20 @@ def described_methods(app: FastAPI) -> dict[str, set[str]]:
 _METHODS = {"get", "put", "post", "patch", "delete", "head", "options"}
 
 
+def log_unexpected(exc: Exception, what: str) -> None:
+    """A stored secret the keys do not open is the operator's to fix: its reason is logged, without a traceback
+    (docs/operations.md#secrets-at-rest); anything else is a bug, logged with its traceback."""
+    if isinstance(exc, SecretKeyError):
+        log.error("cannot read a stored secret: %s", exc)
+    else:
+        log.exception(what, exc_info=exc)
+
+
 def unexpected_response(exc: Exception) -> JSONResponse:
     """An error that is not the request's fault: busy storage (503, nothing written: its transaction was rolled
     back when the error left it) or a bug (logged with its traceback, 500 without details)."""
     if is_transient(exc):
         log.warning("database busy or unavailable: %s", exc)
         return error_response(e.ServiceBusy(retry_after=1))
-    log.exception("unexpected error", exc_info=exc)
+    log_unexpected(exc, "unexpected error")
     return JSONResponse(error_body("INTERNAL_ERROR", _("Something went wrong on our side."), 500), status_code=500)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import secrets
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -13,9 +14,10 @@ import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import inspect, text
+from sqlalchemy import Text, column, insert, inspect, table, text
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
+from doctordesk.store.encryption import EncryptedText
 from doctordesk.store.migrate import alembic_config, current_heads, downgrade, upgrade
 from doctordesk.store.schema import metadata
 from tests.support import databases
@@ -105,3 +107,45 @@ def test_the_migration_environment_refuses_to_run_without_a_connection():
     with pytest.raises(RuntimeError, match="doctordesk migrate"):
         command.upgrade(alembic_config(), "heads")
     assert os.path.isdir(alembic_config().get_main_option("script_location"))
+
+
+async def test_secrets_stored_before_encryption_keep_their_rows_and_those_referring_to_them(empty_engine):
+    # secrets_0001 widens the secret columns; on SQLite without copying the tables, whose drop would take the SSO
+    # links and webhook deliveries along (ON DELETE CASCADE).
+    await upgrade(empty_engine, "mfa_0001")
+    await upgrade(empty_engine, "webhooks_0001")
+    at = datetime(2026, 11, 26, 9, 0, tzinfo=UTC)
+    rows: dict[str, dict[str, Any]] = {
+        "users": {"id": 1, "username": "d", "password_hash": "x", "role": "doctor", "display_name": "D",
+                  "active": True, "created_at": at},
+        "totp_secrets": {"user_id": 1, "secret": "JBSWY3DPEHPK3PXP", "created_at": at},
+        "sso_providers": {"id": 1, "slug": "c", "name": "C", "issuer": "https://op", "client_id": "i",
+                          "client_secret": "s" * 255, "match_claim": "email", "match_field": "username",
+                          "role_map": {}, "create_users": False, "active": True, "created_at": at, "updated_at": at},
+        "sso_links": {"id": 1, "provider_id": 1, "subject": "sub", "user_id": 1, "created_at": at},
+        "webhook_endpoints": {"id": 1, "url": "https://h", "description": "", "event_types": [],
+                              "include_content": False, "secret": "whsec_" + "a" * 44, "previous_secret": None,
+                              "enabled": True, "created_at": at, "updated_at": at},
+        "webhook_deliveries": {"id": 1, "message_id": "msg_1", "endpoint_id": 1, "event_type": "t", "payload": "{}",
+                               "created_at": at, "status": "pending", "attempts": 0, "next_attempt_at": at,
+                               "replays": 0},
+    }  # fmt: skip
+    async with empty_engine.begin() as conn:
+        for name, values in rows.items():
+            # Written as the version before did: the secret columns as plain text.
+            columns = [
+                column(c.name, Text() if isinstance(c.type, EncryptedText) else c.type)
+                for c in metadata.tables[name].columns
+                if c.name in values
+            ]
+            await conn.execute(insert(table(name, *columns)).values(values))
+    await upgrade(empty_engine)
+    async with empty_engine.connect() as conn:
+        for name in rows:
+            assert (await conn.execute(text(f"SELECT count(*) FROM {name}"))).scalar_one() == 1, name
+        kept = (await conn.execute(text("SELECT secret FROM totp_secrets"))).scalar_one()
+        assert kept == "JBSWY3DPEHPK3PXP"
+        if empty_engine.dialect.name == "sqlite":
+            assert (await conn.execute(text("PRAGMA integrity_check"))).scalar_one() == "ok"
+            assert (await conn.execute(text("PRAGMA foreign_key_check"))).all() == []
+    assert await _drift(empty_engine) == []

@@ -369,14 +369,14 @@ async def test_after_an_endpoint_asks_to_slow_down_its_other_deliveries_wait_too
 
 
 async def test_doctordesk_worker_delivers_what_the_server_queued(
-    client, login, demo, database_url, tmp_path, receiver, register
+    client, login, demo, database_url, settings, tmp_path, receiver, register
 ):
     endpoint = await register(receiver.url(), ["appointment.approved"])
     await approve(client, await login("doctor1"), aid(demo, REQUESTED))
     env = {
         **os.environ,
         "DOCTORDESK_DATABASE_URL": database_url,
-        "DOCTORDESK_DATA_DIR": str(tmp_path),
+        "DOCTORDESK_DATA_DIR": str(settings.data_dir),  # the server's, with its secrets key
         # The receiver is on loopback: the worker dials it only where private addresses are allowed.
         "DOCTORDESK_WEBHOOK_ALLOW_PRIVATE_ADDRESSES": "true",
     }

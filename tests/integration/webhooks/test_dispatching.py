@@ -107,7 +107,7 @@ class Meeting(Counting):
 async def test_concurrent_batch_claims_never_take_one_delivery_twice(runtime, demo, settings, receiver, register):
     await register(receiver.url(), ["appointment.approved"])
     await queue(runtime, demo, 200)
-    databases = [Database(settings.database_url) for _ in range(4)]
+    databases = [Database.from_settings(settings) for _ in range(4)]
     now = runtime.clock.now()
     try:
 
@@ -130,7 +130,7 @@ async def test_two_running_dispatchers_deliver_every_event_once(runtime, demo, s
     endpoint = await register(receiver.url(), ["appointment.approved"])
     await queue(runtime, demo, 150)
     receiver.delay = 0.005
-    databases = [Database(settings.database_url) for _ in range(2)]
+    databases = [Database.from_settings(settings) for _ in range(2)]
     both_leased = asyncio.Barrier(2)  # neither sends before both hold a batch: a busy machine cannot let one take all
     # A long lease and a long timeout: a delivery left waiting past half its lease is given back, and a request that
     # times out is sent again; either is leased twice (counted twice), which a slow machine must not bring about.
@@ -314,7 +314,7 @@ async def test_a_killed_workers_lease_is_retried_under_the_same_webhook_id(
     env = {
         **os.environ,
         "DOCTORDESK_DATABASE_URL": database_url,
-        "DOCTORDESK_DATA_DIR": str(tmp_path),
+        "DOCTORDESK_DATA_DIR": str(settings.data_dir),  # the server's, with its secrets key
         "DOCTORDESK_WEBHOOK_LEASE_SECONDS": "5",
         "DOCTORDESK_WEBHOOK_TIMEOUT_SECONDS": "1.5",
         "DOCTORDESK_WEBHOOK_POLL_SECONDS": "0.05",

@@ -53,7 +53,7 @@ async def test_the_worker_delivers_as_soon_as_the_server_queued_not_at_its_next_
     env = {
         **os.environ,
         "DOCTORDESK_DATABASE_URL": database_url,
-        "DOCTORDESK_DATA_DIR": str(tmp_path),
+        "DOCTORDESK_DATA_DIR": str(settings.data_dir),  # the server's, with its secrets key
         "DOCTORDESK_REDIS_URL": databases.redis_url(),
         "DOCTORDESK_REDIS_CHANNEL": channel,
         "DOCTORDESK_WEBHOOK_POLL_SECONDS": str(POLL_SECONDS),

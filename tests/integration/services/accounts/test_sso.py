@@ -10,7 +10,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, text
 
 from doctordesk.store.tables import AuditLog, User
 from tests.support.errors import assert_error
@@ -132,3 +132,15 @@ async def test_only_admins_configure_providers_and_the_secret_is_never_shown(cli
     )  # fmt: skip
     assert set(body["fields"]) == {"issuer", "default_role"}
     assert_error(await client.get("/auth/sso/nope/start"), 404, "NOT_FOUND")
+
+
+async def test_the_client_secret_is_stored_encrypted_and_still_authenticates_us_at_the_provider(
+    client, configured, provider, demo, runtime
+):
+    async with runtime.db.read() as session:
+        [stored] = (await session.execute(text("SELECT client_secret FROM sso_providers"))).scalars().all()
+    assert stored.startswith("fernet:") and provider.client_secret not in stored
+    # The provider's token endpoint takes only our client secret (client_secret_basic).
+    ticket = fragment(await sso_sign_in(client, provider, "anna"))["sso"]
+    signed_in = await client.post("/auth/sso/redeem", json={"ticket": ticket})
+    assert signed_in.status_code == 200 and signed_in.json()["user"]["id"] == demo.users["doctor1"]

@@ -21,7 +21,7 @@ from doctordesk.domain.fhir.errors import Gone, NotSupported, Unprocessable, Ver
 from doctordesk.domain.texts import N_, Text
 from doctordesk.i18n import _
 from doctordesk.web import errors as web_errors
-from doctordesk.web.errors import is_transient
+from doctordesk.web.errors import is_transient, log_unexpected
 from doctordesk.web.field_messages import field_message
 
 log = logging.getLogger(__name__)
@@ -165,7 +165,7 @@ def outcome_for(request: Request, exc: Exception) -> FhirResponse:
     if is_transient(exc):
         log.warning("database busy or unavailable: %s", exc)
         return error_response(e.ServiceBusy(retry_after=1))
-    log.exception("unexpected error in the FHIR interface", exc_info=exc)
+    log_unexpected(exc, "unexpected error in the FHIR interface")
     body = fhir.outcome([fhir.issue("INTERNAL_ERROR", _("Something went wrong on our side."))])
     return FhirResponse(body, status_code=500)
 

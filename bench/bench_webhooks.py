@@ -32,6 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import ROOT, free_port, own_postgres_databases, table
+from doctordesk.store.db import Database
+from doctordesk.store.encryption import SecretBox, new_key
 
 EVENTS = int(os.environ.get("BENCH_WEBHOOK_EVENTS", "20000"))
 WORKERS = int(os.environ.get("BENCH_WEBHOOK_WORKERS", "2"))
@@ -46,11 +48,21 @@ def postgres_server() -> str:
     )
 
 
+# One key for the run: this process stores the endpoint's signing secret, the workers read it.
+SECRETS_KEY = new_key()
+
+
+def database(url: str) -> Database:
+    """The benchmark's handle on ``url``, sealing secrets with the run's key."""
+    return Database(url, secret_box=SecretBox([SECRETS_KEY], source="the benchmark's key"))
+
+
 def environment(url: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("DOCTORDESK_") or "BENCH" in k or "TEST" in k}
     env.update(
         PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")])),
         DOCTORDESK_DATABASE_URL=url,
+        DOCTORDESK_SECRETS_KEY=SECRETS_KEY,  # the workers read the signing secret this process stored
         DOCTORDESK_PUSH_ADAPTER="none",
         DOCTORDESK_WEBHOOK_POLL_SECONDS="0.05",
         DOCTORDESK_WEBHOOK_BACKOFF_SECONDS="0.05",
@@ -125,11 +137,10 @@ async def prepare(url: str) -> tuple[list[int], str]:
     """The demo clinic in an empty database: its appointment ids and a new signing secret."""
     from doctordesk.domain.accounts.passwords import Passwords
     from doctordesk.services.webhooks.endpoints import new_secret
-    from doctordesk.store.db import Database
     from doctordesk.store.migrate import upgrade
     from doctordesk.store.seed import demo as seed
 
-    db = Database(url)
+    db = database(url)
     try:
         await upgrade(db.engine)
         async with db.transaction() as session:
@@ -191,13 +202,11 @@ async def delivered_count(db: Any) -> int:
 async def run_case(
     url: str, appointments: list[int], secret: str, work: Path, *, label: str, fail_rate: float, restart: bool
 ) -> Result:
-    from doctordesk.store.db import Database
-
     env = environment(url)
     log = work / f"received-{fail_rate}-{restart}.log"
     receiver = Receiver(log, secret, fail_rate, env)
     receiver.start()
-    db = Database(url)
+    db = database(url)
     await register(db, receiver.url, secret)
     workers = [subprocess.Popen([sys.executable, "-m", "doctordesk.cli", "worker"], env=env) for _ in range(WORKERS)]
     try:

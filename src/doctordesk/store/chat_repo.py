@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import BigInteger, Table, and_, bindparam, func, literal, or_, select, tuple_, union_all
+from sqlalchemy import BigInteger, BindParameter, Table, and_, bindparam, func, or_, select, tuple_, union_all
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -224,56 +224,67 @@ def _mark_read_statement(dialect: str) -> Any:
 async def unread_counts(session: AsyncSession, reader_id: int, appointment_ids: Sequence[int]) -> dict[int, int]:
     """Unread messages per appointment for one reader (messages of others after the reader's read position),
     each counted up to ``COUNT_CAP`` (shown as "99+" beyond), so a thread of 50,000 unread messages costs what one
-    of 100 does. Threads whose newest message is the one the reader read last are not counted at all."""
+    of 100 does. Threads whose newest message is the one the reader read last are not counted at all.
+
+    Both statements are built once (per number of threads counted together) and run with parameters: every list
+    render reads them, and building and keying a UNION of a few dozen counts cost more than running it."""
     if not appointment_ids:
         return {}
     threads: Sequence[Any] = (
-        await session.execute(
-            select(ChatThread.id, ChatThread.appointment_id, ChatRead.message_created_at, ChatRead.message_id)
-            .outerjoin(ChatRead, and_(ChatRead.thread_id == ChatThread.id, ChatRead.user_id == reader_id))
-            .where(
-                ChatThread.appointment_id.in_(list(appointment_ids)),
-                or_(
-                    ChatRead.message_id.is_(None),
-                    ChatThread.last_message_id.is_(None),
-                    ChatThread.last_message_id != ChatRead.message_id,
-                ),
-            )
-        )
+        await session.execute(_unread_threads(), {"reader": reader_id, "ids": list(appointment_ids)})
     ).all()
     counts: dict[int, int] = {}
     for start in range(0, len(threads), UNREAD_BATCH):
-        parts: list[Any] = [
-            _unread_up_to_cap(reader_id, thread_id, appointment_id, read_at, read_id)
-            for thread_id, appointment_id, read_at, read_id in threads[start : start + UNREAD_BATCH]
-        ]
-        statement: Any = parts[0]
-        if len(parts) > 1:
-            statement = union_all(*parts)
-        for row in (await session.execute(statement)).all():
+        batch = threads[start : start + UNREAD_BATCH]
+        read = [t for t in batch if t.message_created_at is not None and t.message_id is not None]
+        never = [t for t in batch if t.message_created_at is None or t.message_id is None]
+        params: dict[str, Any] = {"reader": reader_id}
+        for i, t in enumerate([*read, *never]):
+            params[f"t{i}"], params[f"a{i}"] = t.id, t.appointment_id
+            if i < len(read):
+                params[f"at{i}"], params[f"id{i}"] = t.message_created_at, t.message_id
+        for row in (await session.execute(_unread_up_to_cap(len(read), len(never)), params)).all():
             if row[1]:
                 counts[int(row[0])] = int(row[1])
     return counts
 
 
-def _unread_up_to_cap(
-    reader_id: int, thread_id: int, appointment_id: int, read_at: datetime | None, read_id: int | None
-) -> Any:
-    """One thread's unread messages, counted along its (thread, time, id) index up to ``COUNT_CAP``."""
-    wanted = [ChatMessage.thread_id == thread_id, ChatMessage.sender_id != reader_id]
-    if read_at is not None and read_id is not None:
-        wanted += [
-            ChatMessage.created_at >= read_at,
-            or_(ChatMessage.created_at > read_at, ChatMessage.id > read_id),
-        ]
-    first = (
-        select(ChatMessage.id)
-        .where(*wanted)
-        .order_by(ChatMessage.created_at, ChatMessage.id)
-        .limit(COUNT_CAP)
-        .subquery()
+@functools.cache
+def _unread_threads() -> Any:
+    """The threads of the appointments ``ids`` with the reader's read position, unless it is their newest message."""
+    threads, reads = cast(Table, ChatThread.__table__).c, cast(Table, ChatRead.__table__)
+    return (
+        select(threads.id, threads.appointment_id, reads.c.message_created_at, reads.c.message_id)
+        .outerjoin(reads, and_(reads.c.thread_id == threads.id, reads.c.user_id == bindparam("reader")))
+        .where(
+            threads.appointment_id.in_(bindparam("ids", expanding=True)),
+            or_(
+                reads.c.message_id.is_(None),
+                threads.last_message_id.is_(None),
+                threads.last_message_id != reads.c.message_id,
+            ),
+        )
     )
-    return select(literal(appointment_id, BigInteger), func.count()).select_from(first)
+
+
+@functools.lru_cache(maxsize=256)
+def _unread_up_to_cap(read: int, never: int) -> Any:
+    """The unread counts of ``read`` threads the reader has a read position in (parameters ``t{i}``, ``a{i}``,
+    ``at{i}``, ``id{i}``), then of ``never`` threads they never read (``t{i}``, ``a{i}``), as one statement."""
+    parts = [_thread_unread(i, read=i < read) for i in range(read + never)]
+    return parts[0] if len(parts) == 1 else union_all(*parts)
+
+
+def _thread_unread(i: int, *, read: bool) -> Any:
+    """One thread's unread messages, counted along its (thread, time, id) index up to ``COUNT_CAP``."""
+    m = cast(Table, ChatMessage.__table__).c
+    wanted = [m.thread_id == bindparam(f"t{i}"), m.sender_id != bindparam("reader")]
+    if read:
+        at: BindParameter[datetime] = bindparam(f"at{i}")
+        last: BindParameter[int] = bindparam(f"id{i}")
+        wanted += [m.created_at >= at, or_(m.created_at > at, m.id > last)]
+    first = select(m.id).where(*wanted).order_by(m.created_at, m.id).limit(COUNT_CAP).subquery()
+    return select(bindparam(f"a{i}", type_=BigInteger), func.count()).select_from(first)
 
 
 async def add_attachment(

@@ -41,7 +41,6 @@ from doctordesk.services.appointments.reading import (
     position_of,
     view_columns,
     view_of_columns,
-    views_by_id,
     visibility,
     visibility_params,
     visible_to_bound,
@@ -67,13 +66,15 @@ _NOW: BindParameter[datetime] = bindparam("now")
 _UNDER_WAY: BindParameter[list[int]] = bindparam("under_way", expanding=True)
 
 
+@functools.lru_cache(maxsize=1024)
 def _section_parts(
     section: Section, *, under_way: bool, allowed: tuple[int, ...] | None
 ) -> tuple[tuple[Where, ...], ...]:
     """A section as consecutive runs in its order; a run is one or more strands (one status each) merged by their
     order. Every strand is a plain index range, so a page reads a page's worth of index entries however long the
     history (an IN over statuses would make the database walk every row of the doctor's range). ``allowed``: the
-    filter's statuses (None: all); ``under_way``: whether visits under way are shown apart (``_UNDER_WAY``)."""
+    filter's statuses (None: all); ``under_way``: whether visits under way are shown apart (``_UNDER_WAY``). Built
+    once per shape: every read of a section walks them, and the conditions are the same for every viewer."""
     start, status = _A.start_at, _A.status
 
     def each(statuses: tuple[int, ...], *where: ColumnElement[bool]) -> tuple[Where, ...]:
@@ -106,14 +107,16 @@ def _strands(
 
 
 def _first_pages_statement(shape: Visibility, keyed: list[tuple[StrandKey, Where]], limit: int) -> Any:
-    """The ids of the first ``limit`` rows of each strand, as one UNION ALL of their keyset reads."""
+    """The first ``limit`` rows of each strand with their views, in one statement: the strands' keyset reads as one
+    UNION ALL of ids (each its own index range), joined to what the views show."""
     members = []
     for n, ((section, _, _), where) in enumerate(keyed):
         order = keyset.ordered(_A.start_at, _A.id, descending=section.newest_first)
-        strand = visible_to_bound(select(literal(n).label("strand"), _A.id), shape).where(*where)
+        strand = visible_to_bound(select(literal(n).label("strand"), _A.id.label("first_id")), shape).where(*where)
         page = strand.order_by(*order).limit(limit).subquery()
-        members.append(select(page.c.strand, page.c.id))
-    return union_all(*members)
+        members.append(select(page.c.strand, page.c.first_id))
+    firsts = union_all(*members).subquery("firsts")
+    return view_columns().add_columns(firsts.c.strand).join(firsts, firsts.c.first_id == _A.id)
 
 
 @functools.lru_cache(maxsize=512)
@@ -164,8 +167,8 @@ class _Reader:
         return tuple(tuple((*w, *self.narrowed) for w in run) for run in runs)
 
     async def with_first_pages(self, sections: Iterable[Section], limit: int) -> _Reader:
-        """The reader with the first ``limit`` rows of every strand of ``sections`` read in two statements: the
-        strands' ids and starts as one UNION ALL of their keyset reads, then those rows' views."""
+        """The reader with the first ``limit`` rows of every strand of ``sections`` and their views, read in one
+        statement (``_first_pages_statement``)."""
         wanted, under_way = tuple(sections), bool(self.under_way)
         if self.narrowed:
             keyed = _strands(wanted, under_way=under_way, allowed=self.statuses, narrowed=self.narrowed)
@@ -174,14 +177,9 @@ class _Reader:
             keyed, statement = _first_pages_kept(self.shape, wanted, under_way, self.statuses, limit)
         if statement is None or not keyed:
             return self
-        found = (await self.session.execute(statement, self.params)).all()
-        views: dict[int, AppointmentView] = {}
-        if found:
-            rows = await self.session.execute(views_by_id(self.shape), {**self.params, "ids": [r.id for r in found]})
-            views = {v.id: v for v in map(view_of_columns, rows)}
         first: dict[StrandKey, list[AppointmentView]] = {key: [] for key, _ in keyed}
-        for row in found:
-            first[keyed[row.strand][0]].append(views[row.id])
+        for row in await self.session.execute(statement, self.params):
+            first[keyed[row.strand][0]].append(view_of_columns(row))
         for key, shown in first.items():
             shown.sort(key=position_of, reverse=key[0].newest_first)
         return replace(self, first=first, first_limit=limit)

@@ -233,12 +233,6 @@ def visible_to_bound(query: AnySelect, shape: Visibility) -> AnySelect:
 
 
 @functools.cache
-def views_by_id(shape: Visibility) -> Select[*tuple[Any, ...]]:
-    """The views of the appointments ``ids`` (an expanding parameter) that a viewer of ``shape`` may see."""
-    return visible_to_bound(view_columns().where(APPOINTMENTS.c.id.in_(bindparam("ids", expanding=True))), shape)
-
-
-@functools.cache
 def _one_statement(chat_setting: bool) -> Any:
     """One appointment with the names and place its view shows, as plain SQL built once (every chat send and
     poll reads one): no ORM entities."""

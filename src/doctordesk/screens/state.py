@@ -29,9 +29,9 @@ import secrets
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Hashable, Iterable
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -268,6 +268,51 @@ class PageCache:
             return entry
 
 
+class SharedRenders:
+    """The last poll render of each screen as one viewer sees it (``ScreenStates.page``'s ``shares``): the page and
+    its token's parts before the seal, by what the render read besides the topics and the clock. The same viewer's
+    other clients (devices, tabs) polling at the same revision are answered from it instead of rendering again."""
+
+    def __init__(self, size: int = 1024) -> None:
+        self._size = size
+        self._pages: OrderedDict[Hashable, tuple[Token, Page]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def put(self, key: Hashable, token: Token, page: Page) -> None:
+        with self._lock:
+            self._pages[key] = (token, page)
+            self._pages.move_to_end(key)
+            while len(self._pages) > self._size:
+                self._pages.popitem(last=False)
+
+    def get(self, key: Hashable) -> tuple[Token, Page] | None:
+        with self._lock:
+            return self._pages.get(key)
+
+
+class PatchCache:
+    """The patches from one cached page to another, by the two content hashes: clients showing the same page get
+    the same patches to the same new page, so a change seen by many clients of one viewer is diffed once."""
+
+    def __init__(self, size: int = 1024) -> None:
+        self._size = size
+        self._patches: OrderedDict[tuple[str, str], list[dict[str, Any]]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def diff(self, old_hash: str, old: list[dict[str, Any]], new_hash: str, new: list[dict[str, Any]]) -> list[Any]:
+        """``diff(old, new)``, from memory when these two pages were diffed before (a new list each time)."""
+        key = (old_hash, new_hash)
+        with self._lock:
+            known = self._patches.get(key)
+        if known is None:
+            known = diff(old, new)
+            with self._lock:
+                self._patches[key] = known
+                while len(self._patches) > self._size:
+                    self._patches.popitem(last=False)
+        return list(known)
+
+
 class ScreenStates:
     """Issues state tokens, keeps the pages handed out and tells listeners who was shown which screen; one per
     process, shared by every screen (each request's screen is a ``screens.viewing.Viewing``).
@@ -281,6 +326,8 @@ class ScreenStates:
         self.cache = PageCache(cache_size)
         self.max_age = max_age
         self.listeners: list[ShownListener] = []
+        self.shared = SharedRenders()
+        self.patches = PatchCache()
         # Tokens are this process's, unless it shares a bus that hands every process one key (``share_key``).
         self._key = secrets.token_bytes(32)
 
@@ -316,14 +363,33 @@ class ScreenStates:
         for listener in self.listeners:
             listener(viewer, shown, opened=opened)
 
-    async def page(self, topics: Iterable[str], now: float, render: Render, *, viewer: Viewer) -> Page:
-        """Render a page and give it its state token, bound to ``viewer``."""
+    async def page(
+        self, topics: Iterable[str], now: float, render: Render, *, viewer: Viewer, shares: Hashable | None = None
+    ) -> Page:
+        """Render a page and give it its state token, bound to ``viewer``.
+
+        ``shares``: everything the render reads besides the screen's topics and the clock (the actor, the screen's
+        windows, filter, layout, ...), when the caller knows it. Then a page rendered for the same viewer (user and
+        role), in the same language, for the same ``shares``, at the same revision of the topics and still current
+        by its token (``current``: not past its ``until``, younger than the max age) is handed out again instead of
+        rendering: it is what the render would show, by the same rule that lets an unchanged poll skip it. Its
+        token keeps that render's issue time and is sealed for this ``viewer`` (each client's token stays bound to
+        its viewer; another user or role never shares, as the viewer is part of the key)."""
         topics = tuple(topics)
         epoch, stamp = self.revisions.epoch, self.revisions.stamp(topics)
+        key = (shares, viewer.bound_to, topics, i18n.current()) if shares is not None else None
+        if key is not None:
+            known = self.shared.get(key)
+            if known is not None and self.current(known[0], stamp, now):
+                page = replace(known[1])
+                page.state = str(self._seal(known[0], viewer, topics))
+                return page
         page = await render()
         content_hash = page.content_hash()
         self.cache.put(content_hash, page.elements_json())
         token = Token(epoch, stamp, int(now), i18n.current(), content_hash, until_of(page, now))
+        if key is not None:
+            self.shared.put(key, token, replace(page))
         page.state = str(self._seal(token, viewer, topics))
         return page
 
@@ -395,4 +461,8 @@ class ScreenStates:
         if old_token is not None and new_token is not None and old_token.content == new_token.content:
             return []
         old = self.cache.get(old_token.content) if old_token is not None else None
-        return diff(old, page.elements_json()) if old is not None else [p_reset(page.elements_json())]
+        if old is None or old_token is None:
+            return [p_reset(page.elements_json())]
+        if new_token is None:
+            return diff(old, page.elements_json())
+        return self.patches.diff(old_token.content, old, new_token.content, page.elements_json())

@@ -279,19 +279,21 @@ async def read_sections(
 def _viewing(
     rt: Runtime, actor: Actor, windows: Windows, f: ListFilter, *, layout: Layout, client_id: str | None
 ) -> Viewing:
-    timeout = rt.settings.poll_list_seconds
+    timeout, size = rt.settings.poll_list_seconds, rt.settings.list_page_size
     now = rt.clock.now()
 
     async def render() -> Page:
         async with rt.db.read() as session:
-            size = rt.settings.list_page_size
             sections = await read_sections(session, actor, now=now, windows=windows, size=size, f=f)
             told = await notices.open_notices(session, actor.user_id)
         page = screen.render(sections.shown, actor, now=now, layout=layout, timeout=timeout, notices=told, f=f)
         return lasting(page, sections.edge)
 
     viewer = Viewer.of(actor, client_id)
-    return Viewing(rt.screens, rt.wall(), viewer, screen.shown(actor), timeout, render)
+    # What the render reads besides the topics and the clock: one render serves the viewer's clients that poll the
+    # same list (the sign-in behind each request aside: it changes nothing the list shows).
+    shares = (screen.SCREEN, replace(actor, token_id=None), layout, f, tuple(sorted(windows.items())), timeout, size)
+    return Viewing(rt.screens, rt.wall(), viewer, screen.shown(actor), timeout, render, shares)
 
 
 def _paged(rt: Runtime, actor: Actor, f: ListFilter, *, layout: Layout, client_id: str | None) -> PagedScreen:

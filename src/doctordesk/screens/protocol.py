@@ -146,7 +146,12 @@ def for_layout(elements: Iterable[Element], layout: Layout) -> tuple[Element, ..
     for e in elements:
         if e.platform is not None and e.platform != layout:
             continue
-        kept.append(replace(e, children=for_layout(e.children, layout)) if e.children else e)
+        if e.children:
+            children = for_layout(e.children, layout)
+            # An element whose subtree loses nothing is kept as it is (no copy of every container per render).
+            if len(children) != len(e.children) or any(a is not b for a, b in zip(children, e.children, strict=True)):
+                e = replace(e, children=children)
+        kept.append(e)
     return tuple(kept)
 
 

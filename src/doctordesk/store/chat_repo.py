@@ -10,10 +10,10 @@ import functools
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, cast
 
-from sqlalchemy import BigInteger, BindParameter, Table, and_, bindparam, func, or_, select, tuple_, union_all
+from sqlalchemy import BigInteger, Table, and_, bindparam, func, literal, or_, select, tuple_
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -27,8 +27,6 @@ from doctordesk.store.tables import User
 # A window is everything from the client's oldest shown message on; this bounds it (a client that loaded more
 # than this many older messages gets the newest ones only after a poll re-renders).
 MAX_WINDOW = 5000
-# Threads counted per statement (SQLite allows 500 parts in a compound SELECT).
-UNREAD_BATCH = 200
 
 
 THREADS = cast(Table, ChatThread.__table__)
@@ -226,35 +224,43 @@ async def unread_counts(session: AsyncSession, reader_id: int, appointment_ids: 
     each counted up to ``COUNT_CAP`` (shown as "99+" beyond), so a thread of 50,000 unread messages costs what one
     of 100 does. Threads whose newest message is the one the reader read last are not counted at all.
 
-    Both statements are built once (per number of threads counted together) and run with parameters: every list
-    render reads them, and building and keying a UNION of a few dozen counts cost more than running it."""
+    One statement, built once: every list render reads it, and building and keying a UNION of a count per thread
+    (as this was) cost more than running it."""
     if not appointment_ids:
         return {}
-    threads: Sequence[Any] = (
-        await session.execute(_unread_threads(), {"reader": reader_id, "ids": list(appointment_ids)})
-    ).all()
-    counts: dict[int, int] = {}
-    for start in range(0, len(threads), UNREAD_BATCH):
-        batch = threads[start : start + UNREAD_BATCH]
-        read = [t for t in batch if t.message_created_at is not None and t.message_id is not None]
-        never = [t for t in batch if t.message_created_at is None or t.message_id is None]
-        params: dict[str, Any] = {"reader": reader_id}
-        for i, t in enumerate([*read, *never]):
-            params[f"t{i}"], params[f"a{i}"] = t.id, t.appointment_id
-            if i < len(read):
-                params[f"at{i}"], params[f"id{i}"] = t.message_created_at, t.message_id
-        for row in (await session.execute(_unread_up_to_cap(len(read), len(never)), params)).all():
-            if row[1]:
-                counts[int(row[0])] = int(row[1])
-    return counts
+    rows = await session.execute(_unread(), {"reader": reader_id, "ids": list(appointment_ids)})
+    return {int(appointment_id): int(unread) for appointment_id, unread in rows.all() if unread}
+
+
+# Before every message: the read position of a reader who never read a thread.
+_NEVER_READ = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 @functools.cache
-def _unread_threads() -> Any:
-    """The threads of the appointments ``ids`` with the reader's read position, unless it is their newest message."""
-    threads, reads = cast(Table, ChatThread.__table__).c, cast(Table, ChatRead.__table__)
+def _unread() -> Any:
+    """Per thread of the appointments ``ids`` whose newest message is not the one the reader read last: the
+    appointment and its unread count, each count a correlated read along the thread's (thread, time, id) index from
+    the reader's position (the start for a thread never read), up to ``COUNT_CAP`` rows."""
+    threads_table, reads = cast(Table, ChatThread.__table__), cast(Table, ChatRead.__table__)
+    threads, m = threads_table.c, cast(Table, ChatMessage.__table__).c
+    read_at = func.coalesce(reads.c.message_created_at, literal(_NEVER_READ, type_=reads.c.message_created_at.type))
+    read_id = func.coalesce(reads.c.message_id, 0)
+    first = (
+        select(m.id)
+        .where(
+            m.thread_id == threads.id,
+            m.sender_id != bindparam("reader"),
+            m.created_at >= read_at,
+            or_(m.created_at > read_at, m.id > read_id),
+        )
+        .order_by(m.created_at, m.id)
+        .limit(COUNT_CAP)
+        .correlate(threads_table, reads)  # the outer row's thread and read position, through the derived table
+        .subquery()
+    )
+    unread = select(func.count()).select_from(first).scalar_subquery()
     return (
-        select(threads.id, threads.appointment_id, reads.c.message_created_at, reads.c.message_id)
+        select(threads.appointment_id, unread)
         .outerjoin(reads, and_(reads.c.thread_id == threads.id, reads.c.user_id == bindparam("reader")))
         .where(
             threads.appointment_id.in_(bindparam("ids", expanding=True)),
@@ -265,26 +271,6 @@ def _unread_threads() -> Any:
             ),
         )
     )
-
-
-@functools.lru_cache(maxsize=256)
-def _unread_up_to_cap(read: int, never: int) -> Any:
-    """The unread counts of ``read`` threads the reader has a read position in (parameters ``t{i}``, ``a{i}``,
-    ``at{i}``, ``id{i}``), then of ``never`` threads they never read (``t{i}``, ``a{i}``), as one statement."""
-    parts = [_thread_unread(i, read=i < read) for i in range(read + never)]
-    return parts[0] if len(parts) == 1 else union_all(*parts)
-
-
-def _thread_unread(i: int, *, read: bool) -> Any:
-    """One thread's unread messages, counted along its (thread, time, id) index up to ``COUNT_CAP``."""
-    m = cast(Table, ChatMessage.__table__).c
-    wanted = [m.thread_id == bindparam(f"t{i}"), m.sender_id != bindparam("reader")]
-    if read:
-        at: BindParameter[datetime] = bindparam(f"at{i}")
-        last: BindParameter[int] = bindparam(f"id{i}")
-        wanted += [m.created_at >= at, or_(m.created_at > at, m.id > last)]
-    first = select(m.id).where(*wanted).order_by(m.created_at, m.id).limit(COUNT_CAP).subquery()
-    return select(bindparam(f"a{i}", type_=BigInteger), func.count()).select_from(first)
 
 
 async def add_attachment(

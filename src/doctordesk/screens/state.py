@@ -22,13 +22,12 @@ another's token from memory (``Revisions``).
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import math
 import secrets
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Hashable, Iterable
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
@@ -37,7 +36,9 @@ from typing import Any, Protocol
 
 from doctordesk import i18n
 from doctordesk.domain.roles import Actor
-from doctordesk.screens.protocol import Page, Parts, content_hash, diff, p_reset
+from doctordesk.screens.hashing import Parts, content_hash
+from doctordesk.screens.page_caches import PageCache, PatchCache, SharedRenders
+from doctordesk.screens.protocol import Page, diff, p_reset
 
 Render = Callable[[], Awaitable[Page]]
 SEAL_CHARS = 24  # hex digits of the HMAC kept: 96 bits
@@ -239,80 +240,6 @@ def until_of(page: Page, now: float) -> int:
     return 0 if moment is None else max(math.floor(moment.timestamp()), 1)
 
 
-class PageCache:
-    """The last pages handed out, by content hash, so a changed poll can be answered with a diff; with a page
-    made from another, the canonical JSON of the elements it was made of (``protocol.content_hash``'s parts)."""
-
-    def __init__(self, size: int = 4096) -> None:
-        self._size = size
-        self._pages: OrderedDict[str, tuple[list[dict[str, Any]], Parts | None]] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def put(self, key: str, elements: list[dict[str, Any]], parts: Parts | None = None) -> None:
-        with self._lock:
-            self._pages[key] = (elements, parts)
-            self._pages.move_to_end(key)
-            while len(self._pages) > self._size:
-                self._pages.popitem(last=False)
-
-    def get(self, key: str) -> list[dict[str, Any]] | None:
-        found = self.entry(key)
-        return found[0] if found is not None else None
-
-    def entry(self, key: str) -> tuple[list[dict[str, Any]], Parts | None] | None:
-        """The page and its parts (None: not known)."""
-        with self._lock:
-            entry = self._pages.get(key)
-            if entry is not None:
-                self._pages.move_to_end(key)
-            return entry
-
-
-class SharedRenders:
-    """The last poll render of each screen as one viewer sees it (``ScreenStates.page``'s ``shares``): the page and
-    its token's parts before the seal, by what the render read besides the topics and the clock. The same viewer's
-    other clients (devices, tabs) polling at the same revision are answered from it instead of rendering again."""
-
-    def __init__(self, size: int = 1024) -> None:
-        self._size = size
-        self._pages: OrderedDict[Hashable, tuple[Token, Page]] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def put(self, key: Hashable, token: Token, page: Page) -> None:
-        with self._lock:
-            self._pages[key] = (token, page)
-            self._pages.move_to_end(key)
-            while len(self._pages) > self._size:
-                self._pages.popitem(last=False)
-
-    def get(self, key: Hashable) -> tuple[Token, Page] | None:
-        with self._lock:
-            return self._pages.get(key)
-
-
-class PatchCache:
-    """The patches from one cached page to another, by the two content hashes: clients showing the same page get
-    the same patches to the same new page, so a change seen by many clients of one viewer is diffed once."""
-
-    def __init__(self, size: int = 1024) -> None:
-        self._size = size
-        self._patches: OrderedDict[tuple[str, str], list[dict[str, Any]]] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def diff(self, old_hash: str, old: list[dict[str, Any]], new_hash: str, new: list[dict[str, Any]]) -> list[Any]:
-        """``diff(old, new)``, from memory when these two pages were diffed before (a new list each time)."""
-        key = (old_hash, new_hash)
-        with self._lock:
-            known = self._patches.get(key)
-        if known is None:
-            known = diff(old, new)
-            with self._lock:
-                self._patches[key] = known
-                while len(self._patches) > self._size:
-                    self._patches.popitem(last=False)
-        return list(known)
-
-
 class ScreenStates:
     """Issues state tokens, keeps the pages handed out and tells listeners who was shown which screen; one per
     process, shared by every screen (each request's screen is a ``screens.viewing.Viewing``).
@@ -326,7 +253,7 @@ class ScreenStates:
         self.cache = PageCache(cache_size)
         self.max_age = max_age
         self.listeners: list[ShownListener] = []
-        self.shared = SharedRenders()
+        self.shared: SharedRenders[Token] = SharedRenders()
         self.patches = PatchCache()
         # Tokens are this process's, unless it shares a bus that hands every process one key (``share_key``).
         self._key = secrets.token_bytes(32)
@@ -374,24 +301,48 @@ class ScreenStates:
         by its token (``current``: not past its ``until``, younger than the max age) is handed out again instead of
         rendering: it is what the render would show, by the same rule that lets an unchanged poll skip it. Its
         token keeps that render's issue time and is sealed for this ``viewer`` (each client's token stays bound to
-        its viewer; another user or role never shares, as the viewer is part of the key)."""
+        its viewer; another user or role never shares, as the viewer is part of the key). A poll that finds such a
+        render under way waits for it rather than rendering beside it (a real-time message sends all the viewer's
+        clients to poll at once)."""
         topics = tuple(topics)
         epoch, stamp = self.revisions.epoch, self.revisions.stamp(topics)
         key = (shares, viewer.bound_to, topics, i18n.current()) if shares is not None else None
-        if key is not None:
-            known = self.shared.get(key)
-            if known is not None and self.current(known[0], stamp, now):
-                page = replace(known[1])
-                page.state = str(self._seal(known[0], viewer, topics))
-                return page
+        if key is None:
+            return self._sealed(await self._render(render, epoch, stamp, now), viewer, topics)
+        known = await self._shared(key, epoch, stamp, now)
+        if known is not None:
+            return self._sealed((known[0], replace(known[1])), viewer, topics)
+        done, result = self.shared.begin(key, (epoch, stamp)), None
+        try:
+            token, page = await self._render(render, epoch, stamp, now)
+            result = (token, replace(page))
+            self.shared.put(key, *result)
+        finally:
+            self.shared.end(key, done, result)
+        return self._sealed((token, page), viewer, topics)
+
+    async def _render(self, render: Render, epoch: str, stamp: int, now: float) -> tuple[Token, Page]:
         page = await render()
         content_hash = page.content_hash()
         self.cache.put(content_hash, page.elements_json())
-        token = Token(epoch, stamp, int(now), i18n.current(), content_hash, until_of(page, now))
-        if key is not None:
-            self.shared.put(key, token, replace(page))
+        return Token(epoch, stamp, int(now), i18n.current(), content_hash, until_of(page, now)), page
+
+    def _sealed(self, rendered: tuple[Token, Page], viewer: Viewer, topics: tuple[str, ...]) -> Page:
+        token, page = rendered
         page.state = str(self._seal(token, viewer, topics))
         return page
+
+    async def _shared(self, key: Hashable, epoch: str, stamp: int, now: float) -> tuple[Token, Page] | None:
+        """The shared render of ``key`` that is current at ``stamp`` and ``now``: kept, or under way (waited for)."""
+        known = self.shared.get(key)
+        if known is not None and self.current(known[0], stamp, now):
+            return known
+        under_way = self.shared.under_way(key, (epoch, stamp))
+        if under_way is not None:
+            known = await asyncio.shield(under_way)
+            if known is not None and self.current(known[0], stamp, now):
+                return known
+        return None
 
     def unchanged(self, token: str | None, topics: Iterable[str], now: float, *, viewer: Viewer) -> bool:
         """True when ``token`` was issued to ``viewer`` and nothing the screen shows can have changed since

@@ -18,8 +18,8 @@ from doctordesk.domain.events import (
     doctor_topic,
     patient_topic,
 )
+from doctordesk.screens.page_caches import PageCache
 from doctordesk.screens.protocol import apply
-from doctordesk.screens.state import PageCache
 from doctordesk.services.appointments import list_screen
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.tables import Appointment

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from doctordesk.screens.hashing import canonical, content_hash, parts_of
 from doctordesk.screens.protocol import (
     ATTRIBUTE_DEFAULTS,
     ATTRIBUTES,
@@ -21,8 +22,6 @@ from doctordesk.screens.protocol import (
     PatchError,
     UpdateSet,
     apply,
-    canonical,
-    content_hash,
     diff,
     el,
     error_body,
@@ -34,7 +33,6 @@ from doctordesk.screens.protocol import (
     p_replace,
     p_reset,
     p_update,
-    parts_of,
     walk,
 )
 

@@ -5,7 +5,10 @@ an action's answer never do; each client's token stays sealed for its own viewer
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime
+
+import pytest
 
 from doctordesk import i18n
 from doctordesk.screens.protocol import Page, apply, el
@@ -139,3 +142,63 @@ async def test_without_inputs_a_screen_never_shares() -> None:
     await viewing(states, counter, TAB_1, inputs=None).poll(first.state)
     await viewing(states, counter, TAB_2, inputs=None).poll(second.state)
     assert counter.renders == 2
+
+
+class Slow(Counter):
+    """A render that waits until let go (``fail``: then raises instead of returning its page)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.go = asyncio.Event()
+        self.fail = False
+
+    def render_for(self, viewer: Viewer) -> object:
+        fast = super().render_for(viewer)
+
+        async def render() -> Page:
+            self.renders += 1
+            await self.go.wait()
+            if self.fail:
+                self.fail = False
+                raise RuntimeError("the database went away")
+            self.renders -= 1  # counted above
+            return await fast()  # type: ignore[operator,no-any-return]
+
+        return render
+
+
+async def test_clients_polling_at_once_wait_for_the_one_render_under_way() -> None:
+    states, counter = ScreenStates(Revisions()), Slow()
+    counter.go.set()
+    first, second = await opened_then_changed(states, counter, TAB_1, TAB_2)
+    counter.go.clear()
+    polls = [
+        asyncio.create_task(viewing(states, counter, v).poll(p.state)) for v, p in ((TAB_1, first), (TAB_2, second))
+    ]
+    await asyncio.sleep(0)
+    counter.go.set()
+    a, b = await asyncio.gather(*polls)
+    assert counter.renders == 1
+    assert a.state == b.state and a.patches == b.patches != []
+
+
+async def test_when_the_render_under_way_fails_or_is_cancelled_the_waiting_poll_renders_itself() -> None:
+    for ending in ("fails", "cancelled"):
+        states, counter = ScreenStates(Revisions()), Slow()
+        counter.go.set()
+        first, second = await opened_then_changed(states, counter, TAB_1, TAB_2)
+        counter.go.clear()
+        counter.fail = ending == "fails"
+        doomed = asyncio.create_task(viewing(states, counter, TAB_1).poll(first.state))
+        await asyncio.sleep(0)
+        waiting = asyncio.create_task(viewing(states, counter, TAB_2).poll(second.state))
+        await asyncio.sleep(0)
+        if ending == "cancelled":
+            doomed.cancel()
+        counter.go.set()
+        update = await waiting
+        with pytest.raises((RuntimeError, asyncio.CancelledError)):
+            await doomed
+        fresh = await viewing(states, counter, TAB_2).page()
+        assert apply(second.elements_json(), update.patches) == fresh.elements_json(), ending
+        assert counter.renders == 3, ending  # the doomed one, the waiting poll's own, the PUT

@@ -1,10 +1,12 @@
 """The appointment list screen: each section read on its own terms (``domain/appointments/list_sections.py``), each
 paged with "show more" through a keyset window carried in the state token (``screens/windows.py``).
 
-A first PUT costs the same whatever the history: the first pages of every section's strands in one statement (a
-UNION ALL of keyset reads, each its own index range) and their rows in a second, plus a capped count per section
-that goes on, one read of the visits under way, one grouped unread count. A section the client paged through with
-"show more" reads its strands on their own.
+A first PUT costs the same whatever the history: the first pages of every section's strands with their rows in one
+statement (a UNION ALL of keyset reads, each its own index range, joined to the rows' names and places), plus a
+capped count per section that goes on, one read of the visits under way, one unread count statement. A section the
+client paged through with "show more" reads its strands on their own. A list without a filter's days or names runs
+statements built once per shape, its moment, visits under way and viewer as parameters (every render of every open
+list reads them: building them cost more than running them, docs/benchmarks.md).
 """
 
 from __future__ import annotations

@@ -162,11 +162,18 @@ def walk(elements: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
 
 
 def check_unique_ids(elements: Iterable[dict[str, Any]]) -> None:
+    # A loop over a stack, not ``walk``'s nested generators: every render checks its whole page.
     seen: set[str] = set()
-    for e in walk(elements):
-        if e["id"] in seen:
-            raise ValueError(f"element id {e['id']!r} appears twice in one page")
-        seen.add(e["id"])
+    stack = list(elements)
+    while stack:
+        e = stack.pop()
+        element_id = e["id"]
+        if element_id in seen:
+            raise ValueError(f"element id {element_id!r} appears twice in one page")
+        seen.add(element_id)
+        children = e.get("children")
+        if children:
+            stack.extend(children)
 
 
 @dataclass(slots=True)

@@ -142,23 +142,27 @@ async def _one(
 
 
 def view_of_columns(row: Any) -> AppointmentView:
-    """The view of a ``view_columns`` row."""
+    """The view of a ``view_columns`` row (unpacked by position: a list render makes one per row it shows, and
+    reading a row's columns by name costs several times more)."""
+    (id_, status, start, duration, doctor_id, doctor_name, location_id, location_name, timezone, patient_id,
+     patient_name, service, chat_enabled, disclaimer_required, prescription_needed, version, updated_at, request_note,
+     decline_reason) = row[:19]  # fmt: skip
     return AppointmentView(
-        id=row.id,
-        status=Status(row.status),
-        start=row.start_at,
-        duration_minutes=row.duration_minutes,
-        doctor=Party(row.doctor_id, row.doctor_name),
-        location=Place(row.location_id, row.location_name, row.timezone),
-        patient=Party(row.patient_id, row.patient_name),
-        service=row.service,
-        chat_enabled=row.chat_enabled,
-        disclaimer_required=row.disclaimer_required,
-        prescription_needed=row.prescription_needed,
-        version=row.version,
-        updated_at=row.updated_at,
-        request_note=row.request_note,
-        decline_reason=row.decline_reason,
+        id=id_,
+        status=Status(status),
+        start=start,
+        duration_minutes=duration,
+        doctor=Party(doctor_id, doctor_name),
+        location=Place(location_id, location_name, timezone),
+        patient=Party(patient_id, patient_name),
+        service=service,
+        chat_enabled=chat_enabled,
+        disclaimer_required=disclaimer_required,
+        prescription_needed=prescription_needed,
+        version=version,
+        updated_at=updated_at,
+        request_note=request_note,
+        decline_reason=decline_reason,
     )
 
 

@@ -5,12 +5,12 @@ Shapes and rules: docs/protocol.md."""
 from __future__ import annotations
 
 import copy
-import hashlib
-import json
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal
+
+from doctordesk.screens.hashing import content_hash
 
 Layout = Literal["desktop", "mobile"]
 LAYOUTS: tuple[Layout, ...] = ("desktop", "mobile")
@@ -32,6 +32,8 @@ ATTRIBUTE_DEFAULTS: dict[str, Any] = {
     "props": None,
 }
 ATTRIBUTES = tuple(ATTRIBUTE_DEFAULTS)
+_ON: Any = True
+_OFF: Any = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,16 +96,37 @@ class Element:
             object.__setattr__(self, "id", self.ref)
 
     def to_json(self) -> dict[str, Any]:
+        """The element as JSON: id, ref, type, then each attribute in ``ATTRIBUTES``' order that differs from its
+        default, then the children. Spelled out attribute by attribute (a loop over ``ATTRIBUTES`` with
+        ``getattr`` cost a third of a list render's serialization); ``test_protocol`` holds it to the table."""
         out: dict[str, Any] = {"id": self.id, "ref": self.ref, "type": self.type}
-        for name in ATTRIBUTES:
-            value = getattr(self, name)
-            if value == ATTRIBUTE_DEFAULTS[name]:
-                continue
-            if name == "options":
-                value = [o.to_json() for o in value]
-            elif name == "action":
-                value = value.to_json()
-            out[name] = value
+        if self.label is not None:
+            out["label"] = self.label
+        if self.value is not None:
+            out["value"] = self.value
+        if self.name is not None:
+            out["name"] = self.name
+        if self.placeholder is not None:
+            out["placeholder"] = self.placeholder
+        if self.options is not None:
+            out["options"] = [o.to_json() for o in self.options]
+        # Compared as the table's defaults are (``==``: a 1 from a database row is the default True).
+        if self.enabled != _ON:
+            out["enabled"] = self.enabled
+        if self.visible != _ON:
+            out["visible"] = self.visible
+        if self.highlighted != _OFF:
+            out["highlighted"] = self.highlighted
+        if self.error is not None:
+            out["error"] = self.error
+        if self.warning is not None:
+            out["warning"] = self.warning
+        if self.platform is not None:
+            out["platform"] = self.platform
+        if self.action is not None:
+            out["action"] = self.action.to_json()
+        if self.props is not None:
+            out["props"] = self.props
         if self.children:
             out["children"] = [c.to_json() for c in self.children]
         return out
@@ -122,7 +145,12 @@ def for_layout(elements: Iterable[Element], layout: Layout) -> tuple[Element, ..
     for e in elements:
         if e.platform is not None and e.platform != layout:
             continue
-        kept.append(replace(e, children=for_layout(e.children, layout)) if e.children else e)
+        if e.children:
+            children = for_layout(e.children, layout)
+            # An element whose subtree loses nothing is kept as it is (no copy of every container per render).
+            if len(children) != len(e.children) or any(a is not b for a, b in zip(children, e.children, strict=True)):
+                e = replace(e, children=children)
+        kept.append(e)
     return tuple(kept)
 
 
@@ -134,57 +162,18 @@ def walk(elements: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
 
 
 def check_unique_ids(elements: Iterable[dict[str, Any]]) -> None:
+    # A loop over a stack, not ``walk``'s nested generators: every render checks its whole page.
     seen: set[str] = set()
-    for e in walk(elements):
-        if e["id"] in seen:
-            raise ValueError(f"element id {e['id']!r} appears twice in one page")
-        seen.add(e["id"])
-
-
-def canonical(value: Any) -> str:
-    """The one JSON text of a value that hashes name pages by: sorted keys, no spaces."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
-
-
-def fingerprint(value: Any) -> str:
-    """A short stable hash of a JSON value (used for state tokens and the page cache)."""
-    return hashlib.blake2b(canonical(value).encode(), digest_size=12).hexdigest()
-
-
-# The canonical JSON of some element dicts of one page, by the dicts' identity (valid while the page holds them).
-Parts = dict[int, str]
-
-
-def content_hash(
-    screen: str, title: str, poll: str, elements: list[dict[str, Any]], *, parts: Parts | None = None
-) -> str:
-    """What names a page in the page cache and its state token: equal for equal pages, however they were made.
-    ``parts``: the canonical JSON of some of the page's elements, used instead of serializing them again (the
-    same text: the same hash), so a page made from a cached one by a few changes is hashed without serializing
-    what it shares with it."""
-    if not parts:
-        return fingerprint([screen, title, poll, elements])
-    text = f"[{canonical(screen)},{canonical(title)},{canonical(poll)},{_joined(elements, parts)}]"
-    return hashlib.blake2b(text.encode(), digest_size=12).hexdigest()
-
-
-def _joined(value: Any, parts: Parts) -> str:
-    """``canonical(value)``, taking the elements ``parts`` knows from it."""
-    if isinstance(value, list):
-        return "[" + ",".join([parts.get(id(v)) or _joined(v, parts) for v in value]) + "]"
-    if isinstance(value, dict):
-        known = parts.get(id(value))
-        if known is not None:
-            return known
-        if "children" in value:
-            return "{" + ",".join([f"{canonical(k)}:{_joined(value[k], parts)}" for k in sorted(value)]) + "}"
-    return canonical(value)
-
-
-def parts_of(elements: Iterable[dict[str, Any]], known: Parts | None) -> Parts:
-    """The canonical JSON of each of ``elements``, from ``known`` where it has them."""
-    known = known or {}
-    return {id(e): known.get(id(e)) or canonical(e) for e in elements}
+    stack = list(elements)
+    while stack:
+        e = stack.pop()
+        element_id = e["id"]
+        if element_id in seen:
+            raise ValueError(f"element id {element_id!r} appears twice in one page")
+        seen.add(element_id)
+        children = e.get("children")
+        if children:
+            stack.extend(children)
 
 
 @dataclass(slots=True)

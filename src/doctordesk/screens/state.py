@@ -22,22 +22,23 @@ another's token from memory (``Revisions``).
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import math
 import secrets
-import threading
 import time
-from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Hashable, Iterable
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Protocol
 
 from doctordesk import i18n
 from doctordesk.domain.roles import Actor
-from doctordesk.screens.protocol import Page, Parts, content_hash, diff, p_reset
+from doctordesk.screens.hashing import Parts, content_hash
+from doctordesk.screens.page_caches import PageCache, PatchCache, SharedRenders
+from doctordesk.screens.protocol import Page, diff, p_reset
 
 Render = Callable[[], Awaitable[Page]]
 SEAL_CHARS = 24  # hex digits of the HMAC kept: 96 bits
@@ -239,35 +240,6 @@ def until_of(page: Page, now: float) -> int:
     return 0 if moment is None else max(math.floor(moment.timestamp()), 1)
 
 
-class PageCache:
-    """The last pages handed out, by content hash, so a changed poll can be answered with a diff; with a page
-    made from another, the canonical JSON of the elements it was made of (``protocol.content_hash``'s parts)."""
-
-    def __init__(self, size: int = 4096) -> None:
-        self._size = size
-        self._pages: OrderedDict[str, tuple[list[dict[str, Any]], Parts | None]] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def put(self, key: str, elements: list[dict[str, Any]], parts: Parts | None = None) -> None:
-        with self._lock:
-            self._pages[key] = (elements, parts)
-            self._pages.move_to_end(key)
-            while len(self._pages) > self._size:
-                self._pages.popitem(last=False)
-
-    def get(self, key: str) -> list[dict[str, Any]] | None:
-        found = self.entry(key)
-        return found[0] if found is not None else None
-
-    def entry(self, key: str) -> tuple[list[dict[str, Any]], Parts | None] | None:
-        """The page and its parts (None: not known)."""
-        with self._lock:
-            entry = self._pages.get(key)
-            if entry is not None:
-                self._pages.move_to_end(key)
-            return entry
-
-
 class ScreenStates:
     """Issues state tokens, keeps the pages handed out and tells listeners who was shown which screen; one per
     process, shared by every screen (each request's screen is a ``screens.viewing.Viewing``).
@@ -281,6 +253,8 @@ class ScreenStates:
         self.cache = PageCache(cache_size)
         self.max_age = max_age
         self.listeners: list[ShownListener] = []
+        self.shared: SharedRenders[Token] = SharedRenders()
+        self.patches = PatchCache()
         # Tokens are this process's, unless it shares a bus that hands every process one key (``share_key``).
         self._key = secrets.token_bytes(32)
 
@@ -316,16 +290,59 @@ class ScreenStates:
         for listener in self.listeners:
             listener(viewer, shown, opened=opened)
 
-    async def page(self, topics: Iterable[str], now: float, render: Render, *, viewer: Viewer) -> Page:
-        """Render a page and give it its state token, bound to ``viewer``."""
+    async def page(
+        self, topics: Iterable[str], now: float, render: Render, *, viewer: Viewer, shares: Hashable | None = None
+    ) -> Page:
+        """Render a page and give it its state token, bound to ``viewer``.
+
+        ``shares``: everything the render reads besides the screen's topics and the clock (the actor, the screen's
+        windows, filter, layout, ...), when the caller knows it. Then a page rendered for the same viewer (user and
+        role), in the same language, for the same ``shares``, at the same revision of the topics and still current
+        by its token (``current``: not past its ``until``, younger than the max age) is handed out again instead of
+        rendering: it is what the render would show, by the same rule that lets an unchanged poll skip it. Its
+        token keeps that render's issue time and is sealed for this ``viewer`` (each client's token stays bound to
+        its viewer; another user or role never shares, as the viewer is part of the key). A poll that finds such a
+        render under way waits for it rather than rendering beside it (a real-time message sends all the viewer's
+        clients to poll at once)."""
         topics = tuple(topics)
         epoch, stamp = self.revisions.epoch, self.revisions.stamp(topics)
+        key = (shares, viewer.bound_to, topics, i18n.current()) if shares is not None else None
+        if key is None:
+            return self._sealed(await self._render(render, epoch, stamp, now), viewer, topics)
+        known = await self._shared(key, epoch, stamp, now)
+        if known is not None:
+            return self._sealed((known[0], replace(known[1])), viewer, topics)
+        done, result = self.shared.begin(key, (epoch, stamp)), None
+        try:
+            token, page = await self._render(render, epoch, stamp, now)
+            result = (token, replace(page))
+            self.shared.put(key, *result)
+        finally:
+            self.shared.end(key, done, result)
+        return self._sealed((token, page), viewer, topics)
+
+    async def _render(self, render: Render, epoch: str, stamp: int, now: float) -> tuple[Token, Page]:
         page = await render()
         content_hash = page.content_hash()
         self.cache.put(content_hash, page.elements_json())
-        token = Token(epoch, stamp, int(now), i18n.current(), content_hash, until_of(page, now))
+        return Token(epoch, stamp, int(now), i18n.current(), content_hash, until_of(page, now)), page
+
+    def _sealed(self, rendered: tuple[Token, Page], viewer: Viewer, topics: tuple[str, ...]) -> Page:
+        token, page = rendered
         page.state = str(self._seal(token, viewer, topics))
         return page
+
+    async def _shared(self, key: Hashable, epoch: str, stamp: int, now: float) -> tuple[Token, Page] | None:
+        """The shared render of ``key`` that is current at ``stamp`` and ``now``: kept, or under way (waited for)."""
+        known = self.shared.get(key)
+        if known is not None and self.current(known[0], stamp, now):
+            return known
+        under_way = self.shared.under_way(key, (epoch, stamp))
+        if under_way is not None:
+            known = await asyncio.shield(under_way)
+            if known is not None and self.current(known[0], stamp, now):
+                return known
+        return None
 
     def unchanged(self, token: str | None, topics: Iterable[str], now: float, *, viewer: Viewer) -> bool:
         """True when ``token`` was issued to ``viewer`` and nothing the screen shows can have changed since
@@ -395,4 +412,8 @@ class ScreenStates:
         if old_token is not None and new_token is not None and old_token.content == new_token.content:
             return []
         old = self.cache.get(old_token.content) if old_token is not None else None
-        return diff(old, page.elements_json()) if old is not None else [p_reset(page.elements_json())]
+        if old is None or old_token is None:
+            return [p_reset(page.elements_json())]
+        if new_token is None:
+            return diff(old, page.elements_json())
+        return self.patches.diff(old_token.content, old, new_token.content, page.elements_json())

@@ -9,6 +9,7 @@ client's screen from its next poll. An unchanged poll stays what it was: no rend
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass
 
 from doctordesk.screens.protocol import Page, UpdateSet
@@ -23,6 +24,10 @@ class Viewing:
     shown: Shown
     timeout: int  # the screen's poll interval, seconds
     render: Render
+    # Everything the render reads besides the topics and the clock, when the screen can say (``ScreenStates.page``):
+    # then the same viewer's clients polling at the same revision share one render. Only polls share: a page (PUT)
+    # and the answer to an action render afresh, as they may follow a change whose event is still on its way.
+    shares: Hashable | None = None
 
     async def page(self) -> Page:
         """The whole page, with its state token (PUT)."""
@@ -38,14 +43,17 @@ class Viewing:
             if self.shown.repeatable:
                 unchanged_answer.set(Unchanged(self.viewer, self.shown, token))
         else:
-            update = await self.refresh(token)
+            update = await self._rendered(token, shares=self.shares)
         self.states.shown_to(self.viewer, self.shown, opened=False)
         return update
 
     async def refresh(self, token: str | None) -> UpdateSet:
         """The screen rendered now as patches to the client's page (a reset when that page is not known): the
         answer to an action on the screen."""
-        page = await self.states.page(self.shown.topics, self.now, self.render, viewer=self.viewer)
+        return await self._rendered(token, shares=None)
+
+    async def _rendered(self, token: str | None, *, shares: Hashable | None) -> UpdateSet:
+        page = await self.states.page(self.shown.topics, self.now, self.render, viewer=self.viewer, shares=shares)
         return UpdateSet(
             screen=page.screen,
             state=page.state,

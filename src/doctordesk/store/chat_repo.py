@@ -10,10 +10,10 @@ import functools
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, cast
 
-from sqlalchemy import BigInteger, Table, and_, bindparam, func, literal, or_, select, tuple_, union_all
+from sqlalchemy import BigInteger, Table, and_, bindparam, func, literal, or_, select, tuple_
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -27,8 +27,6 @@ from doctordesk.store.tables import User
 # A window is everything from the client's oldest shown message on; this bounds it (a client that loaded more
 # than this many older messages gets the newest ones only after a poll re-renders).
 MAX_WINDOW = 5000
-# Threads counted per statement (SQLite allows 500 parts in a compound SELECT).
-UNREAD_BATCH = 200
 
 
 THREADS = cast(Table, ChatThread.__table__)
@@ -224,56 +222,55 @@ def _mark_read_statement(dialect: str) -> Any:
 async def unread_counts(session: AsyncSession, reader_id: int, appointment_ids: Sequence[int]) -> dict[int, int]:
     """Unread messages per appointment for one reader (messages of others after the reader's read position),
     each counted up to ``COUNT_CAP`` (shown as "99+" beyond), so a thread of 50,000 unread messages costs what one
-    of 100 does. Threads whose newest message is the one the reader read last are not counted at all."""
+    of 100 does. Threads whose newest message is the one the reader read last are not counted at all.
+
+    One statement, built once: every list render reads it, and building and keying a UNION of a count per thread
+    (as this was) cost more than running it."""
     if not appointment_ids:
         return {}
-    threads: Sequence[Any] = (
-        await session.execute(
-            select(ChatThread.id, ChatThread.appointment_id, ChatRead.message_created_at, ChatRead.message_id)
-            .outerjoin(ChatRead, and_(ChatRead.thread_id == ChatThread.id, ChatRead.user_id == reader_id))
-            .where(
-                ChatThread.appointment_id.in_(list(appointment_ids)),
-                or_(
-                    ChatRead.message_id.is_(None),
-                    ChatThread.last_message_id.is_(None),
-                    ChatThread.last_message_id != ChatRead.message_id,
-                ),
-            )
-        )
-    ).all()
-    counts: dict[int, int] = {}
-    for start in range(0, len(threads), UNREAD_BATCH):
-        parts: list[Any] = [
-            _unread_up_to_cap(reader_id, thread_id, appointment_id, read_at, read_id)
-            for thread_id, appointment_id, read_at, read_id in threads[start : start + UNREAD_BATCH]
-        ]
-        statement: Any = parts[0]
-        if len(parts) > 1:
-            statement = union_all(*parts)
-        for row in (await session.execute(statement)).all():
-            if row[1]:
-                counts[int(row[0])] = int(row[1])
-    return counts
+    rows = await session.execute(_unread(), {"reader": reader_id, "ids": list(appointment_ids)})
+    return {int(appointment_id): int(unread) for appointment_id, unread in rows.all() if unread}
 
 
-def _unread_up_to_cap(
-    reader_id: int, thread_id: int, appointment_id: int, read_at: datetime | None, read_id: int | None
-) -> Any:
-    """One thread's unread messages, counted along its (thread, time, id) index up to ``COUNT_CAP``."""
-    wanted = [ChatMessage.thread_id == thread_id, ChatMessage.sender_id != reader_id]
-    if read_at is not None and read_id is not None:
-        wanted += [
-            ChatMessage.created_at >= read_at,
-            or_(ChatMessage.created_at > read_at, ChatMessage.id > read_id),
-        ]
+# Before every message: the read position of a reader who never read a thread.
+_NEVER_READ = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+@functools.cache
+def _unread() -> Any:
+    """Per thread of the appointments ``ids`` whose newest message is not the one the reader read last: the
+    appointment and its unread count, each count a correlated read along the thread's (thread, time, id) index from
+    the reader's position (the start for a thread never read), up to ``COUNT_CAP`` rows."""
+    threads_table, reads = cast(Table, ChatThread.__table__), cast(Table, ChatRead.__table__)
+    threads, m = threads_table.c, cast(Table, ChatMessage.__table__).c
+    read_at = func.coalesce(reads.c.message_created_at, literal(_NEVER_READ, type_=reads.c.message_created_at.type))
+    read_id = func.coalesce(reads.c.message_id, 0)
     first = (
-        select(ChatMessage.id)
-        .where(*wanted)
-        .order_by(ChatMessage.created_at, ChatMessage.id)
+        select(m.id)
+        .where(
+            m.thread_id == threads.id,
+            m.sender_id != bindparam("reader"),
+            m.created_at >= read_at,
+            or_(m.created_at > read_at, m.id > read_id),
+        )
+        .order_by(m.created_at, m.id)
         .limit(COUNT_CAP)
+        .correlate(threads_table, reads)  # the outer row's thread and read position, through the derived table
         .subquery()
     )
-    return select(literal(appointment_id, BigInteger), func.count()).select_from(first)
+    unread = select(func.count()).select_from(first).scalar_subquery()
+    return (
+        select(threads.appointment_id, unread)
+        .outerjoin(reads, and_(reads.c.thread_id == threads.id, reads.c.user_id == bindparam("reader")))
+        .where(
+            threads.appointment_id.in_(bindparam("ids", expanding=True)),
+            or_(
+                reads.c.message_id.is_(None),
+                threads.last_message_id.is_(None),
+                threads.last_message_id != reads.c.message_id,
+            ),
+        )
+    )
 
 
 async def add_attachment(

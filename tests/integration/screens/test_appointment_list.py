@@ -18,8 +18,9 @@ from doctordesk.domain.events import (
     doctor_topic,
     patient_topic,
 )
+from doctordesk.screens.page_caches import PageCache
 from doctordesk.screens.protocol import apply
-from doctordesk.screens.state import PageCache
+from doctordesk.services.appointments import list_screen
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.tables import Appointment
 
@@ -116,6 +117,42 @@ async def test_a_status_change_by_someone_else_reaches_the_poll_as_patches(clien
     update = await _poll(client, doctor.headers, old["state"])
     assert update["patches"] and not any(p["op"] == "reset" for p in update["patches"])
     assert_patched_equals_fresh(old, update, await _put(client, doctor.headers))
+
+
+async def test_one_doctors_devices_share_a_render_and_each_gets_the_patches_to_a_fresh_page(
+    client, login, demo, runtime, monkeypatch
+):
+    """A change renders the list once for one viewer's clients polling at the same revision (two sign-ins of one
+    doctor, two devices); another user polling the same change renders their own."""
+    reads = 0
+    read_sections = list_screen.read_sections
+
+    async def counted(*args: Any, **kwargs: Any) -> Any:
+        nonlocal reads
+        reads += 1
+        return await read_sections(*args, **kwargs)
+
+    monkeypatch.setattr(list_screen, "read_sections", counted)
+    phone = {**(await login("doctor1")).headers, "X-Client-Id": "phone"}
+    desk = {**(await login("doctor1")).headers, "X-Client-Id": "desk"}
+    support = {**(await login("support1")).headers, "X-Client-Id": "support"}
+    old = {name: await _put(client, h) for name, h in (("phone", phone), ("desk", desk), ("support", support))}
+    await change_status(runtime, demo.appointments[0], Status.APPROVED)
+    reads = 0
+    on_phone = await _poll(client, phone, old["phone"]["state"])
+    on_desk = await _poll(client, desk, old["desk"]["state"])
+    assert reads == 1
+    for_support = await _poll(client, support, old["support"]["state"])
+    assert reads == 2
+    assert on_phone["patches"] and on_desk["patches"] and for_support["patches"]
+    assert_patched_equals_fresh(old["phone"], on_phone, await _put(client, phone))
+    assert_patched_equals_fresh(old["desk"], on_desk, await _put(client, desk))
+    assert_patched_equals_fresh(old["support"], for_support, await _put(client, support))
+    assert on_phone["state"] == on_desk["state"] != for_support["state"]
+    # Each token is its viewer's: the doctor's next poll is unchanged, the support agent's token is no token to them.
+    assert (await _poll(client, desk, on_phone["state"]))["patches"] == []
+    stranger = await _poll(client, support, on_phone["state"])
+    assert [p["op"] for p in stranger["patches"]] == ["reset"]
 
 
 async def test_a_new_appointment_appears_in_the_poll(client, login, demo, runtime):

@@ -12,8 +12,8 @@ from sqlalchemy import insert, select
 from doctordesk.domain.appointments.list_sections import Section, section_of
 from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.roles import Actor
+from doctordesk.screens.page_caches import PageCache
 from doctordesk.screens.protocol import apply
-from doctordesk.screens.state import PageCache
 from doctordesk.services.accounts.auth import authenticate
 from doctordesk.services.appointments.reading import list_appointments
 from doctordesk.store.tables import Appointment

@@ -276,3 +276,57 @@ async def test_messages_at_the_same_instant_as_the_read_position_count_by_their_
     await send(client, support, a, "third, same instant")
     listing = (await client.put("/profile/appointments", headers=doctor.headers)).json()
     assert _by_id(listing["elements"])[f"unread-{a}"]["value"] == "2"
+
+
+async def test_unread_counts_of_many_threads_in_one_list_are_each_threads_own(client, login, demo, runtime, clock):
+    """One statement counts every thread of the list: one the reader never opened, one read part way, one read to
+    its newest message (not counted) and one without messages."""
+    runtime.settings.chat_send_per_minute = 0
+    doctor, support = await login("doctor1"), await login("support1")
+    listing = (await client.put("/profile/appointments", headers=doctor.headers)).json()
+    rows = [e["props"]["appointment"] for e in walk(listing["elements"]) if e["type"] == "Row"]
+    never, part_way, read_all, silent = rows[:4]
+    for _ in range(3):
+        assert (await send(client, support, never, "to a thread never opened")).status_code == 200
+    assert (await send(client, doctor, part_way, "read up to here")).status_code == 200
+    await _bulk_messages(runtime, part_way, support.user["id"], 4, clock)
+    for _ in range(2):
+        assert (await send(client, support, read_all, "answered below")).status_code == 200
+    assert (await send(client, doctor, read_all, "the newest, the doctor's own")).status_code == 200
+    listing = (await client.put("/profile/appointments", headers=doctor.headers)).json()
+    shown = _by_id(listing["elements"])
+    assert (shown[f"unread-{never}"]["value"], shown[f"unread-{part_way}"]["value"]) == ("3", "4")
+    assert shown[f"unread-{read_all}"].get("visible") is False
+    assert shown[f"unread-{silent}"].get("visible") is False
+
+
+async def test_one_agents_tabs_share_a_thread_list_render_and_another_agent_renders_their_own(
+    client, login, demo, runtime, clock, monkeypatch
+):
+    from doctordesk.services.chat import threads
+
+    renders = 0
+    list_threads = threads.list_threads
+
+    async def counted(*args, **kwargs):
+        nonlocal renders
+        renders += 1
+        return await list_threads(*args, **kwargs)
+
+    monkeypatch.setattr(threads, "list_threads", counted)
+    doctor = await login("doctor1")
+    tab_1 = {**(await login("support1")).headers, "X-Client-Id": "tab-1"}
+    tab_2 = {**(await login("support1")).headers, "X-Client-Id": "tab-2"}
+    other = {**(await login("support2")).headers, "X-Client-Id": "other"}
+    pages = [(await client.put("/profile/messages/threads", headers=h)).json() for h in (tab_1, tab_2, other)]
+    await send(client, doctor, demo.appointments[0], "A new question")
+    renders = 0
+    updates = [
+        (await client.patch("/profile/messages/threads", headers={**h, "X-Screen-State": p["state"]})).json()
+        for h, p in zip((tab_1, tab_2, other), pages, strict=True)
+    ]
+    assert renders == 2  # the two tabs of support1 once, support2 on their own
+    for h, page, update in zip((tab_1, tab_2, other), pages, updates, strict=True):
+        fresh = (await client.put("/profile/messages/threads", headers=h)).json()
+        assert update["patches"] and apply(page["elements"], update["patches"]) == fresh["elements"]
+    assert updates[0]["state"] == updates[1]["state"] != updates[2]["state"]

@@ -11,15 +11,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from doctordesk.screens.hashing import canonical, content_hash, parts_of
 from doctordesk.screens.protocol import (
+    ATTRIBUTE_DEFAULTS,
+    ATTRIBUTES,
     Action,
+    Element,
     Option,
     Page,
     PatchError,
     UpdateSet,
     apply,
-    canonical,
-    content_hash,
     diff,
     el,
     error_body,
@@ -31,7 +33,6 @@ from doctordesk.screens.protocol import (
     p_replace,
     p_reset,
     p_update,
-    parts_of,
     walk,
 )
 
@@ -498,3 +499,49 @@ def test_a_hash_from_known_parts_is_the_pages_hash(pair, data):
     wrong = {**parts, id(nodes[0]): canonical({"not": "it"})} if nodes else {}
     if nodes:
         assert content_hash("s", "T ü", "/poll", page, parts=wrong) != content_hash("s", "T ü", "/poll", page)
+
+
+def _by_the_table(e: Element) -> dict[str, Any]:
+    """``Element.to_json`` as the attribute table says it: every attribute that differs from its default, in order."""
+    out: dict[str, Any] = {"id": e.id, "ref": e.ref, "type": e.type}
+    for name in ATTRIBUTES:
+        value = getattr(e, name)
+        if value == ATTRIBUTE_DEFAULTS[name]:
+            continue
+        out[name] = (
+            [o.to_json() for o in value] if name == "options" else value.to_json() if name == "action" else value
+        )
+    if e.children:
+        out["children"] = [_by_the_table(c) for c in e.children]
+    return out
+
+
+def test_an_elements_json_keeps_every_attribute_off_its_default_in_the_tables_order() -> None:
+    others: dict[str, Any] = {
+        "label": "L",
+        "value": 0,
+        "name": "n",
+        "placeholder": "p",
+        "options": (Option("a", "A"),),
+        "enabled": False,
+        "visible": False,
+        "highlighted": True,
+        "error": "e",
+        "warning": "w",
+        "platform": "mobile",
+        "action": Action("POST", "/x", form="f"),
+        "props": {},
+    }
+    assert set(others) == set(ATTRIBUTES)
+    everything = Element("all", "Card", **others, children=(el("child", "Text", value=""),))
+    assert list(everything.to_json()) == ["id", "ref", "type", *ATTRIBUTES, "children"]
+    assert everything.to_json() == _by_the_table(everything)
+    for name, value in others.items():
+        one = Element("one", "Text", **{name: value})
+        assert list(one.to_json().items()) == list(_by_the_table(one).items()), name
+    # Defaults as the table compares them: a 1 or 0 read from a database row is the default True or False.
+    assert Element("d", "Text", enabled=1, visible=1, highlighted=0).to_json() == {
+        "id": "d",
+        "ref": "d",
+        "type": "Text",
+    }

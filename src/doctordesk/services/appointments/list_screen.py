@@ -1,21 +1,25 @@
 """The appointment list screen: each section read on its own terms (``domain/appointments/list_sections.py``), each
 paged with "show more" through a keyset window carried in the state token (``screens/windows.py``).
 
-A first PUT costs the same whatever the history: the first pages of every section's strands in one statement (a
-UNION ALL of keyset reads, each its own index range) and their rows in a second, plus a capped count per section
-that goes on, one read of the visits under way, one grouped unread count. A section the client paged through with
-"show more" reads its strands on their own.
+A first PUT costs the same whatever the history: the first pages of every section's strands with their rows in one
+statement (a UNION ALL of keyset reads, each its own index range, joined to the rows' names and places), plus a
+capped count per section that goes on, one read of the visits under way, one unread count statement. A section the
+client paged through with "show more" reads its strands on their own. A list without a filter's days or names runs
+statements built once per shape, its moment, visits under way and viewer as parameters (every render of every open
+list reads them: building them cost more than running them, docs/benchmarks.md).
 """
 
 from __future__ import annotations
 
+import functools
 import heapq
 import itertools
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from typing import Any
 
-from sqlalchemy import ColumnElement, func, literal, select, union_all
+from sqlalchemy import BindParameter, ColumnElement, Select, bindparam, func, literal, select, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.appointments.list_filter import ListFilter, filter_token, parse_filter, split_filter
@@ -33,10 +37,19 @@ from doctordesk.screens.viewing import Viewing
 from doctordesk.screens.windows import Windows
 from doctordesk.services import show_more
 from doctordesk.services.appointments import list_search, notices
-from doctordesk.services.appointments.reading import base_query, position_of, view_of, visible_to, with_unread
+from doctordesk.services.appointments.reading import (
+    APPOINTMENTS,
+    Visibility,
+    position_of,
+    view_columns,
+    view_of_columns,
+    visibility,
+    visibility_params,
+    visible_to_bound,
+    with_unread,
+)
 from doctordesk.services.show_more import Bound, PagedScreen, Take
 from doctordesk.store import keyset
-from doctordesk.store.tables import Appointment
 
 KEYS = tuple(s.value for s in Section)
 _CLOSED = (int(Status.DECLINED), int(Status.CANCELED), int(Status.COMPLETED), int(Status.NO_SHOW))
@@ -47,6 +60,86 @@ _COUNTED = (Section.NEEDS_DECISION, Section.WAITING, Section.UPCOMING)
 Where = tuple[ColumnElement[bool], ...]
 NO_FILTER = ListFilter()
 StrandKey = tuple[Section, int, int]  # a section's run and the strand in it
+_A = APPOINTMENTS.c
+# The reads' moving parts are parameters, so the statements of an unfiltered list are built once per shape and kept
+# (building a statement and its cache key cost more than running it): the moment (``now``, ``since``), the visits
+# under way (``under_way``, an expanding list) and the viewer (``visibility_params``).
+_NOW: BindParameter[datetime] = bindparam("now")
+_UNDER_WAY: BindParameter[list[int]] = bindparam("under_way", expanding=True)
+
+
+@functools.lru_cache(maxsize=1024)
+def _section_parts(
+    section: Section, *, under_way: bool, allowed: tuple[int, ...] | None
+) -> tuple[tuple[Where, ...], ...]:
+    """A section as consecutive runs in its order; a run is one or more strands (one status each) merged by their
+    order. Every strand is a plain index range, so a page reads a page's worth of index entries however long the
+    history (an IN over statuses would make the database walk every row of the doctor's range). ``allowed``: the
+    filter's statuses (None: all); ``under_way``: whether visits under way are shown apart (``_UNDER_WAY``). Built
+    once per shape: every read of a section walks them, and the conditions are the same for every viewer."""
+    start, status = _A.start_at, _A.status
+
+    def each(statuses: tuple[int, ...], *where: ColumnElement[bool]) -> tuple[Where, ...]:
+        return tuple((status == s, *where) for s in statuses if allowed is None or s in allowed)
+
+    if section is Section.NEEDS_DECISION:
+        return (each((int(Status.REQUESTED),), start > _NOW),)
+    if section is Section.WAITING:
+        return (each(_PENDING, start > _NOW),)
+    future_approved = each((int(Status.APPROVED),), start > _NOW)
+    if section is Section.UPCOMING:
+        if not under_way or (allowed is not None and int(Status.APPROVED) not in allowed):
+            return (future_approved,)
+        return (((_A.id.in_(_UNDER_WAY),),), future_approved)
+    # Past and closed, newest first: closed ones whose time is still ahead, then everything that started.
+    started: Where = (start <= _NOW, _A.id.not_in(_UNDER_WAY)) if under_way else (start <= _NOW,)
+    return (each(_CLOSED, start > _NOW), each(allowed, *started) if allowed is not None else (started,))
+
+
+def _strands(
+    sections: Iterable[Section], *, under_way: bool, allowed: tuple[int, ...] | None, narrowed: Where
+) -> list[tuple[StrandKey, Where]]:
+    """Every strand of ``sections``, keyed by where it stands, each narrowed by ``narrowed`` (the filter's)."""
+    return [
+        ((section, r, s), (*where, *narrowed))
+        for section in sections
+        for r, run in enumerate(_section_parts(section, under_way=under_way, allowed=allowed))
+        for s, where in enumerate(run)
+    ]
+
+
+def _first_pages_statement(shape: Visibility, keyed: list[tuple[StrandKey, Where]], limit: int) -> Any:
+    """The first ``limit`` rows of each strand with their views, in one statement: the strands' keyset reads as one
+    UNION ALL of ids (each its own index range), joined to what the views show."""
+    members = []
+    for n, ((section, _, _), where) in enumerate(keyed):
+        order = keyset.ordered(_A.start_at, _A.id, descending=section.newest_first)
+        strand = visible_to_bound(select(literal(n).label("strand"), _A.id.label("first_id")), shape).where(*where)
+        page = strand.order_by(*order).limit(limit).subquery()
+        members.append(select(page.c.strand, page.c.first_id))
+    firsts = union_all(*members).subquery("firsts")
+    return view_columns().add_columns(firsts.c.strand).join(firsts, firsts.c.first_id == _A.id)
+
+
+@functools.lru_cache(maxsize=512)
+def _first_pages_kept(
+    shape: Visibility,
+    sections: tuple[Section, ...],
+    under_way: bool,
+    allowed: tuple[int, ...] | None,
+    limit: int,
+) -> tuple[list[tuple[StrandKey, Where]], Any]:
+    """``_first_pages_statement`` of a list without a filter's days or names, built once per shape (a few dozen
+    shapes at most: viewer kinds × sections read × visits under way or not × status filters × page sizes)."""
+    keyed = _strands(sections, under_way=under_way, allowed=allowed, narrowed=())
+    return keyed, _first_pages_statement(shape, keyed, limit)
+
+
+@functools.cache
+def _under_way_statement(shape: Visibility) -> Select[Any]:
+    return visible_to_bound(select(_A.id, _A.start_at, _A.duration_minutes), shape).where(
+        _A.status == int(Status.APPROVED), _A.start_at > bindparam("since"), _A.start_at <= _NOW
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,62 +156,32 @@ class _Reader:
     # Strands' first rows read together (``with_first_pages``), up to ``first_limit`` each.
     first: dict[StrandKey, list[AppointmentView]] | None = None
     first_limit: int = 0
+    params: dict[str, Any] = field(default_factory=dict)  # the reads' parameters (``_NOW``, ``_UNDER_WAY``, viewer)
+
+    @property
+    def shape(self) -> Visibility:
+        return visibility(self.actor)
 
     def parts(self, section: Section) -> tuple[tuple[Where, ...], ...]:
-        """A section as consecutive runs in its order; a run is one or more strands (one status each) merged by
-        their order. Every strand is a plain index range, so a page reads a page's worth of index entries however
-        long the history (an IN over statuses would make the database walk every row of the doctor's range).
-        A filter drops the strands of other statuses and narrows the rest (its days, its patients)."""
-        return tuple(tuple((*w, *self.narrowed) for w in run) for run in self._parts(section))
-
-    def _parts(self, section: Section) -> tuple[tuple[Where, ...], ...]:
-        start, status, now, allowed = Appointment.start_at, Appointment.status, self.now, self.statuses
-
-        def each(statuses: tuple[int, ...], *where: ColumnElement[bool]) -> tuple[Where, ...]:
-            return tuple((status == s, *where) for s in statuses if allowed is None or s in allowed)
-
-        if section is Section.NEEDS_DECISION:
-            return (each((int(Status.REQUESTED),), start > now),)
-        if section is Section.WAITING:
-            return (each(_PENDING, start > now),)
-        future_approved = each((int(Status.APPROVED),), start > now)
-        if section is Section.UPCOMING:
-            if not self.under_way or (allowed is not None and int(Status.APPROVED) not in allowed):
-                return (future_approved,)
-            return (((Appointment.id.in_(self.under_way),),), future_approved)
-        # Past and closed, newest first: closed ones whose time is still ahead, then everything that started.
-        started: Where = (start <= now, Appointment.id.not_in(self.under_way)) if self.under_way else (start <= now,)
-        return (each(_CLOSED, start > now), each(allowed, *started) if allowed is not None else (started,))
-
-    def strands(self, sections: Iterable[Section]) -> list[tuple[StrandKey, Where]]:
-        """Every strand of ``sections``, keyed by where it stands."""
-        return [
-            ((section, r, s), where)
-            for section in sections
-            for r, run in enumerate(self.parts(section))
-            for s, where in enumerate(run)
-        ]
+        """A section as consecutive runs of strands (``_section_parts``), narrowed by the filter's days and
+        patients and without the strands of statuses it leaves out."""
+        runs = _section_parts(section, under_way=bool(self.under_way), allowed=self.statuses)
+        return tuple(tuple((*w, *self.narrowed) for w in run) for run in runs)
 
     async def with_first_pages(self, sections: Iterable[Section], limit: int) -> _Reader:
-        """The reader with the first ``limit`` rows of every strand of ``sections`` read in two statements: the
-        strands' ids and starts as one UNION ALL of their keyset reads, then those rows' views."""
-        keyed = self.strands(sections)
-        if not keyed:
+        """The reader with the first ``limit`` rows of every strand of ``sections`` and their views, read in one
+        statement (``_first_pages_statement``)."""
+        wanted, under_way = tuple(sections), bool(self.under_way)
+        if self.narrowed:
+            keyed = _strands(wanted, under_way=under_way, allowed=self.statuses, narrowed=self.narrowed)
+            statement = _first_pages_statement(self.shape, keyed, limit) if keyed else None
+        else:
+            keyed, statement = _first_pages_kept(self.shape, wanted, under_way, self.statuses, limit)
+        if statement is None or not keyed:
             return self
-        members = []
-        for n, ((section, _, _), where) in enumerate(keyed):
-            order = keyset.ordered(Appointment.start_at, Appointment.id, descending=section.newest_first)
-            strand = visible_to(select(literal(n).label("strand"), Appointment.id), self.actor).where(*where)
-            page = strand.order_by(*order).limit(limit).subquery()
-            members.append(select(page.c.strand, page.c.id))
-        found = (await self.session.execute(union_all(*members))).all()
-        views: dict[int, AppointmentView] = {}
-        if found:
-            rows = visible_to(base_query(), self.actor).where(Appointment.id.in_({r.id for r in found}))
-            views = {v.id: v for v in map(view_of, await self.session.execute(rows))}
         first: dict[StrandKey, list[AppointmentView]] = {key: [] for key, _ in keyed}
-        for row in found:
-            first[keyed[row.strand][0]].append(views[row.id])
+        for row in await self.session.execute(statement, self.params):
+            first[keyed[row.strand][0]].append(view_of_columns(row))
         for key, shown in first.items():
             shown.sort(key=position_of, reverse=key[0].newest_first)
         return replace(self, first=first, first_limit=limit)
@@ -137,12 +200,12 @@ class _Reader:
             known = self._first(key, bound, limit)
             if known is not None:
                 return known
-            query = visible_to(base_query(), self.actor).where(*where)
+            query = visible_to_bound(view_columns(), self.shape).where(*where)
             if bound is not None:
                 edge = keyset.through if bound.through else keyset.beyond
-                query = query.where(edge(Appointment.start_at, Appointment.id, bound.position, descending=descending))
-            query = query.order_by(*keyset.ordered(Appointment.start_at, Appointment.id, descending=descending))
-            return [view_of(r) for r in await self.session.execute(query.limit(limit))]
+                query = query.where(edge(_A.start_at, _A.id, bound.position, descending=descending))
+            query = query.order_by(*keyset.ordered(_A.start_at, _A.id, descending=descending))
+            return [view_of_columns(r) for r in await self.session.execute(query.limit(limit), self.params)]
 
         async def take(bound: Bound | None, limit: int) -> list[AppointmentView]:
             views: list[AppointmentView] = []
@@ -163,10 +226,10 @@ class _Reader:
         for where in itertools.chain.from_iterable(self.parts(section)):
             # Ordered as the index is: without it PostgreSQL may expect the first hundred rows anywhere in a
             # sequential scan, and the rows it wants lie at the end of the table.
-            strand = visible_to(select(Appointment.id), self.actor).where(*where)
-            order = keyset.ordered(Appointment.start_at, Appointment.id)
+            strand = visible_to_bound(select(_A.id), self.shape).where(*where)
+            order = keyset.ordered(_A.start_at, _A.id)
             capped = strand.order_by(*order).limit(COUNT_CAP).subquery()
-            total += await self.session.scalar(select(func.count()).select_from(capped)) or 0
+            total += await self.session.scalar(select(func.count()).select_from(capped), self.params) or 0
         return min(total, COUNT_CAP)
 
     async def read(self, section: Section, window: Position | None, size: int) -> Slice[AppointmentView]:
@@ -177,20 +240,18 @@ class _Reader:
 
 
 async def _reader(session: AsyncSession, actor: Actor, now: datetime, f: ListFilter = NO_FILTER) -> _Reader:
-    candidates = visible_to(select(Appointment.id, Appointment.start_at, Appointment.duration_minutes), actor).where(
-        Appointment.status == int(Status.APPROVED),
-        Appointment.start_at > now - MAX_VISIT,
-        Appointment.start_at <= now,
-    )
-    rows = (await session.execute(candidates)).all()
+    params: dict[str, Any] = {**visibility_params(actor), "now": now}
+    candidates = _under_way_statement(visibility(actor))
+    rows = (await session.execute(candidates, {**params, "since": now - MAX_VISIT})).all()
     ends = {r.id: r.start_at + timedelta(minutes=r.duration_minutes) for r in rows}
     under_way = tuple(sorted(i for i, end in ends.items() if end > now))
     under_way_ends = tuple(ends[i] for i in under_way)
+    params["under_way"] = list(under_way)
     if not f.active:
-        return _Reader(session, actor, now, under_way, under_way_ends)
+        return _Reader(session, actor, now, under_way, under_way_ends, params=params)
     narrowed = await list_search.narrowing(session, actor, f)
     statuses = tuple(int(s) for s in f.statuses) if f.statuses else None
-    return _Reader(session, actor, now, under_way, under_way_ends, narrowed, statuses)
+    return _Reader(session, actor, now, under_way, under_way_ends, narrowed, statuses, params=params)
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,19 +281,21 @@ async def read_sections(
 def _viewing(
     rt: Runtime, actor: Actor, windows: Windows, f: ListFilter, *, layout: Layout, client_id: str | None
 ) -> Viewing:
-    timeout = rt.settings.poll_list_seconds
+    timeout, size = rt.settings.poll_list_seconds, rt.settings.list_page_size
     now = rt.clock.now()
 
     async def render() -> Page:
         async with rt.db.read() as session:
-            size = rt.settings.list_page_size
             sections = await read_sections(session, actor, now=now, windows=windows, size=size, f=f)
             told = await notices.open_notices(session, actor.user_id)
         page = screen.render(sections.shown, actor, now=now, layout=layout, timeout=timeout, notices=told, f=f)
         return lasting(page, sections.edge)
 
     viewer = Viewer.of(actor, client_id)
-    return Viewing(rt.screens, rt.wall(), viewer, screen.shown(actor), timeout, render)
+    # What the render reads besides the topics and the clock: one render serves the viewer's clients that poll the
+    # same list (the sign-in behind each request aside: it changes nothing the list shows).
+    shares = (screen.SCREEN, replace(actor, token_id=None), layout, f, tuple(sorted(windows.items())), timeout, size)
+    return Viewing(rt.screens, rt.wall(), viewer, screen.shown(actor), timeout, render, shares)
 
 
 def _paged(rt: Runtime, actor: Actor, f: ListFilter, *, layout: Layout, client_id: str | None) -> PagedScreen:

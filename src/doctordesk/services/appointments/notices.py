@@ -7,10 +7,12 @@ language. Rows from before the template was stored are read as their English."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from datetime import datetime
+from typing import Any, cast
 
-from sqlalchemy import select, update
+from sqlalchemy import Table, bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.appointments.notices import SHOWN, Notice
@@ -36,18 +38,25 @@ def leave(session: AsyncSession, user_ids: Iterable[int], *, appointment_id: int
 
 async def open_notices(session: AsyncSession, user_id: int) -> list[Notice]:
     """The user's newest undismissed notices (at most ``SHOWN``)."""
-    rows = await session.execute(
-        select(UserNotice, Appointment.start_at, Location.timezone)
-        .outerjoin(Appointment, Appointment.id == UserNotice.appointment_id)
-        .outerjoin(Location, Location.id == Appointment.location_id)
-        .where(UserNotice.user_id == user_id, UserNotice.dismissed_at.is_(None))
-        .order_by(UserNotice.id.desc())
+    rows = await session.execute(_open_notices(), {"user": user_id})
+    return [Notice(r.id, from_json(r.message) or r.text, r.created_at, r.appointment_id, r.start_at, r.timezone)
+            for r in rows.all()]  # fmt: skip
+
+
+@functools.cache
+def _open_notices() -> Any:
+    """``open_notices``'s statement, built once (every list render reads it) with the user as a parameter."""
+    notices = cast(Table, UserNotice.__table__)
+    appointments, locations = cast(Table, Appointment.__table__), cast(Table, Location.__table__)
+    n = notices.c
+    return (
+        select(n.id, n.message, n.text, n.created_at, n.appointment_id, appointments.c.start_at, locations.c.timezone)
+        .outerjoin(appointments, appointments.c.id == n.appointment_id)
+        .outerjoin(locations, locations.c.id == appointments.c.location_id)
+        .where(n.user_id == bindparam("user"), n.dismissed_at.is_(None))
+        .order_by(n.id.desc())
         .limit(SHOWN)
     )
-    return [
-        Notice(n.id, from_json(n.message) or n.text, n.created_at, n.appointment_id, start, zone)
-        for n, start, zone in rows.all()
-    ]
 
 
 async def dismiss(rt: Runtime, actor: Actor, notice_id: int | None) -> None:

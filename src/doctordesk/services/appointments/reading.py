@@ -135,36 +135,47 @@ async def _one(
     row = (await session.execute(_one_statement(chat_setting), {"id": appointment_id})).first()
     if row is None:
         raise NotFound(N_("Appointment not found."))
-    view = AppointmentView(
-        id=row.id,
-        status=Status(row.status),
-        start=row.start_at,
-        duration_minutes=row.duration_minutes,
-        doctor=Party(row.doctor_id, row.doctor_name),
-        location=Place(row.location_id, row.location_name, row.timezone),
-        patient=Party(row.patient_id, row.patient_name),
-        service=row.service,
-        chat_enabled=row.chat_enabled,
-        disclaimer_required=row.disclaimer_required,
-        prescription_needed=row.prescription_needed,
-        version=row.version,
-        updated_at=row.updated_at,
-        request_note=row.request_note,
-        decline_reason=row.decline_reason,
-    )
+    view = view_of_columns(row)
     if not can_view(actor, doctor_id=view.doctor.id, patient_id=view.patient.id):
         raise NotFound(N_("Appointment not found."))
     return view, row.doctor_chat if chat_setting else None
 
 
-@functools.cache
-def _one_statement(chat_setting: bool) -> Any:
-    """One appointment with the names and place its view shows, as plain SQL built once (every chat send and
-    poll reads one): no ORM entities."""
-    appointments, locations, patients = (cast(Table, t.__table__) for t in (Appointment, Location, Patient))
-    a, loc, p = appointments.c, locations.c, patients.c
+def view_of_columns(row: Any) -> AppointmentView:
+    """The view of a ``view_columns`` row (unpacked by position: a list render makes one per row it shows, and
+    reading a row's columns by name costs several times more)."""
+    (id_, status, start, duration, doctor_id, doctor_name, location_id, location_name, timezone, patient_id,
+     patient_name, service, chat_enabled, disclaimer_required, prescription_needed, version, updated_at, request_note,
+     decline_reason) = row[:19]  # fmt: skip
+    return AppointmentView(
+        id=id_,
+        status=Status(status),
+        start=start,
+        duration_minutes=duration,
+        doctor=Party(doctor_id, doctor_name),
+        location=Place(location_id, location_name, timezone),
+        patient=Party(patient_id, patient_name),
+        service=service,
+        chat_enabled=chat_enabled,
+        disclaimer_required=disclaimer_required,
+        prescription_needed=prescription_needed,
+        version=version,
+        updated_at=updated_at,
+        request_note=request_note,
+        decline_reason=decline_reason,
+    )
+
+
+APPOINTMENTS = cast(Table, Appointment.__table__)
+
+
+def view_columns() -> Select[*tuple[Any, ...]]:
+    """Appointments with the names and place their views show, as plain columns (no ORM entities: the rows are
+    tuples, which is what a hot read wants); ``view_of_columns`` turns a row into a view."""
+    locations, patients = (cast(Table, t.__table__) for t in (Location, Patient))
+    a, loc, p = APPOINTMENTS.c, locations.c, patients.c
     doctor = cast(Table, User.__table__).alias("doctor")
-    query = (
+    return (
         select(
             a.id,
             a.status,
@@ -186,14 +197,53 @@ def _one_statement(chat_setting: bool) -> Any:
             a.request_note,
             a.decline_reason,
         )
-        .join_from(appointments, doctor, doctor.c.id == a.doctor_id)
+        .join_from(APPOINTMENTS, doctor, doctor.c.id == a.doctor_id)
         .join(locations, loc.id == a.location_id)
         .join(patients, p.id == a.patient_id)
-        .where(a.id == bindparam("id"))
     )
+
+
+# What ``visible_to_bound`` narrows by: the viewer's kind (doctor, patient, everyone else) and whether a SMART
+# launch's patient narrows it further. Statements built for one shape serve every viewer of that shape.
+Visibility = tuple[str, bool]
+
+
+def visibility(actor: Actor) -> Visibility:
+    """The shape of ``actor``'s rights, for statements built once and run with ``visibility_params``."""
+    kind = actor.role.value if actor.role in (Role.DOCTOR, Role.PATIENT) else "all"
+    return kind, actor.patient_context is not None
+
+
+def visibility_params(actor: Actor) -> dict[str, int]:
+    """The values of ``visible_to_bound``'s parameters for ``actor``."""
+    params = {"viewer": actor.user_id if actor.role is Role.DOCTOR else (actor.patient_id or -1)}
+    if actor.patient_context is not None:
+        params["viewer_context"] = actor.patient_context
+    return params
+
+
+def visible_to_bound(query: AnySelect, shape: Visibility) -> AnySelect:
+    """``visible_to`` as parameters (``visibility_params``): the same rows, in a statement that can be built once
+    and kept for every viewer of the shape (building and keying a statement costs more than running it)."""
+    kind, narrowed = shape
+    a = APPOINTMENTS.c
+    if narrowed:
+        query = query.where(a.patient_id == bindparam("viewer_context"))
+    if kind == Role.DOCTOR.value:
+        return query.where(a.doctor_id == bindparam("viewer"))
+    if kind == Role.PATIENT.value:
+        return query.where(a.patient_id == bindparam("viewer"))
+    return query
+
+
+@functools.cache
+def _one_statement(chat_setting: bool) -> Any:
+    """One appointment with the names and place its view shows, as plain SQL built once (every chat send and
+    poll reads one): no ORM entities."""
+    query = view_columns().where(APPOINTMENTS.c.id == bindparam("id"))
     if chat_setting:
         settings = cast(Table, DoctorSettings.__table__)
         query = query.add_columns(settings.c.chat_enabled.label("doctor_chat")).outerjoin(
-            settings, settings.c.user_id == a.doctor_id
+            settings, settings.c.user_id == APPOINTMENTS.c.doctor_id
         )
     return query

@@ -38,7 +38,8 @@ from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
 from doctordesk.screens.chat import append as chat_append
 from doctordesk.screens.chat import screen
-from doctordesk.screens.protocol import Layout, Page, UpdateSet, apply, diff, p_prepend, p_remove, p_reset, parts_of
+from doctordesk.screens.hashing import parts_of
+from doctordesk.screens.protocol import Layout, Page, UpdateSet, apply, diff, p_prepend, p_remove, p_reset
 from doctordesk.screens.state import Render, Viewer, lasting
 from doctordesk.screens.viewing import Viewing
 from doctordesk.services.appointments.reading import get_appointment_and_chat_setting

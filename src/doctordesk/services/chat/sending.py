@@ -39,7 +39,8 @@ from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
 from doctordesk.screens.chat import append as chat_append
 from doctordesk.screens.chat import screen
-from doctordesk.screens.protocol import Layout, Parts, UpdateSet, p_update, parts_of
+from doctordesk.screens.hashing import Parts, parts_of
+from doctordesk.screens.protocol import Layout, UpdateSet, p_update
 from doctordesk.screens.state import Revision, Token, Viewer
 from doctordesk.services.chat.conversation import Window, chat_appointment, join_state, load_more, split_state
 from doctordesk.services.chat.drafts import clear_in

@@ -109,18 +109,20 @@ async def list_threads(
 
 def _viewing(rt: Runtime, actor: Actor, windows: Windows, *, layout: Layout, client_id: str | None) -> Viewing:
     require_thread_list_role(actor)
-    timeout = rt.settings.poll_list_seconds
+    timeout, size = rt.settings.poll_list_seconds, rt.settings.list_page_size
+    window = windows.get(threads_screen.SECTION)
 
     async def render() -> Page:
         async with rt.db.read() as session:
-            threads = await list_threads(
-                session, actor, window=windows.get(threads_screen.SECTION), size=rt.settings.list_page_size
-            )
+            threads = await list_threads(session, actor, window=window, size=size)
         # Nothing on it changes with time alone: the last activity and the appointments are shown as moments.
         return lasting(threads_screen.render(threads, layout=layout, timeout=timeout), None)
 
     shown = threads_screen.shown(actor.user_id)
-    return Viewing(rt.screens, rt.wall(), Viewer.of(actor, client_id), shown, timeout, render)
+    # What the render reads besides the topics and the clock: an agent's tabs polling the same change share one
+    # render (docs/protocol.md#changed-polls-one-render-per-viewer-and-revision).
+    shares = (threads_screen.SCREEN, replace(actor, token_id=None), layout, window, timeout, size)
+    return Viewing(rt.screens, rt.wall(), Viewer.of(actor, client_id), shown, timeout, render, shares)
 
 
 def screen(rt: Runtime, actor: Actor, *, layout: Layout, client_id: str | None) -> show_more.PagedScreen:

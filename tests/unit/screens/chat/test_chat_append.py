@@ -17,7 +17,8 @@ from doctordesk.domain.chat.messages import AttachmentView, Cursor, MessageView
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.screens.chat import screen as chat
 from doctordesk.screens.chat.append import Shown, append, shown
-from doctordesk.screens.protocol import apply, content_hash, diff, parts_of
+from doctordesk.screens.hashing import content_hash, parts_of
+from doctordesk.screens.protocol import apply, diff
 from tests.unit.screens.chat.test_chat import DOCTOR, SUPPORT, T0, appointment
 
 SUPPORT_2 = Actor(11, "support2", Role.SUPPORT, "Kim")

@@ -8,8 +8,9 @@ Linux picks the socket for each new connection by a hash of its addresses and po
 split between the workers. Where balancing by ``SO_REUSEPORT`` is not available (not Linux), the workers share one
 socket as before.
 
-The sockets are bound here, in the supervising process, and stay open here: a worker that dies is replaced on the
-same socket, and connections the kernel queued on it meanwhile wait for the replacement instead of being reset.
+The sockets are bound here, in the supervising process, and stay open here while their workers live. A worker
+that exits is replaced on a new socket (the other workers take every new connection until the replacement
+listens); SIGHUP's replacements take over the old worker's socket while it still serves.
 What uvicorn's supervisor does is kept: SIGINT/SIGTERM stop every worker gracefully (each finishes what it serves
 within ``timeout_graceful_shutdown``), a worker that exits is started again unless it failed before it started
 serving (then the app cannot start: everything stops with uvicorn's startup-failure status), SIGHUP replaces the
@@ -176,7 +177,7 @@ class Supervisor:
             self._replace_exited()
         for worker in self.workers:
             worker.stop()
-        for sock in {id(s): s for s in sockets}.values():
+        for sock in {id(w.sock): w.sock for w in self.workers}.values():
             sock.close()  # once the workers closed theirs too, new connections are refused, not left queued
         for worker in self.workers:
             worker.join()
@@ -205,7 +206,23 @@ class Supervisor:
                 self.should_exit.set()
                 return
             logger.warning("Worker [%s] exited (%s); starting another.", worker.process.pid, worker.process.exitcode)
-            self.workers[n] = Worker.start(self.config, worker.sock)
+            self.workers[n] = Worker.start(self.config, self._socket_after(worker.sock))
+
+    def _socket_after(self, dead: socket.socket) -> socket.socket:
+        """The socket for the replacement of a worker that exited. The old one would stay in the group while
+        open here, and the kernel would go on queueing new connections on it until the replacement has started
+        (seconds). A new socket joins the group only when the replacement listens on it; meanwhile the other
+        workers take every new connection. The few connections already queued on the old socket are reset
+        (with one shared socket, another worker would have accepted them)."""
+        if not self.reuse_port:
+            return dead
+        try:
+            fresh = listening_socket(self.config.host, dead.getsockname()[1], reuse_port=True)
+        except OSError as exc:
+            logger.error("cannot bind a new socket for the replacement (%s); it takes the old one", exc)
+            return dead
+        dead.close()
+        return fresh
 
     def _replace_all(self) -> None:
         for n, old in enumerate(self.workers):

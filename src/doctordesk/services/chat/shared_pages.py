@@ -24,6 +24,7 @@ from typing import Any
 from doctordesk.domain.roles import Actor
 from doctordesk.realtime.shared import SharedBus
 from doctordesk.runtime import Runtime
+from doctordesk.screens.protocol import canonical_with
 from doctordesk.screens.state import Token
 
 
@@ -35,10 +36,11 @@ async def keep(rt: Runtime, actor: Actor, appointment_id: int, token: Token | No
     """Store the page ``token`` names (in this process's page cache) for the other processes on the bus."""
     if token is None or not isinstance(rt.bus, SharedBus):
         return
-    elements = rt.screens.cache.get(token.content)
-    if elements is None:
+    entry = rt.screens.cache.entry(token.content)
+    if entry is None:
         return
-    value = f"{token.content}\n{json.dumps(elements, separators=(',', ':'), ensure_ascii=False)}"
+    # The canonical JSON the page was hashed by: most of it (the messages) is known already, not serialized again.
+    value = f"{token.content}\n{canonical_with(*entry)}"
     await rt.bus.remember(_key(actor, appointment_id), value, ttl_seconds=rt.settings.screen_max_age_seconds)
 
 

@@ -167,9 +167,10 @@ class Supervisor:
         for number in (*STOP_SIGNALS, signal.SIGHUP, *IGNORED_SIGNALS):
             signal.signal(number, self._on_signal)
         how = "a socket each (SO_REUSEPORT)" if self.reuse_port else "one shared socket"
+        host = f"[{self.config.host}]" if ":" in self.config.host else self.config.host
         logger.info(
             "Uvicorn running on http://%s:%d with %d workers on %s, supervised by process [%d]",
-            self.config.host, sockets[0].getsockname()[1], self.count, how, os.getpid(),
+            host, sockets[0].getsockname()[1], self.count, how, os.getpid(),
         )  # fmt: skip
         self.workers = [Worker.start(self.config, sock) for sock in sockets]
         while not self.should_exit.wait(0.5):

@@ -9,12 +9,15 @@ import asyncio
 import os
 import signal
 import socket
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AsyncExitStack
 from pathlib import Path
 
 import pytest
+from uvicorn.config import STARTUP_FAILURE
 
 from doctordesk.cli import SHUTDOWN_GRACE_SECONDS
 from doctordesk.supervisor import balances_by_reuse_port, bind_sockets
@@ -122,3 +125,17 @@ def test_each_worker_gets_a_socket_of_its_own_on_one_port_or_all_share_one() -> 
     finally:
         for sock in {id(s): s for s in own + shared}.values():
             sock.close()
+
+
+def test_workers_that_cannot_start_stop_the_supervisor_with_uvicorns_status_instead_of_restarting() -> None:
+    script = (
+        "import sys, uvicorn\n"
+        "from doctordesk.supervisor import Supervisor\n"
+        "config = uvicorn.Config('doctordesk.no_such_module:app', host='127.0.0.1', port=0)\n"
+        "sys.exit(Supervisor(config, workers=2).run())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    output = done.stdout + done.stderr
+    assert done.returncode == STARTUP_FAILURE, output
+    assert output.count("failed to start; stopping") == 1
+    assert output.count("Could not import module") <= 2, output  # each worker tried once; none was started again

@@ -11,11 +11,13 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AsyncExitStack
 from pathlib import Path
 
+import httpx
 import pytest
 from uvicorn.config import STARTUP_FAILURE
 
@@ -85,6 +87,33 @@ def test_a_killed_worker_is_replaced_and_takes_its_share_of_new_connections(serv
     # While the replacement starts, no new connection waits for it: the survivor answers every one at once.
     assert len(instances_at_once(served.url, TOGETHER, seconds=5)) == TOGETHER
     _wait_for(lambda: listening(served.port) == 2, 120, "the replacement did not start")
+    assert len(set(instances_at_once(served.url, TOGETHER, workers=now))) == 2
+
+
+def test_sighup_replaces_every_worker_while_requests_are_answered_throughout(served: Served) -> None:
+    before = worker_pids(_root(served))
+    answers: list[int] = []
+    stop = threading.Event()
+
+    def ask() -> None:  # a new connection each time, so each may reach any worker, old or new
+        while not stop.is_set():
+            try:
+                answers.append(httpx.get(f"{served.url}/readyz", timeout=30).status_code)
+            except httpx.HTTPError:
+                answers.append(0)  # refused or reset
+            time.sleep(0.05)
+
+    asking = threading.Thread(target=ask)
+    asking.start()
+    try:
+        os.kill(_root(served), signal.SIGHUP)
+        _wait_for(lambda: not worker_pids(_root(served)) & before, 240, "the workers were not all replaced")
+    finally:
+        stop.set()
+        asking.join()
+    now = worker_pids(_root(served))
+    assert len(now) == 2 and answers and set(answers) == {200}
+    _wait_for(lambda: listening(served.port) == 2, 120, "a replacement does not listen")
     assert len(set(instances_at_once(served.url, TOGETHER, workers=now))) == 2
 
 

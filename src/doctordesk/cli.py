@@ -6,6 +6,7 @@ import asyncio
 import getpass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -44,20 +45,28 @@ def serve(
     config = checked_settings(warn=False)
     if workers > 1 and not config.redis_url and not config.bus_socket:
         _start_shared_bus(config)
-    uvicorn.run(
-        "doctordesk.app:create_app",
-        factory=True,
-        host=host or config.host,
-        port=port or config.port,
-        workers=workers,
-        log_level="info",
-        access_log=config.access_log,
-        proxy_headers=True,
-        forwarded_allow_ips=config.forwarded_allow_ips,
+    options: dict[str, Any] = {
+        "factory": True,
+        "host": host or config.host,
+        "port": port or config.port,
+        "log_level": "info",
+        "access_log": config.access_log,
+        "proxy_headers": True,
+        "forwarded_allow_ips": config.forwarded_allow_ips,
         # Open streams never end by themselves: without a limit, SIGTERM waited for them until the supervisor
         # killed the process. Clients reconnect (to another worker or instance) and poll meanwhile.
-        timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
-    )
+        "timeout_graceful_shutdown": SHUTDOWN_GRACE_SECONDS,
+    }
+    if workers == 1:
+        uvicorn.run("doctordesk.app:create_app", **options)
+        return
+    from doctordesk.supervisor import Supervisor
+
+    # Each worker on a listening socket of its own where the kernel spreads connections across them (supervisor.py).
+    served = uvicorn.Config("doctordesk.app:create_app", workers=workers, **options)
+    status = Supervisor(served, workers=workers).run()
+    if status:
+        raise typer.Exit(status)
 
 
 def _start_shared_bus(config: Settings) -> None:

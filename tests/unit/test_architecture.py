@@ -31,6 +31,7 @@ FLOORS = {
     "cli_transfer": 6,
     "web": 7,
     "app": 8,
+    "supervisor": 9,
     "cli": 9,
 }
 

@@ -35,6 +35,11 @@ class Metrics:
             ["how"],
             registry=r,
         )
+        self.chat_pages_from_bus = Counter(
+            "doctordesk_chat_pages_from_bus",
+            "Chat pages another process made, taken from the shared bus to build a send's or poll's answer on",
+            registry=r,
+        )
         self.polls_from_memory = Counter(
             "doctordesk_polls_from_memory",
             "Unchanged polls answered again from memory, ahead of the framework (web/unchanged_polls.py)",

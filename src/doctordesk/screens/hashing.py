@@ -35,20 +35,22 @@ def content_hash(
     what it shares with it."""
     if not parts:
         return fingerprint([screen, title, poll, elements])
-    text = f"[{canonical(screen)},{canonical(title)},{canonical(poll)},{_joined(elements, parts)}]"
+    text = f"[{canonical(screen)},{canonical(title)},{canonical(poll)},{canonical_with(elements, parts)}]"
     return hashlib.blake2b(text.encode(), digest_size=12).hexdigest()
 
 
-def _joined(value: Any, parts: Parts) -> str:
+def canonical_with(value: Any, parts: Parts | None) -> str:
     """``canonical(value)``, taking the elements ``parts`` knows from it."""
+    if not parts:
+        return canonical(value)
     if isinstance(value, list):
-        return "[" + ",".join([parts.get(id(v)) or _joined(v, parts) for v in value]) + "]"
+        return "[" + ",".join([parts.get(id(v)) or canonical_with(v, parts) for v in value]) + "]"
     if isinstance(value, dict):
         known = parts.get(id(value))
         if known is not None:
             return known
         if "children" in value:
-            return "{" + ",".join([f"{canonical(k)}:{_joined(value[k], parts)}" for k in sorted(value)]) + "}"
+            return "{" + ",".join([f"{canonical(k)}:{canonical_with(value[k], parts)}" for k in sorted(value)]) + "}"
     return canonical(value)
 
 

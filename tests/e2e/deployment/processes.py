@@ -5,12 +5,17 @@ worker that accepted it; ``/readyz`` names the process)."""
 from __future__ import annotations
 
 import contextlib
+import json
+import os
 import re
+import signal
+import socket
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import httpx
 
@@ -93,3 +98,68 @@ def metric(text: str, name: str) -> float:
     """A counter's value in a Prometheus exposition (0 when absent)."""
     found = re.search(rf"^{re.escape(name)}(?:_total)? ([0-9.e+]+)$", text, re.MULTILINE)
     return float(found.group(1)) if found else 0.0
+
+
+def instances_at_once(url: str, count: int, *, workers: Iterable[int] = (), seconds: float = 30) -> list[str]:
+    """Open ``count`` connections to ``url`` before sending anything on any, then ask on each which process
+    accepted it (``/readyz``'s instance): connections opened together, as a proxy's pool or a load generator
+    opens them. The ``workers`` are stopped (SIGSTOP) while the connections are opened, so all of them wait in
+    the kernel before any worker accepts one, as when a load generator opens them faster than a worker wakes."""
+    host, port = url.removeprefix("http://").rsplit(":", 1)
+    stopped = list(workers)
+    for pid in stopped:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        opened = [socket.create_connection((host, int(port)), timeout=seconds) for _ in range(count)]
+    finally:
+        for pid in stopped:
+            os.kill(pid, signal.SIGCONT)
+    found: list[str] = []
+    try:
+        for sock in opened:
+            sock.sendall(f"GET /readyz HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
+        for sock in opened:
+            answer = b""
+            while chunk := sock.recv(65536):
+                answer += chunk
+            head, body = answer.split(b"\r\n\r\n", 1)
+            assert head.startswith(b"HTTP/1.1 200"), answer
+            found.append(str(json.loads(body)["instance"]))
+    finally:
+        for sock in opened:
+            sock.close()
+    return found
+
+
+def worker_pids(root: int) -> set[int]:
+    """The worker processes ``root`` (``serve --workers N``) started: its children by multiprocessing's spawn."""
+    found: set[int] = set()
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            parent = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            if parent == root and b"spawn_main" in (proc / "cmdline").read_bytes():
+                found.add(int(proc.name))
+        except (OSError, IndexError, ValueError):
+            continue  # gone meanwhile
+    return found
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie waiting for its parent counts as gone)."""
+    try:
+        return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def listening(port: int) -> int:
+    """How many sockets listen on ``port`` (one per worker with ``SO_REUSEPORT``, once the worker has started)."""
+    count = 0
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError), open(table) as rows:
+            for row in list(rows)[1:]:
+                fields = row.split()
+                count += fields[1].rsplit(":", 1)[1] == f"{port:04X}" and fields[3] == "0A"
+    return count

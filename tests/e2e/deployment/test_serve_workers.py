@@ -4,6 +4,7 @@ worker answers the other's state tokens from memory."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from doctordesk.cli import app
+from doctordesk.screens.protocol import apply
 from tests.e2e.deployment.processes import Served, clients_per_process, metric
 from tests.e2e.realtime.test_routing_live import User, login, open_a_chat, send
 from tests.support.sse import open_stream
@@ -87,3 +89,42 @@ def test_serve_refuses_several_workers_when_they_could_share_no_bus(tmp_path: Pa
     assert result.exit_code == 2
     assert "several workers need a shared event bus" in result.output
     assert "DOCTORDESK_REDIS_URL" in result.output
+
+
+async def test_a_send_through_the_other_worker_builds_on_the_page_the_first_made(
+    workers: list[list[httpx.AsyncClient]],
+) -> None:
+    (one, _), (two, _) = workers
+    doctor = await login(one, "doctor3")
+    support = await login(one, "support2")
+    a = await open_a_chat(doctor, support, ("w-append-chat", "w-append-sup"))
+    chat = f"/profile/messages/user-chat?appointment-id={a}"
+    # Opened again once everything is read: no "new messages" marker, as in a fresh render after the send.
+    page = await User(one, doctor.token).put(chat, "w-append-chat")
+    before = _counts((await two.get("/metrics")).text)
+    response = await two.post(
+        "/profile/messages/send-message",
+        headers={**doctor.headers("w-append-chat"), "X-Screen-State": page["state"]},
+        data={"content": "through the other worker", "appointment-id": str(a)},
+    )
+    assert response.status_code == 200, response.text
+    after = _counts((await two.get("/metrics")).text)
+    # Worker two never saw the page: it took it from the bus and appended, without rendering the chat.
+    assert after["from_bus"] == before["from_bus"] + 1
+    assert after["appended"] == before["appended"] + 1 and after["rendered"] == before["rendered"]
+    answer = response.json()
+    assert not [p for p in answer["patches"] if p["op"] == "reset"]
+    shown = apply(page["elements"], answer["patches"])
+    fresh = await User(one, doctor.token).put(chat, "w-append-fresh")
+    assert shown == fresh["elements"]
+    assert "through the other worker" in str(shown)
+
+
+def _counts(exposition: str) -> dict[str, float]:
+    """The chat pages a worker took from the bus and its answers to sends, by how (its /metrics)."""
+    answers = dict(re.findall(r'^doctordesk_chat_send_answers_total\{how="(\w+)"\} (\S+)$', exposition, re.M))
+    return {
+        "from_bus": metric(exposition, "doctordesk_chat_pages_from_bus"),
+        "appended": float(answers.get("appended", 0)),
+        "rendered": float(answers.get("rendered", 0)),
+    }

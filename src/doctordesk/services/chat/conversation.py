@@ -40,9 +40,10 @@ from doctordesk.screens.chat import append as chat_append
 from doctordesk.screens.chat import screen
 from doctordesk.screens.hashing import parts_of
 from doctordesk.screens.protocol import Layout, Page, UpdateSet, apply, diff, p_prepend, p_remove, p_reset
-from doctordesk.screens.state import Render, Viewer, lasting
+from doctordesk.screens.state import Render, Token, Viewer, lasting
 from doctordesk.screens.viewing import Viewing
 from doctordesk.services.appointments.reading import get_appointment_and_chat_setting
+from doctordesk.services.chat import shared_pages
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store import chat_repo
 
@@ -228,6 +229,7 @@ async def open_chat(
     render = _ChatRender(rt, actor, appointment_id, layout)
     page = await _viewing(rt, actor, appointment_id, render, client_id).page()
     assert render.rendered.window is not None
+    await shared_pages.keep(rt, actor, appointment_id, Token.parse(page.state))
     page.state = join_state(page.state, render.rendered.window)
     return page
 
@@ -274,6 +276,7 @@ async def load_more(
         return update
     if before is None:
         await _mark_viewed(rt, actor, appointment_id, rendered)
+    await shared_pages.keep(rt, actor, appointment_id, Token.parse(update.state))
     update.state = join_state(update.state, rendered.window)
     return update
 
@@ -286,8 +289,11 @@ async def _appended(
     None when that does not give what a render gives (the caller renders)."""
     states, topics = rt.screens, chat.shown.topics
     parsed = states.read(inner, chat.viewer, topics)
-    entry = states.cache.entry(parsed.content) if parsed is not None and states.young(parsed, chat.now) else None
-    if parsed is None or entry is None:
+    if parsed is None or not states.young(parsed, chat.now):
+        return None
+    await shared_pages.fetch(rt, actor, window.appointment_id, parsed)  # made by another process on the bus
+    entry = states.cache.entry(parsed.content)
+    if entry is None:
         return None
     old, parts = entry
     shown = chat_append.shown(old, start_id=window.start_id, marker_id=window.marker_id)

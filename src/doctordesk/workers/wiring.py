@@ -43,6 +43,7 @@ def install(rt: Runtime) -> None:
     """Presence from every page and poll answer handed out, and the push and webhook outboxes in every unit of
     work."""
     pending: set[asyncio.Task[None]] = set()
+    last_shared: list[asyncio.Task[None]] = []  # the presence change published last: the next one waits for it
 
     def on_shown(viewer: Viewer, shown: Shown, *, opened: bool) -> None:
         client_id = viewer.client_id
@@ -59,7 +60,9 @@ def install(rt: Runtime) -> None:
         if isinstance(rt.bus, SharedBus):
             # Other instances may hold this client's stream, or get it later: tell them and keep it in Redis
             # (fire and forget; neither raises).
-            task = asyncio.get_running_loop().create_task(_share_presence(rt, rt.bus, client_id, screen))
+            after = last_shared.pop() if last_shared else None
+            task = asyncio.get_running_loop().create_task(_share_presence(rt, rt.bus, client_id, screen, after))
+            last_shared.append(task)
             pending.add(task)
             task.add_done_callback(pending.discard)
 
@@ -98,7 +101,13 @@ def _is(screen: Screen, shown: Shown) -> bool:
     return screen.screen == shown.screen and screen.poll == shown.poll and screen.topics == shown.topics
 
 
-async def _share_presence(rt: Runtime, bus: SharedBus, client_id: str, screen: Screen) -> None:
+async def _share_presence(
+    rt: Runtime, bus: SharedBus, client_id: str, screen: Screen, after: asyncio.Task[None] | None
+) -> None:
+    """Publish and keep one presence change, after the one before it (``after``) is done: changes leave in the
+    order they were made, so the screen a client opened last is the one other instances see and Redis keeps."""
+    if after is not None:
+        await asyncio.wait({after})
     event = rt.hub.presence_event(client_id, screen)
     await bus.publish([event])
     await bus.remember(f"presence:{client_id}", json.dumps(event.data), ttl_seconds=PRESENCE_TTL_SECONDS)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ from doctordesk.domain.clock import FixedClock
 from doctordesk.runtime import Runtime
 from doctordesk.store.seed import demo as seed_module
 from tests.support import databases
+from tests.support.moments import MONDAY_MORNING
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -45,7 +46,7 @@ def _is_xdist_controller(config: pytest.Config) -> bool:
 
 
 # A Monday morning: the demo's relative dates are stable against this clock.
-NOW = datetime(2026, 11, 23, 7, 0, tzinfo=UTC)
+NOW = MONDAY_MORNING
 
 
 PREPARED = pytest.StashKey[databases.Prepared]()

@@ -19,7 +19,7 @@ from doctordesk import __version__
 from doctordesk.caches.auth import AuthCache, KeyCache
 from doctordesk.config import Settings, load_settings
 from doctordesk.domain.accounts.passwords import Passwords
-from doctordesk.domain.clock import Clock, SystemClock
+from doctordesk.domain.clock import Clock
 from doctordesk.domain.events import DomainEvent
 from doctordesk.domain.webhooks import rules as webhooks
 from doctordesk.realtime import outbox, relay
@@ -109,12 +109,13 @@ def build_runtime(settings: Settings, *, clock: Clock | None = None, bus: EventB
         settings=settings,
         db=Database.from_settings(settings),
         bus=bus or realtime.build_bus(settings, hub),
-        clock=clock or SystemClock(),
+        clock=clock or settings.clock(),
         screens=ScreenStates(revisions, max_age=settings.screen_max_age_seconds),
         auth_cache=AuthCache(ttl=settings.auth_cache_seconds),
         key_cache=KeyCache(ttl=settings.auth_cache_seconds),
         hub=hub,
     )
+    hub.clock = runtime.clock.now
     realtime.install(runtime)
     return runtime
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import getpass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -122,7 +121,7 @@ def seed_demo(if_empty: bool = typer.Option(False, "--if-empty", help="Do nothin
                         return False
                     raise typer.BadParameter("the database already has users; seed an empty database")
                 passwords = Passwords(time_cost=settings.argon2_time_cost, memory_kib=settings.argon2_memory_kib)
-                await seed.seed_demo(session, passwords, datetime.now(UTC))
+                await seed.seed_demo(session, passwords, settings.clock().now())
             return True
         finally:
             await db.dispose()
@@ -246,7 +245,6 @@ def worker(
     when a partner is configured."""
     import signal
 
-    from doctordesk.domain.clock import SystemClock
     from doctordesk.realtime.lease import DrainLoop
     from doctordesk.realtime.metrics import Metrics
     from doctordesk.realtime.push import make_adapter
@@ -268,7 +266,7 @@ def worker(
             await db.dispose()
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from None
-        clock = SystemClock()
+        clock = settings.clock()
         hooks = WebhookDispatcher(db, settings=settings, clock=clock)
         push = Dispatcher(db, adapter, settings=settings, clock=clock, metrics=Metrics()) if adapter else None
         loops: list[DrainLoop] = [hooks] if push is None else [hooks, push]

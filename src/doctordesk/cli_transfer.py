@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 
@@ -93,7 +92,7 @@ def run_import(
                 db,
                 rows,
                 source=str(path),
-                now=datetime.now(UTC),
+                now=settings.clock().now(),
                 skip_invalid=skip_invalid,
                 dry_run=dry_run,
                 progress=bar,
@@ -167,7 +166,7 @@ def run_export(kind: Kind | None, *, file_format: str | None, output: Path | Non
     async def run() -> str:
         db = Database.from_settings(settings)
         try:
-            rows = await export_rows(db, kinds=kinds, now=datetime.now(UTC))
+            rows = await export_rows(db, kinds=kinds, now=settings.clock().now())
         finally:
             await db.dispose()
         return to_csv(kinds[0], rows[kinds[0]]) if fmt == "csv" else to_json(rows)

@@ -14,6 +14,7 @@ from typing import Annotated, Literal
 from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from doctordesk.domain.clock import Clock, ShiftedClock, SystemClock, parse_test_clock
 from doctordesk.domain.scheduling.suggestions import DEFAULT_HORIZON, MAX_HORIZON
 
 PREFIX = "DOCTORDESK_"
@@ -56,6 +57,10 @@ class Settings(BaseSettings):
     # key, webhook signing secrets), comma-separated: the first encrypts, every one decrypts (rotation). Empty: the
     # key file <data_dir>/secrets.key, made on first start (docs/operations.md#secrets-at-rest).
     secrets_key: str = ""
+    # "test" only in this project's own test suite: it allows DOCTORDESK_TEST_CLOCK, the moment the processes a test
+    # starts run at (docs/development.md#the-moment-a-test-runs-at). A clinic leaves it "production".
+    environment: Literal["production", "test"] = "production"
+    test_clock: str = ""
 
     # Accounts
     # A PEM file of the certificate authorities the single sign-on provider's HTTPS certificate is checked against
@@ -215,6 +220,14 @@ class Settings(BaseSettings):
             raise ValueError("use redis://<host>:<port>/<db>, rediss://... or unix://...; empty for no Redis")
         return value
 
+    @field_validator("test_clock")
+    @classmethod
+    def _test_clock(cls, value: str) -> str:
+        problem = parse_test_clock(value) if value else None
+        if isinstance(problem, str):
+            raise ValueError(problem)
+        return value
+
     @field_validator("push_url")
     @classmethod
     def _push(cls, value: str) -> str:
@@ -224,6 +237,8 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _check(self) -> Settings:
+        if self.test_clock and self.environment != "test":
+            raise ValueError(f"{PREFIX}TEST_CLOCK is read only when {PREFIX}ENVIRONMENT=test (never in a clinic)")
         if self.max_upload_bytes >= self.max_body_bytes:
             raise ValueError(
                 f"{PREFIX}MAX_UPLOAD_BYTES ({self.max_upload_bytes}) must be smaller than {PREFIX}MAX_BODY_BYTES "
@@ -240,6 +255,11 @@ class Settings(BaseSettings):
             # No send starts after half a claim's lease; the last one may take the whole timeout.
             raise ValueError("DOCTORDESK_WEBHOOK_LEASE_SECONDS must be at least 3 × DOCTORDESK_WEBHOOK_TIMEOUT_SECONDS")
         return self
+
+    def clock(self) -> Clock:
+        """The service's clock: the system's, or in the test suite the moment ``DOCTORDESK_TEST_CLOCK`` names."""
+        shifted = parse_test_clock(self.test_clock) if self.test_clock and self.environment == "test" else None
+        return shifted if isinstance(shifted, ShiftedClock) else SystemClock()
 
     @property
     def is_sqlite(self) -> bool:

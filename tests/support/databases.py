@@ -32,7 +32,7 @@ import zlib
 from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
@@ -250,9 +250,10 @@ async def seed_into(url: str, now: datetime) -> seed.Demo:
         await db.dispose()
 
 
-def migrate_and_seed(url: str, passwords: Passwords) -> None:
-    """``doctordesk migrate`` then ``doctordesk seed-demo --if-empty`` on ``url`` (a live server's database), at the
-    current time: a SQLite file that does not exist yet starts as a copy of this process's migrated template."""
+def migrate_and_seed(url: str, passwords: Passwords, now: datetime) -> None:
+    """``doctordesk migrate`` then ``doctordesk seed-demo --if-empty`` on ``url`` (a live server's database), at
+    ``now`` (the server's clock): a SQLite file that does not exist yet starts as a copy of this process's migrated
+    template."""
 
     async def run() -> None:
         path = _sqlite_path(url)
@@ -268,7 +269,7 @@ def migrate_and_seed(url: str, passwords: Passwords) -> None:
         try:
             async with db.transaction() as session:
                 if await seed.is_empty(session):
-                    await seed.seed_demo(session, passwords, datetime.now(UTC))
+                    await seed.seed_demo(session, passwords, now)
         finally:
             await db.dispose()
 

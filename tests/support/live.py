@@ -3,6 +3,10 @@
 ``LiveServer.prepare()`` migrates and seeds the database the environment names, ``start()`` serves it; ``stop()``
 ends it and ``restart()`` starts it again on the same port (the stream-reconnect tests use it).
 
+A server runs at a moment of the test's choosing (``at``: docs/development.md#the-moment-a-test-runs-at): its clock,
+its demo clinic and the browser pages opened on it (``clock_of``) read that moment when the server is made and run
+on from there. Without ``at`` it runs on the system clock, and its test must pass at any moment.
+
 The server process comes from the launcher of ``tests/support/processes.py`` (the app imported once per test
 process), running uvicorn (or ``doctordesk serve``) with its output in the server's log file.
 """
@@ -17,11 +21,13 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
 
 from doctordesk.domain.accounts.passwords import Passwords
+from doctordesk.domain.clock import Clock, ShiftedClock, SystemClock, clock_setting
 from tests.support import databases
 from tests.support.processes import Launched, launch
 
@@ -55,6 +61,21 @@ def free_port() -> int:
     raise RuntimeError(f"no free port in {_block_start}-{_block_start + PORT_BLOCK - 1}")
 
 
+# Each live server's clock by its address, for the browser pages opened on it (``clock_of``).
+_clocks: dict[str, Clock] = {}
+
+
+def clock_of(url: str) -> Clock:
+    """The clock of the live server at ``url`` (the system clock for any other address)."""
+    return _clocks.get(url.rstrip("/"), SystemClock())
+
+
+def moment_env(at: datetime, *, since: datetime | None = None) -> dict[str, str]:
+    """The variables that run a process of doctordesk (a server, a worker, a command) on the timeline that reads
+    ``at`` at ``since`` (now by default): ``DOCTORDESK_TEST_CLOCK``."""
+    return {"DOCTORDESK_ENVIRONMENT": "test", "DOCTORDESK_TEST_CLOCK": clock_setting(at, since=since)}
+
+
 @dataclass
 class LiveServer:
     data_dir: Path
@@ -63,6 +84,18 @@ class LiveServer:
     process: Launched | None = None
     # Start through `doctordesk serve` (the production command and its uvicorn options) instead of uvicorn itself.
     via_cli: bool = False
+    # The moment the server's clock reads now (it runs on from there); None: the system clock.
+    at: datetime | None = None
+    clock: Clock = field(init=False)
+
+    def __post_init__(self) -> None:
+        since = datetime.now(UTC)
+        if self.at is None:
+            self.clock = SystemClock()
+        else:
+            self.clock = ShiftedClock(self.at, since=since)
+            self.extra_env = {**self.extra_env, **moment_env(self.at, since=since)}
+        _clocks[self.url] = self.clock
 
     @property
     def url(self) -> str:
@@ -85,7 +118,7 @@ class LiveServer:
             time_cost=int(env.get("DOCTORDESK_ARGON2_TIME_COST", FAST_HASHING["DOCTORDESK_ARGON2_TIME_COST"])),
             memory_kib=int(env.get("DOCTORDESK_ARGON2_MEMORY_KIB", FAST_HASHING["DOCTORDESK_ARGON2_MEMORY_KIB"])),
         )
-        databases.migrate_and_seed(url, passwords)
+        databases.migrate_and_seed(url, passwords, self.clock.now())
 
     def start(self) -> LiveServer:
         if self.via_cli:
@@ -125,9 +158,10 @@ class LiveServer:
 
 
 @contextmanager
-def serving(data_dir: Path, **extra_env: str) -> Iterator[LiveServer]:
-    """A migrated, seeded server running for the block, stopped after it (the e2e fixtures' body)."""
-    live = LiveServer(data_dir, extra_env=extra_env)
+def serving(data_dir: Path, *, at: datetime | None = None, **extra_env: str) -> Iterator[LiveServer]:
+    """A migrated, seeded server running for the block (at the moment ``at`` when given), stopped after it (the
+    e2e fixtures' body)."""
+    live = LiveServer(data_dir, extra_env=extra_env, at=at)
     live.prepare()
     live.start()
     try:

@@ -114,6 +114,8 @@ class Hub:
         self._by_token: dict[int, set[Stream]] = {}
         self._by_topic: dict[str, set[str]] = {}
         self._last_event: dict[str, tuple[int, int]] = {}
+        # The service's clock (``Runtime.clock.now``), which the tokens' expiry was stamped by.
+        self.clock: Callable[[], datetime] = lambda: datetime.now(UTC)
         # Observers (metrics): called with the number of messages an event produced.
         self.on_delivered: Callable[[int], None] = lambda _n: None
 
@@ -280,7 +282,7 @@ class Hub:
     def heartbeat(self, idle_seconds: float) -> int:
         """A heartbeat to every stream silent for ``idle_seconds``; streams whose token expired are closed."""
         now = time.monotonic()
-        wall = datetime.now(UTC)
+        wall = self.clock()
         data = frame(self.event_id(self.stamp()), "")
         count = 0
         for streams in list(self._streams.values()):

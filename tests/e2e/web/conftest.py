@@ -1,6 +1,10 @@
 """Browser fixtures: one chromium per test process while browser tests follow one another, a fresh context (cookies,
 storage) per test, and a live server with the demo clinic shared by the tests of a module (tests that restart the
-server use ``live_server``)."""
+server use ``live_server``).
+
+The module's server runs at the suite's Monday morning (``MONDAY_MORNING``, and on from there), and so does the
+clock of every page opened on it (``new_page``): what a screen shows does not depend on the machine's weekday or
+hour (docs/development.md#the-moment-a-test-runs-at)."""
 
 from __future__ import annotations
 
@@ -12,8 +16,10 @@ import httpx
 import pytest
 from axe_playwright_python.base import AXE_SCRIPT
 
+from doctordesk.domain.clock import SystemClock
 from tests.support.browser import LAUNCH_ARGS, chromium_executable
-from tests.support.live import LiveServer, serving
+from tests.support.live import LiveServer, clock_of, serving
+from tests.support.moments import MONDAY_MORNING
 
 DESKTOP = {"width": 1280, "height": 860}
 MOBILE = {"width": 390, "height": 844}
@@ -70,7 +76,7 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     """A real server with the demo clinic, shared by one module's tests (they use distinct appointments)."""
-    with serving(tmp_path_factory.mktemp("web-live")) as live:
+    with serving(tmp_path_factory.mktemp("web-live"), at=MONDAY_MORNING) as live:
         yield live
 
 
@@ -108,6 +114,10 @@ def new_page(browser: Any, problems: Problems) -> Iterator[Callable[..., Any]]:
         options = {"locale": locale} if locale else {}
         context = browser.new_context(base_url=base_url, viewport=viewport or DESKTOP, **options)
         contexts.append(context)
+        # The page's clock is its server's (a server at a chosen moment: that moment, running on).
+        clock = clock_of(base_url)
+        if not isinstance(clock, SystemClock):
+            context.clock.install(time=clock.now())
         page = context.new_page()
         page.set_default_timeout(10_000)
         problems.watch(page)

@@ -6,13 +6,14 @@ a link that then stops working (docs/administration.md)."""
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import httpx
 import pytest
 
 from tests.e2e.web.conftest import sign_in
 from tests.e2e.web.test_language import german_sign_in
+from tests.support.moments import MONDAY_MORNING
 
 pytestmark = pytest.mark.browser
 
@@ -54,7 +55,7 @@ def test_a_fee_version_from_a_later_day_joins_the_history(server, new_page, view
     versions = page.locator('[data-id^="version-text-"]')
     before = versions.count()
     amount = "123.45" if viewport is DESKTOP else "67.89"
-    day = (datetime.now(UTC) + timedelta(days=7)).date().isoformat()
+    day = (MONDAY_MORNING + timedelta(days=7)).date().isoformat()
     page.locator('[data-name="kind"]').select_option("location_fee")
     page.locator('[data-name="amount"]').fill(amount)
     page.locator('[data-name="effective_from"]').fill(day)

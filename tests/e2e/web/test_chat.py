@@ -13,6 +13,7 @@ import pytest
 from doctordesk.store.seed import sample_files
 from tests.e2e.web.conftest import MOBILE, sign_in
 from tests.support.live import serving
+from tests.support.moments import MONDAY_MORNING
 
 pytestmark = pytest.mark.browser
 
@@ -24,7 +25,9 @@ PAGE_SIZE = 5
 @pytest.fixture(scope="module")
 def chat_server(tmp_path_factory: pytest.TempPathFactory):
     """Five messages per chat page, so load more shows up after a few messages."""
-    with serving(tmp_path_factory.mktemp("web-chat"), DOCTORDESK_CHAT_PAGE_SIZE=str(PAGE_SIZE)) as live:
+    with serving(
+        tmp_path_factory.mktemp("web-chat"), at=MONDAY_MORNING, DOCTORDESK_CHAT_PAGE_SIZE=str(PAGE_SIZE)
+    ) as live:
         yield live
 
 

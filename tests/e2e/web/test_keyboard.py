@@ -8,13 +8,15 @@ from datetime import date, timedelta
 
 import pytest
 
+from tests.support.moments import MONDAY_MORNING
+
 pytestmark = pytest.mark.browser
 
 APPROVED, SUGGESTED, DECLINED, CHAT = 1, 6, 3, 7
 
 
 def weekday_ahead(days: int) -> date:
-    day = date.today() + timedelta(days=days)
+    day = MONDAY_MORNING.date() + timedelta(days=days)  # the module server's today
     while day.weekday() >= 5:
         day += timedelta(days=1)
     return day

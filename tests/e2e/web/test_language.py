@@ -4,11 +4,12 @@ errors); the switch in the header changes the language in place, and the choice 
 from __future__ import annotations
 
 import re
-from datetime import date, timedelta
+from datetime import timedelta
 
 import pytest
 
 from tests.e2e.web.conftest import MOBILE, sign_in
+from tests.support.moments import MONDAY_MORNING
 
 pytestmark = pytest.mark.browser
 
@@ -55,7 +56,7 @@ def test_a_german_browser_gets_the_app_in_german(server, new_page, problems):
     page.locator('[data-id="another-alternative"]').click()
     day = page.locator('[data-name="date~1"]')
     assert day.get_attribute("placeholder") == "TT.MM.JJJJ"
-    day.fill(f"{date.today() + timedelta(days=14):%d.%m.%Y}")
+    day.fill(f"{MONDAY_MORNING.date() + timedelta(days=14):%d.%m.%Y}")
     day.dispatch_event("change")
     page.locator('[data-id="date~1"].is-highlighted').wait_for()
     assert re.fullmatch(r"\d\d\.\d\d\.\d{4}", day.input_value())  # the server's day shown back, German order

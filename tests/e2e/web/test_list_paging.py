@@ -10,6 +10,7 @@ import pytest
 
 from tests.e2e.web.conftest import DESKTOP, MOBILE, decide_elsewhere, sign_in
 from tests.support.live import LiveServer, serving
+from tests.support.moments import MONDAY_MORNING
 
 pytestmark = pytest.mark.browser
 
@@ -19,7 +20,9 @@ PAGE = 2
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     """The demo clinic with two rows per page, so its few past appointments take several pages."""
-    with serving(tmp_path_factory.mktemp("paging-live"), DOCTORDESK_LIST_PAGE_SIZE=str(PAGE)) as live:
+    with serving(
+        tmp_path_factory.mktemp("paging-live"), at=MONDAY_MORNING, DOCTORDESK_LIST_PAGE_SIZE=str(PAGE)
+    ) as live:
         yield live
 
 

@@ -4,11 +4,12 @@ decided meanwhile (APPOINTMENT_CHANGED). Each test decides a different demo appo
 
 from __future__ import annotations
 
-from datetime import date, timedelta
+from datetime import timedelta
 
 import pytest
 
 from tests.e2e.web.conftest import decide_elsewhere, sign_in
+from tests.support.moments import MONDAY_MORNING
 
 pytestmark = pytest.mark.browser
 
@@ -19,7 +20,7 @@ CANCELED = 13
 
 
 def weekday_ahead(days: int) -> str:
-    day = date.today() + timedelta(days=days)
+    day = MONDAY_MORNING.date() + timedelta(days=days)  # the module server's today
     while day.weekday() >= 5:
         day += timedelta(days=1)
     return day.isoformat()

@@ -9,6 +9,7 @@ import pytest
 
 from tests.e2e.web.conftest import decide_elsewhere, sign_in
 from tests.support.live import serving
+from tests.support.moments import MONDAY_MORNING
 
 pytestmark = pytest.mark.browser
 
@@ -18,7 +19,7 @@ REQUESTS = (2, 3, 4, 5)  # doctor1's open requests these tests decline (one each
 @pytest.fixture(scope="module")
 def fast_server(tmp_path_factory: pytest.TempPathFactory):
     """A server whose list polls every 2 s (the default is 30 s)."""
-    with serving(tmp_path_factory.mktemp("web-sync"), DOCTORDESK_POLL_LIST_SECONDS="2") as live:
+    with serving(tmp_path_factory.mktemp("web-sync"), at=MONDAY_MORNING, DOCTORDESK_POLL_LIST_SECONDS="2") as live:
         yield live
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 from sqlalchemy import select
 
 from doctordesk.config import Settings
@@ -34,7 +32,7 @@ async def create_user(
     if fields:
         raise ValidationFailed(fields=fields)
     hashed = Passwords(time_cost=settings.argon2_time_cost, memory_kib=settings.argon2_memory_kib).hash(password)
-    now = datetime.now(UTC)
+    now = settings.clock().now()
     async with db.transaction() as session:
         if await session.scalar(select(User.id).where(User.username == username)) is not None:
             raise ValidationFailed(fields={"username": N_("Already taken.")})

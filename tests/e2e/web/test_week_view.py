@@ -86,10 +86,11 @@ def test_the_week_shows_each_kind_live_and_opens_review_and_approve(server, new_
     page.locator('[data-id="week-next"]').click()
     page.locator('[data-id="week-today"]:not([disabled])').wait_for()
     page.locator('#connection[data-status="live"]').wait_for()
-    before = page.locator(REQUESTS).count()
+    before = set(page.locator(REQUESTS).evaluate_all("es => es.map(e => e.dataset.id)"))
     book_first_free_time_next_week(new_page(server.url))
-    page.wait_for_function("([s, n]) => document.querySelectorAll(s).length > n", arg=[REQUESTS, before])
-    new = page.locator(REQUESTS).last
+    page.wait_for_function("([s, n]) => document.querySelectorAll(s).length > n", arg=[REQUESTS, len(before)])
+    (added,) = set(page.locator(REQUESTS).evaluate_all("es => es.map(e => e.dataset.id)")) - before
+    new = page.locator(f'{REQUESTS}[data-id="{added}"]')
     assert "Maria Schmidt" in (new.text_content() or "")
     assert "Awaiting your decision" in (new.text_content() or "")
     inside_their_day(page.locator(EVENTS).evaluate_all(MEASURE))

@@ -59,7 +59,7 @@ class Settings(BaseSettings):
     secrets_key: str = ""
     # "test" only in this project's own test suite: it allows DOCTORDESK_TEST_CLOCK, the moment the processes a test
     # starts run at (docs/development.md#the-moment-a-test-runs-at). A clinic leaves it "production".
-    environment: Literal["production", "test"] = "production"
+    environment: Literal["production", "development", "test"] = "production"
     test_clock: str = ""
 
     # Accounts

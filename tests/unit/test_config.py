@@ -2,21 +2,24 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 import pytest
 
 from doctordesk.config import Settings, SettingsError, load_settings, unknown_variables
+from doctordesk.domain.clock import SystemClock, clock_setting
 
 
 def test_variables_naming_no_setting_are_reported_and_settings_are_not():
     environ = {
         "DOCTORDESK_SECRET_KEY": "x",  # retired: nothing used it
-        "DOCTORDESK_ENVIRONMENT": "production",  # retired with it
+        "DOCTORDESK_ENVIRONMENT": "production",  # a setting again: it marks the test suite's processes
         "DOCTORDESK_PORT": "8001",
         "doctordesk_redis_url": "redis://localhost",  # names are case-insensitive, like the settings' own parsing
         "DOCTORDESK_REDIS_URLS": "redis://localhost",
         "PATH": "/usr/bin",
     }
-    assert unknown_variables(environ) == ["DOCTORDESK_ENVIRONMENT", "DOCTORDESK_REDIS_URLS", "DOCTORDESK_SECRET_KEY"]
+    assert unknown_variables(environ) == ["DOCTORDESK_REDIS_URLS", "DOCTORDESK_SECRET_KEY"]
 
 
 def test_the_test_suites_and_benchmarks_own_variables_are_not_reported():
@@ -31,13 +34,13 @@ def test_the_test_suites_and_benchmarks_own_variables_are_not_reported():
 
 
 def test_every_setting_is_recognised_and_the_secret_key_is_gone():
-    assert not {"secret_key", "environment"} & set(Settings.model_fields)
+    assert "secret_key" not in Settings.model_fields
     assert unknown_variables({f"DOCTORDESK_{name.upper()}": "1" for name in Settings.model_fields}) == []
 
 
 # --- range checks: every setting is validated at start, and a wrong one is named --------------------------------
 
-FREE_FORM = {"data_dir", "push_credentials", "push_adapter"}  # a path, a secret, a choice
+FREE_FORM = {"data_dir", "push_credentials", "push_adapter", "environment"}  # a path, a secret, choices
 
 
 def test_every_numeric_setting_has_a_lower_and_an_upper_bound_and_every_text_setting_a_check():
@@ -120,3 +123,38 @@ def test_the_defaults_and_the_documented_edge_values_are_accepted(monkeypatch):
         monkeypatch.setenv(variable, value)
     monkeypatch.setenv("DOCTORDESK_FORWARDED_ALLOW_IPS", "10.0.0.0/8, ::1, *")
     load_settings()
+
+
+# --- the test suite's clock: a moment of its choosing, never in a clinic -------------------------------------------
+
+
+def test_a_test_clock_is_refused_outside_the_test_environment(monkeypatch):
+    monkeypatch.setenv("DOCTORDESK_TEST_CLOCK", "2026-12-06T23:50:00+01:00")
+    with pytest.raises(SettingsError, match="DOCTORDESK_TEST_CLOCK is read only when DOCTORDESK_ENVIRONMENT=test"):
+        load_settings(warn=False)
+
+
+@pytest.mark.parametrize(
+    "value", ["2026-12-06 23:50:00+01:00", "2026-12-06T23:50:00", "1796000000", "x@1", "2026-12-06T23:50:00Z@soon"]
+)
+def test_a_test_clock_that_is_not_an_instant_is_named(monkeypatch, value):
+    monkeypatch.setenv("DOCTORDESK_ENVIRONMENT", "test")
+    monkeypatch.setenv("DOCTORDESK_TEST_CLOCK", value)
+    with pytest.raises(SettingsError, match="DOCTORDESK_TEST_CLOCK"):
+        load_settings(warn=False)
+
+
+def test_the_service_clock_reads_the_test_moment_and_runs_on(monkeypatch):
+    since = datetime.now(UTC) - timedelta(minutes=10)
+    at = datetime(2026, 12, 6, 22, 50, tzinfo=UTC)
+    monkeypatch.setenv("DOCTORDESK_ENVIRONMENT", "test")
+    monkeypatch.setenv("DOCTORDESK_TEST_CLOCK", clock_setting(at, since=since))
+    now = load_settings(warn=False).clock().now()
+    # Ten minutes have passed on the system clock since the moment was taken: the service's clock is ten on too.
+    assert at + timedelta(minutes=10) <= now < at + timedelta(minutes=11)
+
+
+def test_without_a_test_clock_the_service_runs_on_the_system_clock(monkeypatch):
+    monkeypatch.delenv("DOCTORDESK_TEST_CLOCK", raising=False)
+    clock = load_settings(warn=False).clock()
+    assert isinstance(clock, SystemClock) and abs(clock.now() - datetime.now(UTC)) < timedelta(seconds=5)

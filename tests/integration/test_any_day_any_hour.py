@@ -193,21 +193,26 @@ async def test_the_list_puts_each_request_in_its_section(client, login, demo, cl
         page = await _poll_equals_fresh(client, "/profile/appointments", doctor.headers, page)
 
 
-async def test_the_week_view_marks_today_in_the_doctors_zone(client, login, demo, clock, runtime):
+async def test_the_week_view_opens_on_today_in_the_doctors_zone(client, login, demo, clock, runtime):
     runtime.screens.max_age = 400 * 86400  # only time itself may change the page
     doctor = await login("doctor1")
-    page = await _put(client, "/profile/appointments/week", doctor.headers)
+    shown = await _put(client, "/profile/appointments/week", doctor.headers)
     for _ in range(2):
         today = clock.now().astimezone(BERLIN).date()
+        page = await _put(client, "/profile/appointments/week", doctor.headers)
         days = [e for e in _walk(page) if e["type"] == "Day"]
         assert len(days) == 7
         marked = [d["props"]["date"] for d in days if d["props"]["today"]]
-        assert marked in ([today.isoformat()], []), (marked, today)
-        # The week shown is today's, or (when today's work is over) the next one, which says so.
+        # The week opened is today's, or (when today's week has no working time left) the next one.
         first = date.fromisoformat(days[0]["props"]["date"])
-        assert first in (monday(today), monday(today) + timedelta(days=7)), (first, today)
+        assert (first, marked) in ((monday(today), [today.isoformat()]), (monday(today) + timedelta(days=7), [])), (
+            first,
+            marked,
+            today,
+        )
         clock.advance(STEP)
-        page = await _poll_equals_fresh(client, "/profile/appointments/week", doctor.headers, page)
+        # A week already open stays the week its doctor looks at; its poll brings what time changed in it.
+        shown = await _poll_equals_fresh(client, "/profile/appointments/week", doctor.headers, shown)
 
 
 async def test_the_calendar_feed_holds_the_approved_appointments_at_their_instants(client, login, demo, clock, runtime):

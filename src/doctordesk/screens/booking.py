@@ -48,7 +48,8 @@ def endpoint(c: Choice) -> str:
     if c.location_id is not None:
         query["location"] = str(c.location_id)
     query["service"] = c.service
-    query["week"] = c.week.isoformat()
+    if c.week_asked:  # else the screen shows the first week with a free time, sought again at every render
+        query["week"] = c.week.isoformat()
     if c.start is not None:
         query["start"] = start_param(c.start)
     return f"{BASE}?{urlencode(query)}"
@@ -75,6 +76,9 @@ class BookingScreen:
     timeout: int
     # The picked time as the patient's insurance sees it (``domain/review/coverage.booking_warning``).
     coverage_warning: str | None = None
+    # No week was asked: ``choice.week`` is the first week with a free time, or, when there is none up to the
+    # horizon, this week and ``free_until`` the horizon's last day (Next week is then off: nothing to find).
+    free_until: date | None = None
 
 
 def _choice(s: BookingScreen) -> Element:
@@ -110,7 +114,6 @@ def _choice(s: BookingScreen) -> Element:
             options=[Option(k, _(v)) for k, v in SERVICES.items()],
             action=change,
         ),
-        el("week", "Hidden", name="week", value=c.week.isoformat()),
         label=_("What and where"),
     )
 
@@ -118,6 +121,35 @@ def _choice(s: BookingScreen) -> Element:
 def _week_link(ref: str, s: BookingScreen, week: date, label: str, enabled: bool) -> Element:
     target = Choice(s.choice.doctor_id, s.choice.location_id, s.choice.service, week)
     return el(ref, "Link", label=label, enabled=enabled, action=Action("PUT", endpoint(target)))
+
+
+def _first_free(s: BookingScreen) -> Element:
+    """Why the screen opened on a later week than this one: no free time is left before it."""
+    c = s.choice
+    moved = not c.week_asked and s.free_until is None and c.week > s.first_week
+    text = _(
+        "No free times left this week. The first free time is in the week of {first} – {last}.",
+        first=format_day(c.week),
+        last=format_day(c.week + timedelta(days=6), with_year=True),
+    )
+    return el("first-free", "Notice", value=text if moved else None, visible=moved, props={"tone": "info"})
+
+
+def _none_free(s: BookingScreen) -> Element:
+    """Nothing to find up to the horizon: say so once, instead of a Next week to click through a year of."""
+    c = s.choice
+    doctor = next((o.label for o in s.doctors if o.value == str(c.doctor_id)), "")
+    location = next((o.label for o in s.locations if o.value == str(c.location_id)), "")
+    text = None
+    if s.free_until is not None:
+        text = _(
+            "{doctor} has no free time at {location} until {day}. Choose another doctor or location, or ask the "
+            "clinic.",
+            doctor=doctor,
+            location=location,
+            day=format_day(s.free_until, with_year=True),
+        )
+    return el("none-free", "Notice", value=text, visible=text is not None, props={"tone": "warning"})
 
 
 def _times(s: BookingScreen) -> Element:
@@ -143,9 +175,13 @@ def _times(s: BookingScreen) -> Element:
         "times",
         "Section",
         _week_link("previous-week", s, c.week - timedelta(weeks=1), _("Previous week"), c.week > s.first_week),
-        _week_link("next-week", s, c.week + timedelta(weeks=1), _("Next week"), c.week < s.last_week),
+        _week_link(
+            "next-week", s, c.week + timedelta(weeks=1), _("Next week"), c.week < s.last_week and s.free_until is None
+        ),
+        _first_free(s),
+        _none_free(s),
         el("timezone-note", "Caption", value=_("Times in {timezone}.", timezone=s.timezone) if s.timezone else None),
-        el("times-empty", "Caption", value=_("No free times this week."), visible=not days),
+        el("times-empty", "Caption", value=_("No free times this week."), visible=not days and s.free_until is None),
         *days,
         label=title if s.timezone else _("Free times"),
     )

@@ -108,9 +108,11 @@ def render(
     zone: str,
     layout: Layout,
     timeout: int,
+    week_over: bool = False,
 ) -> Page:
     """The week (or, on a phone, the day) as a page: its title, the way to other weeks and back to the list, the
-    zone the times are in, and the grid."""
+    zone the times are in, and the grid. ``week_over``: next week is shown because this week's work hours are all
+    behind (a notice says so; "This week" goes back)."""
     one_day = len(days) == 1
     if one_day:
         title = f"{format_day(days[0])} {days[0].year}"
@@ -127,6 +129,13 @@ def render(
     elements = (
         el("title", "Heading", value=title),
         _navigation(days, today=today, one_day=one_day),
+        el(
+            "week-over",
+            "Notice",
+            value=_("Your work hours this week are over: here is next week.") if week_over else None,
+            visible=week_over,
+            props={"tone": "info"},
+        ),
         el("week-zone", "Caption", value=_("Times in {zone}.", zone=zone)),
         grid,
     )

@@ -8,8 +8,9 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from sqlalchemy import func, select
@@ -84,8 +85,6 @@ async def slot_status(client, headers, demo, start: str) -> str:
 
 
 async def requests_at(runtime, start: str) -> int:
-    from datetime import datetime
-
     async with runtime.db.read() as s:
         at = datetime.fromisoformat(start)
         return int(await s.scalar(select(func.count()).where(Appointment.start_at == at)) or 0)
@@ -113,6 +112,33 @@ async def test_find_answers_the_free_slots_as_proposed_appointments(client, key,
     assert_outcome(bad, 400, "NOT_SUPPORTED")
     wide = await client.get("/fhir/Appointment/$find?start=2026-11-26&end=2027-01-30", headers=key.headers)
     assert_outcome(wide, 400, "FIELDS_VALIDATION_ERROR")
+
+
+async def test_find_without_a_range_answers_the_next_free_times_so_a_saturday_call_finds_mondays(
+    client, key, demo, clock
+):
+    """Issue 38: with neither start nor end, ``$find`` looks from the first free time on (up to the horizon), not
+    in a window already over; the range it applied is in the self link. One end alone is still 400."""
+    clock.at = datetime(2026, 11, 28, 9, 0, tzinfo=UTC)  # Saturday 10:00 in Berlin
+    d1, berlin = demo.users["doctor1"], demo.locations["berlin"]
+    who = f"practitioner=Practitioner/{d1}&location=Location/{berlin}"
+    found = resource_of(await client.get(f"/fhir/Appointment/$find?{who}&_count=200", headers=key.headers))
+    starts = [a["start"] for a in entries(found)]
+    assert starts and starts[0].startswith("2026-11-30T") and starts[0].endswith("+01:00")  # Monday, Berlin time
+    mondays = [a["start"] for a in await find(client, key.headers, demo, "2026-11-30")]
+    assert starts[: len(mondays)] == mondays  # Monday's free times first, exactly those of an asked Monday
+    [self_link] = [link["url"] for link in found["link"] if link["relation"] == "self"]
+    applied = parse_qs(urlsplit(self_link).query)
+    first = datetime.fromisoformat(starts[0]).astimezone(UTC)
+    assert applied["start"] == [first.strftime("%Y-%m-%dT%H:%M:%SZ")]
+    assert applied["end"] == [(first + timedelta(days=30, seconds=-1)).strftime("%Y-%m-%dT%H:%M:%SZ")]
+    again = resource_of(await client.get(self_link.replace("http://testserver", ""), headers=key.headers))
+    assert again["total"] == found["total"]
+    assert_outcome(
+        await client.get(f"/fhir/Appointment/$find?{who}&end=2026-11-30", headers=key.headers),
+        400,
+        "FIELDS_VALIDATION_ERROR",
+    )
 
 
 async def test_a_hold_takes_the_time_for_others_until_it_expires(client, key, other_key, demo, clock):

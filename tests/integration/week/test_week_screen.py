@@ -98,3 +98,45 @@ async def test_a_phone_gets_one_day_in_german(client, login):
     assert words["week-prev"] == "Voriger Tag" and words["week-next"] == "Nächster Tag"
     assert words["week-list"] == "Liste" and words["title"].startswith("Mi., 25. Nov.")
     assert page["endpoint"] == f"{WEEK}?day=2026-11-25"
+
+
+# --- which week it opens on (issue 38) ----------------------------------------------------------------------------
+
+
+def _by_id(page: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {e["id"]: e for e in walk(page["elements"])}
+
+
+def _in_berlin(day: int, hour: int, minute: int = 0) -> datetime:
+    return datetime(2026, 11, day, hour, minute, tzinfo=ZoneInfo("Europe/Berlin")).astimezone(UTC)
+
+
+async def test_on_sunday_evening_the_week_opens_on_next_week_and_says_why(client, login, demo, clock):
+    """Dr. Berger (Europe/Berlin) works weekdays: on Sunday evening nothing of this week is ahead, so the view opens
+    on next week with a notice, "This week" goes back, and the token keeps the week shown."""
+    clock.at = _in_berlin(29, 20)
+    doctor = await login("doctor1")
+    page = await _put(client, doctor.headers)
+    elements = _by_id(page)
+    assert _days(page)[0] == "2026-11-30" and page["state"].endswith("@2026-11-30")
+    assert elements["week-over"].get("visible", True)
+    assert elements["week-over"]["value"] == "Your work hours this week are over: here is next week."
+    assert elements["week-today"].get("enabled", True)
+    assert elements["week-today"]["action"]["endpoint"] == f"{WEEK}?day=2026-11-29"
+    back = await _put(client, doctor.headers, day="2026-11-29")
+    assert _days(back)[0] == "2026-11-23" and _by_id(back)["week-over"].get("visible") is False
+    poll = (await client.patch(WEEK, headers={**doctor.headers, "X-Screen-State": page["state"]})).json()
+    assert poll["patches"] == [] and poll["state"].endswith("@2026-11-30")
+    german = await client.put(WEEK, headers={**doctor.headers, "Accept-Language": "de"})
+    assert _by_id(german.json())["week-over"]["value"].startswith("Ihre Arbeitszeiten dieser Woche sind vorbei")
+    phone = await client.put(WEEK, headers={**doctor.headers, "X-Layout": "mobile"})
+    assert _days(phone.json()) == ["2026-11-30"]
+
+
+async def test_while_work_hours_are_left_the_week_opens_on_this_week(client, login, demo, clock):
+    clock.at = _in_berlin(27, 16, 30)  # Friday: half an hour of work left
+    doctor = await login("doctor1")
+    page = await _put(client, doctor.headers)
+    assert _days(page)[0] == "2026-11-23" and _by_id(page)["week-over"].get("visible") is False
+    clock.at = _in_berlin(27, 17)  # the last hour has ended
+    assert _days(await _put(client, doctor.headers))[0] == "2026-11-30"

@@ -71,6 +71,31 @@ def days_shown(anchor: date, *, one_day: bool) -> tuple[date, ...]:
     return tuple(monday + timedelta(days=i) for i in range(DAYS_IN_WEEK))
 
 
+def week_over(
+    places: Sequence[Workplace], week: Sequence[date], exceptions: Sequence[HoursException], *, zone: str, now: datetime
+) -> bool:
+    """Whether the doctor's work in ``week`` (its days in the doctor's zone) is over at ``now``: they have weekly
+    hours somewhere, and none of the week's work hours (extra days counted, holidays and absences not) is still
+    ahead. A doctor without any hours has no week that ends this way."""
+    if not any(place.hours for place in places):
+        return False
+    lo, hi = window(week, zone)
+    ahead = max(lo, now)
+    return not any(
+        start < hi and ahead < end for place in places for start, end in work_intervals(place, week, exceptions)
+    )
+
+
+def opening_day(
+    today: date, places: Sequence[Workplace], exceptions: Sequence[HoursException], *, zone: str, now: datetime
+) -> date:
+    """The day the week view opens on when none is asked: today, or next Monday once this week's work is over
+    (``week_over``: a Saturday, a Sunday evening, a Friday after the last hour), so the doctor lands on the week
+    ahead of them rather than one with nothing left to do."""
+    week = days_shown(today, one_day=False)
+    return week[-1] + timedelta(days=1) if week_over(places, week, exceptions, zone=zone, now=now) else today
+
+
 def day_bounds(day: date, zone: str) -> Interval:
     """The UTC instants of ``day``'s local midnight and the next one in ``zone`` (23 or 25 hours at a clock
     change)."""

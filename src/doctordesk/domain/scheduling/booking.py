@@ -3,13 +3,18 @@
 The patient picks a doctor, one of the locations where that doctor has work hours, a service and a week, then one
 of the free times of that week (``free_times.py``: the same starts the integration API offers). A choice that no
 longer fits (a doctor without hours at the location chosen, a week in the past or beyond the horizon) is settled to
-the nearest one that does, so a link kept from yesterday still opens a screen."""
+the nearest one that does, so a link kept from yesterday still opens a screen.
+
+A choice without a week (the screen opened afresh, or another doctor, location or service chosen) shows the first
+week that has a free time, searched from this week to the horizon's (``search_spans``, ``first_free``): on a
+Saturday the patient sees next week's times, not a week already over."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
+from zoneinfo import ZoneInfo
 
 from doctordesk.domain.texts import N_
 
@@ -31,6 +36,9 @@ class Choice:
     service: str
     week: date  # the Monday of the week shown
     start: datetime | None = None  # the free time picked (UTC)
+    # False: no week was asked, so the screen shows the first week with a free time (``week`` is where the search
+    # starts until it is found) and its address names no week, so every poll searches again.
+    week_asked: bool = True
 
 
 def monday(day: date) -> date:
@@ -57,5 +65,39 @@ def settle(c: Choice, *, places: Mapping[int, Sequence[int]], today: date, horiz
     service = c.service if c.service in SERVICES else next(iter(SERVICES))
     first = monday(today)
     week = min(max(monday(c.week), first), last_week(today, horizon))
-    settled = Choice(doctor, location, service, week)
+    settled = Choice(doctor, location, service, week, week_asked=c.week_asked)
     return replace(settled, start=c.start) if settled == replace(c, start=None) else settled
+
+
+# How many weeks one read of busy times covers while the first free week is sought: the common case (a free time
+# within four weeks) costs one read, and a doctor with nothing free costs a read per four weeks of the horizon
+# rather than one per week (a read of the whole horizon at once would weigh every busy time of a year against
+# every candidate start).
+SEARCH_WEEKS = 4
+
+
+def search_spans(first_week: date, last: date) -> list[tuple[date, date]]:
+    """The spans of whole weeks (first and last day, inclusive) to look through, in order, from the week starting
+    ``first_week`` to the one starting ``last``: ``SEARCH_WEEKS`` weeks each, the last one shorter."""
+    spans: list[tuple[date, date]] = []
+    week = monday(first_week)
+    while week <= last:
+        end = min(week + timedelta(weeks=SEARCH_WEEKS), monday(last) + timedelta(weeks=1))
+        spans.append((week, end - timedelta(days=1)))
+        week = end
+    return spans
+
+
+def first_free(free: Sequence[datetime]) -> datetime | None:
+    """The earliest of some free starts (None when there is none)."""
+    return min(free, default=None)
+
+
+def week_of(start: datetime, timezone: str) -> date:
+    """The Monday of the week, in the location's days, that a start (UTC) falls in."""
+    return monday(start.astimezone(ZoneInfo(timezone)).date())
+
+
+def in_week(starts: Sequence[datetime], week: date, timezone: str) -> list[datetime]:
+    """The starts that fall in the week starting ``week``, in the location's days."""
+    return [s for s in starts if week_of(s, timezone) == week]

@@ -16,7 +16,17 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.appointments.list_sections import MAX_VISIT
 from doctordesk.domain.appointments.status import Status
-from doctordesk.domain.appointments.week import Item, Kind, Workplace, days_shown, free_items, place, window
+from doctordesk.domain.appointments.week import (
+    Item,
+    Kind,
+    Workplace,
+    days_shown,
+    free_items,
+    opening_day,
+    place,
+    week_over,
+    window,
+)
 from doctordesk.domain.errors import NotFound
 from doctordesk.domain.moments import parse_day
 from doctordesk.domain.roles import Actor, Role
@@ -144,21 +154,34 @@ class WeekScreen:
                 items = await _booked(session, actor, lo, hi) + await _offers(session, actor.user_id, lo, hi)
                 clinic = await cached_clinic(rt, session)
             exceptions = clinic.hours_exceptions.get(actor.user_id, [])
-            free = free_items(_workplaces(clinic, actor.user_id), days, exceptions, items, zone=zone, now=now)
+            workplaces = _workplaces(clinic, actor.user_id)
+            free = free_items(workplaces, days, exceptions, items, zone=zone, now=now)
             placed = place([*free, *items], days, zone)
             today = now.astimezone(ZoneInfo(zone)).date()
-            return screen.render(placed, days=days, today=today, zone=zone, layout=self.layout, timeout=timeout)
+            # Next week shown while this week's work is over: say so (what the view opens on then, ``_opening``).
+            this_week = days_shown(today, one_day=False)
+            over = days[0] == this_week[-1] + timedelta(days=1)
+            over = over and week_over(workplaces, this_week, exceptions, zone=zone, now=now)
+            return screen.render(
+                placed, days=days, today=today, zone=zone, layout=self.layout, timeout=timeout, week_over=over
+            )
 
         viewer = Viewer.of(actor, self.client_id)
         return Viewing(rt.screens, rt.wall(), viewer, screen.shown(actor), timeout, render), days[0]
 
-    async def _today(self) -> date:
+    async def _opening(self) -> date:
+        """The day shown when none is asked: today in the doctor's zone, or next Monday once this week's work
+        hours are all behind (``week.opening_day``)."""
         async with self.rt.db.read() as session:
             zone = await _zone(session, self.actor.user_id)
-        return self.rt.clock.now().astimezone(ZoneInfo(zone)).date()
+            clinic = await cached_clinic(self.rt, session)
+        now = self.rt.clock.now()
+        today = now.astimezone(ZoneInfo(zone)).date()
+        exceptions = clinic.hours_exceptions.get(self.actor.user_id, [])
+        return opening_day(today, _workplaces(clinic, self.actor.user_id), exceptions, zone=zone, now=now)
 
     async def page(self, day: date | None) -> Page:
-        viewing, first = self._viewing(day or await self._today())
+        viewing, first = self._viewing(day or await self._opening())
         page = await viewing.page()
         page.state += DAY_MARK + first.isoformat()
         return page
@@ -167,7 +190,7 @@ class WeekScreen:
         """The poll: the token's day (today when it carries none) without reading anything while nothing the view
         shows changed."""
         rest, day = split_day(token)
-        viewing, first = self._viewing(day or await self._today())
+        viewing, first = self._viewing(day or await self._opening())
         update = await viewing.poll(rest)
         if update.state:
             update.state += DAY_MARK + first.isoformat()

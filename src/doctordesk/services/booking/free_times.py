@@ -10,9 +10,11 @@ from zoneinfo import ZoneInfo
 from doctordesk.domain import moments
 from doctordesk.domain.edges import expiry_edge
 from doctordesk.domain.errors import ValidationFailed
+from doctordesk.domain.scheduling.booking import VISIT_MINUTES, first_free, in_week, search_spans, week_of
 from doctordesk.domain.scheduling.free_times import (
     MAX_DAYS,
     FreeTimeQuery,
+    free_of,
     free_starts_edge,
     hours_at,
     slot_starts,
@@ -79,3 +81,56 @@ async def slot_times(
         )
         edge.append(expiry_edge((b.expires for b in busy), now))  # a held time comes free
     return timezone, starts
+
+
+async def first_free_span(
+    rt: Runtime,
+    *,
+    doctor_id: int,
+    location_id: int,
+    first_week: date,
+    last_week: date,
+    edge: list[datetime | None] | None = None,
+) -> tuple[str | None, list[datetime]]:
+    """The free starts (one visit of the booking screen's length) of the first span of ``booking.search_spans``,
+    from the week starting ``first_week`` to the one starting ``last_week``, that has any, with the location's
+    timezone; ``(None, [])`` when none has one up to there. One read of busy times per span, and the search stops
+    at the first span with a free time, so the usual case costs what showing one week does. ``edge`` gets the
+    moments of every span looked through (a held time coming free, a time coming within the horizon)."""
+    for first_day, last_day in search_spans(first_week, last_week):
+        timezone, grid = await slot_times(
+            rt,
+            doctor_id=doctor_id,
+            location_id=location_id,
+            first_day=first_day,
+            last_day=last_day,
+            duration_minutes=VISIT_MINUTES,
+            step_minutes=VISIT_MINUTES,
+            edge=edge,
+        )
+        free = free_of(grid)
+        if free:
+            return timezone, free
+    return None, []
+
+
+async def first_free_week(
+    rt: Runtime,
+    *,
+    doctor_id: int,
+    location_id: int,
+    first_week: date,
+    last_week: date,
+    edge: list[datetime | None],
+) -> tuple[date | None, list[datetime]]:
+    """The first week (its Monday, in the location's days) from ``first_week`` to ``last_week`` that has a free
+    visit, with that week's free starts; ``(None, [])`` when no week up to there has one (``first_free_span``).
+    ``edge`` gets the moments that change the answer: those of every span looked through and the shown week's."""
+    timezone, free = await first_free_span(
+        rt, doctor_id=doctor_id, location_id=location_id, first_week=first_week, last_week=last_week, edge=edge
+    )
+    start = first_free(free)
+    if timezone is None or start is None:
+        return None, []
+    week = week_of(start, timezone)
+    return week, in_week(free, week, timezone)

@@ -5,12 +5,11 @@ codes). Only patients book, each for themself; any other role gets 404, as for a
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime
 from functools import partial
 from zoneinfo import ZoneInfo
 
-from doctordesk.domain import moments
 from doctordesk.domain.edges import earliest, next_utc_midnight
 from doctordesk.domain.errors import NotFound, ValidationFailed
 from doctordesk.domain.inputs import parse_id, text_problem
@@ -75,7 +74,15 @@ async def _settled(rt: Runtime, asked: Asked) -> tuple[Choice, Clinic, dict[int,
     places = _places(c)
     today = rt.clock.now().date()
     start = screen.parse_start(asked.start) if asked.start else None
-    wanted = Choice(asked.doctor_id, asked.location_id, asked.service or "", asked.week or today, start)
+    # No week asked: the first week with a free time is sought from this one (``_render``); a picked time without
+    # a week is shown in its own week.
+    if asked.week is not None:
+        week, week_asked = asked.week, True
+    elif start is not None:
+        week, week_asked = monday(start.date()), True
+    else:
+        week, week_asked = today, False
+    wanted = Choice(asked.doctor_id, asked.location_id, asked.service or "", week, start, week_asked=week_asked)
     return settle(wanted, places=places, today=today, horizon=c.horizon), c, places
 
 
@@ -102,7 +109,22 @@ async def _render(
     # When time alone changes the screen: "today" (UTC) moves on (the weeks offered), or a time's lead time or
     # horizon comes (``free_starts_edge``).
     edges: list[datetime | None] = [next_utc_midnight(now)]
-    if choice.doctor_id is not None and choice.location_id is not None:
+    today = now.date()
+    free_until: date | None = None
+    if choice.doctor_id is not None and choice.location_id is not None and not choice.week_asked:
+        found, free = await free_times.first_free_week(
+            rt,
+            doctor_id=choice.doctor_id,
+            location_id=choice.location_id,
+            first_week=choice.week,
+            last_week=last_week(today, c.horizon),
+            edge=edges,
+        )
+        if found is None:
+            free_until = (now + c.horizon).date()
+        else:
+            choice = replace(choice, week=found)
+    elif choice.doctor_id is not None and choice.location_id is not None:
         first, last = week_days(choice.week)
         _, grid = await free_times.slot_times(
             rt,
@@ -115,7 +137,6 @@ async def _render(
             edge=edges,
         )
         free = free_of(grid)
-    today = now.date()
     page = screen.render(
         screen.BookingScreen(
             coverage_warning=await _coverage(rt, patient_id, choice, timezone),
@@ -128,6 +149,7 @@ async def _render(
             last_week=last_week(today, c.horizon),
             layout=layout,
             timeout=rt.settings.poll_list_seconds,
+            free_until=free_until,
         )
     )
     return lasting(page, earliest(edges, after=now))
@@ -146,11 +168,12 @@ async def viewing(rt: Runtime, actor: Actor, asked: Asked, *, layout: Layout, cl
 
 async def choose(rt: Runtime, actor: Actor, form: Mapping[str, str]) -> UpdateSet:
     """The choice changed on the form (doctor, location, service): the screen for it, as a navigation (the
-    choice is the screen's URL). A new doctor or location clears the picked time."""
+    choice is the screen's URL), opening on the first week with a free time for it. A new doctor or location
+    clears the picked time."""
     _patient(actor)
+    # A new choice asks no week: it opens on the first week with a free time for that doctor, place and service.
     asked = Asked(parse_id(form.get("doctor")), parse_id(form.get("location")), form.get("service"))
-    asked_week = moments.parse_day(form.get("week", ""))
-    choice, _, _ = await _settled(rt, Asked(asked.doctor_id, asked.location_id, asked.service, asked_week))
+    choice, _, _ = await _settled(rt, asked)
     return UpdateSet(
         screen=screen.SCREEN, state="", timeout=rt.settings.poll_list_seconds, navigate=screen.endpoint(choice)
     )

@@ -6,7 +6,7 @@ screen's computation), one visit long."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import urlencode
 from zoneinfo import ZoneInfo
@@ -17,10 +17,11 @@ from doctordesk.domain.errors import NotFound, ValidationFailed
 from doctordesk.domain.fhir import mapping as fhir
 from doctordesk.domain.fhir.errors import NotSupported
 from doctordesk.domain.roles import Actor
-from doctordesk.domain.scheduling.booking import SERVICES, VISIT_MINUTES
-from doctordesk.domain.scheduling.free_times import SlotStatus
+from doctordesk.domain.scheduling.booking import SERVICES, VISIT_MINUTES, last_week, monday
+from doctordesk.domain.scheduling.free_times import MAX_DAYS, SlotStatus
 from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
+from doctordesk.services.booking import free_times
 from doctordesk.services.fhir.access import Caller, patients_visible, require_some_scope
 from doctordesk.services.fhir.directory import places
 from doctordesk.services.fhir.slots import grid, slot_id
@@ -30,6 +31,9 @@ from doctordesk.store.tables import Patient
 PARAMETERS = ("start", "end", "practitioner", "location", "service-type", "patient", "_count")
 # Operations take exactly their parameters: anything else is refused rather than ignored.
 _OTHERS = frozenset({"_format"})
+# The range ``$find`` looks in when none is given: from the first free time on, as long as a range asked may be
+# (at most 31 local days).
+NEXT_FREE_SPAN = timedelta(days=MAX_DAYS - 1)
 _BARE_DATE = N_("Give a date or a dateTime with its offset, without a prefix.")
 
 
@@ -51,6 +55,10 @@ def _ids(params: dict[str, list[str]], name: str, kind: str, known: Sequence[int
     return out
 
 
+def _instant(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def _service(params: dict[str, list[str]]) -> str:
     raw = _one(params, "service-type") or "consultation"
     system, bar, code = raw.rpartition("|")
@@ -59,10 +67,17 @@ def _service(params: dict[str, list[str]]) -> str:
     return code
 
 
-def _span(params: dict[str, list[str]], now: datetime) -> tuple[datetime, datetime]:
+def _span(params: dict[str, list[str]], now: datetime) -> tuple[datetime, datetime] | None:
+    """The range asked (``start`` and ``end``), or None when neither is given: the next free times are sought."""
     start, end = _one(params, "start"), _one(params, "end")
+    if start is None and end is None:
+        return None
     if start is None or end is None:
-        raise ValidationFailed(fields={"start" if start is None else "end": N_("Required: the range to look in.")})
+        raise ValidationFailed(
+            fields={
+                "start" if start is None else "end": N_("Give both start and end, or neither for the next free times.")
+            }
+        )
     if not start[:1].isdigit() or not end[:1].isdigit():
         raise ValidationFailed(fields={"start" if not start[:1].isdigit() else "end": _BARE_DATE})
     lo = fhir.date_range([f"ge{start}"], name="start", now=now).lo
@@ -118,6 +133,24 @@ def proposed(
     }
 
 
+async def _next_free(rt: Runtime, c: Clinic, pairs: Sequence[tuple[int, int]], now: datetime) -> datetime | None:
+    """The earliest free time of the schedules ``pairs`` from now to the booking horizon (None when none has
+    one), each searched as the booking screen searches its first free week."""
+    today = now.date()
+    first: datetime | None = None
+    for doctor_id, location_id in pairs:
+        _zone, free = await free_times.first_free_span(
+            rt,
+            doctor_id=doctor_id,
+            location_id=location_id,
+            first_week=monday(today),
+            last_week=last_week(today, c.horizon),
+        )
+        if free and (first is None or free[0] < first):
+            first = free[0]
+    return first
+
+
 async def find(rt: Runtime, caller: Caller, items: Sequence[tuple[str, str]], base_url: str) -> dict[str, Any]:
     """The free times as a searchset Bundle of proposed Appointments, earliest first (then by doctor and
     location); ``total`` counts them all, the entries are the first ``_count`` (default 50)."""
@@ -129,7 +162,7 @@ async def find(rt: Runtime, caller: Caller, items: Sequence[tuple[str, str]], ba
     if unknown:
         raise NotSupported(fields=dict.fromkeys(unknown, N_("Not a parameter of $find.")))
     now = rt.clock.now()
-    lo, hi = _span(params, now)
+    span = _span(params, now)
     service = _service(params)
     patient = await _patient(rt, caller, params)
     count = fhir.count(params.get("_count", []))
@@ -138,14 +171,21 @@ async def find(rt: Runtime, caller: Caller, items: Sequence[tuple[str, str]], ba
     pairs = places(c)
     doctors = _ids(params, "practitioner", "Practitioner", sorted({d for d, _ in pairs}))
     locations = _ids(params, "location", "Location", sorted({loc for _, loc in pairs}))
+    asked = [(d, loc) for d, loc in pairs if (not doctors or d in doctors) and (not locations or loc in locations)]
+    applied = [(k, v) for k, v in items if k in PARAMETERS]
+    if span is None:
+        # No range: the next free times, from the first one (up to the horizon) on. The range applied is in the
+        # self link, so the page can be asked for again as it is.
+        first = await _next_free(rt, c, asked, now)
+        span = None if first is None else (first, first + NEXT_FREE_SPAN)
+        if span is not None:
+            applied += [("start", _instant(span[0])), ("end", _instant(span[1] - timedelta(seconds=1)))]
     found: list[tuple[datetime, int, int]] = []
-    for doctor_id, location_id in pairs:
-        if (doctors and doctor_id not in doctors) or (locations and location_id not in locations):
-            continue
-        _zone, starts = await grid(rt, doctor_id, location_id, lo, hi)
+    for doctor_id, location_id in asked if span is not None else ():
+        assert span is not None
+        _zone, starts = await grid(rt, doctor_id, location_id, *span)
         found.extend((s, doctor_id, location_id) for s, status in starts if status == SlotStatus.FREE)
     found.sort()
-    applied = [(k, v) for k, v in items if k in PARAMETERS]
     return {
         "resourceType": "Bundle",
         "type": "searchset",

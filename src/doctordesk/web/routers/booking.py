@@ -30,7 +30,6 @@ CHOOSE_BODY = form_body(
         "doctor": ID_FIELD,
         "location": ID_FIELD,
         "service": SERVICE_FIELD,
-        "week": {"type": "string", "format": "date", **DAY_IN_RANGE},
     }
 )
 REQUEST_BODY = form_body(

@@ -15,6 +15,7 @@ import pytest
 
 from doctordesk.config import Settings
 from doctordesk.domain.scheduling.suggestions import horizon_message
+from doctordesk.screens.protocol import walk
 from tests.integration.web.strict_support import row_counts
 from tests.support.appointments import fhir_request
 from tests.support.fhir import FHIR_JSON, assert_outcome, resource_of
@@ -94,6 +95,44 @@ async def test_the_booking_screen_shows_no_week_beyond_the_horizon(client, login
     assert page.status_code == 200, page.text
     # Settled to the week the horizon ends in (Thursday 3 December: the week of Monday 30 November).
     assert "week=2026-11-30" in page.json()["endpoint"]
+
+
+async def test_a_doctor_with_nothing_free_up_to_the_horizon_is_said_so_once_and_next_week_is_off(
+    client, login, key, demo
+):
+    """Issue 38: Dr. Berger is away every working day up to the horizon. The screen says so and what to do,
+    instead of a Next week to click through to the horizon; ``$find`` without a range finds nothing."""
+    admin = await login("admin")
+    doctor, berlin = demo.users["doctor1"], demo.locations["berlin"]
+    days = [f"2026-11-{d}" for d in (23, 24, 25, 26, 27, 30)] + [f"2026-12-0{d}" for d in (1, 2, 3)]
+    for day in days:  # confirmed: the approved appointments those days hold stay
+        holiday = {"day": day, "kind": "holiday", "note": "Away", "confirm": True}
+        added = await client.post(f"/admin/doctors/{doctor}/hours-exceptions", headers=admin.headers, json=holiday)
+        assert added.status_code == 200 and added.json()["applied"], added.text
+    patient = await login("patient1")
+    page = await client.put("/profile/book", headers=patient.headers, params={"doctor": doctor, "location": berlin})
+    assert page.status_code == 200, page.text
+    elements = {e["id"]: e for e in walk(page.json()["elements"])}
+    assert elements["none-free"].get("visible", True)
+    assert elements["none-free"]["value"] == (
+        "Dr. Anna Berger has no free time at Berlin Mitte Clinic until 03 Dec 2026. Choose another doctor or "
+        "location, or ask the clinic."
+    )
+    assert elements["next-week"].get("enabled") is False and elements["previous-week"].get("enabled") is False
+    assert elements["times-empty"].get("visible") is False and elements["first-free"].get("visible") is False
+    assert "week=" not in page.json()["endpoint"]  # this week, looked for again at every poll
+    german = await client.put(
+        "/profile/book", headers={**patient.headers, "Accept-Language": "de"}, params={"doctor": doctor}
+    )
+    notice = next(e for e in walk(german.json()["elements"]) if e["id"] == "none-free")
+    assert notice["value"].startswith("Dr. Anna Berger hat bis 3. Dez. 2026 keine freien Termine in Berlin Mitte")
+    found = resource_of(
+        await client.get(
+            f"/fhir/Appointment/$find?practitioner=Practitioner/{doctor}&location=Location/{berlin}",
+            headers=key.headers,
+        )
+    )
+    assert found["total"] == 0 and not found.get("entry")
 
 
 async def test_review_and_approve_refuses_an_alternative_beyond_the_horizon(client, login, demo, runtime):

@@ -12,8 +12,10 @@ from doctordesk.domain.appointments.week import (
     days_shown,
     free_items,
     hour_span,
+    opening_day,
     place,
     subtract,
+    week_over,
 )
 from doctordesk.domain.scheduling.suggestions import ExceptionKind, Hours, HoursException
 
@@ -90,3 +92,42 @@ def test_an_entry_over_midnight_is_split_and_days_follow_the_clock_change():
     spring = date(2026, 3, 29)
     (p,) = place([Item(Kind.REQUEST, utc(spring, 7), utc(spring, 7, 30), 2)], (spring,), BERLIN)[spring]
     assert (p.start_minute, p.end_minute) == (9 * 60, 9 * 60 + 30)
+
+
+# --- which week the view opens on (``week_over``, ``opening_day``) ---------------------------------------------
+
+WEEKDAYS_8_TO_17 = Workplace(1, "Mitte", BERLIN, tuple(Hours(d, time(8), time(17)) for d in range(5)))
+THIS_WEEK = days_shown(MONDAY, one_day=False)
+NEXT_MONDAY = MONDAY + timedelta(weeks=1)
+
+
+def berlin(day: date, hour: int, minute: int = 0) -> datetime:
+    return utc(day, hour - 1, minute)  # CET in November
+
+
+def test_the_week_is_over_once_its_last_work_hour_has_ended():
+    friday = MONDAY + timedelta(days=4)
+    assert not week_over([WEEKDAYS_8_TO_17], THIS_WEEK, [], zone=BERLIN, now=berlin(friday, 16, 59))
+    assert week_over([WEEKDAYS_8_TO_17], THIS_WEEK, [], zone=BERLIN, now=berlin(friday, 17))
+    assert week_over([WEEKDAYS_8_TO_17], THIS_WEEK, [], zone=BERLIN, now=berlin(friday + timedelta(days=2), 23, 55))
+
+
+def test_an_extra_day_on_saturday_keeps_the_week_open_and_a_holiday_on_friday_ends_it_on_thursday():
+    saturday, friday, thursday = MONDAY + timedelta(days=5), MONDAY + timedelta(days=4), MONDAY + timedelta(days=3)
+    extra = [HoursException(saturday, ExceptionKind.EXTRA, None, time(9), time(12))]
+    assert not week_over([WEEKDAYS_8_TO_17], THIS_WEEK, extra, zone=BERLIN, now=berlin(saturday, 8))
+    holiday = [HoursException(friday, ExceptionKind.HOLIDAY)]
+    assert week_over([WEEKDAYS_8_TO_17], THIS_WEEK, holiday, zone=BERLIN, now=berlin(thursday, 18))
+
+
+def test_the_view_opens_on_next_week_when_this_weeks_work_is_over_else_today():
+    saturday, wednesday = MONDAY + timedelta(days=5), MONDAY + timedelta(days=2)
+    assert opening_day(saturday, [WEEKDAYS_8_TO_17], [], zone=BERLIN, now=berlin(saturday, 10)) == NEXT_MONDAY
+    assert opening_day(wednesday, [WEEKDAYS_8_TO_17], [], zone=BERLIN, now=berlin(wednesday, 20)) == wednesday
+
+
+def test_a_doctor_without_work_hours_stays_on_this_week():
+    sunday = MONDAY + timedelta(days=6)
+    assert opening_day(sunday, [], [], zone=BERLIN, now=berlin(sunday, 20)) == sunday
+    no_hours = Workplace(1, "Mitte", BERLIN, ())
+    assert opening_day(sunday, [no_hours], [], zone=BERLIN, now=berlin(sunday, 20)) == sunday

@@ -9,6 +9,10 @@ TEST_STAMP := $(VENV)/.installed-test
 # worker, server and command it starts, compile the project and the tests' rewritten asserts again from source).
 unexport PYTHONDONTWRITEBYTECODE
 
+# A run under libfaketime (`faketime -f '@…' make test`) keeps one timeline for every process it starts, instead of
+# each starting its clock at that moment anew (docs/development.md#the-moment-a-test-runs-at).
+export FAKETIME_DONT_RESET := 1
+
 .PHONY: run test test-fast lint typecheck bench browser wrk clean
 
 # Packages are installed with uv (from PyPI, into the venv): the same versions pip resolves, in seconds rather than

@@ -104,9 +104,8 @@ def test_migrate_seed_demo_and_create_user_as_processes_on_a_fresh_data_dir(tmp_
 
 
 def test_a_variable_that_names_no_setting_is_ignored_with_a_warning_naming_it(tmp_path):
-    # The retired secret key and environment, and a typo: the command runs, and says each one has no effect.
+    # The retired secret key and a typo: the command runs, and says each one has no effect.
     retired = {
-        "DOCTORDESK_ENVIRONMENT": "production",
         "DOCTORDESK_SECRET_KEY": "change-me-in-production",
         "DOCTORDESK_DATABSE_URL": "postgresql+asyncpg://db/prod",
     }

@@ -24,6 +24,7 @@ from doctordesk.domain.scheduling.suggestions import DEFAULT_HORIZON, LEAD_TIME
 from doctordesk.screens.protocol import apply, walk
 from doctordesk.store.tables import Appointment
 from tests.integration.calendar.feed_support import events, fetch, make_feed
+from tests.integration.screens.test_time_edges import until
 from tests.support.integration import make_key
 
 BERLIN, LONDON = ZoneInfo("Europe/Berlin"), ZoneInfo("Europe/London")
@@ -109,6 +110,10 @@ async def test_the_booking_screen_opens_on_free_times_ahead(client, login, demo,
         starts = _free_starts(page)
         assert starts, f"no free time shown at {now:%a %Y-%m-%d %H:%M} UTC"
         assert all(now + LEAD_TIME <= s <= now + DEFAULT_HORIZON for s in starts)
+        # The page holds until time alone changes it: a moment ahead, no later than the first time it shows comes
+        # within the lead time (a time exactly the lead time ahead is still free now).
+        edge = next((s - LEAD_TIME for s in starts if s - LEAD_TIME > now), None)
+        assert now.timestamp() < until(page["state"]) <= (edge or now + DEFAULT_HORIZON).timestamp()
         week = monday(starts[0].astimezone(BERLIN).date())  # the demo's first doctor and place: Berlin
         previous = next(e for e in _walk(page) if e["id"] == "previous-week")
         # The current week stays in reach: Previous is on whenever the week shown is a later one.

@@ -15,7 +15,6 @@ Error messages are keyed by the form field the doctor has to change.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
@@ -34,9 +33,9 @@ MAX_HORIZON = timedelta(days=3650)
 # Appointments are at most this long; the overlap query looks back this far (an index range, not a scan).
 MAX_DURATION = timedelta(hours=8)
 
-_TIME = re.compile(r"^[0-9]{2}:[0-9]{2}$")
-# A wall-clock time as HH:MM (00:00 to 23:59): what parse_time reads, as the API description states it.
-HH_MM_PATTERN = "^([01][0-9]|2[0-3]):[0-5][0-9]$"
+# A wall-clock time as HH:MM (00:00 to 23:59): what parse_time reads (``domain/moments.py``), as the API
+# description states it.
+HH_MM_PATTERN = moments.TIME_PATTERN
 
 
 def field(name: str, n: int) -> str:
@@ -150,27 +149,17 @@ def parse_date(raw: str) -> date | None:
 
 
 def parse_time(raw: str) -> time | None:
-    raw = raw.strip()
-    if not _TIME.match(raw):
-        return None
-    try:
-        return time.fromisoformat(raw)
-    except ValueError:
-        return None
+    """A card's time (HH:MM, ``domain/moments.py``); None otherwise."""
+    read = moments.read_time(raw.strip())
+    return None if isinstance(read, str) else read
 
 
 def local_to_utc(day: date, at: time, timezone: str) -> datetime | None:
-    """The UTC instant of a local wall-clock time; None when that time does not exist (spring-forward gap).
-
-    An ambiguous time (the repeated hour in autumn) means its first occurrence (``fold=0``).
-    """
-    zone = ZoneInfo(timezone)
-    local = datetime.combine(day, at, tzinfo=zone)
-    moment = local.astimezone(UTC)
-    back = moment.astimezone(zone)
-    if (back.date(), back.time()) != (day, at):
-        return None
-    return moment
+    """The UTC instant of a local wall-clock time by ``moments.read_wall``'s rule: None when that time does not
+    exist (spring-forward gap); an ambiguous time (the repeated hour in autumn) means its first occurrence
+    (``fold=0``)."""
+    local = moments.read_wall(day, at, timezone)
+    return local.astimezone(UTC) if isinstance(local, datetime) else None
 
 
 def utc_to_local(moment: datetime, timezone: str) -> datetime:
@@ -223,13 +212,10 @@ def parse_card(
         errors[field("time", n)] = N_("Use the time format HH:MM (24 hours).")
     if errors or missing or doctor_id is None or location_id is None or day is None or at is None:
         return None, errors, missing
-    start = local_to_utc(day, at, timezone)
-    if start is None:
-        gap = Text(
-            "{time} does not exist on that day in {timezone} (clock change).", time=f"{at:%H:%M}", timezone=timezone
-        )
-        return None, {field("time", n): gap}, False
-    return Proposal(n, doctor_id, location_id, start, duration_minutes), {}, False
+    local = moments.read_wall(day, at, timezone)
+    if not isinstance(local, datetime):
+        return None, {field("time", n): local}, False
+    return Proposal(n, doctor_id, location_id, local.astimezone(UTC), duration_minutes), {}, False
 
 
 def parse_cards(

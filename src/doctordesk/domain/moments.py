@@ -39,6 +39,11 @@ _OFFSET_PATTERN = r"(?:Z|[+-](?:0[0-9]|1[0-3]):[0-5][0-9]|[+-]14:00)$"
 INSTANT_PATTERN = YEAR_PATTERN + r"[0-9]{2}-[0-9]{2}T" + _HH_MM + _SECONDS + _OFFSET_PATTERN
 # The same in whole minutes (seconds 00): the starts of requests (integration API).
 WHOLE_MINUTE_PATTERN = YEAR_PATTERN + r"[0-9]{2}-[0-9]{2}T" + _HH_MM + r":00(?:\.0{1,6})?" + _OFFSET_PATTERN
+# A UTC minute written compactly, YYYYMMDDTHHMMZ: the booking screen's picked start in its URL and form.
+STAMP_PATTERN = r"^(?:19[0-9]{2}|2[0-9]{3})[0-9]{4}T(?:[01][0-9]|2[0-3])[0-5][0-9]Z$"
+_STAMP = re.compile(r"([0-9]{4})([0-9]{2})([0-9]{2})T([0-9]{2})([0-9]{2})Z", re.ASCII)
+# An optional day (a form's or a query's empty value: no bound).
+OPTIONAL_DAY_PATTERN = r"^(?:(?:19[0-9]{2}|2[0-9]{3})-[0-9]{2}-[0-9]{2})?$"
 # A wall-clock time of day: HH:MM, 00:00 to 23:59 (no seconds, no zone; 24:00 is the next day's 00:00).
 TIME_PATTERN = r"^([01][0-9]|2[0-3]):[0-5][0-9]$"
 _TIME = re.compile(TIME_PATTERN[1:-1], re.ASCII)
@@ -160,6 +165,18 @@ def read_wall(day: date, at: time, zone: str) -> datetime | Text:
     if not _exists(day, at, tz):
         return gap_message(day, at, zone)
     return datetime.combine(day, at, tzinfo=tz)
+
+
+def parse_stamp(raw: str) -> datetime | None:
+    """A UTC minute written YYYYMMDDTHHMMZ (``STAMP_PATTERN``) within the range; None otherwise."""
+    match = _STAMP.fullmatch(raw)
+    if match is None or not re.fullmatch(STAMP_PATTERN, raw):
+        return None
+    day = read_day(f"{match[1]}-{match[2]}-{match[3]}")
+    if not isinstance(day, date):
+        return None
+    value = datetime.combine(day, time(int(match[4]), int(match[5])), tzinfo=UTC)
+    return value if instant_problem(value) is None else None
 
 
 def parse_day(raw: str) -> date | None:

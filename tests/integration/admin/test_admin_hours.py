@@ -115,7 +115,7 @@ async def test_a_holiday_on_an_approved_appointments_day_needs_confirmation(clie
     approved = await book(runtime, demo, start=datetime(2027, 3, 29, 8, 0, tzinfo=UTC))
     url = f"/admin/doctors/{doctor_id}/hours-exceptions"
     answer = (await client.post(url, json={"day": HOLIDAY_MONDAY, "kind": "holiday"}, headers=admin.headers)).json()
-    assert answer == {"applied": False, "conflicts": answer["conflicts"], "exception_id": None}
+    assert answer == {"applied": False, "conflicts": answer["conflicts"], "exception_id": None, "times": []}
     assert [c["appointment_id"] for c in answer["conflicts"]] == [approved]
     assert (await client.get(f"/admin/doctors/{doctor_id}/hours", headers=admin.headers)).json()["exceptions"] == []
     body = {"day": HOLIDAY_MONDAY, "kind": "holiday", "confirm": True}

@@ -256,7 +256,9 @@ def within_hours(p: Proposal, timezone: str, hours: Sequence[Hours], exceptions:
     """Whether the whole appointment lies inside one block of work hours, in the location's local time, on its
     local date: the weekly blocks of that weekday plus the day's extra blocks, none on a holiday or a whole-day
     absence, and never overlapping a partial absence. Wall-clock times of the location, so a clock change
-    moves the hours with the clock."""
+    moves the weekly hours with the clock; an exception's times are the moments ``moments.read_wall`` makes of
+    them on its day (a time the clocks pass twice is its first occurrence), so an extra hour on the night the
+    clocks go back is that hour once, not both."""
     local_start = utc_to_local(p.start, timezone)
     local_end = utc_to_local(p.end, timezone)
     day = local_start.date()
@@ -265,17 +267,29 @@ def within_hours(p: Proposal, timezone: str, hours: Sequence[Hours], exceptions:
     starts, ends = local_start.time(), local_end.time()
     today = [e for e in exceptions if e.applies(day, p.location_id)]
     blocks = [(h.opens, h.closes) for h in hours if h.weekday == day.weekday()]
+    spans: list[tuple[datetime, datetime]] = []
     for e in today:
         if e.kind == ExceptionKind.HOLIDAY or (
             e.kind == ExceptionKind.ABSENCE and (e.opens is None or e.closes is None)
         ):
             return False
-        if e.kind == ExceptionKind.EXTRA and e.opens is not None and e.closes is not None:
-            blocks.append((e.opens, e.closes))
-        if e.kind == ExceptionKind.ABSENCE and e.opens is not None and e.closes is not None:
-            if starts < e.closes and e.opens < ends:
+        if e.opens is None or e.closes is None:
+            continue
+        lo, hi = local_to_utc(day, e.opens, timezone), local_to_utc(day, e.closes, timezone)
+        if e.kind == ExceptionKind.EXTRA:
+            if lo is not None and hi is not None:
+                spans.append((lo, hi))
+            else:  # a time in a gap (stored before the rule refused it): its wall-clock reading
+                blocks.append((e.opens, e.closes))
+        if e.kind == ExceptionKind.ABSENCE:
+            if lo is not None and hi is not None:
+                if overlaps(p.start, p.end, lo, hi):
+                    return False
+            elif starts < e.closes and e.opens < ends:
                 return False
-    return any(opens <= starts and ends <= closes for opens, closes in blocks)
+    return any(opens <= starts and ends <= closes for opens, closes in blocks) or any(
+        lo <= p.start and p.end <= hi for lo, hi in spans
+    )
 
 
 def overlaps(a_start: datetime, a_end: datetime, b_start: datetime, b_end: datetime) -> bool:

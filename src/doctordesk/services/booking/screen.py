@@ -149,7 +149,10 @@ async def choose(rt: Runtime, actor: Actor, form: Mapping[str, str]) -> UpdateSe
     choice is the screen's URL). A new doctor or location clears the picked time."""
     _patient(actor)
     asked = Asked(parse_id(form.get("doctor")), parse_id(form.get("location")), form.get("service"))
-    asked_week = moments.parse_day(form.get("week", ""))
+    fields: dict[str, str] = {}
+    asked_week = moments.form_day(form.get("week"), "week", fields)  # a week not read is refused, not dropped
+    if fields:
+        raise ValidationFailed(fields=fields)
     choice, _, _ = await _settled(rt, Asked(asked.doctor_id, asked.location_id, asked.service, asked_week))
     return UpdateSet(
         screen=screen.SCREEN, state="", timeout=rt.settings.poll_list_seconds, navigate=screen.endpoint(choice)

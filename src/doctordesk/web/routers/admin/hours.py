@@ -93,11 +93,12 @@ async def set_weekly(
 @router.post("/doctors/{doctor_id}/hours-exceptions")
 async def add_exception(rt: RuntimeDep, actor: ActorDep, doctor_id: Id, body: ExceptionCreate) -> dict[str, Any]:
     """Add a holiday, an absence (whole day, or opens-closes) or an extra day (opens-closes) on a local date.
-    Conflicts as for the weekly rules."""
+    Conflicts as for the weekly rules. `opens` and `closes` are wall-clock times at the location (at every
+    location when none is named): a time the clocks jump over that day is refused (422 naming the jump), a time
+    they pass twice means its first occurrence; `times` gives each as an instant with the location's offset."""
     exception = HoursException(body.day, body.kind, body.location_id, body.opens, body.closes)
-    return change_json(
-        await admin_hours.add_exception(rt, actor, doctor_id, exception, note=body.note, confirm=body.confirm)
-    )
+    change = await admin_hours.add_exception(rt, actor, doctor_id, exception, note=body.note, confirm=body.confirm)
+    return {**change_json(change), "times": [asdict(t) for t in change.times]}
 
 
 @router.post("/hours-exceptions/{exception_id}/remove")

@@ -1,6 +1,7 @@
 """The one reading of dates and times from outside (docs/protocol.md#input-rules): every date, time and instant a
-request, a form, a search parameter, an import file or a command line carries is read or checked here, within the
-years 1900 to 2999 (outside: ``RANGE_MESSAGE``)."""
+request, a form, a search parameter, an import file or a command line carries is read or checked here, written one
+way (a day YYYY-MM-DD, an instant RFC 3339 with uppercase T and Z, a wall time HH:MM), within the years 1900 to
+2999 (outside: ``RANGE_MESSAGE``); a wall time on a day in a zone by one clock-change rule (``read_wall``)."""
 
 from __future__ import annotations
 
@@ -41,7 +42,7 @@ INSTANT_PATTERN = YEAR_PATTERN + r"[0-9]{2}-[0-9]{2}T" + _HH_MM + _SECONDS + _OF
 WHOLE_MINUTE_PATTERN = YEAR_PATTERN + r"[0-9]{2}-[0-9]{2}T" + _HH_MM + r":00(?:\.0{1,6})?" + _OFFSET_PATTERN
 # A UTC minute written compactly, YYYYMMDDTHHMMZ: the booking screen's picked start in its URL and form.
 STAMP_PATTERN = r"^(?:19[0-9]{2}|2[0-9]{3})[0-9]{4}T(?:[01][0-9]|2[0-3])[0-5][0-9]Z$"
-_STAMP = re.compile(r"([0-9]{4})([0-9]{2})([0-9]{2})T([0-9]{2})([0-9]{2})Z", re.ASCII)
+_STAMP = re.compile(r"([0-9]{4})([0-9]{2})([0-9]{2})T((?:[01][0-9]|2[0-3]))([0-5][0-9])Z", re.ASCII)
 # An optional day (a form's or a query's empty value: no bound).
 OPTIONAL_DAY_PATTERN = r"^(?:(?:19[0-9]{2}|2[0-9]{3})-[0-9]{2}-[0-9]{2})?$"
 # A wall-clock time of day: HH:MM, 00:00 to 23:59 (no seconds, no zone; 24:00 is the next day's 00:00).
@@ -134,8 +135,8 @@ def is_ambiguous(day: date, at: time, zone: str) -> bool:
 
 
 def gap_message(day: date, at: time, zone: str) -> Text:
-    """Why ``at`` on ``day`` is refused in ``zone``: the clocks jump over it; the message names the jump (the last
-    minute before it and the wall time the clocks show next)."""
+    """Why ``at`` on ``day`` is refused in ``zone``: the clocks jump over it; the message names the jump (the wall
+    time at which they jump and the one they show instead)."""
     tz = ZoneInfo(zone)
     before = datetime.combine(day, at)
     for _ in range(24 * 60):  # the gap's start: a jump is an hour or two in practice, a day at most
@@ -170,7 +171,7 @@ def read_wall(day: date, at: time, zone: str) -> datetime | Text:
 def parse_stamp(raw: str) -> datetime | None:
     """A UTC minute written YYYYMMDDTHHMMZ (``STAMP_PATTERN``) within the range; None otherwise."""
     match = _STAMP.fullmatch(raw)
-    if match is None or not re.fullmatch(STAMP_PATTERN, raw):
+    if match is None:
         return None
     day = read_day(f"{match[1]}-{match[2]}-{match[3]}")
     if not isinstance(day, date):

@@ -426,6 +426,15 @@ DOORS[("POST", "/profile/book/request", "form", "start")] = Door(
     "stamp", "20261130T0800Z", _form("POST", _fixed("/profile/book/request"), _booking_request, "patient"), "start"
 )
 DOORS |= {
+    ("PATCH", "/profile/admin/audit/filter", "form", name): Door(
+        "day",
+        "2026-11-23",
+        _form("PATCH", _fixed("/profile/admin/audit/filter"), lambda _c, v, n=name: {n: v}, "admin"),
+        name,
+    )
+    for name in ("from", "to")
+}
+DOORS |= {
     ("PATCH", "/profile/appointments/filter", "form", name): Door(
         "day",
         "2026-11-24",

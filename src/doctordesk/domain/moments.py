@@ -1,11 +1,13 @@
 """The one reading of dates and times from outside (docs/protocol.md#input-rules): every date, time and instant a
-request, a form, a search parameter, an import file or a command line carries is read or checked here, within the
-years 1900 to 2999 (outside: ``RANGE_MESSAGE``)."""
+request, a form, a search parameter, an import file or a command line carries is read or checked here, written one
+way (a day YYYY-MM-DD, an instant RFC 3339 with uppercase T and Z, a wall time HH:MM), within the years 1900 to
+2999 (outside: ``RANGE_MESSAGE``); a wall time on a day in a zone by one clock-change rule (``read_wall``)."""
 
 from __future__ import annotations
 
 import re
 from datetime import UTC, date, datetime, time, timedelta
+from zoneinfo import ZoneInfo
 
 from doctordesk.domain.texts import N_, Text
 
@@ -21,25 +23,37 @@ RANGE_MESSAGE = N_("Use a date from 1900-01-01 to 2999-12-31 (offsets up to ±14
 FORM_DAY_MESSAGE = Text("Enter the date as {pattern} (or YYYY-MM-DD).", pattern=Text("DD/MM/YYYY"))
 DAY_MESSAGE = N_("A date as YYYY-MM-DD.")
 INSTANT_MESSAGE = N_("An instant as YYYY-MM-DDTHH:MM:SS with a zone offset (or Z).")
+TIME_MESSAGE = N_("A time as HH:MM (00:00 to 23:59).")
 
 _DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", re.ASCII)
+# One form for every instant from outside: RFC 3339 as FHIR's dateTime writes it, uppercase ``T`` and ``Z`` only
+# (RFC 3339 lets a reader take lowercase; we do not, so that no door takes a spelling another refuses), hours
+# 00-23, minutes and seconds 00-59 (no 24:00, no leap second), offset minutes 00-59.
+_HH_MM = r"(?:[01][0-9]|2[0-3]):[0-5][0-9]"
+_SECONDS = r":[0-5][0-9](?:\.[0-9]{1,6})?"
 # The accepted years as the API description states them (beside its ``format: date``, which states the calendar).
 YEAR_PATTERN = r"^(?:19[0-9]{2}|2[0-9]{3})-"  # years 1900-2999, at the start of a date or a date and time
 DAY_PATTERN = YEAR_PATTERN + r"[0-9]{2}-[0-9]{2}$"
+# An offset as stated: up to ±14:00.
+_OFFSET_PATTERN = r"(?:Z|[+-](?:0[0-9]|1[0-3]):[0-5][0-9]|[+-]14:00)$"
 # An instant as stated: the accepted years, seconds, at most six digits of a fraction, an offset up to ±14:00.
-INSTANT_PATTERN = (
-    YEAR_PATTERN + r"[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,6})?"
-    r"(?:[Zz]|[+-](?:0[0-9]|1[0-3]):[0-5][0-9]|[+-]14:00)$"
-)
-# RFC 3339 date-time: seconds (optionally a fraction of up to six digits) and a zone offset are required.
-_INSTANT = re.compile(
-    r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?([Zz]|[+-][0-9]{2}:[0-9]{2})", re.ASCII
-)
+INSTANT_PATTERN = YEAR_PATTERN + r"[0-9]{2}-[0-9]{2}T" + _HH_MM + _SECONDS + _OFFSET_PATTERN
+# The same in whole minutes (seconds 00): the starts of requests (integration API).
+WHOLE_MINUTE_PATTERN = YEAR_PATTERN + r"[0-9]{2}-[0-9]{2}T" + _HH_MM + r":00(?:\.0{1,6})?" + _OFFSET_PATTERN
+# A UTC minute written compactly, YYYYMMDDTHHMMZ: the booking screen's picked start in its URL and form.
+STAMP_PATTERN = r"^(?:19[0-9]{2}|2[0-9]{3})[0-9]{4}T(?:[01][0-9]|2[0-3])[0-5][0-9]Z$"
+_STAMP = re.compile(r"([0-9]{4})([0-9]{2})([0-9]{2})T((?:[01][0-9]|2[0-3]))([0-5][0-9])Z", re.ASCII)
+# An optional day (a form's or a query's empty value: no bound).
+OPTIONAL_DAY_PATTERN = r"^(?:(?:19[0-9]{2}|2[0-9]{3})-[0-9]{2}-[0-9]{2})?$"
+# A wall-clock time of day: HH:MM, 00:00 to 23:59 (no seconds, no zone; 24:00 is the next day's 00:00).
+TIME_PATTERN = r"^([01][0-9]|2[0-3]):[0-5][0-9]$"
+_TIME = re.compile(TIME_PATTERN[1:-1], re.ASCII)
+# RFC 3339 date-time: seconds (optionally a fraction of up to six digits) and a zone offset are required; the
+# offset's hours are judged against ±14:00 after the match (``RANGE_MESSAGE``), its minutes here.
+_OFFSET = r"(Z|[+-][0-9]{2}:[0-5][0-9])"
+_INSTANT = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T" + _HH_MM + "(" + _SECONDS + ")" + _OFFSET, re.ASCII)
 # The same with seconds optional (FHIR's dateTime and the screens' times allow minutes only).
-_INSTANT_MINUTES = re.compile(
-    r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]{1,6})?)?([Zz]|[+-][0-9]{2}:[0-9]{2})",
-    re.ASCII,
-)
+_INSTANT_MINUTES = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T" + _HH_MM + "(" + _SECONDS + ")?" + _OFFSET, re.ASCII)
 
 
 def day_problem(value: date) -> str | None:
@@ -93,10 +107,77 @@ def read_instant(raw: str, *, seconds: bool = True) -> datetime | str:
     if not FIRST_DAY.year <= int(raw[:4]) <= LAST_DAY.year:
         return RANGE_MESSAGE
     try:
-        value = datetime.fromisoformat(raw.upper())
+        value = datetime.fromisoformat(raw)
     except ValueError:
         return INSTANT_MESSAGE
     return instant_problem(value) or value
+
+
+def read_time(raw: str) -> time | str:
+    """A wall-clock time of day written HH:MM (00:00 to 23:59, no seconds, no zone), or why not
+    (``TIME_MESSAGE``)."""
+    if not _TIME.fullmatch(raw):
+        return TIME_MESSAGE
+    return time(int(raw[:2]), int(raw[3:]))
+
+
+def _exists(day: date, at: time, zone: ZoneInfo) -> bool:
+    local = datetime.combine(day, at, tzinfo=zone)
+    back = local.astimezone(UTC).astimezone(zone)
+    return (back.date(), back.time()) == (day, at)
+
+
+def is_ambiguous(day: date, at: time, zone: str) -> bool:
+    """Whether the wall-clock time happens twice that day in ``zone`` (the clocks go back over it)."""
+    tz = ZoneInfo(zone)
+    first = datetime.combine(day, at, tzinfo=tz)
+    return _exists(day, at, tz) and first.utcoffset() != first.replace(fold=1).utcoffset()
+
+
+def gap_message(day: date, at: time, zone: str) -> Text:
+    """Why ``at`` on ``day`` is refused in ``zone``: the clocks jump over it; the message names the jump (the wall
+    time at which they jump and the one they show instead)."""
+    tz = ZoneInfo(zone)
+    before = datetime.combine(day, at)
+    for _ in range(24 * 60):  # the gap's start: a jump is an hour or two in practice, a day at most
+        earlier = before - timedelta(minutes=1)
+        if earlier.date() != day or _exists(day, earlier.time(), tz):
+            break
+        before = earlier
+    first = datetime.combine(day, at, tzinfo=tz)
+    jump = (first.replace(fold=1).utcoffset() or timedelta()) - (first.utcoffset() or timedelta())
+    after = before + jump
+    return Text(
+        "{time} does not exist on {day} in {timezone}: the clocks go from {start} straight to {end} (clock change).",
+        time=f"{at:%H:%M}",
+        day=day.isoformat(),
+        timezone=zone,
+        start=f"{before:%H:%M}",
+        end=f"{after:%H:%M}",
+    )
+
+
+def read_wall(day: date, at: time, zone: str) -> datetime | Text:
+    """A wall-clock time on a local day in an IANA zone as the moment it names (an aware datetime in ``zone``), by
+    one rule for every door (docs/protocol.md#input-rules): a time the clocks jump over (the spring gap) is
+    refused, ``gap_message`` naming the jump; a time that happens twice (the autumn fold) is its first
+    occurrence (``fold=0``, the offset before the clocks go back), and the moment written with its offset says so."""
+    tz = ZoneInfo(zone)
+    if not _exists(day, at, tz):
+        return gap_message(day, at, zone)
+    return datetime.combine(day, at, tzinfo=tz)
+
+
+def parse_stamp(raw: str) -> datetime | None:
+    """A UTC minute written YYYYMMDDTHHMMZ (``STAMP_PATTERN``) within the range; None otherwise."""
+    match = _STAMP.fullmatch(raw)
+    if match is None:
+        return None
+    day = read_day(f"{match[1]}-{match[2]}-{match[3]}")
+    if not isinstance(day, date):
+        return None
+    value = datetime.combine(day, time(int(match[4]), int(match[5])), tzinfo=UTC)
+    return value if instant_problem(value) is None else None
 
 
 def parse_day(raw: str) -> date | None:

@@ -31,14 +31,8 @@ def start_param(start: datetime) -> str:
 
 
 def parse_start(value: str) -> datetime | None:
-    """A start written by ``start_param``, or None when ``value`` is not one."""
-    if len(value) != 14:
-        return None
-    try:
-        start = datetime.strptime(value, START_FORMAT).replace(tzinfo=UTC)
-    except ValueError:
-        return None
-    return start if moments.problem(start) is None else None
+    """A start written by ``start_param`` (read by ``moments.parse_stamp``), or None when ``value`` is not one."""
+    return moments.parse_stamp(value)
 
 
 def endpoint(c: Choice) -> str:

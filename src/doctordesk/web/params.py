@@ -8,8 +8,8 @@ parameter). The validator comes after ``Path``/``Query`` so that the schema keep
 
 from __future__ import annotations
 
-from datetime import date, datetime
-from typing import Any
+from datetime import date, datetime, time
+from typing import Annotated, Any
 
 from pydantic import BeforeValidator
 from pydantic_core import PydanticCustomError
@@ -27,6 +27,7 @@ MESSAGES = {
     "strict_int": STRICT_INT_MESSAGE,
     "strict_date": STRICT_DATE_MESSAGE,
     "strict_instant": STRICT_INSTANT_MESSAGE,
+    "strict_time": moments.TIME_MESSAGE,
     "date_range": moments.RANGE_MESSAGE,
 }
 
@@ -68,3 +69,23 @@ DAY_IN_RANGE: dict[str, Any] = {"pattern": moments.DAY_PATTERN}
 # The same for an instant parameter (the UTC edges are the reader's alone).
 YEARS: dict[str, Any] = {"pattern": moments.INSTANT_PATTERN}
 STRICT_INSTANT = BeforeValidator(_check_instant)
+
+
+def _check_time(value: Any) -> time:
+    read = moments.read_time(value) if isinstance(value, str) else moments.TIME_MESSAGE
+    if isinstance(read, time):
+        return read
+    raise PydanticCustomError("strict_time", moments.TIME_MESSAGE)
+
+
+STRICT_TIME = BeforeValidator(_check_time)
+
+# The types of the dates and times of JSON bodies: read by the one reader (domain/moments.py), never by pydantic's
+# own parsing (which takes ``1790000000`` as an instant, a space for ``T``, ``+1400`` as an offset, a date and
+# time where a day is expected, keeping the date).
+Day = Annotated[date, STRICT_DATE]
+"""A day: YYYY-MM-DD within the accepted range."""
+Instant = Annotated[datetime, STRICT_INSTANT]
+"""An instant: RFC 3339 with seconds and a zone offset (uppercase ``T`` and ``Z``), within the accepted range."""
+WallTime = Annotated[time, STRICT_TIME]
+"""A wall-clock time of day: HH:MM, 00:00 to 23:59."""

@@ -115,7 +115,7 @@ async def test_a_holiday_on_an_approved_appointments_day_needs_confirmation(clie
     approved = await book(runtime, demo, start=datetime(2027, 3, 29, 8, 0, tzinfo=UTC))
     url = f"/admin/doctors/{doctor_id}/hours-exceptions"
     answer = (await client.post(url, json={"day": HOLIDAY_MONDAY, "kind": "holiday"}, headers=admin.headers)).json()
-    assert answer == {"applied": False, "conflicts": answer["conflicts"], "exception_id": None}
+    assert answer == {"applied": False, "conflicts": answer["conflicts"], "exception_id": None, "times": []}
     assert [c["appointment_id"] for c in answer["conflicts"]] == [approved]
     assert (await client.get(f"/admin/doctors/{doctor_id}/hours", headers=admin.headers)).json()["exceptions"] == []
     body = {"day": HOLIDAY_MONDAY, "kind": "holiday", "confirm": True}
@@ -164,3 +164,47 @@ async def test_doctors_cannot_edit_work_hours(client, login, demo):
     doctor = await login("doctor1")
     url = f"/admin/doctors/{demo.users['doctor1']}/hours/{demo.locations['berlin']}"
     assert_error(await client.put(url, json={"rules": []}, headers=doctor.headers), 403, "FORBIDDEN")
+
+
+GAP = "02:15 does not exist on 2027-03-28 in Europe/Berlin: the clocks go from 02:00 straight to 03:00 (clock change)."
+
+
+async def test_an_exception_time_the_clocks_jump_over_is_refused_naming_the_jump_and_nothing_is_written(
+    client, login, demo, runtime
+):
+    admin = await login("admin")
+    doctor_id, berlin = demo.users["doctor1"], demo.locations["berlin"]
+    before = await counts(runtime)
+    body = {"day": EXTRA_SUNDAY, "kind": "extra", "location_id": berlin, "opens": "02:15", "closes": "02:45"}
+    url = f"/admin/doctors/{doctor_id}/hours-exceptions"
+    refused = assert_error(await client.post(url, json=body, headers=admin.headers), 422, "FIELDS_VALIDATION_ERROR")
+    assert refused["fields"]["opens"] == GAP and "02:45 does not exist" in refused["fields"]["closes"]
+    every_location = {**body, "location_id": None}
+    assert (
+        "opens"
+        in assert_error(
+            await client.post(url, json=every_location, headers=admin.headers), 422, "FIELDS_VALIDATION_ERROR"
+        )["fields"]
+    )
+    german = await client.post(url, json=body, headers={**admin.headers, "Accept-Language": "de"})
+    assert "Zeitumstellung" in german.json()["fields"]["opens"]
+    form = {"doctor": str(doctor_id), "location": str(berlin), "day": EXTRA_SUNDAY, "kind": "extra", "opens": "02:15",
+            "closes": "02:45", "note": ""}  # fmt: skip
+    screen = await client.post("/profile/admin/hours/exceptions/add", data=form, headers=admin.headers)
+    assert assert_error(screen, 422, "FIELDS_VALIDATION_ERROR")["fields"]["opens"] == GAP
+    assert await counts(runtime) == before
+    assert (await client.get(f"/admin/doctors/{doctor_id}/hours", headers=admin.headers)).json()["exceptions"] == []
+
+
+async def test_an_exception_time_the_clocks_pass_twice_is_its_first_occurrence_and_the_answer_states_its_offset(
+    client, login, demo
+):
+    admin = await login("admin")
+    doctor_id, berlin = demo.users["doctor1"], demo.locations["berlin"]
+    body = {"day": "2027-10-31", "kind": "extra", "location_id": berlin, "opens": "02:15", "closes": "02:45"}
+    added = await client.post(f"/admin/doctors/{doctor_id}/hours-exceptions", json=body, headers=admin.headers)
+    assert added.status_code == 200, added.text
+    assert added.json()["applied"] is True
+    assert added.json()["times"] == [
+        {"location_id": berlin, "opens": "2027-10-31T02:15:00+02:00", "closes": "2027-10-31T02:45:00+02:00"}
+    ]

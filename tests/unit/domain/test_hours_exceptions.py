@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime, time
 
+from doctordesk.domain.scheduling.exception_times import ExceptionTimes, exception_times, time_errors
 from doctordesk.domain.scheduling.suggestions import (
     Hours,
     HoursException,
@@ -84,3 +85,36 @@ def test_weekly_rules_and_exceptions_that_make_no_sense_are_refused():
     assert exception_errors(HoursException(SPRING_MONDAY, "absence", None, time(9)))
     assert exception_errors(HoursException(SPRING_MONDAY, "extra", None, time(9, 0, 30), time(10)))
     assert exception_errors(HoursException(SPRING_MONDAY, "absence")) == {}
+
+
+# Berlin moves its clocks back on Sunday 31 October 2027 (03:00 CEST → 02:00 CET): 02:00-02:59 happens twice.
+AUTUMN_SUNDAY = date(2027, 10, 31)
+
+
+def test_an_extra_hour_on_the_night_the_clocks_go_back_is_its_first_occurrence_only():
+    extra = [HoursException(AUTUMN_SUNDAY, "extra", None, time(2, 0), time(2, 45))]
+    first = at(2027, 10, 31, 0, 15)  # 02:15 CEST (+02:00)
+    second = at(2027, 10, 31, 1, 15)  # 02:15 CET (+01:00): the same wall time an hour later
+    assert within_hours(first, BERLIN, [], extra)
+    assert not within_hours(second, BERLIN, [], extra)
+
+
+def test_an_absence_on_the_night_the_clocks_go_back_blocks_its_first_occurrence_only():
+    night = [Hours(6, time(0), time(6))]
+    absence = [HoursException(AUTUMN_SUNDAY, "absence", None, time(2, 0), time(2, 45))]
+    assert not within_hours(at(2027, 10, 31, 0, 15), BERLIN, night, absence)
+    assert within_hours(at(2027, 10, 31, 1, 15), BERLIN, night, absence)
+
+
+def test_an_exceptions_times_are_refused_in_the_spring_gap_and_stated_with_their_offset_in_the_autumn_fold():
+    zones = {1: BERLIN, 2: "Asia/Tokyo"}
+    gap = HoursException(SPRING_SUNDAY, "extra", None, time(2, 15), time(2, 45))
+    errors = time_errors(gap, zones)
+    assert set(errors) == {"opens", "closes"} and "the clocks go from 02:00 straight to 03:00" in errors["opens"]
+    assert time_errors(HoursException(SPRING_SUNDAY, "extra", 2, time(2, 15), time(2, 45)), zones) == {}
+    fold = HoursException(AUTUMN_SUNDAY, "extra", None, time(2, 15), time(2, 45))
+    assert time_errors(fold, zones) == {}
+    assert exception_times(fold, zones) == [
+        ExceptionTimes(1, "2027-10-31T02:15:00+02:00", "2027-10-31T02:45:00+02:00"),
+        ExceptionTimes(2, "2027-10-31T02:15:00+09:00", "2027-10-31T02:45:00+09:00"),
+    ]

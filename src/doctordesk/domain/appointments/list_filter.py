@@ -107,8 +107,8 @@ def parse_filter(values: Mapping[str, str]) -> tuple[ListFilter, dict[str, str]]
     if status is not None and status not in STATUSES:
         fields["status"] = Text("One of: {choices}.", choices=", ".join(STATUSES))
         status = None
-    first = _day(values.get("from", "").strip(), "from", fields)
-    last = _day(values.get("to", "").strip(), "to", fields)
+    first = _day(values.get("from", ""), "from", fields)
+    last = _day(values.get("to", ""), "to", fields)
     if first and last and last < first:
         fields["to"] = N_("Must not be before 'from'.")
     search = " ".join(values.get("q", "").split())

@@ -179,10 +179,14 @@ def _precision_span(match: re.Match[str]) -> tuple[datetime, datetime]:
     if not moments.FIRST_DAY.year <= int(year) <= moments.LAST_DAY.year:
         raise ValueError(moments.RANGE_MESSAGE)
     if hour is None:
-        start = date(int(year), int(month or 1), int(day or 1))
-        lo = datetime(start.year, start.month, start.day, tzinfo=UTC)
-        if day is not None:
+        if day is not None:  # a whole day, read as every other door reads one
+            read = moments.read_day(f"{year}-{month}-{day}")
+            if isinstance(read, str):
+                raise ValueError(read)
+            lo = moments.day_start(read)
             return lo, lo + timedelta(days=1)
+        start = date(int(year), int(month or 1), 1)
+        lo = datetime(start.year, start.month, start.day, tzinfo=UTC)
         if month is not None:
             nxt = date(start.year + (start.month == 12), start.month % 12 + 1, 1)
             return lo, datetime(nxt.year, nxt.month, nxt.day, tzinfo=UTC)

@@ -15,7 +15,6 @@ Error messages are keyed by the form field the doctor has to change.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
@@ -34,9 +33,9 @@ MAX_HORIZON = timedelta(days=3650)
 # Appointments are at most this long; the overlap query looks back this far (an index range, not a scan).
 MAX_DURATION = timedelta(hours=8)
 
-_TIME = re.compile(r"^[0-9]{2}:[0-9]{2}$")
-# A wall-clock time as HH:MM (00:00 to 23:59): what parse_time reads, as the API description states it.
-HH_MM_PATTERN = "^([01][0-9]|2[0-3]):[0-5][0-9]$"
+# A wall-clock time as HH:MM (00:00 to 23:59): what parse_time reads (``domain/moments.py``), as the API
+# description states it.
+HH_MM_PATTERN = moments.TIME_PATTERN
 
 
 def field(name: str, n: int) -> str:
@@ -150,27 +149,17 @@ def parse_date(raw: str) -> date | None:
 
 
 def parse_time(raw: str) -> time | None:
-    raw = raw.strip()
-    if not _TIME.match(raw):
-        return None
-    try:
-        return time.fromisoformat(raw)
-    except ValueError:
-        return None
+    """A card's time (HH:MM, ``domain/moments.py``); None otherwise."""
+    read = moments.read_time(raw.strip())
+    return None if isinstance(read, str) else read
 
 
 def local_to_utc(day: date, at: time, timezone: str) -> datetime | None:
-    """The UTC instant of a local wall-clock time; None when that time does not exist (spring-forward gap).
-
-    An ambiguous time (the repeated hour in autumn) means its first occurrence (``fold=0``).
-    """
-    zone = ZoneInfo(timezone)
-    local = datetime.combine(day, at, tzinfo=zone)
-    moment = local.astimezone(UTC)
-    back = moment.astimezone(zone)
-    if (back.date(), back.time()) != (day, at):
-        return None
-    return moment
+    """The UTC instant of a local wall-clock time by ``moments.read_wall``'s rule: None when that time does not
+    exist (spring-forward gap); an ambiguous time (the repeated hour in autumn) means its first occurrence
+    (``fold=0``)."""
+    local = moments.read_wall(day, at, timezone)
+    return local.astimezone(UTC) if isinstance(local, datetime) else None
 
 
 def utc_to_local(moment: datetime, timezone: str) -> datetime:
@@ -223,13 +212,10 @@ def parse_card(
         errors[field("time", n)] = N_("Use the time format HH:MM (24 hours).")
     if errors or missing or doctor_id is None or location_id is None or day is None or at is None:
         return None, errors, missing
-    start = local_to_utc(day, at, timezone)
-    if start is None:
-        gap = Text(
-            "{time} does not exist on that day in {timezone} (clock change).", time=f"{at:%H:%M}", timezone=timezone
-        )
-        return None, {field("time", n): gap}, False
-    return Proposal(n, doctor_id, location_id, start, duration_minutes), {}, False
+    local = moments.read_wall(day, at, timezone)
+    if not isinstance(local, datetime):
+        return None, {field("time", n): local}, False
+    return Proposal(n, doctor_id, location_id, local.astimezone(UTC), duration_minutes), {}, False
 
 
 def parse_cards(
@@ -270,7 +256,9 @@ def within_hours(p: Proposal, timezone: str, hours: Sequence[Hours], exceptions:
     """Whether the whole appointment lies inside one block of work hours, in the location's local time, on its
     local date: the weekly blocks of that weekday plus the day's extra blocks, none on a holiday or a whole-day
     absence, and never overlapping a partial absence. Wall-clock times of the location, so a clock change
-    moves the hours with the clock."""
+    moves the weekly hours with the clock; an exception's times are the moments ``moments.read_wall`` makes of
+    them on its day (a time the clocks pass twice is its first occurrence), so an extra hour on the night the
+    clocks go back is that hour once, not both."""
     local_start = utc_to_local(p.start, timezone)
     local_end = utc_to_local(p.end, timezone)
     day = local_start.date()
@@ -279,17 +267,29 @@ def within_hours(p: Proposal, timezone: str, hours: Sequence[Hours], exceptions:
     starts, ends = local_start.time(), local_end.time()
     today = [e for e in exceptions if e.applies(day, p.location_id)]
     blocks = [(h.opens, h.closes) for h in hours if h.weekday == day.weekday()]
+    spans: list[tuple[datetime, datetime]] = []
     for e in today:
         if e.kind == ExceptionKind.HOLIDAY or (
             e.kind == ExceptionKind.ABSENCE and (e.opens is None or e.closes is None)
         ):
             return False
-        if e.kind == ExceptionKind.EXTRA and e.opens is not None and e.closes is not None:
-            blocks.append((e.opens, e.closes))
-        if e.kind == ExceptionKind.ABSENCE and e.opens is not None and e.closes is not None:
-            if starts < e.closes and e.opens < ends:
+        if e.opens is None or e.closes is None:
+            continue
+        lo, hi = local_to_utc(day, e.opens, timezone), local_to_utc(day, e.closes, timezone)
+        if e.kind == ExceptionKind.EXTRA:
+            if lo is not None and hi is not None:
+                spans.append((lo, hi))
+            else:  # a time in a gap (stored before the rule refused it): its wall-clock reading
+                blocks.append((e.opens, e.closes))
+        if e.kind == ExceptionKind.ABSENCE:
+            if lo is not None and hi is not None:
+                if overlaps(p.start, p.end, lo, hi):
+                    return False
+            elif starts < e.closes and e.opens < ends:
                 return False
-    return any(opens <= starts and ends <= closes for opens, closes in blocks)
+    return any(opens <= starts and ends <= closes for opens, closes in blocks) or any(
+        lo <= p.start and p.end <= hi for lo, hi in spans
+    )
 
 
 def overlaps(a_start: datetime, a_end: datetime, b_start: datetime, b_end: datetime) -> bool:

@@ -52,8 +52,6 @@ STATUS_CODES: dict[str, Status] = {
 _EXTERNAL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/-]{0,63}", re.ASCII)
 _USERNAME = re.compile(r"[a-z0-9][a-z0-9._@+-]{0,63}", re.ASCII)
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}", re.ASCII)
-_TIME = re.compile(r"\d{2}:\d{2}", re.ASCII)
-_DATETIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})", re.ASCII)
 _INTEGER = re.compile(r"\d{1,9}", re.ASCII)
 MAX_DURATION_MINUTES = 24 * 60
 
@@ -141,25 +139,18 @@ def iso_date(value: RawValue) -> date:
 
 
 def local_time(value: RawValue) -> time:
-    value = _text(value, max_length=5)
-    if not _TIME.fullmatch(value):
+    read = moments.read_time(_text(value, max_length=5))
+    if isinstance(read, str):
         raise BadValue(N_("not a time as HH:MM"))
-    try:
-        return time.fromisoformat(value)
-    except ValueError:
-        raise BadValue(N_("not a time of day")) from None
+    return read
 
 
 def instant(value: RawValue) -> datetime:
-    value = _text(value, max_length=40)
-    if not _DATETIME.fullmatch(value):
-        raise BadValue(N_("not an ISO 8601 date and time with an offset (for example 2026-11-25T09:30:00+01:00)"))
-    try:
-        read = datetime.fromisoformat(value)
-    except ValueError:
-        raise BadValue(N_("not a real date and time")) from None
-    if moments.problem(read) is not None:
+    read = moments.read_instant(_text(value, max_length=40))
+    if read == moments.RANGE_MESSAGE:
         raise BadValue(N_("not a date from 1900-01-01 to 2999-12-31 (offsets up to ±14:00)"))
+    if isinstance(read, str):
+        raise BadValue(N_("not an ISO 8601 date and time with an offset (for example 2026-11-25T09:30:00+01:00)"))
     return read
 
 

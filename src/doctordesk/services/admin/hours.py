@@ -21,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.errors import NotFound, ValidationFailed
 from doctordesk.domain.roles import Actor, Role
+from doctordesk.domain.scheduling.exception_times import ExceptionTimes, exception_times, time_errors
 from doctordesk.domain.scheduling.suggestions import (
     Hours,
     HoursException,
@@ -58,6 +59,8 @@ class HoursChange:
     applied: bool
     conflicts: list[Conflict]
     exception_id: int | None = None
+    # An added exception's times as moments with their offsets at each location it applies to.
+    times: tuple[ExceptionTimes, ...] = ()
 
 
 def hours_json(h: Hours) -> dict[str, Any]:
@@ -188,7 +191,9 @@ async def set_weekly(
 async def add_exception(
     rt: Runtime, actor: Actor, doctor_id: int, exception: HoursException, *, note: str, confirm: bool
 ) -> HoursChange:
-    """Add a dated exception to the doctor's hours."""
+    """Add a dated exception to the doctor's hours. Its times are wall-clock times at the locations it applies to:
+    one the clocks jump over that day is refused, one they pass twice is its first occurrence (``times`` in the
+    answer gives each with its offset)."""
     errors = exception_errors(exception)
     if len(note) > 255:
         errors["note"] = N_("At most 255 characters.")
@@ -196,12 +201,18 @@ async def add_exception(
     async with _doctor_change(rt, doctor_id, errors) as session:
         if exception.location_id is not None and await session.get(Location, exception.location_id) is None:
             raise ValidationFailed(fields={"location_id": N_("Unknown location.")})
+        zones: dict[int, str] = {
+            row[0]: row[1] for row in await session.execute(select(Location.id, Location.timezone))
+        }
+        if gaps := time_errors(exception, zones):
+            raise ValidationFailed(fields=gaps)
+        times = tuple(exception_times(exception, zones))
         await lock_schedules(session, [doctor_id])
         before, _ = await _schedule(session, doctor_id)
         after = Schedule(before.hours, {doctor_id: [*before.exceptions.get(doctor_id, ()), exception]})
         conflicts = await _conflicts(session, doctor_id, now, before=before, after=after)
         if conflicts and not confirm:
-            return HoursChange(applied=False, conflicts=conflicts)
+            return HoursChange(applied=False, conflicts=conflicts, times=times)
         row = WorkHoursException(
             doctor_id=doctor_id, location_id=exception.location_id, day=exception.day, kind=exception.kind,
             start_time=exception.opens, end_time=exception.closes, note=note, created_at=now,
@@ -214,7 +225,7 @@ async def add_exception(
         )  # fmt: skip
         row_id = row.id
     await clinic_changed(rt)
-    return HoursChange(applied=True, conflicts=conflicts, exception_id=row_id)
+    return HoursChange(applied=True, conflicts=conflicts, exception_id=row_id, times=times)
 
 
 async def remove_exception(rt: Runtime, actor: Actor, exception_id: int, *, confirm: bool) -> HoursChange:

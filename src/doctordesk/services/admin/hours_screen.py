@@ -5,7 +5,6 @@ an "Apply anyway" that sends the same form again with ``confirm``."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from datetime import datetime, time
 
@@ -13,7 +12,7 @@ from doctordesk.domain import moments
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.inputs import parse_id, parse_int, text_problem
 from doctordesk.domain.roles import Actor
-from doctordesk.domain.scheduling.suggestions import HH_MM_PATTERN, Hours, HoursException
+from doctordesk.domain.scheduling.suggestions import Hours, HoursException
 from doctordesk.domain.texts import N_, Text
 from doctordesk.i18n import _
 from doctordesk.i18n.formats import format_wall
@@ -26,16 +25,16 @@ from doctordesk.services.admin.screen_base import changed, navigation, require_a
 from doctordesk.services.scheduling.clinic_facts import cached_clinic
 
 MAX_LINES = admin_hours.MAX_BLOCKS
-_HHMM = re.compile(HH_MM_PATTERN, re.ASCII)
 
 
 def _time(raw: str | None, name: str, fields: dict[str, str]) -> time | None:
     if not raw:
         return None
-    if not _HHMM.fullmatch(raw):
-        fields[name] = N_("A time as HH:MM.")
+    read = moments.read_time(raw)
+    if isinstance(read, str):
+        fields[name] = read
         return None
-    return time.fromisoformat(raw)
+    return read
 
 
 def hours_page(

@@ -7,7 +7,8 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query
 
-from doctordesk.domain.appointments.list_filter import MAX_SEARCH_CHARS, parse_filter
+from doctordesk.domain import moments
+from doctordesk.domain.appointments.list_filter import MAX_SEARCH_CHARS, STATUSES, parse_filter
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.inputs import TEXT_PATTERN
 from doctordesk.domain.moments import form_day
@@ -15,12 +16,21 @@ from doctordesk.services.appointments import list_screen as appointment_list
 from doctordesk.services.appointments.list_screen import ListScreen
 from doctordesk.services.appointments.week_screen import WeekScreen, week_screen
 from doctordesk.web.deps import SCREEN_HEADERS, FormDep, ScreenRequest, ScreenRequestDep
-from doctordesk.web.responses import SCREEN_RESPONSES, SUBMIT_RESPONSES
+from doctordesk.web.responses import SCREEN_RESPONSES, SUBMIT_RESPONSES, form_body
 
 router = APIRouter(prefix="/profile", tags=["appointment list"])
 
 SectionName = Literal["needs-decision", "waiting", "upcoming", "past"]
-DAY: dict[str, Any] = {"pattern": r"^([0-9]{4}-[0-9]{2}-[0-9]{2})?$"}  # empty: no bound
+DAY: dict[str, Any] = {"pattern": moments.OPTIONAL_DAY_PATTERN}  # empty: no bound
+# The filter form: what the query says, as a form (empty fields: no filter on them).
+FILTER_BODY = form_body(
+    {
+        "status": {"type": "string", "enum": ["", *STATUSES], "description": "Only appointments in this status"},
+        "from": {"type": "string", **DAY, "description": "First day shown, YYYY-MM-DD"},
+        "to": {"type": "string", **DAY, "description": "Last day shown (not before `from`), YYYY-MM-DD"},
+        "q": {"type": "string", "maxLength": MAX_SEARCH_CHARS, "description": "Patient name"},
+    }
+)
 StatusFilter = Literal["requested", "pending-response", "approved", "declined", "canceled", "completed", "no-show"]
 
 
@@ -53,7 +63,7 @@ async def appointment_list_page(
     return (await _list(screen).page(f)).to_json()
 
 
-@router.patch("/appointments/filter", responses=SUBMIT_RESPONSES)
+@router.patch("/appointments/filter", responses=SUBMIT_RESPONSES, openapi_extra=FILTER_BODY)
 async def appointment_list_filter(screen: ScreenRequestDep, form: FormDep) -> dict[str, Any]:
     """Apply the filter form (``status``, ``from``, ``to``, ``q``): an update set that navigates to the list's URL
     with that filter."""

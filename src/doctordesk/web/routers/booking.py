@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path, Query
 
+from doctordesk.domain import moments
 from doctordesk.domain.inputs import MAX_ID
 from doctordesk.domain.scheduling.booking import NOTE_MAX
 from doctordesk.screens.viewing import Viewing
@@ -22,7 +23,7 @@ router = APIRouter(prefix="/profile", tags=["booking"])
 SERVICE_FIELD: dict[str, Any] = {"type": "string", "maxLength": 64, "description": "consultation, follow-up, ..."}
 START_FIELD: dict[str, Any] = {
     "type": "string",
-    "pattern": "^[0-9]{8}T[0-9]{4}Z$",
+    "pattern": moments.STAMP_PATTERN,
     "description": "A free time as shown on the screen: UTC, e.g. 20261130T0800Z",
 }
 CHOOSE_BODY = form_body(

@@ -140,3 +140,23 @@ def test_an_offset_beyond_fourteen_hours_is_refused():
 
 def test_every_kind_has_an_external_id_field_first():
     assert all(next(iter(fields)) == "external_id" for fields in FIELDS.values())
+
+
+@pytest.mark.parametrize(
+    "start",
+    ["2026-11-25 09:30:00+01:00", "2026-11-25t09:30:00+01:00", "2026-11-25T09:30:00+01:99", "2026-11-25T09:30:00+0100",
+     "1790000000", "2026-11-25T24:00:00Z", "2026-11-25T23:59:60Z", "2026-11-25T09:30+01:00", "2026-11-25"],
+)  # fmt: skip
+def test_an_imported_start_is_read_as_every_door_reads_an_instant(start):
+    assert "start" in problems(Kind.APPOINTMENTS, {**APPOINTMENT, "start": start})
+
+
+@pytest.mark.parametrize("value", ["24:00", "09:00:00", "23:60", "9:00", "0900", "09:00Z"])
+def test_imported_hours_are_read_as_every_door_reads_a_wall_time(value):
+    base = {"external_id": "H", "doctor": "D", "location": "L", "weekday": "tuesday", "start": "09:00", "end": "13:00"}
+    assert "start" in problems(Kind.HOURS, {**base, "start": value})
+
+
+@pytest.mark.parametrize("day", ["2026-01-01T00:00:00Z", "2026-01-01 00:00", "20260101", "2026-W01-4"])
+def test_an_imported_day_takes_only_a_day(day):
+    assert "birth_date" in problems(Kind.PATIENTS, {"external_id": "P", "name": "N", "birth_date": day})

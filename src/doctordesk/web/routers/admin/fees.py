@@ -16,7 +16,7 @@ from doctordesk.services.admin import fees as admin_fees
 from doctordesk.services.admin.fees import CURRENCY, FeeRuleInput
 from doctordesk.web.bodies import stated
 from doctordesk.web.deps import ActorDep, RuntimeDep, require_roles
-from doctordesk.web.params import STRICT_INSTANT, YEARS
+from doctordesk.web.params import STRICT_INSTANT, YEARS, Instant
 from doctordesk.web.responses import SUBMIT_RESPONSES
 from doctordesk.web.routers.admin.models import Strict, instant
 
@@ -55,7 +55,7 @@ class FeeRuleCreate(Strict):
         description="ISO 4217, e.g. EUR",
         json_schema_extra=stated(pattern=f"^{CURRENCY.pattern}$"),
     )
-    effective_from: datetime | None = Field(None, description="From when proposals use it (default now; not past)")
+    effective_from: Instant | None = Field(None, description="From when proposals use it (default now; not past)")
     retired: bool = Field(False, description="End the rule from effective_from")
 
 

@@ -104,6 +104,17 @@ WEEKLY_BODY = form_body(
         f"^(opens|closes)~{_LINE}$": TIME_OR_EMPTY,
     },
 )
+# The audit trail's filter form: days, the last one included (empty fields: no filter on them).
+AUDIT_FILTER_BODY = form_body(
+    {
+        "actor": {**ID_OR_EMPTY, "description": "Empty: any actor"},
+        "appointment": {**ID_OR_EMPTY, "description": "Empty: any appointment"},
+        "action": {"type": "string", "maxLength": 64, "pattern": r"^[^\x00-\x20\x7f-\x9f]*$",
+                   "description": "An action name, e.g. appointment.approve"},
+        "from": {**DAY_OR_EMPTY, "description": "First day (UTC), YYYY-MM-DD"},
+        "to": {**DAY_OR_EMPTY, "description": "Last day (UTC, included), YYYY-MM-DD"},
+    }
+)  # fmt: skip
 EXCEPTION_BODY = form_body(
     {
         "doctor": ID_FIELD,

@@ -8,7 +8,6 @@ are never moved.
 from __future__ import annotations
 
 from dataclasses import asdict
-from datetime import date, time
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Path
@@ -20,7 +19,7 @@ from doctordesk.domain.scheduling.suggestions import HH_MM_PATTERN, Hours, Hours
 from doctordesk.services.admin import hours as admin_hours
 from doctordesk.services.admin.hours import HoursChange
 from doctordesk.web.deps import ActorDep, RuntimeDep, require_roles
-from doctordesk.web.params import STRICT_ID
+from doctordesk.web.params import STRICT_ID, Day, WallTime
 from doctordesk.web.responses import SUBMIT_RESPONSES
 from doctordesk.web.routers.admin.models import Strict
 
@@ -42,8 +41,8 @@ Id = Annotated[int, Path(ge=1, le=MAX_ID), STRICT_ID]
 
 class Block(Strict):
     weekday: int = Field(ge=0, le=6, description="0 = Monday ... 6 = Sunday")
-    opens: time = Field(description="Local wall-clock time at the location, HH:MM", json_schema_extra=hh_mm)
-    closes: time = Field(description="Local wall-clock time at the location, HH:MM", json_schema_extra=hh_mm)
+    opens: WallTime = Field(description="Local wall-clock time at the location, HH:MM", json_schema_extra=hh_mm)
+    closes: WallTime = Field(description="Local wall-clock time at the location, HH:MM", json_schema_extra=hh_mm)
 
 
 class WeeklyRules(Strict):
@@ -52,13 +51,13 @@ class WeeklyRules(Strict):
 
 
 class ExceptionCreate(Strict):
-    day: date = Field(description="The location's local date")
+    day: Day = Field(description="The location's local date")
     kind: Literal["holiday", "absence", "extra"]
     location_id: int | None = Field(None, ge=1, le=MAX_ID, description="Omit: every location of the doctor")
-    opens: time | None = Field(
+    opens: WallTime | None = Field(
         None, description="extra: required; absence: with closes for part of the day", json_schema_extra=hh_mm
     )
-    closes: time | None = Field(None, json_schema_extra=hh_mm)
+    closes: WallTime | None = Field(None, json_schema_extra=hh_mm)
     note: str = Field("", max_length=255)
     confirm: bool = False
 
@@ -94,11 +93,12 @@ async def set_weekly(
 @router.post("/doctors/{doctor_id}/hours-exceptions")
 async def add_exception(rt: RuntimeDep, actor: ActorDep, doctor_id: Id, body: ExceptionCreate) -> dict[str, Any]:
     """Add a holiday, an absence (whole day, or opens-closes) or an extra day (opens-closes) on a local date.
-    Conflicts as for the weekly rules."""
+    Conflicts as for the weekly rules. `opens` and `closes` are wall-clock times at the location (at every
+    location when none is named): a time the clocks jump over that day is refused (422 naming the jump), a time
+    they pass twice means its first occurrence; `times` gives each as an instant with the location's offset."""
     exception = HoursException(body.day, body.kind, body.location_id, body.opens, body.closes)
-    return change_json(
-        await admin_hours.add_exception(rt, actor, doctor_id, exception, note=body.note, confirm=body.confirm)
-    )
+    change = await admin_hours.add_exception(rt, actor, doctor_id, exception, note=body.note, confirm=body.confirm)
+    return {**change_json(change), "times": [asdict(t) for t in change.times]}
 
 
 @router.post("/hours-exceptions/{exception_id}/remove")

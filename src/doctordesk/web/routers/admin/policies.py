@@ -3,7 +3,6 @@ admin only)."""
 
 from __future__ import annotations
 
-from datetime import date
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path
@@ -16,7 +15,7 @@ from doctordesk.services.admin import policies as admin_policies
 from doctordesk.services.admin.policies import MAX_RECORD_CHARS, PolicyInput
 from doctordesk.web.bodies import stated
 from doctordesk.web.deps import ActorDep, RuntimeDep, require_roles
-from doctordesk.web.params import STRICT_ID
+from doctordesk.web.params import STRICT_ID, Day
 from doctordesk.web.responses import SUBMIT_RESPONSES
 from doctordesk.web.routers.admin.models import Strict
 
@@ -47,8 +46,8 @@ class PolicyBody(Strict):
 
     insurer: str | None = Field(None, min_length=1, max_length=128, json_schema_extra=NAME)
     policy_number: str | None = Field(None, min_length=1, max_length=64, json_schema_extra=NAME)
-    valid_from: date | None = None
-    valid_to: date | None = Field(None, description="Not before valid_from")
+    valid_from: Day | None = None
+    valid_to: Day | None = Field(None, description="Not before valid_from")
     network: Network | None = None
     exclusions: Exclusions | None = None
     third_party_data: str | None = Field(
@@ -89,8 +88,8 @@ class PolicyCreate(PolicyBody):
 
     insurer: str = Field(min_length=1, max_length=128, json_schema_extra=NAME)
     policy_number: str = Field(min_length=1, max_length=64, json_schema_extra=NAME)
-    valid_from: date
-    valid_to: date = Field(description="Not before valid_from")
+    valid_from: Day
+    valid_to: Day = Field(description="Not before valid_from")
 
 
 @router.post("/patients/{patient_id}/policies", status_code=201)

@@ -248,7 +248,7 @@ screen_routes(
 )
 
 
-@router.patch("/audit/filter", responses=SUBMIT_RESPONSES)
+@router.patch("/audit/filter", responses=SUBMIT_RESPONSES, openapi_extra=forms.AUDIT_FILTER_BODY)
 async def audit_filter_form(screen: ScreenRequestDep, form: FormDep) -> dict[str, Any]:
     """The filter form (``actor``, ``appointment``, ``action``, ``from`` and ``to`` days): navigates to it."""
     return audit.apply_filters(screen.rt, screen.actor, form).to_json()

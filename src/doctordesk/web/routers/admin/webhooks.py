@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Path, Query, Response
-from pydantic import AwareDatetime, Field, StrictBool
+from pydantic import Field, StrictBool
 
 from doctordesk.domain.cursors import MAX_CURSOR_CHARS, decode_cursor, encode_cursor
 from doctordesk.domain.inputs import MAX_ID
@@ -20,7 +20,7 @@ from doctordesk.services.webhooks import deliveries, endpoints
 from doctordesk.services.webhooks.endpoints import EndpointChanges
 from doctordesk.web.bodies import StrictBody, stated
 from doctordesk.web.deps import ActorDep, RuntimeDep, require_roles
-from doctordesk.web.params import STRICT_ID, strict_int
+from doctordesk.web.params import STRICT_ID, Instant, strict_int
 from doctordesk.web.responses import FORBIDDEN, INVALID, NOT_FOUND, UNAUTHORIZED
 
 RESPONSES: dict[int | str, dict[str, Any]] = {401: UNAUTHORIZED, 403: FORBIDDEN, 404: NOT_FOUND, 422: INVALID}
@@ -74,7 +74,7 @@ class DisableIn(StrictBody):
 
 
 class ReplayIn(StrictBody):
-    since: AwareDatetime = Field(description="Replay failed deliveries created at or after this time")
+    since: Instant = Field(description="Replay failed deliveries created at or after this time")
 
 
 def _time(value: datetime | None) -> str | None:

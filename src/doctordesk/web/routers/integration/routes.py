@@ -10,8 +10,9 @@ from zoneinfo import ZoneInfo
 
 from fastapi import APIRouter, Header, Path, Query
 from fastapi.responses import JSONResponse
-from pydantic import AwareDatetime, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
+from doctordesk.domain import moments
 from doctordesk.domain.appointments.decisions import MAX_REASON_CHARS, Trigger
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.inputs import MAX_ID, NON_BLANK_MULTI_LINE_TEXT_PATTERN
@@ -23,7 +24,7 @@ from doctordesk.services.booking import free_times
 from doctordesk.services.integration import outside_events, requests
 from doctordesk.web.bodies import StrictBody, stated
 from doctordesk.web.deps import IntegrationDep, RuntimeDep
-from doctordesk.web.params import DAY_IN_RANGE, STRICT_DATE, STRICT_ID, strict_int
+from doctordesk.web.params import DAY_IN_RANGE, STRICT_DATE, STRICT_ID, Instant, strict_int
 from doctordesk.web.responses import SCREEN_RESPONSES, SUBMIT_RESPONSES
 
 router = APIRouter(prefix="/integration/v1", tags=["integration API"])
@@ -34,12 +35,7 @@ REPLAYED_HEADER = "Idempotent-Replayed"
 
 
 # A start in whole minutes, as the API description states it (the service judges it, with its own message).
-WHOLE_MINUTE = stated(
-    pattern=(
-        r"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])[Tt]([01][0-9]|2[0-3]):[0-5][0-9]:00(\.0+)?"
-        r"([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$"
-    )
-)
+WHOLE_MINUTE = stated(pattern=moments.WHOLE_MINUTE_PATTERN)
 # A service is a name (domain/names.py): something besides white space, nothing invisible.
 SERVICE = stated(pattern=NAME_PATTERN)
 
@@ -60,7 +56,7 @@ class AppointmentRequestIn(Strict):
     doctor: Id = Field(description="Doctor (user) id")
     location: Id = Field(description="Location id")
     service: str = Field(default="consultation", min_length=1, max_length=64, json_schema_extra=SERVICE)
-    start: AwareDatetime = Field(
+    start: Instant = Field(
         description="Requested start, RFC 3339 with offset, whole minutes", json_schema_extra=WHOLE_MINUTE
     )
     duration_minutes: int = Field(default=30, ge=5, le=480)
@@ -81,7 +77,7 @@ class CancelIn(VersionIn):
 
 
 class RescheduleIn(VersionIn):
-    start: AwareDatetime = Field(
+    start: Instant = Field(
         description="The new wanted start, RFC 3339 with offset, whole minutes", json_schema_extra=WHOLE_MINUTE
     )
     note: str = Field(default="", max_length=2000)

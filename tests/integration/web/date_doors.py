@@ -170,9 +170,6 @@ DOORS: dict[tuple[str, str, str, str], Door] = {
     ),
     ("PUT", "/profile/book", "query", "week"): Door("day", WEEKLY, _query("PUT", BOOK, "week", "patient"), "week"),
     ("PATCH", "/profile/book", "query", "week"): Door("day", WEEKLY, _query("PATCH", BOOK, "week", "patient"), "week"),
-    ("PATCH", "/profile/book/choose", "form", "week"): Door(
-        "day", WEEKLY, _form("PATCH", _fixed("/profile/book/choose"), lambda _c, v: {"week": v}, "patient"), "week"
-    ),
     **{
         ("POST", "/profile/appointments/{appointment_id}/approve", "form", f"{name}~{n}"): Door(
             kind,

@@ -2,12 +2,14 @@ from __future__ import annotations
 
 import signal
 import time
+from datetime import UTC, datetime, timedelta
 
 import httpx
 
 from doctordesk.cli import SHUTDOWN_GRACE_SECONDS
 from doctordesk.client import Client
-from tests.support.live import LiveServer
+from doctordesk.screens.protocol import walk
+from tests.support.live import LiveServer, serving
 
 
 def test_a_real_server_serves_the_demo_and_refuses_calls_without_a_token(live_server):
@@ -39,3 +41,20 @@ async def test_serve_stops_within_its_grace_period_while_a_client_holds_a_stream
             assert time.monotonic() - started < SHUTDOWN_GRACE_SECONDS + 3
     finally:
         server.stop()
+
+
+def test_a_server_started_at_a_moment_runs_its_clock_and_its_demo_from_there(tmp_path):
+    # A Saturday afternoon for the server, whatever the machine's clock says: its week view's today is that
+    # Saturday, its demo requests lie ahead of it, and a command run on the same timeline agrees.
+    saturday = datetime(2026, 12, 5, 15, 0, tzinfo=UTC)
+    with serving(tmp_path / "live", at=saturday) as live:
+        assert abs(live.clock.now() - saturday) < timedelta(minutes=5)
+        with httpx.Client(base_url=live.url) as http:
+            token = http.post("/auth/login", data={"username": "doctor1", "password": "demo"}).json()["access_token"]
+            headers = {"Authorization": f"Bearer {token}"}
+            week = http.put("/profile/appointments/week", params={"day": "2026-12-05"}, headers=headers).json()
+            today = [e["props"]["date"] for e in walk(week["elements"]) if e["type"] == "Day" and e["props"]["today"]]
+            assert today == ["2026-12-05"]
+            requests = http.get("/api/appointments", params={"status": "requested"}, headers=headers).json()
+            starts = [datetime.fromisoformat(a["start"]) for a in requests["appointments"]]
+            assert starts and min(starts) > saturday

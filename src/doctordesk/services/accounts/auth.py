@@ -22,6 +22,7 @@ from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
 from doctordesk.services.accounts import login_throttle, mfa
+from doctordesk.services.accounts.sessions import TOKEN_REVOKED as TOKEN_REVOKED
 from doctordesk.services.accounts.sessions import issue_token
 from doctordesk.services.accounts.sessions import token_hash as token_hash
 from doctordesk.services.audit import audit
@@ -31,7 +32,6 @@ from doctordesk.store.tables import AccessToken, Patient, User
 log = logging.getLogger(__name__)
 _T = TypeVar("_T")
 
-TOKEN_REVOKED = "token-revoked"
 LANGUAGE_CHOSEN = "user.language"
 MAX_USERNAME = 64  # the column's width: longer names cannot exist, and must not reach the database
 MAX_PASSWORD = 1024

@@ -21,9 +21,10 @@ from doctordesk.domain.errors import (
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
-from doctordesk.services.accounts import tickets
+from doctordesk.services.accounts import recovery, tickets
 from doctordesk.services.accounts.sessions import actor_for, issue_token, stamp
 from doctordesk.services.audit import audit
+from doctordesk.services.uow import unit_of_work
 from doctordesk.store.mfa_tables import MfaPolicy, Passkey, RecoveryCode, TotpSecret
 from doctordesk.store.tables import User
 
@@ -212,15 +213,18 @@ async def status(rt: Runtime, user_id: int) -> dict[str, object]:
 
 
 async def reset(rt: Runtime, admin: Actor, user_id: int) -> None:
-    """An admin removes every factor of a user (lost phone); audited. The user enrols again at the next sign-in
-    when their role requires it."""
+    """An admin removes every factor of a user (lost phone), and every way into the account ends with them
+    (whoever holds the phone may be signed in: ``recovery.end_every_way_in``); audited. The user enrols again at
+    the next sign-in when their role requires it."""
     now = rt.clock.now()
-    async with rt.db.transaction() as session:
-        if await session.get(User, user_id) is None:
+    async with unit_of_work(rt) as uow:
+        if await uow.session.get(User, user_id, with_for_update=True) is None:
             raise NotFound()
-        for table in (TotpSecret, RecoveryCode, Passkey):
-            await session.execute(delete(table).where(table.user_id == user_id))
-        audit(session, at=now, actor_id=admin.user_id, action="mfa-reset", entity="user", entity_id=user_id)
+        await recovery.remove_factors(uow, user_id)
+        ended = await recovery.end_every_way_in(uow, user_id, now=now)
+        audit(uow.session, at=now, actor_id=admin.user_id, action="mfa-reset", entity="user", entity_id=user_id,
+              details=ended.audited())  # fmt: skip
+    recovery.forget(rt, user_id, ended)
 
 
 async def set_policy(rt: Runtime, admin: Actor, required: dict[Role, bool]) -> list[str]:

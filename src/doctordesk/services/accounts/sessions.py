@@ -13,6 +13,9 @@ from doctordesk.domain.errors import Unauthorized
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.store.tables import AccessToken, Patient, User
 
+# The event on which every instance drops a revoked token from its cache and closes its streams.
+TOKEN_REVOKED = "token-revoked"
+
 
 def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import ipaddress
 from dataclasses import dataclass
 from datetime import datetime
@@ -17,6 +19,20 @@ CLIENT_ID_PREFIX = "smart_"
 SECRET_PREFIX = "ddcs_"
 ACCESS_PREFIX = "ddat_"
 REFRESH_PREFIX = "ddrt_"
+# How a client secret is stored: SHA-256, as API keys are (the secret is 256 random bits: a slow password hash adds
+# nothing but a cost every wrong guess makes the server pay). Older rows hold argon2 hashes ("$argon2id$...").
+SECRET_DIGEST = "sha256$"
+
+
+def secret_digest(secret: str) -> str:
+    return SECRET_DIGEST + hashlib.sha256(secret.encode()).hexdigest()
+
+
+def secret_matches(stored: str, secret: str) -> bool:
+    """A secret against its fast digest (constant time); False for any other kind of stored hash."""
+    return stored.startswith(SECRET_DIGEST) and hmac.compare_digest(stored, secret_digest(secret))
+
+
 # A redirect URI's form as a JSON Schema pattern (the admin API states it; ``redirect_uri_problem`` decides).
 REDIRECT_URI_PATTERN = r"^(https://[!-~]+|http://(127\.0\.0\.1|localhost|\[::1\])(:[0-9]{1,5})?(/[!-~]*)?)$"
 

@@ -12,6 +12,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from fastapi import APIRouter, FastAPI
+from sqlalchemy.engine import make_url
 from starlette.routing import BaseRoute
 from starlette.types import ASGIApp
 
@@ -30,7 +31,7 @@ from doctordesk.runtime import Runtime
 from doctordesk.screens.state import Revisions, ScreenStates
 from doctordesk.services.accounts import auth, login_throttle
 from doctordesk.services.integration import api_keys
-from doctordesk.store import secret_rows
+from doctordesk.store import private_files, secret_rows
 from doctordesk.store.db import Database
 from doctordesk.store.encryption import SecretKeyError
 from doctordesk.web import errors, responses, route_table
@@ -146,6 +147,9 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         await _check_secrets(runtime)
+        private_files.warn_wide(
+            settings.data_dir, make_url(settings.database_url).database if settings.is_sqlite else None
+        )
         runtime.bus.subscribe(on_event)
         await runtime.bus.start()
         if dispatcher is not None:

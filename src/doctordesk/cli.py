@@ -13,8 +13,16 @@ from doctordesk.config import Settings, SettingsError, load_settings
 from doctordesk.domain.errors import DomainError
 from doctordesk.domain.roles import Role
 from doctordesk.domain.transfer.import_rows import Kind
+from doctordesk.store.private_files import private_umask
 
 app = typer.Typer(help="doctordesk: the service behind a doctor-facing app.", no_args_is_help=True)
+
+
+@app.callback()
+def private_by_default() -> None:
+    """Every command's files (the database, its WAL and SHM, keys, sockets, exports) are 0600, directories 0700
+    (docs/operations.md#file-permissions)."""
+    private_umask()
 
 
 def checked_settings(*, warn: bool = True) -> Settings:

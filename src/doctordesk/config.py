@@ -71,6 +71,8 @@ class Settings(BaseSettings):
     sso_allow_private_addresses: bool = False
     token_ttl_seconds: int = Field(12 * 3600, ge=60, le=90 * 86400)
     auth_cache_seconds: float = Field(300.0, ge=0, le=3600)
+    # How recent a sign-in or re-authentication must be for a change of how the account signs in (step-up).
+    reauth_seconds: int = Field(600, ge=30, le=86400)
     # Clinic reference data (doctors, locations, work hours, fees) is re-read at most this often by Review and
     # Approve; 0 reads it on every request.
     reference_cache_seconds: float = Field(5.0, ge=0, le=86400)

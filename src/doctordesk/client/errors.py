@@ -73,6 +73,12 @@ class Forbidden(ApiError):
     code = "FORBIDDEN"
 
 
+class ReauthenticationRequired(Forbidden):
+    """The change needs a recent sign-in: ``POST /auth/reauthenticate`` (password and code), then retry."""
+
+    code = "REAUTHENTICATION_REQUIRED"
+
+
 class NotFound(ApiError):
     code = "NOT_FOUND"
 
@@ -129,6 +135,7 @@ BY_CODE: dict[str, type[ApiError]] = {
         MfaRequired,
         MfaEnrolmentRequired,
         Forbidden,
+        ReauthenticationRequired,
         NotFound,
         PayloadTooLarge,
         TooManyRequests,

@@ -64,6 +64,14 @@ class Forbidden(DomainError):
     default_message = N_("You are not allowed to do this.")
 
 
+class ReauthenticationRequired(Forbidden):
+    """The change asked for (a factor, recovery codes, an app's access) needs a recent proof of who one is: a sign-in
+    or ``POST /auth/reauthenticate`` within ``DOCTORDESK_REAUTH_SECONDS`` (docs/accounts.md#recent-authentication)."""
+
+    code = "REAUTHENTICATION_REQUIRED"
+    default_message = N_("Confirm it is you: enter your password again.")
+
+
 class TooManyRequests(DomainError):
     code = "TOO_MANY_REQUESTS"
     default_message = N_("Too many requests. Try again later.")

@@ -89,4 +89,7 @@ SHELL_TEXTS: tuple[str, ...] = (
     N_("Your account has no access to doctordesk."),
     N_("Recovery codes: each works once instead of an app code. Keep them safe; they are shown only now."),
     N_("Your role must sign in with a second factor. Choose one now."),
+    # Recent authentication (docs/accounts.md#recent-authentication).
+    N_("Confirm it is you"),
+    N_("Enter your password again to make this change."),
 )

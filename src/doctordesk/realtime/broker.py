@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from doctordesk.screens.state import Revisions
+from doctordesk.store.private_files import private_dir
 
 log = logging.getLogger(__name__)
 
@@ -121,7 +122,7 @@ def start_in_thread(path: Path) -> Path:
             f"the event bus socket {path} is longer than {MAX_SOCKET_PATH} bytes; "
             "set DOCTORDESK_DATA_DIR to a shorter directory, or DOCTORDESK_REDIS_URL"
         )
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(path.parent)
     if path.exists():
         if _answers(path):
             raise BrokerError(f"another doctordesk serve already runs its event bus at {path}")

@@ -28,7 +28,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from doctordesk.config import Settings
 from doctordesk.domain.errors import ServiceBusy
-from doctordesk.store import name_words
+from doctordesk.store import name_words, private_files
 from doctordesk.store.encryption import SecretBox, attach, box_from_settings
 from doctordesk.store.sqlite_inline import inline_connector
 
@@ -74,7 +74,7 @@ def create_engine(
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
         if parsed.database and parsed.database != ":memory:":
-            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+            private_files.private_file(Path(parsed.database))  # 0600: its WAL and SHM files take its mode
         if writer and inline and parsed.database and parsed.database != ":memory:":
             # Statements on the loop's thread; waiting for another process's lock is Database.transaction's job.
             engine = create_async_engine(url, echo=echo, async_creator=inline_connector(parsed.database))

@@ -29,6 +29,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.types import TypeDecorator
 
 from doctordesk.config import Settings
+from doctordesk.store.private_files import private_dir
 
 log = logging.getLogger(__name__)
 
@@ -117,7 +118,7 @@ def read_key_file(path: Path) -> list[str]:
 
 
 def _create_key_file(path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(path.parent)
     draft = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
     descriptor = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:

@@ -24,6 +24,7 @@ from sqlalchemy import (
     Text,
     Time,
     TypeDecorator,
+    false,
 )
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -94,6 +95,10 @@ class AccessToken(Base):
     created_at: Mapped[datetime]
     expires_at: Mapped[datetime]
     revoked_at: Mapped[datetime | None]
+    # The holder's last proof of who they are (the sign-in, or a re-authentication), and whether it included a
+    # second factor: what a change of how the account signs in asks for (docs/accounts.md#recent-authentication).
+    authenticated_at: Mapped[datetime | None]
+    second_factor: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
 
 class LoginThrottle(Base):

@@ -27,7 +27,7 @@ from doctordesk.runtime import Runtime
 from doctordesk.screens.protocol import LAYOUTS, Layout, UpdateSet
 from doctordesk.screens.state import current_client
 from doctordesk.screens.viewing import Viewing
-from doctordesk.services.accounts import auth, devices, mfa
+from doctordesk.services.accounts import auth, devices, mfa, reauth
 from doctordesk.services.integration import api_keys
 from doctordesk.services.smart import access as smart_access
 
@@ -156,6 +156,24 @@ async def enrolling_actor(
 
 
 EnrollingDep = Annotated[mfa.Enrolling, Depends(enrolling_actor)]
+
+
+async def recent_enrolling(rt: RuntimeDep, who: EnrollingDep) -> mfa.Enrolling:
+    """``EnrollingDep`` that proved who it is recently: the doors that change how an account signs in
+    (403 REAUTHENTICATION_REQUIRED otherwise, before anything is read from the body or written;
+    docs/accounts.md#recent-authentication)."""
+    await reauth.require_recent(rt, who)
+    return who
+
+
+async def recent_actor(rt: RuntimeDep, actor: ActorDep) -> Actor:
+    """``ActorDep`` that proved who it is recently (as ``recent_enrolling``)."""
+    await reauth.require_recent(rt, actor)
+    return actor
+
+
+RecentEnrollingDep = Annotated[mfa.Enrolling, Depends(recent_enrolling)]
+RecentActorDep = Annotated[Actor, Depends(recent_actor)]
 
 # The integration API's credentials: an API key, as a bearer token or in X-Api-Key (docs/integration.md).
 api_key_bearer = HTTPBearer(

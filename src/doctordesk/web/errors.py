@@ -28,6 +28,7 @@ STATUS: dict[type[e.DomainError], int] = {
     e.NotFound: 404,
     e.Unauthorized: 401,
     e.Forbidden: 403,
+    e.ReauthenticationRequired: 403,
     e.TooManyRequests: 429,
     e.PayloadTooLarge: 413,
     e.ChatDisabled: 403,

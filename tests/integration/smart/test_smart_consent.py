@@ -92,3 +92,19 @@ async def test_the_consent_page_and_the_smart_apps_screen_are_german(
     doctor, admin = await login("doctor1"), await login("admin")
     await assert_german(client, doctor.headers, [f"/profile/smart/authorize/{ticket}"], runtime)
     await assert_german(client, admin.headers, ["/profile/admin/smart-apps"], runtime)
+
+
+async def test_allowing_an_app_needs_a_recent_sign_in(
+    client: httpx.AsyncClient, register: Callable[..., Any], login: Callable[[str], Any], clock: FixedClock
+) -> None:
+    """A grant is a lasting way in (refresh tokens live 30 days): a stale session re-authenticates first."""
+    app = await register(scopes=SCOPE.split())
+    patient = await login("patient1")
+    clock.advance(timedelta(seconds=601))
+    ticket = await _ticket(client, app)
+    refused = await client.post(f"/profile/smart/authorize/{ticket}/allow", headers=patient.headers)
+    assert refused.status_code == 403 and refused.json()["code"] == "REAUTHENTICATION_REQUIRED"
+    proved = await client.post("/auth/reauthenticate", data={"password": "demo"}, headers=patient.headers)
+    assert proved.status_code == 204, proved.text
+    allowed = await client.post(f"/profile/smart/authorize/{ticket}/allow", headers=patient.headers)
+    assert allowed.status_code == 200 and "code" in query_of(allowed.json()["leave"])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import ipaddress
 from dataclasses import dataclass
 from datetime import datetime
@@ -17,8 +19,22 @@ CLIENT_ID_PREFIX = "smart_"
 SECRET_PREFIX = "ddcs_"
 ACCESS_PREFIX = "ddat_"
 REFRESH_PREFIX = "ddrt_"
+# How a client secret is stored: SHA-256, as API keys are (the secret is 256 random bits: a slow password hash adds
+# nothing but a cost every wrong guess makes the server pay). Older rows hold argon2 hashes ("$argon2id$...").
+SECRET_DIGEST = "sha256$"
+
+
+def secret_digest(secret: str) -> str:
+    return SECRET_DIGEST + hashlib.sha256(secret.encode()).hexdigest()
+
+
+def secret_matches(stored: str, secret: str) -> bool:
+    """A secret against its fast digest (constant time); False for any other kind of stored hash."""
+    return stored.startswith(SECRET_DIGEST) and hmac.compare_digest(stored, secret_digest(secret))
+
+
 # A redirect URI's form as a JSON Schema pattern (the admin API states it; ``redirect_uri_problem`` decides).
-REDIRECT_URI_PATTERN = r"^(https://[!-~]+|http://(127\.0\.0\.1|localhost|\[::1\])(:[0-9]{1,5})?(/[!-~]*)?)$"
+REDIRECT_URI_PATTERN = r"^(https://[!-~]+|http://(127\.0\.0\.1|\[::1\])(:[0-9]{1,5})?(/[!-~]*)?)$"
 
 
 class ClientKind(StrEnum):
@@ -44,8 +60,8 @@ class ClientInfo:
 
 
 def _loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
+    """A loopback IP literal. Not ``localhost``: a name can resolve elsewhere (a hosts file, a resolver that
+    answers it), and RFC 8252 section 8.3 asks for the literal."""
     try:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
@@ -57,17 +73,17 @@ def redirect_uri_problem(uri: str) -> str | None:
     the loopback address (a native app's listener, RFC 8252 section 7.3). The browser leaves the web app for it, so
     nothing but these two schemes is followed."""
     if not uri.isascii() or not is_plain_text(uri, max_chars=MAX_REDIRECT_URI_CHARS) or any(c.isspace() for c in uri):
-        return N_("An absolute https URL (http only on the loopback address), without a fragment.")
+        return N_("An absolute https URL (http only on 127.0.0.1 or [::1]), without a fragment.")
     try:
         parts = urlsplit(uri)
         host = parts.hostname or ""
     except ValueError:
-        return N_("An absolute https URL (http only on the loopback address), without a fragment.")
+        return N_("An absolute https URL (http only on 127.0.0.1 or [::1]), without a fragment.")
     if parts.fragment or "#" in uri or not host or parts.username or parts.password:
-        return N_("An absolute https URL (http only on the loopback address), without a fragment.")
+        return N_("An absolute https URL (http only on 127.0.0.1 or [::1]), without a fragment.")
     if parts.scheme == "https" or (parts.scheme == "http" and _loopback(host)):
         return None
-    return N_("An absolute https URL (http only on the loopback address), without a fragment.")
+    return N_("An absolute https URL (http only on 127.0.0.1 or [::1]), without a fragment.")
 
 
 def looks_like_access_token(token: str) -> bool:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import ColumnElement, String, any_, bindparam, func, select
 from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.accounts.login_throttle import address_key
 from doctordesk.domain.accounts.passwords import Passwords
@@ -21,6 +22,7 @@ from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
 from doctordesk.services.accounts import login_throttle, mfa
+from doctordesk.services.accounts.sessions import TOKEN_REVOKED as TOKEN_REVOKED
 from doctordesk.services.accounts.sessions import issue_token
 from doctordesk.services.accounts.sessions import token_hash as token_hash
 from doctordesk.services.audit import audit
@@ -28,8 +30,8 @@ from doctordesk.services.uow import unit_of_work
 from doctordesk.store.tables import AccessToken, Patient, User
 
 log = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
-TOKEN_REVOKED = "token-revoked"
 LANGUAGE_CHOSEN = "user.language"
 MAX_USERNAME = 64  # the column's width: longer names cannot exist, and must not reach the database
 MAX_PASSWORD = 1024
@@ -57,6 +59,43 @@ async def login(
     (``client_host``: the peer, or the client a trusted proxy names) and per username (docs/accounts.md). A user
     with a second factor sends ``otp`` too (a TOTP or recovery code): without it MfaRequired, wrong it is a failed
     login like a wrong password (docs/accounts.md#second-factor)."""
+    ttl = rt.settings.token_ttl_seconds
+
+    async def issue(session: AsyncSession, user: User, now: datetime, factor_used: bool) -> tuple[str, Actor]:
+        return await issue_token(session, user, now=now, ttl_seconds=ttl, second_factor=factor_used)
+
+    token, actor = await attempt(rt, passwords, username, password, client_host=client_host, otp=otp, succeed=issue)
+    return LoginResult(access_token=token, expires_in=ttl, actor=actor)
+
+
+@dataclass(frozen=True, slots=True)
+class Purpose:
+    """What a check of the password (and code) is for: a sign-in, or the re-authentication of a signed-in user
+    (audited under its own names, enrols nobody, and says what was wrong as field errors: the session stands)."""
+
+    succeeded: str = "login"
+    failed: str = "login-failed"
+    throttled: str = "login-throttled"
+    reauthenticate: bool = False
+
+
+SIGN_IN = Purpose()
+REAUTHENTICATE = Purpose("reauthenticated", "reauthentication-failed", "reauthentication-throttled", True)
+
+
+async def attempt(
+    rt: Runtime,
+    passwords: Passwords,
+    username: str,
+    password: str,
+    *,
+    client_host: str | None,
+    otp: str | None,
+    succeed: Callable[[AsyncSession, User, datetime, bool], Awaitable[_T]],
+    purpose: Purpose = SIGN_IN,
+) -> _T:
+    """Check a username, password and code under the login throttle, and call ``succeed(session, user, now,
+    factor_used)`` in the transaction that records a right one (``factor_used``: a second factor was checked)."""
     username = username.strip().lower()
     fields = {k: N_("Required.") for k, v in (("username", username), ("password", password)) if not v}
     check_text(fields, "username", username, max_chars=MAX_USERNAME)
@@ -75,16 +114,19 @@ async def login(
             user = await session.scalar(select(User).where(User.username == username, User.active.is_(True)))
     except TooManyRequests as refused:
         # The refused attempt's own transaction rolled back (a 429 does not count): audited in one of its own.
-        await _audit_throttled(rt, username=username, address=address, now=now, retry_after=refused.retry_after)
+        await _audit_throttled(
+            rt, username=username, address=address, now=now, retry_after=refused.retry_after, action=purpose.throttled
+        )
         raise
     ok = await passwords.verify(user.password_hash if user else None, password)
+    enrol = not purpose.reauthenticate
     async with rt.db.transaction() as session:
-        second = await mfa.second_factor(session, user, otp=otp, now=now) if ok and user is not None else None
+        second = await mfa.second_factor(session, user, otp=otp, now=now, enrol=enrol) if ok and user else None
         if not ok or user is None or second is None or second.result == "wrong":
             details: dict[str, object] = {"username": username, "address": address}
             if ok:
                 details["reason"] = "second-factor"
-            audit(session, at=now, actor_id=user.id if user else None, action="login-failed", entity="user",
+            audit(session, at=now, actor_id=user.id if user else None, action=purpose.failed, entity="user",
                   entity_id=user.id if user else None, details=details)  # fmt: skip
         elif second.result == "enrol":  # the credentials were all right: nothing to count against the address
             await login_throttle.succeeded(session, username=username, address=address, now=now)
@@ -92,20 +134,31 @@ async def login(
                   details={"address": address})  # fmt: skip
         elif second.result == "ok":
             await login_throttle.succeeded(session, username=username, address=address, now=now)
-            token, actor = await issue_token(session, user, now=now, ttl_seconds=settings.token_ttl_seconds)
-            details = {"address": address, "second_factor": bool(otp)}
-            audit(session, at=now, actor_id=user.id, action="login", entity="user", entity_id=user.id,
+            done = await succeed(session, user, now, second.factor_used)
+            details = {"address": address, "second_factor": second.factor_used}
+            audit(session, at=now, actor_id=user.id, action=purpose.succeeded, entity="user", entity_id=user.id,
                   details=details)  # fmt: skip
     if not ok or user is None or second is None:
+        if purpose.reauthenticate:
+            raise ValidationFailed(fields={"password": N_("Wrong password.")})
         raise Unauthorized(N_("Wrong username or password."))
     # A missing code stays counted by the throttle until the sign-in succeeds (docs/accounts.md#second-factor).
+    if purpose.reauthenticate and second.result == "missing":
+        raise ValidationFailed(
+            fields={"otp": N_("Enter the code from your authenticator app or a recovery code.")},
+            extra={"factors": list(second.factors)},
+        )
+    if purpose.reauthenticate and second.result == "wrong":
+        raise ValidationFailed(fields={"otp": N_("Wrong code.")})
     error = second.error()
     if error is not None:
         raise error
-    return LoginResult(access_token=token, expires_in=settings.token_ttl_seconds, actor=actor)
+    return done
 
 
-async def _audit_throttled(rt: Runtime, *, username: str, address: str, now: datetime, retry_after: int | None) -> None:
+async def _audit_throttled(
+    rt: Runtime, *, username: str, address: str, now: datetime, retry_after: int | None, action: str
+) -> None:
     """A ``login-throttled`` audit entry (never the password). A failure to write it is logged: the caller still
     answers 429."""
     try:
@@ -115,7 +168,7 @@ async def _audit_throttled(rt: Runtime, *, username: str, address: str, now: dat
                 session,
                 at=now,
                 actor_id=user_id,
-                action="login-throttled",
+                action=action,
                 entity="user",
                 entity_id=user_id,
                 details={"username": username, "address": address, "retry_after": retry_after},

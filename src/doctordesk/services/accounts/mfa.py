@@ -21,9 +21,10 @@ from doctordesk.domain.errors import (
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
-from doctordesk.services.accounts import tickets
-from doctordesk.services.accounts.sessions import actor_for, issue_token
+from doctordesk.services.accounts import recovery, tickets
+from doctordesk.services.accounts.sessions import actor_for, issue_token, stamp
 from doctordesk.services.audit import audit
+from doctordesk.services.uow import unit_of_work
 from doctordesk.store.mfa_tables import MfaPolicy, Passkey, RecoveryCode, TotpSecret
 from doctordesk.store.tables import User
 
@@ -64,6 +65,8 @@ class Outcome:
     result: str
     factors: tuple[str, ...] = ()
     enrolment_token: str | None = None
+    # ``ok`` with a second factor checked (a code), not only because the user has none.
+    factor_used: bool = False
 
     def error(self) -> Exception | None:
         if self.result == "missing":
@@ -75,19 +78,24 @@ class Outcome:
         return None
 
 
-async def second_factor(session: AsyncSession, user: User, *, otp: str | None, now: datetime) -> Outcome:
+async def second_factor(
+    session: AsyncSession, user: User, *, otp: str | None, now: datetime, enrol: bool = True
+) -> Outcome:
     """Judge a sign-in whose password was right: ``ok`` when the user has no factor and needs none, or ``otp`` is a
     current TOTP code or an unused recovery code (now used); ``wrong`` for any other code; ``missing`` without
-    one; ``enrol`` (with a new enrolment token) when the role needs a factor the user lacks."""
+    one; ``enrol`` (with a new enrolment token) when the role needs a factor the user lacks (only with ``enrol``:
+    a re-authentication of a signed-in user enrols nobody)."""
     have = await factors_of(session, user.id)
     if not have.any:
-        if (await policy(session)).requires(Role(user.role)):
+        if enrol and (await policy(session)).requires(Role(user.role)):
             ticket = tickets.issue(session, tickets.ENROL, now=now, ttl_seconds=ENROL_TTL_SECONDS, user_id=user.id)
             return Outcome("enrol", enrolment_token=ticket)
         return Outcome("ok")
     if not otp:
         return Outcome("missing", factors=tuple(have.kinds()))
-    return Outcome("ok" if await check_code(session, user.id, otp, now=now) else "wrong")
+    if await check_code(session, user.id, otp, now=now):
+        return Outcome("ok", factor_used=True)
+    return Outcome("wrong")
 
 
 async def check_code(session: AsyncSession, user_id: int, code: str, *, now: datetime) -> bool:
@@ -159,6 +167,8 @@ async def confirm_totp(rt: Runtime, who: Enrolling, code: str) -> list[str]:
         if step is None:
             raise ValidationFailed(fields={"code": N_("This code is not valid. Enter the current one.")})
         row.confirmed_at, row.last_step = now, step
+        if who.ticket is None:  # the session now holds the factor it just proved with a code
+            await stamp(session, who.actor.token_id, now=None, second_factor=True)
         audit(session, at=now, actor_id=user_id, action="mfa-totp-enabled", entity="user", entity_id=user_id)
         return await ensure_recovery_codes(session, user_id, now=now)
 
@@ -203,15 +213,18 @@ async def status(rt: Runtime, user_id: int) -> dict[str, object]:
 
 
 async def reset(rt: Runtime, admin: Actor, user_id: int) -> None:
-    """An admin removes every factor of a user (lost phone); audited. The user enrols again at the next sign-in
-    when their role requires it."""
+    """An admin removes every factor of a user (lost phone), and every way into the account ends with them
+    (whoever holds the phone may be signed in: ``recovery.end_every_way_in``); audited. The user enrols again at
+    the next sign-in when their role requires it."""
     now = rt.clock.now()
-    async with rt.db.transaction() as session:
-        if await session.get(User, user_id) is None:
+    async with unit_of_work(rt) as uow:
+        if await uow.session.get(User, user_id, with_for_update=True) is None:
             raise NotFound()
-        for table in (TotpSecret, RecoveryCode, Passkey):
-            await session.execute(delete(table).where(table.user_id == user_id))
-        audit(session, at=now, actor_id=admin.user_id, action="mfa-reset", entity="user", entity_id=user_id)
+        await recovery.remove_factors(uow, user_id)
+        ended = await recovery.end_every_way_in(uow, user_id, now=now)
+        audit(uow.session, at=now, actor_id=admin.user_id, action="mfa-reset", entity="user", entity_id=user_id,
+              details=ended.audited())  # fmt: skip
+    recovery.forget(rt, user_id, ended)
 
 
 async def set_policy(rt: Runtime, admin: Actor, required: dict[Role, bool]) -> list[str]:
@@ -248,7 +261,9 @@ async def finish_enrolment(rt: Runtime, who: Enrolling) -> tuple[str, Actor] | N
         user = await session.get(User, who.actor.user_id)
         if row is None or user is None or not user.active:
             raise Unauthorized()
-        token, actor = await issue_token(session, user, now=now, ttl_seconds=rt.settings.token_ttl_seconds)
+        token, actor = await issue_token(
+            session, user, now=now, ttl_seconds=rt.settings.token_ttl_seconds, second_factor=True
+        )
         audit(session, at=now, actor_id=user.id, action="login", entity="user", entity_id=user.id,
               details={"enrolled": True})  # fmt: skip
     return token, actor

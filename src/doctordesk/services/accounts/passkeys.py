@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
 from webauthn import (
     generate_authentication_options,
     generate_registration_options,
@@ -18,6 +20,7 @@ from webauthn import (
     verify_authentication_response,
     verify_registration_response,
 )
+from webauthn.authentication.verify_authentication_response import VerifiedAuthentication
 from webauthn.helpers import base64url_to_bytes, bytes_to_base64url
 from webauthn.helpers.exceptions import WebAuthnException
 from webauthn.helpers.structs import (
@@ -28,10 +31,11 @@ from webauthn.helpers.structs import (
 )
 
 from doctordesk.domain.errors import Unauthorized, ValidationFailed
+from doctordesk.domain.roles import Actor
 from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
 from doctordesk.services.accounts import mfa, tickets
-from doctordesk.services.accounts.sessions import issue_token
+from doctordesk.services.accounts.sessions import issue_token, stamp
 from doctordesk.services.audit import audit
 from doctordesk.store.mfa_tables import Passkey
 from doctordesk.store.tables import User
@@ -121,6 +125,8 @@ async def register(
         await session.flush()
         audit(session, at=now, actor_id=user_id, action="mfa-passkey-added", entity="user", entity_id=user_id,
               details={"passkey": key.id})  # fmt: skip
+        if who.ticket is None:  # the session now holds the factor it just proved
+            await stamp(session, who.actor.token_id, now=None, second_factor=True)
         codes = await mfa.ensure_recovery_codes(session, user_id, now=now)
         return key.id, codes
 
@@ -135,38 +141,66 @@ async def sign_in_options(rt: Runtime, rp: RelyingParty) -> tuple[str, dict[str,
     return ticket, json.loads(options_to_json(options))
 
 
+async def _assertion(
+    session: AsyncSession, rp: RelyingParty, *, ticket: str, body: dict[str, Any], now: datetime
+) -> tuple[Passkey | None, User | None, VerifiedAuthentication | None]:
+    """The passkey named by an assertion, its user, and the verified assertion when it answers the ticket's sign-in
+    challenge with a right signature for an active user (else None); the ticket is used up either way."""
+    row = await tickets.take(session, tickets.WEBAUTHN, ticket, now=now)
+    key = await session.scalar(select(Passkey).where(Passkey.credential_id == body["id"]).with_for_update())
+    user = await session.get(User, key.user_id) if key is not None else None
+    if row is None or row.data.get("purpose") != "sign-in" or key is None or user is None or not user.active:
+        return key, user, None
+    try:
+        verified = verify_authentication_response(
+            credential=body,
+            expected_challenge=base64url_to_bytes(row.data["challenge"]),
+            expected_rp_id=rp.rp_id,
+            expected_origin=rp.origin,
+            credential_public_key=key.public_key,
+            credential_current_sign_count=key.sign_count,
+            require_user_verification=True,
+        )
+    except _BAD_RESPONSE:
+        return key, user, None
+    key.sign_count, key.last_used_at = verified.new_sign_count, now
+    return key, user, verified
+
+
 async def sign_in(rt: Runtime, rp: RelyingParty, *, ticket: str, credential: str) -> tuple[str, Any]:
     """A new access token for the passkey's user when the assertion answers the ticket's challenge (401 for an
     unknown passkey, a wrong signature or a used challenge); audited as a login either way."""
     body = _credential(credential)
     now = rt.clock.now()
     async with rt.db.transaction() as session:
-        row = await tickets.take(session, tickets.WEBAUTHN, ticket, now=now)
-        key = await session.scalar(select(Passkey).where(Passkey.credential_id == body["id"]).with_for_update())
-        user = await session.get(User, key.user_id) if key is not None else None
-        verified = None
-        if row is not None and row.data.get("purpose") == "sign-in" and key is not None and user and user.active:
-            try:
-                verified = verify_authentication_response(
-                    credential=body,
-                    expected_challenge=base64url_to_bytes(row.data["challenge"]),
-                    expected_rp_id=rp.rp_id,
-                    expected_origin=rp.origin,
-                    credential_public_key=key.public_key,
-                    credential_current_sign_count=key.sign_count,
-                    require_user_verification=True,
-                )
-            except _BAD_RESPONSE:
-                verified = None
+        key, user, verified = await _assertion(session, rp, ticket=ticket, body=body, now=now)
         user_id = user.id if user is not None else None
         if verified is None or key is None or user is None:
             audit(session, at=now, actor_id=user_id, action="login-failed", entity="user", entity_id=user_id,
                   details={"reason": "passkey"})  # fmt: skip
         else:
-            key.sign_count, key.last_used_at = verified.new_sign_count, now
-            token, actor = await issue_token(session, user, now=now, ttl_seconds=rt.settings.token_ttl_seconds)
+            token, actor = await issue_token(
+                session, user, now=now, ttl_seconds=rt.settings.token_ttl_seconds, second_factor=True
+            )
             audit(session, at=now, actor_id=user.id, action="login", entity="user", entity_id=user.id,
                   details={"passkey": key.id})  # fmt: skip
     if verified is None:
         raise Unauthorized(N_("This passkey could not sign you in."))
     return token, actor
+
+
+async def reauthenticate(rt: Runtime, actor: Actor, rp: RelyingParty, *, ticket: str, credential: str) -> None:
+    """Re-authenticate the signed-in ``actor`` with one of their own passkeys (a challenge from
+    ``sign_in_options``): both factors, as a passkey sign-in. Anything else is a 422 naming ``credential``."""
+    body = _credential(credential)
+    now = rt.clock.now()
+    async with rt.db.transaction() as session:
+        key, user, verified = await _assertion(session, rp, ticket=ticket, body=body, now=now)
+        if verified is not None and key is not None and user is not None and user.id == actor.user_id:
+            await stamp(session, actor.token_id, now=now, second_factor=True)
+            audit(session, at=now, actor_id=actor.user_id, action="reauthenticated", entity="user",
+                  entity_id=actor.user_id, details={"passkey": key.id})  # fmt: skip
+            return
+        audit(session, at=now, actor_id=actor.user_id, action="reauthentication-failed", entity="user",
+              entity_id=actor.user_id, details={"reason": "passkey"})  # fmt: skip
+    raise ValidationFailed(fields={"credential": N_("This passkey could not confirm it is you.")})

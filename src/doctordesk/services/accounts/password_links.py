@@ -24,9 +24,10 @@ from doctordesk.domain.inputs import check_text
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
+from doctordesk.services.accounts import recovery
 from doctordesk.services.accounts.auth import token_hash
 from doctordesk.services.admin.audit import record_change
-from doctordesk.services.admin.users import MAX_PASSWORD, MIN_PASSWORD, revoke_tokens
+from doctordesk.services.admin.users import MAX_PASSWORD, MIN_PASSWORD
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.admin_tables import PasswordLink
 from doctordesk.store.tables import User
@@ -125,13 +126,11 @@ async def use_link(rt: Runtime, passwords: Passwords, token: str, password: str)
         before = _audited(link)
         link.used_at = now
         user.password_hash = hashed
-        revoked = await revoke_tokens(uow, user.id, now)
+        ended = await recovery.end_every_way_in(uow, user.id, now=now)
         record_change(
             session, None, at=now, action="password-link.used", entity="user", entity_id=user.id,
-            before=before, after={**_audited(link), "password": "changed", "tokens_revoked": len(revoked)},
+            before=before, after={**_audited(link), "password": "changed", **ended.audited()},
         )  # fmt: skip
         username = user.username
-    for token_id in revoked:
-        rt.auth_cache.drop_token(token_id)
-    rt.auth_cache.drop_user(link.user_id)
+    recovery.forget(rt, link.user_id, ended)
     return username

@@ -206,7 +206,10 @@ async def redeem(rt: Runtime, ticket: str) -> tuple[str, Actor]:
         user = await session.get(User, row.user_id) if row is not None and row.user_id else None
         if user is None or not user.active:
             raise Unauthorized()
-        token, actor = await issue_token(session, user, now=now, ttl_seconds=rt.settings.token_ttl_seconds)
+        # The provider's sign-in is trusted as it is, its own factors included (docs/accounts.md#single-sign-on).
+        token, actor = await issue_token(
+            session, user, now=now, ttl_seconds=rt.settings.token_ttl_seconds, second_factor=True
+        )
         audit(session, at=now, actor_id=user.id, action="login", entity="user", entity_id=user.id,
               details={"sso": True})  # fmt: skip
     return token, actor

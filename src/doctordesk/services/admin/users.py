@@ -20,18 +20,18 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.accounts.passwords import Passwords
 from doctordesk.domain.errors import NotFound, ValidationFailed
-from doctordesk.domain.events import DomainEvent, doctor_topic, thread_topic, user_topic
+from doctordesk.domain.events import DomainEvent, doctor_topic, thread_topic
 from doctordesk.domain.names import check_name, name_problem
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.scheduling.suggestions import is_timezone
 from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
-from doctordesk.services.accounts.auth import TOKEN_REVOKED
+from doctordesk.services.accounts import recovery
 from doctordesk.services.admin.audit import record_change
 from doctordesk.services.scheduling.clinic_facts import clinic_changed
 from doctordesk.services.uow import UnitOfWork, unit_of_work
 from doctordesk.store.admin_tables import DoctorSettings
-from doctordesk.store.tables import AccessToken, Appointment, DoctorProfile, Patient, User
+from doctordesk.store.tables import Appointment, DoctorProfile, Patient, User
 
 USERNAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
 # The same rule as a client may type it, for the API description: the service folds case (``Bob`` is ``bob``).
@@ -271,57 +271,33 @@ def _changed(uow: UnitOfWork, actor: Actor, now: datetime, action: str, before: 
     )  # fmt: skip
 
 
-async def revoke_tokens(uow: UnitOfWork, user_id: int, now: datetime) -> list[int]:
-    """Revoke every live token of the user and emit the per-token revocation (after commit, every instance drops
-    them from its cache and closes their streams)."""
-    tokens = (
-        (
-            await uow.session.execute(
-                select(AccessToken).where(
-                    AccessToken.user_id == user_id, AccessToken.revoked_at.is_(None), AccessToken.expires_at > now
-                )
-            )
-        )
-        .scalars()
-        .all()
-    )
-    for token in tokens:
-        token.revoked_at = now
-        uow.emit(DomainEvent(TOKEN_REVOKED, (user_topic(user_id),), {"token_id": token.id, "user_id": user_id}))
-    return [t.id for t in tokens]
-
-
 async def set_active(rt: Runtime, actor: Actor, user_id: int, *, active: bool) -> UserView:
     """Deactivate (tokens revoked at once, login refused) or reactivate a user. An admin cannot deactivate their
     own account (there would be no one left to undo it)."""
     if not active and user_id == actor.user_id:
         raise ValidationFailed(fields={"active": N_("You cannot deactivate your own account.")})
     now = rt.clock.now()
-    revoked: list[int] = []
+    ended = None
     async with unit_of_work(rt) as uow:
         user = await _user(uow.session, user_id, lock=True)
         before = await _view(uow.session, user)
         user.active = active
         if not active:
-            revoked = await revoke_tokens(uow, user.id, now)
+            ended = await recovery.end_every_way_in(uow, user.id, now=now)
         after = await _view(uow.session, user)
         _changed(uow, actor, now, "admin.user-deactivated" if not active else "admin.user-reactivated", before, after)
-    _drop_cached(rt, user_id, revoked)
+    if ended is not None:
+        recovery.forget(rt, user_id, ended)
     await clinic_changed(rt)
     return after
 
 
-def _drop_cached(rt: Runtime, user_id: int, token_ids: list[int]) -> None:
-    for token_id in token_ids:
-        rt.auth_cache.drop_token(token_id)
-    rt.auth_cache.drop_user(user_id)
-
-
 async def set_password(
-    rt: Runtime, passwords: Passwords, actor: Actor, user_id: int, *, password: str | None
+    rt: Runtime, passwords: Passwords, actor: Actor, user_id: int, *, password: str | None, keep_factors: bool = False
 ) -> str | None:
-    """Set the given password, or generate one (returned, shown once). The user's tokens are revoked: whoever
-    knew the old password is signed out everywhere."""
+    """Set the given password, or generate one (returned, shown once). Every way into the account ends (sessions,
+    apps' grants, push registrations: ``recovery.end_every_way_in``), and its passkeys and authenticator app are
+    removed unless ``keep_factors``: whoever took the account over is out, factors they planted included."""
     if password is not None:
         _check_password(password)
     generated = secrets.token_urlsafe(GENERATED_PASSWORD_BYTES) if password is None else None
@@ -332,13 +308,15 @@ async def set_password(
     async with unit_of_work(rt) as uow:
         user = await _user(uow.session, user_id, lock=True)
         user.password_hash = hashed
-        revoked = await revoke_tokens(uow, user.id, now)
+        ended = await recovery.end_every_way_in(uow, user.id, now=now)
+        if not keep_factors:
+            await recovery.remove_factors(uow, user.id)
         action = "admin.password-set" if generated is None else "admin.password-reset"
-        after = {"password": "changed", "tokens_revoked": len(revoked)}
+        after = {"password": "changed", **ended.audited(), "factors_removed": not keep_factors}
         record_change(
             uow.session, actor, at=now, action=action, entity="user", entity_id=user.id, before=None, after=after
         )
-    _drop_cached(rt, user_id, revoked)
+    recovery.forget(rt, user_id, ended)
     return generated
 
 

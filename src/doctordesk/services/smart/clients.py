@@ -1,10 +1,9 @@
 """SMART client apps, registered by admins (docs/smart.md#clients): a name, its kind, redirect URIs and allowed
-scopes. A confidential app's secret is shown once and kept as an argon2 hash (the password hasher). Every change
+scopes. A confidential app's secret is shown once and kept as a SHA-256 digest (as API keys are). Every change
 is audited with the admin as actor and the app before and after (never the secret)."""
 
 from __future__ import annotations
 
-import asyncio
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -12,7 +11,6 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
-from doctordesk.domain.accounts.passwords import Passwords
 from doctordesk.domain.errors import Forbidden, NotFound, ValidationFailed
 from doctordesk.domain.names import name_problem
 from doctordesk.domain.roles import Actor
@@ -24,6 +22,7 @@ from doctordesk.domain.smart.clients import (
     ClientInfo,
     ClientKind,
     redirect_uri_problem,
+    secret_digest,
 )
 from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
@@ -91,7 +90,6 @@ def check_registration(name: str, redirect_uris: Sequence[str], allowed_scopes: 
 
 async def register(
     rt: Runtime,
-    passwords: Passwords,
     actor: Actor,
     *,
     name: str,
@@ -106,7 +104,7 @@ async def register(
     wanted = list(dict.fromkeys(s.strip() for s in allowed_scopes))
     check_registration(name, uris, wanted)
     secret = SECRET_PREFIX + secrets.token_urlsafe(32) if kind is ClientKind.CONFIDENTIAL else None
-    secret_hash = await asyncio.to_thread(passwords.hash, secret) if secret else None
+    secret_hash = secret_digest(secret) if secret else None
     now = rt.clock.now()
     taken = ValidationFailed(fields={"name": N_("An app with this name exists.")})
     try:

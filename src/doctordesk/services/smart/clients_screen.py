@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from doctordesk.domain.accounts.passwords import Passwords
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.roles import Actor
 from doctordesk.domain.smart.clients import ClientKind
@@ -27,9 +26,7 @@ def list_page(rt: Runtime, actor: Actor, *, layout: Layout, client_id: str | Non
     return viewing(rt, actor, screen_name=screen.SCREEN, endpoint=screen.ENDPOINT, render=render, client_id=client_id)
 
 
-async def create(
-    rt: Runtime, passwords: Passwords, actor: Actor, form: Mapping[str, str], *, page: Viewing, state: str | None
-) -> UpdateSet:
+async def create(rt: Runtime, actor: Actor, form: Mapping[str, str], *, page: Viewing, state: str | None) -> UpdateSet:
     """Register an app from the form; the secret of a confidential one is on this answer only."""
     require_admin(actor)
     fields: dict[str, str] = {}
@@ -41,9 +38,7 @@ async def create(
         fields["kind"] = N_("Use public or confidential.")
     if fields:
         raise ValidationFailed(fields=fields)
-    new = await clients.register(
-        rt, passwords, actor, name=name, kind=ClientKind(kind), redirect_uris=uris, allowed_scopes=scopes
-    )
+    new = await clients.register(rt, actor, name=name, kind=ClientKind(kind), redirect_uris=uris, allowed_scopes=scopes)
     if new.secret is not None:
         text = Text(
             "Registered {app}, client id {id}. Client secret: {secret} — shown this once; give it to the app.",

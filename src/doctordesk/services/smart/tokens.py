@@ -17,12 +17,21 @@ from joserfc.jwk import RSAKey
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from doctordesk.domain.accounts.login_throttle import address_key
 from doctordesk.domain.accounts.passwords import Passwords
 from doctordesk.domain.inputs import is_plain_text
 from doctordesk.domain.roles import Role
 from doctordesk.domain.smart import scopes as smart_scopes
-from doctordesk.domain.smart.clients import ACCESS_PREFIX, REFRESH_PREFIX, ClientKind
+from doctordesk.domain.smart.clients import (
+    ACCESS_PREFIX,
+    REFRESH_PREFIX,
+    SECRET_DIGEST,
+    ClientKind,
+    secret_digest,
+    secret_matches,
+)
 from doctordesk.runtime import Runtime
+from doctordesk.services.accounts import login_throttle
 from doctordesk.services.audit import audit
 from doctordesk.services.smart import keys
 from doctordesk.services.smart.authorize import MAX_CLIENT_ID_CHARS, hashed
@@ -33,6 +42,8 @@ from doctordesk.store.tables import Patient, User
 ACCESS_LIFETIME = timedelta(hours=1)
 REFRESH_LIFETIME = timedelta(days=30)
 ACCESS, REFRESH = "access", "refresh"
+# Client ids counted by the login throttle stand beside usernames, which cannot contain ':'.
+THROTTLE_PREFIX = "client:"
 MAX_SECRET_CHARS = 256  # secrets are 48 characters; longer ones are not hashed to find out
 
 
@@ -44,6 +55,8 @@ class ClientCredentials:
     client_id: str | None
     secret: str | None
     basic: bool = False
+    # The client's address as the login throttle counts it (the peer, or what a trusted proxy saw).
+    address: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,12 +87,20 @@ def _bad_client(creds: ClientCredentials) -> oauth.InvalidClientError:
 
 
 async def authenticate_client(rt: Runtime, passwords: Passwords, creds: ClientCredentials) -> SmartClient:
-    """The app, authenticated: a public app by its id, a confidential one by its secret too."""
+    """The app, authenticated: a public app by its id, a confidential one by its secret too. Every secret tried is
+    counted by the login throttle, per client id and address and per client id (docs/smart.md#client-secrets):
+    429 with Retry-After beyond its limits, before any hash is computed."""
     if not creds.client_id or not is_plain_text(creds.client_id, max_chars=MAX_CLIENT_ID_CHARS):
         raise _bad_client(creds)
     if creds.secret is not None and len(creds.secret) > MAX_SECRET_CHARS:
         raise _bad_client(creds)
-    async with rt.db.read() as session:
+    now = rt.clock.now()
+    counted = creds.secret is not None
+    name, place = THROTTLE_PREFIX + creds.client_id[: 64 - len(THROTTLE_PREFIX)], address_key(creds.address)
+    async with rt.db.transaction() as session:
+        if counted:
+            limits = login_throttle.limits(rt.settings)
+            await login_throttle.admit(session, limits, username=name, address=place, now=now)
         client = await session.scalar(select(SmartClient).where(SmartClient.client_id == creds.client_id))
     if client is None or not client.active:
         raise _bad_client(creds)
@@ -87,8 +108,19 @@ async def authenticate_client(rt: Runtime, passwords: Passwords, creds: ClientCr
         if creds.secret is not None:
             raise _bad_client(creds)
         return client
-    if creds.secret is None or not await passwords.verify(client.secret_hash, creds.secret):
+    if creds.secret is None or client.secret_hash is None:
         raise _bad_client(creds)
+    fast = secret_matches(client.secret_hash, creds.secret)
+    # A secret registered before the fast digest: its argon2 hash is checked once more, then replaced.
+    legacy = not fast and not client.secret_hash.startswith(SECRET_DIGEST)
+    if not fast and not (legacy and await passwords.verify(client.secret_hash, creds.secret)):
+        raise _bad_client(creds)
+    async with rt.db.transaction() as session:
+        await login_throttle.succeeded(session, username=name, address=place, now=now)
+        if legacy:
+            await session.execute(
+                update(SmartClient).where(SmartClient.id == client.id).values(secret_hash=secret_digest(creds.secret))
+            )
     return client
 
 

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Form, Request
 from fastapi.responses import Response
 
 from doctordesk.domain.inputs import TEXT_PATTERN
-from doctordesk.services.accounts import auth, password_links
+from doctordesk.services.accounts import auth, password_links, reauth
 from doctordesk.services.admin.users import MAX_PASSWORD, MIN_PASSWORD
 from doctordesk.web.deps import ActorDep, RuntimeDep
 from doctordesk.web.responses import INVALID, TOO_LARGE, UNAUTHORIZED, error_doc
@@ -105,6 +105,40 @@ async def use_password_link(
     sessions end."""
     username = await password_links.use_link(rt, request.app.state.passwords, token, password)
     return {"username": username}
+
+
+@router.post(
+    "/reauthenticate",
+    status_code=204,
+    responses={
+        401: UNAUTHORIZED,
+        413: TOO_LARGE,
+        422: error_doc("FIELDS_VALIDATION_ERROR: `password` wrong, or `otp` missing (`factors`) or wrong"),
+        429: error_doc("TOO_MANY_REQUESTS: counted with the failed logins of this username (Retry-After)"),
+    },
+)
+async def reauthenticate(
+    request: Request,
+    rt: RuntimeDep,
+    actor: ActorDep,
+    password: Annotated[str, text_form("No control characters", max_length=auth.MAX_PASSWORD)],
+    otp: Annotated[
+        str,
+        Form(
+            max_length=32,
+            description="With a second factor: the authenticator app's current code, or a recovery code",
+            json_schema_extra={"pattern": TEXT_PATTERN},
+        ),
+    ] = "",
+) -> Response:
+    """Confirm it is you with your password (and code, with a second factor), as at sign-in and counted by the
+    same throttle: the session may then change how the account signs in for ``DOCTORDESK_REAUTH_SECONDS``
+    (docs/accounts.md#recent-authentication). Passkeys: ``POST /auth/reauthenticate/passkey``."""
+    client_host = request.client.host if request.client else None
+    await reauth.with_password(
+        rt, request.app.state.passwords, actor, password=password, otp=otp or None, client_host=client_host
+    )
+    return Response(status_code=204)
 
 
 @router.post("/logout", status_code=204, responses={401: UNAUTHORIZED})

@@ -6,17 +6,21 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Request
+from fastapi.responses import Response
 from pydantic import Field
 
 from doctordesk.services.accounts import mfa, passkeys
 from doctordesk.web.bodies import StrictBody
-from doctordesk.web.deps import ActorDep, EnrollingDep, RuntimeDep
-from doctordesk.web.responses import FORBIDDEN, INVALID, TOO_LARGE, UNAUTHORIZED, error_doc
+from doctordesk.web.deps import ActorDep, RecentActorDep, RecentEnrollingDep, RuntimeDep
+from doctordesk.web.responses import INVALID, TOO_LARGE, UNAUTHORIZED, error_doc
 from doctordesk.web.routers.auth import login_json
 
 router = APIRouter(prefix="/auth", tags=["auth"])
 
-FACTOR_RESPONSES: dict[int | str, dict[str, Any]] = {401: UNAUTHORIZED, 413: TOO_LARGE, 422: INVALID}
+REAUTH = error_doc(
+    "REAUTHENTICATION_REQUIRED: sign in again or re-authenticate first (docs/accounts.md#recent-authentication)"
+)
+FACTOR_RESPONSES: dict[int | str, dict[str, Any]] = {401: UNAUTHORIZED, 403: REAUTH, 413: TOO_LARGE, 422: INVALID}
 
 
 class CodeIn(StrictBody):
@@ -55,8 +59,11 @@ async def my_factors(rt: RuntimeDep, actor: ActorDep) -> dict[str, Any]:
     return await mfa.status(rt, actor.user_id)
 
 
-@router.post("/mfa/totp", responses={401: UNAUTHORIZED, 403: FORBIDDEN})
-async def start_totp(rt: RuntimeDep, who: EnrollingDep) -> dict[str, Any]:
+@router.post(
+    "/mfa/totp",
+    responses={401: UNAUTHORIZED, 403: error_doc("FORBIDDEN: one is active; REAUTHENTICATION_REQUIRED")},
+)
+async def start_totp(rt: RuntimeDep, who: RecentEnrollingDep) -> dict[str, Any]:
     """Start setting up an authenticator app: the secret and its ``otpauth://`` URI (for a QR code). Not active
     until confirmed with a code."""
     secret, uri = await mfa.start_totp(rt, who)
@@ -64,28 +71,31 @@ async def start_totp(rt: RuntimeDep, who: EnrollingDep) -> dict[str, Any]:
 
 
 @router.post("/mfa/totp/confirm", responses=FACTOR_RESPONSES)
-async def confirm_totp(rt: RuntimeDep, who: EnrollingDep, body: CodeIn) -> dict[str, Any]:
+async def confirm_totp(rt: RuntimeDep, who: RecentEnrollingDep, body: CodeIn) -> dict[str, Any]:
     """Turn the authenticator app on with a current code. ``recovery_codes``: ten one-time codes, shown only now
     (empty when unused ones exist); ``login``: the sign-in, when this completed an enrolment."""
     codes = await mfa.confirm_totp(rt, who, body.code)
     return await _finish(rt, who, {"recovery_codes": codes})
 
 
-@router.post("/mfa/recovery-codes", responses={401: UNAUTHORIZED, 403: FORBIDDEN})
-async def new_recovery_codes(rt: RuntimeDep, actor: ActorDep) -> dict[str, Any]:
+@router.post(
+    "/mfa/recovery-codes",
+    responses={401: UNAUTHORIZED, 403: error_doc("FORBIDDEN: no second factor yet; REAUTHENTICATION_REQUIRED")},
+)
+async def new_recovery_codes(rt: RuntimeDep, actor: RecentActorDep) -> dict[str, Any]:
     """Ten new recovery codes, shown only now; the old ones stop working."""
     return {"recovery_codes": await mfa.new_recovery_codes(rt, actor)}
 
 
-@router.post("/passkeys/options", responses={401: UNAUTHORIZED})
-async def passkey_registration_options(request: Request, rt: RuntimeDep, who: EnrollingDep) -> dict[str, Any]:
+@router.post("/passkeys/options", responses={401: UNAUTHORIZED, 403: REAUTH})
+async def passkey_registration_options(request: Request, rt: RuntimeDep, who: RecentEnrollingDep) -> dict[str, Any]:
     """Options for ``navigator.credentials.create`` and the ticket to send back with its answer."""
     ticket, options = await passkeys.registration_options(rt, who, relying_party(request))
     return {"ticket": ticket, "publicKey": options}
 
 
 @router.post("/passkeys", responses=FACTOR_RESPONSES)
-async def add_passkey(request: Request, rt: RuntimeDep, who: EnrollingDep, body: NewPasskeyIn) -> dict[str, Any]:
+async def add_passkey(request: Request, rt: RuntimeDep, who: RecentEnrollingDep, body: NewPasskeyIn) -> dict[str, Any]:
     """Keep the passkey the browser created. ``recovery_codes`` as for the authenticator app; ``login`` when
     this completed an enrolment."""
     key_id, codes = await passkeys.register(
@@ -109,3 +119,15 @@ async def passkey_login(request: Request, rt: RuntimeDep, body: PasskeyIn) -> di
     """Sign in with a passkey instead of the password and code: the same answer as ``POST /auth/login``."""
     token, actor = await passkeys.sign_in(rt, relying_party(request), ticket=body.ticket, credential=body.credential)
     return login_json(token, rt.settings.token_ttl_seconds, actor)
+
+
+@router.post(
+    "/reauthenticate/passkey",
+    status_code=204,
+    responses={**FACTOR_RESPONSES, 422: error_doc("FIELDS_VALIDATION_ERROR: not one of your passkeys, or not valid")},
+)
+async def reauthenticate_with_passkey(request: Request, rt: RuntimeDep, actor: ActorDep, body: PasskeyIn) -> Response:
+    """Confirm it is you with one of your passkeys (a challenge from ``POST /auth/passkey/options``): the session
+    may then change how the account signs in for ``DOCTORDESK_REAUTH_SECONDS``."""
+    await passkeys.reauthenticate(rt, actor, relying_party(request), ticket=body.ticket, credential=body.credential)
+    return Response(status_code=204)

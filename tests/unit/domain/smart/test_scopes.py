@@ -63,7 +63,9 @@ def test_patient_scopes_narrow_only_where_no_user_scope_allows() -> None:
     [
         ("https://app.example.org/cb", True),
         ("http://127.0.0.1:8765/cb", True),
-        ("http://localhost/cb", True),
+        ("http://[::1]:8765/cb", True),
+        ("http://localhost/cb", False),  # RFC 8252 section 8.3: the loopback IP literal, not the name
+        ("http://localhost:8765/cb", False),
         ("http://app.example.org/cb", False),
         ("https://app.example.org/cb#x", False),
         ("myapp://cb", False),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Request
+from fastapi import APIRouter, Path
 from pydantic import ConfigDict, Field
 
 from doctordesk.domain.inputs import MAX_ID
@@ -64,10 +64,10 @@ def app_json(c: ClientInfo) -> dict[str, Any]:
 
 
 @router.post("/smart-apps", status_code=201, responses=SUBMIT_RESPONSES)
-async def register_app(rt: RuntimeDep, actor: AdminDep, request: Request, body: AppIn) -> dict[str, Any]:
+async def register_app(rt: RuntimeDep, actor: AdminDep, body: AppIn) -> dict[str, Any]:
     """Register a SMART app. A confidential app's `client_secret` is in this answer only: only its hash is kept."""
     new = await clients.register(
-        rt, request.app.state.passwords, actor, name=body.name, kind=body.kind, redirect_uris=body.redirect_uris,
+        rt, actor, name=body.name, kind=body.kind, redirect_uris=body.redirect_uris,
         allowed_scopes=body.allowed_scopes,
     )  # fmt: skip
     return {**app_json(new.info), "client_secret": new.secret}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Request
+from fastapi import APIRouter, Path
 
 from doctordesk.domain.inputs import MAX_ID, NON_BLANK_TEXT_PATTERN
 from doctordesk.domain.names import NAME_PATTERN
@@ -56,12 +56,9 @@ screen_routes(
 
 
 @router.post("/smart-apps/create", responses=SUBMIT_RESPONSES, openapi_extra={**SCREEN_HEADERS, **NEW_APP_BODY})
-async def register_smart_app(screen: ScreenRequestDep, request: Request, form: FormDep) -> dict[str, Any]:
+async def register_smart_app(screen: ScreenRequestDep, form: FormDep) -> dict[str, Any]:
     """Register an app; a confidential app's secret is on this answer only."""
-    passwords = request.app.state.passwords
-    update = await clients_screen.create(
-        screen.rt, passwords, screen.actor, form, page=_page(screen), state=screen.state
-    )
+    update = await clients_screen.create(screen.rt, screen.actor, form, page=_page(screen), state=screen.state)
     return update.to_json()
 
 

@@ -76,6 +76,9 @@ class PasswordSet(Strict):
         description=f"{MIN_PASSWORD} to {MAX_PASSWORD} characters; omit to have one generated and shown once",
         json_schema_extra=PASSWORD,
     )
+    keep_factors: bool = Field(
+        False, description="Keep the user's passkeys and authenticator app (by default they are removed too)"
+    )
 
 
 class DoctorUpdate(Strict):
@@ -143,7 +146,8 @@ async def deactivate_user(rt: RuntimeDep, actor: ActorDep, user_id: UserId) -> d
 
 @router.post("/users/{user_id}/reactivate")
 async def reactivate_user(rt: RuntimeDep, actor: ActorDep, user_id: UserId) -> dict[str, Any]:
-    """Let a deactivated user log in again (old tokens stay revoked)."""
+    """Let a deactivated user log in again. Nothing ended by the deactivation comes back: sessions, apps' tokens
+    and push registrations stay ended."""
     return user_json(await admin_users.set_active(rt, actor, user_id, active=True))
 
 
@@ -151,9 +155,12 @@ async def reactivate_user(rt: RuntimeDep, actor: ActorDep, user_id: UserId) -> d
 async def set_password(
     request: Request, rt: RuntimeDep, actor: ActorDep, user_id: UserId, body: PasswordSet
 ) -> dict[str, Any]:
-    """Set a user's password, or reset it to a generated one returned in `password` this once. The user's tokens
-    are revoked either way."""
-    generated = await admin_users.set_password(rt, passwords(request), actor, user_id, password=body.password)
+    """Set a user's password, or reset it to a generated one returned in `password` this once. Every way into the
+    account ends either way (sessions, apps' tokens, push registrations), and its passkeys and authenticator app
+    are removed unless `keep_factors` (docs/accounts.md#recovery)."""
+    generated = await admin_users.set_password(
+        rt, passwords(request), actor, user_id, password=body.password, keep_factors=body.keep_factors
+    )
     return {"password": generated}
 
 

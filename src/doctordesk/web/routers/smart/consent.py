@@ -8,6 +8,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path
 
 from doctordesk.screens.viewing import Viewing
+from doctordesk.services.accounts import reauth
 from doctordesk.services.smart import consent_screen
 from doctordesk.web.deps import SCREEN_HEADERS, FormDep, ScreenRequest, ScreenRequestDep
 from doctordesk.web.responses import SUBMIT_RESPONSES, form_body
@@ -42,7 +43,9 @@ screen_routes(
 
 @router.post("/authorize/{ticket}/allow", responses=SUBMIT_RESPONSES, openapi_extra={**SCREEN_HEADERS, **ALLOW_BODY})
 async def allow(screen: ScreenRequestDep, ticket: Ticket, form: FormDep) -> dict[str, Any]:
-    """Allow: the answer's ``leave`` is the app's redirect URI with a one-time code and the app's ``state``."""
+    """Allow: the answer's ``leave`` is the app's redirect URI with a one-time code and the app's ``state``. Granting
+    an app lasting access needs a recent sign-in (403 REAUTHENTICATION_REQUIRED: docs/smart.md#consent)."""
+    await reauth.require_recent(screen.rt, screen.actor)
     update = await consent_screen.answer(screen.rt, screen.actor, ticket, form, allow=True)
     return update.to_json()
 

@@ -15,7 +15,7 @@ from fastapi.responses import JSONResponse, RedirectResponse, Response
 from doctordesk.services.smart import authorize, keys, tokens
 from doctordesk.services.smart.capability import smart_configuration
 from doctordesk.web.deps import RuntimeDep
-from doctordesk.web.responses import form_body
+from doctordesk.web.responses import error_doc, form_body
 
 router = APIRouter(tags=["SMART App Launch"])
 
@@ -33,7 +33,11 @@ _OAUTH_ERROR = {
         }
     },
 }
-_TOKEN_RESPONSES: dict[int | str, dict[str, Any]] = {400: _OAUTH_ERROR, 401: _OAUTH_ERROR}
+_TOKEN_RESPONSES: dict[int | str, dict[str, Any]] = {
+    400: _OAUTH_ERROR,
+    401: _OAUTH_ERROR,
+    429: error_doc("TOO_MANY_REQUESTS: too many wrong client secrets for this client (Retry-After)"),
+}
 _TEXT = {"type": "string", "maxLength": 4096}
 TOKEN_BODY = form_body(
     {
@@ -120,11 +124,12 @@ async def _form(request: Request) -> tuple[dict[str, str], tokens.ClientCredenti
     form = await request.form()
     fields = {k: v for k, v in form.multi_items() if isinstance(v, str)}
     basic_id, basic_secret = extract_basic_authorization(request.headers)
+    address = request.client.host if request.client else None
     if basic_id is not None:
         if "client_secret" in fields:
             raise oauth.InvalidRequestError("Authenticate the client once: HTTP Basic or the form.")
-        return fields, tokens.ClientCredentials(basic_id, basic_secret, basic=True)
-    return fields, tokens.ClientCredentials(fields.get("client_id"), fields.get("client_secret"))
+        return fields, tokens.ClientCredentials(basic_id, basic_secret, basic=True, address=address)
+    return fields, tokens.ClientCredentials(fields.get("client_id"), fields.get("client_secret"), address=address)
 
 
 @router.post("/oauth/token", responses=_TOKEN_RESPONSES, openapi_extra=TOKEN_BODY)

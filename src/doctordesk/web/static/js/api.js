@@ -1,6 +1,7 @@
 // Requests to the service: the bearer token (kept in memory and sessionStorage, never in a URL), the tab's client
 // id and layout headers on every call, form encoding (multipart when a file is sent).
 
+import { REAUTHENTICATION_REQUIRED, confirmIdentity } from "./reauth.js";
 import { t } from "./texts.js";
 
 const TOKEN_KEY = "doctordesk.session";
@@ -157,11 +158,23 @@ function encode(fields) {
 }
 
 // Sends one request and returns the parsed JSON body (null for 204); throws ApiError or NetworkError.
-export async function request(
-  method,
-  endpoint,
-  { fields = null, state = null, signal = undefined, keepalive = false } = {},
-) {
+export async function request(method, endpoint, options = {}) {
+  try {
+    return await send(method, endpoint, options);
+  } catch (error) {
+    // A change of how the account signs in needs a recent sign-in: ask for the password, then try once more.
+    if (!(error instanceof ApiError) || error.body.code !== REAUTHENTICATION_REQUIRED || !session) throw error;
+    if (!(await reauthenticate())) throw error;
+    return send(method, endpoint, options);
+  }
+}
+
+// Asks the user to confirm it is them (reauth.js); true once the service took the password (and code).
+export function reauthenticate() {
+  return confirmIdentity((fields) => send("POST", "/auth/reauthenticate", { fields }));
+}
+
+async function send(method, endpoint, { fields = null, state = null, signal = undefined, keepalive = false } = {}) {
   if (typeof endpoint !== "string" || !endpoint.startsWith("/") || endpoint.startsWith("//")) {
     throw new Error(`refusing a request outside the service: ${endpoint}`);
   }

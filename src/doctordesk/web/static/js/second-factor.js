@@ -3,6 +3,7 @@
 // passkey, and the "Sign in with …" buttons of the clinic's provider. Every text goes in as textContent.
 
 import * as api from "./api.js";
+import { REAUTHENTICATION_REQUIRED } from "./reauth.js";
 import { t, tf } from "./texts.js";
 
 const $ = (id) => document.getElementById(id);
@@ -52,8 +53,19 @@ function credentialJson(credential) {
   });
 }
 
-// A request with a token of its own (the enrolment token, before there is a session).
-async function call(method, endpoint, { token = null, json = null } = {}) {
+// A request with a token of its own (the enrolment token, before there is a session). With the session's token, a
+// change that needs a recent sign-in asks for the password first and is tried once more (reauth.js).
+async function call(method, endpoint, options = {}) {
+  try {
+    return await callOnce(method, endpoint, options);
+  } catch (error) {
+    const stale = error instanceof api.ApiError && error.body.code === REAUTHENTICATION_REQUIRED;
+    if (!stale || options.token || !api.currentSession() || !(await api.reauthenticate())) throw error;
+    return callOnce(method, endpoint, options);
+  }
+}
+
+async function callOnce(method, endpoint, { token = null, json = null } = {}) {
   const headers = { Accept: "application/json" };
   if (token) headers.Authorization = `Bearer ${token}`;
   const session = api.currentSession();

@@ -33,7 +33,7 @@ from typing import Any
 
 from bench.common import ROOT, free_port, own_postgres_databases, table
 from doctordesk.store.db import Database
-from doctordesk.store.encryption import SecretBox, new_key
+from doctordesk.store.secrets.encryption import SecretBox, new_key
 
 EVENTS = int(os.environ.get("BENCH_WEBHOOK_EVENTS", "20000"))
 WORKERS = int(os.environ.get("BENCH_WEBHOOK_WORKERS", "2"))

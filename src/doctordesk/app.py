@@ -31,9 +31,10 @@ from doctordesk.runtime import Runtime
 from doctordesk.screens.state import Revisions, ScreenStates
 from doctordesk.services.accounts import auth, login_throttle
 from doctordesk.services.integration import api_keys
-from doctordesk.store import private_files, secret_rows
+from doctordesk.store import private_files
 from doctordesk.store.db import Database
-from doctordesk.store.encryption import SecretKeyError
+from doctordesk.store.secrets import rows as secret_rows
+from doctordesk.store.secrets.encryption import SecretKeyError
 from doctordesk.web import errors, responses, route_table
 from doctordesk.web.head_requests import HeadAsGet
 from doctordesk.web.language import Language
@@ -146,10 +147,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
-        await _check_secrets(runtime)
-        private_files.warn_wide(
-            settings.data_dir, make_url(settings.database_url).database if settings.is_sqlite else None
-        )
+        await _check_data(runtime)
         runtime.bus.subscribe(on_event)
         await runtime.bus.start()
         if dispatcher is not None:
@@ -248,8 +246,11 @@ PRUNE_EVERY_SECONDS = 3600.0
 log = logging.getLogger(__name__)
 
 
-async def _check_secrets(runtime: Runtime) -> None:
-    """A secrets key that does not open the stored secrets stops the start, with its reason (SecretKeyError)."""
+async def _check_data(runtime: Runtime) -> None:
+    """A secrets key that does not open the stored secrets stops the start, with its reason (SecretKeyError); files
+    of the data directory that others may read are named in a warning."""
+    settings = runtime.settings
+    private_files.warn_wide(settings.data_dir, make_url(settings.database_url).database if settings.is_sqlite else None)
     try:
         await secret_rows.check_keys(runtime.db)
     except SecretKeyError:

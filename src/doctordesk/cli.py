@@ -206,7 +206,7 @@ def export_file(
 @app.command("new-secrets-key")
 def new_secrets_key() -> None:
     """Print a new random key for DOCTORDESK_SECRETS_KEY or the key file (docs/operations.md#secrets-at-rest)."""
-    from doctordesk.store.encryption import new_key
+    from doctordesk.store.secrets.encryption import new_key
 
     typer.echo(new_key())
 
@@ -217,8 +217,8 @@ def reencrypt_secrets() -> None:
     those encrypted with an older key, which can be retired afterwards (docs/operations.md#secrets-at-rest). Exit 1
     when some value opens with none of the keys (named, and left as it is)."""
     from doctordesk.store.db import Database
-    from doctordesk.store.encryption import SecretKeyError
-    from doctordesk.store.secret_rows import ColumnReport, reencrypt
+    from doctordesk.store.secrets.encryption import SecretKeyError
+    from doctordesk.store.secrets.rows import ColumnReport, reencrypt
 
     settings = checked_settings()
 
@@ -257,8 +257,8 @@ def worker(
     from doctordesk.realtime.metrics import Metrics
     from doctordesk.realtime.push import make_adapter
     from doctordesk.store.db import Database
-    from doctordesk.store.encryption import SecretKeyError
-    from doctordesk.store.secret_rows import check_keys
+    from doctordesk.store.secrets.encryption import SecretKeyError
+    from doctordesk.store.secrets.rows import check_keys
     from doctordesk.workers.push_dispatcher import Dispatcher
     from doctordesk.workers.webhook_dispatcher import WebhookDispatcher
     from doctordesk.workers.wiring import worker_bus

@@ -29,7 +29,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from doctordesk.config import Settings
 from doctordesk.domain.errors import ServiceBusy
 from doctordesk.store import name_words, private_files
-from doctordesk.store.encryption import SecretBox, attach, box_from_settings
+from doctordesk.store.secrets.encryption import SecretBox, attach, box_from_settings
 from doctordesk.store.sqlite_inline import inline_connector
 
 DEFAULT_LOCK_TIMEOUT_MS = 10_000

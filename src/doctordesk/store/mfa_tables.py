@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import BigInteger, Boolean, ForeignKey, LargeBinary, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from doctordesk.store.encryption import EncryptedText
+from doctordesk.store.secrets.encryption import EncryptedText
 from doctordesk.store.tables import Base, BigId
 
 

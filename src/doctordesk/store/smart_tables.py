@@ -9,7 +9,7 @@ from datetime import datetime
 from sqlalchemy import JSON, Boolean, ForeignKey, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from doctordesk.store.encryption import EncryptedText
+from doctordesk.store.secrets.encryption import EncryptedText
 from doctordesk.store.tables import Base, BigId
 
 

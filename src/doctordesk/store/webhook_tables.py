@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy import JSON, Boolean, ForeignKey, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from doctordesk.store.encryption import EncryptedText
+from doctordesk.store.secrets.encryption import EncryptedText
 from doctordesk.store.tables import Base, BigId
 
 

@@ -18,7 +18,7 @@ from doctordesk.domain import errors as e
 from doctordesk.domain.texts import N_
 from doctordesk.i18n import _
 from doctordesk.screens.protocol import error_body
-from doctordesk.store.encryption import SecretKeyError
+from doctordesk.store.secrets.encryption import SecretKeyError
 from doctordesk.web.field_messages import field_message
 
 log = logging.getLogger(__name__)

@@ -28,7 +28,7 @@ async def test_wrong_client_secrets_are_throttled_per_client_and_address(app, cl
         assert wrong.status_code == 400 and wrong.json()["error"] == "invalid_client"
     locked = await client.post("/oauth/revoke", data=revoke_form(confidential, confidential.secret))
     assert locked.status_code == 429 and int(locked.headers["Retry-After"]) > 0
-    assert locked.json()["code"] == "TOO_MANY_REQUESTS"
+    assert locked.json()["error"] == "slow_down" and locked.json()["error_description"]  # OAuth 2's shape
     token = await client.post("/oauth/token", data={"grant_type": "refresh_token", "refresh_token": "x",
                                                    "client_id": confidential.client_id,
                                                    "client_secret": confidential.secret})  # fmt: skip

@@ -17,9 +17,9 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import Text, column, insert, inspect, table, text
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-from doctordesk.store.encryption import EncryptedText
 from doctordesk.store.migrate import alembic_config, current_heads, downgrade, upgrade
 from doctordesk.store.schema import metadata
+from doctordesk.store.secrets.encryption import EncryptedText
 from tests.support import databases
 
 

@@ -18,8 +18,8 @@ from sqlalchemy import text
 from doctordesk.app import create_app
 from doctordesk.services.smart import keys
 from doctordesk.store.db import Database
-from doctordesk.store.encryption import KEY_FILE, SecretBox, SecretKeyError, new_key
-from doctordesk.store.secret_rows import check_keys, reencrypt
+from doctordesk.store.secrets.encryption import KEY_FILE, SecretBox, SecretKeyError, new_key
+from doctordesk.store.secrets.rows import check_keys, reencrypt
 from tests.support import processes
 from tests.support.errors import assert_error
 

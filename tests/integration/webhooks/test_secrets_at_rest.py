@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from sqlalchemy import text
 
-from doctordesk.store.secret_rows import reencrypt
+from doctordesk.store.secrets.rows import reencrypt
 
 
 async def raw_secrets(runtime, endpoint_id: int) -> tuple[str, str | None]:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from doctordesk.config import Settings
-from doctordesk.store.encryption import KEY_FILE, SecretBox, SecretKeyError, box_from_settings, new_key
+from doctordesk.store.secrets.encryption import KEY_FILE, SecretBox, SecretKeyError, box_from_settings, new_key
 
 SEED = "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP"
 

@@ -12,10 +12,12 @@ from authlib.oauth2.rfc6749.util import extract_basic_authorization
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 
+from doctordesk.domain.errors import TooManyRequests
+from doctordesk.i18n import _
 from doctordesk.services.smart import authorize, keys, tokens
 from doctordesk.services.smart.capability import smart_configuration
 from doctordesk.web.deps import RuntimeDep
-from doctordesk.web.responses import error_doc, form_body
+from doctordesk.web.responses import form_body
 
 router = APIRouter(tags=["SMART App Launch"])
 
@@ -36,7 +38,10 @@ _OAUTH_ERROR = {
 _TOKEN_RESPONSES: dict[int | str, dict[str, Any]] = {
     400: _OAUTH_ERROR,
     401: _OAUTH_ERROR,
-    429: error_doc("TOO_MANY_REQUESTS: too many wrong client secrets for this client (Retry-After)"),
+    429: {
+        **_OAUTH_ERROR,
+        "description": "`slow_down`: too many wrong client secrets for this client (Retry-After), in OAuth 2's shape",
+    },
 }
 _TEXT = {"type": "string", "maxLength": 4096}
 TOKEN_BODY = form_body(
@@ -66,6 +71,14 @@ Param = Annotated[str | None, Query()]
 
 def _base(request: Request) -> str:
     return str(request.base_url).rstrip("/")
+
+
+def throttled(error: TooManyRequests) -> Response:
+    """Client authentication throttled (docs/smart.md#client-secrets): 429 in OAuth 2's error shape, which OAuth
+    clients read (``slow_down``, RFC 8628's word for "ask less often"), with Retry-After."""
+    body = {"error": "slow_down", "error_description": _(error.message)}
+    headers = {**NO_STORE, **({"Retry-After": str(error.retry_after)} if error.retry_after else {})}
+    return JSONResponse(body, status_code=429, headers=headers)
 
 
 def oauth_error(error: oauth.OAuth2Error) -> Response:
@@ -146,6 +159,8 @@ async def token_endpoint(rt: RuntimeDep, request: Request) -> Response:
         body = await tokens.token(rt, request.app.state.passwords, creds, params, issuer=issuer)
     except oauth.OAuth2Error as refused:
         return oauth_error(refused)
+    except TooManyRequests as refused:
+        return throttled(refused)
     return JSONResponse(body, headers=NO_STORE)
 
 
@@ -158,4 +173,6 @@ async def revoke_endpoint(rt: RuntimeDep, request: Request) -> Response:
         await tokens.revoke(rt, request.app.state.passwords, creds, fields.get("token"))
     except oauth.OAuth2Error as refused:
         return oauth_error(refused)
+    except TooManyRequests as refused:
+        return throttled(refused)
     return JSONResponse({}, headers=NO_STORE)

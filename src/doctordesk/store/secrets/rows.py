@@ -11,8 +11,8 @@ from sqlalchemy import Column, Table, Text, select, type_coerce, update
 from sqlalchemy.exc import DBAPIError
 
 from doctordesk.store.db import Database
-from doctordesk.store.encryption import PREFIX, EncryptedText, SecretBox, SecretKeyError, is_sealed
 from doctordesk.store.schema import metadata
+from doctordesk.store.secrets.encryption import PREFIX, EncryptedText, SecretBox, SecretKeyError, is_sealed
 
 log = logging.getLogger(__name__)
 

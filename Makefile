@@ -10,10 +10,8 @@ TEST_STAMP := $(VENV)/.installed-test
 unexport PYTHONDONTWRITEBYTECODE
 
 # A run under libfaketime (`faketime -f '@…' make test`) keeps one timeline for every process it starts, instead of
-# each starting its clock at that moment anew, and moves only the calendar, not the monotonic clock timeouts are
-# measured by (docs/development.md#the-moment-a-test-runs-at).
+# each starting its clock at that moment anew (docs/development.md#the-moment-a-test-runs-at).
 export FAKETIME_DONT_RESET := 1
-export FAKETIME_DONT_FAKE_MONOTONIC := 1
 
 .PHONY: run test test-fast lint typecheck bench browser wrk clean
 

@@ -173,7 +173,8 @@ class Supervisor:
             host, sockets[0].getsockname()[1], self.count, how, os.getpid(),
         )  # fmt: skip
         self.workers = [Worker.start(self.config, sock) for sock in sockets]
-        while not self.should_exit.wait(0.5):
+        while not self.should_exit.is_set():
+            self._pause(0.5)
             self._handle_signals()
             self._replace_exited()
         for worker in self.workers:
@@ -184,6 +185,14 @@ class Supervisor:
             worker.join()
         logger.info("Stopping supervisor process [%d]", os.getpid())
         return self.status
+
+    def _pause(self, seconds: float) -> None:
+        """Up to ``seconds``, less once a signal came. Short sleeps rather than ``Event.wait(seconds)``: a lock's
+        timed wait goes by an absolute deadline on the monotonic clock, which the kernel never reaches in a process
+        whose clock is moved (the suite's runs under libfaketime, docs/development.md), and the supervisor hung."""
+        deadline = time.monotonic() + seconds
+        while not self.signals and not self.should_exit.is_set() and time.monotonic() < deadline:
+            time.sleep(0.05)
 
     def _handle_signals(self) -> None:
         while self.signals:

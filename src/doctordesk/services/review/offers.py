@@ -37,6 +37,8 @@ _Doctor = aliased(User)
 
 
 async def _render(rt: Runtime, actor: Actor, appointment_id: int, layout: Any, confirming: bool) -> Page:
+    if confirming and actor.role is not Role.PATIENT:
+        raise NotFound(N_("Appointment not found."))  # only the patient cancels: the confirmation is theirs
     async with rt.db.read() as session:
         view = await get_appointment(session, actor, appointment_id)
         rows = await session.execute(

@@ -81,6 +81,12 @@ class Settings(BaseSettings):
     booking_horizon_days: int = Field(
         DEFAULT_HORIZON.days, ge=1, le=MAX_HORIZON.days, description="How far ahead requests and offers may be"
     )
+    # The clinic's rule for late cancellation (docs/booking.md#cancelling): a patient cancels their own appointment
+    # in the app up to this many hours before it starts; later they are told to contact the clinic. 0: up to the
+    # start.
+    patient_cancel_hours: int = Field(
+        24, ge=0, le=8760, description="Until how many hours before its start a patient may cancel in the app"
+    )
     # Failed logins (docs/accounts.md#throttling): per username and client address, this many lock the address
     # out of the username for the lockout; per username from every address, the ceiling slows it to one
     # attempt per interval (the count drains by one per interval).

@@ -62,6 +62,8 @@ def test_every_numeric_setting_has_a_lower_and_an_upper_bound_and_every_text_set
         ("DOCTORDESK_CHAT_PAGE_SIZE", "501", "less than or equal to 500"),
         ("DOCTORDESK_LIST_PAGE_SIZE", "-3", "greater than or equal to 1"),
         ("DOCTORDESK_PORT", "70000", "less than or equal to 65535"),
+        ("DOCTORDESK_PATIENT_CANCEL_HOURS", "-1", "greater than or equal to 0"),
+        ("DOCTORDESK_PATIENT_CANCEL_HOURS", "8761", "less than or equal to 8760"),
         ("DOCTORDESK_HEARTBEAT_SECONDS", "0", "greater than 0"),
         ("DOCTORDESK_STREAM_CHECK_SECONDS", "0", "greater than 0"),
         ("DOCTORDESK_SSE_RETRY_MS", "10", "greater than or equal to 100"),

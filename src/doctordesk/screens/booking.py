@@ -70,6 +70,10 @@ class BookingScreen:
     timeout: int
     # The picked time as the patient's insurance sees it (``domain/review/coverage.booking_warning``).
     coverage_warning: str | None = None
+    # The doctor could not approve the picked time (``coverage.blocks_approval``): "Request this time" is off.
+    coverage_blocks: bool = False
+    # The days from today on the patient's policies cover (``coverage.covered_ahead``), named when a date is not.
+    covered: tuple[date, date] | None = None
     # No week was asked: ``choice.week`` is the first week with a free time, or, when there is none up to the
     # horizon, this week and ``free_until`` the horizon's last day (Next week is then off: nothing to find).
     free_until: date | None = None
@@ -181,6 +185,18 @@ def _times(s: BookingScreen) -> Element:
     )
 
 
+def _covered_days(s: BookingScreen) -> str:
+    """Which days the patient's policy covers from today on, or that none does (then only support can help)."""
+    if s.covered is None:
+        return _("Your policy covers no date from today on. Please contact support.")
+    first, last = s.covered
+    return _(
+        "Your policy covers {first} to {last}.",
+        first=format_day(first, with_year=True),
+        last=format_day(last, with_year=True),
+    )
+
+
 def _confirm(s: BookingScreen) -> Element:
     c = s.choice
     picked = c.start if c.start is not None and c.start in s.free else None
@@ -200,7 +216,13 @@ def _confirm(s: BookingScreen) -> Element:
             "Notice",
             value=_(s.coverage_warning) if s.coverage_warning else None,
             visible=picked is not None and s.coverage_warning is not None,
-            props={"tone": "warning"},
+            props={"tone": "error" if s.coverage_blocks else "warning"},
+        ),
+        el(
+            "coverage-period",
+            "Caption",
+            value=_covered_days(s) if picked is not None and s.coverage_blocks else None,
+            visible=picked is not None and s.coverage_blocks,
         ),
         el(
             "chosen-time",
@@ -226,6 +248,7 @@ def _confirm(s: BookingScreen) -> Element:
             "Button",
             label=_("Request this time"),
             visible=picked is not None,
+            enabled=not s.coverage_blocks,
             action=Action("POST", REQUEST_ENDPOINT, form="confirm"),
         ),
         label=_("Your request"),

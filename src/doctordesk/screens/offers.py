@@ -8,7 +8,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from doctordesk.domain.appointments.decisions import can_answer
+from doctordesk.domain.appointments.decisions import (
+    MAX_REASON_CHARS,
+    OPEN,
+    can_answer,
+    patient_cancel_deadline,
+    patient_may_cancel,
+    too_late_to_cancel,
+)
 from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.appointments.views import AppointmentView
 from doctordesk.domain.edges import earliest
@@ -35,14 +42,20 @@ def endpoint(appointment_id: int) -> str:
     return f"/profile/appointments/{appointment_id}/offers"
 
 
+def cancel_endpoint(appointment_id: int) -> str:
+    """The screen with the cancel confirmation open (PUT, PATCH), and the cancel itself (POST)."""
+    return f"{endpoint(appointment_id)}/cancel"
+
+
 def topics(appointment_id: int, user_id: int) -> tuple[str, ...]:
     return (appointment_topic(appointment_id), user_topic(user_id), CLINIC_TOPIC)  # the clinic: locations' names
 
 
-def shown(appointment_id: int, user_id: int) -> Shown:
+def shown(appointment_id: int, user_id: int, *, confirming: bool = False) -> Shown:
     """Repeatable: who may look (the appointment's patient and doctor, support, admins) changes only with the
     appointment (its topic) or the viewer's role (the auth cache)."""
-    return Shown(SCREEN, endpoint(appointment_id), topics(appointment_id, user_id), repeatable=True)
+    address = cancel_endpoint(appointment_id) if confirming else endpoint(appointment_id)
+    return Shown(SCREEN, address, topics(appointment_id, user_id), repeatable=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +82,8 @@ class OffersScreen:
     layout: Layout
     timeout: int
     now: datetime  # an open offer whose time has come can no longer be accepted
+    cancel_hours: int = 24  # the clinic's deadline: the patient cancels up to this many hours before the start
+    confirming: bool = False  # the cancel confirmation is open (the screen's address ends in /cancel)
 
 
 def passed(o: OfferView, now: datetime) -> bool:
@@ -76,9 +91,94 @@ def passed(o: OfferView, now: datetime) -> bool:
     return o.start <= now
 
 
-def next_passing(offers: Sequence[OfferView], now: datetime) -> datetime | None:
-    """The moment time alone changes the page: the first open offer's time still ahead (None: no such offer)."""
-    return earliest((o.start for o in offers if o.state == "open"), after=now)
+def next_passing(offers: Sequence[OfferView], now: datetime, *, deadline: datetime | None = None) -> datetime | None:
+    """The moment time alone changes the page: the first open offer's time still ahead, or the deadline for
+    canceling when it comes first (None: no such moment)."""
+    moments = [o.start for o in offers if o.state == "open"]
+    if deadline is not None:
+        moments.append(deadline)
+    return earliest(moments, after=now)
+
+
+def cancel_deadline(s: OffersScreen) -> datetime | None:
+    """When the patient's "Cancel appointment" gives way to "contact the clinic" (None: it is not shown)."""
+    if not s.is_patient or s.view.status not in OPEN:
+        return None
+    return patient_cancel_deadline(s.view.start, hours=s.cancel_hours)
+
+
+def status_sentence(view: AppointmentView, *, patient: bool) -> str:
+    """Where the appointment stands, in plain words ("Your request for Mon 30 Nov 2026, 08:00 is waiting for the
+    doctor."); for the doctor, support and admins the status names it."""
+    when = format_local(view.start, view.location.timezone)
+    if not patient:
+        return _("This appointment is {status}: {when}.", status=status_label(view.status, Role.DOCTOR), when=when)
+    sentences = {
+        Status.REQUESTED: N_("Your request for {when} is waiting for the doctor."),
+        Status.APPROVED: N_("Your appointment on {when} is confirmed."),
+        Status.DECLINED: N_("The doctor declined your request for {when}."),
+        Status.CANCELED: N_("Your appointment on {when} was canceled."),
+        Status.COMPLETED: N_("Your appointment on {when} has taken place."),
+        Status.NO_SHOW: N_("Your appointment on {when} was missed."),
+    }
+    if view.status.is_pending_response:
+        return _("The doctor cannot see you at {when} and offers other times: accept one or reject them all.",
+                 when=when)  # fmt: skip
+    return _(sentences[view.status], when=when)
+
+
+def _cancel_elements(s: OffersScreen) -> list[Element]:
+    """The patient's "Cancel appointment" (or, past the clinic's deadline, the sentence that replaces it) and its
+    confirmation, which names the appointment."""
+    view = s.view
+    deadline = cancel_deadline(s)
+    may = patient_may_cancel(view.status, view.start, now=s.now, hours=s.cancel_hours)
+    when = format_local(view.start, view.location.timezone)
+    return [
+        el(
+            "cancel-appointment",
+            "Button",
+            label=_("Cancel appointment"),
+            visible=may,
+            action=Action("PUT", cancel_endpoint(view.id)),
+        ),
+        el(
+            "cancel-note",
+            "Caption",
+            value=maybe(too_late_to_cancel(s.cancel_hours)) if deadline is not None and not may else None,
+            visible=deadline is not None and not may,
+        ),
+        el(
+            "cancel-modal",
+            "Modal",
+            el(
+                "reason",
+                "Edit",
+                label=_("Reason (optional)"),
+                name="reason",
+                placeholder=_("Why are you canceling?"),
+                props={"multiline": True, "maxlength": MAX_REASON_CHARS},
+            ),
+            el("version~cancel", "Hidden", name="version", value=str(view.version)),
+            el(
+                "cancel-submit",
+                "Button",
+                label=_("Cancel appointment"),
+                action=Action("POST", cancel_endpoint(view.id), form="cancel-modal"),
+            ),
+            el("cancel-back", "Link", label=_("Keep appointment"), action=Action("PUT", endpoint(view.id))),
+            label=_("Cancel this appointment?"),
+            value=_(
+                "Your appointment with {doctor} at {location} on {when} will be canceled.",
+                doctor=view.doctor.name,
+                location=view.location.name,
+                when=when,
+            ),
+            visible=s.confirming and may,
+            # Escape activates this control: the screen goes back to its address without the confirmation.
+            props={"cancel": "cancel-back"},
+        ),
+    ]
 
 
 def _offer(s: OffersScreen, o: OfferView, actionable: bool) -> Element:
@@ -150,13 +250,8 @@ def _offer(s: OffersScreen, o: OfferView, actionable: bool) -> Element:
 def render(s: OffersScreen) -> Page:
     view = s.view
     actionable = s.is_patient and can_answer(view.status)
-    note = None
-    if not can_answer(view.status):
-        note = _(
-            "This appointment is {status}: {when}.",
-            status=status_label(view.status, Role.PATIENT),
-            when=format_local(view.start, view.location.timezone),
-        )
+    note = status_sentence(view, patient=s.is_patient)
+    open_offers = actionable and any(o.state == "open" for o in s.offers)
     elements: list[Element] = [
         el("title", "Heading", value=_("Your appointment") if s.is_patient else _("Offers sent to the patient")),
         el("version", "Hidden", name="version", value=str(view.version)),
@@ -181,7 +276,7 @@ def render(s: OffersScreen) -> Page:
             ),
             label=_("Appointment"),
         ),
-        el("status-note", "Notice", value=note, visible=note is not None, props={"tone": "info"}),
+        el("status-note", "Notice", value=note, props={"tone": "info"}),
         el(
             "offers",
             "Section",
@@ -196,7 +291,7 @@ def render(s: OffersScreen) -> Page:
                 "reject-all",
                 "Button",
                 label=_("Reject all offered times"),
-                enabled=actionable and any(o.state == "open" for o in s.offers),
+                visible=open_offers,
                 action=Action(
                     "POST",
                     f"{endpoint(view.id)}/reject",
@@ -204,11 +299,13 @@ def render(s: OffersScreen) -> Page:
                 ),
             )
         )
+        elements += _cancel_elements(s)
+    address = cancel_endpoint(view.id) if s.confirming else endpoint(view.id)
     return Page(
         screen=SCREEN,
         title=_("Offered times"),
-        endpoint=endpoint(view.id),
-        poll=endpoint(view.id),
+        endpoint=address,
+        poll=address,
         timeout=s.timeout,
         elements=tuple(elements),
         layout=s.layout,

@@ -9,6 +9,7 @@ import re
 import pytest
 
 from tests.e2e.web.conftest import MOBILE, sign_in
+from tests.e2e.web.test_language import german_sign_in
 from tests.e2e.web.test_review import fill_card, weekday_ahead
 
 pytestmark = pytest.mark.browser
@@ -95,5 +96,24 @@ def test_on_a_phone_picking_a_time_moves_focus_and_view_to_the_request_and_warns
     assert page.evaluate("scrollY") > 0
     warning = page.locator('[data-id="coverage-warning"]')
     assert warning.is_visible() and "does not cover this date" in (warning.text_content() or "")
+    # Issue 40: the doctor could not approve it, so it cannot be requested; the page says what the patient can do.
+    assert page.locator('[data-id="request"]').is_disabled()
+    assert "contact support" in (page.locator('[data-id="coverage-period"]').text_content() or "")
     page.keyboard.press("Tab")
     assert page.evaluate("document.activeElement.dataset.name") == "note"
+
+
+def test_in_german_a_time_the_expired_policy_does_not_cover_cannot_be_requested(server, new_page):
+    """Issue 40: patient2's policy has expired; the warning says why and what to do, in German, and "Termin
+    anfragen" stays off."""
+    page = new_page(server.url, locale="de-DE")
+    german_sign_in(page, "patient2")
+    page.locator('[data-id="book"]').click()
+    page.locator('[data-id="next-week"]').click()
+    page.locator('[data-id="previous-week"]:not([disabled])').wait_for()
+    page.locator('[data-id^="time-"]').first.click()
+    warning = page.locator('[data-id="coverage-warning"]')
+    warning.wait_for()
+    assert "Ihre Versicherung deckt dieses Datum nicht ab" in (warning.text_content() or "")
+    assert "Support" in (page.locator('[data-id="coverage-period"]').text_content() or "")
+    assert page.locator('[data-id="request"]').is_disabled()

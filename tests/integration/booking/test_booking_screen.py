@@ -83,7 +83,7 @@ async def test_a_picked_time_becomes_a_request_in_the_doctors_list(client, login
 
 async def test_a_time_taken_meanwhile_is_refused_and_nothing_is_written(client, login, runtime):
     patient = await login("patient1")
-    other = await login("patient2")
+    other = await login("patient4")  # covered for Dr. Berger in Berlin (patient2's policy has expired)
     page = await open_booking(client, patient.headers, f"{BOOK}?week=2026-11-30")
     picked = by_id(await open_booking(client, patient.headers, free_links(page)[0]["action"]["endpoint"]))
     form = {e["name"]: e.get("value") or "" for e in walk([picked["confirm"]]) if e.get("name")}
@@ -187,33 +187,72 @@ async def test_a_holiday_removes_its_day_from_the_screen_and_refuses_a_request_f
     assert await appointment_count(runtime) == before
 
 
-async def test_a_time_the_policy_does_not_cover_is_warned_at_booking_by_the_rule_approval_applies(
+async def picked(client, who, url: str) -> tuple[str, dict[str, dict[str, Any]]]:
+    """The booking screen at ``url`` with its first free time picked: that time's address and the page."""
+    page = await open_booking(client, who.headers, url)
+    link = free_links(page)[0]["action"]["endpoint"]
+    return link, by_id(await open_booking(client, who.headers, link))
+
+
+def request_form(elements: dict[str, dict[str, Any]]) -> dict[str, str]:
+    return {e["name"]: e.get("value") or "" for e in walk([elements["confirm"]]) if e.get("name")}
+
+
+async def test_a_time_the_policy_does_not_cover_cannot_be_requested_by_the_rule_approval_applies(
     client, login, demo, runtime
 ):
-    """Issue 30, defect 13: patient2's policy has expired. Picking a time warns, in the patient's words and
-    language, that the doctor cannot approve it; the doctor's approval is then refused by the same rule. A covered
-    patient gets no such warning."""
+    """Issue 40: patient2's policy has expired. Picking a time says why the doctor could not approve it and what
+    the patient can do, in their language, and "Request this time" is off; a POST anyway is refused with the code
+    Review and Approve would give (APPOINTMENT_DATE_NOT_COVERED) and nothing is written. A covered patient gets
+    neither."""
     covered = await login("patient1")
-    page = await open_booking(client, covered.headers, f"{BOOK}?week=2026-11-30")
-    picked = by_id(await open_booking(client, covered.headers, free_links(page)[0]["action"]["endpoint"]))
-    assert picked["coverage-warning"].get("visible", True) is False
+    _, fine = await picked(client, covered, f"{BOOK}?week=2026-11-30")
+    assert fine["coverage-warning"].get("visible", True) is False and fine["request"].get("enabled", True)
     expired = await login("patient2")
-    page = await open_booking(client, expired.headers, f"{BOOK}?week=2026-11-30")
-    url = free_links(page)[0]["action"]["endpoint"]
-    warned = by_id(await open_booking(client, expired.headers, url))
-    assert warned["coverage-warning"].get("visible", True) is True
-    assert warned["coverage-warning"]["value"].startswith("Your insurance policy does not cover this date")
-    assert warned["request"].get("visible", True)  # a warning: the patient may still ask
-    german = await client.put(url, headers={**expired.headers, "Accept-Language": "de"})
-    assert by_id(german.json())["coverage-warning"]["value"].startswith("Ihre Versicherung deckt dieses Datum nicht")
-    form = {e["name"]: e.get("value") or "" for e in walk([warned["confirm"]]) if e.get("name")}
-    sent = await client.post(f"{BOOK}/request", headers=expired.headers, data=form)
-    assert sent.status_code == 200, sent.text
-    async with runtime.db.read() as s:
-        newest = await s.scalar(select(Appointment).order_by(Appointment.id.desc()).limit(1))
-    assert newest is not None
-    doctor = await login("doctor1")
-    approve = await client.post(
-        f"/profile/appointments/{newest.id}/approve", headers=doctor.headers, data={"version": str(newest.version)}
+    url, warned = await picked(client, expired, f"{BOOK}?week=2026-11-30")
+    warning = warned["coverage-warning"]
+    assert warning.get("visible", True) is True and warning["props"]["tone"] == "error"
+    assert warning["value"].startswith("Your insurance policy does not cover this date, so the doctor could not")
+    assert "contact support" in warning["value"]
+    assert warned["coverage-period"]["value"] == "Your policy covers no date from today on. Please contact support."
+    assert warned["request"]["enabled"] is False
+    german = by_id((await client.put(url, headers={**expired.headers, "Accept-Language": "de"})).json())
+    assert german["coverage-warning"]["value"].startswith("Ihre Versicherung deckt dieses Datum nicht")
+    assert german["coverage-period"]["value"].startswith("Ihre Versicherung deckt ab heute kein Datum ab.")
+    before = await appointment_count(runtime)
+    refused = await client.post(f"{BOOK}/request", headers=expired.headers, data=request_form(warned))
+    assert refused.status_code == 422, refused.text
+    assert refused.json()["code"] == "APPOINTMENT_DATE_NOT_COVERED"
+    assert refused.json()["fields"]["start"] == warning["value"]
+    assert await appointment_count(runtime) == before
+
+
+async def test_a_service_the_policy_excludes_or_unconfirmed_insurance_cannot_be_requested(client, login, demo, runtime):
+    """The other verdicts that block approval block the request too, each with its code: patient5's policy excludes
+    teledermatology (FORBIDDEN_DUE_TO_POLICY_TERMS), patient3's insurer data is malformed
+    (THIRD_PARTY_DATA_INVALID)."""
+    before = await appointment_count(runtime)
+    cases = (
+        ("patient5", "&service=teledermatology", "FORBIDDEN_DUE_TO_POLICY_TERMS", "excludes this service"),
+        ("patient3", "", "THIRD_PARTY_DATA_INVALID", "could not be confirmed"),
     )
-    assert approve.status_code == 422 and approve.json()["code"] == "APPOINTMENT_DATE_NOT_COVERED", approve.text
+    for username, query, code, says in cases:
+        who = await login(username)
+        _, page = await picked(client, who, f"{BOOK}?week=2026-11-30{query}")
+        assert page["request"]["enabled"] is False and says in page["coverage-warning"]["value"], username
+        refused = await client.post(f"{BOOK}/request", headers=who.headers, data=request_form(page))
+        assert (refused.status_code, refused.json()["code"]) == (422, code), refused.text
+    assert await appointment_count(runtime) == before
+
+
+async def test_an_out_of_network_time_is_warned_and_may_still_be_requested(client, login, demo, runtime):
+    """Out of network is a risk, not a refusal (approval stays possible, as on Review and Approve): patient4's
+    policy leaves Dr. Chen in London out of its network."""
+    who = await login("patient4")
+    chen, london = demo.users["doctor3"], demo.locations["london"]
+    _, page = await picked(client, who, f"{BOOK}?doctor={chen}&location={london}&week=2026-11-30")
+    assert page["coverage-warning"]["value"].startswith("Out of network: your insurance")
+    assert page["coverage-warning"]["props"]["tone"] == "warning" and page["request"].get("enabled", True)
+    assert page["coverage-period"]["visible"] is False
+    sent = await client.post(f"{BOOK}/request", headers=who.headers, data=request_form(page))
+    assert sent.status_code == 200, sent.text

@@ -4,6 +4,7 @@ INVALID_TRANSITION (docs/review-and-approve.md#transitions, docs/integration.md 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime, timedelta
 from enum import StrEnum
 
 from doctordesk.domain.appointments.status import Status
@@ -75,6 +76,46 @@ def outside_next_status(current: Status, trigger: Trigger, *, started: bool) -> 
             raise InvalidTransition(why_not(current))
         return Status.CANCELED if trigger is Trigger.CANCEL else Status.REQUESTED
     raise InvalidTransition(Text("{trigger} is not an outside event.", trigger=trigger.value))
+
+
+def patient_cancel_deadline(start: datetime, *, hours: int) -> datetime:
+    """The last moment the patient may cancel in the app (the clinic's rule: up to ``hours`` before the start)."""
+    return start - timedelta(hours=hours)
+
+
+def patient_may_cancel(status: Status, start: datetime, *, now: datetime, hours: int) -> bool:
+    """The patient's "Cancel appointment" is offered: the appointment is open and the clinic's deadline not passed."""
+    return status in OPEN and now < patient_cancel_deadline(start, hours=hours)
+
+
+def too_late_to_cancel(hours: int) -> str:
+    """What the patient is told once the deadline has passed (on the screen, and as the refusal of a cancel)."""
+    if hours == 0:
+        return N_("This appointment has started: it can no longer be canceled here. Please contact the clinic.")
+    return Text(
+        "Appointments can be canceled here up to {hours} hours before they start. Please contact the clinic.",
+        hours=hours,
+    )
+
+
+def patient_cancel_status(current: Status, start: datetime, *, now: datetime, hours: int) -> Status:
+    """The status after the patient cancels their own appointment: canceled, when it is open and the clinic's
+    deadline has not passed; INVALID_TRANSITION otherwise (nothing is written)."""
+    if current not in OPEN:
+        raise InvalidTransition(why_not(current))
+    if not patient_may_cancel(current, start, now=now, hours=hours):
+        raise InvalidTransition(too_late_to_cancel(hours))
+    return Status.CANCELED
+
+
+def clean_cancel_reason(raw: str | None) -> str:
+    """The patient's reason for canceling: optional (empty when not given), with the free-text rule of every field;
+    errors name the ``reason`` field."""
+    reason = (raw or "").strip()
+    problem = text_problem(reason, max_chars=MAX_REASON_CHARS, multiline=True) if reason else None
+    if problem is not None:
+        raise ValidationFailed(fields={"reason": problem})
+    return reason
 
 
 def _past(trigger: Trigger) -> str:

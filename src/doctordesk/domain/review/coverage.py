@@ -182,19 +182,36 @@ def check(policies: Sequence[Policy], *, day: date, doctor_id: int, location_id:
     return evaluate(checked, day=day, doctor_id=doctor_id, location_id=location_id, service=service)
 
 
+def blocks_approval(verdict: Coverage) -> bool:
+    """The doctor could not approve the slot: the date is not covered, the policy's terms forbid it, or the insurer's
+    data is invalid (Review and Approve's blocking errors). An out-of-network warning alone does not block."""
+    return verdict.error is not None
+
+
+def covered_ahead(policies: Sequence[Policy], *, today: date) -> tuple[date, date] | None:
+    """The days from ``today`` on that a policy covers, as (first, last) of the policy that reaches furthest; None
+    when none does (an expired policy: no other date helps)."""
+    spans = [(max(p.valid_from, today), p.valid_to) for p in policies if p.valid_to >= today]
+    return max(spans, key=lambda span: span[1]) if spans else None
+
+
 def booking_warning(verdict: Coverage) -> str | None:
     """What the patient reads at booking about a verdict of ``check``: why the doctor could not approve the
-    time as it stands, or the out-of-network warning in the patient's words; None when covered."""
+    time as it stands and what they can do, or the out-of-network warning in the patient's words; None when
+    covered."""
     if isinstance(verdict.error, DateNotCovered):
         return N_(
-            "Your insurance policy does not cover this date, so the doctor cannot approve this time. Check your "
-            "policy, or choose a date it covers."
+            "Your insurance policy does not cover this date, so the doctor could not approve it and it cannot be "
+            "requested. Choose a date your policy covers, or contact support if your policy has changed."
         )
     if isinstance(verdict.error, ForbiddenByPolicy):
-        return N_("Your insurance policy excludes this service or this doctor, so the doctor cannot approve it.")
+        return N_(
+            "Your insurance policy excludes this service or this doctor, so the doctor could not approve it and it "
+            "cannot be requested. Choose another service or doctor, or contact support."
+        )
     if verdict.error is not None:
         return N_(
-            "Your insurance details could not be confirmed, so the doctor may not be able to approve this request. "
-            "Please contact the practice."
+            "Your insurance details could not be confirmed, so the doctor could not approve a request. Please "
+            "contact support to update them."
         )
     return for_patient(verdict.warning)

@@ -174,6 +174,8 @@ def appointment_data(
     if event_data.get("from_status") is not None:
         previous = Status(int(event_data["from_status"]))
         data["previous_status"] = {"code": int(previous), "name": previous.public_name}
+    if event_data.get("canceled_by") in ("patient", "clinic"):
+        data["canceled_by"] = event_data["canceled_by"]
     return data
 
 

@@ -86,18 +86,39 @@ async def _settled(rt: Runtime, asked: Asked) -> tuple[Choice, Clinic, dict[int,
     return settle(wanted, places=places, today=today, horizon=c.horizon), c, places
 
 
-async def _coverage(rt: Runtime, patient_id: int, choice: Choice, timezone: str | None) -> str | None:
+@dataclass(frozen=True, slots=True)
+class AtBooking:
+    """The picked time against the patient's policies: the verdict, and the days their policies cover from today."""
+
+    verdict: coverage.Coverage
+    covered: tuple[date, date] | None
+
+
+async def _coverage(
+    rt: Runtime, patient_id: int, *, doctor_id: int, location_id: int, service: str, start: datetime, timezone: str
+) -> AtBooking:
     """The picked time against the patient's policies, by the rules Review and Approve applies (issue 30,
-    defect 13): what would keep the doctor from approving it, or an out-of-network warning."""
-    if choice.start is None or choice.doctor_id is None or choice.location_id is None:
-        return None
+    defect 13; ``domain/review/coverage.check``)."""
     async with rt.db.read() as session:
         policies = await policies_of(session, patient_id)
-    day = choice.start.astimezone(ZoneInfo(timezone or "UTC")).date()
-    verdict = coverage.check(
-        policies, day=day, doctor_id=choice.doctor_id, location_id=choice.location_id, service=choice.service
+    day = start.astimezone(ZoneInfo(timezone)).date()
+    verdict = coverage.check(policies, day=day, doctor_id=doctor_id, location_id=location_id, service=service)
+    today = rt.clock.now().astimezone(ZoneInfo(timezone)).date()  # the location's today
+    return AtBooking(verdict, coverage.covered_ahead(policies, today=today))
+
+
+async def _picked_coverage(rt: Runtime, patient_id: int, choice: Choice, timezone: str | None) -> AtBooking | None:
+    if choice.start is None or choice.doctor_id is None or choice.location_id is None:
+        return None
+    return await _coverage(
+        rt,
+        patient_id,
+        doctor_id=choice.doctor_id,
+        location_id=choice.location_id,
+        service=choice.service,
+        start=choice.start,
+        timezone=timezone or "UTC",
     )
-    return coverage.booking_warning(verdict)
 
 
 async def _render(
@@ -137,9 +158,12 @@ async def _render(
             edge=edges,
         )
         free = free_of(grid)
+    at_booking = await _picked_coverage(rt, patient_id, choice, timezone)
     page = screen.render(
         screen.BookingScreen(
-            coverage_warning=await _coverage(rt, patient_id, choice, timezone),
+            coverage_warning=coverage.booking_warning(at_booking.verdict) if at_booking else None,
+            coverage_blocks=at_booking is not None and coverage.blocks_approval(at_booking.verdict),
+            covered=at_booking.covered if at_booking else None,
             choice=choice,
             doctors=[Option(str(d), c.directory.doctors[d]) for d in places],
             locations=[Option(str(loc), c.location_names[loc]) for loc in places.get(choice.doctor_id or 0, [])],
@@ -202,11 +226,34 @@ def _request_input(patient_id: int, form: Mapping[str, str]) -> RequestInput:
     return RequestInput(patient_id, doctor, location, service, start, VISIT_MINUTES, note)
 
 
+async def _refuse_uncovered(rt: Runtime, req: RequestInput) -> None:
+    """A time the doctor could not approve for the patient's policy is not requested (docs/booking.md): the verdict's
+    error (APPOINTMENT_DATE_NOT_COVERED, FORBIDDEN_DUE_TO_POLICY_TERMS, THIRD_PARTY_DATA_INVALID) with the
+    screen's words on ``start``, before anything is written. An out-of-network warning alone is no refusal."""
+    async with rt.db.read() as session:
+        c = await cached_clinic(rt, session)
+    timezone = c.directory.locations.get(req.location_id, "UTC")
+    at_booking = await _coverage(
+        rt,
+        req.patient_id,
+        doctor_id=req.doctor_id,
+        location_id=req.location_id,
+        service=req.service,
+        start=req.start,
+        timezone=timezone,
+    )
+    error = at_booking.verdict.error
+    if error is not None:
+        why = coverage.booking_warning(at_booking.verdict)
+        raise type(error)(why, fields={"start": why or ""})
+
+
 async def request(rt: Runtime, actor: Actor, form: Mapping[str, str]) -> UpdateSet:
     """Send the request for the picked time: the doctor's list shows it at once; the patient goes back to their
     list. A time taken meanwhile, or outside the rules, is refused with the screens' message and nothing is
     written."""
     req = _request_input(_patient(actor), form)
+    await _refuse_uncovered(rt, req)
     now = rt.clock.now()
     async with unit_of_work(rt) as uow:
         await place_request(rt, uow, actor, req, now=now)

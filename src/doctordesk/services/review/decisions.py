@@ -288,6 +288,8 @@ async def transition(
                 "version": a.version,
                 "start": a.start_at.isoformat(),
                 "when": format_local(a.start_at, "UTC"),
+                # Who canceled (``patient`` or ``clinic``), a code, never free text: webhooks carry it.
+                **({"canceled_by": details["by"]} if trigger is Trigger.CANCEL and details.get("by") else {}),
             },
             notify_user_ids=tuple(notify),
             notify_text=text,

@@ -36,7 +36,9 @@ from doctordesk.store.tables import Location, User
 _Doctor = aliased(User)
 
 
-async def _render(rt: Runtime, actor: Actor, appointment_id: int, layout: Any) -> Page:
+async def _render(rt: Runtime, actor: Actor, appointment_id: int, layout: Any, confirming: bool) -> Page:
+    if confirming and actor.role is not Role.PATIENT:
+        raise NotFound(N_("Appointment not found."))  # only the patient cancels: the confirmation is theirs
     async with rt.db.read() as session:
         view = await get_appointment(session, actor, appointment_id)
         rows = await session.execute(
@@ -67,24 +69,30 @@ async def _render(rt: Runtime, actor: Actor, appointment_id: int, layout: Any) -
     # then. Others see no control and nothing that time changes.
     now = rt.clock.now()
     patient = actor.role is Role.PATIENT
-    page = offers_screen.render(
-        offers_screen.OffersScreen(
-            view=view,
-            offers=offers,
-            is_patient=patient,
-            layout=layout,
-            timeout=rt.settings.poll_review_seconds,
-            now=now,
-        )
+    screen = offers_screen.OffersScreen(
+        view=view,
+        offers=offers,
+        is_patient=patient,
+        layout=layout,
+        timeout=rt.settings.poll_review_seconds,
+        now=now,
+        cancel_hours=rt.settings.patient_cancel_hours,
+        confirming=confirming,
     )
-    return lasting(page, offers_screen.next_passing(offers, now) if patient else None)
+    page = offers_screen.render(screen)
+    # The clinic's deadline for canceling replaces the patient's "Cancel appointment" with a sentence: a time edge.
+    deadline = offers_screen.cancel_deadline(screen)
+    return lasting(page, offers_screen.next_passing(offers, now, deadline=deadline) if patient else None)
 
 
-def viewing(rt: Runtime, actor: Actor, appointment_id: int, *, layout: Any, client_id: str | None) -> Viewing:
+def viewing(
+    rt: Runtime, actor: Actor, appointment_id: int, *, layout: Any, client_id: str | None, confirming: bool = False
+) -> Viewing:
     """The offers of one appointment, as ``actor`` sees them: ``page()`` for the PUT, ``poll()`` for the PATCH (its
-    patient answers; its doctor, support and admins look)."""
-    render = partial(_render, rt, actor, appointment_id, layout)
-    shown = offers_screen.shown(appointment_id, actor.user_id)
+    patient answers; its doctor, support and admins look). ``confirming``: with the patient's cancel confirmation
+    open (the address ``…/offers/cancel``)."""
+    render = partial(_render, rt, actor, appointment_id, layout, confirming)
+    shown = offers_screen.shown(appointment_id, actor.user_id, confirming=confirming)
     return Viewing(rt.screens, rt.wall(), Viewer.of(actor, client_id), shown, rt.settings.poll_review_seconds, render)
 
 

@@ -10,7 +10,7 @@ from fastapi import APIRouter, Path
 from doctordesk.domain.inputs import MAX_ID
 from doctordesk.domain.scheduling.suggestions import TIMEZONES
 from doctordesk.screens.viewing import Viewing
-from doctordesk.services.review import decisions, offers
+from doctordesk.services.review import decisions, offers, patient_cancel
 from doctordesk.services.review import screen as review
 from doctordesk.web.deps import SCREEN_HEADERS, ActorDep, FormDep, RuntimeDep, ScreenRequest, ScreenRequestDep
 from doctordesk.web.params import STRICT_ID, strict_int
@@ -46,6 +46,11 @@ DECLINE_BODY = form_body(
 )
 ACCEPT_BODY = form_body({"version": VERSION_FIELD, "coverage-acknowledged": FLAG_FIELD}, required=("version",))
 REJECT_BODY = form_body({"version": VERSION_FIELD}, required=("version",))
+# The patient's reason for canceling may be left empty.
+CANCEL_REASON_FIELD: dict[str, Any] = {"type": "string", "maxLength": 1000, "description": "Optional; may span lines"}
+CANCEL_BODY = form_body(
+    {"reason": CANCEL_REASON_FIELD, "version": VERSION_FIELD}, required=("version",), multiline=("reason",)
+)
 
 
 def _review(screen: ScreenRequest, appointment_id: int) -> Viewing:
@@ -171,6 +176,33 @@ screen_routes(
     poll=Route("offers_poll", "The offers screen's poll."),
     params={"appointment_id": AppointmentId},
 )
+
+
+def _cancel_confirmation(screen: ScreenRequest, appointment_id: int) -> Viewing:
+    return screen.viewing(offers.viewing, appointment_id, confirming=True)
+
+
+screen_routes(
+    router,
+    "/{appointment_id}/offers/cancel",
+    _cancel_confirmation,
+    page=Route(
+        "cancel_confirmation_page",
+        "The patient's appointment with the confirmation of a cancel open (it names the appointment).",
+    ),
+    poll=Route("cancel_confirmation_poll", "The cancel confirmation's poll."),
+    params={"appointment_id": AppointmentId},
+)
+
+
+@router.post("/{appointment_id}/offers/cancel", responses=SUBMIT_RESPONSES, openapi_extra=CANCEL_BODY)
+async def cancel_appointment(
+    rt: RuntimeDep, actor: ActorDep, appointment_id: AppointmentId, form: FormDep
+) -> dict[str, Any]:
+    """The patient cancels their own appointment (``version``, ``reason`` optional) while it is requested, waiting
+    for their answer or approved, up to the clinic's deadline (``DOCTORDESK_PATIENT_CANCEL_HOURS`` before the
+    start; later: 409 ``INVALID_TRANSITION``). Open offers are withdrawn. Only the patient; others get 404."""
+    return (await patient_cancel.cancel(rt, actor, appointment_id, form)).to_json()
 
 
 @router.post("/{appointment_id}/offers/{offer_id}/accept", responses=SUBMIT_RESPONSES, openapi_extra=ACCEPT_BODY)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
 
 from sqlalchemy import select
 
@@ -192,8 +193,15 @@ async def test_an_offer_whose_time_has_passed_cannot_be_accepted_and_the_page_sa
     page = (await client.put(offers_url(a), headers=patient.headers)).json()
     assert find(page["elements"], "accept~1").get("enabled", True) is True
     assert find(page["elements"], "accept-note~1")["visible"] is False
-    # The token says until when time alone leaves the page as it is: the first open offer's time.
-    assert page["state"].split(".")[5] == str(int(first.start_at.timestamp()))
+    async with runtime.db.read() as s:
+        deadline = (await s.get(Appointment, a)).start_at - timedelta(hours=runtime.settings.patient_cancel_hours)
+
+    def edge(after):  # the first moment ahead that changes the page: an open offer's time, or the cancel deadline
+        return str(int(min(t for t in (first.start_at, second.start_at, deadline) if t > after).timestamp()))
+
+    # The token says until when time alone leaves the page as it is: the first open offer's time (or the deadline
+    # for canceling, when it comes first).
+    assert page["state"].split(".")[5] == edge(clock.now())
     clock.advance(first.start_at - clock.now())
     patient = await login("patient1")  # the first session has expired meanwhile
     poll = {**patient.headers, "X-Screen-State": page["state"]}
@@ -206,7 +214,7 @@ async def test_an_offer_whose_time_has_passed_cannot_be_accepted_and_the_page_sa
     assert note.get("visible", True) is True
     assert note["value"] == "This time has passed: it can no longer be accepted."
     assert find(fresh["elements"], "accept~2").get("enabled", True) is True
-    assert fresh["state"].split(".")[5] == str(int(second.start_at.timestamp()))
+    assert fresh["state"].split(".")[5] == edge(first.start_at)
     german = (await client.put(offers_url(a), headers={**patient.headers, "Accept-Language": "de"})).json()
     assert find(german["elements"], "accept-note~1")["value"] == (
         "Dieser Termin ist vorbei: Er kann nicht mehr angenommen werden."

@@ -96,7 +96,8 @@ def viewing(
     return Viewing(rt.screens, rt.wall(), Viewer.of(actor, client_id), shown, rt.settings.poll_review_seconds, render)
 
 
-def _answered(rt: Runtime, to: Status, text: str) -> UpdateSet:
+def answered(rt: Runtime, to: Status, text: str) -> UpdateSet:
+    """The patient's answer (or cancel) done: the status shown, the screen closed to the list, ``text`` told."""
     return UpdateSet(
         screen=offers_screen.SCREEN,
         state="",
@@ -118,7 +119,7 @@ async def accept(rt: Runtime, actor: Actor, appointment_id: int, offer_id: int, 
         version=version_from(form),
         coverage_acknowledged=parse_flag(form.get("coverage-acknowledged"), field="coverage-acknowledged"),
     )
-    return _answered(rt, to, Text("Appointment confirmed for {when}.", when=when))
+    return answered(rt, to, Text("Appointment confirmed for {when}.", when=when))
 
 
 async def accept_offer(
@@ -190,7 +191,7 @@ async def accept_offer(
 async def reject_all(rt: Runtime, actor: Actor, appointment_id: int, form: Mapping[str, str]) -> UpdateSet:
     """Reject every offer: the request is canceled (a new request can be made)."""
     to = await reject_offers(rt, actor, appointment_id, version=version_from(form))
-    return _answered(rt, to, N_("All offered times rejected; the request is canceled."))
+    return answered(rt, to, N_("All offered times rejected; the request is canceled."))
 
 
 async def reject_offers(rt: Runtime, actor: Actor, appointment_id: int, *, version: int | None) -> Status:

@@ -13,15 +13,12 @@ from sqlalchemy import select
 from doctordesk.domain.appointments.decisions import Trigger, clean_cancel_reason, patient_cancel_status
 from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.errors import AppointmentChanged
-from doctordesk.domain.roles import Actor, Role
-from doctordesk.domain.texts import Moment, Text
-from doctordesk.i18n import _
+from doctordesk.domain.roles import Actor
+from doctordesk.domain.texts import N_, Moment, Text
 from doctordesk.runtime import Runtime
-from doctordesk.screens import offers as offers_screen
-from doctordesk.screens import review_approve
-from doctordesk.screens.protocol import UpdateSet, p_update
-from doctordesk.screens.wording import status_label, status_props
+from doctordesk.screens.protocol import UpdateSet
 from doctordesk.services.review.decisions import transition
+from doctordesk.services.review.offers import answered
 from doctordesk.services.review.screen import version_from
 from doctordesk.services.review.subject import appointment_for
 from doctordesk.services.uow import unit_of_work
@@ -33,14 +30,7 @@ async def cancel(rt: Runtime, actor: Actor, appointment_id: int, form: Mapping[s
     """POST cancel (``version``, optional ``reason``): the appointment is canceled; the screen closes to the list."""
     reason = clean_cancel_reason(form.get("reason"))
     to = await cancel_appointment(rt, actor, appointment_id, version=version_from(form), reason=reason)
-    return UpdateSet(
-        screen=offers_screen.SCREEN,
-        state="",
-        timeout=rt.settings.poll_list_seconds,
-        patches=[p_update("status", value=status_label(to, Role.PATIENT), props=status_props(to))],
-        navigate=review_approve.LIST_ENDPOINT,
-        notice={"level": "info", "text": _("Your appointment is canceled.")},
-    )
+    return answered(rt, to, N_("Your appointment is canceled."))
 
 
 async def cancel_appointment(

@@ -70,7 +70,8 @@ async def test_a_cancellation_by_the_patient_cancels_and_notifies_the_doctor(cli
     (event,) = appointment_events(events)
     assert event.kind == "appointment.cancel" and doctor_topic(demo.users["doctor1"]) in event.topics
     assert event.notify_user_ids == (demo.users["doctor1"],) and "Feeling better" in (event.notify_text or "")
-    assert set(event.data) == {"appointment_id", "from_status", "status", "version", "start", "when"}
+    assert set(event.data) == {"appointment_id", "from_status", "status", "version", "start", "when", "canceled_by"}
+    assert event.data["canceled_by"] == "patient"  # who canceled reaches the webhooks, the reason does not
 
 
 async def test_a_cancellation_by_the_clinic_notifies_the_doctor_and_the_patient(client, key, demo, runtime):

@@ -22,12 +22,16 @@ router = APIRouter(prefix="/profile", tags=["appointment list"])
 
 SectionName = Literal["needs-decision", "waiting", "upcoming", "past"]
 DAY: dict[str, Any] = {"pattern": moments.OPTIONAL_DAY_PATTERN}  # empty: no bound
+# The form's day: a calendar day (not only its digits' shape), or empty for no bound.
+FORM_DAY: dict[str, Any] = {
+    "anyOf": [{"type": "string", "format": "date", "pattern": moments.DAY_PATTERN}, {"type": "string", "enum": [""]}]
+}
 # The filter form: what the query says, as a form (empty fields: no filter on them).
 FILTER_BODY = form_body(
     {
         "status": {"type": "string", "enum": ["", *STATUSES], "description": "Only appointments in this status"},
-        "from": {"type": "string", **DAY, "description": "First day shown, YYYY-MM-DD"},
-        "to": {"type": "string", **DAY, "description": "Last day shown (not before `from`), YYYY-MM-DD"},
+        "from": {**FORM_DAY, "description": "First day shown, YYYY-MM-DD (empty: no bound)"},
+        "to": {**FORM_DAY, "description": "Last day shown (not before `from`), YYYY-MM-DD (empty: no bound)"},
         "q": {"type": "string", "maxLength": MAX_SEARCH_CHARS, "description": "Patient name"},
     }
 )

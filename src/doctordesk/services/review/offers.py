@@ -9,6 +9,7 @@ from functools import partial
 from typing import Any
 
 from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
 from doctordesk.domain.appointments.decisions import Trigger, next_status, parse_flag
@@ -31,7 +32,7 @@ from doctordesk.services.review.screen import version_from
 from doctordesk.services.review.subject import appointment_for
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.review_tables import AppointmentOffer, OfferState
-from doctordesk.store.tables import Location, User
+from doctordesk.store.tables import Appointment, Location, User
 
 _Doctor = aliased(User)
 
@@ -94,6 +95,18 @@ def viewing(
     render = partial(_render, rt, actor, appointment_id, layout, confirming)
     shown = offers_screen.shown(appointment_id, actor.user_id, confirming=confirming)
     return Viewing(rt.screens, rt.wall(), Viewer.of(actor, client_id), shown, rt.settings.poll_review_seconds, render)
+
+
+async def answering(
+    session: AsyncSession, actor: Actor, appointment_id: int, *, version: int | None
+) -> tuple[Appointment, list[AppointmentOffer]]:
+    """The patient's own appointment, locked, at the ``version`` they saw (else APPOINTMENT_CHANGED), with its
+    offers: what rejecting them all and cancelling start from."""
+    a = await appointment_for(session, actor, appointment_id, lock=True, patient=True)
+    if version is not None and a.version != version:
+        raise AppointmentChanged()
+    offers = (await session.scalars(select(AppointmentOffer).where(AppointmentOffer.appointment_id == a.id))).all()
+    return a, list(offers)
 
 
 def answered(rt: Runtime, to: Status, text: str) -> UpdateSet:
@@ -199,15 +212,8 @@ async def reject_offers(rt: Runtime, actor: Actor, appointment_id: int, *, versi
     now = rt.clock.now()
     async with unit_of_work(rt) as uow:
         session = uow.session
-        a = await appointment_for(session, actor, appointment_id, lock=True, patient=True)
-        if version is not None and a.version != version:
-            raise AppointmentChanged()
+        a, offers = await answering(session, actor, appointment_id, version=version)
         to = next_status(Status(a.status), Trigger.REJECT_OFFERS)
-        offers = (
-            (await session.execute(select(AppointmentOffer).where(AppointmentOffer.appointment_id == a.id)))
-            .scalars()
-            .all()
-        )
         doctors = {a.doctor_id, *(o.doctor_id for o in offers)}
         for o in offers:
             if o.state == OfferState.OPEN:

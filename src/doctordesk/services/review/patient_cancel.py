@@ -8,21 +8,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from sqlalchemy import select
-
 from doctordesk.domain.appointments.decisions import Trigger, clean_cancel_reason, patient_cancel_status
 from doctordesk.domain.appointments.status import Status
-from doctordesk.domain.errors import AppointmentChanged
 from doctordesk.domain.roles import Actor
 from doctordesk.domain.texts import N_, Moment, Text
 from doctordesk.runtime import Runtime
 from doctordesk.screens.protocol import UpdateSet
 from doctordesk.services.review.decisions import transition
-from doctordesk.services.review.offers import answered
+from doctordesk.services.review.offers import answered, answering
 from doctordesk.services.review.screen import version_from
-from doctordesk.services.review.subject import appointment_for
 from doctordesk.services.uow import unit_of_work
-from doctordesk.store.review_tables import AppointmentOffer, OfferState
+from doctordesk.store.review_tables import OfferState
 from doctordesk.store.tables import Location
 
 
@@ -42,11 +38,8 @@ async def cancel_appointment(
     now = rt.clock.now()
     async with unit_of_work(rt) as uow:
         session = uow.session
-        a = await appointment_for(session, actor, appointment_id, lock=True, patient=True)
-        if version is not None and a.version != version:
-            raise AppointmentChanged()
+        a, offers = await answering(session, actor, appointment_id, version=version)
         to = patient_cancel_status(Status(a.status), a.start_at, now=now, hours=rt.settings.patient_cancel_hours)
-        offers = (await session.scalars(select(AppointmentOffer).where(AppointmentOffer.appointment_id == a.id))).all()
         withdrawn = [o for o in offers if o.state == OfferState.OPEN]
         for o in withdrawn:
             o.state, o.answered_at = OfferState.WITHDRAWN, now

@@ -83,6 +83,30 @@ async def slot_times(
     return timezone, starts
 
 
+async def visit_times(
+    rt: Runtime,
+    *,
+    doctor_id: int,
+    location_id: int,
+    first_day: date,
+    last_day: date,
+    edge: list[datetime | None] | None = None,
+) -> tuple[str, list[datetime]]:
+    """The location's timezone and the free starts of one booking-screen visit between two local days (inclusive):
+    ``slot_times`` on the visit's grid, the free ones kept."""
+    timezone, grid = await slot_times(
+        rt,
+        doctor_id=doctor_id,
+        location_id=location_id,
+        first_day=first_day,
+        last_day=last_day,
+        duration_minutes=VISIT_MINUTES,
+        step_minutes=VISIT_MINUTES,
+        edge=edge,
+    )
+    return timezone, free_of(grid)
+
+
 async def first_free_span(
     rt: Runtime,
     *,
@@ -98,17 +122,9 @@ async def first_free_span(
     at the first span with a free time, so the usual case costs what showing one week does. ``edge`` gets the
     moments of every span looked through (a held time coming free, a time coming within the horizon)."""
     for first_day, last_day in search_spans(first_week, last_week):
-        timezone, grid = await slot_times(
-            rt,
-            doctor_id=doctor_id,
-            location_id=location_id,
-            first_day=first_day,
-            last_day=last_day,
-            duration_minutes=VISIT_MINUTES,
-            step_minutes=VISIT_MINUTES,
-            edge=edge,
+        timezone, free = await visit_times(
+            rt, doctor_id=doctor_id, location_id=location_id, first_day=first_day, last_day=last_day, edge=edge
         )
-        free = free_of(grid)
         if free:
             return timezone, free
     return None, []

@@ -25,7 +25,6 @@ from doctordesk.domain.scheduling.booking import (
     settle,
     week_days,
 )
-from doctordesk.domain.scheduling.free_times import free_of
 from doctordesk.domain.texts import N_, Text
 from doctordesk.i18n import _
 from doctordesk.i18n.formats import format_local
@@ -147,17 +146,9 @@ async def _render(
             choice = replace(choice, week=found)
     elif choice.doctor_id is not None and choice.location_id is not None:
         first, last = week_days(choice.week)
-        _, grid = await free_times.slot_times(
-            rt,
-            doctor_id=choice.doctor_id,
-            location_id=choice.location_id,
-            first_day=first,
-            last_day=last,
-            duration_minutes=VISIT_MINUTES,
-            step_minutes=VISIT_MINUTES,
-            edge=edges,
+        _, free = await free_times.visit_times(
+            rt, doctor_id=choice.doctor_id, location_id=choice.location_id, first_day=first, last_day=last, edge=edges
         )
-        free = free_of(grid)
     at_booking = await _picked_coverage(rt, patient_id, choice, timezone)
     page = screen.render(
         screen.BookingScreen(

@@ -1,6 +1,6 @@
 """The administration screens in the browser, desktop and phone: create a doctor (landing on their page, where the
-one-time link is), reset a password, change work hours and see the approved appointments they would leave outside, filter the audit trail
-(docs/administration.md)."""
+one-time link is), reset a password, change work hours and see the approved appointments they would leave outside,
+filter the audit trail (docs/administration.md)."""
 
 from __future__ import annotations
 
@@ -31,9 +31,7 @@ CREATED = {
 }
 
 
-@pytest.mark.parametrize(
-    ("viewport", "locale"), [(None, "en-GB"), (PHONE, "de-DE")], ids=["desktop-en", "phone-de"]
-)
+@pytest.mark.parametrize(("viewport", "locale"), [(None, "en-GB"), (PHONE, "de-DE")], ids=["desktop-en", "phone-de"])
 def test_create_user_lands_on_the_new_users_page_with_its_one_time_link(server, new_page, viewport, locale):
     language = locale[:2]
     created, deactivate, link, link_shown = CREATED[language]

@@ -20,6 +20,8 @@ from doctordesk.screens.wording import status_label
 
 MAX_LINES = 12
 MAX_VALUE_CHARS = 80
+# A record inside an entry (the alternatives sent) is made of short words: it may take more room than free text.
+MAX_RECORD_CHARS = 320
 # Keys holding a user's id (a person), a patient's record, a location's, a role and an appointment's status.
 PEOPLE: Final = frozenset({"user_id", "user", "doctor_id", "doctor", "patient_user_id", "actor_id", "created_by",
                            "sender_id"})  # fmt: skip
@@ -101,15 +103,16 @@ def _value(key: str, value: Any, names: Names, context: Mapping[str, Any]) -> st
             return format_local(datetime.fromisoformat(value.replace("Z", "+00:00")), names.zone)
         except ValueError:
             pass
-    if isinstance(value, list):
-        text = ", ".join(_value(key, v, names, context) for v in value) or "—"
-    elif isinstance(value, Mapping):
+    if isinstance(value, Mapping):
         # A record inside the entry (an alternative sent, a policy's network): its fields in words, never JSON.
         shown = [(k, v) for k, v in value.items() if k not in SHOWN_OTHERWISE]
         text = "(" + "; ".join(f"{_label(k)}: {_value(k, v, names, value)}" for k, v in shown) + ")"
+    elif isinstance(value, list):
+        text = ", ".join(_value(key, v, names, context) for v in value) or "—"
     else:
         text = str(value)
-    return text if len(text) <= MAX_VALUE_CHARS else text[: MAX_VALUE_CHARS - 1] + "…"
+    limit = MAX_RECORD_CHARS if isinstance(value, Mapping | list) else MAX_VALUE_CHARS
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _changed(before: Mapping[str, Any], after: Mapping[str, Any], names: Names) -> list[str]:
@@ -124,6 +127,20 @@ def _changed(before: Mapping[str, Any], after: Mapping[str, Any], names: Names) 
             out += _changed(old, new, names)
             continue
         out.append(f"{_label(key)}: {_value(key, old, names, before)} → {_value(key, new, names, after)}")
+    return out
+
+
+def _fields(record: Mapping[str, Any], names: Names) -> list[str]:
+    """A new (or removed) record, a line per field that holds something; a record inside it (a doctor's profile
+    inside the user) field by field."""
+    out: list[str] = []
+    for key, value in record.items():
+        if key in SHOWN_OTHERWISE or value is None:
+            continue
+        if isinstance(value, Mapping):
+            out += _fields(value, names)
+        else:
+            out.append(f"{_label(key)}: {_value(key, value, names, record)}")
     return out
 
 
@@ -161,7 +178,7 @@ def lines(details: Mapping[str, Any], names: Names) -> list[str]:
     else:
         for part in (before, after):
             if isinstance(part, Mapping):
-                out += [f"{_label(k)}: {_value(k, v, names, part)}" for k, v in part.items() if k != "id"]
+                out += _fields(part, names)
     moved, used = _moved(details, names)
     out += moved
     rest = {k: v for k, v in details.items() if k not in SHOWN_OTHERWISE and k not in used}

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from tests.e2e.web.conftest import sign_in
+from tests.e2e.web.conftest import axe_violations, sign_in
 from tests.e2e.web.test_language import german_sign_in
 
 pytestmark = pytest.mark.browser
@@ -51,6 +51,7 @@ def test_create_user_lands_on_the_new_users_page_with_its_one_time_link(server, 
     page.locator('[data-id="password-link"]', has_text=link).click()
     page.locator('[data-id="new-password"]', has_text=link_shown).wait_for()
     assert page.locator('[data-id="copy-link"]').is_visible()
+    assert axe_violations(page) == []
 
 
 def test_work_hours_that_would_strand_an_appointment_are_listed_first(server, new_page):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.web.conftest import MOBILE, sign_in
+from tests.e2e.web.conftest import MOBILE, axe_violations, sign_in
 from tests.e2e.web.test_language import german_sign_in
 from tests.support.live import serving
 from tests.support.moments import MONDAY_MORNING
@@ -97,3 +97,4 @@ def test_a_refused_file_is_explained_at_the_file_control_and_the_composer_stays_
     for selector in ('[data-id="content"] textarea', '[data-id="upload"] label', '[data-id="send"]'):
         assert _on_screen(page, selector, viewport), selector
     assert attach.is_visible() and send.is_enabled()
+    assert axe_violations(page) == []  # the field in error is described by its message

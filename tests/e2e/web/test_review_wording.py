@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.web.conftest import DESKTOP, MOBILE, sign_in
+from tests.e2e.web.conftest import DESKTOP, MOBILE, axe_violations, sign_in
 from tests.e2e.web.test_language import german_sign_in
 from tests.e2e.web.test_review import open_review, weekday_ahead
 
@@ -73,3 +73,4 @@ def test_times_are_on_the_24_hour_clock_and_typed_times_are_read_as_such(server,
     shown.wait_for()
     assert shown.input_value() == "14:30"
     assert "PM" not in page.locator("#main-screen").inner_text()
+    assert axe_violations(page) == []

@@ -8,6 +8,7 @@ import re
 
 import pytest
 
+from tests.e2e.web import confirm
 from tests.e2e.web.conftest import sign_in
 
 pytestmark = pytest.mark.browser
@@ -46,7 +47,6 @@ def test_an_admin_creates_a_doctor_and_the_password_is_shown_once(server, new_pa
 
 def test_work_hours_that_would_strand_an_appointment_are_listed_first(server, new_page):
     page = new_page(server.url)
-    page.on("dialog", lambda dialog: dialog.accept())
     open_administration(page)
     page.locator('[data-id="nav-hours"]').click()
     page.locator("h1", has_text="Work hours").wait_for()
@@ -89,13 +89,6 @@ def test_the_audit_trail_is_filtered_on_a_phone(server, new_page):
 def test_a_doctors_account_has_a_zone_list_a_destructive_look_and_a_link_to_copy(server, new_page):
     page = new_page(server.url)
     page.context.grant_permissions(["clipboard-read", "clipboard-write"])
-    asked: list[str] = []
-
-    def dismiss(dialog) -> None:
-        asked.append(dialog.message)
-        dialog.dismiss()
-
-    page.on("dialog", dismiss)
     open_administration(page)
     row = page.locator('[data-type="Row"][data-id^="user-"]', has_text="Dr. Anna Berger")
     row.locator('[data-id^="open-user-"]').click()
@@ -112,7 +105,7 @@ def test_a_doctors_account_has_a_zone_list_a_destructive_look_and_a_link_to_copy
     colour = "e => getComputedStyle(e).color + getComputedStyle(e).borderColor + getComputedStyle(e).backgroundColor"
     assert deactivate.evaluate(colour) != page.locator('[data-id="save"]').evaluate(colour)
     deactivate.click()
-    assert asked and "signed out everywhere" in asked[0]
+    assert "signed out everywhere" in confirm.answer(page, yes=False)
     assert "Active" in (page.locator('[data-id="user-status"]').text_content() or "")
     # The one-time link: its expiry in the clinic's zone, and a button that copies it.
     page.locator('[data-id="password-link"]').click()

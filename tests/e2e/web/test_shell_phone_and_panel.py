@@ -55,8 +55,9 @@ def test_the_phones_top_bar_names_the_user_and_says_the_connection_state_in_word
     page.locator('#connection[data-status="live"]').wait_for()
 
 
-def test_on_a_phone_toasts_come_one_at_a_time_and_cover_no_row(server, new_page):
-    page = new_page(server.url, viewport=MOBILE)
+@pytest.mark.parametrize("language", ["en", "de"])
+def test_on_a_phone_toasts_come_one_at_a_time_and_cover_no_row(server, new_page, language):
+    page = new_page(server.url, viewport=MOBILE, locale=LANGUAGES[language][0])
     sign_in_as(page, "doctor1")
     rows = '[data-type="Row"][data-id^="appointment-"]'
     page.locator(rows).first.wait_for()

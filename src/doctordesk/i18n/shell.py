@@ -94,5 +94,7 @@ SHELL_TEXTS: tuple[str, ...] = (
     N_("Your role must sign in with a second factor. Choose one now."),
     # Recent authentication (docs/accounts.md#recent-authentication).
     N_("Confirm it is you"),
+    # An action's confirmation asked in the page (dialogs.js): its button when the control has no label.
+    N_("Confirm"),
     N_("Enter your password again to make this change."),
 )

@@ -7,10 +7,9 @@ import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from urllib.parse import urlencode
 
 from doctordesk import i18n
-from doctordesk.domain.appointments.list_filter import MAX_SEARCH_CHARS, STATUSES, ListFilter
+from doctordesk.domain.appointments.list_filter import ListFilter
 from doctordesk.domain.appointments.list_sections import Section
 from doctordesk.domain.appointments.notices import Notice
 from doctordesk.domain.appointments.status import Status
@@ -19,16 +18,15 @@ from doctordesk.domain.events import ALL_APPOINTMENTS_TOPIC, CLINIC_TOPIC, docto
 from doctordesk.domain.keyset import Slice, count_label
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.i18n import N_, _, stored
-from doctordesk.i18n.day_entry import date_attrs
 from doctordesk.i18n.formats import format_local
-from doctordesk.screens.protocol import Action, Element, Layout, Option, Page, el
+from doctordesk.screens import list_filter
+from doctordesk.screens.protocol import Action, Element, Layout, Page, el
 from doctordesk.screens.state import Shown
-from doctordesk.screens.wording import service_words, status_badge, status_label
+from doctordesk.screens.wording import service_words, status_badge
 
 SCREEN = "appointment-list"
-ENDPOINT = "/profile/appointments"
+ENDPOINT = list_filter.ENDPOINT
 MORE_ENDPOINT = "/profile/appointments/more"
-FILTER_ENDPOINT = "/profile/appointments/filter"
 NOTICES_ENDPOINT = "/profile/notices"
 BOOK_ENDPOINT = "/profile/book"
 ADMIN_ENDPOINT = "/profile/admin/users"
@@ -66,35 +64,6 @@ def topics(actor: Actor) -> tuple[str, ...]:
     if actor.role is Role.PATIENT and actor.patient_id is not None:
         return (patient_topic(actor.patient_id), user_topic(actor.user_id), CLINIC_TOPIC)
     return (ALL_APPOINTMENTS_TOPIC, user_topic(actor.user_id), CLINIC_TOPIC)
-
-
-def endpoint(f: ListFilter) -> str:
-    """The list's URL for a filter (the plain list without one)."""
-    query = f.query()
-    return f"{ENDPOINT}?{urlencode(query)}" if query else ENDPOINT
-
-
-def _filters(f: ListFilter, actor: Actor) -> Element:
-    """The filter form: status, days, patient name. "Apply" navigates to the list's URL for it."""
-    statuses = [Option("", _("Any status"))]
-    statuses += [Option(key, status_label(codes[0], actor.role)) for key, codes in STATUSES.items()]
-    children = [
-        el("f-status", "Combo", label=_("Status"), name="status", value=f.status or "", options=statuses),
-        el(
-            "f-from", "Date", label=_("From"), name="from", value=f.first.isoformat() if f.first else "", **date_attrs()
-        ),
-        el("f-to", "Date", label=_("To"), name="to", value=f.last.isoformat() if f.last else "", **date_attrs()),
-    ]
-    if actor.role is not Role.PATIENT:
-        children.append(
-            el("f-q", "Edit", label=_("Patient name"), name="q", value=f.search,
-               props={"type": "search", "maxlength": MAX_SEARCH_CHARS, "submit": "apply-filter"})
-        )  # fmt: skip
-    children += [
-        el("apply-filter", "Button", label=_("Apply"), action=Action("PATCH", FILTER_ENDPOINT, form="filters")),
-        el("clear-filter", "Link", label=_("Clear filter"), visible=f.active, action=Action("PUT", ENDPOINT)),
-    ]
-    return el("filters", "Section", *children, label=_("Filter"))
 
 
 def shown(actor: Actor) -> Shown:
@@ -285,7 +254,7 @@ def render(
         elements.append(el("calendar-feed", "Link", label=_("Calendar feed"), action=Action("PUT", CALENDAR_ENDPOINT)))
     if actor.role is Role.ADMIN:
         elements.append(el("administration", "Link", label=_("Administration"), action=Action("PUT", ADMIN_ENDPOINT)))
-    elements.append(_filters(f, actor))
+    elements += [list_filter.form(f, actor), list_filter.chips(f, actor)]
     nothing = _("Nothing matches the filter.") if f.active else _("Nothing here.")
     for section in Section:
         shown = sections[section]
@@ -296,7 +265,7 @@ def render(
     return Page(
         screen=SCREEN,
         title=_("Appointments"),
-        endpoint=endpoint(f),
+        endpoint=list_filter.endpoint(f),
         poll=ENDPOINT,
         timeout=timeout,
         elements=tuple(elements),

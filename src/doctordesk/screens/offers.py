@@ -227,7 +227,19 @@ def _offer(s: OffersScreen, o: OfferView, actionable: bool) -> Element:
                 "Button",
                 label=_("Accept this time"),
                 enabled=open_offer and not gone,
-                action=Action("POST", f"{endpoint(a)}/{o.id}/accept", form=f"offer-{n}"),
+                action=Action(
+                    "POST",
+                    f"{endpoint(a)}/{o.id}/accept",
+                    form=f"offer-{n}",
+                    # Asked first (issue 40): the time being accepted, with whom and where.
+                    confirm=_(
+                        "Accept {when} with {doctor} at {location}? It becomes your appointment and the other "
+                        "offered times are withdrawn.",
+                        when=format_local(o.start, o.timezone),
+                        doctor=o.doctor,
+                        location=o.location,
+                    ),
+                ),
             ),
             el(
                 f"accept-note~{n}",

@@ -18,6 +18,7 @@ async def test_the_list_opens_with_its_sections_and_an_unchanged_poll_changes_no
             "week-view",
             "calendar-feed",
             "filters",
+            "filter-chips",
             "needs-decision",
             "waiting",
             "upcoming",

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from tests.e2e.web import confirm
 from tests.e2e.web.conftest import axe_violations, sign_in
 from tests.e2e.web.test_language import german_sign_in
 
@@ -54,6 +55,10 @@ def signed_in_screens(username: str) -> Callable[[Any, Findings, str], None]:
 
 def doctor(page: Any, findings: Findings, layout: str) -> None:
     findings.check(page, "appointment list")
+    page.locator('[data-id="filters"] .fold-toggle').click()
+    page.locator('[data-id="f-status"]').wait_for()
+    findings.check(page, "appointment list, the filter opened")
+    page.locator('[data-id="filters"] .fold-toggle').click()
     page.locator('[data-id="calendar-feed"]').click()
     page.locator('[data-id="make"]').wait_for()
     findings.check(page, "calendar feed")
@@ -75,8 +80,9 @@ def doctor(page: Any, findings: Findings, layout: str) -> None:
     findings.check(page, "decline dialog")
     page.keyboard.press("Escape")
     page.get_by_role("dialog").wait_for(state="hidden")
-    page.once("dialog", lambda dialog: dialog.accept())  # "Discard your changes?"
     page.locator('[data-id="cancel"]').click()
+    findings.check(page, "a question asked before an action")
+    assert confirm.answer(page)  # "Discard your changes?"
     page.locator(f'[data-id="chat-{CHAT}"]').wait_for()
     page.locator(f'[data-id="chat-{CHAT}"]').click()
     page.locator('[data-id="content"] textarea').wait_for()
@@ -104,6 +110,10 @@ def patient(page: Any, findings: Findings, layout: str) -> None:
     page.evaluate(f"location.hash = '#/profile/appointments/{PENDING}/offers'")
     page.locator('[data-screen="appointment-offers"] [data-id="offers"]').wait_for()
     findings.check(page, "offers")
+    page.locator('[data-id="accept~1"]').click()
+    page.locator(confirm.OPEN).wait_for()
+    findings.check(page, "accepting an offer, asked first")
+    confirm.answer(page, yes=False)
 
 
 def admin(page: Any, findings: Findings, layout: str) -> None:

@@ -11,6 +11,7 @@ from datetime import timedelta
 import httpx
 import pytest
 
+from tests.e2e.web.confirm import answer as answer_question
 from tests.e2e.web.conftest import sign_in
 from tests.e2e.web.test_language import german_sign_in
 from tests.support.moments import MONDAY_MORNING
@@ -171,7 +172,6 @@ def test_days_are_shown_and_taken_in_the_clinics_format(server, new_page, locale
 @VIEWPORTS
 def test_a_webhook_is_registered_tested_replayed_and_disabled(server, new_page, viewport):
     page = new_page(server.url, viewport=viewport)
-    page.on("dialog", lambda dialog: dialog.accept())
     open_section(page, "webhooks", "Webhooks")
     url = f"https://hooks.example.com/{'desk' if viewport is DESKTOP else 'phone'}"
     page.locator('[data-id="new-webhook"] [data-name="url"]').fill(url)
@@ -192,6 +192,7 @@ def test_a_webhook_is_registered_tested_replayed_and_disabled(server, new_page, 
     row.locator('[data-id^="replay-"]').click()
     page.locator('[data-id="saved"]', has_text="Replay queued").wait_for()
     page.locator('[data-id="toggle-enabled"]', has_text="Disable").click()
+    assert "Disable this endpoint?" in answer_question(page)
     page.locator('[data-id="toggle-enabled"]', has_text="Enable").wait_for()
     assert "Disabled" in (page.locator('[data-id="state"]').text_content() or "")
 

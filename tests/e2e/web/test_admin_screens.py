@@ -8,6 +8,7 @@ import re
 
 import pytest
 
+from tests.e2e.web import confirm
 from tests.e2e.web.conftest import axe_violations, sign_in
 from tests.e2e.web.test_language import german_sign_in
 
@@ -56,7 +57,6 @@ def test_create_user_lands_on_the_new_users_page_with_its_one_time_link(server, 
 
 def test_work_hours_that_would_strand_an_appointment_are_listed_first(server, new_page):
     page = new_page(server.url)
-    page.on("dialog", lambda dialog: dialog.accept())
     open_administration(page)
     page.locator('[data-id="nav-hours"]').click()
     page.locator("h1", has_text="Work hours").wait_for()
@@ -99,13 +99,6 @@ def test_the_audit_trail_is_filtered_on_a_phone(server, new_page):
 def test_a_doctors_account_has_a_zone_list_a_destructive_look_and_a_link_to_copy(server, new_page):
     page = new_page(server.url)
     page.context.grant_permissions(["clipboard-read", "clipboard-write"])
-    asked: list[str] = []
-
-    def dismiss(dialog) -> None:
-        asked.append(dialog.message)
-        dialog.dismiss()
-
-    page.on("dialog", dismiss)
     open_administration(page)
     row = page.locator('[data-type="Row"][data-id^="user-"]', has_text="Dr. Anna Berger")
     row.locator('[data-id^="open-user-"]').click()
@@ -122,7 +115,7 @@ def test_a_doctors_account_has_a_zone_list_a_destructive_look_and_a_link_to_copy
     colour = "e => getComputedStyle(e).color + getComputedStyle(e).borderColor + getComputedStyle(e).backgroundColor"
     assert deactivate.evaluate(colour) != page.locator('[data-id="save"]').evaluate(colour)
     deactivate.click()
-    assert asked and "signed out everywhere" in asked[0]
+    assert "signed out everywhere" in confirm.answer(page, yes=False)
     assert "Active" in (page.locator('[data-id="user-status"]').text_content() or "")
     # The one-time link: its expiry in the clinic's zone, and a button that copies it.
     page.locator('[data-id="password-link"]').click()

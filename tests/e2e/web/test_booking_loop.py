@@ -8,6 +8,7 @@ import re
 
 import pytest
 
+from tests.e2e.web import confirm
 from tests.e2e.web.conftest import MOBILE, sign_in
 from tests.e2e.web.test_language import german_sign_in
 from tests.e2e.web.test_review import fill_card, weekday_ahead
@@ -62,6 +63,7 @@ def test_patient_books_doctor_suggests_patient_accepts_doctor_is_told(server, ne
     patient.locator(f'[data-id="offers-{appointment}"]').click()
     patient.get_by_role("heading", name="Your appointment").wait_for()
     patient.get_by_role("button", name="Accept this time").first.click()
+    confirm.answer(patient)
     patient.locator(f'[data-id="status-{appointment}"]').wait_for()
 
     # The doctor is told, on the list that stayed open.

@@ -8,6 +8,7 @@ import httpx
 import pytest
 from icalendar import Calendar
 
+from tests.e2e.web import confirm
 from tests.e2e.web.conftest import MOBILE, sign_in
 
 pytestmark = pytest.mark.browser
@@ -17,7 +18,6 @@ pytestmark = pytest.mark.browser
 def test_a_doctor_creates_copies_rotates_and_revokes_the_calendar_feed(server, new_page, viewport, doctor):
     page = new_page(server.url, viewport=viewport)
     page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server.url)
-    page.on("dialog", lambda dialog: dialog.accept())
     sign_in(page, doctor)
     page.locator('[data-id="calendar-feed"]').click()
     page.locator("h1", has_text="Calendar feed").wait_for()
@@ -43,6 +43,7 @@ def test_a_doctor_creates_copies_rotates_and_revokes_the_calendar_feed(server, n
         assert page.evaluate("document.documentElement.scrollWidth") <= MOBILE["width"]
 
     page.locator('[data-id="make"]', has_text="Rotate address").click()
+    confirm.answer(page)
     page.wait_for_function(
         "old => { const t = document.querySelector('[data-id=\"feed-url\"]')?.textContent || '';"
         " return t.includes('.ics') && !t.includes(old); }",
@@ -54,6 +55,7 @@ def test_a_doctor_creates_copies_rotates_and_revokes_the_calendar_feed(server, n
         assert http.get(rotated).status_code == 200
 
     page.locator('[data-id="revoke"]').click()
+    assert "Revoke the calendar feed?" in confirm.answer(page)
     page.locator('[data-id="feed-notice"]', has_text="revoked").wait_for()
     assert page.locator('[data-id="feed-new"]').is_hidden()
     page.locator('[data-id="feed-status"]', has_text="No feed address yet").wait_for()

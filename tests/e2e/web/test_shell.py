@@ -61,13 +61,13 @@ def test_the_session_survives_a_reload_of_the_tab(server, new_page):
     assert paths.count("/realtime/endpoints") == 2 and "/openapi.json" not in paths
 
 
-def test_the_mobile_layout_stacks_rows_and_hides_the_user_block(server, new_page):
+def test_the_mobile_layout_stacks_rows_and_names_the_user_without_the_role(server, new_page):
     page = new_page(server.url, viewport=MOBILE)
     sign_in(page, "doctor1")
     row = page.locator('[data-type="Row"]').first
     box = row.bounding_box()
     assert box is not None and box["width"] <= MOBILE["width"]
-    assert page.locator("#user").is_hidden()
+    assert page.locator("#user-name").is_visible() and page.locator("#user-role").is_hidden()
     # Nothing is wider than the screen (no horizontal scrolling).
     assert page.evaluate("document.documentElement.scrollWidth") <= MOBILE["width"]
 

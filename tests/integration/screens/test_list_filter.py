@@ -229,3 +229,40 @@ async def test_a_name_search_reads_index_ranges_not_the_doctors_whole_history(cl
             plan = " | ".join(str(r[-1]) for r in await connection.exec_driver_sql(explain + statement, parameters))
             assert "ix_appointments" in plan, plan
             assert "SCAN appointments" not in plan and "Seq Scan on appointments" not in plan, plan
+
+
+def _find(elements: list[dict[str, Any]], id_: str) -> dict[str, Any] | None:
+    for e in elements:
+        if e["id"] == id_:
+            return e
+        found = _find(e.get("children", []), id_)
+        if found:
+            return found
+    return None
+
+
+async def test_the_active_filter_is_shown_as_chips_each_leading_to_the_list_without_its_part(client, login):
+    doctor = await login("doctor1")
+    plain = await _put(client, doctor.headers)
+    chips = _find(plain["elements"], "filter-chips")
+    assert chips is not None and chips.get("visible", True) is False  # no filter, no chips
+    assert _find(plain["elements"], "filters")["props"] == {"fold": True}  # type: ignore[index]
+    page = await _put(client, doctor.headers, status="approved", **{"from": "2026-12-01", "to": "2026-12-05"}, q="Anna")
+    chips = _find(page["elements"], "filter-chips")
+    assert chips is not None and chips.get("visible", True) is True
+    parts = {c["id"]: c for c in chips["children"]}
+    assert parts["chip-status"]["label"] == "Status: Approved"
+    assert parts["chip-from"]["label"] == "From 01/12/2026" and parts["chip-to"]["label"] == "To 05/12/2026"
+    assert parts["chip-q"]["label"] == "Patient: Anna"
+    assert parts["chip-q"]["props"]["chip"] == "Remove from the filter: Patient: Anna"
+    ends = {ref: c["action"]["endpoint"] for ref, c in parts.items()}
+    assert ends["chip-status"] == "/profile/appointments?from=2026-12-01&to=2026-12-05&q=Anna"
+    assert ends["chip-from"] == "/profile/appointments?status=approved&to=2026-12-05&q=Anna"
+    assert ends["chip-to"] == "/profile/appointments?status=approved&from=2026-12-01&q=Anna"
+    assert ends["chip-q"] == "/profile/appointments?status=approved&from=2026-12-01&to=2026-12-05"
+    assert ends["clear-filter"] == "/profile/appointments"
+    german = {**doctor.headers, "Accept-Language": "de"}
+    page = await _put(client, german, status="approved", q="Anna")
+    parts = {c["id"]: c for c in _find(page["elements"], "filter-chips")["children"]}  # type: ignore[index]
+    assert parts["chip-status"]["label"] == "Status: Zugesagt"
+    assert parts["chip-q"]["props"]["chip"] == "Aus dem Filter entfernen: Patient: Anna"

@@ -31,6 +31,7 @@ from doctordesk.domain.keyset import COUNT_CAP, Position, Slice
 from doctordesk.domain.roles import Actor
 from doctordesk.runtime import Runtime
 from doctordesk.screens import appointment_list as screen
+from doctordesk.screens import list_filter
 from doctordesk.screens.protocol import Layout, Page, UpdateSet
 from doctordesk.screens.state import Viewer, lasting
 from doctordesk.screens.viewing import Viewing
@@ -360,4 +361,5 @@ def apply_filter(rt: Runtime, form: Mapping[str, str]) -> UpdateSet:
     f, fields = parse_filter(form)
     if fields:
         raise ValidationFailed(fields=fields)
-    return UpdateSet(screen=screen.SCREEN, state="", timeout=rt.settings.poll_list_seconds, navigate=screen.endpoint(f))
+    where = list_filter.endpoint(f)
+    return UpdateSet(screen=screen.SCREEN, state="", timeout=rt.settings.poll_list_seconds, navigate=where)

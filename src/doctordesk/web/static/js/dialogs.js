@@ -47,3 +47,37 @@ export function syncModal(view, entry) {
     dialog.close();
   }
 }
+
+// An action's `confirm` question, asked in the page (not the browser's window.confirm, whose buttons and look the
+// app cannot name or translate): a modal <dialog> titled with the question, its confirm button named like the
+// control that asked ("Accept this time"), and "Back". Escape or Back answer no; focus returns to the control.
+export function askToConfirm(question, { confirm, back }) {
+  return new Promise((resolve) => {
+    const opener = document.activeElement;
+    const dialog = node("dialog", "modal confirm");
+    const title = node("h2", "modal-title", question);
+    title.id = uid("h");
+    dialog.setAttribute("aria-labelledby", title.id);
+    const yes = node("button", "btn btn-primary confirm-yes", confirm);
+    yes.type = "button";
+    const no = node("button", "btn confirm-no", back);
+    no.type = "button";
+    const actions = node("div", "confirm-actions");
+    actions.append(yes, no);
+    dialog.append(title, actions);
+    let answer = false;
+    yes.addEventListener("click", () => {
+      answer = true;
+      dialog.close();
+    });
+    no.addEventListener("click", () => dialog.close());
+    dialog.addEventListener("close", () => {
+      dialog.remove();
+      if (opener && opener.isConnected) opener.focus();
+      resolve(answer);
+    });
+    document.body.append(dialog);
+    dialog.showModal();
+    yes.focus();
+  });
+}

@@ -5,6 +5,7 @@
 
 import { dayText } from "./days.js";
 import { formatTime, node, safeHref, text, uid } from "./dom.js";
+import { makeFoldable } from "./fold.js";
 import { number, t, tf } from "./texts.js";
 
 function headingTag(depth) {
@@ -217,6 +218,14 @@ function buildButton(model, className) {
     button.append(node("span", "button-badge", props.badge));
   }
   if (typeof props.description === "string") button.setAttribute("aria-label", `${model.label} ${props.description}`);
+  if (typeof props.chip === "string") {
+    // A removable part of a filter: its words and a ×; its name says what activating it removes.
+    button.classList.add("chip");
+    const cross = node("span", "chip-remove", "×");
+    cross.setAttribute("aria-hidden", "true");
+    button.append(cross);
+    button.setAttribute("aria-label", props.chip);
+  }
   return { root: button, button };
 }
 
@@ -321,10 +330,13 @@ export const ELEMENT_BUILDERS = {
     root.append(node("strong", "highlight-value", model.value));
     return { root };
   },
-  Section(model, { depth }) {
+  Section(model, { depth, view }) {
     // A page's sections are its regions; a section inside another element (a card's "Total fee") is a group, so
     // the page's landmarks stay few and each has its own name (axe: landmark-unique).
-    if (depth === 0) return container("section", "section", model, depth);
+    if (depth === 0) {
+      const parts = container("section", "section", model, depth);
+      return (model.props || {}).fold === true ? makeFoldable(parts, model, view) : parts;
+    }
     const parts = container("div", "section", model, depth);
     parts.root.setAttribute("role", "group");
     return parts;

@@ -13,6 +13,8 @@ import { t } from "./texts.js";
 const HOME = "/profile/appointments";
 const THREADS = "/profile/messages/threads";
 const WIDE_QUERY = "(min-width: 1180px)";
+// The chat open in this tab's panel, so a reload opens it again where it was (its draft comes from the server).
+const PANEL_KEY = "doctordesk.panel";
 const $ = (id) => document.getElementById(id);
 
 const ROLE_NAMES = { doctor: "Doctor", support: "Support", admin: "Administrator", patient: "Patient" };
@@ -215,6 +217,8 @@ class Shell {
     // Login: the stream is closed and opened again with the new token (spec 5.2).
     this.link.restart();
     this.showMain(endpoint, { push });
+    const panel = sessionStorage.getItem(PANEL_KEY);
+    if (panel && panel.startsWith("/profile/") && api.layout() === "desktop") this.openPanel(panel, { focus: false });
   }
 
   async logout() {
@@ -287,7 +291,7 @@ class Shell {
     else this.navigate(HOME);
   }
 
-  openPanel(endpoint) {
+  openPanel(endpoint, { focus = true } = {}) {
     const opener = document.activeElement;
     if (opener && !$("panel").contains(opener)) this.panelOpener = opener;
     if (!this.panel) {
@@ -295,9 +299,10 @@ class Shell {
       this.panel.closed = false;
     }
     this.panelEndpoint = endpoint;
+    sessionStorage.setItem(PANEL_KEY, endpoint);
     $("panel").hidden = false;
     this.placePanel();
-    this.panel.open(endpoint);
+    this.panel.open(endpoint, { focus });
   }
 
   requestPanelClose() {
@@ -312,6 +317,7 @@ class Shell {
     const panel = this.panel;
     this.panel = null;
     this.panelEndpoint = null;
+    sessionStorage.removeItem(PANEL_KEY);
     panel.close();
     $("panel").hidden = true;
     document.body.classList.remove("has-embedded-panel");
@@ -371,7 +377,9 @@ class Shell {
     toast.dataset.tone = notice.level || "info";
     toast.setAttribute("role", notice.level === "error" ? "alert" : "status");
     toast.textContent = notice.text;
-    $("toasts").append(toast);
+    // On a phone one toast at a time, in the top bar's own line: it never covers the list (issue 40).
+    if (api.layout() === "mobile") $("toasts").replaceChildren(toast);
+    else $("toasts").append(toast);
     setTimeout(() => toast.remove(), 6000);
   }
 

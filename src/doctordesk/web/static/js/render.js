@@ -11,6 +11,7 @@ import { buildCalendar, buildDay, buildEvent } from "./calendar.js";
 import { buildModal, syncModal } from "./dialogs.js";
 import { node, uid } from "./dom.js";
 import { buildGeneric, ELEMENT_BUILDERS } from "./elements.js";
+import { openOnErrors } from "./fold.js";
 import * as forms from "./forms.js";
 import { find } from "./patch.js";
 import { applyPatches } from "./patch-dom.js";
@@ -41,6 +42,7 @@ export class ScreenView {
     this.blobUrls = new Set();
     this.lastFocus = null; // the element id focus returns to when a dialog closes
     this.lastActivated = null; // the element whose action ran last
+    this.unfolded = new Set(); // folded sections the user opened (fold.js), kept while the screen is the same
   }
 
   destroy() {
@@ -50,7 +52,8 @@ export class ScreenView {
     this.root.replaceChildren();
   }
 
-  render(elements) {
+  render(elements, { unfolded = new Set() } = {}) {
+    this.unfolded = unfolded;
     for (const url of this.blobUrls) URL.revokeObjectURL(url);
     this.blobUrls.clear();
     this.nodes.clear();
@@ -69,7 +72,7 @@ export class ScreenView {
   rerender(elements) {
     const typed = forms.typedValues(this);
     const active = this.root.contains(document.activeElement) ? document.activeElement.closest("[data-id]") : null;
-    this.render(elements);
+    this.render(elements, { unfolded: this.unfolded });
     forms.restoreTyped(this, typed);
     if (active) this.refocus(active.dataset.id);
     this.afterChange();
@@ -92,6 +95,7 @@ export class ScreenView {
       if (entry.model.type === "Modal") syncModal(this, entry);
       if (entry.requires) forms.checkRequires(this, entry);
     }
+    openOnErrors(this);
   }
 
   // --- forms (forms.js) ------------------------------------------------------------------------------------------
@@ -101,7 +105,12 @@ export class ScreenView {
   }
 
   showFieldErrors(fields, formId = null) {
-    return forms.showFieldErrors(this, fields, formId);
+    const placed = forms.showFieldErrors(this, fields, formId);
+    openOnErrors(this);
+    // A field that was folded away when its error was placed could not take focus then.
+    const first = this.root.querySelector('.has-client-error [aria-invalid="true"]');
+    if (first && !first.contains(document.activeElement)) first.focus();
+    return placed;
   }
 
   clearFieldErrors() {

@@ -2,6 +2,7 @@
 // Requests that carry the state token are queued so that every update set applies to the page it was made for.
 
 import { ApiError, NetworkError, request } from "./api.js";
+import { askToConfirm } from "./dialogs.js";
 import { safeHref } from "./dom.js";
 import { newRequestId } from "./outbox.js";
 import { PatchError } from "./patch.js";
@@ -209,7 +210,8 @@ export class Screen {
 
   async act(model) {
     const action = model.action;
-    if (action.confirm && !window.confirm(action.confirm)) return;
+    if (action.confirm && !(await askToConfirm(action.confirm, { confirm: model.label || t("Confirm"), back: t("Back") })))
+      return;
     const fields = this.view.collect(action.form);
     this.clearBanner();
     this.view.clearFieldErrors();

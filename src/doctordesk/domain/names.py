@@ -40,9 +40,7 @@ def is_refused(char: str) -> bool:
 
 def is_seen(char: str) -> bool:
     """Whether ``char`` shows something by itself: a name needs one such character."""
-    return not (
-        char in BLANK_LETTERS or char in BLANK_SYMBOLS or unicodedata.category(char) in UNSEEN_CATEGORIES
-    )
+    return not (char in BLANK_LETTERS or char in BLANK_SYMBOLS or unicodedata.category(char) in UNSEEN_CATEGORIES)
 
 
 def refused_character(value: str) -> str | None:

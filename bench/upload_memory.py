@@ -4,8 +4,9 @@
 (imports, pools); then its peak RSS is reset (``/proc/<pid>/clear_refs``) and eight sends of a file just under the
 upload limit go out together. Reported per file type: RSS before, the peak during the sends, the growth. The files:
 a PDF padded to size, and a JPEG of noise (the worst case for decoding: no photo compresses less), each against
-a fresh server. SQLite by default; PostgreSQL, in a database of its own, with ``DOCTORDESK_BENCH_POSTGRES_URL``
-(bench/common.py).
+a fresh server; then the decoding bombs within the pixel limit: a 6300×6300 RGBA PNG of zeros (154 KiB that
+decode to 159 MB) and a 7200×5400 JPEG (a 39-megapixel photo, reduced while it is decoded). SQLite by default;
+PostgreSQL, in a database of its own, with ``DOCTORDESK_BENCH_POSTGRES_URL`` (bench/common.py).
 """
 
 from __future__ import annotations
@@ -67,9 +68,26 @@ async def _round(server: Server, headers: dict[str, str], appointments: list[int
     return [name, len(data) // 1024, before, peak, peak - before, " ".join(str(c) for c in sorted(set(codes)))]
 
 
+def _zeros_png() -> bytes:
+    out = io.BytesIO()
+    Image.new("RGBA", (6300, 6300)).save(out, "PNG")
+    return out.getvalue()
+
+
+def _large_jpeg() -> bytes:
+    out = io.BytesIO()
+    Image.linear_gradient("L").resize((7200, 5400)).convert("RGB").save(out, "JPEG", quality=90)
+    return out.getvalue()
+
+
 def main() -> int:
     rows = []
-    files = (("report.pdf", sample_files.pdf(padding=FILE_BYTES)), ("photo.jpg", _noise_jpeg(FILE_BYTES)))
+    files = (
+        ("report.pdf", sample_files.pdf(padding=FILE_BYTES)),
+        ("photo.jpg", _noise_jpeg(FILE_BYTES)),
+        ("zeros.png", _zeros_png()),
+        ("large.jpg", _large_jpeg()),
+    )
     for name, data in files:
         # A fresh server per file type: memory a process once took is rarely given back and would hide the growth.
         with Server(postgres=True) as server:

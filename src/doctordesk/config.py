@@ -73,6 +73,10 @@ class Settings(BaseSettings):
     auth_cache_seconds: float = Field(300.0, ge=0, le=3600)
     # How recent a sign-in or re-authentication must be for a change of how the account signs in (step-up).
     reauth_seconds: int = Field(600, ge=30, le=86400)
+    # Holds of a time through FHIR's $hold (docs/booking.md#holds): how many unexpired holds one patient may have
+    # with one doctor in one week, and how long a holder waits before holding a time again whose hold lapsed.
+    hold_patient_week_cap: int = Field(2, ge=1, le=20)
+    hold_cooldown_minutes: int = Field(30, ge=0, le=1440)
     # Clinic reference data (doctors, locations, work hours, fees) is re-read at most this often by Review and
     # Approve; 0 reads it on every request.
     reference_cache_seconds: float = Field(5.0, ge=0, le=86400)

@@ -54,14 +54,22 @@ def noise_jpeg(target_bytes: int) -> bytes:
         side = int(side * (target_bytes / out.tell()) ** 0.5) + 16
 
 
-def png_bomb(width: int, height: int) -> bytes:
-    """A valid one-bit PNG of ``width`` × ``height`` black pixels: a few kilobytes that decode to megapixels."""
+def png_bomb(width: int, height: int, *, rgba: bool = False) -> bytes:
+    """A valid one-bit PNG of ``width`` × ``height`` black pixels: a few kilobytes that decode to megapixels
+    (``rgba``: 8-bit RGBA zeros instead, four bytes a pixel once decoded), written without decoding anything."""
 
     def chunk(kind: bytes, data: bytes) -> bytes:
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
 
-    row = b"\x00" + b"\x00" * ((width + 7) // 8)
+    row = b"\x00" + b"\x00" * (width * 4 if rgba else (width + 7) // 8)
     packer = zlib.compressobj(9)
     compressed = b"".join(packer.compress(row) for _ in range(height)) + packer.flush()
-    header = struct.pack(">IIBBBBB", width, height, 1, 0, 0, 0, 0)
+    header = struct.pack(">IIBBBBB", width, height, 8 if rgba else 1, 6 if rgba else 0, 0, 0, 0)
     return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", compressed) + chunk(b"IEND", b"")
+
+
+def large_jpeg(width: int, height: int) -> bytes:
+    """A smooth JPEG (a gradient, as photos compress) of ``width`` × ``height``."""
+    out = io.BytesIO()
+    Image.linear_gradient("L").resize((width, height)).convert("RGB").save(out, "JPEG", quality=85)
+    return out.getvalue()

@@ -1,6 +1,7 @@
 """The one rule for a name, a text read as the label of someone or something (display names, locations, insurers,
 services, patients' names), wherever it is written: no character that is invisible or changes how the text around
-it shows (docs/administration.md#names). Free text follows domain/inputs.py instead."""
+it shows, and at least one character that shows (docs/administration.md#names). Free text follows domain/inputs.py
+instead."""
 
 from __future__ import annotations
 
@@ -19,6 +20,13 @@ _PLANES = (range(0x0000, 0x20000), range(0xE0000, 0xE1000))
 JOINERS = frozenset("\u200c\u200d")
 # Letters that show as nothing.
 BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0")
+# What shows nothing by itself, by Unicode's general categories: separators (spaces), marks (they need a letter to
+# sit on; variation selectors are marks), controls, format characters (the joiners among them) and surrogates.
+# Private-use and unassigned code points do show (a box, or what a newer font draws).
+UNSEEN_CATEGORIES = frozenset({"Zs", "Zl", "Zp", "Mn", "Mc", "Me", "Cc", "Cf", "Cs"})
+# Unicode has no property for "drawn as nothing": beside the Hangul fillers (letters), the Braille blank is the one
+# symbol drawn empty. It is no control (Braille text spaces its words with it), so it is allowed, but does not count.
+BLANK_SYMBOLS = frozenset("\u2800")
 # The bidirectional controls, all refused in names (named for the docs and tests; they are format characters).
 BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 
@@ -28,6 +36,11 @@ def is_refused(char: str) -> bool:
     if char in JOINERS:
         return False
     return char in BLANK_LETTERS or unicodedata.category(char) in REFUSED_CATEGORIES
+
+
+def is_seen(char: str) -> bool:
+    """Whether ``char`` shows something by itself: a name needs one such character."""
+    return not (char in BLANK_LETTERS or char in BLANK_SYMBOLS or unicodedata.category(char) in UNSEEN_CATEGORIES)
 
 
 def refused_character(value: str) -> str | None:
@@ -42,12 +55,15 @@ def code_point(char: str) -> str:
 
 def name_problem(value: str, *, max_chars: int) -> str | None:
     """Why ``value`` is not an acceptable name of at most ``max_chars`` characters (counted without the white
-    space around it), or None: the message for the field, in the screens' and API's style."""
-    if not 1 <= len(value.strip()) <= max_chars:
+    space around it), or None: the message for the field, in the screens' and API's style. A name with nothing
+    that shows (only spaces of any kind, joiners, the Braille blank) gets one message, whichever it uses."""
+    if not value or len(value.strip()) > max_chars:
         return Text("{low} to {high} characters.", low=1, high=max_chars)
     char = refused_character(value)
     if char is not None:
         return Text("Contains an invisible or control character ({code}).", code=code_point(char))
+    if not any(map(is_seen, value)):
+        return Text("Shows no visible character: give a letter, digit or sign.")
     return None
 
 
@@ -85,9 +101,16 @@ def _refused_class() -> str:
     return "".join(_escaped(a) if a == b else f"{_escaped(a)}-{_escaped(b)}" for a, b in _ranges(points))
 
 
+def _unseen_class() -> str:
+    # Every unseen character that is not refused (is_seen's categories and blanks live in the same planes).
+    points = (p for plane in _PLANES for p in plane if not is_seen(chr(p)) and not is_refused(chr(p)))
+    return "".join(_escaped(a) if a == b else f"{_escaped(a)}-{_escaped(b)}" for a, b in _ranges(points))
+
+
 REFUSED_CLASS = _refused_class()
-# The rule as a JSON Schema pattern: no refused character, and something besides white space.
-NAME_PATTERN = rf"^[^{REFUSED_CLASS}]*[^\s{REFUSED_CLASS}][^{REFUSED_CLASS}]*$"
+UNSEEN_CLASS = _unseen_class()
+# The rule as a JSON Schema pattern: no refused character, and one that shows.
+NAME_PATTERN = rf"^[^{REFUSED_CLASS}]*[^{REFUSED_CLASS}{UNSEEN_CLASS}][^{REFUSED_CLASS}]*$"
 # A name that may be left empty (an address, a key's label, an optional field of a form).
 OPTIONAL_NAME_PATTERN = rf"^[^{REFUSED_CLASS}]*$"
 

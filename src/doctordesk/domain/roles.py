@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from doctordesk.domain.smart.scopes import Ceiling
+
 
 class Role(StrEnum):
     DOCTOR = "doctor"
@@ -27,6 +29,8 @@ class Actor:
     # A SMART launch's patient when only ``patient/`` scopes allow the request: what the actor sees is narrowed to
     # that patient, beneath their own rights (docs/smart.md#scopes). None: no such narrowing.
     patient_context: int | None = None
+    # A SMART token's scopes, which also bound what a search brings along (``_include``); None: not an app's token.
+    ceiling: Ceiling | None = None
 
     @property
     def is_doctor(self) -> bool:

@@ -78,10 +78,13 @@ class SlotHold(Base):
     holder: Mapped[str] = mapped_column(String(40))
     appointment_id: Mapped[int | None] = mapped_column(ForeignKey("appointments.id", ondelete="CASCADE"))
     created_at: Mapped[datetime]
+    # Whom the time is held for (a patient's holds with one doctor in a week are capped, whoever holds them).
+    patient_id: Mapped[int | None] = mapped_column(ForeignKey("patients.id", ondelete="CASCADE"))
 
     __table_args__ = (
         # The busy-time check reads one range of it per doctor (services/scheduling/busy_times.py).
         Index("ix_fhir_slot_holds_doctor_start", "doctor_id", "start_at"),
         Index("ix_fhir_slot_holds_holder", "holder", "expires_at"),
         Index("ix_fhir_slot_holds_appointment", "appointment_id"),
+        Index("ix_fhir_slot_holds_patient", "patient_id", "doctor_id", "start_at"),
     )

@@ -122,7 +122,10 @@ def test_a_passkey_is_created_at_enrolment_and_then_signs_in_without_a_password(
 
     password_step(page, "doctor1")
     page.get_by_role("heading", name="Zweiten Faktor einrichten").wait_for()
-    page.get_by_role("button", name="Passkey hinzufügen").click()
+    with page.expect_request(lambda r: r.url.endswith("/auth/passkeys") and r.method == "POST") as sent:
+        page.get_by_role("button", name="Passkey hinzufügen").click()
+    # The credential travels as the object toJSON() gives, not as a JSON string.
+    assert isinstance(sent.value.post_data_json["credential"], dict)
     page.locator("#enrol-codes li").first.wait_for()
     assert page.locator("#enrol-codes li").count() == 10
     page.get_by_role("button", name="Weiter").click()

@@ -22,6 +22,9 @@ from tests.support.integration import make_key, request_body
 
 # U+202E (right-to-left override), U+2067 (right-to-left isolate), U+200B (zero-width space), U+3164 (a filler).
 SNEAKY = ["Dr. A\u202eregreB", "Praxis \u2067Nord", "Ber\u200bger", "\u3164"]
+# Names that show nothing though no character in them is refused: the Braille blank, joiners, an ideographic space.
+BLANK = ["\u2800", "\u200d", "\u200c\u200d", "\u3000\u2800", " \u200d "]
+NOTHING_SHOWN = "Shows no visible character: give a letter, digit or sign."
 
 
 async def written(runtime) -> tuple[int, ...]:
@@ -34,7 +37,7 @@ async def written(runtime) -> tuple[int, ...]:
         )
 
 
-@pytest.mark.parametrize("name", SNEAKY)
+@pytest.mark.parametrize("name", SNEAKY + BLANK)
 async def test_every_admin_api_name_field_refuses_invisible_characters_and_writes_nothing(
     client, login, demo, runtime, name
 ):
@@ -130,6 +133,25 @@ async def test_the_command_lines_create_user_refuses_an_invisible_display_name(r
             runtime.db, runtime.settings, username="x", role=Role.PATIENT, display_name=SNEAKY[0], password="secret"
         )
     assert "display_name" in refused.value.fields
+
+
+@pytest.mark.parametrize("name", BLANK)
+async def test_a_name_that_shows_nothing_gets_one_message_through_every_way_in(client, login, demo, runtime, name):
+    admin = await login("admin")
+    before = await written(runtime)
+    for url, body, field in [
+        ("/admin/users", {"username": "new", "role": "admin", "display_name": name}, "display_name"),
+        (f"/admin/users/{demo.users['support1']}", {"display_name": name}, "display_name"),
+        ("/admin/service-accounts", {"name": name}, "name"),
+    ]:
+        response = await client.post(url, json=body, headers=admin.headers)
+        assert assert_error(response, 422, "FIELDS_VALIDATION_ERROR")["fields"][field] == NOTHING_SHOWN, url
+    with pytest.raises(ValidationFailed) as refused:
+        await users.create_user(
+            runtime.db, runtime.settings, username="x", role=Role.PATIENT, display_name=name, password="secret"
+        )
+    assert refused.value.fields["display_name"] == NOTHING_SHOWN
+    assert await written(runtime) == before
 
 
 async def test_names_in_any_script_with_their_joiners_are_accepted_and_stored_as_given(client, login, runtime):

@@ -229,9 +229,15 @@ async def test_a_holder_keeps_at_most_five_holds_and_the_capability_lists_the_op
     client, key, demo, clock, runtime
 ):
     found = await find(client, key.headers, demo)
-    held = [await operation(client, key.headers, "hold", with_patient(a, demo.patients["patient1"])) for a in found[:6]]
+    # Two patients each (a patient's own cap with one doctor in a week is two: test_fhir_holds.py).
+    patients = [demo.patients[f"patient{n}"] for n in (1, 1, 2, 2, 3, 3)]
+    held = [
+        await operation(client, key.headers, "hold", with_patient(a, p))
+        for a, p in zip(found[:6], patients, strict=True)
+    ]
     assert [h.status_code for h in held] == [200] * 5 + [422]
-    clock.advance(timedelta(minutes=HOLD_MINUTES))  # all five expire: a new hold clears them away
+    # All five expire, and their cool-down passes: a new hold clears them away.
+    clock.advance(timedelta(minutes=HOLD_MINUTES + runtime.settings.hold_cooldown_minutes))
     assert (await operation(client, key.headers, "hold", with_patient(found[5], demo.patients["patient1"]))).is_success
     async with runtime.db.read() as s:
         rows = await s.scalar(select(func.count()).where(SlotHold.holder == f"account:{key.account_id}"))

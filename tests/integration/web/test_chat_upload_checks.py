@@ -3,6 +3,7 @@ only the field ``file`` carries a file; uploads go through a temporary file that
 
 from __future__ import annotations
 
+import asyncio
 import io
 import os
 import tempfile
@@ -92,6 +93,20 @@ async def test_decompression_bomb_is_refused_and_nothing_stored(client, login, d
     bomb = images.png_bomb(8000, 8000)
     response = await send(client, await login("doctor1"), demo.appointments[0], "x", files=_file("b.png", bomb))
     assert "too many pixels" in await _refused(response)
+    assert await stored(runtime) == (0, 0, 0)
+
+
+async def test_an_image_over_the_decode_budget_is_refused_and_nothing_stored(client, login, demo, runtime):
+    zeros = images.png_bomb(6300, 6300, rgba=True)  # 39.7 megapixels, 159 MB once decoded
+    doctor = await login("doctor1")
+    response = await send(client, doctor, demo.appointments[0], "x", files=_file("z.png", zeros))
+    assert "too large to check" in await _refused(response)
+    assert await stored(runtime) == (0, 0, 0)
+    # Four at once: each refused alike, none decoded.
+    answers = await asyncio.gather(
+        *(send(client, doctor, demo.appointments[0], "x", files=_file("z.png", zeros)) for _ in range(4))
+    )
+    assert {a.status_code for a in answers} == {422}
     assert await stored(runtime) == (0, 0, 0)
 
 

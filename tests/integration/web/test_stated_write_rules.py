@@ -141,7 +141,8 @@ async def test_a_password_at_the_stated_minimum_is_taken_and_one_under_it_refuse
          "Drei Großbuchstaben (ISO 4217), z. B. EUR."),
         ("/admin/webhooks", {"url": "ftp://example.org/", "event_types": ["appointment.requested"]}, "url",
          "Verwenden Sie eine http- oder https-URL."),
-        ("/admin/locations", {"name": "   ", "timezone": "Europe/Berlin"}, "name", "1 bis 128 Zeichen."),
+        ("/admin/locations", {"name": "   ", "timezone": "Europe/Berlin"}, "name",
+         "Enthält kein sichtbares Zeichen: bitte einen Buchstaben, eine Ziffer oder ein Zeichen angeben."),
     ],
 )  # fmt: skip
 async def test_a_value_outside_a_stated_rule_is_refused_with_the_services_message(

@@ -38,6 +38,35 @@ def test_a_blank_or_too_long_name_is_refused(value):
     assert name_problem(value, max_chars=128) is not None
 
 
+# Every character that shows nothing by its category (spaces of every kind, format characters, marks alone,
+# variation selectors), the Hangul fillers and the Braille blank.
+SHOWS_NOTHING = ["\u2800", "\u200d", "\u200c\u200d", "\u3000", "\u00a0\u2800", "\u0301", "\ufe0f", "\u180e"]
+
+
+@pytest.mark.parametrize("value", SHOWS_NOTHING, ids=lambda v: "+".join(f"U+{ord(c):04X}" for c in v))
+def test_a_name_that_shows_no_character_is_refused_whatever_invisible_characters_it_uses(value):
+    assert name_problem(value, max_chars=128) is not None
+    assert not re.match(NAME_PATTERN, value)
+    assert not check_row(Kind.PATIENTS, 2, {"external_id": "P", "name": value}).ok
+
+
+def test_one_character_that_shows_is_enough_and_the_braille_blank_is_allowed_beside_it():
+    for value in ["\u2800A", "\u200dX\u200d", "\u2801\u2800\u2803", "\ue000"]:
+        assert name_problem(value, max_chars=128) is None, value
+        assert re.match(NAME_PATTERN, value)
+
+
+def test_the_api_descriptions_pattern_needs_exactly_what_the_rule_needs():
+    # Each character alone: the pattern matches exactly when the rule accepts it as a whole name.
+    pattern = re.compile(NAME_PATTERN)
+    for point in range(sys.maxunicode + 1):
+        char = chr(point)
+        if unicodedata.category(char) == "Cs":
+            continue
+        accepted = name_problem(char, max_chars=1) is None
+        assert bool(pattern.match(char)) == accepted, f"U+{point:04X} {unicodedata.category(char)}"
+
+
 def test_free_text_in_an_import_may_hold_bidirectional_controls_like_everywhere_else():
     row = {"external_id": "I-1", "patient": "P", "insurer": "AOK", "policy_number": "1"}
     row |= {"valid_from": "2026-01-01", "valid_to": "2026-12-31", "third_party_data": "شركة \u202bالتأمين\u202c\n"}

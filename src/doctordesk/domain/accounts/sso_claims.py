@@ -7,10 +7,12 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from doctordesk.domain.names import name_problem
 from doctordesk.domain.roles import Role
 
 # Roles a first sign-in may create: a doctor needs a profile and a patient a record that an admin makes.
 CREATABLE = (Role.SUPPORT, Role.ADMIN)
+MAX_DISPLAY_NAME = 128
 _USERNAME = re.compile(r"[a-z0-9][a-z0-9._@-]{0,63}")
 
 
@@ -50,5 +52,11 @@ def new_username(claims: Mapping[str, Any], match_claim: str) -> str | None:
 
 
 def display_name(claims: Mapping[str, Any], fallback: str) -> str:
+    """The provider's ``name`` for a new user when it passes the name rule (domain/names.py: nothing invisible,
+    something that shows); otherwise ``fallback`` (the username): the provider's data is not the user's typing,
+    so a name that cannot be shown does not refuse the sign-in, it is just not used."""
     name = claims.get("name")
-    return name.strip()[:128] if isinstance(name, str) and name.strip() else fallback
+    if not isinstance(name, str):
+        return fallback
+    name = name.strip()[:MAX_DISPLAY_NAME].strip()
+    return name if name_problem(name, max_chars=MAX_DISPLAY_NAME) is None else fallback

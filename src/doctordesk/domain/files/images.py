@@ -5,6 +5,12 @@ chunks), thumbnails, extra frames and anything hidden inside or appended after t
 orientation is applied to the pixels first, so photos still stand the right way up, and an embedded colour profile
 is applied (converted to sRGB) rather than kept. The pixel count is checked from the header before anything is
 decoded, so a small file that would unpack into gigabytes (a decompression bomb) is refused cheaply.
+
+Each decode has a byte budget (``DECODE_BUDGET_BYTES``): the decoded size, width × height × the bytes Pillow keeps
+per pixel of the image's mode, read from the header. A JPEG over it is decoded already reduced (by the decoder's
+own 1/2, 1/4 or 1/8 scaling, ``draft``), so its full size is never in memory; any other image over it is refused.
+With the checks two at a time (services/chat/file_checking.py), uploads arriving together cannot take more than
+about twice the budget each, however many there are (docs/chat.md#files).
 """
 
 from __future__ import annotations
@@ -18,9 +24,12 @@ from doctordesk.domain.errors import DomainError
 from doctordesk.domain.files.attachments import JPEG, PNG, FileType, refuse
 from doctordesk.domain.texts import Text
 
-# 40 megapixels: beyond any phone camera's full-size photo; decoded RGB that is 120 MB, so the checks run two
-# at a time (services/chat/file_checking.py).
+# 40 megapixels: beyond any phone camera's full-size photo. The budget of one decode: 64 MB is a 16-megapixel
+# image at 4 bytes a pixel (a 12-megapixel phone photo, a 4K screenshot with transparency fit whole).
 MAX_PIXELS = 40_000_000
+DECODE_BUDGET_BYTES = 64_000_000
+# The JPEG decoder's scalings (1/1, 1/2, 1/4, 1/8), tried in order until the decoded image fits the budget.
+_JPEG_SCALES = (1, 2, 4, 8)
 JPEG_QUALITY = 92
 ORIENTATION_TAG = 0x0112
 _FORMATS = {PNG: "PNG", JPEG: "JPEG"}
@@ -37,6 +46,7 @@ def reencode_image(stream: IO[bytes], kind: FileType, *, out: IO[bytes]) -> None
             width, height = image.size
             if width * height > MAX_PIXELS:
                 raise _too_large(width, height)
+            _fit_budget(image)
             image.load()
             clean = _normalised(image)
             if kind is JPEG:
@@ -52,6 +62,41 @@ def reencode_image(stream: IO[bytes], kind: FileType, *, out: IO[bytes]) -> None
         # Truncated data, broken chunks, bad Huffman tables...: a decoder of untrusted bytes fails in many ways,
         # and all mean the image cannot be checked.
         raise refuse(Text("The {label} could not be read: it is damaged or not an image.", label=kind.label)) from None
+
+
+def pixel_bytes(mode: str) -> int:
+    """The bytes Pillow keeps in memory per pixel of ``mode``: one for bilevel, grey and palette images, two for
+    16-bit grey, four for everything else (Pillow stores RGB in four bytes too)."""
+    if mode in ("1", "L", "P"):
+        return 1
+    if mode.startswith("I;16"):
+        return 2
+    return 4
+
+
+def decoded_bytes(size: tuple[int, int], mode: str) -> int:
+    return size[0] * size[1] * pixel_bytes(mode)
+
+
+def _fit_budget(image: Image.Image) -> None:
+    """Make the decode of ``image`` (opened, not yet loaded) fit ``DECODE_BUDGET_BYTES``: a JPEG by decoding it
+    scaled down, anything else by refusing it."""
+    width, height = image.size
+    if decoded_bytes(image.size, image.mode) <= DECODE_BUDGET_BYTES:
+        return
+    if image.format == "JPEG":
+        for scale in _JPEG_SCALES[1:]:
+            if decoded_bytes((width // scale, height // scale), image.mode) <= DECODE_BUDGET_BYTES:
+                image.draft(image.mode, (width // scale, height // scale))
+                break
+        if decoded_bytes(image.size, image.mode) <= DECODE_BUDGET_BYTES:
+            return
+    raise refuse(
+        Text(
+            "The image is too large to check ({width}×{height}; at most {limit} MB once decoded).",
+            width=width, height=height, limit=DECODE_BUDGET_BYTES // 1_000_000,
+        )
+    )  # fmt: skip
 
 
 def _too_large(width: int, height: int) -> DomainError:

@@ -108,7 +108,8 @@ _METHOD_PERMISSION = {"POST": "c", "PUT": "u", "PATCH": "u", "DELETE": "d"}
 
 def interaction(method: str, path: str) -> Interaction | None:
     """The interaction a request under ``/fhir`` is (``path`` after ``/fhir/``): reading one resource (its
-    versions, history and operations too) needs ``r``, a search ``s``, a create ``c``, an update ``u``, a delete
+    versions, history and operations too) needs ``r``, a search ``s``, a create ``c`` (a type's operations too:
+    ``$hold``, ``$book``), an update ``u`` (an operation posted to one resource too: ``$cancel``), a delete
     ``d``. None for what needs no scope (``metadata``)."""
     parts = [p for p in path.split("/") if p]
     if not parts or parts[0] == "metadata" or parts[0].startswith((".", "$")):
@@ -117,6 +118,9 @@ def interaction(method: str, path: str) -> Interaction | None:
     method = method.upper()
     if method in ("GET", "HEAD"):
         return Interaction(resource, "s" if len(parts) == 1 else "r")
+    if method == "POST" and len(parts) >= 3 and parts[-1].startswith("$"):
+        # An operation on one existing resource (``Appointment/7/$cancel``) changes it: an update.
+        return Interaction(resource, "u")
     return Interaction(resource, _METHOD_PERMISSION.get(method, "r"))
 
 
@@ -131,3 +135,23 @@ def patient_only(granted: Iterable[str], wanted: Interaction) -> bool:
     """Whether ``wanted`` is allowed only through ``patient/`` scopes (the launch's patient narrows what is seen)."""
     users = [s for s in map(resource_scope, granted) if s is not None and s.context == "user"]
     return not any(s.allows(wanted.resource, wanted.permission) for s in users)
+
+
+@dataclass(frozen=True, slots=True)
+class Ceiling:
+    """A SMART token's scopes as the ceiling of what one answer may carry beside what was asked (``_include``,
+    ``_revinclude``): the ``granted`` scopes and the launch's ``patient_id`` (None: no patient in context)."""
+
+    granted: tuple[str, ...]
+    patient_id: int | None = None
+
+    def may_read(self, resource: str) -> bool:
+        """Whether a resource of type ``resource`` may be read with these scopes."""
+        return permits(self.granted, Interaction(resource, "r"))
+
+    def patient_for(self, resource: str) -> int | None:
+        """The one patient whose resources of type ``resource`` may be read, when only ``patient/`` scopes allow
+        reading them; None: no such narrowing."""
+        if self.patient_id is None or not patient_only(self.granted, Interaction(resource, "r")):
+            return None
+        return self.patient_id

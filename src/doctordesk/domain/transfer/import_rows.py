@@ -19,7 +19,7 @@ from zoneinfo import available_timezones
 from doctordesk.domain import moments
 from doctordesk.domain.appointments.status import Status, StatusName
 from doctordesk.domain.inputs import control_character
-from doctordesk.domain.names import code_point, refused_character
+from doctordesk.domain.names import code_point, is_seen, refused_character
 from doctordesk.domain.texts import N_, Text
 
 RawValue = str | list[str]
@@ -79,6 +79,8 @@ def _text(value: RawValue, *, max_length: int, multiline: bool = False) -> str:
     # Free text (the insurer's raw record, a reason) is kept as given; names and codes may not hide spaces.
     if not multiline and value != value.strip():
         raise BadValue(N_("has leading or trailing spaces"))
+    if not multiline and value and not any(map(is_seen, value)):
+        raise BadValue(N_("shows no visible character"))
     return value
 
 

@@ -54,14 +54,29 @@ class RelyingParty:
     origin: str
 
 
-def _credential(raw: str) -> dict[str, Any]:
-    """The browser's credential JSON (a PublicKeyCredential's toJSON()); a 422 when it is not an object."""
-    try:
-        value = json.loads(raw) if len(raw) <= MAX_CREDENTIAL_CHARS else None
-    except ValueError:
+NOT_A_PASSKEY = N_("Not a passkey response: send the credential's toJSON() object (or that object as a JSON string).")
+
+
+def read_credential(value: object) -> dict[str, Any] | None:
+    """The browser's credential: the object a PublicKeyCredential's ``toJSON()`` gives, or that object written as
+    a JSON string (both at most ``MAX_CREDENTIAL_CHARS`` as JSON text); None when it is neither."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value) if len(value) <= MAX_CREDENTIAL_CHARS else None
+        except ValueError:
+            value = None
+    elif isinstance(value, dict) and len(json.dumps(value)) > MAX_CREDENTIAL_CHARS:
         value = None
     if not isinstance(value, dict) or not isinstance(value.get("id"), str):
-        raise ValidationFailed(fields={"credential": N_("Not a passkey response.")})
+        return None
+    return value
+
+
+def _credential(raw: object) -> dict[str, Any]:
+    """The credential, or a 422 naming ``credential`` with the one whole message."""
+    value = read_credential(raw)
+    if value is None:
+        raise ValidationFailed(fields={"credential": NOT_A_PASSKEY})
     return value
 
 
@@ -92,7 +107,7 @@ async def registration_options(rt: Runtime, who: mfa.Enrolling, rp: RelyingParty
 
 
 async def register(
-    rt: Runtime, who: mfa.Enrolling, rp: RelyingParty, *, ticket: str, credential: str, name: str
+    rt: Runtime, who: mfa.Enrolling, rp: RelyingParty, *, ticket: str, credential: object, name: str
 ) -> tuple[int, list[str]]:
     """Keep the passkey the browser created for the ticket's challenge: its id and, when it is the user's first
     factor, their new recovery codes (shown once)."""
@@ -167,7 +182,7 @@ async def _assertion(
     return key, user, verified
 
 
-async def sign_in(rt: Runtime, rp: RelyingParty, *, ticket: str, credential: str) -> tuple[str, Any]:
+async def sign_in(rt: Runtime, rp: RelyingParty, *, ticket: str, credential: object) -> tuple[str, Any]:
     """A new access token for the passkey's user when the assertion answers the ticket's challenge (401 for an
     unknown passkey, a wrong signature or a used challenge); audited as a login either way."""
     body = _credential(credential)
@@ -189,7 +204,7 @@ async def sign_in(rt: Runtime, rp: RelyingParty, *, ticket: str, credential: str
     return token, actor
 
 
-async def reauthenticate(rt: Runtime, actor: Actor, rp: RelyingParty, *, ticket: str, credential: str) -> None:
+async def reauthenticate(rt: Runtime, actor: Actor, rp: RelyingParty, *, ticket: str, credential: object) -> None:
     """Re-authenticate the signed-in ``actor`` with one of their own passkeys (a challenge from
     ``sign_in_options``): both factors, as a passkey sign-in. Anything else is a 422 naming ``credential``."""
     body = _credential(credential)

@@ -16,6 +16,7 @@ from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.errors import NotFound, ValidationFailed
 from doctordesk.domain.fhir import mapping as fhir
 from doctordesk.domain.fhir.errors import NotSupported
+from doctordesk.domain.roles import Actor
 from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
 from doctordesk.services.appointments.reading import base_query
@@ -57,6 +58,13 @@ MODIFIERS = {
 INCLUDES = ("Appointment:patient", "Appointment:practitioner", "Appointment:location")
 # _revinclude: the offers and answers of the page's appointments (at most four each).
 REVINCLUDES = ("AppointmentResponse:appointment",)
+# The resource type each inclusion brings (what an app's scopes must allow reading).
+_INCLUDED_TYPES = {
+    "Appointment:patient": "Patient",
+    "Appointment:practitioner": "Practitioner",
+    "Appointment:location": "Location",
+    "AppointmentResponse:appointment": "AppointmentResponse",
+}
 # _sort keys (several, ``-`` for descending; the id breaks ties) and the columns they order by.
 SORTS = ("_id", "_lastUpdated", "date", "status")
 EVERY_STATUS = [int(s) for s in Status]
@@ -253,7 +261,7 @@ async def search(rt: Runtime, caller: Caller, request: Search) -> dict[str, Any]
     async with rt.db.read() as session:
         total = int(await session.scalar(counting) or 0) if checked.total else None
         rows = [] if checked.only_count else await _page(session, caller, checked)
-        included = await _included(rt, session, rows[: checked.count], includes)
+        included = await _included(rt, session, rows[: checked.count], _readable(caller, includes))
         built = dict(zip([r[0].id for r in rows], await resources(session, rows), strict=True))
     return bundle(
         request,
@@ -296,14 +304,30 @@ def _sort_values(checked: Checked, a: Appointment) -> tuple[Any, ...]:
     return (*(own[k.name] for k in checked.sort), a.id)
 
 
+def _readable(caller: Caller, includes: set[str]) -> dict[str, int | None]:
+    """The asked inclusions an app's token may read, each with the one patient it is narrowed to (None: all the
+    caller sees); an inclusion its scopes do not allow reading is left out, not refused (docs/fhir.md#include)."""
+    ceiling = caller.ceiling if isinstance(caller, Actor) else None
+    out: dict[str, int | None] = {}
+    for name in includes:
+        kind = _INCLUDED_TYPES[name]
+        if ceiling is None:
+            out[name] = None
+        elif ceiling.may_read(kind):
+            out[name] = ceiling.patient_for(kind)
+    return out
+
+
 async def _included(
-    rt: Runtime, session: AsyncSession, rows: Sequence[Any], includes: set[str]
+    rt: Runtime, session: AsyncSession, rows: Sequence[Any], includes: dict[str, int | None]
 ) -> list[dict[str, Any]]:
     """The page's patients, practitioners and locations, once each (they are visible to whoever sees the
-    appointment)."""
+    appointment), and the offers and answers of its appointments; an inclusion narrowed to one patient keeps only
+    that patient's."""
     out: list[dict[str, Any]] = []
     if "Appointment:patient" in includes:
-        ids = sorted({r[0].patient_id for r in rows})
+        only = includes["Appointment:patient"]
+        ids = sorted({r[0].patient_id for r in rows if only is None or r[0].patient_id == only})
         patients = (await session.scalars(select(Patient).where(Patient.id.in_(ids)).order_by(Patient.id))).all()
         out.extend(fhir_directory.patient(p) for p in patients)
     if "Appointment:practitioner" in includes:
@@ -313,7 +337,8 @@ async def _included(
         identifiers = await fhir_directory.doctor_identifiers(session, known)
         out.extend(fhir_directory.practitioner(c, d, identifiers.get(d)) for d in known)
     if "AppointmentResponse:appointment" in includes:
-        out.extend(await responses(session, [r[0] for r in rows]))
+        only = includes["AppointmentResponse:appointment"]
+        out.extend(await responses(session, [r[0] for r in rows if only is None or r[0].patient_id == only]))
     if "Appointment:location" in includes:
         places = {r[2].id: r[2] for r in rows}
         out.extend(fhir_directory.location(places[i]) for i in sorted(places))

@@ -11,7 +11,7 @@ of one time end as one request and one refusal.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -24,7 +24,7 @@ from doctordesk.domain.fhir import mapping as fhir
 from doctordesk.domain.fhir.errors import Unprocessable
 from doctordesk.domain.integration import Integration
 from doctordesk.domain.roles import Actor
-from doctordesk.domain.texts import N_, Text
+from doctordesk.domain.texts import N_, Moment, Text
 from doctordesk.runtime import Runtime
 from doctordesk.services.fhir import appointments as fhir_appointments
 from doctordesk.services.fhir import requests as fhir_requests
@@ -37,9 +37,13 @@ from doctordesk.store import plain_rows
 from doctordesk.store.fhir_tables import SlotHold
 
 # How long a hold keeps a time (decision): long enough for a person to confirm on a booking site, short enough
-# that an abandoned one frees the time soon. A holder has at most MAX_HOLDS unexpired holds at once.
+# that an abandoned one frees the time soon. A holder has at most MAX_HOLDS unexpired holds at once; beside that,
+# a patient at most ``hold_patient_week_cap`` with one doctor in one week, and a lapsed hold's time waits
+# ``hold_cooldown_minutes`` before its holder may hold it again (settings; docs/booking.md#holds).
 HOLD_MINUTES = 10
 MAX_HOLDS = 5
+# How far before a time a lapsed hold may start and still overlap it (the longest visit is far shorter).
+_LONGEST_VISIT = timedelta(days=1)
 HOLD_EXTENSION = "urn:doctordesk:fhir:hold"
 HOLD_EXPIRES_EXTENSION = "urn:doctordesk:fhir:hold-expires"
 APPT_RESOURCE = "appt-resource"
@@ -147,25 +151,89 @@ async def _unexpired(session: AsyncSession, holder: str, now: datetime) -> int:
     return int(await session.scalar(query) or 0)
 
 
+def week_of(start: datetime, timezone: str) -> tuple[datetime, datetime]:
+    """The week (Monday to Sunday, in the location's time zone) ``start`` falls in, as a UTC range."""
+    zone = ZoneInfo(timezone)
+    local = start.astimezone(zone)
+    monday = (local - timedelta(days=local.weekday())).date()
+    first = datetime(monday.year, monday.month, monday.day, tzinfo=zone)
+    after = first.date() + timedelta(days=7)
+    return first.astimezone(UTC), datetime(after.year, after.month, after.day, tzinfo=zone).astimezone(UTC)
+
+
+async def _check_patient_week(
+    session: AsyncSession, req: RequestInput, timezone: str, *, now: datetime, cap: int
+) -> None:
+    """A patient holds at most ``cap`` times with one doctor in one week, whoever holds them for them."""
+    lo, hi = week_of(req.start, timezone)
+    query = select(func.count()).where(
+        SlotHold.patient_id == req.patient_id,
+        SlotHold.doctor_id == req.doctor_id,
+        SlotHold.start_at >= lo,
+        SlotHold.start_at < hi,
+        SlotHold.appointment_id.is_(None),
+        SlotHold.expires_at > now,
+    )
+    if int(await session.scalar(query) or 0) >= cap:
+        raise ValidationFailed(
+            Text(
+                "At most {cap} held times for one patient with one doctor in a week: book one or let one expire.",
+                cap=cap,
+            )
+        )
+
+
+async def _check_cooldown(
+    session: AsyncSession, holder: str, req: RequestInput, timezone: str, *, now: datetime, cooldown: timedelta
+) -> None:
+    """A hold that lapsed without a booking frees its time for others: its holder may not hold a time overlapping
+    it again until ``cooldown`` after it lapsed (so renewing cannot keep a time forever)."""
+    end = req.start + timedelta(minutes=req.duration_minutes)
+    rows = await session.execute(
+        select(SlotHold.start_at, SlotHold.duration_minutes, SlotHold.expires_at).where(
+            SlotHold.holder == holder,
+            SlotHold.doctor_id == req.doctor_id,
+            SlotHold.appointment_id.is_(None),
+            SlotHold.expires_at <= now,
+            SlotHold.expires_at > now - cooldown,
+            SlotHold.start_at < end,
+            SlotHold.start_at > req.start - _LONGEST_VISIT,
+        )
+    )
+    lapsed = [expires for start, minutes, expires in rows.all() if start + timedelta(minutes=minutes) > req.start]
+    if lapsed:
+        again = max(lapsed) + cooldown
+        raise ValidationFailed(
+            Text("Your hold of this time lapsed: you can hold it again from {again}.", again=Moment(again, timezone))
+        )
+
+
 async def hold(rt: Runtime, caller: Caller, body: dict[str, Any]) -> dict[str, Any]:
     """Hold the time the Appointment names for ``HOLD_MINUTES``, by the checks of a request (a time that is not
-    free, or a sixth hold, is 422)."""
+    free, a sixth hold, the patient's cap with the doctor that week, or a time whose hold by the same holder lapsed
+    within the cool-down, is 422)."""
     req, _external_id, _ = _request(caller, body)
     now = rt.clock.now()
     expires = now + timedelta(minutes=HOLD_MINUTES)
     holder = holder_of(caller)
+    cooldown = timedelta(minutes=rt.settings.hold_cooldown_minutes)
     try:
         async with unit_of_work(rt) as uow:
             session = uow.session
             c = await cached_clinic(rt, session)
             await check_request(session, c, req, now=now)
-            # The holder's expired holds go (booked ones stay: they keep their request's time taken).
-            expired = (SlotHold.holder == holder, SlotHold.appointment_id.is_(None), SlotHold.expires_at <= now)
-            await session.execute(delete(SlotHold).where(*expired))
+            # The holder's holds lapsed before the cool-down go (booked ones stay: they keep their request's time
+            # taken; recently lapsed ones stay for the cool-down to see).
+            lapsed = (SlotHold.appointment_id.is_(None), SlotHold.expires_at <= now - cooldown)
+            await session.execute(delete(SlotHold).where(SlotHold.holder == holder, *lapsed))
             if await _unexpired(session, holder, now) >= MAX_HOLDS:
                 raise ValidationFailed(
                     Text("At most {max_holds} holds at once: book or let one expire first.", max_holds=MAX_HOLDS)
                 )
+            timezone = c.directory.locations[req.location_id]
+            cap = rt.settings.hold_patient_week_cap
+            await _check_patient_week(session, req, timezone, now=now, cap=cap)
+            await _check_cooldown(session, holder, req, timezone, now=now, cooldown=cooldown)
             values = {
                 "doctor_id": req.doctor_id,
                 "location_id": req.location_id,
@@ -175,6 +243,7 @@ async def hold(rt: Runtime, caller: Caller, body: dict[str, Any]) -> dict[str, A
                 "holder": holder,
                 "appointment_id": None,
                 "created_at": now,
+                "patient_id": req.patient_id,
             }
             hold_id = await plain_rows.add_returning_id(session, SlotHold, values)
     except ValidationFailed as refused:
@@ -223,6 +292,7 @@ async def book(rt: Runtime, caller: Caller, body: dict[str, Any]) -> Booked:
                 "holder": holder,
                 "appointment_id": a.id,
                 "created_at": now,
+                "patient_id": req.patient_id,
             }
             if hold_id is None:
                 await plain_rows.add(session, SlotHold, values)

@@ -43,6 +43,7 @@ async def fhir_actor(rt: Runtime, token: str, *, method: str, path: str) -> Acto
             raise Unauthorized(N_("The access token has expired or was revoked."))
         actor = await actor_for(session, user, None)
     granted = grant.scope.split()
+    actor = replace(actor, ceiling=smart_scopes.Ceiling(tuple(granted), grant.patient_id))
     wanted = smart_scopes.interaction(method, path)
     if wanted is None:
         return actor

@@ -63,6 +63,28 @@ def smart_configuration(base_url: str) -> dict[str, Any]:
     }
 
 
+# What an id token of ours holds (services/smart/keys.id_token).
+CLAIMS_SUPPORTED = ["iss", "sub", "aud", "iat", "exp", "nonce", "fhirUser"]
+
+
+def openid_configuration(base_url: str) -> dict[str, Any]:
+    """OpenID Connect discovery for the issuer ``base_url`` (``{issuer}/.well-known/openid-configuration``): the
+    same issuer, endpoints, grants, client authentication, PKCE and scopes as SMART's document, with what OpenID
+    Connect requires beside (subject types, response modes, claims). No userinfo endpoint: the id token carries
+    ``fhirUser`` (docs/smart.md#discovery)."""
+    smart = smart_configuration(base_url)
+    del smart["capabilities"]
+    return {
+        **smart,
+        "subject_types_supported": ["public"],
+        "response_modes_supported": ["query"],
+        "claims_supported": CLAIMS_SUPPORTED,
+        "claims_parameter_supported": False,
+        "request_parameter_supported": False,
+        "request_uri_parameter_supported": False,
+    }
+
+
 def rest_security(base_url: str) -> dict[str, Any]:
     """The CapabilityStatement's ``rest.security``: SMART on FHIR, with the OAuth URIs extension."""
     uris = endpoints(base_url)

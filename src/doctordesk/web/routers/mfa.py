@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
-from pydantic import Field
+from pydantic import BeforeValidator, Field, WithJsonSchema
 
 from doctordesk.services.accounts import mfa, passkeys
 from doctordesk.web.bodies import StrictBody
@@ -27,11 +27,26 @@ class CodeIn(StrictBody):
     code: Annotated[str, Field(min_length=1, max_length=32, description="The current 6-digit code")]
 
 
+def _passkey_credential(value: Any) -> dict[str, Any]:
+    credential = passkeys.read_credential(value)
+    if credential is None:
+        raise ValueError(passkeys.NOT_A_PASSKEY)
+    return credential
+
+
+# What the browser's PublicKeyCredential.toJSON() gives, as an object or as a JSON string (docs/accounts.md#passkeys).
+_CREDENTIAL_SCHEMA = {
+    "description": "The PublicKeyCredential's toJSON(): an object (or that object as a JSON string)",
+    "oneOf": [
+        {"type": "object", "required": ["id"], "properties": {"id": {"type": "string"}}},
+        {"type": "string", "minLength": 2, "maxLength": passkeys.MAX_CREDENTIAL_CHARS},
+    ],
+}
+
+
 class PasskeyIn(StrictBody):
     ticket: Annotated[str, Field(min_length=1, max_length=128, description="From the options call")]
-    credential: Annotated[
-        str, Field(min_length=2, max_length=passkeys.MAX_CREDENTIAL_CHARS, description="PublicKeyCredential JSON")
-    ]
+    credential: Annotated[dict[str, Any], BeforeValidator(_passkey_credential), WithJsonSchema(_CREDENTIAL_SCHEMA)]
 
 
 class NewPasskeyIn(PasskeyIn):

@@ -288,6 +288,35 @@ def test_decompression_bomb_is_refused_before_decoding():
     assert "too many pixels" in _refusal(images.png_bomb(20000, 20000))
 
 
+def test_an_image_whose_decoded_size_exceeds_the_budget_is_refused_unless_it_is_a_jpeg():
+    zeros = images.png_bomb(6300, 6300, rgba=True)  # under 40 megapixels, 159 MB once decoded
+    assert len(zeros) < 200 * 1024
+    refusal = _refusal(zeros)
+    assert "too large to check (6300×6300; at most 64 MB once decoded)" in refusal
+
+
+def test_a_jpeg_over_the_budget_is_decoded_reduced_and_stored_smaller():
+    photo = images.large_jpeg(7200, 5400)  # 39 megapixels: 156 MB decoded at full size
+    stored = Image.open(io.BytesIO(file_check.check_bytes(photo).read()))
+    assert stored.size == (3600, 2700)  # the decoder's 1/2 scaling: the full size was never in memory
+    assert image_check.decoded_bytes(stored.size, stored.mode) <= image_check.DECODE_BUDGET_BYTES
+
+
+@pytest.mark.parametrize(
+    "data",
+    [images.large_jpeg(4000, 3000), images.png_bomb(3840, 2160, rgba=True)],
+    ids=["12-megapixel-photo", "4k-screenshot-with-transparency"],
+)
+def test_normal_photos_and_screenshots_fit_the_budget_and_keep_their_size(data):
+    original = Image.open(io.BytesIO(data)).size
+    assert Image.open(io.BytesIO(file_check.check_bytes(data).read())).size == original
+
+
+def test_the_budget_counts_the_bytes_pillow_keeps_per_pixel():
+    assert [image_check.pixel_bytes(m) for m in ("1", "L", "P", "I;16", "RGB", "RGBA", "CMYK")] == [1, 1, 1, 2, 4, 4, 4]
+    assert image_check.decoded_bytes((6300, 6300), "RGBA") == 158_760_000
+
+
 def test_image_at_the_pixel_limit_is_accepted():
     side = int(image_check.MAX_PIXELS**0.5)
     assert file_check.check_bytes(images.png_bomb(side, side)).kind is files.PNG

@@ -76,3 +76,17 @@ def test_patient_scopes_narrow_only_where_no_user_scope_allows() -> None:
 )
 def test_redirect_uris_are_https_or_loopback_http(uri: str, ok: bool) -> None:
     assert (redirect_uri_problem(uri) is None) is ok
+
+
+def test_an_operation_on_one_resource_is_an_update_and_on_a_type_a_create() -> None:
+    assert scopes.interaction("POST", "/Appointment/7/$cancel") == scopes.Interaction("Appointment", "u")
+    assert scopes.interaction("POST", "/Appointment/$hold") == scopes.Interaction("Appointment", "c")
+    assert scopes.interaction("POST", "/Appointment/$book") == scopes.Interaction("Appointment", "c")
+
+
+def test_the_ceiling_reads_a_type_only_with_its_read_letter_and_narrows_to_the_patient() -> None:
+    ceiling = scopes.Ceiling(("patient/Appointment.rs", "patient/Patient.r", "user/Practitioner.rs"), patient_id=4)
+    assert ceiling.may_read("Patient") and ceiling.may_read("Practitioner")
+    assert not ceiling.may_read("Location") and not ceiling.may_read("AppointmentResponse")
+    assert ceiling.patient_for("Patient") == 4 and ceiling.patient_for("Practitioner") is None
+    assert not scopes.Ceiling(("user/Patient.s",)).may_read("Patient")

@@ -15,7 +15,7 @@ from fastapi.responses import JSONResponse, RedirectResponse, Response
 from doctordesk.domain.errors import TooManyRequests
 from doctordesk.i18n import _
 from doctordesk.services.smart import authorize, keys, tokens
-from doctordesk.services.smart.capability import smart_configuration
+from doctordesk.services.smart.capability import openid_configuration, smart_configuration
 from doctordesk.web.deps import RuntimeDep
 from doctordesk.web.responses import form_body
 
@@ -94,6 +94,12 @@ def oauth_error(error: oauth.OAuth2Error) -> Response:
 async def smart_configuration_document(request: Request) -> JSONResponse:
     """SMART's discovery document: the endpoints, PKCE S256, the capabilities and scopes supported."""
     return JSONResponse(smart_configuration(_base(request)))
+
+
+@router.get("/.well-known/openid-configuration")
+async def openid_configuration_document(request: Request) -> JSONResponse:
+    """OpenID Connect discovery at the issuer the id tokens name: the same endpoints as SMART's document."""
+    return JSONResponse(openid_configuration(_base(request)))
 
 
 @router.get("/oauth/jwks")

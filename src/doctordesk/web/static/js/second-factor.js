@@ -37,20 +37,24 @@ function requestOptions(options) {
   };
 }
 
+// The credential as the object its toJSON() gives (sent as an object, not a JSON string); browsers without toJSON()
+// get the same object built by hand.
 function credentialJson(credential) {
+  if (typeof credential.toJSON === "function") return credential.toJSON();
   const response = {};
   for (const name of ["clientDataJSON", "attestationObject", "authenticatorData", "signature", "userHandle"]) {
     if (credential.response[name]) response[name] = toB64(credential.response[name]);
   }
   if (credential.response.getTransports) response.transports = credential.response.getTransports();
-  return JSON.stringify({
+  const json = {
     id: credential.id,
     rawId: toB64(credential.rawId),
     type: credential.type,
     response,
     clientExtensionResults: credential.getClientExtensionResults(),
-    authenticatorAttachment: credential.authenticatorAttachment || undefined,
-  });
+  };
+  if (credential.authenticatorAttachment) json.authenticatorAttachment = credential.authenticatorAttachment;
+  return json;
 }
 
 // A request with a token of its own (the enrolment token, before there is a session). With the session's token, a

@@ -75,6 +75,7 @@ SHELL_TEXTS: tuple[str, ...] = (
     # Second factor and single sign-on (docs/accounts.md#second-factor).
     N_("Add a passkey"),
     N_("Add this key to your authenticator app:"),
+    N_("QR code for your authenticator app"),
     N_("Code from the app"),
     N_("Code from your authenticator app or a recovery code"),
     N_("Continue"),

@@ -204,6 +204,7 @@ async def test_removing_a_passkey_and_a_phone(client, login, runtime):
 async def test_a_code_already_spent_says_so_and_when_the_next_one_comes(client, login, clock, runtime):
     me = await login("doctor1")
     started = (await client.post("/auth/mfa/totp", headers=me.headers)).json()
+    assert started["qr_code"] == qr_data_url(started["otpauth_uri"])  # the QR code of the enrolment at sign-in too
     totp = pyotp.TOTP(started["secret"])
     code = totp.at(clock.now())
     assert (await client.post("/auth/mfa/totp/confirm", json={"code": code}, headers=me.headers)).status_code == 200

@@ -127,6 +127,8 @@ def _authenticator(view: Overview) -> Element:
             el("totp-on", "Button", label=_("Set up an authenticator app"),
                action=Action("POST", f"{ENDPOINT}/totp/start")),
         ]  # fmt: skip
+    if view.required:
+        parts.insert(0, el("factor-required", "Caption", value=_("Your role must sign in with a second factor.")))
     return el("authenticator", "Section", *parts, label=_("Authenticator app"))
 
 

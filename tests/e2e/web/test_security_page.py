@@ -1,8 +1,8 @@
 """The security page and single sign-on's screen in chromium, on one live server (docs/accounts.md#security-page):
 an authenticator app set up from the page (its QR code an image the page shows), then a sign-out and a sign-in with
 the next code, where the code just spent says so and when the next one comes; the page ends another session and
-revokes an app, whose refresh token the token endpoint then refuses; axe finds nothing on the new screens in
-English and German."""
+revokes an app, whose refresh token the token endpoint then refuses; a throttled sign-in says why and when to try
+again; axe finds nothing on the new screens in English and German."""
 
 from __future__ import annotations
 
@@ -155,3 +155,19 @@ def sign_in_as(page: Any, username: str, language: str) -> None:
     page.locator("#login-password").fill("demo")
     page.locator("#login-submit").click()
     page.locator('[data-id="title"]').wait_for()
+
+
+def test_a_throttled_sign_in_says_why_and_when_to_try_again(server, new_page):
+    page = new_page(server.url)
+    page.goto("/")
+    for _ in range(5):  # DOCTORDESK_LOGIN_MAX_FAILURES: the address is locked out of the username for 300 s
+        page.locator("#login-username").fill("support2")
+        page.locator("#login-password").fill("not the password")
+        page.locator("#login-submit").click()
+        page.get_by_text("Wrong username or password.").wait_for()
+        page.locator("#login-error").evaluate("node => { node.textContent = ''; }")
+    page.locator("#login-password").fill("demo")  # even the right password waits
+    page.locator("#login-submit").click()
+    page.get_by_text(
+        "Too many failed sign-ins: signing in is paused for your safety. Try again in 5 minutes."
+    ).wait_for()

@@ -171,11 +171,13 @@ async def test_turning_the_app_off_and_the_last_factor_of_a_required_role_stays(
     await enable_totp(client, clock, me.headers)
     policy = {"required": {"doctor": True}}
     assert (await client.put("/admin/mfa-policy", json=policy, headers=admin.headers)).status_code == 200
+    assert find(await shown(client, me.headers), "factor-required") is not None
     refused = assert_error(await client.post(f"{PAGE}/totp/off", headers=me.headers), 403, "FORBIDDEN")
     assert "second factor" in refused["message"]
     assert await count(runtime, TotpSecret, me.user["id"]) == 1
     policy = {"required": {"doctor": False}}
     assert (await client.put("/admin/mfa-policy", json=policy, headers=admin.headers)).status_code == 200
+    assert find(await shown(client, me.headers), "factor-required") is None
     patched(await client.post(f"{PAGE}/totp/off", headers=me.headers))
     assert await count(runtime, TotpSecret, me.user["id"]) == 0
     assert await count(runtime, RecoveryCode, me.user["id"]) == 0  # they went with the last factor

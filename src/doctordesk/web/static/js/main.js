@@ -8,7 +8,7 @@ import * as factors from "./second-factor.js";
 import { Screen } from "./screen.js";
 import { handleMessage, loadEndpoints, RealtimeLink } from "./sync.js";
 import * as i18n from "./i18n.js";
-import { t, tf } from "./texts.js";
+import { t, throttled } from "./texts.js";
 
 const HOME = "/profile/appointments";
 const THREADS = "/profile/messages/threads";
@@ -21,19 +21,6 @@ const roleName = (role) => (ROLE_NAMES[role] ? t(ROLE_NAMES[role]) : role);
 // A code already taken (the one that just confirmed the app) says so and when the next one comes, in the words the
 // service wrote in the reader's language; any other wrong code is just wrong.
 const spentOrWrong = (body) => (body && body.reason === "code-used" && body.message) || t("Wrong code.");
-
-// Why a sign-in is refused for now and when to try again (the service's Retry-After, in seconds).
-function throttled(seconds) {
-  if (!seconds) return t("Too many attempts. Please wait a few minutes and try again.");
-  if (seconds < 90) {
-    return tf("Too many failed sign-ins: signing in is paused for your safety. Try again in {seconds} seconds.", {
-      seconds,
-    });
-  }
-  return tf("Too many failed sign-ins: signing in is paused for your safety. Try again in {minutes} minutes.", {
-    minutes: Math.ceil(seconds / 60),
-  });
-}
 
 class Shell {
   constructor() {

@@ -52,6 +52,9 @@ SHELL_TEXTS: tuple[str, ...] = (
     N_("Dismiss"),
     N_("doctordesk needs JavaScript enabled."),
     N_("Remove attachment"),
+    # A file refused by the composer before it is sent (attachments.js).
+    N_("{name} is larger than {size}."),
+    N_("{name} is not a file type that can be sent."),
     N_("Download"),
     N_("Copy"),
     N_("Main"),

@@ -148,8 +148,9 @@ def _card(screen: ReviewScreen, card: CardAssessment) -> Element:
         f"alternative-{n}",
         "Card",
         *children,
-        # The spec's card, numbered as the errors name it ("Overlaps alternative 1").
-        label=_("Suggested Scheduling · Alternative {n}", n=n),
+        # The spec's card, titled and numbered as the errors name it ("Overlaps with alternative 1"), without the
+        # feature's name ("Suggested Scheduling") that no one at the clinic says.
+        label=_("Alternative {n}", n=n),
         error=maybe(card_error),
         warning=maybe(card.coverage_warning),
         props={"n": n, "equals_request": card.equals_request} if card.equals_request else {"n": n},

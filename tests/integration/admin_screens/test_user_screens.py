@@ -1,5 +1,5 @@
 """The administration screens for users and locations (docs/administration.md), on SQLite and PostgreSQL: the
-same rules and audit as the JSON API, a generated password shown once, deactivation signing the user out, and
+same rules and audit as the JSON API, a new user's page reached at once, deactivation signing the user out, and
 nobody but admins reaching them."""
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ async def test_the_user_list_pages_and_filters_by_role(client, login):
     assert bad.status_code == 422 and "role" in bad.json()["fields"]
 
 
-async def test_creating_a_doctor_shows_the_generated_password_once_and_audits_it(client, login, runtime):
+async def test_creating_a_doctor_lands_on_their_page_with_the_one_time_link_and_audits_it(client, login, runtime):
     admin = await login("admin")
     form = {
         "role": "doctor", "username": "drnew", "display_name": "Dr. New", "password": "",
@@ -49,19 +49,30 @@ async def test_creating_a_doctor_shows_the_generated_password_once_and_audits_it
         f"{USERS}/create", headers={**admin.headers, "X-Screen-State": page["state"]}, data=form
     )
     assert created.status_code == 200, created.text
-    shown = patched(created.json(), "created")["set"]["value"]
-    password = shown.split("Password: ")[1].split(" ")[0]
-    signed_in = await client.post("/auth/login", data={"username": "drnew", "password": password})
-    assert signed_in.status_code == 200
-    again = (await client.put(f"{USERS}/new", headers=admin.headers)).json()
-    assert password not in str(again)
     async with runtime.db.read() as s:
         user = await s.scalar(select(User).where(User.username == "drnew"))
         audit = await s.scalar(select(AuditLog).where(AuditLog.entity == "user", AuditLog.entity_id == user.id))
+    answer = created.json()
+    assert answer["navigate"] == f"{USERS}/{user.id}"  # the new user's page, not an empty form
+    assert answer["notice"]["text"] == (
+        "Created Dr. New (drnew, Doctor). Make a one-time link here so they can set their password."
+    )
+    shown = by_id((await client.put(answer["navigate"], headers=admin.headers)).json()["elements"])
+    assert shown["password-link"].get("visible", True) and shown["toggle-active"]["label"] == "Deactivate"
     assert audit.details["after"]["doctor"]["chat_enabled"] is False
-    assert password not in str(audit.details)
+    assert "password" not in str(audit.details)
     dup = await client.post(f"{USERS}/create", headers=admin.headers, data=form)
     assert dup.status_code == 422 and "username" in dup.json()["fields"]
+
+
+async def test_a_typed_password_is_the_new_users_and_the_notice_says_who_was_created_in_german(client, login):
+    admin = await login("admin")
+    form = {"role": "support", "username": "kimnew", "display_name": "Kim New", "password": "correct horse"}
+    created = await client.post(f"{USERS}/create", headers={**admin.headers, "Accept-Language": "de"}, data=form)
+    assert created.status_code == 200, created.text
+    assert created.json()["notice"]["text"] == "Kim New angelegt (kimnew, Support-Mitarbeiter)."
+    signed_in = await client.post("/auth/login", data={"username": "kimnew", "password": "correct horse"})
+    assert signed_in.status_code == 200
 
 
 async def test_a_bad_form_is_refused_naming_the_fields_and_writes_nothing(client, login, runtime):

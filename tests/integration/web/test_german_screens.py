@@ -132,7 +132,7 @@ async def test_the_answers_of_administration_actions_are_german(client, login, d
     assert patched(created.json(), "created").startswith("https://hooks.example.com/x registriert. Signaturgeheimnis: ")
     user = {"role": "support", "username": "kim2", "display_name": "Kim Zwei", "password": "correct horse battery"}
     made = await client.post(f"{ADMIN}/users/create", headers=de, data=user)
-    assert patched(made.json(), "created") == "Kim Zwei angelegt (kim2, Support-Mitarbeiter)."
+    assert made.json()["notice"]["text"] == "Kim Zwei angelegt (kim2, Support-Mitarbeiter)."
     doctor = demo.users["doctor1"]
     toggled = await client.post(f"{ADMIN}/users/{demo.users['patient2']}/deactivate", headers=de)
     assert patched(toggled.json(), "saved").endswith("ist deaktiviert und überall abgemeldet.")

@@ -17,6 +17,7 @@ from datetime import date
 from typing import Any
 
 from doctordesk.domain.errors import DateNotCovered, DomainError, ForbiddenByPolicy, ThirdPartyDataInvalid
+from doctordesk.domain.scheduling.booking import SERVICES
 from doctordesk.domain.texts import N_, Text
 
 
@@ -113,6 +114,13 @@ class Coverage:
         return self.error is None
 
 
+def _service_named(service: str) -> str:
+    """A service as people name it, to open a sentence: the product's own by its name in the reader's language
+    ("Teledermatology" / "Teledermatologie"), one the clinic's systems sent as they sent it, capitalised."""
+    words = SERVICES.get(service.lower())
+    return Text(words) if words is not None else service[:1].upper() + service[1:]
+
+
 def evaluate(
     policies: Sequence[Terms], *, day: date, doctor_id: int, location_id: int, service: str, field_prefix: str = ""
 ) -> Coverage:
@@ -127,9 +135,8 @@ def evaluate(
         )
     t = covering[0]
     if service.lower() in t.excluded_services:
-        return Coverage(
-            ForbiddenByPolicy(Text("The patient's policy excludes the service '{service}'.", service=service))
-        )
+        return Coverage(ForbiddenByPolicy(Text("{service} is not covered by the patient's policy.",
+                                               service=_service_named(service))))  # fmt: skip
     if doctor_id in t.excluded_doctors:
         return Coverage(
             ForbiddenByPolicy(fields={f"profile{field_prefix}": N_("The patient's policy excludes this doctor.")})

@@ -3,6 +3,7 @@ a page at a time, with the same filter's CSV and JSON Lines export as downloads.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import UTC, timedelta
 from urllib.parse import urlencode
@@ -39,6 +40,16 @@ def query_of(f: AuditFilter) -> dict[str, str]:
 def endpoint(f: AuditFilter, cursor: str | None = None) -> str:
     query = query_of(f) | ({"cursor": cursor} if cursor else {})
     return f"{ENDPOINT}?{urlencode(query)}" if query else ENDPOINT
+
+
+def who_with_role(name: str, role: str) -> str:
+    """A person with their role, the role named once: "Dr. Lena Berger (Doctor)", but "Kim Novak (Support)" as it
+    is, since the name already says it (by the role's code or its words in the reader's language)."""
+    words = _(ROLE_LABELS.get(role, role))
+    said = {role.lower(), words.lower(), words.split()[0].split("-")[0].lower()}
+    if any(re.search(rf"\b{re.escape(w)}\b", name.lower()) for w in said if w):
+        return name
+    return f"{name} ({words})"
 
 
 def _about(r: AuditRow, names: Names) -> str:
@@ -97,8 +108,7 @@ def render(
         "Section",
         # A person chosen by name (the ids are nowhere else on the screens).
         el("f-actor", "Combo", label=_("Who"), name="actor", value=str(f.actor_id or ""),
-           options=[Option("", _("Anyone")),
-                    *(Option(str(i), f"{name} ({_(ROLE_LABELS.get(role, role))})") for i, name, role in people)]),
+           options=[Option("", _("Anyone")), *(Option(str(i), who_with_role(name, role)) for i, name, role in people)]),
         el("f-appointment", "Edit", label=_("Appointment id"), name="appointment", value=str(f.appointment_id or "")),
         el("f-action", "Edit", label=_("Action, e.g. appointment.approve"), name="action", value=f.action or ""),
         el("f-from", "Date", label=_("From day (UTC)"), name="from",

@@ -4,61 +4,31 @@ stays in the exports (CSV, JSON Lines), which are for machines."""
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Final
 
-from doctordesk.i18n import N_, _
+from doctordesk.domain.appointments.status import Status
+from doctordesk.domain.roles import Role
+from doctordesk.i18n import _
 from doctordesk.i18n.formats import format_local, money
+from doctordesk.screens.admin.audit_labels import LABELS, SHOWN_OTHERWISE
+from doctordesk.screens.admin.users import ROLE_LABELS
+from doctordesk.screens.wording import status_label
 
 MAX_LINES = 12
 MAX_VALUE_CHARS = 80
-# Keys holding a user's id (a person), and the location's.
-PEOPLE: Final = frozenset({"user_id", "doctor_id", "patient_user_id", "actor_id", "created_by", "sender_id"})
-LOCATIONS: Final = frozenset({"location_id"})
+# A record inside an entry (the alternatives sent) is made of short words: it may take more room than free text.
+MAX_RECORD_CHARS = 320
+# Keys holding a user's id (a person), a patient's record, a location's, a role and an appointment's status.
+PEOPLE: Final = frozenset({"user_id", "user", "doctor_id", "doctor", "patient_user_id", "actor_id", "created_by",
+                           "sender_id"})  # fmt: skip
+PATIENTS: Final = frozenset({"patient_id", "patient"})
+LOCATIONS: Final = frozenset({"location_id", "location"})
+ROLES: Final = frozenset({"role", "by", "canceled_by", "default_role"})
 _INSTANT = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?([+-]\d{2}:\d{2}|Z)")
-
-# Field names in words; a field without words here shows its key as it is (a code, like the action's).
-LABELS: Final[dict[str, str]] = {
-    "display_name": N_("Name"),
-    "name": N_("Name"),
-    "username": N_("Username"),
-    "role": N_("Role"),
-    "active": N_("Active"),
-    "timezone": N_("Time zone"),
-    "specialty": N_("Specialty"),
-    "can_prescribe": N_("Can prescribe"),
-    "chat_enabled": N_("Chat enabled"),
-    "kind": N_("Kind"),
-    "doctor_id": N_("Doctor"),
-    "user_id": N_("User"),
-    "location_id": N_("Location"),
-    "amount_cents": N_("Amount"),
-    "percent": N_("Per cent"),
-    "currency": N_("Currency"),
-    "effective_from": N_("Effective from"),
-    "retired": N_("Ended"),
-    "status": N_("Status"),
-    "version": N_("Version"),
-    "start": N_("Start"),
-    "reason": N_("Reason"),
-    "address": N_("Address"),
-    "url": N_("Address"),
-    "enabled": N_("Enabled"),
-    "expires_at": N_("Expires"),
-    "valid_from": N_("Valid from"),
-    "valid_to": N_("Valid to"),
-    "insurer": N_("Insurer"),
-    "delivery_id": N_("Delivery"),
-    "message_id": N_("Message"),
-    "event_type": N_("Event type"),
-    "types": N_("Event types"),
-    "attempts": N_("Attempts"),
-    "replays": N_("Replays"),
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,19 +38,50 @@ class Names:
     people: Mapping[int, str]
     locations: Mapping[int, str]
     zone: str
+    patients: Mapping[int, str] = field(default_factory=dict)
+
+
+def _ids(details: Mapping[str, Any], keys: frozenset[str]) -> set[int]:
+    found: set[int] = set()
+    parts = [details, *(details.get(k) for k in ("before", "after", "previous"))]
+    alternatives = details.get("alternatives")
+    if isinstance(alternatives, list):
+        parts += alternatives
+    for part in parts:
+        if isinstance(part, Mapping):
+            found |= {v for k, v in part.items() if k in keys and isinstance(v, int) and not isinstance(v, bool)}
+            doctor = part.get("doctor")
+            if isinstance(doctor, Mapping):  # a doctor's profile inside the user
+                found |= _ids(doctor, keys)
+    return found
 
 
 def person_ids(details: Mapping[str, Any]) -> set[int]:
-    """The user ids the details name (top level, and inside ``before`` and ``after``)."""
-    found: set[int] = set()
-    for part in (details, details.get("before"), details.get("after")):
-        if isinstance(part, Mapping):
-            found |= {v for k, v in part.items() if k in PEOPLE and isinstance(v, int) and not isinstance(v, bool)}
-    return found
+    """The user ids the details name (top level, inside ``before``, ``after`` and ``previous``, and in the
+    alternatives sent)."""
+    return _ids(details, PEOPLE)
+
+
+def patient_ids(details: Mapping[str, Any]) -> set[int]:
+    """The patients' record ids the details name."""
+    return _ids(details, PATIENTS)
 
 
 def _label(key: str) -> str:
     return _(LABELS[key]) if key in LABELS else key
+
+
+def _status(value: Any) -> str:
+    if isinstance(value, int) and value in Status._value2member_map_:
+        return status_label(Status(value), Role.DOCTOR)
+    return "—" if value is None else str(value)
+
+
+def _named(key: str, value: int, names: Names) -> str | None:
+    for keys, found in ((PEOPLE, names.people), (PATIENTS, names.patients), (LOCATIONS, names.locations)):
+        if key in keys:
+            return found.get(value) or f"#{value}"
+    return None
 
 
 def _value(key: str, value: Any, names: Names, context: Mapping[str, Any]) -> str:
@@ -88,10 +89,12 @@ def _value(key: str, value: Any, names: Names, context: Mapping[str, Any]) -> st
         return "—"
     if isinstance(value, bool):
         return _("yes") if value else _("no")
-    if isinstance(value, int) and key in PEOPLE:
-        return names.people.get(value) or f"#{value}"
-    if isinstance(value, int) and key in LOCATIONS:
-        return names.locations.get(value) or f"#{value}"
+    if isinstance(value, int) and (named := _named(key, value, names)) is not None:
+        return named
+    if key == "status" and isinstance(value, int):
+        return _status(value)
+    if isinstance(value, str) and key in ROLES and value in ROLE_LABELS:
+        return _(ROLE_LABELS[value])
     if isinstance(value, int) and key == "amount_cents":
         currency = context.get("currency")
         return money(value, currency if isinstance(currency, str) and len(currency) == 3 else "EUR")
@@ -100,13 +103,16 @@ def _value(key: str, value: Any, names: Names, context: Mapping[str, Any]) -> st
             return format_local(datetime.fromisoformat(value.replace("Z", "+00:00")), names.zone)
         except ValueError:
             pass
-    if isinstance(value, list):
+    if isinstance(value, Mapping):
+        # A record inside the entry (an alternative sent, a policy's network): its fields in words, never JSON.
+        shown = [(k, v) for k, v in value.items() if k not in SHOWN_OTHERWISE]
+        text = "(" + "; ".join(f"{_label(k)}: {_value(k, v, names, value)}" for k, v in shown) + ")"
+    elif isinstance(value, list):
         text = ", ".join(_value(key, v, names, context) for v in value) or "—"
-    elif isinstance(value, dict):
-        text = json.dumps(value, ensure_ascii=False, sort_keys=True)
     else:
         text = str(value)
-    return text if len(text) <= MAX_VALUE_CHARS else text[: MAX_VALUE_CHARS - 1] + "…"
+    limit = MAX_RECORD_CHARS if isinstance(value, Mapping | list) else MAX_VALUE_CHARS
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _changed(before: Mapping[str, Any], after: Mapping[str, Any], names: Names) -> list[str]:
@@ -124,9 +130,45 @@ def _changed(before: Mapping[str, Any], after: Mapping[str, Any], names: Names) 
     return out
 
 
+def _fields(record: Mapping[str, Any], names: Names) -> list[str]:
+    """A new (or removed) record, a line per field that holds something; a record inside it (a doctor's profile
+    inside the user) field by field."""
+    out: list[str] = []
+    for key, value in record.items():
+        if key in SHOWN_OTHERWISE or value is None:
+            continue
+        if isinstance(value, Mapping):
+            out += _fields(value, names)
+        else:
+            out.append(f"{_label(key)}: {_value(key, value, names, record)}")
+    return out
+
+
+def _moved(details: Mapping[str, Any], names: Names) -> tuple[list[str], set[str]]:
+    """An appointment's change in one line per field: its status ("from" → "to"), and what it was before
+    (``previous``) → what it is now (the same key at the top level); the keys these lines used."""
+    out: list[str] = []
+    used: set[str] = set()
+    if isinstance(details.get("from"), int) and isinstance(details.get("to"), int):
+        out.append(f"{_label('status')}: {_status(details['from'])} → {_status(details['to'])}")
+    previous = details.get("previous")
+    if isinstance(previous, Mapping):
+        for key, old in previous.items():
+            if key == "status":
+                continue  # said by the status line
+            if key in details:
+                used.add(key)
+                if old != details[key]:
+                    now = _value(key, details[key], names, details)
+                    out.append(f"{_label(key)}: {_value(key, old, names, previous)} → {now}")
+            else:
+                out.append(_("{field} before: {value}", field=_label(key), value=_value(key, old, names, previous)))
+    return out, used
+
+
 def lines(details: Mapping[str, Any], names: Names) -> list[str]:
     """The entry's details, a line each: changed fields as before → after (a new record: its fields), then the
-    entry's other facts."""
+    entry's other facts, every field by its label in the reader's language."""
     before, after = details.get("before"), details.get("after")
     out: list[str] = []
     if isinstance(before, Mapping) and isinstance(after, Mapping):
@@ -136,8 +178,10 @@ def lines(details: Mapping[str, Any], names: Names) -> list[str]:
     else:
         for part in (before, after):
             if isinstance(part, Mapping):
-                out += [f"{_label(k)}: {_value(k, v, names, part)}" for k, v in part.items() if k != "id"]
-    rest = {k: v for k, v in details.items() if k not in ("before", "after")}
+                out += _fields(part, names)
+    moved, used = _moved(details, names)
+    out += moved
+    rest = {k: v for k, v in details.items() if k not in SHOWN_OTHERWISE and k not in used}
     out += [f"{_label(k)}: {_value(k, v, names, rest)}" for k, v in rest.items()]
     if len(out) > MAX_LINES:
         out = [*out[: MAX_LINES - 1], _("… and {count} more", count=len(out) - MAX_LINES + 1)]

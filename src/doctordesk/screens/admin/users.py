@@ -144,14 +144,19 @@ def render_new(*, layout: Layout, timeout: int) -> Page:
         el("new-role", "Combo", label=_("Role"), name="role", value="doctor", options=_role_options(any_role=False)),
         el("new-username", "Edit", label=_("Username"), name="username"),
         el("new-display-name", "Edit", label=_("Name"), name="display_name"),
-        el("new-password", "Password", label=_("Password (leave empty to have one generated)"), name="password"),
+        el(
+            "new-password",
+            "Password",
+            label=_("Password (leave empty: they set their own through a one-time link)"),
+            name="password",
+        ),
         *_doctor_fields("new-", None),
         el("create", "Button", label=_("Create user"), action=Action("POST", f"{USERS}/create", form="user-form")),
         label=_("New user"),
     )
     return page(
         screen=NEW_SCREEN, current="users", title=_("New user"), endpoint=NEW,
-        elements=[notice("created"), form], layout=layout, timeout=timeout,
+        elements=[form], layout=layout, timeout=timeout,
     )  # fmt: skip
 
 

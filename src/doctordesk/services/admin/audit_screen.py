@@ -19,13 +19,13 @@ from doctordesk.domain.roles import Actor
 from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
 from doctordesk.screens.admin import audit as screen
-from doctordesk.screens.admin.audit_changes import Names, person_ids
+from doctordesk.screens.admin.audit_changes import Names, patient_ids, person_ids
 from doctordesk.screens.protocol import Layout, Page, UpdateSet
 from doctordesk.screens.viewing import Viewing
 from doctordesk.services.admin.audit import audit_page
 from doctordesk.services.admin.screen_base import navigation, require_admin, viewing
 from doctordesk.services.scheduling.clinic_facts import cached_clinic
-from doctordesk.store.tables import User
+from doctordesk.store.tables import Patient, User
 
 PEOPLE_OFFERED = 500
 
@@ -45,13 +45,17 @@ def audit_screen(
             rows, position = await audit_page(session, f, after=after, limit=screen.PAGE_SIZE)
             ids = {r.actor_id for r in rows if r.actor_id is not None}
             ids |= {r.entity_id for r in rows if r.entity in ("user", "doctor") and r.entity_id is not None}
+            records: set[int] = set()
             for r in rows:
                 ids |= person_ids(r.details)
+                records |= patient_ids(r.details)
             found = await session.execute(select(User.id, User.display_name).where(User.id.in_(sorted(ids))))
             people: dict[int, str] = {row[0]: row[1] for row in found.all()}
+            named = await session.execute(select(Patient.id, Patient.name).where(Patient.id.in_(sorted(records))))
+            patients: dict[int, str] = {row[0]: row[1] for row in named.all()}
             c = await cached_clinic(rt, session)
             choices = await _people(session, f.actor_id)
-        names = Names(people, c.location_names, clinic_zone(c.directory.locations))
+        names = Names(people, c.location_names, clinic_zone(c.directory.locations), patients)
         return screen.render(
             f,
             rows,

@@ -15,6 +15,7 @@ from doctordesk.domain.inputs import check_text
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.scheduling.suggestions import is_timezone
 from doctordesk.domain.texts import N_, Moment, Text
+from doctordesk.i18n import _
 from doctordesk.runtime import Runtime
 from doctordesk.screens.admin import locations as locations_screen
 from doctordesk.screens.admin import users as screen
@@ -31,7 +32,6 @@ from doctordesk.services.admin.screen_base import (
     form_text,
     navigation,
     require_admin,
-    told,
     viewing,
 )
 from doctordesk.services.scheduling.clinic_facts import cached_clinic
@@ -111,8 +111,7 @@ def _doctor_fields(form: Mapping[str, str], fields: dict[str, str]) -> admin_use
 async def create_user(
     rt: Runtime, passwords: Passwords, actor: Actor, form: Mapping[str, str], *, state: str | None
 ) -> UpdateSet:
-    """Create the user on the form; the answer shows who was created and, when none was typed, the generated
-    password — this once. The form is emptied for the next one."""
+    """Create the user on the form; the answer goes to the new user's page with a notice naming who was created."""
     require_admin(actor)
     fields: dict[str, str] = {}
     role = form.get("role", "")
@@ -142,21 +141,23 @@ async def create_user(
         fields["display_name"] = N_("Required.")
     if fields:
         raise ValidationFailed(fields=fields)
-    view, generated = await admin_users.create_user(rt, passwords, actor, new)
+    view, _generated = await admin_users.create_user(rt, passwords, actor, new)
     await changed(rt)
     role = Text(screen.ROLE_LABELS[view.role])
+    # The answer lands on the new user's page, where the one-time link and Deactivate are. A generated password is
+    # never shown there (a page is shown again, a notice goes by): the user sets their own through that link.
     text = (
-        Text(
-            "Created {name} ({username}, {role}). Password: {password} — shown this once; give it to them now.",
-            name=view.display_name, username=view.username, role=role, password=generated,
+        Text("Created {name} ({username}, {role}).", name=view.display_name, username=view.username, role=role)
+        if password is not None
+        else Text(
+            "Created {name} ({username}, {role}). Make a one-time link here so they can set their password.",
+            name=view.display_name, username=view.username, role=role,
         )
-        if generated
-        else Text("Created {name} ({username}, {role}).", name=view.display_name, username=view.username, role=role)
     )  # fmt: skip
-    update = UpdateSet(screen=screen.NEW_SCREEN, state=state or "", timeout=rt.settings.poll_list_seconds)
-    for ref in ("new-username", "new-display-name", "new-password", "new-specialty", "new-timezone"):
-        update.patches.append(p_update(ref, value=""))
-    return told(update, "created", text)
+    update = navigation(rt, screen.USER_SCREEN, screen.user_endpoint(view.id))
+    update.state = state or ""
+    update.notice = {"level": "info", "text": _(text)}
+    return update
 
 
 # --- one user --------------------------------------------------------------------------------------------------

@@ -182,9 +182,10 @@ async def accept_offer(
         moment = Moment(offer.start_at, location.timezone if location else "UTC")
         when = format_local(moment.at, moment.timezone)
         # The audit keeps the instant itself: a date written in the actor's language would read wrong to others.
+        # What the appointment was (``previous``) beside what it is now, so the trail reads "Doctor: A → B".
         details = {
             "action": "accept-offer", "offer": offer.id, "n": offer.n, "previous": old,
-            "start": offer.start_at.isoformat(),
+            "doctor_id": offer.doctor_id, "location_id": offer.location_id, "start": offer.start_at.isoformat(),
         }  # fmt: skip
         await transition(
             uow,

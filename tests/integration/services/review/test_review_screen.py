@@ -89,7 +89,7 @@ async def test_suggest_another_alternative_adds_a_card_with_doctor_and_location_
     assert not s.has("delete~1") and not s.has("prescription-info~1")
     assert s["approve"]["enabled"] is False  # the card is incomplete
     assert "error" not in card  # but nothing was typed yet: no error before input
-    assert card["label"] == "Suggested Scheduling · Alternative 1"
+    assert card["label"] == "Alternative 1"
     await s.patch("/change", {"date~1": "2026-11-26"})
     assert s["alternative-1"]["error"] == "Enter a date and time for this alternative."
     await s.patch("/add-alternative")

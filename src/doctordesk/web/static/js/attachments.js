@@ -5,18 +5,18 @@
 import { fetchBlob } from "./api.js";
 import { formatSize, node, safeHref } from "./dom.js";
 import { labelled } from "./elements.js";
-import { t } from "./texts.js";
+import { t, tf } from "./texts.js";
 
 function uploadProblem(file, props) {
   if (typeof props.max_bytes === "number" && file.size > props.max_bytes) {
-    return `${file.name} is larger than ${formatSize(props.max_bytes)}.`;
+    return tf("{name} is larger than {size}.", { name: file.name, size: formatSize(props.max_bytes) });
   }
   if (typeof props.accept === "string" && props.accept) {
-    const accepted = props.accept.split(",").map((t) => t.trim().toLowerCase());
+    const accepted = props.accept.split(",").map((a) => a.trim().toLowerCase());
     const type = (file.type || "").toLowerCase();
     const ext = `.${file.name.split(".").pop().toLowerCase()}`;
     if (!accepted.some((a) => a === type || a === ext || (a.endsWith("/*") && type.startsWith(a.slice(0, -1))))) {
-      return `${file.name} is not a file type that can be sent.`;
+      return tf("{name} is not a file type that can be sent.", { name: file.name });
     }
   }
   return null;

@@ -1,4 +1,4 @@
-// A day in a form, written the clinic's way (docs/web-app.md#dates-in-forms). The server gives the pattern in a
+// Days and times in a form. A day is written the clinic's way (docs/web-app.md#dates-in-forms). The server gives the pattern in a
 // Date element's props.format, in CLDR letters — "dd/MM/yyyy" (English) or "dd.MM.yyyy" (German) — and keeps the
 // element's value as the API's day, YYYY-MM-DD. Only the digits move: no date arithmetic, no browser locale.
 
@@ -26,4 +26,14 @@ export function dayValue(typed, format) {
   if (!m) return written;
   const parts = Object.fromEntries(order.map((f, i) => [f, m[i + 1].padStart(2, "0")]));
   return `${parts.yyyy}-${parts.MM}-${parts.dd}`;
+}
+
+// A time of day is always on the 24-hour clock (docs/web-app.md#times-in-forms): "9:30", "09.30", "14,30" and "1430"
+// are read as "09:30" / "14:30"; anything else is sent as typed and the server refuses it on its field.
+const CLOCK = /^(\d{1,2})\s*[:.,h]?\s*(\d{2})$/;
+
+export function timeValue(typed) {
+  const written = typed.trim();
+  const m = CLOCK.exec(written);
+  return m ? `${m[1].padStart(2, "0")}:${m[2]}` : written;
 }

@@ -1,6 +1,8 @@
 // DOM helpers shared by the renderer's modules. Server data only ever reaches the DOM through textContent,
 // attribute values and form control values: `node` is the one way text enters an element here.
 
+import { language } from "./texts.js";
+
 let uidCounter = 0;
 
 // A page-unique id for labels, headings and messages that other nodes point at (htmlFor, aria-*).
@@ -34,9 +36,12 @@ export function safeHref(href) {
 
 export function formatSize(bytes) {
   if (typeof bytes !== "number") return "";
-  if (bytes < 1024) return `${bytes} B`;
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(0)} KB`;
-  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+  // Digits in the page's language: "1.5 MB" in English, "1,5 MB" in German.
+  const digits = (value, places) =>
+    new Intl.NumberFormat(language(), { minimumFractionDigits: places, maximumFractionDigits: places }).format(value);
+  if (bytes < 1024) return `${digits(bytes, 0)} B`;
+  if (bytes < 1024 * 1024) return `${digits(bytes / 1024, 0)} KB`;
+  return `${digits(bytes / 1024 / 1024, 1)} MB`;
 }
 
 export function formatTime(value) {

@@ -103,6 +103,19 @@ function buildDay(model) {
   return { ...parts, dayFormat: props.format };
 }
 
+// A time of day as a text field on the 24-hour clock: the browser's <input type="time"> follows the browser's
+// own locale, not the page's, and shows "10:00 AM" in many an English (even a German) chromium.
+function buildClock(model) {
+  const parts = buildInput({ ...model, placeholder: model.placeholder || "HH:MM" }, "text");
+  const { control } = parts;
+  control.inputMode = "numeric";
+  control.autocomplete = "off";
+  control.spellcheck = false;
+  control.maxLength = 8;
+  control.classList.add("time-input");
+  return { ...parts, clock: true };
+}
+
 function buildSelect(model) {
   const control = document.createElement("select");
   const options = model.options || [];
@@ -396,7 +409,7 @@ export const ELEMENT_BUILDERS = {
     return buildDay(model);
   },
   Time(model) {
-    return buildInput(model, "time");
+    return buildClock(model);
   },
   Combo(model) {
     return buildSelect(model);

@@ -2,7 +2,7 @@
 // a reload, per-field error messages, and props.requires / props.requires_one_of keeping an action disabled.
 
 import { showDraft } from "./attachments.js";
-import { dayText, dayValue } from "./days.js";
+import { dayText, dayValue, timeValue } from "./days.js";
 import { node, uid } from "./dom.js";
 
 // The view's entry of the element holding `control`.
@@ -25,6 +25,7 @@ export function readControl(entry) {
   if (c.type === "checkbox") return c.checked ? "true" : "false";
   if (c.type === "file") return entry.file || null;
   if (entry.dayFormat) return dayValue(c.value, entry.dayFormat);
+  if (entry.clock) return timeValue(c.value);
   return c.value;
 }
 

@@ -353,10 +353,13 @@ export class Screen {
       .filter(([name]) => !placed.includes(name))
       .map(([name, message]) => `${name}: ${message}`);
     const message = [body.message || error.message, ...rest].join(" ");
-    // Errors placed on the fields of an open dialog are shown there once; a banner behind the dialog would
-    // repeat them (and stay after the dialog closes).
-    const inDialog = placed.length > 0 && !rest.length && placed.every((name) => this.inOpenDialog(name));
-    if (!inDialog) this.showBanner(message, { tone: "error" });
+    // Errors placed on their fields are shown there once, focus on the first (forms.js): a banner above would
+    // repeat "One or more fields…" and push the form (the chat's composer) down, out of sight. A refusal with a
+    // reload, a message no field holds, or a code of its own (outside a dialog) still gets its banner.
+    const allPlaced = placed.length > 0 && !rest.length && !body.reload;
+    const saidAtFields =
+      allPlaced && (body.code === "FIELDS_VALIDATION_ERROR" || placed.every((name) => this.inOpenDialog(name)));
+    if (!saidAtFields) this.showBanner(message, { tone: "error" });
     if (body.reload && this.page) await this.reloadAfter(message);
   }
 

@@ -84,7 +84,7 @@ async def end_session(rt: Runtime, actor: Actor, token_id: int) -> None:
         if done.rowcount != 1:  # type: ignore[attr-defined]
             raise NotFound()
         audit(uow.session, at=now, actor_id=actor.user_id, action="session-ended", entity="user",
-              entity_id=actor.user_id, details={"token": token_id})  # fmt: skip
+              entity_id=actor.user_id, details={"token_id": token_id})  # fmt: skip
         topic = (user_topic(actor.user_id),)
         uow.emit(DomainEvent(TOKEN_REVOKED, topic, {"token_id": token_id, "user_id": actor.user_id}))
         _changed(uow, actor.user_id)

@@ -40,7 +40,19 @@ from doctordesk.web.head_requests import HeadAsGet
 from doctordesk.web.language import Language
 from doctordesk.web.limits import BodyLimit
 from doctordesk.web.observability import RequestTimer
-from doctordesk.web.routers import appointments, booking, calendar, chat, language, mfa, ops, review, sso, stream
+from doctordesk.web.routers import (
+    appointments,
+    booking,
+    calendar,
+    chat,
+    language,
+    mfa,
+    ops,
+    review,
+    security,
+    sso,
+    stream,
+)
 from doctordesk.web.routers import auth as auth_router
 from doctordesk.web.routers.admin import audit as admin_audit
 from doctordesk.web.routers.admin import data_screens as admin_data_screens
@@ -53,6 +65,7 @@ from doctordesk.web.routers.admin import service_accounts as admin_service_accou
 from doctordesk.web.routers.admin import sign_in as admin_sign_in
 from doctordesk.web.routers.admin import smart_apps as admin_smart_apps
 from doctordesk.web.routers.admin import smart_screens as admin_smart_screens
+from doctordesk.web.routers.admin import sso_screens as admin_sso_screens
 from doctordesk.web.routers.admin import users as admin_users
 from doctordesk.web.routers.admin import webhooks as webhooks_admin
 from doctordesk.web.routers.fhir import routes as fhir
@@ -82,6 +95,7 @@ ROUTERS: tuple[APIRouter, ...] = (
     smart_oauth.router,
     fhir.router,
     smart_consent.router,
+    security.router,
     admin_smart_apps.router,
     chat.router,
     stream.router,
@@ -98,6 +112,7 @@ ROUTERS: tuple[APIRouter, ...] = (
     admin_screens.router,
     admin_data_screens.router,
     admin_smart_screens.router,
+    admin_sso_screens.router,
     calendar.feed_router,
     calendar.router,
     language.router,

@@ -69,6 +69,9 @@ class Settings(BaseSettings):
     # The provider's issuer (and what its discovery names) on loopback, private or link-local addresses is refused
     # unless this is on: a clinic whose provider runs on its own network turns it on.
     sso_allow_private_addresses: bool = False
+    # Development only (refused in production): an issuer over plain http:// is accepted when its host is this
+    # machine (127.0.0.1, ::1, localhost), a provider run beside a developer's server. Everywhere else https://.
+    sso_allow_http_loopback: bool = False
     token_ttl_seconds: int = Field(12 * 3600, ge=60, le=90 * 86400)
     auth_cache_seconds: float = Field(300.0, ge=0, le=3600)
     # How recent a sign-in or re-authentication must be for a change of how the account signs in (step-up).
@@ -251,6 +254,10 @@ class Settings(BaseSettings):
     def _check(self) -> Settings:
         if self.test_clock and self.environment != "test":
             raise ValueError(f"{PREFIX}TEST_CLOCK is read only when {PREFIX}ENVIRONMENT=test (never in a clinic)")
+        if self.sso_allow_http_loopback and self.environment == "production":
+            raise ValueError(
+                f"{PREFIX}SSO_ALLOW_HTTP_LOOPBACK is for development only: set {PREFIX}ENVIRONMENT=development"
+            )
         if self.max_upload_bytes >= self.max_body_bytes:
             raise ValueError(
                 f"{PREFIX}MAX_UPLOAD_BYTES ({self.max_upload_bytes}) must be smaller than {PREFIX}MAX_BODY_BYTES "

@@ -6,7 +6,8 @@ shows exactly as the English one is a leftover unless it is
   except the columns that hold our own texts (notices, a disabled endpoint's reason, pushes);
 - a text whose German is the same word ("Name", "Status", "Webhooks"), by the catalog;
 - a code shown as it is (webhook event types, IANA time zones, an export's file name, a field's key such as
-  `delivery_id`), a record's stored details as JSON, or no words at all (numbers, dates).
+  `delivery_id`, an authenticator app's key), an image's data, a record's stored details as JSON, or no words at
+  all (numbers, dates).
 
 Texts joined from parts (" · ", ", ", ": ") are judged part by part.
 """
@@ -40,6 +41,10 @@ _WORD = re.compile(r"[A-Za-z]{2,}")
 _PARTS = re.compile(r" · |, |: | \(|\)|\n| → ")
 # A field's key shown as it is (the audit trail's details name fields without words that way).
 _IDENTIFIER = re.compile(r"[a-z]+(_[a-z]+)+")
+# An authenticator app's key as the security page writes it: base32 in groups of four.
+_KEY = re.compile(r"[A-Z2-7]{4}( [A-Z2-7]{1,4})+")
+# Elements whose value is no text for a person (an image's data: URL; its label is judged).
+NOT_TEXT = frozenset({"Image"})
 
 
 def shown_texts(page: Mapping[str, Any]) -> dict[tuple[str, str], str]:
@@ -51,7 +56,7 @@ def shown_texts(page: Mapping[str, Any]) -> dict[tuple[str, str], str]:
         for attr in ("label", "placeholder", "error", "warning"):
             if isinstance(e.get(attr), str):
                 out[(e["id"], attr)] = e[attr]
-        if e["type"] not in INPUTS and isinstance(e.get("value"), str):
+        if e["type"] not in INPUTS | NOT_TEXT and isinstance(e.get("value"), str):
             out[(e["id"], "value")] = e["value"]
         for i, option in enumerate(e.get("options") or ()):
             out[(e["id"], f"option {i}")] = option["label"]
@@ -87,7 +92,7 @@ async def stored_values(runtime: Any) -> set[str]:
 
 
 def _fine(text: str, data: set[str], same: list[re.Pattern[str]]) -> bool:
-    if text in data or text in CODES or not _WORD.search(text) or _IDENTIFIER.fullmatch(text):
+    if text in data or text in CODES or not _WORD.search(text) or _IDENTIFIER.fullmatch(text) or _KEY.fullmatch(text):
         return True
     if text.startswith("{") and text.endswith(("}", "…")):
         return True  # stored details shown as JSON

@@ -1,6 +1,7 @@
 """A patient app's standalone launch against a real server, with Authlib's OAuth 2 client (the walkthrough of
 docs/smart.md, run as it is written there): PKCE S256, patient1 allows it on the consent page, the token reads
-patient1's appointments only and cannot write, a refresh works (and rotates), a revoked token is refused."""
+patient1's appointments only and cannot write, a refresh works (and rotates), a revoked token is refused, and once
+patient1 revokes the app on her security page its refresh token is invalid_grant."""
 
 from __future__ import annotations
 

@@ -81,6 +81,8 @@ def test_policy_enrols_an_authenticator_app_then_codes_and_recovery_codes_sign_i
     page.get_by_role("heading", name="Set up a second factor").wait_for()
     page.get_by_role("button", name="Use an authenticator app").click()
     page.get_by_label("Code from the app").wait_for()
+    assert page.locator("#enrol-qr").get_attribute("src").startswith("data:image/svg+xml")
+    assert page.locator("#enrol-qr").evaluate("img => img.complete && img.naturalWidth > 100")
     secret = page.locator("#enrol-secret").text_content()
     assert secret and page.locator("#enrol-uri").text_content().startswith("otpauth://totp/")
     page.get_by_label("Code from the app").fill(pyotp.TOTP(secret).now())

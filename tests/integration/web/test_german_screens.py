@@ -1,6 +1,7 @@
 """Every screen in German, on SQLite and PostgreSQL: each administration screen (users, a user, a new user,
-locations, work hours, fees, insurance, webhooks, an endpoint with its delivery log, the audit trail) and each
-screen of the other roles, rendered for an English and a German reader, shows no English text in German but data
+locations, work hours, fees, insurance, webhooks, an endpoint with its delivery log, the audit trail, single
+sign-on) and each screen of the other roles (the security page too, also while an authenticator app is set up),
+rendered for an English and a German reader, shows no English text in German but data
 (docs/web-app.md#language; the judge is ``tests/support/leftovers.py``). The answers of the administration actions
 are German too."""
 
@@ -67,8 +68,10 @@ async def test_every_administration_screen_is_german_for_a_german_admin(client, 
         f"{ADMIN}/users/{demo.users['patient1']}", f"{ADMIN}/locations",
         f"{ADMIN}/hours?doctor={demo.users['doctor1']}&location={demo.locations['berlin']}",
         f"{ADMIN}/fees", f"{ADMIN}/insurance?patient={patient}", f"{ADMIN}/webhooks",
-        f"{ADMIN}/webhooks/{endpoint_id}", f"{ADMIN}/audit",
+        f"{ADMIN}/webhooks/{endpoint_id}", f"{ADMIN}/audit", f"{ADMIN}/sso",
     ]  # fmt: skip
+    provider = {"name": "Clinic Login", "issuer": "https://login.example.org", "client_id": "dd", "client_secret": "s"}
+    assert (await client.put("/admin/sso-providers/clinic", json=provider, headers=admin.headers)).status_code == 200
     await assert_german(client, admin.headers, paths, runtime)
 
 
@@ -83,9 +86,13 @@ async def test_every_screen_of_the_other_roles_is_german(client, login, demo, ru
             "/profile/calendar-feed",
             "/profile/appointments/week",
             *(f"/profile/appointments/{a}/approve" for a in some),
+            "/profile/security",
         ],
         runtime,
     )
+    # The security page while an authenticator app is being set up (its QR code, key and code field).
+    assert (await client.post("/profile/security/totp/start", headers=doctor.headers)).status_code == 200
+    await assert_german(client, doctor.headers, ["/profile/security"], runtime)
     await assert_german(client, support.headers, ["/profile/appointments", "/profile/messages/threads"], runtime)
     await assert_german(
         client,

@@ -7,6 +7,7 @@ login throttle bounds guessing and a code works once (docs/accounts.md#second-fa
 from __future__ import annotations
 
 import hashlib
+import math
 import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -50,6 +51,23 @@ def totp_step(secret: str, code: str, *, at: datetime, last_step: int | None) ->
         step = now_step + offset
         if secrets.compare_digest(totp.generate_otp(step), code) and (last_step is None or step > last_step):
             return step
+    return None
+
+
+def spent_code_wait(secret: str, code: str, *, at: datetime, last_step: int | None) -> int | None:
+    """When ``code`` is a right code at ``at`` that was already taken (its step is not newer than ``last_step``,
+    e.g. the code that just confirmed the enrolment): the seconds until the authenticator shows a code that will
+    be taken, at least 1. None for any other code."""
+    code = code.strip().replace(" ", "")
+    if last_step is None or len(code) != 6 or not code.isascii() or not code.isdigit():
+        return None
+    totp = pyotp.TOTP(secret)
+    now_step = totp.timecode(at)
+    for offset in range(-TOTP_WINDOW, TOTP_WINDOW + 1):
+        step = now_step + offset
+        if step <= last_step and secrets.compare_digest(totp.generate_otp(step), code):
+            next_start = (last_step + 1) * totp.interval
+            return max(1, math.ceil(next_start - at.timestamp()))
     return None
 
 

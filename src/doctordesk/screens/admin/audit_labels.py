@@ -96,6 +96,8 @@ LABELS: Final[dict[str, str]] = {
     "factors_removed": N_("Second factors removed"),
     "enrolled": N_("Second factor set up"),
     "passkey": N_("Passkey"),
+    "device": N_("Device"),
+    "grants": N_("App grants ended"),
     "retry_after": N_("Wait (seconds)"),
     "token_id": N_("Session"),
     "sso": N_("Single sign-on"),

@@ -96,6 +96,11 @@ ACTIONS: Final[dict[str, str]] = {
     "smart.token": N_("SMART app got its tokens"),
     "smart.refresh-reused": N_("SMART refresh token used again: the grant ended"),
     "smart.revoke": N_("SMART token revoked"),
+    "smart.grant-revoked": N_("App access revoked by the user"),
+    "session-ended": N_("Session ended from the security page"),
+    "push-device-removed": N_("Phone removed from notifications"),
+    "mfa-passkey-removed": N_("Passkey removed"),
+    "mfa-totp-disabled": N_("Authenticator app turned off"),
     "import": N_("Data imported"),
     "export.external_ids": N_("Data exported"),
 }

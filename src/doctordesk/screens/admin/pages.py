@@ -22,6 +22,7 @@ SECTIONS = (
     ("webhooks", N_("Webhooks"), f"{BASE}/webhooks"),
     ("smart-apps", N_("SMART apps"), f"{BASE}/smart-apps"),
     ("sign-in", N_("Signing in"), f"{BASE}/sign-in"),
+    ("sso", N_("Single sign-on"), f"{BASE}/sso"),
     ("audit", N_("Audit trail"), f"{BASE}/audit"),
 )
 

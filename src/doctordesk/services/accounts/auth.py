@@ -125,7 +125,7 @@ async def attempt(
         if not ok or user is None or second is None or second.result == "wrong":
             details: dict[str, object] = {"username": username, "address": address}
             if ok:
-                details["reason"] = "second-factor"
+                details["reason"] = "second-factor" if second is None or second.next_code_in is None else "code-used"
             audit(session, at=now, actor_id=user.id if user else None, action=purpose.failed, entity="user",
                   entity_id=user.id if user else None, details=details)  # fmt: skip
         elif second.result == "enrol":  # the credentials were all right: nothing to count against the address
@@ -149,7 +149,8 @@ async def attempt(
             extra={"factors": list(second.factors)},
         )
     if purpose.reauthenticate and second.result == "wrong":
-        raise ValidationFailed(fields={"otp": N_("Wrong code.")})
+        spent = second.next_code_in
+        raise ValidationFailed(fields={"otp": mfa.spent_message(spent) if spent is not None else N_("Wrong code.")})
     error = second.error()
     if error is not None:
         raise error

@@ -19,7 +19,7 @@ from doctordesk.domain.errors import (
     ValidationFailed,
 )
 from doctordesk.domain.roles import Actor, Role
-from doctordesk.domain.texts import N_
+from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
 from doctordesk.services.accounts import recovery, tickets
 from doctordesk.services.accounts.sessions import actor_for, issue_token, stamp
@@ -67,15 +67,29 @@ class Outcome:
     enrolment_token: str | None = None
     # ``ok`` with a second factor checked (a code), not only because the user has none.
     factor_used: bool = False
+    # ``wrong`` with a right code that was already taken: the seconds until the next code (docs/accounts.md).
+    next_code_in: int | None = None
 
     def error(self) -> Exception | None:
         if self.result == "missing":
             return MfaRequired(extra={"factors": list(self.factors)})
         if self.result == "enrol":
             return MfaEnrolmentRequired(extra={"enrolment_token": self.enrolment_token})
+        if self.result == "wrong" and self.next_code_in is not None:
+            return Unauthorized(spent_message(self.next_code_in), extra=spent_extra(self.next_code_in))
         if self.result == "wrong":
             return Unauthorized(N_("Wrong code."))
         return None
+
+
+def spent_message(seconds: int) -> str:
+    """What a sign-in with a code already taken says: that it was used, and when the next one comes."""
+    return Text("This code was already used. Your app shows a new code in {seconds} seconds: enter that one.",
+                seconds=seconds)  # fmt: skip
+
+
+def spent_extra(seconds: int) -> dict[str, object]:
+    return {"reason": "code-used", "next_code_in": seconds}
 
 
 async def second_factor(
@@ -95,7 +109,15 @@ async def second_factor(
         return Outcome("missing", factors=tuple(have.kinds()))
     if await check_code(session, user.id, otp, now=now):
         return Outcome("ok", factor_used=True)
-    return Outcome("wrong")
+    return Outcome("wrong", next_code_in=await _spent_wait(session, user.id, otp, now=now))
+
+
+async def _spent_wait(session: AsyncSession, user_id: int, code: str, *, now: datetime) -> int | None:
+    """The seconds until the next code when ``code`` is the user's right TOTP code already taken; else None."""
+    secret = await session.get(TotpSecret, user_id)
+    if secret is None or secret.confirmed_at is None or len(code) > MAX_CODE_CHARS:
+        return None
+    return f.spent_code_wait(secret.secret, code, at=now, last_step=secret.last_step)
 
 
 async def check_code(session: AsyncSession, user_id: int, code: str, *, now: datetime) -> bool:

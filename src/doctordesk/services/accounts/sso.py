@@ -28,6 +28,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.accounts import sso_claims
+from doctordesk.domain.accounts.sso_issuer import issuer_problem
 from doctordesk.domain.errors import Forbidden, NotFound, Unauthorized
 from doctordesk.domain.roles import Actor
 from doctordesk.domain.texts import N_
@@ -98,6 +99,10 @@ async def start(rt: Runtime, slug: str, *, redirect_uri: str) -> Started:
     now = rt.clock.now()
     async with rt.db.read() as session:
         provider = await _provider(session, slug)
+    if issuer_problem(provider.issuer, allow_http_loopback=rt.settings.sso_allow_http_loopback) is not None:
+        # Saved before issuers had to be https: never dialled in clear (an admin saves it again with https://).
+        log.warning("the OpenID provider %s is not dialled: its issuer is not https", provider.issuer)
+        raise Unauthorized(N_("The sign-in service cannot be reached. Try again later."))
     client = _client(rt, provider)
     async with rt.db.transaction() as session:
         state = tickets.issue(session, tickets.SSO_STATE, now=now, ttl_seconds=STATE_TTL_SECONDS)

@@ -124,7 +124,8 @@ async def authenticate_client(rt: Runtime, passwords: Passwords, creds: ClientCr
     return client
 
 
-async def _revoke_family(session: AsyncSession, family: int, now: datetime) -> None:
+async def revoke_family(session: AsyncSession, family: int, now: datetime) -> None:
+    """Revoke every access and refresh token of one grant (one consent and its refreshes)."""
     await session.execute(
         update(SmartToken).where(SmartToken.family == family, SmartToken.revoked_at.is_(None)).values(revoked_at=now)
     )
@@ -206,7 +207,7 @@ async def _by_code(rt: Runtime, p: TokenParams, client: SmartClient, issuer: Iss
             raise oauth.InvalidGrantError("Unknown code.")
         if grant.used_at is not None:
             # A code used twice: whatever the first use got is revoked too (RFC 6749 4.1.2).
-            await _revoke_family(uow.session, grant.id, now)
+            await revoke_family(uow.session, grant.id, now)
             refused: oauth.OAuth2Error = oauth.InvalidGrantError("The code was already used.")
         elif grant.expires_at <= now:
             refused = oauth.InvalidGrantError("The code has expired.")
@@ -245,7 +246,7 @@ async def _by_refresh(rt: Runtime, p: TokenParams, client: SmartClient, issuer: 
             raise oauth.InvalidGrantError("Unknown refresh token.")
         if old.rotated_at is not None or old.revoked_at is not None:
             # A rotated refresh token used again: someone holds a copy; the whole grant ends.
-            await _revoke_family(uow.session, old.family, now)
+            await revoke_family(uow.session, old.family, now)
             audit(
                 uow.session, at=now, actor_id=old.user_id, action="smart.refresh-reused", entity="smart_client",
                 entity_id=client.id, details={"client_id": client.client_id},
@@ -293,7 +294,7 @@ async def revoke(rt: Runtime, passwords: Passwords, creds: ClientCredentials, to
         if row is None or row.client_pk != client.id:
             return
         if row.kind == REFRESH:
-            await _revoke_family(uow.session, row.family, now)
+            await revoke_family(uow.session, row.family, now)
         elif row.revoked_at is None:
             row.revoked_at = now
         audit(

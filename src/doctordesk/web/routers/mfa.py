@@ -9,6 +9,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from pydantic import BeforeValidator, Field, WithJsonSchema
 
+from doctordesk.screens.security import qr_data_url
 from doctordesk.services.accounts import mfa, passkeys
 from doctordesk.web.bodies import StrictBody
 from doctordesk.web.deps import ActorDep, RecentActorDep, RecentEnrollingDep, RuntimeDep
@@ -79,10 +80,10 @@ async def my_factors(rt: RuntimeDep, actor: ActorDep) -> dict[str, Any]:
     responses={401: UNAUTHORIZED, 403: error_doc("FORBIDDEN: one is active; REAUTHENTICATION_REQUIRED")},
 )
 async def start_totp(rt: RuntimeDep, who: RecentEnrollingDep) -> dict[str, Any]:
-    """Start setting up an authenticator app: the secret and its ``otpauth://`` URI (for a QR code). Not active
-    until confirmed with a code."""
+    """Start setting up an authenticator app: the secret, its ``otpauth://`` URI and ``qr_code``, that URI's QR
+    code as an SVG ``data:`` URL (for an ``<img>``). Not active until confirmed with a code."""
     secret, uri = await mfa.start_totp(rt, who)
-    return {"secret": secret, "otpauth_uri": uri}
+    return {"secret": secret, "otpauth_uri": uri, "qr_code": qr_data_url(uri)}
 
 
 @router.post("/mfa/totp/confirm", responses=FACTOR_RESPONSES)

@@ -56,21 +56,32 @@ async def reset_factors(rt: RuntimeDep, admin: AdminDep, user_id: UserId) -> Res
     return Response(status_code=204)
 
 
-Slug = Annotated[str, Path(min_length=1, max_length=32, pattern=r"^[a-z0-9-]+$")]
-Claim = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.:-]+$")]
+Slug = Annotated[str, Path(min_length=1, max_length=sso_admin.MAX_SLUG, pattern=sso_admin.SLUG_PATTERN)]
+Claim = Annotated[str, Field(min_length=1, max_length=sso_admin.MAX_CLAIM, pattern=sso_admin.CLAIM_PATTERN)]
 
 
 class ProviderIn(StrictBody):
-    name: Annotated[str, Field(min_length=1, max_length=64, description='Shown as "Sign in with <name>"')]
-    issuer: Annotated[str, Field(min_length=8, max_length=255, description="The provider's issuer URL")]
-    client_id: Annotated[str, Field(min_length=1, max_length=255)]
+    name: Annotated[
+        str, Field(min_length=1, max_length=sso_admin.MAX_NAME, description='Shown as "Sign in with <name>"')
+    ]
+    issuer: Annotated[
+        str,
+        Field(
+            min_length=sso_admin.MIN_ISSUER,
+            max_length=sso_admin.MAX_ISSUER,
+            description="The provider's issuer URL: https:// (plain http:// only on a loopback host with "
+            "DOCTORDESK_SSO_ALLOW_HTTP_LOOPBACK in development)",
+        ),
+    ]
+    client_id: Annotated[str, Field(min_length=1, max_length=sso_admin.MAX_CLIENT)]
     client_secret: Annotated[
-        str | None, Field(default=None, min_length=1, max_length=255, description="Omit to keep the stored one")
+        str | None,
+        Field(default=None, min_length=1, max_length=sso_admin.MAX_CLIENT, description="Omit to keep the stored one"),
     ]
     match_claim: Claim = "email"
     match_field: Literal["username", "external_id"] = "username"
     role_claim: Claim | None = None
-    role_map: Annotated[dict[Claim, str], Field(default_factory=dict, max_length=50)]
+    role_map: Annotated[dict[Claim, str], Field(default_factory=dict, max_length=sso_admin.MAX_ROLE_MAP)]
     default_role: str | None = None
     create_users: bool = False
     active: bool = True

@@ -201,6 +201,8 @@ async function send(method, endpoint, { fields = null, state = null, signal = un
   }
   if (!response.ok) {
     const error = new ApiError(response.status, body);
+    // A throttled request says when to try again (whole seconds).
+    error.retryAfter = Number(response.headers.get("Retry-After")) || null;
     if (response.status === 401 && session) {
       setSession(null);
       error.sessionEnded = true;

@@ -389,6 +389,19 @@ export const ELEMENT_BUILDERS = {
     if (!model.children || !model.children.length) root.setAttribute("aria-hidden", "true");
     return { root };
   },
+  Image(model) {
+    // Only an image the service drew itself (a data: URL of an image type, e.g. an enrolment's QR code): an <img>
+    // runs no script of an SVG, and nothing of it is parsed as HTML here.
+    const root = node("div", "image");
+    const src = typeof model.value === "string" ? model.value : "";
+    if (/^data:image\/(svg\+xml|png);/.test(src)) {
+      const img = document.createElement("img");
+      img.src = src;
+      img.alt = model.label || "";
+      root.append(img);
+    }
+    return { root };
+  },
   Line() {
     return { root: document.createElement("hr") };
   },

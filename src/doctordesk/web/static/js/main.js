@@ -8,7 +8,7 @@ import * as factors from "./second-factor.js";
 import { Screen } from "./screen.js";
 import { handleMessage, loadEndpoints, RealtimeLink } from "./sync.js";
 import * as i18n from "./i18n.js";
-import { t } from "./texts.js";
+import { t, throttled } from "./texts.js";
 
 const HOME = "/profile/appointments";
 const THREADS = "/profile/messages/threads";
@@ -19,6 +19,10 @@ const $ = (id) => document.getElementById(id);
 
 const ROLE_NAMES = { doctor: "Doctor", support: "Support", admin: "Administrator", patient: "Patient" };
 const roleName = (role) => (ROLE_NAMES[role] ? t(ROLE_NAMES[role]) : role);
+
+// A code already taken (the one that just confirmed the app) says so and when the next one comes, in the words the
+// service wrote in the reader's language; any other wrong code is just wrong.
+const spentOrWrong = (body) => (body && body.reason === "code-used" && body.message) || t("Wrong code.");
 
 class Shell {
   constructor() {
@@ -171,10 +175,10 @@ class Shell {
       text =
         e.status === 401
           ? otp
-            ? t("Wrong code.")
+            ? spentOrWrong(e.body)
             : t("Wrong username or password.")
           : e.status === 429
-            ? t("Too many attempts. Please wait a few minutes and try again.")
+            ? throttled(e.retryAfter)
             : e.body.message || e.message;
       if (otp) focus = $("login-otp");
     }

@@ -5,7 +5,7 @@
 // goes in as textContent; the dialog is built once, from DOM nodes.
 
 import { node, uid } from "./dom.js";
-import { t } from "./texts.js";
+import { t, throttled } from "./texts.js";
 
 export const REAUTHENTICATION_REQUIRED = "REAUTHENTICATION_REQUIRED";
 
@@ -75,7 +75,8 @@ function build(send) {
       const body = (e && e.body) || {};
       const problems = body.fields || {};
       if (problems.otp) code.parentElement.hidden = false;
-      error.textContent = problems.password || problems.otp || body.message || t("Wrong code.");
+      const paused = e && e.status === 429 ? throttled(e.retryAfter) : null;
+      error.textContent = paused || problems.password || problems.otp || body.message || t("Wrong code.");
       error.hidden = false;
       (problems.otp ? code : password).focus();
     } finally {

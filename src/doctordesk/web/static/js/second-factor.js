@@ -137,6 +137,15 @@ export function showEnrolment(token, { onDone }) {
   $("enrol-totp").onclick = async () => {
     try {
       const started = await call("POST", "/auth/mfa/totp", { token });
+      // The QR code the service drew, as an image (an SVG in an <img> runs nothing); the key beside it for apps
+      // that cannot scan.
+      const qr = $("enrol-qr");
+      const drawn = typeof started.qr_code === "string" && started.qr_code.startsWith("data:image/svg+xml");
+      qr.hidden = !drawn;
+      if (drawn) {
+        qr.src = started.qr_code;
+        qr.alt = t("QR code for your authenticator app");
+      }
       $("enrol-secret").textContent = started.secret;
       $("enrol-uri").textContent = started.otpauth_uri;
       $("enrol-choice").hidden = true;

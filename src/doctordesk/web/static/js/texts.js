@@ -16,3 +16,17 @@ export function setTexts(catalog, code) {
   texts = catalog;
   current = code;
 }
+
+// Why a sign-in (or a re-authentication) is refused for now and when to try again: the service's Retry-After, in
+// seconds (null when the answer had none).
+export function throttled(seconds) {
+  if (!seconds) return t("Too many attempts. Please wait a few minutes and try again.");
+  if (seconds < 90) {
+    return tf("Too many failed sign-ins: signing in is paused for your safety. Try again in {seconds} seconds.", {
+      seconds,
+    });
+  }
+  return tf("Too many failed sign-ins: signing in is paused for your safety. Try again in {minutes} minutes.", {
+    minutes: Math.ceil(seconds / 60),
+  });
+}

@@ -1,0 +1,98 @@
+"""The security page (``screens/security.py``) for any signed-in user: its viewing, on the user's own topic (a
+change in another tab or by an admin's reset shows at the next poll or real-time update), and its actions, each
+through the account services (``security``, ``mfa``) that keep the rules and the audit. The routes ask for a
+recent authentication first (web/routers/security.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from doctordesk.domain.errors import ValidationFailed
+from doctordesk.domain.events import user_topic
+from doctordesk.domain.roles import Actor
+from doctordesk.domain.texts import N_
+from doctordesk.i18n import _
+from doctordesk.runtime import Runtime
+from doctordesk.screens import security as screen
+from doctordesk.screens.protocol import Layout, Page, UpdateSet, p_replace, p_update
+from doctordesk.screens.state import Shown, Viewer
+from doctordesk.screens.viewing import Viewing
+from doctordesk.services.accounts import mfa, security
+from doctordesk.services.scheduling.clinic_facts import cached_clinic
+
+
+async def _zone(rt: Runtime) -> str:
+    """The zone the page shows times in: the clinic's (its first location's), UTC without one."""
+    async with rt.db.read() as session:
+        locations = (await cached_clinic(rt, session)).directory.locations
+    return locations[min(locations)] if locations else "UTC"
+
+
+def page(rt: Runtime, actor: Actor, *, layout: Layout, client_id: str | None) -> Viewing:
+    timeout = rt.settings.poll_default_seconds
+
+    async def render() -> Page:
+        view = await security.overview(rt, actor)
+        return screen.render(view, zone=await _zone(rt), layout=layout, timeout=timeout)
+
+    # Sessions expire and set-ups age with time alone: ``repeatable`` is not claimed, so a poll renders again.
+    shown = Shown(screen.SCREEN, screen.ENDPOINT, (user_topic(actor.user_id),))
+    return Viewing(rt.screens, rt.wall(), Viewer.of(actor, client_id), shown, timeout, render)
+
+
+async def _done(page: Viewing, state: str | None, text: str) -> UpdateSet:
+    update = await page.refresh(state)
+    update.patches.append(p_update("saved", value=_(text), visible=True))
+    return update
+
+
+async def end_session(rt: Runtime, actor: Actor, token_id: int, *, page: Viewing, state: str | None) -> UpdateSet:
+    await security.end_session(rt, actor, token_id)
+    return await _done(page, state, N_("The session was ended."))
+
+
+async def remove_device(rt: Runtime, actor: Actor, device_id: int, *, page: Viewing, state: str | None) -> UpdateSet:
+    await security.remove_device(rt, actor, device_id)
+    return await _done(page, state, N_("That phone gets no more notifications."))
+
+
+async def remove_passkey(rt: Runtime, actor: Actor, key_id: int, *, page: Viewing, state: str | None) -> UpdateSet:
+    await security.remove_passkey(rt, actor, key_id)
+    return await _done(page, state, N_("The passkey was removed."))
+
+
+async def revoke_app(rt: Runtime, actor: Actor, client_pk: int, *, page: Viewing, state: str | None) -> UpdateSet:
+    await security.revoke_app(rt, actor, client_pk)
+    return await _done(page, state, N_("The app's access was revoked."))
+
+
+async def totp_start(rt: Runtime, actor: Actor, *, page: Viewing, state: str | None) -> UpdateSet:
+    await mfa.start_totp(rt, mfa.Enrolling(actor=actor))
+    return await page.refresh(state)
+
+
+async def totp_off(rt: Runtime, actor: Actor, *, page: Viewing, state: str | None) -> UpdateSet:
+    await security.totp_off(rt, actor)
+    return await _done(page, state, N_("The authenticator app is off."))
+
+
+async def totp_confirm(
+    rt: Runtime, actor: Actor, form: Mapping[str, str], *, page: Viewing, state: str | None
+) -> UpdateSet:
+    """Turn the app on with the code it shows; the recovery codes made with it are shown on this answer only."""
+    code = form.get("code", "").strip()
+    if not code:
+        raise ValidationFailed(fields={"code": N_("Enter the code your app shows.")})
+    codes = await mfa.confirm_totp(rt, mfa.Enrolling(actor=actor), code)
+    return _with_codes(await _done(page, state, N_("The authenticator app is on.")), codes)
+
+
+async def new_codes(rt: Runtime, actor: Actor, *, page: Viewing, state: str | None) -> UpdateSet:
+    codes = await mfa.new_recovery_codes(rt, actor)
+    return _with_codes(await _done(page, state, N_("New recovery codes made: the old ones no longer work.")), codes)
+
+
+def _with_codes(update: UpdateSet, codes: list[str]) -> UpdateSet:
+    if codes:
+        update.patches.append(p_replace(screen.codes_element(codes).to_json()))
+    return update

@@ -1,0 +1,105 @@
+"""One's own security page (docs/accounts.md#security-page): any signed-in user. Every change it makes needs a
+recent authentication (403 REAUTHENTICATION_REQUIRED, judged before anything is read or written; the web app asks
+"Confirm it is you" and sends the request again); another's session, phone, passkey or app is 404."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path
+
+from doctordesk.domain.inputs import MAX_ID
+from doctordesk.screens.viewing import Viewing
+from doctordesk.services.accounts import reauth
+from doctordesk.services.accounts import security_screen as security
+from doctordesk.web.deps import SCREEN_HEADERS, FormDep, ScreenRequest, ScreenRequestDep
+from doctordesk.web.params import STRICT_ID
+from doctordesk.web.responses import SUBMIT_RESPONSES, form_body
+from doctordesk.web.screen_routes import Route, screen_routes
+
+router = APIRouter(prefix="/profile", tags=["security"])
+
+SessionId = Annotated[int, Path(ge=1, le=MAX_ID, description="One of your sessions"), STRICT_ID]
+DeviceId = Annotated[int, Path(ge=1, le=MAX_ID, description="One of your phones"), STRICT_ID]
+PasskeyId = Annotated[int, Path(ge=1, le=MAX_ID, description="One of your passkeys"), STRICT_ID]
+AppId = Annotated[int, Path(ge=1, le=MAX_ID, description="An app you allowed"), STRICT_ID]
+CODE_BODY = form_body(
+    {"code": {"type": "string", "minLength": 1, "maxLength": 32, "description": "The code the app shows"}},
+    required=("code",),
+)
+
+
+def _page(screen: ScreenRequest) -> Viewing:
+    return screen.viewing(security.page)
+
+
+screen_routes(
+    router,
+    "/security",
+    _page,
+    page=Route(
+        "security_page",
+        "Your sessions and phones, passkeys, authenticator app, recovery codes left and connected apps.",
+    ),
+    poll=Route("security_poll", "The security page's poll."),
+)
+
+
+async def _recent(screen: ScreenRequest) -> None:
+    await reauth.require_recent(screen.rt, screen.actor)
+
+
+@router.post("/security/sessions/{token_id}/end", responses=SUBMIT_RESPONSES, openapi_extra=SCREEN_HEADERS)
+async def end_session(screen: ScreenRequestDep, token_id: SessionId) -> dict[str, Any]:
+    """End one of your sessions: it is signed out at once, its streams close."""
+    await _recent(screen)
+    return await screen.submit(security.end_session, token_id, page=_page(screen))
+
+
+@router.post("/security/devices/{device_id}/remove", responses=SUBMIT_RESPONSES, openapi_extra=SCREEN_HEADERS)
+async def remove_device(screen: ScreenRequestDep, device_id: DeviceId) -> dict[str, Any]:
+    """Stop notifications to one of your phones."""
+    await _recent(screen)
+    return await screen.submit(security.remove_device, device_id, page=_page(screen))
+
+
+@router.post("/security/passkeys/{key_id}/remove", responses=SUBMIT_RESPONSES, openapi_extra=SCREEN_HEADERS)
+async def remove_passkey(screen: ScreenRequestDep, key_id: PasskeyId) -> dict[str, Any]:
+    """Remove one of your passkeys (403 when it is the last factor of a role that must have one)."""
+    await _recent(screen)
+    return await screen.submit(security.remove_passkey, key_id, page=_page(screen))
+
+
+@router.post("/security/totp/start", responses=SUBMIT_RESPONSES, openapi_extra=SCREEN_HEADERS)
+async def totp_start(screen: ScreenRequestDep) -> dict[str, Any]:
+    """Start setting up an authenticator app: the page shows its QR code and key (403 while one is on)."""
+    await _recent(screen)
+    return await screen.submit(security.totp_start, page=_page(screen))
+
+
+@router.post("/security/totp/confirm", responses=SUBMIT_RESPONSES, openapi_extra={**SCREEN_HEADERS, **CODE_BODY})
+async def totp_confirm(screen: ScreenRequestDep, form: FormDep) -> dict[str, Any]:
+    """Turn the authenticator app on with the code it shows; the recovery codes are on this answer only."""
+    await _recent(screen)
+    return await screen.submit(security.totp_confirm, form, page=_page(screen))
+
+
+@router.post("/security/totp/off", responses=SUBMIT_RESPONSES, openapi_extra=SCREEN_HEADERS)
+async def totp_off(screen: ScreenRequestDep) -> dict[str, Any]:
+    """Turn the authenticator app off, or drop a set-up not yet confirmed."""
+    await _recent(screen)
+    return await screen.submit(security.totp_off, page=_page(screen))
+
+
+@router.post("/security/recovery-codes", responses=SUBMIT_RESPONSES, openapi_extra=SCREEN_HEADERS)
+async def new_recovery_codes(screen: ScreenRequestDep) -> dict[str, Any]:
+    """Ten new recovery codes, on this answer only; the old ones stop working."""
+    await _recent(screen)
+    return await screen.submit(security.new_codes, page=_page(screen))
+
+
+@router.post("/security/apps/{client_pk}/revoke", responses=SUBMIT_RESPONSES, openapi_extra=SCREEN_HEADERS)
+async def revoke_app(screen: ScreenRequestDep, client_pk: AppId) -> dict[str, Any]:
+    """Revoke an app's access: its access and refresh tokens stop working at once."""
+    await _recent(screen)
+    return await screen.submit(security.revoke_app, client_pk, page=_page(screen))

@@ -1,4 +1,4 @@
-"""Screenshots of the web app for the README: ``python -m tests.e2e.web.screenshots [out_dir]``.
+"""Screenshots of the web app for the README: ``python -m tests.e2e.web.screenshots [out_dir [name …]]``.
 
 Starts a live server with the demo clinic, drives Debian's chromium through the main screens on a desktop and a
 phone viewport, and writes PNG files (default ``docs/screenshots``).
@@ -14,7 +14,8 @@ from typing import Any
 
 from tests.e2e.web.conftest import DESKTOP, MOBILE
 from tests.support.browser import LAUNCH_ARGS, chromium_executable
-from tests.support.live import LiveServer
+from tests.support.live import LiveServer, clock_of
+from tests.support.moments import MONDAY_MORNING
 
 Step = Callable[[Any], None]
 
@@ -66,7 +67,8 @@ def first_review(page: Any, appointment: int = 6) -> None:
     date = page.locator('[data-name="date~1"]')
     date.wait_for()
     year, month, day = weekday_ahead(12).split("-")
-    date.fill(f"{day}/{month}/{year}")  # the clinic's format on an English page
+    german = page.evaluate("document.documentElement.lang") == "de"
+    date.fill(f"{day}.{month}.{year}" if german else f"{day}/{month}/{year}")  # the page's date format
     date.dispatch_event("change")
     page.locator('[data-id="date~1"].is-highlighted').wait_for()
     when = page.locator('[data-name="time~1"]')
@@ -96,6 +98,20 @@ def admin_audit(page: Any) -> None:
     page.wait_for_timeout(300)
 
 
+def security(page: Any) -> None:
+    """The security page: this session, the authenticator app, passkeys, recovery codes, connected apps."""
+    page.locator("#nav-security").click()
+    page.locator('[data-screen="security"] [data-id="sessions"]').wait_for()
+    page.wait_for_timeout(300)
+
+
+def offers(page: Any) -> None:
+    """The patient's appointment with the alternatives the doctor offered, each with its fees."""
+    page.locator('[data-id="offers-9"]').click()  # doctor1's offer to patient1 (seeded)
+    page.locator('[data-type="Card"][data-ref^="offer-"]').first.wait_for()
+    page.wait_for_timeout(300)
+
+
 def week(page: Any) -> None:
     """The doctor's week view: appointments, requests, offers and free times in a grid."""
     page.locator('[data-id="week-view"]').click()
@@ -104,6 +120,8 @@ def week(page: Any) -> None:
 
 
 # name, viewport, user (None: the sign-in page), step, the browser's language.
+ONLY = set(sys.argv[2:])
+
 SHOTS: list[tuple[str, dict[str, int], str | None, Step | None, str]] = [
     ("login-desktop", DESKTOP, None, None, "en-GB"),
     ("list-desktop", DESKTOP, "doctor1", None, "en-GB"),
@@ -115,6 +133,8 @@ SHOTS: list[tuple[str, dict[str, int], str | None, Step | None, str]] = [
     ("threads-desktop", DESKTOP, "support1", threads, "en-GB"),
     ("week-desktop", DESKTOP, "doctor1", week, "en-GB"),
     ("week-mobile", MOBILE, "doctor1", week, "en-GB"),
+    ("offers-mobile", MOBILE, "patient1", offers, "en-GB"),
+    ("security-desktop", DESKTOP, "admin", security, "en-GB"),
     # The same app in a German browser.
     ("login-desktop-de", DESKTOP, None, None, "de-DE"),
     ("list-desktop-de", DESKTOP, "doctor1", None, "de-DE"),
@@ -144,7 +164,7 @@ def main(out: Path) -> None:
 
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
-        server = LiveServer(Path(tmp))
+        server = LiveServer(Path(tmp), at=MONDAY_MORNING)  # a working Monday, whatever day it is taken on
         server.prepare()
         server.start()
         conversation(server.url)
@@ -154,9 +174,12 @@ def main(out: Path) -> None:
                     executable_path=chromium_executable(headless_shell=False), headless=True, args=LAUNCH_ARGS
                 )
                 for name, viewport, user, step, locale in SHOTS:
+                    if ONLY and name not in ONLY:
+                        continue
                     context = browser.new_context(
                         base_url=server.url, viewport=viewport, device_scale_factor=1, locale=locale
                     )
+                    context.clock.install(time=clock_of(server.url).now())
                     page = context.new_page()
                     enter(page, user)
                     if step is not None:

@@ -44,10 +44,13 @@ def test_the_phones_top_bar_names_the_user_and_says_the_connection_state_in_word
     state = page.locator('#connection[data-status="live"] .connection-text')
     state.wait_for()
     assert state.is_visible() and state.inner_text() == live
-    # One row: name and state share the bar with "Log out", nothing wider than the phone.
-    bar, logout = _box(page, "#topbar"), _box(page, "#logout")
-    assert bar["height"] < 64 and logout["x"] + logout["width"] <= MOBILE["width"]
-    assert not _overlap(_box(page, "#user"), logout)
+    # Name and state share the first row with "Log out", nothing wider than the phone; the main links (here
+    # Security) are on a line of their own below, whole.
+    user, logout, security = _box(page, "#user"), _box(page, "#logout"), _box(page, "#nav-security")
+    assert user["y"] < logout["y"] + logout["height"] and logout["y"] < user["y"] + user["height"]
+    assert logout["x"] + logout["width"] <= MOBILE["width"] and not _overlap(user, logout)
+    assert security["y"] >= max(user["y"] + user["height"], logout["y"] + logout["height"])
+    assert page.locator("#nav-security").evaluate("n => n.scrollWidth <= n.clientWidth")
     page.context.set_offline(True)
     page.locator('#connection[data-status="offline"]').wait_for()
     assert page.locator("#connection .connection-text").inner_text() == offline

@@ -7,8 +7,8 @@ databases of its own, derived from the configured ones (docs/development.md):
   the server and a database that exists there. The run migrates a template database ``<name>_template`` once (the
   first worker to need it, under an advisory lock), and each worker creates ``<name>_<worker>`` from it
   (``<name>_main`` without workers). A test's database is reset in one round trip: every table emptied and the
-  sequences restarted, or, for a test of the demo clinic, refilled from a copy of the seeded tables kept in the
-  schema ``doctordesk_seed`` of the worker's database.
+  sequences restarted, or, for a test of the demo clinic, refilled from a copy of the seeded tables kept in a
+  schema ``doctordesk_seed_<n>`` of the worker's database (one per moment the clinic was seeded at).
 - SQLite: a file migrated once per worker, and a copy of it with the demo clinic; each test gets a copy.
 - Redis: ``DOCTORDESK_TEST_REDIS_URL`` (default ``redis://127.0.0.1:6379/15``) with the database number moved by
   the worker's index (wrapping within 0-15): ``/15`` is gw0's, ``/0`` gw1's.
@@ -63,7 +63,8 @@ REDIS_DATABASES = 16
 
 # The demo clinic's passwords are hashed with the tests' cheap settings (the ``demo`` fixture's).
 PASSWORDS = Passwords(time_cost=1, memory_kib=1024)
-# The schema of a worker's PostgreSQL database that holds the seeded tables' rows.
+# The schemas of a worker's PostgreSQL database that hold the seeded tables' rows: one per moment the demo clinic
+# was seeded at (``doctordesk_seed_0``, ``doctordesk_seed_1`` …).
 SEED_SCHEMA = "doctordesk_seed"
 
 
@@ -304,7 +305,9 @@ class _Snapshot:
     refill: str  # the statements that refill the emptied tables and set the sequences as the seed left them
 
 
-_pg_snapshot: dict[str, _Snapshot] = {}
+# Per database, the demo clinic by the moment it was seeded at: a module whose tests run at several moments (the
+# any-day module: fourteen, each test at each in turn) seeds each moment once, not at every change of moment.
+_pg_snapshots: dict[str, dict[datetime, _Snapshot]] = {}
 
 
 def _quoted(name: str) -> str:
@@ -410,8 +413,8 @@ async def _reset(url: str, now: datetime | None) -> seed.Demo | None:
 
 async def _reset_with(resetter: _Resetter, url: str, now: datetime | None) -> seed.Demo | None:
     conn = resetter.conn
-    snapshot = _pg_snapshot.get(url) if now is not None else None
-    if now is not None and (snapshot is None or snapshot.now != now):
+    snapshot = _pg_snapshots.get(url, {}).get(now) if now is not None else None
+    if now is not None and snapshot is None:
         await conn.execute(";\n".join(resetter.empty + resetter.finish))
         snapshot = await _take_snapshot(conn, url, now)
         return snapshot.demo
@@ -422,21 +425,23 @@ async def _reset_with(resetter: _Resetter, url: str, now: datetime | None) -> se
 
 
 async def _take_snapshot(conn: Any, url: str, now: datetime) -> _Snapshot:
-    """Seed the emptied database and keep a copy of the seeded tables' rows in ``SEED_SCHEMA``."""
+    """Seed the emptied database and keep a copy of the seeded tables' rows in a schema of this moment's own."""
     demo = await seed_into(url, now)
-    statements = [f"DROP SCHEMA IF EXISTS {SEED_SCHEMA} CASCADE", f"CREATE SCHEMA {SEED_SCHEMA}"]
+    snapshots = _pg_snapshots.setdefault(url, {})
+    schema = f"{SEED_SCHEMA}_{len(snapshots)}"
+    statements = [f"DROP SCHEMA IF EXISTS {schema} CASCADE", f"CREATE SCHEMA {schema}"]
     refill = []
     for table in metadata.sorted_tables:
         name = _quoted(table.name)
         if await conn.fetchval(f"SELECT EXISTS (SELECT FROM public.{name})"):
-            statements.append(f"CREATE TABLE {SEED_SCHEMA}.{name} AS TABLE public.{name}")
-            refill.append(f"INSERT INTO public.{name} SELECT * FROM {SEED_SCHEMA}.{name}")
+            statements.append(f"CREATE TABLE {schema}.{name} AS TABLE public.{name}")
+            refill.append(f"INSERT INTO public.{name} SELECT * FROM {schema}.{name}")
     await conn.execute(";\n".join(statements))
     for sequence, last_value in await _sequences(conn):
         if last_value is not None:
             refill.append(f"SELECT setval('public.{_quoted(sequence)}', {int(last_value)})")
     snapshot = _Snapshot(now, demo, ";\n".join(refill))
-    _pg_snapshot[url] = snapshot
+    snapshots[now] = snapshot
     return snapshot
 
 

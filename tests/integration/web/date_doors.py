@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx
-from sqlalchemy import select
+from sqlalchemy import TextClause, text
+from sqlalchemy.engine import Dialect
 
 from doctordesk.domain import moments
 from doctordesk.runtime import Runtime
@@ -566,7 +567,26 @@ def described_dates(doc: dict[str, Any]) -> set[tuple[str, str, str, str]]:
     return found
 
 
+def _every_row(dialect: Dialect) -> TextClause:
+    """One statement that reads every row of every table as it is stored, each row as one text: PostgreSQL's text
+    of the row, SQLite's quoted literal of each column (a blob in hex), both exact. One round trip instead of one
+    per table (51 tables, read before and after each of a door's refusals: most of this module's time)."""
+    quote = dialect.identifier_preparer.quote
+    parts = []
+    for table in metadata.sorted_tables:
+        if dialect.name == "postgresql":
+            row = "r::text"
+        else:
+            row = " || ',' || ".join(f"quote(r.{quote(c.name)})" for c in table.columns)
+        parts.append(f"SELECT '{table.name}' AS t, {row} AS v FROM {quote(table.name)} AS r")
+    return text(" UNION ALL ".join(parts))
+
+
 async def everything(runtime: Runtime) -> dict[str, list[str]]:
     """Every row of every table of the schema (the demo clinic is small): a refusal leaves each as it was."""
     async with runtime.db.read() as session:
-        return {t.name: sorted(map(repr, (await session.execute(select(t))).all())) for t in metadata.sorted_tables}
+        rows = (await session.execute(_every_row(runtime.db.engine.dialect))).all()
+    tables: dict[str, list[str]] = {t.name: [] for t in metadata.sorted_tables}
+    for table, row in rows:
+        tables[table].append(row)
+    return {table: sorted(rows) for table, rows in tables.items()}

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import httpx
 import pytest
+from sqlalchemy import func, select
 
 from doctordesk.runtime import Runtime
+from doctordesk.store.schema import metadata
 from tests.integration.web.date_doors import BAD, DOORS, FHIR_DOORS, Ctx, Door, described_dates, everything
 from tests.support.integration import BOTH, make_key
 from tests.support.openapi import description
@@ -32,6 +34,21 @@ async def test_every_fhir_date_search_parameter_has_its_door_here(client, login)
         if p["type"] == "date"
     }
     assert listed == {k for k in FHIR_DOORS if "/" not in k[0] and "(" not in k[0]}
+
+
+async def test_the_rows_read_for_a_refusal_are_every_row_of_every_table_and_show_any_change(runtime, demo):
+    before = await everything(runtime)
+    async with runtime.db.read() as session:
+        for table in metadata.sorted_tables:
+            count = (await session.execute(select(func.count()).select_from(table))).scalar_one()
+            assert len(before[table.name]) == count, table.name
+    users = metadata.tables["users"]
+    async with runtime.db.transaction() as session:
+        changed = users.update().where(users.c.id == demo.users["doctor1"]).values(display_name="Dr. Changed")
+        await session.execute(changed)
+    after = await everything(runtime)
+    assert after["users"] != before["users"]
+    assert {k: v for k, v in after.items() if k != "users"} == {k: v for k, v in before.items() if k != "users"}
 
 
 @pytest.fixture

@@ -1,19 +1,24 @@
-"""One's own password change and "sign out everywhere else" on the security page (docs/accounts.md#security-page):
-both need a recent authentication, end every other session, app grant, stream ticket and phone registration of the
-user through the one recovery function and keep this session; another user's nothing. The current password is
-checked like a sign-in: a wrong one is a counted failed login; a weak or mistyped new one is a field error and
-nothing is written (SQLite and PostgreSQL)."""
+"""One's own password change, "sign out everywhere else" and adding a passkey on the security page
+(docs/accounts.md#security-page). The first two need a recent authentication, end every other session, app grant,
+stream ticket and phone registration of the user through the one recovery function and keep this session; another
+user's nothing. The current password is checked like a sign-in: a wrong one is a counted failed login; a weak or
+mistyped new one is a field error and nothing is written. A passkey added from the page is listed, signs in, and
+comes with the recovery codes when it is the first factor (SQLite and PostgreSQL)."""
 
 from __future__ import annotations
 
+import json
+
 from sqlalchemy import func, select
 
+from doctordesk.store.mfa_tables import Passkey
 from doctordesk.store.realtime_tables import Device, StreamTicket
 from doctordesk.store.tables import AuditLog, LoginThrottle, User
-from tests.integration.services.accounts.test_recent_authentication import STALE, actions
+from tests.integration.services.accounts.test_recent_authentication import ORIGIN, STALE, actions, passkey_answer
 from tests.integration.smart.conftest import launch, register
 from tests.integration.smart.test_recovery_ends_every_way_in import PUSH, app_tokens, fhir_status
 from tests.support.errors import assert_error
+from tests.support.passkey_authenticator import SoftPasskey
 from tests.support.review import find
 
 __all__ = ["launch", "register"]  # the SMART fixtures this module uses
@@ -201,3 +206,72 @@ async def test_a_user_of_single_sign_on_has_no_password_to_change(client, login,
     wrong = await client.post(f"{PAGE}/password", data=NEW, headers=me.headers)
     assert set(assert_error(wrong, 422, "FIELDS_VALIDATION_ERROR")["fields"]) == {"password"}
     assert await password_hash(runtime, "support1") == "!sso"
+
+
+async def page_passkey(client, headers, key: SoftPasskey, **form: str):
+    """The security page's "Add a passkey": the challenge from /auth/passkeys/options, the browser's credential (its
+    toJSON() object, as JSON text in the page's form) posted to the page."""
+    options = (await client.post("/auth/passkeys/options", headers=headers)).json()
+    credential = key.create(options["publicKey"])  # the toJSON() object as JSON text
+    data = {"ticket": options["ticket"], "credential": credential, **form}
+    return await client.post(f"{PAGE}/passkeys", data=data, headers=headers)
+
+
+async def test_adding_a_passkey_from_the_page_lists_it_shows_the_codes_and_it_signs_in(client, login, runtime):
+    me = await login("doctor1")
+    key = SoftPasskey(ORIGIN)
+    answer = await page_passkey(client, me.headers, key, name="Laptop")
+    assert notice(answer) == "The passkey was added."
+    codes = next(p["element"] for p in answer.json()["patches"] if p["op"] == "replace")
+    assert len([c for c in codes["children"] if c["id"].startswith("code-")]) == 10  # the first factor: codes once
+    page = (await client.put(PAGE, headers=me.headers)).json()["elements"]
+    names = [e for e in _walk(page) if e["id"].startswith("passkey-") and e["id"].endswith("-name")]
+    assert [e["value"] for e in names if e["id"] != "passkey-name"] == ["Laptop"]
+    assert "mfa-passkey-added" in await actions(runtime)
+    signed_in = await client.post("/auth/passkey/login", json=await passkey_answer(client, key))
+    assert signed_in.status_code == 200, signed_in.text
+    second = await page_passkey(client, me.headers, SoftPasskey(ORIGIN))  # no name: "Passkey"
+    assert notice(second) == "The passkey was added."
+    assert not any(p["op"] == "replace" for p in second.json()["patches"])  # codes only with the first factor
+    async with runtime.db.read() as session:
+        names = list(await session.scalars(select(Passkey.name).where(Passkey.user_id == me.user["id"])))
+    assert sorted(names) == ["Laptop", "Passkey"]
+
+
+async def test_a_passkey_needs_a_recent_authentication_a_shown_name_and_a_real_credential(
+    client, login, clock, runtime
+):
+    me = await login("doctor1")
+    bad = await page_passkey(client, me.headers, SoftPasskey(ORIGIN), name="\u2800")  # a Braille blank
+    assert set(assert_error(bad, 422, "FIELDS_VALIDATION_ERROR")["fields"]) == {"name"}
+    options = (await client.post("/auth/passkeys/options", headers=me.headers)).json()
+    forged = {"ticket": options["ticket"], "credential": json.dumps({"id": "x", "response": {}})}
+    bad = await client.post(f"{PAGE}/passkeys", data=forged, headers=me.headers)
+    assert set(assert_error(bad, 422, "FIELDS_VALIDATION_ERROR")["fields"]) == {"credential"}
+    clock.advance(STALE)
+    stale = {"ticket": "t", "credential": json.dumps({"id": "x"})}
+    assert_error(
+        await client.post(f"{PAGE}/passkeys", data=stale, headers=me.headers), 403, "REAUTHENTICATION_REQUIRED"
+    )
+    async with runtime.db.read() as session:
+        assert await session.scalar(select(func.count()).where(Passkey.user_id == me.user["id"])) == 0
+
+
+async def test_another_users_challenge_adds_nothing(client, login, runtime):
+    other = await login("doctor2")
+    me = await login("doctor1")
+    options = (await client.post("/auth/passkeys/options", headers=other.headers)).json()
+    credential = SoftPasskey(ORIGIN).create(options["publicKey"])
+    taken = await client.post(f"{PAGE}/passkeys", data={"ticket": options["ticket"], "credential": credential},
+                              headers=me.headers)  # fmt: skip
+    assert set(assert_error(taken, 422, "FIELDS_VALIDATION_ERROR")["fields"]) == {"ticket"}
+    async with runtime.db.read() as session:
+        assert await session.scalar(select(func.count()).select_from(Passkey)) == 0
+
+
+def _walk(elements):
+    out = []
+    for e in elements:
+        out.append(e)
+        out += _walk(e.get("children", []))
+    return out

@@ -18,6 +18,8 @@ from doctordesk.i18n import _
 from doctordesk.screens.protocol import Action, Element, Layout, Page, el
 
 SCREEN = "security"
+MAX_PASSWORD = 1024
+MAX_PASSKEY_NAME = 64
 ENDPOINT = "/profile/security"
 PLATFORMS = {"android": "Android", "ios": "iOS", "web": "Web"}
 
@@ -61,12 +63,42 @@ def _device(d: DeviceRow, zone: str) -> Element:
 
 
 def _sessions(sessions: Sequence[SessionRow], devices: Sequence[DeviceRow], zone: str) -> Element:
+    others = any(not s.current for s in sessions) or bool(devices)
     return el(
         "sessions", "Section",
         el("sessions-intro", "Caption", value=_("Where you are signed in. End a session you do not recognise.")),
         *(_session(s, zone) for s in sessions),
         *(_device(d, zone) for d in devices),
+        el("sign-out-elsewhere", "Button", label=_("Sign out everywhere else"), enabled=others,
+           action=Action("POST", f"{ENDPOINT}/sign-out-elsewhere",
+                         confirm=_("Sign out everywhere else? Your other sessions end, the apps you allowed lose "
+                                   "their access and your phones stop getting notifications. This browser stays "
+                                   "signed in."))),
         label=_("Sessions and devices"),
+    )  # fmt: skip
+
+
+def _password(view: Overview) -> Element:
+    if not view.has_password:
+        note = _(
+            "You have no password to change: you sign in through single sign-on, or an administrator gives you a "
+            "password."
+        )
+        return el("password", "Section", el("password-sso", "Caption", value=note), label=_("Password"))
+    return el(
+        "password", "Section",
+        el("password-how", "Caption",
+           value=_("At least 8 characters. Changing it signs you out everywhere else.")),
+        el("password-current", "Password", label=_("Current password"), name="password",
+           props={"maxlength": MAX_PASSWORD}),
+        el("password-new", "Password", label=_("New password"), name="new_password",
+           props={"maxlength": MAX_PASSWORD, "autocomplete": "new-password"}),
+        el("password-again", "Password", label=_("New password again"), name="new_password_again",
+           props={"maxlength": MAX_PASSWORD, "autocomplete": "new-password"}),
+        el("password-change", "Button", label=_("Change password"),
+           props={"requires": ["password", "new_password", "new_password_again"]},
+           action=Action("POST", f"{ENDPOINT}/password", form="password")),
+        label=_("Password"),
     )  # fmt: skip
 
 
@@ -88,10 +120,16 @@ def _passkey(k: PasskeyRow, zone: str) -> Element:
 
 
 def _passkeys(keys: Sequence[PasskeyRow], zone: str) -> Element:
+    # "Add a passkey" runs the browser's WebAuthn call first (props.webauthn): the client asks
+    # /auth/passkeys/options, lets the browser create the passkey and sends it here with the ticket.
     return el(
         "passkeys", "Section",
         el("no-passkeys", "Caption", value=_("You have no passkeys."), visible=not keys),
         *(_passkey(k, zone) for k in keys),
+        el("passkey-name", "Edit", label=_("Name of the new passkey (optional)"), name="name",
+           placeholder=_("e.g. Laptop"), props={"maxlength": MAX_PASSKEY_NAME}),
+        el("add-passkey", "Button", label=_("Add a passkey"), props={"webauthn": "create"},
+           action=Action("POST", f"{ENDPOINT}/passkeys", form="passkeys")),
         label=_("Passkeys"),
     )  # fmt: skip
 
@@ -191,6 +229,7 @@ def render(view: Overview, *, zone: str, layout: Layout, timeout: int) -> Page:
         el("title", "Heading", value=title),
         el("saved", "Notice", visible=False, props={"tone": "info"}),
         _sessions(view.sessions, view.devices, zone),
+        _password(view),
         _authenticator(view),
         _passkeys(view.passkeys, zone),
         _recovery(view),

@@ -28,6 +28,12 @@ async def unit_of_work(rt: Runtime) -> AsyncIterator[UnitOfWork]:
     async with rt.db.transaction() as session:
         uow = UnitOfWork(session)
         yield uow
-        for hook in rt.transaction_hooks:
-            await hook(session, uow.events)
+        await run_hooks(rt, uow)
     await rt.publish(uow.events)
+
+
+async def run_hooks(rt: Runtime, uow: UnitOfWork) -> None:
+    """The hooks that write in the transaction (the push outbox), for a unit of work over a transaction another
+    step opened (``unit_of_work`` calls it itself)."""
+    for hook in rt.transaction_hooks:
+        await hook(uow.session, uow.events)

@@ -65,3 +65,4 @@ class Overview:
     recovery_left: int
     required: bool
     apps: list[ConnectedApp]
+    has_password: bool = True  # False: made by single sign-on or an import, no password yet

@@ -71,16 +71,20 @@ async def login(
 @dataclass(frozen=True, slots=True)
 class Purpose:
     """What a check of the password (and code) is for: a sign-in, or the re-authentication of a signed-in user
-    (audited under its own names, enrols nobody, and says what was wrong as field errors: the session stands)."""
+    (audited under its own names, enrols nobody, and says what was wrong as field errors: the session stands).
+    ``factor=False``: the password alone (a signed-in user's own password change, whose session already proved
+    the factor); ``succeeded=None``: the caller audits the success itself, with what it changed."""
 
-    succeeded: str = "login"
+    succeeded: str | None = "login"
     failed: str = "login-failed"
     throttled: str = "login-throttled"
     reauthenticate: bool = False
+    factor: bool = True
 
 
 SIGN_IN = Purpose()
 REAUTHENTICATE = Purpose("reauthenticated", "reauthentication-failed", "reauthentication-throttled", True)
+CHANGE_PASSWORD = Purpose(None, "password-change-failed", "password-change-throttled", True, factor=False)
 
 
 async def attempt(
@@ -121,7 +125,10 @@ async def attempt(
     ok = await passwords.verify(user.password_hash if user else None, password)
     enrol = not purpose.reauthenticate
     async with rt.db.transaction() as session:
-        second = await mfa.second_factor(session, user, otp=otp, now=now, enrol=enrol) if ok and user else None
+        second = None
+        if ok and user:
+            enough = mfa.Outcome("ok") if not purpose.factor else None
+            second = enough or await mfa.second_factor(session, user, otp=otp, now=now, enrol=enrol)
         if not ok or user is None or second is None or second.result == "wrong":
             details: dict[str, object] = {"username": username, "address": address}
             if ok:
@@ -136,8 +143,9 @@ async def attempt(
             await login_throttle.succeeded(session, username=username, address=address, now=now)
             done = await succeed(session, user, now, second.factor_used)
             details = {"address": address, "second_factor": second.factor_used}
-            audit(session, at=now, actor_id=user.id, action=purpose.succeeded, entity="user", entity_id=user.id,
-                  details=details)  # fmt: skip
+            if purpose.succeeded is not None:
+                audit(session, at=now, actor_id=user.id, action=purpose.succeeded, entity="user", entity_id=user.id,
+                      details=details)  # fmt: skip
     if not ok or user is None or second is None:
         if purpose.reauthenticate:
             raise ValidationFailed(fields={"password": N_("Wrong password.")})

@@ -1,5 +1,7 @@
 """Recovery ends every way in: the one place that signs a user out of everything, used by deactivation, an admin's
-password reset or factor reset, and setting a password through a one-time link (docs/accounts.md#recovery).
+password reset or factor reset, setting a password through a one-time link, and the user's own password change and
+"sign out everywhere else" on the security page, which keep the session they are made from
+(docs/accounts.md#recovery).
 
 Every way in is ended, not suspended, so reactivating the user revives none of them."""
 
@@ -8,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import ColumnElement, delete, select, update
 
 from doctordesk.domain.events import DomainEvent, user_topic
 from doctordesk.runtime import Runtime
@@ -34,14 +36,18 @@ class Ended:
                 "push_devices_removed": self.devices}  # fmt: skip
 
 
-async def end_every_way_in(uow: UnitOfWork, user_id: int, *, now: datetime) -> Ended:
+async def end_every_way_in(uow: UnitOfWork, user_id: int, *, now: datetime, keep: int | None = None) -> Ended:
     """In the change's transaction: revoke the user's sessions (every instance drops them and closes their
     streams after the commit), the access and refresh tokens of every app they allowed, and codes of allowed
     launches not yet exchanged; delete their stream tickets, sign-in tickets (enrolment tokens, passkey challenges,
     single sign-on hand-offs) and push registrations (their phones get no more notifications, pending ones
-    included)."""
+    included). ``keep``: the session the user asks from (their own change), which stays with its stream tickets."""
     session = uow.session
-    live = AccessToken.user_id == user_id, AccessToken.revoked_at.is_(None), AccessToken.expires_at > now
+    live: list[ColumnElement[bool]] = [
+        AccessToken.user_id == user_id, AccessToken.revoked_at.is_(None), AccessToken.expires_at > now
+    ]  # fmt: skip
+    if keep is not None:
+        live.append(AccessToken.id != keep)
     token_ids = list(await session.scalars(select(AccessToken.id).where(*live)))
     if token_ids:
         await session.execute(
@@ -64,7 +70,8 @@ async def end_every_way_in(uow: UnitOfWork, user_id: int, *, now: datetime) -> E
         .values(used_at=now)
         .execution_options(synchronize_session=False)
     )
-    await session.execute(delete(StreamTicket).where(StreamTicket.user_id == user_id))
+    tickets = delete(StreamTicket).where(StreamTicket.user_id == user_id)
+    await session.execute(tickets if keep is None else tickets.where(StreamTicket.token_id != keep))
     await session.execute(delete(SignInTicket).where(SignInTicket.user_id == user_id))
     theirs = select(Device.id).where(Device.user_id == user_id)
     await session.execute(delete(PushOutbox).where(PushOutbox.device_id.in_(theirs)))

@@ -24,7 +24,7 @@ from doctordesk.services.smart import grants
 from doctordesk.services.uow import UnitOfWork, unit_of_work
 from doctordesk.store.mfa_tables import Passkey, RecoveryCode, TotpSecret
 from doctordesk.store.realtime_tables import Device, PushOutbox
-from doctordesk.store.tables import AccessToken
+from doctordesk.store.tables import AccessToken, User
 
 # The event on which the user's open security pages are rendered again.
 SECURITY_CHANGED = "account.security-changed"
@@ -58,7 +58,10 @@ async def overview(rt: Runtime, actor: Actor) -> Overview:
             pending = PendingTotp(seed.secret, f.otpauth_uri(seed.secret, username=actor.username))
         required = (await mfa.policy(session)).requires(actor.role)
         apps = await grants.connected(session, uid, now=now)
-    return Overview(sessions, devices, passkeys, have.totp, pending, have.recovery_left, required, apps)
+        # Users made by single sign-on or an import hold a marker starting with "!" instead of a hash.
+        stored = await session.scalar(select(User.password_hash).where(User.id == uid))
+        has_password = stored is not None and not stored.startswith("!")
+    return Overview(sessions, devices, passkeys, have.totp, pending, have.recovery_left, required, apps, has_password)
 
 
 def _changed(uow: UnitOfWork, user_id: int) -> None:

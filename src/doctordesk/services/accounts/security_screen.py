@@ -7,18 +7,23 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from doctordesk.domain.accounts.passwords import Passwords
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.events import user_topic
+from doctordesk.domain.names import check_name
 from doctordesk.domain.roles import Actor
-from doctordesk.domain.texts import N_
+from doctordesk.domain.texts import N_, Text
 from doctordesk.i18n import _
 from doctordesk.runtime import Runtime
 from doctordesk.screens import security as screen
 from doctordesk.screens.protocol import Layout, Page, UpdateSet, p_replace, p_update
 from doctordesk.screens.state import Shown, Viewer
 from doctordesk.screens.viewing import Viewing
-from doctordesk.services.accounts import mfa, security
+from doctordesk.services.accounts import mfa, own_access, passkeys, recovery, security
 from doctordesk.services.scheduling.clinic_facts import cached_clinic
+
+CHANGED = N_("Your password was changed. Ended elsewhere: sessions {sessions}, app tokens {apps}, phones {phones}.")
+SIGNED_OUT = N_("You were signed out everywhere else. Ended: sessions {sessions}, app tokens {apps}, phones {phones}.")
 
 
 async def _zone(rt: Runtime) -> str:
@@ -95,4 +100,65 @@ async def new_codes(rt: Runtime, actor: Actor, *, page: Viewing, state: str | No
 def _with_codes(update: UpdateSet, codes: list[str]) -> UpdateSet:
     if codes:
         update.patches.append(p_replace(screen.codes_element(codes).to_json()))
+    return update
+
+
+async def change_password(
+    rt: Runtime,
+    actor: Actor,
+    passwords: Passwords,
+    form: Mapping[str, str],
+    *,
+    client_host: str | None,
+    page: Viewing,
+    state: str | None,
+) -> UpdateSet:
+    """Change one's password (the current one checked like a sign-in); the other ways in end, this session stays.
+    The three fields are emptied on success."""
+    change = own_access.NewPassword(
+        form.get("password", ""), form.get("new_password", ""), form.get("new_password_again", "")
+    )
+    ended = await own_access.change_password(rt, passwords, actor, change, client_host=client_host)
+    update = await _done(page, state, _ended(CHANGED, ended))
+    for ref in ("password-current", "password-new", "password-again"):
+        update.patches.append(p_update(ref, value=""))
+    return update
+
+
+async def sign_out_elsewhere(rt: Runtime, actor: Actor, *, page: Viewing, state: str | None) -> UpdateSet:
+    ended = await own_access.sign_out_elsewhere(rt, actor)
+    return await _done(page, state, _ended(SIGNED_OUT, ended))
+
+
+def _ended(done: str, ended: recovery.Ended) -> Text:
+    """``done`` (a text with ``{sessions}``, ``{apps}``, ``{phones}``) filled with how many ways in ended."""
+    return Text(done, sessions=len(ended.token_ids), apps=ended.app_tokens, phones=ended.devices)
+
+
+async def add_passkey(
+    rt: Runtime,
+    actor: Actor,
+    rp: passkeys.RelyingParty,
+    form: Mapping[str, str],
+    *,
+    page: Viewing,
+    state: str | None,
+) -> UpdateSet:
+    """Keep the passkey the browser just created (``ticket`` from /auth/passkeys/options, ``credential`` the
+    object its ``toJSON()`` gives, as JSON text) under the name given, "Passkey" without one; when it is the first
+    factor, the recovery codes made with it are shown on this answer only."""
+    name = form.get("name", "").strip()
+    fields: dict[str, str] = {}
+    check_name(fields, "name", name or None, max_chars=screen.MAX_PASSKEY_NAME)
+    ticket = form.get("ticket", "")
+    if not ticket:
+        fields["ticket"] = N_("The request expired. Try again.")
+    if fields:
+        raise ValidationFailed(fields=fields)
+    _key, codes = await passkeys.register(
+        rt, mfa.Enrolling(actor=actor), rp, ticket=ticket, credential=form.get("credential", ""),
+        name=name or _("Passkey"),
+    )  # fmt: skip
+    update = _with_codes(await _done(page, state, N_("The passkey was added.")), codes)
+    update.patches.append(p_update("passkey-name", value=""))
     return update

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path
+from fastapi import APIRouter, Path, Request
 
 from doctordesk.domain.inputs import MAX_ID
 from doctordesk.screens.viewing import Viewing
@@ -15,6 +15,7 @@ from doctordesk.services.accounts import security_screen as security
 from doctordesk.web.deps import SCREEN_HEADERS, FormDep, ScreenRequest, ScreenRequestDep
 from doctordesk.web.params import STRICT_ID
 from doctordesk.web.responses import SUBMIT_RESPONSES, form_body
+from doctordesk.web.routers.mfa import relying_party
 from doctordesk.web.screen_routes import Route, screen_routes
 
 router = APIRouter(prefix="/profile", tags=["security"])
@@ -27,6 +28,24 @@ CODE_BODY = form_body(
     {"code": {"type": "string", "minLength": 1, "maxLength": 32, "description": "The code the app shows"}},
     required=("code",),
 )
+
+PASSWORD_BODY = form_body(
+    {
+        "password": {"type": "string", "minLength": 1, "maxLength": 1024, "description": "Your current password"},
+        "new_password": {"type": "string", "minLength": 8, "maxLength": 1024, "description": "8 to 1024 characters"},
+        "new_password_again": {"type": "string", "maxLength": 1024, "description": "The new password again"},
+    },
+    required=("password", "new_password", "new_password_again"),
+)
+PASSKEY_BODY = form_body(
+    {
+        "ticket": {"type": "string", "minLength": 1, "maxLength": 128, "description": "From /auth/passkeys/options"},
+        "credential": {"type": "string", "minLength": 2, "maxLength": 16384,
+                       "description": "The object the PublicKeyCredential's toJSON() gives, as JSON text"},
+        "name": {"type": "string", "maxLength": 64, "description": "To tell your passkeys apart (optional)"},
+    },
+    required=("ticket", "credential"),
+)  # fmt: skip
 
 
 def _page(screen: ScreenRequest) -> Viewing:
@@ -103,3 +122,27 @@ async def revoke_app(screen: ScreenRequestDep, client_pk: AppId) -> dict[str, An
     """Revoke an app's access: its access and refresh tokens stop working at once."""
     await _recent(screen)
     return await screen.submit(security.revoke_app, client_pk, page=_page(screen))
+
+
+@router.post("/security/password", responses=SUBMIT_RESPONSES, openapi_extra={**SCREEN_HEADERS, **PASSWORD_BODY})
+async def change_password(screen: ScreenRequestDep, form: FormDep, request: Request) -> dict[str, Any]:
+    """Change your password: the current one is checked like a sign-in (a wrong one counts as a failed login); every
+    other session, app access and phone registration ends, this session stays."""
+    await _recent(screen)
+    host = request.client.host if request.client else None
+    passwords = request.app.state.passwords
+    return await screen.submit(security.change_password, passwords, form, client_host=host, page=_page(screen))
+
+
+@router.post("/security/sign-out-elsewhere", responses=SUBMIT_RESPONSES, openapi_extra=SCREEN_HEADERS)
+async def sign_out_elsewhere(screen: ScreenRequestDep) -> dict[str, Any]:
+    """End every other session, app access, stream ticket and phone registration of yours; this session stays."""
+    await _recent(screen)
+    return await screen.submit(security.sign_out_elsewhere, page=_page(screen))
+
+
+@router.post("/security/passkeys", responses=SUBMIT_RESPONSES, openapi_extra={**SCREEN_HEADERS, **PASSKEY_BODY})
+async def add_passkey(screen: ScreenRequestDep, form: FormDep, request: Request) -> dict[str, Any]:
+    """Keep the passkey your browser just created for the challenge of POST /auth/passkeys/options."""
+    await _recent(screen)
+    return await screen.submit(security.add_passkey, relying_party(request), form, page=_page(screen))

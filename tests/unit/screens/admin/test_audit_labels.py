@@ -32,7 +32,8 @@ NOT_RECORDED = {
     # An appointment's event and history row, written beside the audit entry.
     "level", "text", "at", "appointment_id", "actor_id", "from_status", "to_status", "when", "details",
     # Field errors of the forms (never a value that is recorded).
-    "code", "password", "otp", "ticket", "credential", "client_secret", "exclusions.doctors", "exclusions.services",
+    "code", "password", "new_password", "new_password_again",
+    "otp", "ticket", "credential", "client_secret", "exclusions.doctors", "exclusions.services",
     "network.doctors", "network.locations",
 }  # fmt: skip
 

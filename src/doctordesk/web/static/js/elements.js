@@ -40,7 +40,7 @@ function buildInput(model, type) {
   if (typeof props.maxlength === "number") control.maxLength = props.maxlength;
   if (typeof props.min === "string") control.min = props.min;
   if (typeof props.max === "string") control.max = props.max;
-  if (type === "password") control.autocomplete = "current-password";
+  if (type === "password") control.autocomplete = props.autocomplete === "new-password" ? "new-password" : "current-password";
   if (props.required) control.required = true;
   const parts = { ...labelled(model, control), control };
   if (typeof props.maxlength === "number" && props.multiline) countCharacters(control, parts.root, props.maxlength);

@@ -7,6 +7,7 @@ import { safeHref } from "./dom.js";
 import { newRequestId } from "./outbox.js";
 import { PatchError } from "./patch.js";
 import { ScreenView } from "./render.js";
+import { createPasskey, passkeysWork } from "./second-factor.js";
 import { t } from "./texts.js";
 
 const path = (endpoint) => String(endpoint).split("?")[0];
@@ -222,6 +223,7 @@ export class Screen {
     }
     // A send that may wait for the connection carries an id of its own, the same on every try (outbox.js).
     const props = model.props || {};
+    if (props.webauthn === "create" && !(await this.withPasskey(fields, action.form))) return;
     const held = typeof props.idempotency === "string" ? `${this.slot}:${model.id}` : null;
     if (held) {
       const waiting = this.shell.outbox.get(held);
@@ -258,6 +260,21 @@ export class Screen {
       button.removeAttribute("aria-busy");
       button.disabled = after.model.enabled === false;
       if (after.requires) this.view.checkRequires(after);
+    }
+  }
+
+  // "Add a passkey" (props.webauthn): the browser creates the passkey first, and the action sends its ticket and
+  // credential (the toJSON() object, as JSON text in the form) with the other fields. False when there is none.
+  async withPasskey(fields, form) {
+    try {
+      if (!passkeysWork()) throw new Error("no WebAuthn");
+      const { ticket, credential } = await createPasskey();
+      fields.push(["ticket", ticket], ["credential", JSON.stringify(credential)]);
+      return true;
+    } catch (error) {
+      if (error instanceof ApiError) await this.handleError(error, { form });
+      else this.showBanner(t("The passkey could not be created."), { tone: "error" });
+      return false;
     }
   }
 

@@ -98,11 +98,18 @@ export async function signInWithPasskey() {
   return call("POST", "/auth/passkey/login", { json: { ticket, credential: credentialJson(credential) } });
 }
 
-async function addPasskey(token) {
+// Lets the browser create a passkey for this account: the challenge's ticket and the credential as the object its
+// toJSON() gives. `token`: the enrolment token at sign-in; without one, the session (asking "Confirm it is you"
+// when its sign-in is not recent). Used at enrolment here and by the security page's "Add a passkey" (screen.js).
+export async function createPasskey(token = null) {
   const { ticket, publicKey } = await call("POST", "/auth/passkeys/options", { token });
   const credential = await navigator.credentials.create({ publicKey: creationOptions(publicKey) });
-  const json = { ticket, credential: credentialJson(credential), name: t("Passkey") };
-  return call("POST", "/auth/passkeys", { token, json });
+  return { ticket, credential: credentialJson(credential) };
+}
+
+async function addPasskey(token) {
+  const { ticket, credential } = await createPasskey(token);
+  return call("POST", "/auth/passkeys", { token, json: { ticket, credential, name: t("Passkey") } });
 }
 
 // --- setting up a factor at sign-in ----------------------------------------------------------------------------

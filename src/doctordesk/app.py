@@ -31,6 +31,7 @@ from doctordesk.runtime import Runtime
 from doctordesk.screens.state import Revisions, ScreenStates
 from doctordesk.services.accounts import auth, login_throttle
 from doctordesk.services.integration import api_keys
+from doctordesk.services.mail import outbox as mail_outbox
 from doctordesk.store import private_files
 from doctordesk.store.db import Database
 from doctordesk.store.secrets import rows as secret_rows
@@ -129,6 +130,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
     dispatcher = realtime.build_dispatcher(runtime) if settings.push_in_process else None
     token_checks = TokenChecks(runtime, interval=settings.stream_check_seconds)
     hooks = realtime.build_webhook_dispatcher(runtime) if settings.webhook_in_process else None
+    mail = realtime.build_mail_dispatcher(runtime) if settings.mail_in_process else None
     _connect_bus_state(runtime, token_checks)
     shared = isinstance(runtime.bus, SharedBus)
     runtime.hub.on_delivered = runtime.metrics.messages_delivered.inc
@@ -144,6 +146,8 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
             dispatcher.wake()
         if hooks is not None and webhooks.wakes_dispatcher(event.kind):
             hooks.wake()
+        if mail is not None and event.kind == mail_outbox.QUEUED_EVENT:
+            mail.wake()
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -154,6 +158,8 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
             dispatcher.start()
         if hooks is not None:
             hooks.start()
+        if mail is not None:
+            mail.start()
         heartbeats = asyncio.create_task(runtime.hub.run_heartbeats(settings.heartbeat_seconds))
         stopping = asyncio.Event()
         checks = asyncio.create_task(token_checks.run(), name="stream-token-checks")
@@ -178,6 +184,8 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
                 await dispatcher.stop()
             if hooks is not None:
                 await hooks.stop()
+            if mail is not None:
+                await mail.stop()
             await runtime.bus.stop()
             await runtime.db.dispose()
 

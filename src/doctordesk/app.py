@@ -131,6 +131,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
     token_checks = TokenChecks(runtime, interval=settings.stream_check_seconds)
     hooks = realtime.build_webhook_dispatcher(runtime) if settings.webhook_in_process else None
     mail = realtime.build_mail_dispatcher(runtime) if settings.mail_in_process else None
+    loops = [loop for loop in (dispatcher, hooks, mail) if loop is not None]
     _connect_bus_state(runtime, token_checks)
     shared = isinstance(runtime.bus, SharedBus)
     runtime.hub.on_delivered = runtime.metrics.messages_delivered.inc
@@ -154,12 +155,8 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
         await _check_data(runtime)
         runtime.bus.subscribe(on_event)
         await runtime.bus.start()
-        if dispatcher is not None:
-            dispatcher.start()
-        if hooks is not None:
-            hooks.start()
-        if mail is not None:
-            mail.start()
+        for loop in loops:
+            loop.start()
         heartbeats = asyncio.create_task(runtime.hub.run_heartbeats(settings.heartbeat_seconds))
         stopping = asyncio.Event()
         checks = asyncio.create_task(token_checks.run(), name="stream-token-checks")
@@ -180,12 +177,8 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
             for task in (checks, pruning, relaying):
                 task.cancel()
             runtime.hub.close_all()
-            if dispatcher is not None:
-                await dispatcher.stop()
-            if hooks is not None:
-                await hooks.stop()
-            if mail is not None:
-                await mail.stop()
+            for loop in loops:
+                await loop.stop()
             await runtime.bus.stop()
             await runtime.db.dispose()
 

@@ -9,6 +9,8 @@ from email_validator import EmailNotValidError, validate_email
 from doctordesk.domain.texts import N_
 
 MAX_CHARS = 254  # RFC 5321's limit for a forward path, less its angle brackets
+# The shape an API schema states: empty (none), or one @ between characters that are not white space.
+ADDRESS_PATTERN = r"^$|^[^\s@]+@[^\s@]+$"
 NOT_AN_ADDRESS = N_("Enter an email address such as name@example.org.")
 
 

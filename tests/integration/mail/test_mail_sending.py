@@ -170,3 +170,28 @@ async def test_a_permanent_refusal_fails_the_mail_and_tells_the_admins(client, l
     response = await client.get("/admin/notices", headers={**admin.headers, "Accept-Language": "de"})
     assert response.status_code == 200, response.text
     assert any("wurde nicht gesendet" in n["text"] for n in response.json()["notices"])
+
+
+def texts(elements):
+    for e in elements:
+        yield from (str(e[k]) for k in ("value", "label") if e.get(k))
+        yield from texts(e.get("children") or [])
+
+
+async def test_the_mail_screen_shows_admins_the_refused_mail_in_their_language(
+    client, login, demo, runtime, smtp: SmtpServer
+):
+    smtp.mailbox.rcpt_answers = ["550 5.1.1 No such mailbox"]
+    a = aid(demo, REQUESTED)
+    doctor = await login("doctor1")
+    assert (await client.post(approve_url(a), headers=doctor.headers, data={"version": "1"})).status_code == 200
+    await sender_for(runtime).drain()
+    [row] = await mails(runtime)
+    admin = await login("admin")
+    page = await client.put("/profile/admin/mail", headers={**admin.headers, "Accept-Language": "de"})
+    assert page.status_code == 200, page.text
+    [problem] = [e for e in page.json()["elements"] if e.get("id") == "not-sent"]
+    shown = list(texts(problem["children"]))
+    assert f"Termin bestätigt · {row.recipient} · nicht gesendet" in shown
+    assert any("550 5.1.1 No such mailbox" in t for t in shown) and row.message_id in shown
+    assert (await client.put("/profile/admin/mail", headers=doctor.headers)).status_code == 404

@@ -144,7 +144,7 @@ async def list_users(
     """Users by id, one page (with their doctor profile or patient record, in the same query); the id to continue
     after (None on the last page)."""
     query = (
-        select(User, DoctorProfile, DoctorSettings.chat_enabled, Patient.id)
+        select(User, DoctorProfile, DoctorSettings.chat_enabled, Patient.id, Patient.email)
         .outerjoin(DoctorProfile, DoctorProfile.user_id == User.id)
         .outerjoin(DoctorSettings, DoctorSettings.user_id == User.id)
         .outerjoin(Patient, Patient.user_id == User.id)
@@ -160,12 +160,13 @@ async def list_users(
     async with rt.db.read() as session:
         rows = (await session.execute(query)).all()
     views = []
-    for user, profile, chat_enabled, patient_id in rows[:limit]:
+    for user, profile, chat_enabled, patient_id, email in rows[:limit]:
         doctor = None
         if user.role == Role.DOCTOR and profile is not None:
             chat = chat_enabled if chat_enabled is not None else True
             doctor = DoctorView(profile.specialty, profile.timezone, profile.can_prescribe, chat)
-        views.append(_user_view(user, doctor, patient_id if user.role == Role.PATIENT else None))
+        patient = user.role == Role.PATIENT
+        views.append(_user_view(user, doctor, patient_id if patient else None, email if patient else None))
     return views, (views[-1].id if len(rows) > limit else None)
 
 

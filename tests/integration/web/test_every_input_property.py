@@ -184,10 +184,14 @@ def assert_operation_outcome(response: Any) -> None:
 
 
 def _writes_by_design(request: dict[str, Any], status: int) -> bool:
-    """A failed login is counted and audited (docs/accounts.md#throttling), and so is a failed client authentication
-    at the token and revocation endpoints (docs/smart.md#client-secrets): refusals that write on purpose."""
+    """A failed login is counted and audited (docs/accounts.md#throttling), and so is a wrong password when
+    re-authenticating (counted with the failed logins, docs/accounts.md#recent-authentication) and a failed client
+    authentication at the token and revocation endpoints (docs/smart.md#client-secrets): refusals that write on
+    purpose."""
     if request["path"] in ("/oauth/token", "/oauth/revoke"):
         return status in (400, 401, 429)
+    if request["path"] == "/auth/reauthenticate":
+        return status in (422, 429)
     return request["path"] == "/auth/login" and status in (401, 429)
 
 

@@ -31,6 +31,7 @@ from doctordesk.runtime import Runtime
 from doctordesk.screens.state import Revisions, ScreenStates
 from doctordesk.services.accounts import auth, login_throttle
 from doctordesk.services.integration import api_keys
+from doctordesk.services.mail import outbox as mail_outbox
 from doctordesk.store import private_files
 from doctordesk.store.db import Database
 from doctordesk.store.secrets import rows as secret_rows
@@ -144,6 +145,8 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
     dispatcher = realtime.build_dispatcher(runtime) if settings.push_in_process else None
     token_checks = TokenChecks(runtime, interval=settings.stream_check_seconds)
     hooks = realtime.build_webhook_dispatcher(runtime) if settings.webhook_in_process else None
+    mail = realtime.build_mail_dispatcher(runtime) if settings.mail_in_process else None
+    loops = [loop for loop in (dispatcher, hooks, mail) if loop is not None]
     _connect_bus_state(runtime, token_checks)
     shared = isinstance(runtime.bus, SharedBus)
     runtime.hub.on_delivered = runtime.metrics.messages_delivered.inc
@@ -159,16 +162,16 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
             dispatcher.wake()
         if hooks is not None and webhooks.wakes_dispatcher(event.kind):
             hooks.wake()
+        if mail is not None and event.kind == mail_outbox.QUEUED_EVENT:
+            mail.wake()
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         await _check_data(runtime)
         runtime.bus.subscribe(on_event)
         await runtime.bus.start()
-        if dispatcher is not None:
-            dispatcher.start()
-        if hooks is not None:
-            hooks.start()
+        for loop in loops:
+            loop.start()
         heartbeats = asyncio.create_task(runtime.hub.run_heartbeats(settings.heartbeat_seconds))
         stopping = asyncio.Event()
         checks = asyncio.create_task(token_checks.run(), name="stream-token-checks")
@@ -189,10 +192,8 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
             for task in (checks, pruning, relaying):
                 task.cancel()
             runtime.hub.close_all()
-            if dispatcher is not None:
-                await dispatcher.stop()
-            if hooks is not None:
-                await hooks.stop()
+            for loop in loops:
+                await loop.stop()
             await runtime.bus.stop()
             await runtime.db.dispose()
 

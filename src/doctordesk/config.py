@@ -15,6 +15,8 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from doctordesk.domain.clock import Clock, ShiftedClock, SystemClock, parse_test_clock
+from doctordesk.domain.mail.addresses import check_address
+from doctordesk.domain.mail.relay import parse_relay
 from doctordesk.domain.scheduling.suggestions import DEFAULT_HORIZON, MAX_HORIZON
 
 PREFIX = "DOCTORDESK_"
@@ -26,7 +28,9 @@ class SettingsError(ValueError):
 
 
 # Settings whose values are never repeated in an error message (they may hold passwords or tokens).
-SECRET_SETTINGS = frozenset({"database_url", "redis_url", "push_credentials", "metrics_token", "secrets_key"})
+SECRET_SETTINGS = frozenset(
+    {"database_url", "redis_url", "push_credentials", "metrics_token", "secrets_key", "smtp_url"}
+)
 PushAdapterName = Literal["gorush", "fcm", "none"]
 
 
@@ -165,6 +169,18 @@ class Settings(BaseSettings):
     webhook_secret_overlap_seconds: Annotated[int, Field(ge=0, le=30 * 86400)] = 86400
     # Endpoint URLs on loopback, private or link-local addresses (and "localhost") are refused unless this is on.
     webhook_allow_private_addresses: bool = False
+    # Email to patients (docs/notifications.md): the SMTP relay (smtp://, smtp+starttls:// or smtps://, a user and
+    # password in the URL) and the sender. No relay: no email (said once at start).
+    smtp_url: str = ""
+    mail_from: str = ""
+    mail_in_process: bool = True  # off: `doctordesk worker` sends the mail
+    mail_poll_seconds: Annotated[float, Field(ge=0.05, le=600)] = 5.0
+    mail_lease_seconds: Annotated[float, Field(ge=10, le=3600)] = 300.0
+    mail_timeout_seconds: Annotated[float, Field(ge=1, le=300)] = 30.0
+    mail_backoff_seconds: Annotated[float, Field(ge=0.01, le=3600)] = 60.0  # first retry delay; doubles
+    mail_backoff_max_seconds: Annotated[float, Field(ge=0.01, le=86400)] = 3600.0
+    mail_max_attempts: Annotated[int, Field(ge=1, le=100)] = 12  # then the mail is failed (shown to admins)
+    mail_batch_size: Annotated[int, Field(ge=1, le=500)] = 20  # mails one claim leases at most
     metrics_token: str = ""  # when set, GET /metrics needs it as a bearer token; empty: loopback clients only
     # Prefix of the Redis channel and keys (several deployments on one Redis).
     redis_channel: str = Field("doctordesk", min_length=1, max_length=64)
@@ -243,6 +259,20 @@ class Settings(BaseSettings):
             raise ValueError(problem)
         return value
 
+    @field_validator("smtp_url")
+    @classmethod
+    def _smtp(cls, value: str) -> str:
+        if value:
+            parse_relay(value)  # its ValueError names the problem
+        return value
+
+    @field_validator("mail_from")
+    @classmethod
+    def _mail_from(cls, value: str) -> str:
+        if value:
+            check_address(value)
+        return value
+
     @field_validator("push_url")
     @classmethod
     def _push(cls, value: str) -> str:
@@ -268,6 +298,10 @@ class Settings(BaseSettings):
                 f"{PREFIX}PUSH_BACKOFF_MAX_SECONDS ({self.push_backoff_max_seconds:g}) must not be smaller than "
                 f"{PREFIX}PUSH_BACKOFF_SECONDS ({self.push_backoff_seconds:g})"
             )
+        if self.smtp_url and not self.mail_from:
+            raise ValueError(f"{PREFIX}SMTP_URL needs {PREFIX}MAIL_FROM, the address patients' mail comes from")
+        if self.mail_lease_seconds < 3 * self.mail_timeout_seconds:
+            raise ValueError("DOCTORDESK_MAIL_LEASE_SECONDS must be at least 3 × DOCTORDESK_MAIL_TIMEOUT_SECONDS")
         if not self.database_url:
             self.database_url = f"sqlite+aiosqlite:///{self.data_dir / 'doctordesk.db'}"
         if self.webhook_lease_seconds < 3 * self.webhook_timeout_seconds:

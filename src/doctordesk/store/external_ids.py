@@ -29,7 +29,7 @@ COLUMNS: dict[Kind, tuple[str, ...]] = {
     Kind.LOCATIONS: ("name", "address", "timezone"),
     Kind.DOCTORS: ("username", "display_name", "role"),
     Kind.HOURS: ("doctor_id", "location_id", "weekday", "start_time", "end_time"),
-    Kind.PATIENTS: ("name", "birth_date"),
+    Kind.PATIENTS: ("name", "birth_date", "email"),
     Kind.POLICIES: (
         "patient_id",
         "insurer",

@@ -197,6 +197,8 @@ class Patient(Base):
     birth_date: Mapped[date | None] = mapped_column(Date)
     # The clinic's own id for the row (bulk import and export, migration import_0001); unique where present.
     external_id: Mapped[str | None] = mapped_column(String(64), unique=True, index=True)
+    # Where the clinic's mail reaches the patient (``domain/mail/addresses``); None: no mail (migration mail_0001).
+    email: Mapped[str | None] = mapped_column(String(254))
     # FHIR's ``_sort`` by family, given and name: the name's parts folded (``domain/fhir/names.sort_keys``), compared
     # in code point order (collation "C" on PostgreSQL), kept by ``store/name_words.py`` (fhir_0006).
     family_key: Mapped[str] = mapped_column(_SortText, default="", server_default="")

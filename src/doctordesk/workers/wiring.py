@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import secrets
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -24,9 +25,13 @@ from doctordesk.realtime.shared import SharedBus
 from doctordesk.realtime.socket_bus import SocketBus
 from doctordesk.runtime import Runtime
 from doctordesk.screens.state import Shown, Viewer
+from doctordesk.services.mail import outbox as mail_outbox
 from doctordesk.services.webhooks import outbox as webhook_outbox
+from doctordesk.workers.mail_dispatcher import MailDispatcher
 from doctordesk.workers.push_dispatcher import Dispatcher
 from doctordesk.workers.webhook_dispatcher import WebhookDispatcher
+
+log = logging.getLogger(__name__)
 
 
 def build_bus(settings: Settings, hub: Hub) -> EventBus:
@@ -90,8 +95,17 @@ def install(rt: Runtime) -> None:
         ):
             events.append(DomainEvent(webhooks.QUEUED_EVENT, topics=()))
 
+    async def mail_hook(session: AsyncSession, events: list[DomainEvent]) -> None:
+        # Without a relay there is no mail: nothing is queued (docs/notifications.md).
+        if any(e.kind.startswith("appointment.") for e in events) and await mail_outbox.enqueue(
+            session, events, now=rt.clock.now(), sender=rt.settings.mail_from
+        ):
+            events.append(DomainEvent(mail_outbox.QUEUED_EVENT, topics=()))
+
     rt.transaction_hooks.append(outbox_hook)
     rt.transaction_hooks.append(webhook_hook)
+    if rt.settings.smtp_url:
+        rt.transaction_hooks.append(mail_hook)
 
 
 PRESENCE_TTL_SECONDS = 24 * 3600
@@ -140,13 +154,27 @@ def build_webhook_dispatcher(rt: Runtime) -> WebhookDispatcher:
     return WebhookDispatcher(rt.db, settings=rt.settings, clock=rt.clock)
 
 
-def worker_bus(settings: Settings, *, webhook_loop: DrainLoop, push_loop: DrainLoop | None = None) -> RedisBus | None:
+def build_mail_dispatcher(rt: Runtime) -> MailDispatcher | None:
+    """The mail sender for this runtime; None (said once in the log) when no SMTP relay is configured."""
+    if not rt.settings.smtp_url:
+        log.info("no SMTP relay (DOCTORDESK_SMTP_URL): patients are not sent email")
+        return None
+    return MailDispatcher(rt.db, settings=rt.settings, clock=rt.clock)
+
+
+def worker_bus(
+    settings: Settings,
+    *,
+    webhook_loop: DrainLoop,
+    push_loop: DrainLoop | None = None,
+    mail_loop: DrainLoop | None = None,
+) -> RedisBus | None:
     """What wakes a ``doctordesk worker``'s dispatchers as soon as deliveries are queued: with Redis, the servers'
     "queued" events (and a reconnection, since events may have been missed meanwhile). None without Redis: a
     worker shares no process with the servers, so it finds new deliveries by polling alone."""
     if not settings.redis_url:
         return None
-    loops = [loop for loop in (webhook_loop, push_loop) if loop is not None]
+    loops = [loop for loop in (webhook_loop, push_loop, mail_loop) if loop is not None]
 
     def look_again() -> None:
         for loop in loops:
@@ -164,6 +192,8 @@ def worker_bus(settings: Settings, *, webhook_loop: DrainLoop, push_loop: DrainL
             webhook_loop.wake()
         if push_loop is not None and event.kind == outbox.QUEUED_EVENT:
             push_loop.wake()
+        if mail_loop is not None and event.kind == mail_outbox.QUEUED_EVENT:
+            mail_loop.wake()
 
     bus.subscribe(on_event)
     return bus

@@ -21,7 +21,18 @@ DESKTOP = {"width": 1366, "height": 800}
 PHONE = {"width": 390, "height": 844}
 LAYOUTS = {"desktop": DESKTOP, "phone": PHONE}
 LANGUAGES = {"en": "en-GB", "de": "de-DE"}  # the browser's language, which the app follows
-ADMIN_SECTIONS = ("locations", "hours", "fees", "insurance", "webhooks", "smart-apps", "sign-in", "sso", "audit")
+ADMIN_SECTIONS = (
+    "locations",
+    "hours",
+    "fees",
+    "insurance",
+    "webhooks",
+    "mail",
+    "smart-apps",
+    "sign-in",
+    "sso",
+    "audit",
+)
 # doctor1's open requests (one per layout: a draft stays with the appointment) and an appointment with chat.
 REVIEWED = {"desktop": 1, "phone": 6}  # requests a doctor can suggest times for (3: the insurer data is invalid)
 CHAT = 7

@@ -117,6 +117,12 @@ async def test_patients_see_themselves_and_doctors_their_own_patients(client, lo
     assert theirs == {a["participant"][0]["actor"]["reference"].removeprefix("Patient/") for a in mine}
 
 
+async def test_a_patient_reads_their_email_address_as_telecom(client, login, demo):
+    patient = await login("patient2")
+    [me] = entries(await get(client, patient.headers, "/fhir/Patient"))
+    assert me["telecom"] == [{"system": "email", "value": "patient2@example.org", "use": "home"}]
+
+
 async def test_slots_follow_the_work_hours_exceptions(client, key, demo, login):
     """A holiday takes the day's slots away (a slot of it reads 404) and extra hours add slots on a day without
     weekly hours, as the booking screen's free times (admin hours exceptions)."""

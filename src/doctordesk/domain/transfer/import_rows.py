@@ -19,6 +19,8 @@ from zoneinfo import available_timezones
 from doctordesk.domain import moments
 from doctordesk.domain.appointments.status import Status, StatusName
 from doctordesk.domain.inputs import control_character
+from doctordesk.domain.mail.addresses import MAX_CHARS as MAX_ADDRESS_CHARS
+from doctordesk.domain.mail.addresses import check_address
 from doctordesk.domain.names import code_point, is_seen, refused_character
 from doctordesk.domain.texts import N_, Text
 
@@ -128,6 +130,15 @@ def timezone(value: RawValue) -> str:
     return value
 
 
+def email_address(value: RawValue) -> str:
+    try:
+        return check_address(_text(value, max_length=MAX_ADDRESS_CHARS))
+    except BadValue:
+        raise
+    except ValueError:
+        raise BadValue(N_("not an email address (for example name@example.org)")) from None
+
+
 def iso_date(value: RawValue) -> date:
     value = _text(value, max_length=10)
     if not _DATE.fullmatch(value):
@@ -229,6 +240,7 @@ FIELDS: dict[Kind, dict[str, Field]] = {
         ID,
         Field("name", text(max_length=128), required=True),
         Field("birth_date", iso_date),
+        Field("email", email_address),
     ),
     Kind.POLICIES: _fields(
         ID,

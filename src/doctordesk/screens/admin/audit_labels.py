@@ -37,6 +37,7 @@ LABELS: Final[dict[str, str]] = {
     "can_prescribe": N_("Can prescribe"),
     "chat_enabled": N_("Chat enabled"),
     "address": N_("Address"),
+    "email": N_("Email address"),
     # Appointments.
     "by": N_("Canceled by"),
     "canceled_by": N_("Canceled by"),

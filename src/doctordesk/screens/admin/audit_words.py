@@ -56,6 +56,7 @@ ACTIONS: Final[dict[str, str]] = {
     "admin.user-deactivated": N_("User deactivated"),
     "admin.user-reactivated": N_("User reactivated"),
     "admin.doctor-updated": N_("Doctor profile changed"),
+    "admin.patient-updated": N_("Patient's email address changed"),
     "admin.password-set": N_("Password set"),
     "admin.password-reset": N_("Password reset"),
     "admin.password-link-created": N_("One-time password link made"),

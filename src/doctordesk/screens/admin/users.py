@@ -48,6 +48,7 @@ class UserRow:
     timezone: str | None = None
     can_prescribe: bool | None = None
     chat_enabled: bool | None = None
+    email: str | None = None  # patients only
 
 
 def _role_options(*, any_role: bool) -> list[Option]:
@@ -151,6 +152,7 @@ def render_new(*, layout: Layout, timeout: int) -> Page:
             name="password",
         ),
         *_doctor_fields("new-", None),
+        el("new-email", "Edit", label=_("Email address (patients)"), name="email"),
         el("create", "Button", label=_("Create user"), action=Action("POST", f"{USERS}/create", form="user-form")),
         label=_("New user"),
     )
@@ -171,6 +173,8 @@ def render_user(u: UserRow, *, layout: Layout, timeout: int) -> Page:
     ]  # fmt: skip
     if u.role == Role.DOCTOR.value:
         profile += _doctor_fields("", u)
+    if u.role == Role.PATIENT.value:
+        profile.append(el("email", "Edit", label=_("Email address"), name="email", value=u.email or ""))
     profile.append(el("save", "Button", label=_("Save"), action=Action("POST", f"{base}/save", form="profile")))
     account = el(
         "account",

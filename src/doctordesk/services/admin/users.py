@@ -21,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from doctordesk.domain.accounts.passwords import Passwords
 from doctordesk.domain.errors import NotFound, ValidationFailed
 from doctordesk.domain.events import DomainEvent, doctor_topic, thread_topic
+from doctordesk.domain.mail.addresses import optional_address
 from doctordesk.domain.names import check_name, name_problem
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.scheduling.suggestions import is_timezone
@@ -60,6 +61,7 @@ class UserView:
     created_at: datetime
     doctor: DoctorView | None
     patient_id: int | None
+    email: str | None = None  # patients only: where the clinic's mail reaches them (docs/notifications.md)
 
     def audited(self) -> dict[str, Any]:
         """What the audit trail records of a user (never the password)."""
@@ -78,6 +80,7 @@ class NewUser:
     timezone: str | None = None
     can_prescribe: bool | None = None
     chat_enabled: bool | None = None
+    email: str | None = None  # patients only
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +96,7 @@ class DoctorChange:
 
 async def _view(session: AsyncSession, user: User) -> UserView:
     doctor = None
-    patient_id = None
+    patient_id = email = None
     if user.role == Role.DOCTOR:
         profile = await session.get(DoctorProfile, user.id)
         settings = await session.get(DoctorSettings, user.id)
@@ -105,11 +108,13 @@ async def _view(session: AsyncSession, user: User) -> UserView:
                 chat_enabled=settings.chat_enabled if settings is not None else True,
             )
     elif user.role == Role.PATIENT:
-        patient_id = await session.scalar(select(Patient.id).where(Patient.user_id == user.id))
-    return _user_view(user, doctor, patient_id)
+        row = (await session.execute(select(Patient.id, Patient.email).where(Patient.user_id == user.id))).first()
+        if row is not None:
+            patient_id, email = row
+    return _user_view(user, doctor, patient_id, email)
 
 
-def _user_view(user: User, doctor: DoctorView | None, patient_id: int | None) -> UserView:
+def _user_view(user: User, doctor: DoctorView | None, patient_id: int | None, email: str | None = None) -> UserView:
     return UserView(
         id=user.id,
         username=user.username,
@@ -119,6 +124,7 @@ def _user_view(user: User, doctor: DoctorView | None, patient_id: int | None) ->
         created_at=user.created_at,
         doctor=doctor,
         patient_id=patient_id,
+        email=email,
     )
 
 
@@ -138,7 +144,7 @@ async def list_users(
     """Users by id, one page (with their doctor profile or patient record, in the same query); the id to continue
     after (None on the last page)."""
     query = (
-        select(User, DoctorProfile, DoctorSettings.chat_enabled, Patient.id)
+        select(User, DoctorProfile, DoctorSettings.chat_enabled, Patient.id, Patient.email)
         .outerjoin(DoctorProfile, DoctorProfile.user_id == User.id)
         .outerjoin(DoctorSettings, DoctorSettings.user_id == User.id)
         .outerjoin(Patient, Patient.user_id == User.id)
@@ -154,12 +160,13 @@ async def list_users(
     async with rt.db.read() as session:
         rows = (await session.execute(query)).all()
     views = []
-    for user, profile, chat_enabled, patient_id in rows[:limit]:
+    for user, profile, chat_enabled, patient_id, email in rows[:limit]:
         doctor = None
         if user.role == Role.DOCTOR and profile is not None:
             chat = chat_enabled if chat_enabled is not None else True
             doctor = DoctorView(profile.specialty, profile.timezone, profile.can_prescribe, chat)
-        views.append(_user_view(user, doctor, patient_id if user.role == Role.PATIENT else None))
+        patient = user.role == Role.PATIENT
+        views.append(_user_view(user, doctor, patient_id if patient else None, email if patient else None))
     return views, (views[-1].id if len(rows) > limit else None)
 
 
@@ -197,6 +204,9 @@ async def create_user(rt: Runtime, passwords: Passwords, actor: Actor, new: NewU
         fields |= _check_doctor_fields(specialty=new.specialty, timezone=new.timezone)
     else:
         fields |= {k: N_("Only for doctors.") for k, v in doctor_only.items() if v is not None}
+    email = _checked_email(fields, new.email) if new.role is Role.PATIENT else None
+    if new.role is not Role.PATIENT and new.email is not None:
+        fields["email"] = N_("Only for patients.")
     if new.password is not None and not MIN_PASSWORD <= len(new.password) <= MAX_PASSWORD:
         fields["password"] = Text("{low} to {high} characters.", low=MIN_PASSWORD, high=MAX_PASSWORD)
     if fields:
@@ -232,7 +242,7 @@ async def create_user(rt: Runtime, passwords: Passwords, actor: Actor, new: NewU
             )
             session.add(DoctorSettings(user_id=user.id, chat_enabled=new.chat_enabled is not False))
         elif new.role is Role.PATIENT:
-            session.add(Patient(user_id=user.id, name=user.display_name))
+            session.add(Patient(user_id=user.id, name=user.display_name, email=email))
         await session.flush()
         view = await _view(session, user)
         record_change(
@@ -318,6 +328,36 @@ async def set_password(
         )
     recovery.forget(rt, user_id, ended)
     return generated
+
+
+def _checked_email(fields: dict[str, str], raw: str | None) -> str | None:
+    """A patient's address as stored (None: none); a wrong one goes into ``fields``."""
+    try:
+        return optional_address(raw)
+    except ValueError as exc:
+        fields["email"] = str(exc)
+        return None
+
+
+async def update_patient(rt: Runtime, actor: Actor, user_id: int, *, email: str | None) -> UserView:
+    """Set a patient's email address, or clear it (None or empty: the patient gets no mail)."""
+    fields: dict[str, str] = {}
+    address = _checked_email(fields, email)
+    if fields:
+        raise ValidationFailed(fields=fields)
+    now = rt.clock.now()
+    async with unit_of_work(rt) as uow:
+        session = uow.session
+        user = await _user(session, user_id, lock=True)
+        patient = await session.scalar(select(Patient).where(Patient.user_id == user_id))
+        if user.role != Role.PATIENT or patient is None:
+            raise NotFound(N_("Patient not found."))
+        before = await _view(session, user)
+        patient.email = address
+        await session.flush()
+        after = await _view(session, user)
+        _changed(uow, actor, now, "admin.patient-updated", before, after)
+    return after
 
 
 async def update_doctor(rt: Runtime, actor: Actor, user_id: int, change: DoctorChange) -> UserView:

@@ -49,6 +49,7 @@ def _row(v: admin_users.UserView) -> screen.UserRow:
         timezone=d.timezone if d else None,
         can_prescribe=d.can_prescribe if d else None,
         chat_enabled=d.chat_enabled if d else None,
+        email=v.email,
     )
 
 
@@ -134,6 +135,7 @@ async def create_user(
         timezone=profile.timezone if doctor else None,
         can_prescribe=profile.can_prescribe if doctor else None,
         chat_enabled=profile.chat_enabled if doctor else None,
+        email=(form.get("email") or None) if role == Role.PATIENT.value else None,
     )
     if username is None:
         fields["username"] = N_("Required.")
@@ -191,6 +193,9 @@ async def save_user(
     if user.doctor is not None:
         await admin_users.update_doctor(rt, actor, user_id, replace(profile, display_name=name))
     else:
+        if user.role == Role.PATIENT.value and "email" in form:
+            # First: a wrong address refuses the whole form, with nothing written.
+            await admin_users.update_patient(rt, actor, user_id, email=form.get("email"))
         await admin_users.rename_user(rt, actor, user_id, display_name=name or "")
     return await acted(rt, page, state, "saved", N_("Saved."))
 

@@ -205,6 +205,9 @@ def patient(p: Patient) -> dict[str, Any]:
         body["identifier"] = [{"system": fhir.PATIENT_IDENTIFIER_SYSTEM, "value": p.external_id}]
     body["active"] = True
     body["name"] = [fhir_names.human_name(p.name)]
+    if p.email:
+        # Where the clinic's mail reaches the patient (docs/notifications.md), under the same rights as the name.
+        body["telecom"] = [{"system": "email", "value": p.email, "use": "home"}]
     if p.birth_date is not None:
         body["birthDate"] = p.birth_date.isoformat()
     return body

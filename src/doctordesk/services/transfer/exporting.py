@@ -117,7 +117,9 @@ async def _hours(session: AsyncSession, refs: _Refs) -> list[ExportRow]:
 
 async def _patients(session: AsyncSession, _refs: _Refs) -> list[ExportRow]:
     rows = await session.scalars(select(Patient).order_by(Patient.id))
-    return [{"external_id": r.external_id, "name": r.name, "birth_date": _day(r.birth_date)} for r in rows]
+    return [
+        {"external_id": r.external_id, "name": r.name, "birth_date": _day(r.birth_date), "email": r.email} for r in rows
+    ]
 
 
 async def _policies(session: AsyncSession, refs: _Refs) -> list[ExportRow]:

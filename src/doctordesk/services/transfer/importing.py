@@ -396,7 +396,7 @@ async def _patients(run: _Run, rows: list[CheckedRow], counts: Counts) -> None:
         Kind.PATIENTS,
         rows,
         counts,
-        desired=lambda r: {"name": r.values["name"], "birth_date": r.values["birth_date"]},
+        desired=lambda r: {"name": r.values["name"], "birth_date": r.values["birth_date"], "email": r.values["email"]},
     )
     # Bulk writes bypass the ORM's events: the name search's words are written here.
     await name_words.sync(run.session, run.ids[Kind.PATIENTS].values())

@@ -186,7 +186,7 @@ async def _patients(
     patient_specs = _patient_specs(today, doctors, places)
     for username, name, born, start, end, network, exclusions, data in patient_specs:
         account = await users.add(username, Role.PATIENT, name)
-        p = Patient(user_id=account.id, name=name, birth_date=born)
+        p = Patient(user_id=account.id, name=name, birth_date=born, email=f"{username}@example.org")
         session.add(p)
         await session.flush()
         patients[username] = p.id

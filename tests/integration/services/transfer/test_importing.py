@@ -259,6 +259,19 @@ async def test_skip_invalid_writes_the_good_rows_and_reports_the_rest(db, tmp_pa
     assert stored == {"A-1", "A-5"}
 
 
+async def test_a_patients_email_address_is_imported_and_a_wrong_one_is_a_bad_row(db, tmp_path):
+    rows = [
+        {"external_id": "P-1", "name": "Maria Schmidt", "email": "maria@Example.ORG"},
+        {"external_id": "P-2", "name": "Jonas Weber", "email": "jonas@"},
+    ]
+    report = await run(db, write(tmp_path, "clinic.json", {"patients": rows}), skip_invalid=True)
+    [bad] = report.bad_rows
+    assert (bad.field, bad.reason) == ("email", "not an email address (for example name@example.org)")
+    async with db.read() as session:
+        stored = (await session.execute(select(Patient.external_id, Patient.email))).all()
+    assert [tuple(r) for r in stored] == [("P-1", "maria@example.org")]
+
+
 async def test_a_reference_to_a_bad_row_of_the_same_file_is_a_bad_row_too(db, tmp_path):
     clinic = json.loads(json.dumps(CLINIC))
     clinic["doctors"][0]["timezone"] = "Berlin"

@@ -12,6 +12,7 @@ from doctordesk.domain.inputs import MAX_ID, parse_id
 from doctordesk.screens.viewing import Viewing
 from doctordesk.services.admin import fees_screen as fees
 from doctordesk.services.admin import insurance_screen as insurance
+from doctordesk.services.admin import mail_screen
 from doctordesk.services.admin import webhooks_screen as hooks
 from doctordesk.web.deps import SCREEN_HEADERS, FormDep, ScreenRequest, ScreenRequestDep
 from doctordesk.web.params import STRICT_ID
@@ -102,6 +103,22 @@ async def save_policy(screen: ScreenRequestDep, policy_id: PolicyId, form: FormD
     """Save a policy's form; the ticks replace its lists whole, an empty record clears it."""
     page = _insurance(screen, parse_id(form.get("patient")))
     return await screen.submit(insurance.save_policy, policy_id, form, page=page)
+
+
+# --- mail ------------------------------------------------------------------------------------------------------
+
+
+def _mail(screen: ScreenRequest) -> Viewing:
+    return screen.viewing(mail_screen.mail_page)
+
+
+screen_routes(
+    router,
+    "/mail",
+    _mail,
+    page=Route("mail_page", "Patients' mail: the mails not sent, and the latest with their state."),
+    poll=Route("mail_poll", "The mail screen's poll."),
+)
 
 
 # --- webhooks --------------------------------------------------------------------------------------------------

@@ -9,6 +9,8 @@ from fastapi import APIRouter, Path, Query, Request, Response
 from pydantic import Field
 
 from doctordesk.domain.inputs import MAX_ID
+from doctordesk.domain.mail.addresses import ADDRESS_PATTERN
+from doctordesk.domain.mail.addresses import MAX_CHARS as MAX_ADDRESS
 from doctordesk.domain.names import NAME_PATTERN
 from doctordesk.domain.roles import Role
 from doctordesk.domain.scheduling.suggestions import TIMEZONES
@@ -42,6 +44,9 @@ UserId = Annotated[int, Path(ge=1, le=MAX_ID), STRICT_ID]
 # The rules the service judges itself (its messages, in the reader's language), stated from its own constants.
 NAME = stated(pattern=NAME_PATTERN)
 PASSWORD = stated(minLength=MIN_PASSWORD)
+# An address's shape as the schema states it (one @, no white space; empty clears it); the service checks the rest
+# (``domain/mail/addresses``) and names the field when it is not an address.
+ADDRESS = stated(pattern=ADDRESS_PATTERN)
 
 
 class UserCreate(Strict):
@@ -63,6 +68,12 @@ class UserCreate(Strict):
     timezone: str | None = Field(None, description="Doctors only: IANA time zone", json_schema_extra=ZONES_OR_NULL)
     can_prescribe: bool | None = Field(None, description="Doctors only (default true)")
     chat_enabled: bool | None = Field(None, description="Doctors only (default true)")
+    email: str | None = Field(
+        None,
+        max_length=MAX_ADDRESS,
+        description="Patients only: where the clinic's mail reaches them",
+        json_schema_extra=ADDRESS,
+    )
 
 
 class UserUpdate(Strict):
@@ -87,6 +98,15 @@ class DoctorUpdate(Strict):
     timezone: str | None = Field(None, json_schema_extra=ZONES_OR_NULL)
     can_prescribe: bool | None = None
     chat_enabled: bool | None = None
+
+
+class PatientUpdate(Strict):
+    email: str | None = Field(
+        ...,
+        max_length=MAX_ADDRESS,
+        description="The patient's email address; null or empty: none (no mail)",
+        json_schema_extra=ADDRESS,
+    )
 
 
 def user_json(v: UserView) -> dict[str, Any]:
@@ -173,6 +193,12 @@ async def create_password_link(
     link = await password_links.create_link(rt, actor, user_id)
     response.headers["Cache-Control"] = "no-store"
     return {"user_id": user_id, "url": link.url(str(request.base_url)), "expires_at": link.expires_at.isoformat()}
+
+
+@router.post("/patients/{user_id}")
+async def update_patient(rt: RuntimeDep, actor: ActorDep, user_id: UserId, body: PatientUpdate) -> dict[str, Any]:
+    """Set or clear a patient's email address (docs/notifications.md); 404 when the user is not a patient."""
+    return user_json(await admin_users.update_patient(rt, actor, user_id, email=body.email))
 
 
 @router.post("/doctors/{user_id}")

@@ -1,0 +1,115 @@
+"""Which changes of an appointment mail its patient, and what each mail says (docs/notifications.md#which-mails).
+
+A patient is mailed when the clinic answers or changes their appointment; never for what they did themselves in
+the app but one case, their own cancellation, so their calendar drops the event. The clinic's wording is in the
+texts below (English, German in the catalog); the times in them are ``Moment``s, written in the patient's language
+in the location's zone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from doctordesk.domain.texts import N_
+
+
+class MailKind(StrEnum):
+    APPROVED = "approved"
+    CONFIRMED = "confirmed"  # the patient accepted an offered time: booked at that time
+    ALTERNATIVES = "alternatives"
+    DECLINED = "declined"
+    CANCELED = "canceled"  # by the clinic
+    CANCELED_BY_PATIENT = "canceled-by-patient"
+    MOVED = "moved"  # to another time by the clinic's systems, awaiting the doctor's decision again
+
+
+class Method(StrEnum):
+    """The iTIP method of the calendar part (RFC 5546); None: the mail has none (no time is agreed)."""
+
+    REQUEST = "REQUEST"
+    CANCEL = "CANCEL"
+
+
+def kind_for(event_kind: str, data: Mapping[str, Any]) -> MailKind | None:
+    """The mail an appointment event sends its patient; None: none."""
+    if event_kind in ("appointment.approve", "appointment.auto-approve"):
+        return MailKind.APPROVED
+    if event_kind == "appointment.accept-offer":
+        return MailKind.CONFIRMED
+    if event_kind == "appointment.suggest":
+        return MailKind.ALTERNATIVES
+    if event_kind == "appointment.decline":
+        return MailKind.DECLINED
+    if event_kind == "appointment.cancel":
+        return MailKind.CANCELED_BY_PATIENT if data.get("canceled_by") == "patient" else MailKind.CANCELED
+    if event_kind == "appointment.reschedule-request":
+        return MailKind.MOVED
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Wording:
+    subject: str  # placeholders: {doctor}
+    lead: str  # placeholders: {patient}, {doctor}, {when}
+    method: Method | None
+    event_status: str  # the VEVENT's STATUS
+
+
+WORDING: dict[MailKind, Wording] = {
+    MailKind.APPROVED: Wording(
+        N_("Your appointment with {doctor} is confirmed"),
+        N_("Dear {patient}, your appointment with {doctor} on {when} is confirmed."),
+        Method.REQUEST,
+        "CONFIRMED",
+    ),
+    MailKind.CONFIRMED: Wording(
+        N_("Your appointment with {doctor} is confirmed"),
+        N_("Dear {patient}, you chose {when}: your appointment with {doctor} is confirmed at this time."),
+        Method.REQUEST,
+        "CONFIRMED",
+    ),
+    MailKind.ALTERNATIVES: Wording(
+        N_("{doctor} offers you other times"),
+        N_(
+            "Dear {patient}, {doctor} cannot see you on {when} and offers you other times. "
+            "Please choose one in the app."
+        ),
+        None,
+        "TENTATIVE",
+    ),
+    MailKind.DECLINED: Wording(
+        N_("Your appointment request with {doctor} was declined"),
+        N_("Dear {patient}, {doctor} cannot take your request for {when}."),
+        Method.CANCEL,
+        "CANCELLED",
+    ),
+    MailKind.CANCELED: Wording(
+        N_("Your appointment with {doctor} is canceled"),
+        N_("Dear {patient}, the clinic has canceled your appointment with {doctor} on {when}."),
+        Method.CANCEL,
+        "CANCELLED",
+    ),
+    MailKind.CANCELED_BY_PATIENT: Wording(
+        N_("You canceled your appointment with {doctor}"),
+        N_("Dear {patient}, you canceled your appointment with {doctor} on {when}."),
+        Method.CANCEL,
+        "CANCELLED",
+    ),
+    MailKind.MOVED: Wording(
+        N_("Your appointment with {doctor} has a new time"),
+        N_(
+            "Dear {patient}, your appointment with {doctor} moves to {when}. "
+            "The doctor will confirm the new time; we will write to you again."
+        ),
+        Method.REQUEST,
+        "TENTATIVE",
+    ),
+}
+
+REASON = N_("Reason: {reason}")
+WHERE = N_("Where: {location}")
+SIGN_OFF = N_("This message was sent by your clinic's appointment service. Please do not reply to it.")
+CALENDAR_NOTE = N_("The attached calendar file adds the appointment to your calendar, or updates it there.")

@@ -31,8 +31,10 @@ from webauthn.helpers.structs import (
 )
 
 from doctordesk.domain.errors import Unauthorized, ValidationFailed
+from doctordesk.domain.names import name_problem
 from doctordesk.domain.roles import Actor
 from doctordesk.domain.texts import N_
+from doctordesk.i18n import _
 from doctordesk.runtime import Runtime
 from doctordesk.services.accounts import mfa, tickets
 from doctordesk.services.accounts.sessions import issue_token, stamp
@@ -43,6 +45,7 @@ from doctordesk.store.tables import User
 CHALLENGE_TTL_SECONDS = 300
 RP_NAME = "doctordesk"
 MAX_CREDENTIAL_CHARS = 16_384
+MAX_NAME = 64  # a passkey's name, to tell one's passkeys apart
 _BAD_RESPONSE = (WebAuthnException, ValueError, KeyError, TypeError)
 
 
@@ -107,10 +110,16 @@ async def registration_options(rt: Runtime, who: mfa.Enrolling, rp: RelyingParty
 
 
 async def register(
-    rt: Runtime, who: mfa.Enrolling, rp: RelyingParty, *, ticket: str, credential: object, name: str
+    rt: Runtime, who: mfa.Enrolling, rp: RelyingParty, *, ticket: str, credential: object, name: str = ""
 ) -> tuple[int, list[str]]:
-    """Keep the passkey the browser created for the ticket's challenge: its id and, when it is the user's first
-    factor, their new recovery codes (shown once)."""
+    """Keep the passkey the browser created for the ticket's challenge under ``name`` (at most ``MAX_NAME``
+    characters that show something; none: "Passkey" in the request's language): its id and, when it is the user's
+    first factor, their new recovery codes (shown once)."""
+    name = name.strip()
+    if name:  # a passkey's name is held to the names' rule (one that shows nothing tells nothing apart)
+        problem = name_problem(name, max_chars=MAX_NAME)
+        if problem is not None:
+            raise ValidationFailed(fields={"name": problem})
     body = _credential(credential)
     now = rt.clock.now()
     user_id = who.actor.user_id
@@ -133,7 +142,7 @@ async def register(
             credential_id=bytes_to_base64url(verified.credential_id),
             public_key=verified.credential_public_key,
             sign_count=verified.sign_count,
-            name=name[:64] or "Passkey",
+            name=name or _("Passkey"),  # in the language of the request that added it
             created_at=now,
         )
         session.add(key)

@@ -10,7 +10,6 @@ from collections.abc import Mapping
 from doctordesk.domain.accounts.passwords import Passwords
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.events import user_topic
-from doctordesk.domain.names import check_name
 from doctordesk.domain.roles import Actor
 from doctordesk.domain.texts import N_, Text
 from doctordesk.i18n import _
@@ -147,17 +146,12 @@ async def add_passkey(
     """Keep the passkey the browser just created (``ticket`` from /auth/passkeys/options, ``credential`` the
     object its ``toJSON()`` gives, as JSON text) under the name given, "Passkey" without one; when it is the first
     factor, the recovery codes made with it are shown on this answer only."""
-    name = form.get("name", "").strip()
-    fields: dict[str, str] = {}
-    check_name(fields, "name", name or None, max_chars=screen.MAX_PASSKEY_NAME)
     ticket = form.get("ticket", "")
     if not ticket:
-        fields["ticket"] = N_("The request expired. Try again.")
-    if fields:
-        raise ValidationFailed(fields=fields)
+        raise ValidationFailed(fields={"ticket": N_("The request expired. Try again.")})
     _key, codes = await passkeys.register(
         rt, mfa.Enrolling(actor=actor), rp, ticket=ticket, credential=form.get("credential", ""),
-        name=name or _("Passkey"),
+        name=form.get("name", ""),
     )  # fmt: skip
     update = _with_codes(await _done(page, state, N_("The passkey was added.")), codes)
     update.patches.append(p_update("passkey-name", value=""))

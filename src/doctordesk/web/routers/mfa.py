@@ -51,7 +51,11 @@ class PasskeyIn(StrictBody):
 
 
 class NewPasskeyIn(PasskeyIn):
-    name: Annotated[str, Field(default="Passkey", max_length=64, description="To tell one's passkeys apart")]
+    name: Annotated[
+        str,
+        Field(default="", max_length=passkeys.MAX_NAME,
+              description="To tell one's passkeys apart (none: \"Passkey\" in the request's language)"),
+    ]  # fmt: skip
 
 
 def relying_party(request: Request) -> passkeys.RelyingParty:

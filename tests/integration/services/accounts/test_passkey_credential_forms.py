@@ -63,3 +63,17 @@ async def test_a_credential_that_is_no_passkey_response_gets_one_whole_message_a
     body = assert_error(refused, 422, "FIELDS_VALIDATION_ERROR")
     assert body["fields"] == {"credential": NOT_A_PASSKEY}
     assert await _passkeys(runtime) == before
+
+
+@pytest.mark.parametrize("name", ["\u2800", "\u200d", "\u200c\u200d"], ids=["braille-blank", "joiner", "joiners"])
+async def test_a_passkey_name_that_shows_nothing_is_refused_by_the_api_as_on_the_security_page(
+    client, login, runtime, name
+):
+    doctor = await login("doctor1")
+    options = (await client.post("/auth/passkeys/options", headers=doctor.headers)).json()
+    credential = json.loads(SoftPasskey(ORIGIN).create(options["publicKey"]))
+    before = await _passkeys(runtime)
+    body = {"ticket": options["ticket"], "credential": credential, "name": name}
+    refused = await client.post("/auth/passkeys", json=body, headers=doctor.headers)
+    assert set(assert_error(refused, 422, "FIELDS_VALIDATION_ERROR")["fields"]) == {"name"}
+    assert await _passkeys(runtime) == before

@@ -225,6 +225,7 @@ async def test_what_the_admin_screens_render_their_descriptions_accept(client, l
         "/profile/admin/users/new",
         f"/profile/admin/users/{demo.users['doctor1']}",
         f"/profile/admin/users/{demo.users['support1']}",
+        f"/profile/admin/users/{demo.users['patient1']}",  # with the patient's email address
         "/profile/admin/locations",
         f"/profile/admin/hours?doctor={demo.users['doctor1']}&location={demo.locations['berlin']}",
         "/profile/admin/fees",

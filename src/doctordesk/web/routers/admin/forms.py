@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from doctordesk.domain.inputs import MULTI_LINE_TEXT_PATTERN, NON_BLANK_TEXT_PATTERN
+from doctordesk.domain.mail.addresses import MAX_CHARS as MAX_ADDRESS_CHARS
 from doctordesk.domain.names import NAME_PATTERN, OPTIONAL_NAME_PATTERN, REFUSED_CLASS
 from doctordesk.domain.review.fees import KINDS, MAX_PERCENT
 from doctordesk.domain.roles import Role
@@ -54,6 +55,9 @@ _DOCTOR_FIELDS: dict[str, Any] = {
     "can_prescribe": FLAG_FIELD,
     "chat_enabled": FLAG_FIELD,
 }
+_PATIENT_FIELDS: dict[str, Any] = {
+    "email": _text(MAX_ADDRESS_CHARS, description="Patients only: their email address; empty: none"),
+}
 NEW_USER_BODY = form_body(
     {
         "role": {"type": "string", "enum": ROLES},
@@ -69,10 +73,13 @@ NEW_USER_BODY = form_body(
             "description": f"{MIN_PASSWORD} to {MAX_PASSWORD} characters; empty: one is generated and shown once",
         },
         **_DOCTOR_FIELDS,
+        **_PATIENT_FIELDS,
     },
     required=("role", "username", "display_name"),
 )
-SAVE_USER_BODY = form_body({"display_name": _name(128, required=True), **_DOCTOR_FIELDS}, required=("display_name",))
+SAVE_USER_BODY = form_body(
+    {"display_name": _name(128, required=True), **_DOCTOR_FIELDS, **_PATIENT_FIELDS}, required=("display_name",)
+)
 
 # --- signing in ----------------------------------------------------------------------------------------------
 

@@ -29,10 +29,6 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         pytest.exit("required services are not reachable: " + "; ".join(missing), returncode=3)
 
 
-# Before pytest-xdist's own hook in a worker, which names each test's group in the id the scheduler sees (its
-# ``nodeid@group``) from the marks present when it runs: after it, these marks reached no scheduler, every test was a
-# unit of its own, and each worker that drew one of a module's tests started that module's server (and chromium).
-@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Parallel runs (``--dist loadgroup``): the tests of a module that share a module-scoped fixture (a live
     server, a browser) run on one worker, which starts it once; a slow test (minutes of its own) still goes to

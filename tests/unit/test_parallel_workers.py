@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import socket
 
-import pytest
-
 from tests.support import databases, live
 
 
@@ -39,19 +37,3 @@ def test_a_port_in_use_is_not_handed_out():
         live._next_port[0] -= 1  # the next pick would be the same port again
         assert live.free_port() != taken
 
-
-@pytest.fixture(scope="module")
-def shared_by_the_module() -> object:
-    """A module-scoped fixture, as a module's live server or browser is: this module is one group."""
-    return object()
-
-
-def test_a_module_sharing_a_module_scoped_fixture_is_one_group_the_scheduler_sees(
-    request: pytest.FixtureRequest, shared_by_the_module: object
-) -> None:
-    group = request.node.get_closest_marker("xdist_group")
-    assert group is not None and group.args == ("tests/unit/test_parallel_workers.py",)
-    if getattr(request.config.option, "loadgroup", False):
-        # A worker of a ``--dist loadgroup`` run: pytest-xdist reports the test to the scheduler under this id, the
-        # group in it (without it, each test is a unit of its own and any worker may draw it).
-        assert request.node.nodeid.endswith("@tests/unit/test_parallel_workers.py")

@@ -36,4 +36,3 @@ def test_a_port_in_use_is_not_handed_out():
         held.bind(("127.0.0.1", taken))
         live._next_port[0] -= 1  # the next pick would be the same port again
         assert live.free_port() != taken
-

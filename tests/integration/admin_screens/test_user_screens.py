@@ -85,6 +85,7 @@ async def test_a_bad_form_is_refused_naming_the_fields_and_writes_nothing(client
         {"role": "support", "username": "ok", "display_name": "a\x00b"},
         {"role": "doctor", "username": "ok", "display_name": "X", "timezone": "Mars/Base"},
         {"role": "doctor", "username": "ok", "display_name": "X", "can_prescribe": "yes"},
+        {"role": "support", "username": "ok", "display_name": "X", "email": "kim@example.org"},  # patients only
     ]
     for form in cases:
         response = await client.post(f"{USERS}/create", headers=admin.headers, data=form)
@@ -154,3 +155,14 @@ async def test_only_admins_reach_the_administration_screens(client, login, demo)
     admin = await login("admin")
     listed = (await client.put("/profile/appointments", headers=admin.headers)).json()
     assert by_id(listed["elements"])["administration"]["action"]["endpoint"] == USERS
+
+
+async def test_an_email_address_is_a_patients_and_is_refused_on_anyone_elses_page(client, login, demo, runtime):
+    admin = await login("admin")
+    url = f"{USERS}/{demo.users['doctor3']}"
+    for email in ("doctor3@example.org", "\x84"):
+        refused = await client.post(f"{url}/save", headers=admin.headers, data={"display_name": "X", "email": email})
+        assert refused.status_code == 422, refused.text
+        assert refused.json()["fields"] == {"email": "Only for patients."}
+    async with runtime.db.read() as s:
+        assert await s.scalar(select(User.display_name).where(User.id == demo.users["doctor3"])) != "X"

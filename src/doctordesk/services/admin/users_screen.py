@@ -126,6 +126,7 @@ async def create_user(
         check_text(fields, "password", password, max_chars=None)
     profile = _doctor_fields(form, fields)
     doctor = role == Role.DOCTOR.value
+    _email_only_for_patients(form, role, fields)
     new = admin_users.NewUser(
         username=username or "",
         role=Role(role) if "role" not in fields else Role.PATIENT,
@@ -188,6 +189,7 @@ async def save_user(
         fields["display_name"] = N_("Required.")
     profile = _doctor_fields(form, fields)
     user = await admin_users.get_user(rt, user_id)
+    _email_only_for_patients(form, user.role, fields)
     if fields:
         raise ValidationFailed(fields=fields)
     if user.doctor is not None:
@@ -289,3 +291,10 @@ async def save_location(
     if location_id is None:
         update.patches += [p_update(ref, value="") for ref in ("new-name", "new-address", "new-timezone")]
     return update
+
+
+def _email_only_for_patients(form: Mapping[str, str], role: str | None, fields: dict[str, str]) -> None:
+    """An email address is a patient's (docs/notifications.md): given for another role it is refused, as the JSON
+    API refuses it, rather than dropped unseen."""
+    if role != Role.PATIENT.value and form.get("email", "").strip():
+        fields["email"] = N_("Only for patients.")

@@ -20,9 +20,10 @@ def open_chat(page, appointment: int) -> None:
     page.locator(BOX).wait_for()
 
 
-def type_and_wait_for_the_save(page, text: str) -> None:
+def type_and_wait_for_the_save(page, text: str, *, appointment: int = DRAFTS, box: str = BOX) -> None:
+    """Types ``text`` into the message box and waits until the service keeps all of it as the draft."""
     with page.expect_response(lambda r: "/profile/messages/draft" in r.url and r.request.method == "PUT") as saved:
-        page.locator(BOX).press_sequentially(text)
+        page.locator(box).press_sequentially(text)
     assert saved.value.status == 200
     # The last keystrokes may have come after the save that answered: wait until the kept text is the whole text.
     page.wait_for_function(
@@ -32,7 +33,7 @@ def type_and_wait_for_the_save(page, text: str) -> None:
                 {headers: {Authorization: `Bearer ${session.token}`}});
             return (await r.json()).content === text;
         }""",
-        arg=[DRAFTS, text],
+        arg=[appointment, text],
     )
 
 

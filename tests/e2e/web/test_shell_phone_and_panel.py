@@ -10,6 +10,7 @@ import pytest
 
 from tests.e2e.web.any_language import sign_in_as
 from tests.e2e.web.conftest import MOBILE
+from tests.e2e.web.test_chat_drafts import type_and_wait_for_the_save
 
 pytestmark = pytest.mark.browser
 
@@ -96,18 +97,7 @@ def test_the_chat_panel_opens_again_after_a_reload_with_its_draft(server, new_pa
     page.locator(BOX).wait_for()
     title = page.locator("#panel-title").inner_text()
     text = "Half a message, " + language
-    with page.expect_response(lambda r: "/profile/messages/draft" in r.url and r.request.method == "PUT") as saved:
-        page.locator(BOX).press_sequentially(text)
-    assert saved.value.status == 200
-    page.wait_for_function(
-        """async ([appointment, text]) => {
-            const session = JSON.parse(sessionStorage.getItem("doctordesk.session"));
-            const r = await fetch(`/profile/messages/draft?appointment-id=${appointment}`,
-                {headers: {Authorization: `Bearer ${session.token}`}});
-            return (await r.json()).content === text;
-        }""",
-        arg=[appointment, text],
-    )
+    type_and_wait_for_the_save(page, text, appointment=appointment, box=BOX)
     page.reload()
     page.locator(BOX).wait_for()
     page.wait_for_function(f"() => document.querySelector('{BOX}').value.length > 0")

@@ -31,6 +31,7 @@ NOTICES_ENDPOINT = "/profile/notices"
 BOOK_ENDPOINT = "/profile/book"
 ADMIN_ENDPOINT = "/profile/admin/users"
 CALENDAR_ENDPOINT = "/profile/calendar-feed"
+DASHBOARD_ENDPOINT = "/profile/dashboard"
 WEEK_ENDPOINT = "/profile/appointments/week"
 
 # Each section's title from the viewer's point of view.
@@ -252,6 +253,7 @@ def render(
     if actor.role is Role.DOCTOR:
         elements.append(el("week-view", "Link", label=_("Week"), action=Action("PUT", WEEK_ENDPOINT)))
         elements.append(el("calendar-feed", "Link", label=_("Calendar feed"), action=Action("PUT", CALENDAR_ENDPOINT)))
+        elements.append(el("dashboard", "Link", label=_("Dashboard"), action=Action("PUT", DASHBOARD_ENDPOINT)))
     if actor.role is Role.ADMIN:
         elements.append(el("administration", "Link", label=_("Administration"), action=Action("PUT", ADMIN_ENDPOINT)))
     elements += [list_filter.form(f, actor), list_filter.chips(f, actor)]

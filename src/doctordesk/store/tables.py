@@ -286,6 +286,9 @@ class Appointment(Base):
         Index("ix_appointments_updated_id", "updated_at", "id"),
         # A doctor's search by _lastUpdated (fhir_0005).
         Index("ix_appointments_doctor_updated", "doctor_id", "updated_at", "id"),
+        # The dashboard's requests per day, the clinic's and a doctor's (dashboard_0001).
+        Index("ix_appointments_created_id", "created_at", "id"),
+        Index("ix_appointments_doctor_created", "doctor_id", "created_at", "id"),
     )
 
 
@@ -298,6 +301,8 @@ class AppointmentHistory(Base):
     from_status: Mapped[int | None] = mapped_column(Integer)
     to_status: Mapped[int] = mapped_column(Integer)
     details: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    # The dashboard's decisions by the time they were made (dashboard_0001).
+    __table_args__ = (Index("ix_appointment_history_to_at", "to_status", "at", "appointment_id"),)
 
 
 class AuditLog(Base):

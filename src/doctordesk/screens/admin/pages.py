@@ -14,6 +14,7 @@ BASE = "/profile/admin"
 ADMIN_TOPIC = "admin"
 
 SECTIONS = (
+    ("dashboard", N_("Dashboard"), f"{BASE}/dashboard"),
     ("users", N_("Users"), f"{BASE}/users"),
     ("locations", N_("Locations"), f"{BASE}/locations"),
     ("hours", N_("Work hours"), f"{BASE}/hours"),

@@ -1,0 +1,1 @@
+"""One module per dashboard metric (docs/dashboard.md#adding-a-metric)."""

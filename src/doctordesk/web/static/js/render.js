@@ -8,6 +8,7 @@
 
 import { buildAttachment, buildUpload } from "./attachments.js";
 import { buildCalendar, buildDay, buildEvent } from "./calendar.js";
+import { buildChart } from "./charts.js";
 import { buildModal, syncModal } from "./dialogs.js";
 import { node, uid } from "./dom.js";
 import { buildGeneric, ELEMENT_BUILDERS } from "./elements.js";
@@ -24,6 +25,7 @@ const BUILDERS = {
   Calendar: buildCalendar,
   Day: buildDay,
   Event: buildEvent,
+  Chart: buildChart,
 };
 // Elements whose own node cannot hold children: theirs go into a detached host.
 const VOID_TAGS = new Set(["INPUT", "HR", "BUTTON", "A", "SELECT", "TEXTAREA", "IMG"]);

@@ -28,6 +28,7 @@ DOCTOR_SCREEN = "dashboard"
 DOCTOR_ENDPOINT = "/profile/dashboard"
 NO_VALUE = "—"
 _SHORT_DAY = {"en": "d MMM", "de": "d. MMM"}
+_LONG_DAY = {"en": "EEE d MMM y", "de": "EEE, d. MMM y"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,12 +61,9 @@ def row_label(figure: Figure, key: date | str, *, short: bool = False) -> str:
     """A row's first cell: a day, a week (by its Monday) or a name as it is."""
     if isinstance(key, str):
         return key
-    if short:
-        language = current()
-        return format_date(key, _SHORT_DAY.get(language, _SHORT_DAY["en"]), locale=clinic_locale())
-    if figure.kind == "week":
-        return _("Week of {day}", day=format_day(key, with_year=True))
-    return format_day(key, with_year=True)
+    patterns = _SHORT_DAY if short else _LONG_DAY
+    day = format_date(key, patterns.get(current(), patterns["en"]), locale=clinic_locale())
+    return _("Week of {day}", day=day) if figure.kind == "week" and not short else day
 
 
 def first_header(figure: Figure) -> str:

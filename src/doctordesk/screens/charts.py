@@ -81,8 +81,8 @@ def svg(
 
 
 def _describe(root: ET.Element, title: str, description: str) -> None:
-    """Drop pygal's comments (they carry the day of rendering) and script, give the SVG ``role="img"``, its ``<title>`` and a
-    ``<desc>``, and name them in ``aria-labelledby``."""
+    """Drop pygal's comments (they carry the day of rendering) and script, give the SVG ``role="img"``, its
+    ``<title>`` and a ``<desc>``, and name them in ``aria-labelledby``."""
     for parent in root.iter():
         # pygal's comments, and its script of tooltip settings (an <img> runs none; nothing to carry).
         for child in [c for c in parent if not isinstance(c.tag, str) or c.tag == "script"]:

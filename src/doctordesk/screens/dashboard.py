@@ -5,6 +5,7 @@ and weeks are written in the reader's language."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
@@ -13,7 +14,7 @@ from babel.dates import format_date
 from babel.numbers import format_decimal
 
 from doctordesk.domain.dashboard.figures import Column, Figure
-from doctordesk.domain.dashboard.metric import Metric
+from doctordesk.domain.dashboard.metric import ChartKind, Metric
 from doctordesk.domain.dashboard.window import Window
 from doctordesk.i18n import _
 from doctordesk.i18n.formats import clinic_locale, format_day
@@ -49,11 +50,11 @@ def export_href(board: Board, metric: Metric) -> str:
     return f"{ADMIN_ENDPOINT}/export/{metric.key}{suffix}"
 
 
-def number(value: float | int | None, unit: str = "count") -> str:
+def number(value: float | int | None, unit: str = "count", *, language: str | None = None) -> str:
     """A value as the reader writes it: ``1,234.5`` / ``1.234,5``, percentages with their sign; no value: a dash."""
     if value is None:
         return NO_VALUE
-    text = format_decimal(value, format="#,##0.#", locale=clinic_locale())
+    text = format_decimal(value, format="#,##0.#", locale=clinic_locale(language))
     return _("{number} %", number=text) if unit == "percent" else text
 
 
@@ -79,14 +80,13 @@ def chart(board: Board, metric: Metric, figure: Figure) -> Element:
     title, description = _(metric.title), _(metric.description)
     drawn = _columns(metric, figure)
     empty = not figure.rows or all(r.values[i] is None for r in figure.rows for i, _c in drawn)
-    picture = charts.svg(
+    picture = _picture(
         metric.chart,
-        title=title,
-        description=description,
-        labels=[row_label(figure, r.key, short=True) for r in figure.rows],
-        series=[(_(c.label), [_plain(r.values[i]) for r in figure.rows]) for i, c in drawn],
-        number=lambda v: number(v),
-        no_data=_("No data"),
+        title,
+        description,
+        tuple(row_label(figure, r.key, short=True) for r in figure.rows),
+        tuple((_(c.label), tuple(_plain(r.values[i]) for r in figure.rows)) for i, c in drawn),
+        current(),
     )
     table = {
         "columns": [first_header(figure), *(_(c.label) for c in figure.columns)],
@@ -100,9 +100,26 @@ def chart(board: Board, metric: Metric, figure: Figure) -> Element:
         "Chart",
         csv,
         label=title,
-        value=charts.data_url(picture),
+        value=picture,
         props={"description": description, "empty": empty, **table, "table_label": _("Table: {title}", title=title)},
     )
+
+
+# Drawing takes pygal tens of milliseconds per chart: the same figure in the same language (every admin within
+# the hold, every poll that must render, a page drawn again after an unrelated change) is drawn once.
+@functools.lru_cache(maxsize=256)
+def _picture(
+    kind: ChartKind,
+    title: str,
+    description: str,
+    labels: tuple[str, ...],
+    series: tuple[tuple[str, tuple[float | None, ...]], ...],
+    language: str,
+) -> str:
+    return charts.data_url(
+        charts.svg(kind, title=title, description=description, labels=labels, series=series,
+                   number=lambda v: number(v, language=language), no_data=_("No data"))
+    )  # fmt: skip
 
 
 def _plain(value: float | int | None) -> float | None:

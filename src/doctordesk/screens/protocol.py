@@ -71,7 +71,7 @@ class Option:
 class Element:
     """One node of a screen. Types are the spec's (Spacer, Link, Regular, Scroller, Group, Attachment, Line, Caption,
     Edit, Upload, Combo, Date, Time, Section, Highlight, Card, Button) plus Heading, Text, Table, Row, Badge,
-    Checkbox, Password, Hidden, Notice, Modal and Timezone (docs/protocol.md)."""
+    Checkbox, Password, Hidden, Notice, Modal, Timezone and Chart (docs/protocol.md)."""
 
     ref: str
     type: str

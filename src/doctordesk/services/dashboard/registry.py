@@ -13,5 +13,3 @@ METRICS: tuple[Metric, ...] = (
     booked_share.METRIC,
     attendance.METRIC,
 )
-
-BY_KEY = {m.key: m for m in METRICS}

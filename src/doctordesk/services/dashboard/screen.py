@@ -30,7 +30,7 @@ from doctordesk.screens.state import Shown, Viewer, lasting
 from doctordesk.screens.viewing import Viewing
 from doctordesk.services.admin.audit_screen import clinic_zone
 from doctordesk.services.admin.screen_base import navigation, require_admin
-from doctordesk.services.dashboard.registry import BY_KEY, METRICS
+from doctordesk.services.dashboard import registry
 from doctordesk.services.scheduling.clinic_facts import Clinic, cached_clinic
 
 HOLD_SECONDS = 10
@@ -73,7 +73,7 @@ async def figures(rt: Runtime, doctor_id: int | None) -> tuple[Window, Figures, 
             at, mark, kept_window, kept = entry
             return kept_window, kept, (at + _hold() if mark != stamp else None)
         scope = _scope(rt, c, window, doctor_id)
-        computed = [(m, await m.compute(session, scope)) for m in METRICS]
+        computed = [(m, await m.compute(session, scope)) for m in registry.METRICS]
     for old in [k for k, v in cache.items() if v[2].today != window.today]:
         del cache[old]
     cache[key] = (now, stamp, window, computed)
@@ -142,7 +142,7 @@ async def export(rt: Runtime, actor: Actor, key: str, *, doctor_id: int | None, 
         require_admin(actor)
     else:
         doctor_id = _own(actor)
-    metric = BY_KEY.get(key)
+    metric = next((m for m in registry.METRICS if m.key == key), None)
     if metric is None:
         raise NotFound(N_("Screen not found."))
     window, computed, _fresher = await figures(rt, doctor_id)

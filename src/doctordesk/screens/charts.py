@@ -60,8 +60,9 @@ def svg(
         show_legend=len(series) > 1,
         legend_at_bottom=True,
         x_label_rotation=0 if kind == "hbar" else 45,
+        # A label a week along a long axis (the others stay in the table): 90 labels would overlap.
         show_minor_x_labels=kind == "hbar" or len(labels) <= 16,
-        x_labels_major_every=None if len(labels) <= 16 else 7,
+        x_labels_major=None if len(labels) <= 16 else list(labels[::7]),
         truncate_label=-1,
         value_formatter=number,
         no_data_text=no_data,

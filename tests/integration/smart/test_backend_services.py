@@ -248,10 +248,18 @@ async def test_a_jwks_url_on_loopback_is_read_only_where_the_address_rule_allows
     clock: FixedClock,
     register_service: Callable[..., Any],
     keys_server: _KeysServer,
+    login: Callable[[str], Any],
 ) -> None:
+    # A loopback address is refused at registration unless the server allows private addresses...
+    admin = await login("admin")
+    body = {"name": "Records", "kind": "backend", "allowed_scopes": ["system/*.rs"], "jwks_uri": keys_server.url}
+    early = await client.post("/admin/smart-apps", headers=admin.headers, json=body)
+    assert early.status_code == 422 and set(early.json()["fields"]) == {"jwks_uri"}
+    runtime.settings.smart_jwks_allow_private_addresses = True
     client_id = await register_service(scopes=["system/*.rs"], jwks_uri=keys_server.url)
-    # By default only public addresses are dialled: loopback is refused before anything is sent.
-    assert not runtime.settings.smart_jwks_allow_private_addresses
+    # ...and checked again on the address actually dialled: with private addresses refused again, the key set is
+    # not fetched (nothing reaches the server) and the assertion is refused.
+    runtime.settings.smart_jwks_allow_private_addresses = False
     refused(await assertion_post(client, signed(clock, client_id, EC, alg="ES384"), scope="system/*.rs"))
     assert keys_server.reads == 0
     runtime.settings.smart_jwks_allow_private_addresses = True

@@ -26,6 +26,7 @@ from doctordesk.domain.smart.clients import (
     secret_digest,
 )
 from doctordesk.domain.texts import N_, Text
+from doctordesk.domain.webhooks.rules import check_url
 from doctordesk.runtime import Runtime
 from doctordesk.services.admin.audit import record_change
 from doctordesk.services.smart import jwks
@@ -106,6 +107,15 @@ def _backend_problems(kind: ClientKind, keys: Keys, scopes: Sequence[str], launc
     return fields
 
 
+def _check_key_address(rt: Runtime, url: str) -> None:
+    """The early, friendly refusal of a JWKS URL on a loopback, private or local host (unless the server allows
+    them): the address actually dialled is checked again on every fetch (``services/smart/jwks.py``)."""
+    try:
+        check_url(url, allow_private=rt.settings.smart_jwks_allow_private_addresses)
+    except ValidationFailed as refused:
+        raise ValidationFailed(fields={"jwks_uri": refused.fields.get("url", N_("Not a valid URL."))}) from refused
+
+
 def check_registration(
     name: str,
     redirect_uris: Sequence[str],
@@ -161,6 +171,8 @@ async def register(
     keys = Keys((keys.jwks_uri or "").strip() or None, keys.jwks)
     launch_url = (launch_url or "").strip() or None
     check_registration(name, uris, wanted, kind=kind, keys=keys, launch_url=launch_url)
+    if keys.jwks_uri:
+        _check_key_address(rt, keys.jwks_uri)
     secret = SECRET_PREFIX + secrets.token_urlsafe(32) if kind is ClientKind.CONFIDENTIAL else None
     secret_hash = secret_digest(secret) if secret else None
     now = rt.clock.now()

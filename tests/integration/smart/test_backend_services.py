@@ -269,6 +269,10 @@ async def test_a_jwks_url_on_loopback_is_read_only_where_the_address_rule_allows
     assert keys_server.reads == 1  # the key set was kept
     bearer = {"Authorization": f"Bearer {answer.json()['access_token']}"}
     assert (await client.get("/fhir/Patient?_count=5", headers=bearer)).status_code == 200
+    # What only admins or owners see stays theirs, whatever system/*.rs says.
+    assert (await client.get("/fhir/AuditEvent", headers=bearer)).status_code == 403
+    subscriptions = await client.get("/fhir/Subscription", headers=bearer)
+    assert subscriptions.status_code == 200 and not subscriptions.json().get("entry")
     # A key the set does not hold: invalid_client (the set is read again once, then refused).
     refused(await assertion_post(client, signed(clock, client_id, RSA), scope="system/*.rs"))
 

@@ -316,3 +316,26 @@ async def test_discovery_names_backend_services(client: httpx.AsyncClient) -> No
     assert config["token_endpoint_auth_signing_alg_values_supported"] == ["RS384", "ES384"]
     assert "client_credentials" in config["grant_types_supported"]
     assert {"system/*.rs", "system/Appointment.rs"} <= set(config["scopes_supported"])
+
+
+async def test_the_smart_apps_screen_registers_a_backend_service_and_shows_it_in_german(
+    client: httpx.AsyncClient, clock: FixedClock, login: Callable[[str], Any], runtime: Runtime
+) -> None:
+    from tests.integration.web.test_german_screens import assert_german
+
+    admin = await login("admin")
+    form = {"name": "Records", "kind": "backend", "redirect_uris": "", "allowed_scopes": "system/Appointment.rs"}
+    bad = await client.post("/profile/admin/smart-apps/create", headers=admin.headers, data={**form, "jwks": "{keys"})
+    assert bad.status_code == 422 and set(bad.json()["fields"]) == {"jwks"}
+    created = await client.post(
+        "/profile/admin/smart-apps/create", headers=admin.headers, data={**form, "jwks": json.dumps(jwks(RSA))}
+    )
+    assert created.status_code == 200, created.text
+    page = (await client.put("/profile/admin/smart-apps", headers=admin.headers)).json()
+    texts = json.dumps(page)
+    assert "Keys: rsa-1" in texts and "Backend service" in texts
+    listed = (await client.get("/admin/smart-apps", headers=admin.headers)).json()["smart_apps"][0]
+    assert listed["kind"] == "backend" and listed["key_ids"] == ["rsa-1"]
+    # The service registered on the screen gets its token.
+    assert (await assertion_post(client, signed(clock, listed["client_id"], RSA))).status_code == 200
+    await assert_german(client, admin.headers, ["/profile/admin/smart-apps"], runtime)

@@ -161,3 +161,20 @@ async def test_discovery_names_the_ehr_launch(client: httpx.AsyncClient) -> None
     config = (await client.get("/fhir/.well-known/smart-configuration")).json()
     assert {"launch-ehr", "context-ehr-patient"} <= set(config["capabilities"])
     assert "launch" in config["scopes_supported"]
+
+
+async def test_a_patient_cannot_allow_a_launch_for_another_patient(
+    client: httpx.AsyncClient, login: Callable[[str], Any], ehr_app: App
+) -> None:
+    admin, patient = await login("admin"), await login("patient1")
+    own = (await client.get("/fhir/Patient", headers=patient.headers)).json()["entry"][0]["resource"]["id"]
+    others = [p.split("/")[1] for p in await _patients_of_doctor(client, (await login("doctor1")).headers)]
+    other = next(p for p in others if p != own)
+    value = (await _launch(client, admin.headers, ehr_app, other)).json()["launch"]
+    started = await client.get("/oauth/authorize", params=authorize_query(ehr_app, SCOPE, launch=value))
+    consent = started.headers["location"].split("#", 1)[1]
+    refused = await client.post(f"{consent}/allow", headers=patient.headers)
+    assert refused.status_code == 422 and set(refused.json()["fields"]) == {"patient"}
+    # Nothing was decided: the doctor (staff, within their own rights) may still allow it.
+    allowed = await client.post(f"{consent}/allow", headers=(await login("doctor1")).headers)
+    assert allowed.status_code == 200 and "code=" in allowed.json()["leave"]

@@ -188,6 +188,8 @@ async def decide(rt: Runtime, actor: Actor, ticket: str, *, allow: bool, patient
         if allow:
             if authorization.patient_id is None:  # an EHR launch's patient is kept
                 authorization.patient_id = _patient_for(actor, wanted, patient, visible)
+            elif actor.role is Role.PATIENT and actor.patient_id != authorization.patient_id:
+                raise ValidationFailed(fields={"patient": N_("This launch is for another patient.")})
             authorization.granted_scope = authorization.scope
             code = secrets.token_urlsafe(32)
             authorization.code_hash, authorization.expires_at = hashed(code), now + CODE_LIFETIME

@@ -156,9 +156,15 @@ async def test_a_replayed_assertion_is_refused_and_its_jti_kept_until_it_expires
 
 
 async def test_bad_assertions_are_invalid_client(
-    client: httpx.AsyncClient, clock: FixedClock, register_service: Callable[..., Any]
+    client: httpx.AsyncClient,
+    clock: FixedClock,
+    register_service: Callable[..., Any],
+    register: Callable[..., Any],
 ) -> None:
     client_id = await register_service(scopes=["system/Appointment.rs"], jwks=jwks(RSA, EC))
+    # A user-facing app is no backend service, whatever it signs.
+    portal = await register(scopes=["patient/Appointment.rs"])
+    refused(await assertion_post(client, signed(clock, portal.client_id, RSA)))
     now = int(clock.now().timestamp())
     refused(await assertion_post(client, signed(clock, client_id, RSA, aud="http://testserver/fhir")))
     refused(await assertion_post(client, signed(clock, client_id, RSA, exp=now + 10 * 60)))

@@ -279,8 +279,21 @@ async def test_a_jwks_url_on_loopback_is_read_only_where_the_address_rule_allows
     assert (await client.get("/fhir/AuditEvent", headers=bearer)).status_code == 403
     subscriptions = await client.get("/fhir/Subscription", headers=bearer)
     assert subscriptions.status_code == 200 and not subscriptions.json().get("entry")
-    # A key the set does not hold: invalid_client (the set is read again once, then refused).
+    # The service rotates its key: a kid the kept set does not hold is refused until the set may be read again
+    # (30 seconds after the last read), then the set is read again and the new key works.
+    keys_server.document = jwks(RSA)
     refused(await assertion_post(client, signed(clock, client_id, RSA), scope="system/*.rs"))
+    assert keys_server.reads == 1
+    clock.advance(timedelta(seconds=31))
+    assert (await assertion_post(client, signed(clock, client_id, RSA), scope="system/*.rs")).status_code == 200
+    assert keys_server.reads == 2
+    # The old key is gone from the set read: refused, without reading it again so soon.
+    refused(await assertion_post(client, signed(clock, client_id, EC, alg="ES384"), scope="system/*.rs"))
+    assert keys_server.reads == 2
+    # A kept set is read again after DOCTORDESK_SMART_JWKS_CACHE_SECONDS, known kid or not.
+    clock.advance(timedelta(seconds=runtime.settings.smart_jwks_cache_seconds))
+    assert (await assertion_post(client, signed(clock, client_id, RSA), scope="system/*.rs")).status_code == 200
+    assert keys_server.reads == 3
 
 
 async def test_registering_a_backend_service_is_checked_and_audited(

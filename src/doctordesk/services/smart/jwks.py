@@ -41,7 +41,7 @@ class KeysUnavailable(Exception):
 @dataclass(frozen=True, slots=True)
 class _Fetched:
     keys: KeySet
-    at: float  # monotonic seconds
+    at: float  # when it was fetched: Unix seconds of the injected clock
 
 
 def key_set(raw: Any) -> KeySet:
@@ -120,7 +120,7 @@ async def keys_for(rt: Runtime, *, jwks: dict[str, Any] | None, jwks_uri: str | 
     if not jwks_uri:
         raise KeysUnavailable("the service has no keys registered")
     cache: dict[str, _Fetched] = rt.caches.setdefault(CACHE_NAME, {})
-    cached, now = cache.get(jwks_uri), rt.monotonic()
+    cached, now = cache.get(jwks_uri), rt.wall()
     if cached is not None and now - cached.at < rt.settings.smart_jwks_cache_seconds:
         if _knows(cached.keys, kid) or now - cached.at < REFETCH_SECONDS:
             return cached.keys

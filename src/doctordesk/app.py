@@ -74,6 +74,7 @@ from doctordesk.web.routers.fhir import routes as fhir
 from doctordesk.web.routers.integration import read_api as api
 from doctordesk.web.routers.integration import routes as integration
 from doctordesk.web.routers.smart import consent as smart_consent
+from doctordesk.web.routers.smart import launch as smart_launch
 from doctordesk.web.routers.smart import oauth as smart_oauth
 from doctordesk.web.security import SecurityHeaders
 from doctordesk.web.unchanged_polls import UnchangedPolls
@@ -97,6 +98,7 @@ ROUTERS: tuple[APIRouter, ...] = (
     smart_oauth.router,
     fhir.router,
     smart_consent.router,
+    smart_launch.router,
     security.router,
     admin_smart_apps.router,
     chat.router,

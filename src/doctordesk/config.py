@@ -76,6 +76,11 @@ class Settings(BaseSettings):
     # Development only (refused in production): an issuer over plain http:// is accepted when its host is this
     # machine (127.0.0.1, ::1, localhost), a provider run beside a developer's server. Everywhere else https://.
     sso_allow_http_loopback: bool = False
+    # SMART Backend Services (docs/smart.md#backend-services): a service's JWKS URL on loopback, private or
+    # link-local addresses is refused unless this is on (a clinic whose record system runs on its own network), and
+    # how long a fetched key set is used before it is fetched again.
+    smart_jwks_allow_private_addresses: bool = False
+    smart_jwks_cache_seconds: float = Field(300.0, ge=0, le=86400)
     token_ttl_seconds: int = Field(12 * 3600, ge=60, le=90 * 86400)
     auth_cache_seconds: float = Field(300.0, ge=0, le=3600)
     # How recent a sign-in or re-authentication must be for a change of how the account signs in (step-up).

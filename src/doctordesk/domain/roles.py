@@ -31,6 +31,14 @@ class Actor:
     patient_context: int | None = None
     # A SMART token's scopes, which also bound what a search brings along (``_include``); None: not an app's token.
     ceiling: Ceiling | None = None
+    # A SMART backend service (docs/smart.md#backend-services): its client id. Such an actor is no user
+    # (``user_id`` 0, which no user has) and reads as support does, the whole clinic, beneath its ``system/``
+    # scopes (``ceiling``), which allow reading and searching only. None: a user.
+    system_client: str | None = None
+
+    @property
+    def is_system(self) -> bool:
+        return self.system_client is not None
 
     @property
     def is_doctor(self) -> bool:

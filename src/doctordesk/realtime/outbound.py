@@ -1,7 +1,8 @@
 """The address rule at connect time (docs/webhooks.md#addresses): outgoing requests to URLs that admins and API
 clients chose (webhooks, FHIR Subscriptions, test events; the single sign-on provider's issuer and the endpoints
-its discovery names) reach public addresses only, unless the server allows private ones
-(``DOCTORDESK_WEBHOOK_ALLOW_PRIVATE_ADDRESSES``, ``DOCTORDESK_SSO_ALLOW_PRIVATE_ADDRESSES``).
+its discovery names; a SMART backend service's JWKS URL) reach public addresses only, unless the server allows
+private ones (``DOCTORDESK_WEBHOOK_ALLOW_PRIVATE_ADDRESSES``, ``DOCTORDESK_SSO_ALLOW_PRIVATE_ADDRESSES``,
+``DOCTORDESK_SMART_JWKS_ALLOW_PRIVATE_ADDRESSES``).
 
 The registration check reads the URL; this reads what is actually dialled, so a name that resolves (now, or after
 a DNS change) to a private address, and any spelling of an address, is caught. Two seams of the aiohttp connector:
@@ -12,10 +13,10 @@ a DNS change) to a private address, and any spelling of an address, is caught. T
   not public. aiohttp does not resolve an IP literal, so this is where a literal is checked; for names it is the
   last check before ``connect()``.
 
-The single sign-on client is Authlib's on httpx: there the seam is httpcore's network backend
-(``PublicOnlyBackend``), which resolves the name itself, keeps the public addresses and dials only those (TLS still
-checks the certificate against the name); a refusal there is httpcore's ``ConnectError``, which httpx reports as
-its own.
+The single sign-on client is Authlib's on httpx, and a SMART key set is fetched with httpx: there the seam is
+httpcore's network backend (``PublicOnlyBackend``), which resolves the name itself, keeps the public addresses and
+dials only those (TLS still checks the certificate against the name); a refusal there is httpcore's
+``ConnectError``, which httpx reports as its own.
 
 A refusal is an ``OSError`` (``EACCES``) that aiohttp reports as a connection error: the delivery fails like any
 unreachable endpoint, with the reason in its log. Redirects are never followed (``allow_redirects=False``), and the

@@ -5,8 +5,9 @@ tokens. Secrets, codes and tokens are stored as hashes only."""
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import JSON, Boolean, ForeignKey, String, Text
+from sqlalchemy import JSON, Boolean, ForeignKey, Index, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from doctordesk.store.secrets.encryption import EncryptedText
@@ -28,6 +29,11 @@ class SmartClient(Base):
     active: Mapped[bool] = mapped_column(Boolean, default=True)
     created_at: Mapped[datetime]
     created_by: Mapped[int | None] = mapped_column(ForeignKey("users.id"))
+    # A backend service's public keys (migration smart_backend_0001): at an address, or given inline (a JWKS).
+    jwks_uri: Mapped[str | None] = mapped_column(String(500))
+    jwks: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    # Where a record system sends the browser for an EHR launch of this app (docs/smart.md#ehr-launch).
+    launch_url: Mapped[str | None] = mapped_column(String(500))
 
 
 class SmartAuthorization(Base):
@@ -83,3 +89,48 @@ class SmartSigningKey(Base):
     kid: Mapped[str] = mapped_column(String(64), unique=True)
     private_jwk: Mapped[str] = mapped_column(EncryptedText())
     created_at: Mapped[datetime]
+
+
+class SmartSystemToken(Base):
+    """A backend service's access token (client credentials, docs/smart.md#backend-services): no user, no refresh
+    token; its ``scope`` is the ``system/`` scopes granted."""
+
+    __tablename__ = "smart_system_tokens"
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    client_pk: Mapped[int] = mapped_column(ForeignKey("smart_clients.id"), index=True)
+    scope: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime]
+    expires_at: Mapped[datetime]
+    revoked_at: Mapped[datetime | None]
+
+
+class SmartAssertionJti(Base):
+    """A client assertion's ``jti`` already used by its client, kept until the assertion's ``exp``: the same one
+    again is a replay."""
+
+    __tablename__ = "smart_assertion_jtis"
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    client_pk: Mapped[int] = mapped_column(ForeignKey("smart_clients.id"))
+    jti: Mapped[str] = mapped_column(String(255))
+    expires_at: Mapped[datetime]
+    __table_args__ = (
+        UniqueConstraint("client_pk", "jti", name="uq_smart_assertion_jtis_client_jti"),
+        Index("ix_smart_assertion_jtis_expires", "expires_at"),
+    )
+
+
+class SmartLaunch(Base):
+    """An EHR launch value (docs/smart.md#ehr-launch): issued for one app and one patient by an admin or a record
+    system's API key, spent by the first authorization request that names it (``used_at``)."""
+
+    __tablename__ = "smart_launches"
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    launch_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    client_pk: Mapped[int] = mapped_column(ForeignKey("smart_clients.id"), index=True)
+    patient_id: Mapped[int] = mapped_column(ForeignKey("patients.id"))
+    issued_by_user: Mapped[int | None] = mapped_column(ForeignKey("users.id"))
+    issued_by_account: Mapped[int | None] = mapped_column(ForeignKey("service_accounts.id"))
+    created_at: Mapped[datetime]
+    expires_at: Mapped[datetime]
+    used_at: Mapped[datetime | None]

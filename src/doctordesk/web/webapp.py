@@ -25,6 +25,7 @@ API_PREFIXES = (
     "/profile/",
     "/auth/",
     "/oauth/",
+    "/smart/",
     "/calendar/",
     "/metrics",
     "/healthz",

@@ -19,6 +19,11 @@ CLIENT_ID_PREFIX = "smart_"
 SECRET_PREFIX = "ddcs_"
 ACCESS_PREFIX = "ddat_"
 REFRESH_PREFIX = "ddrt_"
+SYSTEM_ACCESS_PREFIX = "ddst_"  # a backend service's access token (docs/smart.md#backend-services)
+LAUNCH_PREFIX = "ddln_"  # an EHR launch value (docs/smart.md#ehr-launch)
+# The algorithms a backend service's client assertion may be signed with (SMART Backend Services: RS384, ES384).
+ASSERTION_ALGORITHMS = ("RS384", "ES384")
+MAX_JWKS_KEYS = 10
 # How a client secret is stored: SHA-256, as API keys are (the secret is 256 random bits: a slow password hash adds
 # nothing but a cost every wrong guess makes the server pay). Older rows hold argon2 hashes ("$argon2id$...").
 SECRET_DIGEST = "sha256$"
@@ -39,10 +44,13 @@ REDIRECT_URI_PATTERN = r"^(https://[!-~]+|http://(127\.0\.0\.1|\[::1\])(:[0-9]{1
 
 class ClientKind(StrEnum):
     """``public``: an app that cannot keep a secret (a browser or phone app: PKCE alone); ``confidential``: a
-    server-side app that authenticates with its secret (``client_secret_basic`` or ``client_secret_post``)."""
+    server-side app that authenticates with its secret (``client_secret_basic`` or ``client_secret_post``);
+    ``backend``: a system without a user (SMART Backend Services), authenticated by a JWT signed with its own key
+    (``private_key_jwt``), with ``system/`` scopes only."""
 
     PUBLIC = "public"
     CONFIDENTIAL = "confidential"
+    BACKEND = "backend"
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +65,9 @@ class ClientInfo:
     allowed_scopes: tuple[str, ...]
     active: bool
     created_at: datetime
+    jwks_uri: str | None = None  # a backend service's key set, fetched from its address
+    key_ids: tuple[str, ...] = ()  # a backend service's key set given inline: the ``kid`` of each key
+    launch_url: str | None = None  # where a record system sends the browser for an EHR launch of the app
 
 
 def _loopback(host: str) -> bool:
@@ -87,4 +98,5 @@ def redirect_uri_problem(uri: str) -> str | None:
 
 
 def looks_like_access_token(token: str) -> bool:
-    return token.startswith(ACCESS_PREFIX)
+    """A SMART access token: an app's for a user (``ddat_``) or a backend service's (``ddst_``)."""
+    return token.startswith((ACCESS_PREFIX, SYSTEM_ACCESS_PREFIX))

@@ -1,8 +1,9 @@
 """SMART v2 scopes (docs/smart.md#scopes): ``patient/Appointment.rs``, ``user/Appointment.cruds``, the launch and
 identity scopes, and which FHIR interaction a scope allows.
 
-A resource scope is ``<context>/<type>.<permissions>``: the context ``patient`` (the launch's patient only) or
-``user`` (whatever the signed-in user may see), a served resource type or ``*``, and the permissions in SMART v2's
+A resource scope is ``<context>/<type>.<permissions>``: the context ``patient`` (the launch's patient only),
+``user`` (whatever the signed-in user may see) or ``system`` (a backend service: the whole clinic, reading and
+searching only, docs/smart.md#backend-services), a served resource type or ``*``, and the permissions in SMART v2's
 order, each once: ``c`` create, ``r`` read, ``u`` update, ``d`` delete, ``s`` search. A scope is only ever a
 ceiling: the user's own rights (their role and ownership) still apply beneath it.
 """
@@ -14,21 +15,26 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 PERMISSIONS = "cruds"
+SYSTEM = "system"
 LAUNCH_PATIENT = "launch/patient"
+LAUNCH = "launch"  # an EHR launch: the patient comes from the launch value (docs/smart.md#ehr-launch)
 OFFLINE = "offline_access"
 ONLINE = "online_access"
 OPENID = "openid"
 FHIR_USER = "fhirUser"
-PLAIN_SCOPES = frozenset({LAUNCH_PATIENT, OFFLINE, ONLINE, OPENID, FHIR_USER})
+PLAIN_SCOPES = frozenset({LAUNCH_PATIENT, LAUNCH, OFFLINE, ONLINE, OPENID, FHIR_USER})
+# What a system scope may allow: a backend service reads and searches (docs/smart.md#backend-services).
+SYSTEM_PERMISSIONS = frozenset("rs")
 MAX_SCOPE_CHARS = 2000
 
 # The scopes this server knows, as a JSON Schema pattern (the admin API states it): the plain ones, or a resource
-# scope with at least one permission in SMART v2's order.
+# scope with at least one permission in SMART v2's order (a system scope: r and s only).
 SCOPE_PATTERN = (
-    r"^(openid|fhirUser|launch/patient|offline_access|online_access"
-    r"|(patient|user)/(\*|[A-Z][A-Za-z]{0,63})\.(c?r?u?d?s|c?r?u?d|c?r?u|c?r|c))$"
+    r"^(openid|fhirUser|launch|launch/patient|offline_access|online_access"
+    r"|(patient|user)/(\*|[A-Z][A-Za-z]{0,63})\.(c?r?u?d?s|c?r?u?d|c?r?u|c?r|c)"
+    r"|system/(\*|[A-Z][A-Za-z]{0,63})\.(rs|r|s))$"
 )
-_RESOURCE_SCOPE = re.compile(r"^(patient|user)/(\*|[A-Z][A-Za-z]{0,63})\.(c?r?u?d?s?)$", re.ASCII)
+_RESOURCE_SCOPE = re.compile(r"^(patient|user|system)/(\*|[A-Z][A-Za-z]{0,63})\.(c?r?u?d?s?)$", re.ASCII)
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +61,8 @@ def resource_scope(scope: str) -> ResourceScope | None:
     """The resource scope ``scope`` names; None for anything else (a plain scope, or not a scope of ours)."""
     match = _RESOURCE_SCOPE.fullmatch(scope)
     if match is None or not match.group(3):
+        return None
+    if match.group(1) == SYSTEM and not set(match.group(3)) <= SYSTEM_PERMISSIONS:
         return None
     return ResourceScope(match.group(1), match.group(2), frozenset(match.group(3)))
 
@@ -85,9 +93,16 @@ def not_allowed(requested: Iterable[str], allowed: Iterable[str]) -> list[str]:
     return [s for s in requested if not covered(s, allowed)]
 
 
+def is_system(scope: str) -> bool:
+    """A ``system/`` scope: a backend service's, never a user-facing app's (docs/smart.md#backend-services)."""
+    found = resource_scope(scope)
+    return found is not None and found.context == SYSTEM
+
+
 def needs_patient(scopes: Iterable[str]) -> bool:
-    """Whether a grant of ``scopes`` needs a patient in context: ``launch/patient`` or any ``patient/`` scope."""
-    return any(s == LAUNCH_PATIENT or s.startswith("patient/") for s in scopes)
+    """Whether a grant of ``scopes`` needs a patient in context: ``launch/patient``, ``launch`` (the EHR launch's
+    patient) or any ``patient/`` scope."""
+    return any(s in (LAUNCH_PATIENT, LAUNCH) or s.startswith("patient/") for s in scopes)
 
 
 def wants_refresh(scopes: Iterable[str]) -> bool:
@@ -133,7 +148,7 @@ def permits(granted: Iterable[str], wanted: Interaction) -> bool:
 
 def patient_only(granted: Iterable[str], wanted: Interaction) -> bool:
     """Whether ``wanted`` is allowed only through ``patient/`` scopes (the launch's patient narrows what is seen)."""
-    users = [s for s in map(resource_scope, granted) if s is not None and s.context == "user"]
+    users = [s for s in map(resource_scope, granted) if s is not None and s.context != "patient"]
     return not any(s.allows(wanted.resource, wanted.permission) for s in users)
 
 

@@ -149,6 +149,9 @@ LABELS: Final[dict[str, str]] = {
     "scope": N_("Permissions"),
     "allowed_scopes": N_("Permissions allowed"),
     "redirect_uris": N_("Return addresses"),
+    "jwks_uri": N_("Address of the keys"),
+    "key_ids": N_("Keys"),
+    "launch_url": N_("Launch address"),
     "revoked_at": N_("Revoked"),
     # Imports and exports.
     "source": N_("Source"),

@@ -98,6 +98,8 @@ ACTIONS: Final[dict[str, str]] = {
     "smart.refresh-reused": N_("SMART refresh token used again: the grant ended"),
     "smart.revoke": N_("SMART token revoked"),
     "smart.grant-revoked": N_("App access revoked by the user"),
+    "smart.system-token": N_("Backend service got a token"),
+    "smart.launch": N_("EHR launch of a SMART app for a patient"),
     "session-ended": N_("Session ended from the security page"),
     "signed-out-elsewhere": N_("Signed out everywhere else from the security page"),
     "password-changed": N_("Own password changed"),

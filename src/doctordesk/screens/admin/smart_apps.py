@@ -16,7 +16,14 @@ ENDPOINT = f"{BASE}/smart-apps"
 KIND_WORDS = {
     ClientKind.PUBLIC: N_("Public (browser or phone app, PKCE only)"),
     ClientKind.CONFIDENTIAL: N_("Confidential (server app with a secret)"),
+    ClientKind.BACKEND: N_("Backend service (a system, signed with its own key)"),
 }
+
+
+def _keys(c: ClientInfo) -> str:
+    if c.jwks_uri:
+        return _("Keys at {url}", url=c.jwks_uri)
+    return _("Keys: {ids}", ids=", ".join(c.key_ids))
 
 
 def _app(c: ClientInfo) -> Element:
@@ -34,7 +41,14 @@ def _app(c: ClientInfo) -> Element:
         "Row",
         el(f"app-name-{c.id}", "Regular", value=f"{c.name} · {_(KIND_WORDS[c.kind])} · {state}"),
         el(f"app-client-{c.id}", "Caption", value=_("Client id: {id}", id=c.client_id)),
-        el(f"app-uris-{c.id}", "Caption", value=", ".join(c.redirect_uris)),
+        el(f"app-uris-{c.id}", "Caption", value=", ".join(c.redirect_uris), visible=bool(c.redirect_uris)),
+        el(f"app-keys-{c.id}", "Caption", value=_keys(c), visible=c.kind is ClientKind.BACKEND),
+        el(
+            f"app-launch-{c.id}",
+            "Caption",
+            value=_("Launch URL: {url}", url=c.launch_url or ""),
+            visible=bool(c.launch_url),
+        ),
         el(f"app-scopes-{c.id}", "Caption", value=" ".join(c.allowed_scopes)),
         toggle,
     )
@@ -54,6 +68,9 @@ def render(rows: Sequence[ClientInfo], *, layout: Layout, timeout: int) -> Page:
         el("new-kind", "Combo", label=_("Kind"), name="kind", value=ClientKind.PUBLIC.value, options=kinds),
         el("new-redirect-uris", "Edit", label=_("Redirect URIs (separated by spaces)"), name="redirect_uris"),
         el("new-scopes", "Edit", label=_("Allowed scopes (separated by spaces)"), name="allowed_scopes"),
+        el("new-launch-url", "Edit", label=_("Launch URL (apps an EHR launches; optional)"), name="launch_url"),
+        el("new-jwks-uri", "Edit", label=_("Backend services: JWKS URL of the public keys"), name="jwks_uri"),
+        el("new-jwks", "Edit", label=_("Backend services: or the public keys themselves (JWKS JSON)"), name="jwks"),
         el("register", "Button", label=_("Register app"),
            action=Action("POST", f"{ENDPOINT}/create", form="new-app")),
         label=_("Register an app"),

@@ -24,9 +24,11 @@ from doctordesk.domain.errors import NotFound, ValidationFailed
 from doctordesk.domain.inputs import is_plain_text
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.smart import scopes as smart_scopes
+from doctordesk.domain.smart.clients import ClientKind
 from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
 from doctordesk.services.audit import audit
+from doctordesk.services.smart import launches
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.smart_tables import SmartAuthorization, SmartClient
 
@@ -56,6 +58,7 @@ class AuthorizeParams:
     code_challenge: str | None
     code_challenge_method: str | None
     nonce: str | None = None
+    launch: str | None = None  # an EHR launch's value (docs/smart.md#ehr-launch)
 
 
 async def _client(rt: Runtime, client_id: str | None) -> SmartClient:
@@ -65,7 +68,7 @@ async def _client(rt: Runtime, client_id: str | None) -> SmartClient:
         raise oauth.InvalidClientError("Unknown client.")
     async with rt.db.read() as session:
         client = await session.scalar(select(SmartClient).where(SmartClient.client_id == client_id))
-    if client is None or not client.active:
+    if client is None or not client.active or client.kind == ClientKind.BACKEND:
         raise oauth.InvalidClientError("Unknown client.")
     return client
 
@@ -102,22 +105,26 @@ async def start(rt: Runtime, p: AuthorizeParams, *, fhir_base: str) -> str:
     client = await _client(rt, p.client_id)
     if not p.redirect_uri or p.redirect_uri not in client.redirect_uris:
         raise oauth.InvalidRequestError("redirect_uri is not registered for this client.")
+    ticket = secrets.token_urlsafe(24)
+    now = rt.clock.now()
     try:
         _check_request(p, fhir_base)
         wanted = _checked_scopes(p, client)
+        if (smart_scopes.LAUNCH in wanted) != bool(p.launch):
+            raise oauth.InvalidRequestError("An EHR launch sends its launch value with the launch scope.")
+        async with rt.db.transaction() as session:
+            # The launch's patient (its value spent here), or none: the user's decision sets it.
+            patient = await launches.redeem(session, rt, p.launch, client) if p.launch else None
+            session.add(
+                SmartAuthorization(
+                    ticket_hash=hashed(ticket), client_pk=client.id, redirect_uri=p.redirect_uri,
+                    scope=" ".join(wanted), state=p.state, nonce=p.nonce, code_challenge=p.code_challenge or "",
+                    created_at=now, expires_at=now + TICKET_LIFETIME, patient_id=patient,
+                )
+            )  # fmt: skip
     except oauth.OAuth2Error as refused:
         refused.redirect_uri, refused.state = p.redirect_uri, p.state
         raise
-    ticket = secrets.token_urlsafe(24)
-    now = rt.clock.now()
-    async with rt.db.transaction() as session:
-        session.add(
-            SmartAuthorization(
-                ticket_hash=hashed(ticket), client_pk=client.id, redirect_uri=p.redirect_uri, scope=" ".join(wanted),
-                state=p.state, nonce=p.nonce, code_challenge=p.code_challenge or "", created_at=now,
-                expires_at=now + TICKET_LIFETIME,
-            )
-        )  # fmt: skip
     return f"/#{CONSENT_PAGE}/{ticket}"
 
 
@@ -153,7 +160,8 @@ async def pending(rt: Runtime, actor: Actor, ticket: str) -> Pending:
     async with rt.db.read() as session:
         authorization, client = await _pending(session, rt, ticket)
     wanted = authorization.scope.split()
-    return Pending(client.name, tuple(wanted), picks_patient(actor, wanted))
+    launched = authorization.patient_id is not None  # an EHR launch named the patient
+    return Pending(client.name, tuple(wanted), picks_patient(actor, wanted) and not launched)
 
 
 def _patient_for(actor: Actor, wanted: list[str], picked: int | None, visible: set[int]) -> int | None:
@@ -178,7 +186,10 @@ async def decide(rt: Runtime, actor: Actor, ticket: str, *, allow: bool, patient
         authorization.decided_at, authorization.user_id = now, actor.user_id
         params: list[tuple[str, str]]
         if allow:
-            authorization.patient_id = _patient_for(actor, wanted, patient, visible)
+            if authorization.patient_id is None:  # an EHR launch's patient is kept
+                authorization.patient_id = _patient_for(actor, wanted, patient, visible)
+            elif actor.role is Role.PATIENT and actor.patient_id != authorization.patient_id:
+                raise ValidationFailed(fields={"patient": N_("This launch is for another patient.")})
             authorization.granted_scope = authorization.scope
             code = secrets.token_urlsafe(32)
             authorization.code_hash, authorization.expires_at = hashed(code), now + CODE_LIFETIME

@@ -6,12 +6,16 @@ from __future__ import annotations
 from typing import Any
 
 from doctordesk.domain.smart import scopes as smart_scopes
+from doctordesk.domain.smart.clients import ASSERTION_ALGORITHMS
 
 CAPABILITIES = [
     "launch-standalone",
+    "launch-ehr",
     "client-public",
     "client-confidential-symmetric",
+    "client-confidential-asymmetric",
     "context-standalone-patient",
+    "context-ehr-patient",
     "permission-patient",
     "permission-user",
     "permission-v2",
@@ -21,6 +25,7 @@ CAPABILITIES = [
 SCOPES_SUPPORTED = [
     "openid",
     "fhirUser",
+    smart_scopes.LAUNCH,
     smart_scopes.LAUNCH_PATIENT,
     smart_scopes.OFFLINE,
     smart_scopes.ONLINE,
@@ -30,6 +35,9 @@ SCOPES_SUPPORTED = [
     "user/Appointment.cruds",
     "user/Patient.rs",
     "user/*.cruds",
+    "system/Appointment.rs",
+    "system/Patient.rs",
+    "system/*.rs",
 ]
 SMART_SERVICE = {
     "system": "http://terminology.hl7.org/CodeSystem/restful-security-service",
@@ -53,9 +61,15 @@ def smart_configuration(base_url: str) -> dict[str, Any]:
     return {
         "issuer": base_url,
         **endpoints(base_url),
-        "grant_types_supported": ["authorization_code", "refresh_token"],
+        "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
         "response_types_supported": ["code"],
-        "token_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post", "none"],
+        "token_endpoint_auth_methods_supported": [
+            "client_secret_basic",
+            "client_secret_post",
+            "private_key_jwt",
+            "none",
+        ],
+        "token_endpoint_auth_signing_alg_values_supported": list(ASSERTION_ALGORITHMS),
         "code_challenge_methods_supported": ["S256"],
         "id_token_signing_alg_values_supported": ["RS256"],
         "scopes_supported": SCOPES_SUPPORTED,

@@ -33,7 +33,7 @@ from doctordesk.domain.smart.clients import (
 from doctordesk.runtime import Runtime
 from doctordesk.services.accounts import login_throttle
 from doctordesk.services.audit import audit
-from doctordesk.services.smart import keys
+from doctordesk.services.smart import backend, keys
 from doctordesk.services.smart.authorize import MAX_CLIENT_ID_CHARS, hashed
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.smart_tables import SmartAuthorization, SmartClient, SmartToken
@@ -67,6 +67,8 @@ class TokenParams:
     code_verifier: str | None = None
     refresh_token: str | None = None
     scope: str | None = None
+    client_assertion_type: str | None = None
+    client_assertion: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,9 +273,15 @@ async def _by_refresh(rt: Runtime, p: TokenParams, client: SmartClient, issuer: 
 async def token(
     rt: Runtime, passwords: Passwords, creds: ClientCredentials, p: TokenParams, *, issuer: Issuer
 ) -> dict[str, Any]:
-    """The token endpoint: ``authorization_code`` or ``refresh_token``."""
+    """The token endpoint: ``authorization_code`` or ``refresh_token``, or ``client_credentials`` for a backend
+    service (``services/smart/backend.py``)."""
+    if p.grant_type == "client_credentials":
+        if creds.secret is not None or creds.basic:
+            raise oauth.InvalidRequestError("A backend service authenticates with its client_assertion only.")
+        given = backend.Assertion(p.client_assertion_type, p.client_assertion, creds.client_id)
+        return await backend.client_credentials(rt, given, p.scope, token_endpoint=issuer.base_url + "/oauth/token")
     if p.grant_type not in ("authorization_code", "refresh_token"):
-        raise oauth.UnsupportedGrantTypeError("Use authorization_code or refresh_token.")
+        raise oauth.UnsupportedGrantTypeError("Use authorization_code, refresh_token or client_credentials.")
     client = await authenticate_client(rt, passwords, creds)
     if smart_scopes.OPENID in client.allowed_scopes:
         issuer = replace(issuer, signer=await keys.signing_key(rt))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from doctordesk.domain.smart import scopes
@@ -90,3 +92,25 @@ def test_the_ceiling_reads_a_type_only_with_its_read_letter_and_narrows_to_the_p
     assert not ceiling.may_read("Location") and not ceiling.may_read("AppointmentResponse")
     assert ceiling.patient_for("Patient") == 4 and ceiling.patient_for("Practitioner") is None
     assert not scopes.Ceiling(("user/Patient.s",)).may_read("Patient")
+
+
+@pytest.mark.parametrize("scope", ["system/Appointment.rs", "system/*.rs", "system/Patient.r", "system/*.s", "launch"])
+def test_system_scopes_that_read_or_search_and_the_ehr_launch_scope_are_known(scope: str) -> None:
+    assert scopes.is_known(scope)
+    assert re.fullmatch(scopes.SCOPE_PATTERN, scope)
+
+
+@pytest.mark.parametrize("scope", ["system/Appointment.cruds", "system/*.c", "system/Appointment.rsu", "system/x.rs"])
+def test_system_scopes_that_write_are_unknown(scope: str) -> None:
+    assert not scopes.is_known(scope)
+    assert not re.fullmatch(scopes.SCOPE_PATTERN, scope)
+
+
+def test_a_system_scope_is_never_narrowed_to_a_patient_and_covers_narrower_system_scopes_only() -> None:
+    read = scopes.Interaction("Appointment", "r")
+    assert scopes.is_system("system/*.rs") and not scopes.is_system("user/*.rs")
+    assert scopes.permits(["system/*.rs"], read) and not scopes.patient_only(["system/*.rs"], read)
+    assert not scopes.permits(["system/*.rs"], scopes.Interaction("Appointment", "c"))
+    assert scopes.not_allowed(["system/Appointment.s", "user/Appointment.s"], ["system/*.rs"]) == ["user/Appointment.s"]
+    assert scopes.Ceiling(("system/Appointment.rs",)).may_read("Appointment")
+    assert not scopes.Ceiling(("system/Appointment.rs",)).may_read("Patient")

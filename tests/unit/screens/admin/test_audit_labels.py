@@ -34,7 +34,9 @@ NOT_RECORDED = {
     # Field errors of the forms (never a value that is recorded).
     "code", "password", "new_password", "new_password_again",
     "otp", "ticket", "credential", "client_secret", "exclusions.doctors", "exclusions.services",
-    "network.doctors", "network.locations",
+    "network.doctors", "network.locations", "jwks",
+    # The rules a backend service's client assertion is checked by (joserfc's claim options).
+    "essential", "value",
 }  # fmt: skip
 
 

@@ -34,7 +34,10 @@ AppId = Annotated[int, Path(ge=1, le=MAX_ID), STRICT_ID]
 class AppIn(StrictBody):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
     name: str = Field(min_length=1, max_length=100, json_schema_extra=stated(pattern=NAME_PATTERN))
-    kind: ClientKind = Field(description="public (PKCE only) or confidential (a secret too)")
+    kind: ClientKind = Field(
+        description="public (PKCE only), confidential (a secret too) or backend (a system: private_key_jwt, system/"
+        " scopes, no redirect URIs)"
+    )
     redirect_uris: list[
         Annotated[
             str,
@@ -44,10 +47,35 @@ class AppIn(StrictBody):
                 json_schema_extra=stated(pattern=REDIRECT_URI_PATTERN),
             ),
         ]
-    ] = Field(min_length=1, max_length=MAX_REDIRECT_URIS, description="https, or http on the loopback address")
+    ] = Field(
+        default_factory=list,
+        max_length=MAX_REDIRECT_URIS,
+        description="https, or http on the loopback address; 1 or more, none for a backend service",
+    )
     allowed_scopes: list[
         Annotated[str, Field(min_length=1, max_length=100, json_schema_extra=stated(pattern=SCOPE_PATTERN))]
-    ] = Field(min_length=1, max_length=clients.MAX_SCOPES, description="e.g. patient/Appointment.rs, openid, fhirUser")
+    ] = Field(
+        min_length=1,
+        max_length=clients.MAX_SCOPES,
+        description="e.g. patient/Appointment.rs, openid, fhirUser; a backend service: system/Appointment.rs",
+    )
+    jwks_uri: str | None = Field(
+        None,
+        min_length=1,
+        max_length=MAX_REDIRECT_URI_CHARS,
+        description="A backend service: the URL of its public keys (JWKS); or give jwks",
+        json_schema_extra=stated(pattern=REDIRECT_URI_PATTERN),
+    )
+    jwks: dict[str, Any] | None = Field(
+        None, description="A backend service: its public keys as a JWKS (RSA or EC P-384, each with a kid)"
+    )
+    launch_url: str | None = Field(
+        None,
+        min_length=1,
+        max_length=MAX_REDIRECT_URI_CHARS,
+        description="An app an EHR launches: where the record system sends the browser (docs/smart.md#ehr-launch)",
+        json_schema_extra=stated(pattern=REDIRECT_URI_PATTERN),
+    )
 
 
 def app_json(c: ClientInfo) -> dict[str, Any]:
@@ -60,15 +88,19 @@ def app_json(c: ClientInfo) -> dict[str, Any]:
         "allowed_scopes": list(c.allowed_scopes),
         "active": c.active,
         "created_at": c.created_at.isoformat(),
+        "jwks_uri": c.jwks_uri,
+        "key_ids": list(c.key_ids),
+        "launch_url": c.launch_url,
     }
 
 
 @router.post("/smart-apps", status_code=201, responses=SUBMIT_RESPONSES)
 async def register_app(rt: RuntimeDep, actor: AdminDep, body: AppIn) -> dict[str, Any]:
-    """Register a SMART app. A confidential app's `client_secret` is in this answer only: only its hash is kept."""
+    """Register a SMART app or a backend service. A confidential app's `client_secret` is in this answer only:
+    only its hash is kept. A backend service gives its public keys (`jwks_uri` or `jwks`) instead."""
     new = await clients.register(
         rt, actor, name=body.name, kind=body.kind, redirect_uris=body.redirect_uris,
-        allowed_scopes=body.allowed_scopes,
+        allowed_scopes=body.allowed_scopes, keys=clients.Keys(body.jwks_uri, body.jwks), launch_url=body.launch_url,
     )  # fmt: skip
     return {**app_json(new.info), "client_secret": new.secret}
 

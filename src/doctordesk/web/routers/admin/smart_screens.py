@@ -25,10 +25,8 @@ NEW_APP_BODY = form_body(
         "kind": {"type": "string", "enum": [k.value for k in ClientKind]},
         "redirect_uris": {
             "type": "string",
-            "minLength": 1,
             "maxLength": 5000,
-            "pattern": NON_BLANK_TEXT_PATTERN,
-            "description": "Separated by spaces",
+            "description": "Separated by spaces; empty for a backend service",
         },
         "allowed_scopes": {
             "type": "string",
@@ -37,8 +35,11 @@ NEW_APP_BODY = form_body(
             "pattern": NON_BLANK_TEXT_PATTERN,
             "description": "Separated by spaces",
         },
+        "launch_url": {"type": "string", "maxLength": 500, "description": "Apps an EHR launches; empty: none"},
+        "jwks_uri": {"type": "string", "maxLength": 500, "description": "Backend services: their JWKS URL"},
+        "jwks": {"type": "string", "maxLength": 20000, "description": "Backend services: their JWKS as JSON"},
     },
-    required=("name", "redirect_uris", "allowed_scopes"),
+    required=("name", "allowed_scopes"),
 )
 
 

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 from authlib.oauth2.rfc6749 import errors as oauth
 from authlib.oauth2.rfc6749.util import extract_basic_authorization
+from authlib.oauth2.rfc7523.client import ASSERTION_TYPE
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 
@@ -46,7 +47,7 @@ _TOKEN_RESPONSES: dict[int | str, dict[str, Any]] = {
 _TEXT = {"type": "string", "maxLength": 4096}
 TOKEN_BODY = form_body(
     {
-        "grant_type": {"type": "string", "enum": ["authorization_code", "refresh_token"]},
+        "grant_type": {"type": "string", "enum": ["authorization_code", "refresh_token", "client_credentials"]},
         "code": _TEXT,
         "redirect_uri": _TEXT,
         "code_verifier": _TEXT,
@@ -54,6 +55,8 @@ TOKEN_BODY = form_body(
         "scope": _TEXT,
         "client_id": _TEXT,
         "client_secret": _TEXT,
+        "client_assertion_type": {"type": "string", "enum": [ASSERTION_TYPE]},
+        "client_assertion": {"type": "string", "maxLength": 8192},
     },
     required=("grant_type",),
 )
@@ -125,12 +128,22 @@ async def authorize_endpoint(
     code_challenge: Param = None,
     code_challenge_method: Param = None,
     nonce: Param = None,
+    launch: Param = None,
 ) -> Response:
     """Start a launch: checks the request and sends the browser (303) to the web app's consent page, where the
     user signs in if needed and allows or denies it. Bad client or redirect URI: 400 here; any other error goes
     back to the app's redirect URI."""
     params = authorize.AuthorizeParams(
-        response_type, client_id, redirect_uri, scope, state, aud, code_challenge, code_challenge_method, nonce
+        response_type,
+        client_id,
+        redirect_uri,
+        scope,
+        state,
+        aud,
+        code_challenge,
+        code_challenge_method,
+        nonce,
+        launch,
     )
     try:
         page = await authorize.start(rt, params, fhir_base=_base(request) + "/fhir")
@@ -154,12 +167,15 @@ async def _form(request: Request) -> tuple[dict[str, str], tokens.ClientCredenti
 @router.post("/oauth/token", responses=_TOKEN_RESPONSES, openapi_extra=TOKEN_BODY)
 async def token_endpoint(rt: RuntimeDep, request: Request) -> Response:
     """Exchange a code (with its PKCE ``code_verifier``) or a refresh token for an access token; a refresh token
-    comes with ``offline_access`` and is replaced on every use; an ``id_token`` comes with ``openid``."""
+    comes with ``offline_access`` and is replaced on every use; an ``id_token`` comes with ``openid``. A backend
+    service asks with ``client_credentials`` and a signed ``client_assertion`` (``private_key_jwt``) for
+    ``system/`` scopes."""
     try:
         fields, creds = await _form(request)
         params = tokens.TokenParams(
             fields.get("grant_type"), fields.get("code"), fields.get("redirect_uri"), fields.get("code_verifier"),
-            fields.get("refresh_token"), fields.get("scope"),
+            fields.get("refresh_token"), fields.get("scope"), fields.get("client_assertion_type"),
+            fields.get("client_assertion"),
         )  # fmt: skip
         issuer = tokens.Issuer(_base(request), _base(request) + "/fhir")
         body = await tokens.token(rt, request.app.state.passwords, creds, params, issuer=issuer)

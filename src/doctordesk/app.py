@@ -22,6 +22,7 @@ from doctordesk.config import Settings, load_settings
 from doctordesk.domain.accounts.passwords import Passwords
 from doctordesk.domain.clock import Clock
 from doctordesk.domain.events import DomainEvent
+from doctordesk.domain.fhir import bulk
 from doctordesk.domain.webhooks import rules as webhooks
 from doctordesk.realtime import outbox, relay
 from doctordesk.realtime.bus import EventBus
@@ -69,6 +70,7 @@ from doctordesk.web.routers.admin import smart_screens as admin_smart_screens
 from doctordesk.web.routers.admin import sso_screens as admin_sso_screens
 from doctordesk.web.routers.admin import users as admin_users
 from doctordesk.web.routers.admin import webhooks as webhooks_admin
+from doctordesk.web.routers.fhir import bulk as fhir_bulk
 from doctordesk.web.routers.fhir import routes as fhir
 from doctordesk.web.routers.integration import read_api as api
 from doctordesk.web.routers.integration import routes as integration
@@ -94,6 +96,7 @@ ROUTERS: tuple[APIRouter, ...] = (
     admin_service_accounts.router,
     integration.router,
     smart_oauth.router,
+    fhir_bulk.router,  # before the FHIR router, whose catch-all answers every other path under /fhir
     fhir.router,
     smart_consent.router,
     security.router,
@@ -146,7 +149,8 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
     token_checks = TokenChecks(runtime, interval=settings.stream_check_seconds)
     hooks = realtime.build_webhook_dispatcher(runtime) if settings.webhook_in_process else None
     mail = realtime.build_mail_dispatcher(runtime) if settings.mail_in_process else None
-    loops = [loop for loop in (dispatcher, hooks, mail) if loop is not None]
+    exporter = realtime.build_bulk_exporter(runtime) if settings.bulk_in_process else None
+    loops = [loop for loop in (dispatcher, hooks, mail, exporter) if loop is not None]
     _connect_bus_state(runtime, token_checks)
     shared = isinstance(runtime.bus, SharedBus)
     runtime.hub.on_delivered = runtime.metrics.messages_delivered.inc
@@ -164,6 +168,8 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
             hooks.wake()
         if mail is not None and event.kind == mail_outbox.QUEUED_EVENT:
             mail.wake()
+        if exporter is not None and event.kind == bulk.QUEUED_EVENT:
+            exporter.wake()
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:

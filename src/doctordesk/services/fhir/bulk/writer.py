@@ -159,8 +159,6 @@ async def _write_type(
             await _renew(
                 db,
                 claimed,
-                now=now,
-                settings=settings,
                 next_attempt_at=_lease(now, settings),
                 progress=f"{resource_type}: {count}",
             )

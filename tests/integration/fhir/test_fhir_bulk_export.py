@@ -236,7 +236,8 @@ async def test_another_requester_cannot_see_a_job_or_its_files(client, runtime, 
         assert_outcome(await client.get(url, headers=headers), 404, "NOT_FOUND")
         assert_outcome(await client.delete(status_url, headers=headers), 404, "NOT_FOUND")
     assert_outcome(await client.get(url), 401, "UNAUTHORIZED")  # the files need the access token
-    assert (await client.get(url, headers=admin.headers)).status_code == 200
+    ndjson = {**admin.headers, "Accept": "application/fhir+ndjson"}
+    assert (await client.get(url, headers=ndjson)).status_code == 200
 
 
 async def test_the_same_export_twice_is_the_same_bytes(client, runtime, login, clock):

@@ -27,6 +27,7 @@ from doctordesk.domain.webhooks import rules as webhooks
 from doctordesk.realtime import outbox, relay
 from doctordesk.realtime.bus import EventBus
 from doctordesk.realtime.hub import Hub
+from doctordesk.realtime.lease import DrainLoop
 from doctordesk.realtime.shared import SharedBus
 from doctordesk.runtime import Runtime
 from doctordesk.screens.state import Revisions, ScreenStates
@@ -162,14 +163,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
         await auth.on_event(runtime, event)
         api_keys.on_event(runtime, event)
         await runtime.hub.on_event(event)
-        if dispatcher is not None and event.kind == outbox.QUEUED_EVENT:
-            dispatcher.wake()
-        if hooks is not None and webhooks.wakes_dispatcher(event.kind):
-            hooks.wake()
-        if mail is not None and event.kind == mail_outbox.QUEUED_EVENT:
-            mail.wake()
-        if exporter is not None and event.kind == bulk.QUEUED_EVENT:
-            exporter.wake()
+        _wake_loops(event.kind, push=dispatcher, webhook=hooks, mail=mail, bulk_export=exporter)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -223,6 +217,25 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
         app.router.routes.append(web_app_mount(STATIC))
     app.index_routes()
     return app
+
+
+def _wake_loops(
+    kind: str,
+    *,
+    push: DrainLoop | None,
+    webhook: DrainLoop | None,
+    mail: DrainLoop | None,
+    bulk_export: DrainLoop | None,
+) -> None:
+    """Wake the in-process loop an event of ``kind`` queued work for (they poll as well)."""
+    if push is not None and kind == outbox.QUEUED_EVENT:
+        push.wake()
+    if webhook is not None and webhooks.wakes_dispatcher(kind):
+        webhook.wake()
+    if mail is not None and kind == mail_outbox.QUEUED_EVENT:
+        mail.wake()
+    if bulk_export is not None and kind == bulk.QUEUED_EVENT:
+        bulk_export.wake()
 
 
 class Service(FastAPI):

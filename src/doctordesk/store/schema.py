@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from doctordesk.store import (
     admin_tables,
-    bulk_tables,
     calendar_tables,
     chat_tables,
     fhir_tables,
@@ -26,7 +25,6 @@ metadata = Base.metadata
 __all__ = [
     "Base",
     "admin_tables",
-    "bulk_tables",
     "calendar_tables",
     "chat_tables",
     "fhir_tables",

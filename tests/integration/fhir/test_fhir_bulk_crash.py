@@ -19,7 +19,7 @@ from doctordesk.config import Settings
 from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.clock import ShiftedClock
 from doctordesk.services.fhir.bulk import jobs
-from doctordesk.store.bulk_tables import BulkJob
+from doctordesk.store.fhir_tables import BulkJob
 from doctordesk.store.tables import Appointment
 from doctordesk.workers.bulk_exporter import BulkExporter
 from tests.support import processes

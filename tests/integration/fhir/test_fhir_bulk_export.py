@@ -14,7 +14,7 @@ from sqlalchemy import func, select, update
 from doctordesk.config import Settings
 from doctordesk.domain.fhir import mapping as fhir
 from doctordesk.services.fhir.bulk import jobs
-from doctordesk.store.bulk_tables import BulkJob
+from doctordesk.store.fhir_tables import BulkJob
 from doctordesk.store.tables import Appointment, Patient
 from tests.support.bulk import ASYNC, file_bytes, kick_off, manifest, resources, run_exports
 from tests.support.fhir import assert_outcome, resource_of

@@ -27,7 +27,7 @@ from doctordesk.services.fhir.access import Caller
 from doctordesk.services.fhir.bulk import groups
 from doctordesk.services.fhir.bulk.access import authorize_export, requester
 from doctordesk.services.uow import unit_of_work
-from doctordesk.store.bulk_tables import BulkJob
+from doctordesk.store.fhir_tables import BulkJob
 
 # How long a client is asked to wait between two status requests (``Retry-After`` of a 202 and of a 429).
 RETRY_SECONDS = 5

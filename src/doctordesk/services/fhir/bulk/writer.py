@@ -31,8 +31,8 @@ from doctordesk.domain.fhir.bulk import JobStatus, Level, file_name
 from doctordesk.realtime.lease import lease_due
 from doctordesk.services.fhir.bulk import jobs
 from doctordesk.services.fhir.bulk.sources import PAGES, Scope
-from doctordesk.store.bulk_tables import BulkJob
 from doctordesk.store.db import Database
+from doctordesk.store.fhir_tables import BulkJob
 
 log = logging.getLogger(__name__)
 

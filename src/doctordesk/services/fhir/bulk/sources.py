@@ -64,9 +64,10 @@ async def _locations(session: AsyncSession, _scope: Scope, after: int, limit: in
     return [(loc.id, fhir_directory.location(loc)) for loc in (await session.scalars(query)).all()]
 
 
-async def _groups(session: AsyncSession, _scope: Scope, after: int, limit: int) -> list[tuple[int, Resource]]:
-    # A Group lists its members: fewer per page, so a page stays small whatever the panels' size.
-    found = await groups.groups_page(session, after=after, limit=max(1, limit // 20))
+async def _groups(session: AsyncSession, _scope: Scope, after: int, _limit: int) -> list[tuple[int, Resource]]:
+    # A Group lists its members (a doctor's panel may hold thousands): one Group a page, so the memory a page
+    # takes is one panel's, whatever the clinic's size.
+    found = await groups.groups_page(session, after=after, limit=1)
     return [(int(g["id"]), g) for g in found]
 
 

@@ -7,10 +7,18 @@ from collections.abc import Callable
 from typing import Any
 
 import httpx
+import pytest
 
+from doctordesk.config import Settings
 from tests.integration.smart.conftest import exchange
 from tests.support.bulk import ASYNC, kick_off, manifest, resources, run_exports
 from tests.support.fhir import assert_outcome
+
+
+@pytest.fixture
+def settings(database_url: str, settings_factory: Callable[..., Settings]) -> Settings:
+    # The tests run the exporter themselves (one in the app would take the jobs first).
+    return settings_factory(database_url, bulk_in_process=False)
 
 
 async def _bearer(client: httpx.AsyncClient, app: Any, code: str) -> dict[str, str]:

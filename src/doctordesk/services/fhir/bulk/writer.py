@@ -51,6 +51,10 @@ class Claimed:
 
 async def claim(db: Database, *, now: datetime, settings: Settings) -> Claimed | None:
     """Lease the oldest due job, if any; one claimed too often already is marked ``error`` instead."""
+    due = select(BulkJob.id).where(BulkJob.status == JobStatus.PENDING.value, BulkJob.next_attempt_at <= now)
+    async with db.read() as session:  # nothing due (most rounds): no write transaction
+        if await session.scalar(due.limit(1)) is None:
+            return None
     async with db.transaction() as session:
         ids = await lease_due(
             session, BulkJob, now=now, limit=1, lease_seconds=settings.bulk_lease_seconds, skip_locked=not db.is_sqlite
@@ -58,7 +62,6 @@ async def claim(db: Database, *, now: datetime, settings: Settings) -> Claimed |
         if not ids:
             return None
         job = (await session.execute(select(BulkJob).where(BulkJob.id == ids[0]))).scalar_one()
-        await session.refresh(job)
         if job.attempts > settings.bulk_max_attempts:
             job.status = JobStatus.ERROR.value
             job.error = "The export stopped unfinished too often."
@@ -202,15 +205,11 @@ def _keep_only(own: Path) -> None:
 async def sweep(db: Database, *, now: datetime, settings: Settings, limit: int = 100) -> int:
     """Delete the jobs past their expiry (finished ones after ``bulk_retention_seconds``, cancelled ones at once)
     and their files; how many."""
-    async with db.transaction() as session:
-        ids = list(
-            (
-                await session.scalars(
-                    select(BulkJob.id).where(BulkJob.expires_at <= now).order_by(BulkJob.expires_at).limit(limit)
-                )
-            ).all()
-        )
-        if ids:
+    query = select(BulkJob.id).where(BulkJob.expires_at <= now).order_by(BulkJob.expires_at).limit(limit)
+    async with db.read() as session:  # nothing expired (most rounds): no write transaction
+        ids = list((await session.scalars(query)).all())
+    if ids:
+        async with db.transaction() as session:
             await session.execute(delete(BulkJob).where(BulkJob.id.in_(ids)))
     for job_id in ids:
         await jobs.remove_files(settings, job_id)

@@ -1,6 +1,8 @@
 """An export survives ``kill -9``: a ``doctordesk worker`` killed in the middle of writing a job leaves its claim
 to lapse; the next exporter writes the job again from the start in a directory of its own, and the files it
-completes hold every resource exactly once; the killed claim's partial files are gone (SQLite and PostgreSQL)."""
+completes hold every resource exactly once; the killed claim's partial files are gone. A claim that stalled past
+its lease writes nothing more once it wakes, and never touches the files of the claim after it (SQLite and
+PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -17,8 +19,8 @@ from sqlalchemy import insert, select, update
 
 from doctordesk.config import Settings
 from doctordesk.domain.appointments.status import Status
-from doctordesk.domain.clock import ShiftedClock
-from doctordesk.services.fhir.bulk import jobs
+from doctordesk.domain.clock import FixedClock, ShiftedClock
+from doctordesk.services.fhir.bulk import jobs, writer
 from doctordesk.store.fhir_tables import BulkJob
 from doctordesk.store.tables import Appointment
 from doctordesk.workers.bulk_exporter import BulkExporter
@@ -108,3 +110,27 @@ async def _job_id(runtime) -> int:
         job_id = await s.scalar(select(BulkJob.id))
     assert job_id is not None
     return int(job_id)
+
+
+async def test_a_claim_that_lost_its_lease_writes_nothing_more_and_leaves_the_new_claims_files_alone(
+    client, runtime, login, settings, clock
+):
+    admin = await login("admin")
+    await kick_off(client, admin.headers, _type="Patient,Appointment")
+    first = await writer.claim(runtime.db, now=clock.now(), settings=settings)
+    assert first is not None and first.attempt == 1
+    assert await writer.claim(runtime.db, now=clock.now(), settings=settings) is None  # leased: nobody else
+    # The first claim stalls past its lease; another exporter takes the job and completes it.
+    past = FixedClock(clock.now() + timedelta(seconds=LEASE_SECONDS + 1))
+    second = await writer.claim(runtime.db, now=past.now(), settings=settings)
+    assert second is not None and second.attempt == 2
+    assert await writer.run(runtime.db, second, settings=settings, clock=past)
+    done = jobs.job_dir(settings, second.job_id) / "2"
+    before = {p.name: p.read_bytes() for p in done.iterdir()}
+    # The stalled claim wakes up: its first renewal fails, it stops and drops only its own directory.
+    assert not await writer.run(runtime.db, first, settings=settings, clock=past)
+    assert not (jobs.job_dir(settings, first.job_id) / "1").exists()
+    assert {p.name: p.read_bytes() for p in done.iterdir()} == before
+    async with runtime.db.read() as s:
+        job = await s.scalar(select(BulkJob))
+    assert job is not None and job.status == "complete" and job.attempts == 2

@@ -22,10 +22,12 @@ from doctordesk.config import Settings, load_settings
 from doctordesk.domain.accounts.passwords import Passwords
 from doctordesk.domain.clock import Clock
 from doctordesk.domain.events import DomainEvent
+from doctordesk.domain.fhir import bulk
 from doctordesk.domain.webhooks import rules as webhooks
 from doctordesk.realtime import outbox, relay
 from doctordesk.realtime.bus import EventBus
 from doctordesk.realtime.hub import Hub
+from doctordesk.realtime.lease import DrainLoop
 from doctordesk.realtime.shared import SharedBus
 from doctordesk.runtime import Runtime
 from doctordesk.screens.state import Revisions, ScreenStates
@@ -70,6 +72,7 @@ from doctordesk.web.routers.admin import smart_screens as admin_smart_screens
 from doctordesk.web.routers.admin import sso_screens as admin_sso_screens
 from doctordesk.web.routers.admin import users as admin_users
 from doctordesk.web.routers.admin import webhooks as webhooks_admin
+from doctordesk.web.routers.fhir import bulk as fhir_bulk
 from doctordesk.web.routers.fhir import routes as fhir
 from doctordesk.web.routers.integration import read_api as api
 from doctordesk.web.routers.integration import routes as integration
@@ -96,6 +99,7 @@ ROUTERS: tuple[APIRouter, ...] = (
     admin_service_accounts.router,
     integration.router,
     smart_oauth.router,
+    fhir_bulk.router,  # before the FHIR router, whose catch-all answers every other path under /fhir
     fhir.router,
     smart_consent.router,
     smart_launch.router,
@@ -150,7 +154,8 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
     token_checks = TokenChecks(runtime, interval=settings.stream_check_seconds)
     hooks = realtime.build_webhook_dispatcher(runtime) if settings.webhook_in_process else None
     mail = realtime.build_mail_dispatcher(runtime) if settings.mail_in_process else None
-    loops = [loop for loop in (dispatcher, hooks, mail) if loop is not None]
+    exporter = realtime.build_bulk_exporter(runtime) if settings.bulk_in_process else None
+    loops = [loop for loop in (dispatcher, hooks, mail, exporter) if loop is not None]
     _connect_bus_state(runtime, token_checks)
     shared = isinstance(runtime.bus, SharedBus)
     runtime.hub.on_delivered = runtime.metrics.messages_delivered.inc
@@ -162,12 +167,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
         await auth.on_event(runtime, event)
         api_keys.on_event(runtime, event)
         await runtime.hub.on_event(event)
-        if dispatcher is not None and event.kind == outbox.QUEUED_EVENT:
-            dispatcher.wake()
-        if hooks is not None and webhooks.wakes_dispatcher(event.kind):
-            hooks.wake()
-        if mail is not None and event.kind == mail_outbox.QUEUED_EVENT:
-            mail.wake()
+        _wake_loops(event.kind, push=dispatcher, webhook=hooks, mail=mail, bulk_export=exporter)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -221,6 +221,25 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
         app.router.routes.append(web_app_mount(STATIC))
     app.index_routes()
     return app
+
+
+def _wake_loops(
+    kind: str,
+    *,
+    push: DrainLoop | None,
+    webhook: DrainLoop | None,
+    mail: DrainLoop | None,
+    bulk_export: DrainLoop | None,
+) -> None:
+    """Wake the in-process loop an event of ``kind`` queued work for (they poll as well)."""
+    if push is not None and kind == outbox.QUEUED_EVENT:
+        push.wake()
+    if webhook is not None and webhooks.wakes_dispatcher(kind):
+        webhook.wake()
+    if mail is not None and kind == mail_outbox.QUEUED_EVENT:
+        mail.wake()
+    if bulk_export is not None and kind == bulk.QUEUED_EVENT:
+        bulk_export.wake()
 
 
 class Service(FastAPI):

@@ -248,10 +248,10 @@ def reencrypt_secrets() -> None:
 def worker(
     once: bool = typer.Option(False, "--once", help="Send what is due now, then exit"),
 ) -> None:
-    """Send push notifications, webhook deliveries and patients' mail from their outboxes (run several on
-    PostgreSQL; set DOCTORDESK_PUSH_IN_PROCESS=false, DOCTORDESK_WEBHOOK_IN_PROCESS=false and
-    DOCTORDESK_MAIL_IN_PROCESS=false on the servers then). Push runs only when a partner is configured, mail only
-    when an SMTP relay is."""
+    """Send push notifications, webhook deliveries and patients' mail from their outboxes, and write FHIR bulk
+    exports (run several on PostgreSQL; set DOCTORDESK_PUSH_IN_PROCESS=false, DOCTORDESK_WEBHOOK_IN_PROCESS=false,
+    DOCTORDESK_MAIL_IN_PROCESS=false and DOCTORDESK_BULK_IN_PROCESS=false on the servers then). Push runs only when
+    a partner is configured, mail only when an SMTP relay is."""
     import signal
 
     from doctordesk.realtime.lease import DrainLoop
@@ -260,6 +260,7 @@ def worker(
     from doctordesk.store.db import Database
     from doctordesk.store.secrets.encryption import SecretKeyError
     from doctordesk.store.secrets.rows import check_keys
+    from doctordesk.workers.bulk_exporter import BulkExporter
     from doctordesk.workers.mail_dispatcher import MailDispatcher
     from doctordesk.workers.push_dispatcher import Dispatcher
     from doctordesk.workers.webhook_dispatcher import WebhookDispatcher
@@ -280,9 +281,14 @@ def worker(
         hooks = WebhookDispatcher(db, settings=settings, clock=clock)
         push = Dispatcher(db, adapter, settings=settings, clock=clock, metrics=Metrics()) if adapter else None
         mail = MailDispatcher(db, settings=settings, clock=clock) if settings.smtp_url else None
-        loops: list[DrainLoop] = [loop for loop in (hooks, push, mail) if loop is not None]
+        exporter = BulkExporter(db, settings=settings, clock=clock)
+        loops: list[DrainLoop] = [loop for loop in (hooks, push, mail, exporter) if loop is not None]
         # With Redis the servers' events wake the dispatchers at once; they poll as well.
-        bus = None if once else worker_bus(settings, webhook_loop=hooks, push_loop=push, mail_loop=mail)
+        bus = (
+            None
+            if once
+            else worker_bus(settings, webhook_loop=hooks, push_loop=push, mail_loop=mail, bulk_loop=exporter)
+        )
         try:
             if once:
                 for loop in loops:

@@ -186,6 +186,15 @@ class Settings(BaseSettings):
     mail_backoff_max_seconds: Annotated[float, Field(ge=0.01, le=86400)] = 3600.0
     mail_max_attempts: Annotated[int, Field(ge=1, le=100)] = 12  # then the mail is failed (shown to admins)
     mail_batch_size: Annotated[int, Field(ge=1, le=500)] = 20  # mails one claim leases at most
+    # FHIR bulk export (docs/fhir.md#bulk-export): jobs run in the server process unless this is off (then run
+    # `doctordesk worker`); files under <data_dir>/exports.
+    bulk_in_process: bool = True
+    bulk_poll_seconds: Annotated[float, Field(ge=0.05, le=600)] = 2.0
+    bulk_lease_seconds: Annotated[float, Field(ge=5, le=3600)] = 60.0  # renewed after every page written
+    bulk_page_size: Annotated[int, Field(ge=10, le=10000)] = 1000  # rows one keyset read takes
+    bulk_retention_seconds: Annotated[int, Field(ge=60, le=30 * 86400)] = 86400  # a finished job's files kept
+    bulk_max_jobs_per_requester: Annotated[int, Field(ge=1, le=100)] = 2  # running at once; more is 429
+    bulk_max_attempts: Annotated[int, Field(ge=1, le=100)] = 5  # claims of one job before it is an error
     metrics_token: str = ""  # when set, GET /metrics needs it as a bearer token; empty: loopback clients only
     # Prefix of the Redis channel and keys (several deployments on one Redis).
     redis_channel: str = Field("doctordesk", min_length=1, max_length=64)

@@ -1,6 +1,7 @@
 """FHIR tables: Subscriptions (R4, rest-hook on Appointment criteria; docs/fhir.md#subscription), migration
 fhir_0001; the versions of appointments (vread and ``_history``; docs/fhir.md#versions), migration fhir_0002; the
-times held and booked through ``Appointment/$hold`` and ``$book`` (docs/fhir.md#scheduling), migration fhir_0003.
+times held and booked through ``Appointment/$hold`` and ``$book`` (docs/fhir.md#scheduling), migration fhir_0003;
+bulk export jobs (docs/fhir.md#bulk-export), migration bulk_0001.
 
 A subscription's channel is a webhook endpoint row of kind ``fhir-subscription`` (its URL, signing secret,
 enabled state and failing streak), so its notifications go through the webhook outbox and dispatcher. Rows are
@@ -87,4 +88,39 @@ class SlotHold(Base):
         Index("ix_fhir_slot_holds_holder", "holder", "expires_at"),
         Index("ix_fhir_slot_holds_appointment", "appointment_id"),
         Index("ix_fhir_slot_holds_patient", "patient_id", "doctor_id", "start_at"),
+    )
+
+
+class BulkJob(Base):
+    """One ``$export``, claimed by the exporter like an outbox row (``realtime/lease.py``): while ``pending``,
+    ``next_attempt_at`` is when it is due or, once claimed, when the claim's lease ends, and ``attempts`` counts
+    the claims; each claim writes under a directory of its own (``services/fhir/bulk/writer.py``). The row holds
+    who asked (``requester``: ``user:<id>`` or ``account:<id>``), what (``level``, the doctor of a Group export,
+    the types, ``since``), the request's URL as sent, the transaction time (nothing changed after it is written),
+    progress, and when done the files (``output``: type, path, count)."""
+
+    __tablename__ = "bulk_jobs"
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    public_id: Mapped[str] = mapped_column(String(40), unique=True)  # the status URL's id (not guessable)
+    requester: Mapped[str] = mapped_column(String(64))
+    level: Mapped[str] = mapped_column(String(10))
+    group_id: Mapped[int | None] = mapped_column(Integer)
+    types: Mapped[str] = mapped_column(String(200))  # comma-separated, in writing order
+    since: Mapped[datetime | None]
+    request: Mapped[str] = mapped_column(String(2000))
+    transaction_time: Mapped[datetime]
+    created_at: Mapped[datetime]
+    status: Mapped[str] = mapped_column(String(10), default="pending")
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    next_attempt_at: Mapped[datetime]
+    progress: Mapped[str | None] = mapped_column(String(100))
+    output: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
+    error: Mapped[str | None] = mapped_column(String(500))
+    finished_at: Mapped[datetime | None]
+    expires_at: Mapped[datetime | None]  # set when finished: the job and its files are deleted then
+
+    __table_args__ = (
+        Index("ix_bulk_jobs_due", "status", "next_attempt_at"),
+        Index("ix_bulk_jobs_requester", "requester", "status"),
+        Index("ix_bulk_jobs_expires", "expires_at"),
     )

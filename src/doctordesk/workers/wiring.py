@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.config import Settings
 from doctordesk.domain.events import DomainEvent
+from doctordesk.domain.fhir import bulk
 from doctordesk.domain.webhooks import rules as webhooks
 from doctordesk.realtime import outbox
 from doctordesk.realtime.bus import EventBus, MemoryBus
@@ -27,6 +28,7 @@ from doctordesk.runtime import Runtime
 from doctordesk.screens.state import Shown, Viewer
 from doctordesk.services.mail import outbox as mail_outbox
 from doctordesk.services.webhooks import outbox as webhook_outbox
+from doctordesk.workers.bulk_exporter import BulkExporter
 from doctordesk.workers.mail_dispatcher import MailDispatcher
 from doctordesk.workers.push_dispatcher import Dispatcher
 from doctordesk.workers.webhook_dispatcher import WebhookDispatcher
@@ -162,19 +164,25 @@ def build_mail_dispatcher(rt: Runtime) -> MailDispatcher | None:
     return MailDispatcher(rt.db, settings=rt.settings, clock=rt.clock)
 
 
+def build_bulk_exporter(rt: Runtime) -> BulkExporter:
+    """The FHIR bulk exporter for this runtime (docs/fhir.md#bulk-export)."""
+    return BulkExporter(rt.db, settings=rt.settings, clock=rt.clock)
+
+
 def worker_bus(
     settings: Settings,
     *,
     webhook_loop: DrainLoop,
     push_loop: DrainLoop | None = None,
     mail_loop: DrainLoop | None = None,
+    bulk_loop: DrainLoop | None = None,
 ) -> RedisBus | None:
     """What wakes a ``doctordesk worker``'s dispatchers as soon as deliveries are queued: with Redis, the servers'
     "queued" events (and a reconnection, since events may have been missed meanwhile). None without Redis: a
     worker shares no process with the servers, so it finds new deliveries by polling alone."""
     if not settings.redis_url:
         return None
-    loops = [loop for loop in (webhook_loop, push_loop, mail_loop) if loop is not None]
+    loops = [loop for loop in (webhook_loop, push_loop, mail_loop, bulk_loop) if loop is not None]
 
     def look_again() -> None:
         for loop in loops:
@@ -194,6 +202,8 @@ def worker_bus(
             push_loop.wake()
         if mail_loop is not None and event.kind == mail_outbox.QUEUED_EVENT:
             mail_loop.wake()
+        if bulk_loop is not None and event.kind == bulk.QUEUED_EVENT:
+            bulk_loop.wake()
 
     bus.subscribe(on_event)
     return bus

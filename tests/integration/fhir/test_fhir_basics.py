@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from doctordesk.services.fhir.capability import SUPPORTED
+from doctordesk.web.routers.fhir import bulk as fhir_bulk_router
 from doctordesk.web.routers.fhir import routes as fhir_router
 from tests.support.fhir import FHIR_JSON, assert_outcome, resource_of
 from tests.support.integration import make_key
@@ -21,7 +22,7 @@ async def test_the_capability_statement_is_valid_r4_and_lists_exactly_the_served
     assert statement["fhirVersion"] == "4.0.1" and statement["kind"] == "instance"
     listed = {r["type"]: {i["code"] for i in r["interaction"]} for r in statement["rest"][0]["resource"]}
     served: dict[str, set[str]] = {}
-    for route in fhir_router.router.routes:
+    for route in [*fhir_router.router.routes, *fhir_bulk_router.router.routes]:
         path, methods = route.path, route.methods  # type: ignore[attr-defined]
         parts = path.removeprefix("/fhir/").split("/")
         if parts[0] not in SUPPORTED or parts[-1].startswith("$"):

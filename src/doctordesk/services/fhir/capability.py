@@ -46,6 +46,14 @@ OPERATIONS = {
     name: f"urn:doctordesk:fhir:OperationDefinition/Appointment-{name}" for name in ("find", "hold", "book", "cancel")
 }
 
+# Bulk Data Access 2.0 (docs/fhir.md#bulk-export): the system-level operation and those on Patient and Group.
+BULK_DATA = "http://hl7.org/fhir/uv/bulkdata"
+BULK_OPERATIONS = {
+    None: f"{BULK_DATA}/OperationDefinition/export",
+    "Patient": f"{BULK_DATA}/OperationDefinition/patient-export",
+    "Group": f"{BULK_DATA}/OperationDefinition/group-export",
+}
+
 # resource type → (interactions, search parameters, conditional create)
 SUPPORTED: dict[str, tuple[tuple[str, ...], tuple[str, ...], bool]] = {
     "Appointment": (
@@ -63,6 +71,7 @@ SUPPORTED: dict[str, tuple[tuple[str, ...], tuple[str, ...], bool]] = {
     "AuditEvent": (_READ_SEARCH, fhir_audit.SEARCH_PARAMETERS, False),
     "Communication": (_READ_SEARCH, fhir_chat.SEARCH_PARAMETERS, False),
     "Binary": (("read",), (), False),
+    "Group": (_READ_SEARCH, ("_id",), False),
     "Subscription": (
         ("read", "search-type", "create", "update", "delete"),
         fhir_subscriptions.SEARCH_PARAMETERS,
@@ -102,6 +111,8 @@ def capability_statement(base_url: str, *, software_version: str, published: dat
             entry["operation"] = [{"name": "deliveries", "definition": fhir_deliveries.OPERATION}]
         if kind == "Appointment":
             entry["operation"] = [{"name": name, "definition": url} for name, url in OPERATIONS.items()]
+        if kind in BULK_OPERATIONS:
+            entry["operation"] = [{"name": "export", "definition": BULK_OPERATIONS[kind]}]
         if params:
             entry["searchParam"] = [{"name": name, "type": SEARCH_TYPES[name]} for name in params]
         resources.append(entry)
@@ -112,6 +123,7 @@ def capability_statement(base_url: str, *, software_version: str, published: dat
         "kind": "instance",
         "software": {"name": "doctordesk", "version": software_version},
         "implementation": {"description": "doctordesk FHIR interface", "url": base_url},
+        "instantiates": [f"{BULK_DATA}/CapabilityStatement/bulk-data"],
         "fhirVersion": fhir.FHIR_VERSION,
         "format": [fhir.MEDIA_TYPE, "json"],
         "rest": [
@@ -119,6 +131,7 @@ def capability_statement(base_url: str, *, software_version: str, published: dat
                 "mode": "server",
                 "security": rest_security(base_url.removesuffix("/fhir")),
                 "resource": resources,
+                "operation": [{"name": "export", "definition": BULK_OPERATIONS[None]}],
             }
         ],
     }

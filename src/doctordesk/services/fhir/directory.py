@@ -54,11 +54,16 @@ def _key(row: Any) -> int:
 
 
 def practitioner(c: Clinic, doctor_id: int, external_id: str | None = None) -> dict[str, Any]:
+    return practitioner_named(doctor_id, c.directory.doctors[doctor_id], external_id)
+
+
+def practitioner_named(doctor_id: int, name: str, external_id: str | None = None) -> dict[str, Any]:
+    """A doctor as a Practitioner, from their id, display name and the clinic's own id for them."""
     body: dict[str, Any] = {"resourceType": "Practitioner", "id": str(doctor_id)}
     if external_id:
         body["identifier"] = [{"system": fhir.PRACTITIONER_IDENTIFIER_SYSTEM, "value": external_id}]
     body["active"] = True
-    body["name"] = [fhir_names.human_name(c.directory.doctors[doctor_id])]
+    body["name"] = [fhir_names.human_name(name)]
     return body
 
 

@@ -192,8 +192,9 @@ _JSON_TYPES = frozenset({fhir.MEDIA_TYPE, "application/json", "application/*", "
 
 def _acceptable(request: Request) -> None:
     """406 when ``Accept`` names only types other than JSON (``application/fhir+xml``...). A Binary's file may be
-    of any type, so Binary takes any ``Accept``."""
-    if request.url.path.startswith("/fhir/Binary/"):
+    of any type, so Binary takes any ``Accept``; so does a bulk export's status URL (its manifest is
+    ``application/json``, its files ``application/fhir+ndjson``)."""
+    if request.url.path.startswith(("/fhir/Binary/", "/fhir/$export-status/")):
         return
     header = request.headers.get("accept", "").strip()
     if not header:

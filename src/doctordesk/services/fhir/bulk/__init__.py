@@ -1,0 +1,1 @@
+"""FHIR Bulk Data export (docs/fhir.md#bulk-export)."""

@@ -24,9 +24,12 @@ from doctordesk.services.fhir.access import Caller
 
 
 def requester(caller: Caller) -> str:
-    """Whose job it is: the user (through any of their tokens) or the service account (through any of its keys)."""
+    """Whose job it is: the user (through any of their tokens), the service account (through any of its keys) or the
+    backend service (through any of its tokens; a system actor is no user: its ``user_id`` is 0 for every one)."""
     if isinstance(caller, Integration):
         return f"account:{caller.service_account_id}"
+    if caller.system_client is not None:
+        return f"system:{caller.system_client}"
     return f"user:{caller.user_id}"
 
 

@@ -7,7 +7,7 @@ English readers get day-month order and a 24-hour clock, German readers German n
 from __future__ import annotations
 
 import functools
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Final
 from zoneinfo import ZoneInfo
@@ -37,7 +37,9 @@ def format_local(moment: datetime, timezone: str, locale: str | None = None, *, 
     # (second) shares it and its cache entry, so a new chat message's time is rarely formatted anew.
     local = moment.astimezone(ZoneInfo(timezone))
     local = local.replace(microsecond=0) if seconds else local.replace(second=0, microsecond=0)
-    return _format_local(local, timezone, locale or current(), seconds)
+    # The cache's key is the instant in UTC: two local times of one zone compare and hash alike when they differ
+    # only in ``fold`` (02:30 CEST and 02:30 CET, the hour the clocks go back), and would share one entry.
+    return _format_local(local.astimezone(UTC), timezone, locale or current(), seconds)
 
 
 # Screens show the same moments again and again (a chat's messages on every send and poll, a list's appointments):

@@ -33,3 +33,10 @@ def test_moments_of_one_minute_share_one_entry():
     hits = formats._format_local.cache_info().hits
     assert formats.format_local(at + timedelta(seconds=58), "Europe/Berlin", "en") == "Tue 24 Nov 2026, 10:30 CET"
     assert formats._format_local.cache_info().hits == hits + 1
+
+
+def test_the_hour_the_clocks_go_back_reads_twice_with_its_two_zone_names():
+    # 02:30 in Berlin happens twice on 25 October 2026: first in summer time, then in winter time.
+    summer, winter = datetime(2026, 10, 25, 0, 30, tzinfo=UTC), datetime(2026, 10, 25, 1, 30, tzinfo=UTC)
+    assert formats.format_local(summer, "Europe/Berlin", "en") == "Sun 25 Oct 2026, 02:30 CEST"
+    assert formats.format_local(winter, "Europe/Berlin", "en") == "Sun 25 Oct 2026, 02:30 CET"

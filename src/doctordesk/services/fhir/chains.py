@@ -14,6 +14,7 @@ from typing import Any
 from sqlalchemy import false, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.roles import Actor
 from doctordesk.runtime import Runtime
 from doctordesk.services.fhir import directory as fhir_directory
@@ -105,7 +106,12 @@ async def conditions(rt: Runtime, session: AsyncSession, caller: Caller, checked
             continue
         inner = Checked(own)
         inner.now = checked.now
-        out.append(_COLUMNS[ref].in_(await _ids(rt, session, caller, ref, inner)))
+        try:
+            ids = await _ids(rt, session, caller, ref, inner)
+        except ValidationFailed as error:  # named as sent: the chained parameter
+            error.fields = {f"{prefix}{name}": text for name, text in error.fields.items()}
+            raise
+        out.append(_COLUMNS[ref].in_(ids))
         ceiling = caller.ceiling if isinstance(caller, Actor) else None
         only = ceiling.patient_for(target.kind) if ceiling is not None and ref == "patient" else None
         if only is not None:  # an app reading patients through a patient/ scope: the launch's patient's only

@@ -48,6 +48,17 @@ async def test_the_capability_statement_is_valid_r4_and_lists_exactly_the_served
     assert params["Patient"] == {"_id", "identifier", "name", "family", "given", "birthdate"}
     assert params["Practitioner"] == {"_id", "identifier", "name"}
     assert listed["Subscription"] == {"read", "search-type", "create", "update", "delete"}
+    operations = {r["type"]: {o["name"] for o in r.get("operation", [])} for r in statement["rest"][0]["resource"]}
+    served_operations: dict[str, set[str]] = {}
+    for route in fhir_router.router.routes:
+        parts = route.path.removeprefix("/fhir/").split("/")  # type: ignore[attr-defined]
+        if parts[0] in SUPPORTED and parts[-1].startswith("$"):
+            served_operations.setdefault(parts[0], set()).add(parts[-1].removeprefix("$"))
+    assert {k: v for k, v in operations.items() if v} == served_operations
+    [patient] = [r for r in statement["rest"][0]["resource"] if r["type"] == "Patient"]
+    assert patient["operation"] == [
+        {"name": "everything", "definition": "http://hl7.org/fhir/OperationDefinition/Patient-everything"}
+    ]
     assert params["Subscription"] == {"status"}
 
 

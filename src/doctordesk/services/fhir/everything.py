@@ -84,15 +84,9 @@ async def everything(rt: Runtime, caller: Caller, patient_id: int, request: Sear
         raise NotSupported(fields={"_type": Text("Supported: {types}.", types=", ".join(TYPES))})
     checked = check(request, PARAMETERS, sorts=(), default_sort=_ORDER)
     checked.now = rt.clock.now()
-    checked.warnings += [
-        fhir.issue(
-            "NOT_SUPPORTED",
-            _(Text("The type {name} is not part of a patient's everything here and was ignored.", name=repr(t))),
-            severity="warning",
-            expression="_type",
-        )
-        for t in others
-    ]
+    for kind in others:
+        ignored = Text("The type {name} is not among what $everything answers here and was ignored.", name=repr(kind))
+        checked.warnings.append(fhir.issue("NOT_SUPPORTED", _(ignored), severity="warning", expression="_type"))
     since = _since(checked)
     kinds = _readable(caller, kinds)
     first = checked.sort_after is None

@@ -312,10 +312,7 @@ class AuditLog(Base):
     entity: Mapped[str] = mapped_column(String(32))
     entity_id: Mapped[int | None] = mapped_column(BigInteger)
     details: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
-    __table_args__ = (
-        Index("ix_audit_entity", "entity", "entity_id"),
-        Index("ix_audit_at_id", "at", "id"),  # the FHIR AuditEvent search's sort by date (fhirsort_0001)
-    )
+    __table_args__ = (Index("ix_audit_entity", "entity", "entity_id"),)
 
 
 __all__ = [

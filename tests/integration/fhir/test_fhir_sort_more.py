@@ -6,8 +6,10 @@ warning, or 400 when strict (SQLite and PostgreSQL)."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
+from sqlalchemy import event, insert, text
 
 from doctordesk.store.tables import AuditLog, Location
 from tests.integration.fhir.test_fhir_sort import self_query, walk
@@ -61,6 +63,39 @@ async def test_an_audit_sort_not_offered_is_a_warning_or_refused_when_strict(cli
     strict = {**admin.headers, "Prefer": "handling=strict"}
     response = await client.get(f"/fhir/AuditEvent?subtype={trail}&_sort=subtype", headers=strict)
     assert_outcome(response, 400, "NOT_SUPPORTED", expression="AuditEvent._sort")
+
+
+@pytest.mark.parametrize("sort", ["date", "-date"])
+async def test_a_sorted_audit_search_reads_the_trail_by_its_index_of_date(client, login, runtime, demo, sort):
+    rows = [
+        {"at": TIED - timedelta(minutes=i), "actor_id": None, "action": "bulk", "entity": "user", "entity_id": i,
+         "details": {}}
+        for i in range(3000)
+    ]  # fmt: skip
+    async with runtime.db.transaction() as session:
+        await session.execute(insert(AuditLog), rows)
+        await session.execute(text("ANALYZE"))
+    statements: list[tuple[str, Any]] = []
+
+    def capture(_conn: Any, _cursor: Any, statement: str, parameters: Any, _context: Any, _many: bool) -> None:
+        if "audit_log" in statement and "ORDER BY" in statement:
+            statements.append((statement, parameters))
+
+    engine = runtime.db.read_engine.sync_engine
+    event.listen(engine, "before_cursor_execute", capture)
+    try:
+        admin = await login("admin")
+        page = resource_of(await client.get(f"/fhir/AuditEvent?_sort={sort}&_count=3", headers=admin.headers))
+    finally:
+        event.remove(engine, "before_cursor_execute", capture)
+    assert len(entries(page)) == 3 and statements
+    explain = "EXPLAIN QUERY PLAN " if runtime.db.is_sqlite else "EXPLAIN "
+    async with runtime.db.read() as session:
+        connection = await session.connection()
+        for statement, parameters in statements:
+            plan = " | ".join(str(r[-1]) for r in await connection.exec_driver_sql(explain + statement, parameters))
+            assert "ix_audit_log_at_id" in plan, plan
+            assert "TEMP B-TREE" not in plan and " Sort " not in plan, plan  # read in order, not sorted after
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ from doctordesk.services.fhir.sorting import SortKey
 from doctordesk.store.tables import AuditLog
 
 SEARCH_PARAMETERS = ("date", "entity", "subtype")
-# _sort: when recorded (``date``), newest first unless asked; the id breaks ties (index (at, id), fhirsort_0001).
+# _sort: when recorded (``date``), newest first unless asked; the id breaks ties (index (at, id) of admin_0001).
 SORTS = ("date",)
 DEFAULT_SORT = (SortKey("date", descending=True),)
 _SORT_COLUMNS = {"date": AuditLog.at}

@@ -161,3 +161,9 @@ async def test_a_page_link_is_bound_to_its_search(client, key, demo):
     assert link is not None and "_cursor=" in link
     response = await client.get(f"/fhir/Patient/{p1}/$everything?_cursor=not-a-cursor", headers=key.headers)
     assert_outcome(response, 400, "FIELDS_VALIDATION_ERROR", expression="Patient._cursor")
+
+
+async def test_count_zero_answers_no_entries(client, key, demo):
+    p1 = demo.patients["patient1"]
+    bundle = resource_of(await client.get(f"/fhir/Patient/{p1}/$everything?_count=0", headers=key.headers))
+    assert "entry" not in bundle and next_link(bundle) is None

@@ -122,7 +122,7 @@ async def everything(rt: Runtime, caller: Caller, patient_id: int, request: Sear
     )
     if len(rows) > checked.count and "Appointment" not in kinds:
         _keep_next(result, request, checked, rows)
-    if first and "Patient" in kinds:
+    if first and "Patient" in kinds and not checked.only_count:
         patient = subset(fhir_directory.patient(found), checked.elements)
         url = f"{request.base_url}/Patient/{patient_id}"
         entry = {"fullUrl": url, "resource": patient, "search": {"mode": "match"}}

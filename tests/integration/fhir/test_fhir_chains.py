@@ -11,6 +11,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from sqlalchemy import update
 
+from doctordesk.services.fhir import people as fhir_people
 from doctordesk.services.fhir.capability import CHAIN_DOCUMENTATION
 from doctordesk.store.tables import Patient, User
 from tests.support.fhir import assert_outcome, entries, resource_of
@@ -70,8 +71,13 @@ async def test_every_listed_chain_finds_the_known_appointment_and_a_filter_exclu
         assert known not in await found(client, key.headers, f"{name}={misses}"), name
 
 
-async def test_a_chain_finds_exactly_what_the_reference_search_finds(client, key, demo):
-    p1, d1 = demo.patients["patient1"], demo.users["doctor1"]
+@pytest.mark.parametrize("chain_ids", [0, 500])  # the patients as a subquery, or as their ids
+async def test_a_chain_finds_exactly_what_the_reference_search_finds(client, key, demo, monkeypatch, chain_ids):
+    monkeypatch.setattr(fhir_people, "CHAIN_IDS", chain_ids)
+    p1, p2, d1 = demo.patients["patient1"], demo.patients["patient2"], demo.users["doctor1"]
+    assert await found(client, key.headers, f"patient._id={p1},{p2}") == await found(
+        client, key.headers, f"patient={p1},{p2}"
+    )
     assert await found(client, key.headers, "patient.name=schmidt") == await found(
         client, key.headers, f"patient=Patient/{p1}"
     )

@@ -49,9 +49,7 @@ def _types(search: Search) -> tuple[Search, set[str], list[str]]:
     items = [(k, v) for k, v in search.items if k != "_type"]
     if wanted:
         items.append(("_type", ",".join(wanted)))
-    shown = set(wanted) if asked else set(TYPES)
-    if asked and not wanted:
-        shown = set()
+    shown = set(wanted) if asked else set(TYPES)  # only other types asked: none of these
     return Search(search.base_url, search.resource_type, items, strict=search.strict), shown, others
 
 

@@ -191,13 +191,19 @@ def names_tested(checked: Checked) -> bool:
     return any(checked.has(p) for p in ("name", "family", "given", "family:exact", "given:exact", "given:missing"))
 
 
+# A chain's patients up to this many are given to the appointment search as their ids (its planner then reads
+# each one's appointments by (patient, start)); more, and it gets the subquery (such a chain finds a page soon).
+CHAIN_IDS = 500
+
+
 async def patient_ids(session: AsyncSession, caller: Caller, checked: Checked) -> Any:
-    """The patients ``caller`` may see that match ``checked`` (a Patient search's parameters, for a chain): a
-    subquery of their ids where SQL decides, else the ids of the rows the name words' index narrowed to, each
-    name checked."""
+    """The patients ``caller`` may see that match ``checked`` (a Patient search's parameters, for a chain): their
+    ids where SQL decides (a subquery when there are more than ``CHAIN_IDS``), else the ids of the rows the name
+    words' index narrowed to, each name checked."""
     query = patients_visible(select(Patient.id), caller).where(*patient_conditions(checked))
     if not names_tested(checked):
-        return query
+        ids = list((await session.scalars(query.limit(CHAIN_IDS + 1))).all())
+        return ids if len(ids) <= CHAIN_IDS else query
     test = _name_test(checked)
     rows = (await session.execute(query.add_columns(Patient.name))).all()
     return sorted(row_id for row_id, name in rows if test(name))

@@ -122,8 +122,8 @@ def capability_statement(base_url: str, *, software_version: str, published: dat
             entry["operation"] = [{"name": "deliveries", "definition": fhir_deliveries.OPERATION}]
         if kind == "Appointment":
             entry["operation"] = [{"name": name, "definition": url} for name, url in OPERATIONS.items()]
-        if kind == "Patient":
-            entry["operation"] = [{"name": "everything", "definition": EVERYTHING}]
+        if kind == "Patient":  # beside any other operation on Patient
+            entry["operation"] = [*entry.get("operation", []), {"name": "everything", "definition": EVERYTHING}]
         if params:
             entry["searchParam"] = [_search_param(kind, name) for name in params]
         resources.append(entry)

@@ -6,7 +6,8 @@ docs/fhir.md#search-and-paging, as the doctor: Patient by ``identifier``, ``fami
 one patient per ten appointments, each with a clinic id, a family name of its own and a birth date of its own; the
 history's appointments are theirs in turn), Practitioner by ``name``, Appointment by ``_id``, ``_lastUpdated=ge``
 (the week's appointments were changed now, the history when it took place), ``actor`` (patient1, who has only the
-demo's and the week's), ``status:not=fulfilled`` and the week's ``_summary=count``. The searched week holds
+demo's and the week's), ``status:not=fulfilled`` and the week's ``_summary=count``; a chain
+(``patient.identifier`` of one bench patient) and patient1's ``$everything`` (first page). The searched week holds
 the same appointments in every case (the first ``IN_WEEK``); the rest are history before it, so only the size of the
 clinic changes between cases.
 
@@ -56,7 +57,7 @@ IN_WEEK = 180  # 60 for each doctor: more than one page of 50
 SLOT_WEEK = "start=ge2026-12-07T00:00:00Z&start=lt2026-12-14T00:00:00Z"
 SEARCHES = (
     "Appointment", "Slot", "Slot taken", "$find", "Pat ident", "Pat family", "Pat birth", "Pract name", "Appt _id",
-    "Appt _lastUpd", "Appt actor", "Appt st:not", "Appt count",
+    "Appt _lastUpd", "Appt actor", "Appt st:not", "Appt count", "Appt chain", "Everything",
 )  # fmt: skip
 PATIENTS_PER_APPOINTMENT = 10  # the clinic's patients: one per ten appointments
 FIRST_BIRTH = date(1940, 1, 1)
@@ -89,6 +90,8 @@ def searches(ids: dict[str, Any]) -> dict[str, str]:
         "Appt actor": f"{appointment}actor=Patient/{ids['patient1']}&_count=50",
         "Appt st:not": f"{appointment}status:not=fulfilled&_count=50",
         "Appt count": f"{appointment}practitioner=Practitioner/{doctor}&{WEEK}&_summary=count",
+        "Appt chain": f"{appointment}patient.identifier=bench-{SOUGHT}&_count=50",
+        "Everything": f"/fhir/Patient/{ids['patient1']}/$everything?_count=50",
     }
 
 

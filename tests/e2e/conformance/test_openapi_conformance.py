@@ -130,3 +130,14 @@ def test_the_administration_api_conforms_to_the_api_description_for_an_admin(
 @pytest.mark.slow
 def test_the_integration_api_conforms_to_the_api_description_for_an_api_key(server: LiveServer, tmp_path: Path) -> None:
     run_schemathesis(server, api_key(server), tmp_path, only="^/integration/")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("caller", ["key", "patient1"])
+def test_the_fhir_patient_operations_conform_for_an_api_key_and_a_patient(
+    server: LiveServer, tmp_path: Path, caller: str
+) -> None:
+    # Patient read, search and $everything (docs/fhir.md#everything): a key that reads every patient, and a patient
+    # who reads only themself (anyone else is 404, an unknown id alike).
+    headers = {"Authorization": f"Bearer {api_key(server)['X-Api-Key']}"} if caller == "key" else login(server, caller)
+    run_schemathesis(server, headers, tmp_path, only="^/fhir/Patient")

@@ -64,6 +64,29 @@ def test_search_filters_pages_and_counts_through_fhirpy(fhir: SyncFHIRClient) ->
     }
 
 
+def test_chained_and_sorted_searches_through_fhirpy(fhir: SyncFHIRClient) -> None:
+    [maria] = [checked(p) for p in fhir.resources("Patient").search(family="schmidt").fetch()]
+    by_reference = {checked(a)["id"] for a in fhir.resources("Appointment").search(patient=maria["id"]).fetch_all()}
+    assert len(by_reference) > 2
+    chained = fhir.resources("Appointment").search(patient__family="schmidt")  # patient.family=schmidt
+    assert {checked(a)["id"] for a in chained.limit(2).fetch_all()} == by_reference
+    typed = fhir.resources("Appointment").search(patient__Patient__name="maria")  # patient:Patient.name=maria
+    assert {checked(a)["id"] for a in typed.fetch_all()} == by_reference
+    assert fhir.resources("Appointment").search(patient__family="nobody-of-that-name").fetch() == []
+    newest = [checked(a) for a in chained.sort("-date", "_id").limit(2).fetch_all()]  # _sort=-date,_id, paged
+    starts = [datetime.fromisoformat(a["start"]) for a in newest]
+    assert [a["id"] for a in newest] == [
+        a["id"] for a in sorted(newest, key=lambda a: (-datetime.fromisoformat(a["start"]).timestamp(), int(a["id"])))
+    ]
+    assert len(newest) == len(by_reference) and starts[0] >= starts[-1]
+    places = [checked(p)["name"] for p in fhir.resources("Location").sort("-name").limit(1).fetch_all()]
+    assert places == sorted(places, key=str.casefold, reverse=True) and len(places) >= 2
+    berger = fhir.resources("Appointment").search(practitioner__name="berger", location__name="berlin")
+    found = [checked(r) for r in berger.fetch_all()]
+    assert found and all(a["participant"][1]["actor"]["display"].endswith("Berger") for a in found)
+    assert all(a["participant"][2]["actor"]["display"].startswith("Berlin") for a in found)
+
+
 def test_a_request_is_placed_read_again_by_version_and_found(fhir: SyncFHIRClient) -> None:
     berger = fhir.resources("Practitioner").search(name="berger").fetch()[0]
     [schedule] = fhir.resources("Schedule").search(actor=f"Practitioner/{berger['id']}").fetch()[:1]

@@ -49,6 +49,17 @@ async def test_the_capability_statement_is_valid_r4_and_lists_exactly_the_served
     assert params["Patient"] == {"_id", "identifier", "name", "family", "given", "birthdate"}
     assert params["Practitioner"] == {"_id", "identifier", "name"}
     assert listed["Subscription"] == {"read", "search-type", "create", "update", "delete"}
+    operations = {r["type"]: {o["name"] for o in r.get("operation", [])} for r in statement["rest"][0]["resource"]}
+    served_operations: dict[str, set[str]] = {}
+    for route in fhir_router.router.routes:
+        parts = route.path.removeprefix("/fhir/").split("/")  # type: ignore[attr-defined]
+        if parts[0] in SUPPORTED and parts[-1].startswith("$"):
+            served_operations.setdefault(parts[0], set()).add(parts[-1].removeprefix("$"))
+    assert all(served <= operations[kind] for kind, served in served_operations.items())  # each one listed
+    [patient] = [r for r in statement["rest"][0]["resource"] if r["type"] == "Patient"]
+    assert {"name": "everything", "definition": "http://hl7.org/fhir/OperationDefinition/Patient-everything"} in (
+        patient["operation"]
+    )
     assert params["Subscription"] == {"status"}
 
 

@@ -273,6 +273,6 @@ async def test_the_capability_statement_lists_the_export_operations(client):
     rest = statement["rest"][0]
     assert [o["name"] for o in rest["operation"]] == ["export"]
     by_type = {r["type"]: r for r in rest["resource"]}
-    for kind in ("Patient", "Group"):
-        assert {o["name"] for o in by_type[kind]["operation"]} == {"export"}
+    assert {o["name"] for o in by_type["Group"]["operation"]} == {"export"}
+    assert {o["name"] for o in by_type["Patient"]["operation"]} == {"export", "everything"}
     assert {i["code"] for i in by_type["Group"]["interaction"]} == {"read", "search-type"}

@@ -120,6 +120,8 @@ def cases(demo, known) -> list[Case]:
         Case("Practitioner", "_id", str(d1), f"_id={d1}", f"_id={d2}"),
         Case("Practitioner", "identifier", str(d1), "identifier=prac-1", "identifier=prac-2"),
         Case("Practitioner", "name", str(d1), "name=berger", "name=romero"),
+        Case("Location", "_id", str(berlin), f"_id={berlin}", f"_id={munich}"),
+        Case("Location", "name", str(berlin), "name=BERL", "name=munich"),
         Case("PractitionerRole", "practitioner", f"{d1}-{berlin}", f"practitioner={d1}", f"practitioner={d2}"),
         Case("PractitionerRole", "location", f"{d1}-{berlin}", f"location={berlin}", f"location={munich}"),
         Case("Schedule", "actor", f"{d1}-{berlin}", f"actor=Practitioner/{d1}", f"actor=Practitioner/{d2}"),

@@ -139,7 +139,7 @@ async def test_a_sort_key_not_offered_is_ignored_with_a_warning_or_refused_when_
     assert "'-foo'" in warnings[0]["details"]["text"] and "'service-type'" in warnings[1]["details"]["text"]
     starts = [instant(r["start"]) for r in entries(mixed)]
     assert starts == sorted(starts)
-    none_applied = resource_of(await client.get("/fhir/Location?_sort=name", headers=key.headers))
+    none_applied = resource_of(await client.get("/fhir/Schedule?_sort=name", headers=key.headers))
     assert "_sort" not in self_query(none_applied)
     assert entries(none_applied, "outcome")[0]["issue"][0]["expression"] == ["_sort"]
     strict = {**key.headers, "Prefer": "handling=strict"}
@@ -167,7 +167,16 @@ async def test_the_capability_statement_lists_the_sorts_each_search_offers(clien
     assert offered["Appointment"] == ["_id", "_lastUpdated", "date", "status"]
     assert offered["Patient"] == ["_id", "name", "family", "given", "birthdate"]
     assert offered["Practitioner"] == ["_id", "name"] and offered["Slot"] == ["start"]
-    assert offered["AuditEvent"] == [] and offered["Communication"] == []
+    assert offered["Location"] == ["_id", "name"] and offered["AuditEvent"] == ["date"]
+    assert offered["Communication"] == [] and offered["Schedule"] == []
+
+
+async def test_every_listed_date_and_string_parameter_is_a_sort_key_offered(client):
+    statement = resource_of(await client.get("/fhir/metadata"))
+    for r in statement["rest"][0]["resource"]:
+        offered = {e["valueString"] for e in r.get("extension", []) if e["url"] == "urn:doctordesk:fhir:sort"}
+        sortable = {p["name"] for p in r.get("searchParam", []) if p["type"] in ("date", "string")}
+        assert sortable <= offered, r["type"]
 
 
 @pytest.mark.parametrize("small_set", [0, 4, 10_000])

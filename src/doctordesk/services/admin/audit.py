@@ -92,6 +92,14 @@ def revoke_recorded(
 
 
 def _query(f: AuditFilter, after: Position | None, limit: int) -> Select[AuditLog]:
+    q = filtered(f)
+    if after is not None:
+        q = q.where(or_(AuditLog.at < after.at, and_(AuditLog.at == after.at, AuditLog.id < after.id)))
+    return q.order_by(AuditLog.at.desc(), AuditLog.id.desc()).limit(limit)
+
+
+def filtered(f: AuditFilter) -> Select[AuditLog]:
+    """The rows ``f`` selects, in no order."""
     q = select(AuditLog)
     if f.actor_id is not None:
         q = q.where(AuditLog.actor_id == f.actor_id)
@@ -105,9 +113,7 @@ def _query(f: AuditFilter, after: Position | None, limit: int) -> Select[AuditLo
         q = q.where(AuditLog.at >= f.since)
     if f.until is not None:
         q = q.where(AuditLog.at < f.until)
-    if after is not None:
-        q = q.where(or_(AuditLog.at < after.at, and_(AuditLog.at == after.at, AuditLog.id < after.id)))
-    return q.order_by(AuditLog.at.desc(), AuditLog.id.desc()).limit(limit)
+    return q
 
 
 async def audit_page(

@@ -20,8 +20,8 @@ from doctordesk.domain.roles import Actor
 from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
 from doctordesk.services.appointments.reading import base_query
+from doctordesk.services.fhir import chains, sorting
 from doctordesk.services.fhir import directory as fhir_directory
-from doctordesk.services.fhir import sorting
 from doctordesk.services.fhir.access import Caller, appointments_visible
 from doctordesk.services.fhir.filters import (
     Condition,
@@ -246,8 +246,10 @@ async def search(rt: Runtime, caller: Caller, request: Search) -> dict[str, Any]
     """Appointments by every parameter of ``SEARCH_PARAMETERS`` (docs/fhir.md#search-and-paging), sorted by start
     or by ``_sort`` (``SORTS``), ``_count`` per page; ``next`` continues after the page's last row, so rows
     inserted meanwhile neither repeat nor shift. ``_total``/``_summary=count`` count the matches."""
-    known = (*SEARCH_PARAMETERS, "_include", "_revinclude")
-    checked = check(request, known, sorts=SORTS, default_sort=DEFAULT_SORT, modifiers=MODIFIERS, totals=True)
+    request = chains.untyped(request)
+    known = (*SEARCH_PARAMETERS, *chains.parameters(), "_include", "_revinclude")
+    modifiers = {**MODIFIERS, **chains.modifiers()}
+    checked = check(request, known, sorts=SORTS, default_sort=DEFAULT_SORT, modifiers=modifiers, totals=True)
     checked.now = rt.clock.now()
     includes = set(checked.params.get("_include", []))
     if includes - set(INCLUDES):
@@ -256,11 +258,12 @@ async def search(rt: Runtime, caller: Caller, request: Search) -> dict[str, Any]
     if revincludes - set(REVINCLUDES):
         raise NotSupported(fields={"_revinclude": Text("Supported: {values}.", values=", ".join(REVINCLUDES))})
     includes |= revincludes
-    matching = appointments_visible(select(Appointment.id), caller).where(*conditions(checked))
-    counting = select(func.count()).select_from(matching.subquery())
     async with rt.db.read() as session:
+        chained = await chains.conditions(rt, session, caller, checked)
+        matching = appointments_visible(select(Appointment.id), caller).where(*conditions(checked), *chained)
+        counting = select(func.count()).select_from(matching.subquery())
         total = int(await session.scalar(counting) or 0) if checked.total else None
-        rows = [] if checked.only_count else await _page(session, caller, checked)
+        rows = [] if checked.only_count else await _page(session, caller, checked, chained)
         included = await _included(rt, session, rows[: checked.count], _readable(caller, includes))
         built = dict(zip([r[0].id for r in rows], await resources(session, rows), strict=True))
     return bundle(
@@ -274,13 +277,13 @@ async def search(rt: Runtime, caller: Caller, request: Search) -> dict[str, Any]
     )
 
 
-async def _page(session: AsyncSession, caller: Caller, checked: Checked) -> list[Any]:
+async def _page(session: AsyncSession, caller: Caller, checked: Checked, chained: Sequence[Condition]) -> list[Any]:
     """The page's rows and one more, in the search's order. On SQLite, a search with a filter its planner cannot
     weigh (``SMALL_SET_FILTERS``) first reads the ids that match, at most ``SMALL_SET`` + 1, in no order (the
     planner then takes the filter's index); when they are that few, the page is read by those ids alone (the same
     read transaction: the same snapshot, so they still match and are the caller's) and sorted, instead of walking
     the whole sort order for the few that match (docs/fhir.md#search-performance)."""
-    where = conditions(checked)
+    where = [*conditions(checked), *chained]
     if checked.sort_after is not None:
         where.append(sorting.beyond(checked.sort, _SORT_COLUMNS, Appointment.id, checked.sort_after))
     query = appointments_visible(base_query(), caller).where(*where)

@@ -11,16 +11,21 @@ from sqlalchemy import select
 from doctordesk.domain.audit import AuditFilter, AuditRow
 from doctordesk.domain.errors import Forbidden, NotFound, ValidationFailed
 from doctordesk.domain.fhir import mapping as fhir
-from doctordesk.domain.keyset import Position
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
-from doctordesk.services.admin.audit import audit_page
+from doctordesk.services.admin.audit import filtered
+from doctordesk.services.fhir import sorting
 from doctordesk.services.fhir.access import Caller
 from doctordesk.services.fhir.search import Search, bundle, check
+from doctordesk.services.fhir.sorting import SortKey
 from doctordesk.store.tables import AuditLog
 
 SEARCH_PARAMETERS = ("date", "entity", "subtype")
+# _sort: when recorded (``date``), newest first unless asked; the id breaks ties (index (at, id) of admin_0001).
+SORTS = ("date",)
+DEFAULT_SORT = (SortKey("date", descending=True),)
+_SORT_COLUMNS = {"date": AuditLog.at}
 EVENT_TYPE = {"system": "http://dicom.nema.org/resources/ontology/DCM", "code": "110110", "display": "Patient Record"}
 ACTION_SYSTEM = "urn:doctordesk:audit-action"
 USER_SYSTEM = "urn:doctordesk:user"
@@ -73,7 +78,7 @@ async def read(rt: Runtime, caller: Caller, event_id: int) -> dict[str, Any]:
 async def search(rt: Runtime, caller: Caller, request: Search) -> dict[str, Any]:
     """Newest first; ``date`` (when recorded), ``entity`` (``Appointment/<id>``), ``subtype`` (the action)."""
     _admin(caller)
-    checked = check(request, SEARCH_PARAMETERS)
+    checked = check(request, SEARCH_PARAMETERS, sorts=SORTS, default_sort=DEFAULT_SORT)
     span = fhir.date_range(checked.params.get("date", []), now=rt.clock.now())
     appointment = None
     entities = fhir.token_list(checked.params.get("entity", []))
@@ -90,13 +95,17 @@ async def search(rt: Runtime, caller: Caller, request: Search) -> dict[str, Any]
     if action is not None and not 0 < len(action) <= _MAX_ACTION:
         raise ValidationFailed(fields={"subtype": N_("An audit action, e.g. appointment.approve.")})
     filters = AuditFilter(appointment_id=appointment, action=action, since=span.lo, until=span.hi)
+    query = filtered(filters)
+    if checked.sort_after is not None:
+        query = query.where(sorting.beyond(checked.sort, _SORT_COLUMNS, AuditLog.id, checked.sort_after))
+    query = query.order_by(*sorting.order_by(checked.sort, _SORT_COLUMNS, AuditLog.id)).limit(checked.count + 1)
     async with rt.db.read() as session:
-        rows, more = await audit_page(session, filters, after=checked.after, limit=checked.count)
-    page: list[AuditRow | None] = [*rows, None] if more is not None else list(rows)
+        found = (await session.scalars(query)).all()
+    rows = [AuditRow(r.id, r.at, r.actor_id, r.action, r.entity, r.entity_id, r.details or {}) for r in found]
     return bundle(
         request,
         checked,
-        page,
-        to_resource=lambda r: event(r),
-        position=lambda r: Position(r.at, r.id),
+        rows,
+        to_resource=event,
+        position=lambda r: sorting.encode_cursor(checked.sort, (*(r.at for _ in checked.sort), r.id)),
     )

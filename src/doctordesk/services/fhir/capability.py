@@ -9,8 +9,10 @@ from typing import Any
 from doctordesk.domain.fhir import mapping as fhir
 from doctordesk.services.fhir import appointments as fhir_appointments
 from doctordesk.services.fhir import audit as fhir_audit
+from doctordesk.services.fhir import chains
 from doctordesk.services.fhir import chat as fhir_chat
 from doctordesk.services.fhir import deliveries as fhir_deliveries
+from doctordesk.services.fhir import directory as fhir_directory
 from doctordesk.services.fhir import people as fhir_people
 from doctordesk.services.fhir import slots as fhir_slots
 from doctordesk.services.fhir import subscriptions as fhir_subscriptions
@@ -64,7 +66,7 @@ SUPPORTED: dict[str, tuple[tuple[str, ...], tuple[str, ...], bool]] = {
     "AppointmentResponse": (("read", "search-type", "create"), ("appointment", "actor"), False),
     "Practitioner": (_READ_SEARCH, fhir_people.PRACTITIONER_PARAMETERS, False),
     "PractitionerRole": (_READ_SEARCH, ("practitioner", "location"), False),
-    "Location": (_READ_SEARCH, (), False),
+    "Location": (_READ_SEARCH, fhir_directory.LOCATION_PARAMETERS, False),
     "Patient": (_READ_SEARCH, fhir_people.PATIENT_PARAMETERS, False),
     "Schedule": (_READ_SEARCH, ("actor",), False),
     "Slot": (_READ_SEARCH, fhir_slots.SEARCH_PARAMETERS, False),
@@ -87,7 +89,25 @@ SORTS: dict[str, tuple[str, ...]] = {
     "Patient": fhir_people.PATIENT_SORTS,
     "Practitioner": fhir_people.PRACTITIONER_SORTS,
     "Slot": fhir_slots.SORTS,
+    "Location": fhir_directory.LOCATION_SORTS,
+    "AuditEvent": fhir_audit.SORTS,
 }
+# Patient's ``$everything`` (docs/fhir.md#everything): the core operation, as R4 defines it (GET; ``_since``,
+# ``_type``, ``_count``).
+EVERYTHING = "http://hl7.org/fhir/OperationDefinition/Patient-everything"
+
+
+def _search_param(kind: str, name: str) -> dict[str, Any]:
+    """One search parameter; a reference that takes chains names them in its documentation (R4 has no element
+    for the chains a server supports but the SearchParameter's, which this server does not serve)."""
+    param: dict[str, Any] = {"name": name, "type": SEARCH_TYPES[name]}
+    chained = chains.chains_of(name) if kind == "Appointment" else []
+    if chained:
+        param["documentation"] = CHAIN_DOCUMENTATION + ", ".join(f"{name}.{c}" for c in chained)
+    return param
+
+
+CHAIN_DOCUMENTATION = "Chains (one level; the target's modifiers; typed form too): "
 
 
 def capability_statement(base_url: str, *, software_version: str, published: datetime) -> dict[str, Any]:
@@ -113,8 +133,10 @@ def capability_statement(base_url: str, *, software_version: str, published: dat
             entry["operation"] = [{"name": name, "definition": url} for name, url in OPERATIONS.items()]
         if kind in BULK_OPERATIONS:
             entry["operation"] = [{"name": "export", "definition": BULK_OPERATIONS[kind]}]
+        if kind == "Patient":  # beside any other operation on Patient
+            entry["operation"] = [*entry.get("operation", []), {"name": "everything", "definition": EVERYTHING}]
         if params:
-            entry["searchParam"] = [{"name": name, "type": SEARCH_TYPES[name]} for name in params]
+            entry["searchParam"] = [_search_param(kind, name) for name in params]
         resources.append(entry)
     return {
         "resourceType": "CapabilityStatement",

@@ -20,8 +20,10 @@ from doctordesk.domain.keyset import Position
 from doctordesk.domain.scheduling.suggestions import Hours
 from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
+from doctordesk.services.fhir import sorting
 from doctordesk.services.fhir.access import Caller, patients_visible, require_some_scope
 from doctordesk.services.fhir.search import Checked, Search, bundle, check, references
+from doctordesk.services.fhir.sorting import Sort, SortKey
 from doctordesk.services.scheduling.clinic_facts import Clinic, cached_clinic
 from doctordesk.store.tables import Location, Patient, User
 
@@ -121,10 +123,54 @@ async def read_location(rt: Runtime, caller: Caller, location_id: int) -> dict[s
     raise NotFound(N_("Location not found."))
 
 
+LOCATION_PARAMETERS = ("_id", "name")
+LOCATION_MODIFIERS = {"name": ("exact",)}
+LOCATION_SORTS = ("_id", "name")
+
+
+def location_matches(checked: Checked, places: Sequence[Location]) -> list[int]:
+    """The locations that match a Location search's ``_id`` and ``name`` (each word of a value begins a word of
+    the name, ignoring case and accents; ``:exact`` the whole name), repeated parameters ANDed, commas ORed."""
+
+    def keeps(loc: Location) -> bool:
+        for raw in checked.get("_id"):
+            if loc.id not in [fhir.parse_logical_id(v) for v in raw.split(",") if v]:
+                return False
+        for name, exact in (("name", False), ("name:exact", True)):
+            for raw in checked.get(name):
+                if not any(fhir_names.part_matches(loc.name, "name", v, exact=exact) for v in raw.split(",") if v):
+                    return False
+        return True
+
+    return [loc.id for loc in places if keeps(loc)]
+
+
+def location_values(sort: Sort, loc: Location) -> tuple[Any, ...]:
+    """A location's values under ``sort`` (``name`` ignoring case), then its id."""
+    own = {"_id": loc.id, "name": loc.name.casefold()}
+    return (*(own[k.name] for k in sort), loc.id)
+
+
 async def search_locations(rt: Runtime, caller: Caller, search: Search) -> dict[str, Any]:
-    checked = check(search, ())
+    """The clinic's locations (a handful), by ``_id`` and ``name``, sorted in memory (``_id`` or ``name``)."""
+    checked = check(
+        search, LOCATION_PARAMETERS, sorts=LOCATION_SORTS, default_sort=(SortKey("_id"),), modifiers=LOCATION_MODIFIERS
+    )
     rows = {loc.id: loc for loc in await _locations(rt, caller)}
-    return _page(search, checked, sorted(rows), lambda i: location(rows[i]))
+    matches = location_matches(checked, list(rows.values()))
+    limit = 0 if checked.only_count else checked.count + 1
+
+    def values(i: int) -> tuple[Any, ...]:
+        return location_values(checked.sort, rows[i])
+
+    page = sorting.page_in_memory(checked.sort, matches, values, checked.sort_after, limit)
+    return bundle(
+        search,
+        checked,
+        page,
+        to_resource=lambda i: location(rows[i]),
+        position=lambda i: sorting.encode_cursor(checked.sort, values(i)),
+    )
 
 
 # --- PractitionerRole and Schedule --------------------------------------------------------------------------

@@ -5,7 +5,7 @@ on the rows read, batch by batch in the page's order, so a filter is always appl
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
@@ -175,6 +175,40 @@ def sort_values(sort: Sort, row_id: int, name: str) -> tuple[Any, ...]:
     return (*(own[k.name] for k in sort), row_id)
 
 
+def patient_conditions(checked: Checked) -> list[Condition]:
+    """What SQL decides of a Patient search (the name parts: only the name words' index, a superset)."""
+    system = fhir.PATIENT_IDENTIFIER_SYSTEM
+    return [
+        *token_conditions(checked, "_id", Patient.id, _logical_id, nullable=False),
+        *token_conditions(checked, "identifier", Patient.external_id, _identifier(system)),
+        *_birthdate_conditions(checked),
+        *_word_prefilter(checked),
+    ]
+
+
+def names_tested(checked: Checked) -> bool:
+    """Whether the search has name parameters that SQL alone does not decide (checked on the rows)."""
+    return any(checked.has(p) for p in ("name", "family", "given", "family:exact", "given:exact", "given:missing"))
+
+
+# A chain's patients up to this many are given to the appointment search as their ids (its planner then reads
+# each one's appointments by (patient, start)); more, and it gets the subquery (such a chain finds a page soon).
+CHAIN_IDS = 500
+
+
+async def patient_ids(session: AsyncSession, caller: Caller, checked: Checked) -> Any:
+    """The patients ``caller`` may see that match ``checked`` (a Patient search's parameters, for a chain): their
+    ids where SQL decides (a subquery when there are more than ``CHAIN_IDS``), else the ids of the rows the name
+    words' index narrowed to, each name checked."""
+    query = patients_visible(select(Patient.id), caller).where(*patient_conditions(checked))
+    if not names_tested(checked):
+        ids = list((await session.scalars(query.limit(CHAIN_IDS + 1))).all())
+        return ids if len(ids) <= CHAIN_IDS else query
+    test = _name_test(checked)
+    rows = (await session.execute(query.add_columns(Patient.name))).all()
+    return sorted(row_id for row_id, name in rows if test(name))
+
+
 async def search_patients(rt: Runtime, caller: Caller, request: Search) -> dict[str, Any]:
     """The patients the caller may see, by ``PATIENT_PARAMETERS``, in id order or by ``_sort``: keyset pages in the
     database's order (the sort keys' columns), the name parts checked on the rows read."""
@@ -182,13 +216,7 @@ async def search_patients(rt: Runtime, caller: Caller, request: Search) -> dict[
         request, PATIENT_PARAMETERS, sorts=PATIENT_SORTS, default_sort=BY_ID, modifiers=PATIENT_MODIFIERS, totals=True
     )
     checked.now = rt.clock.now()
-    system = fhir.PATIENT_IDENTIFIER_SYSTEM
-    query = patients_visible(select(Patient), caller).where(
-        *token_conditions(checked, "_id", Patient.id, _logical_id, nullable=False),
-        *token_conditions(checked, "identifier", Patient.external_id, _identifier(system)),
-        *_birthdate_conditions(checked),
-        *_word_prefilter(checked),
-    )
+    query = patients_visible(select(Patient), caller).where(*patient_conditions(checked))
     test = _name_test(checked)
     async with rt.db.read() as session:
         total = len(await _matching(session, query, test, None)) if checked.total else None
@@ -206,22 +234,9 @@ async def search_patients(rt: Runtime, caller: Caller, request: Search) -> dict[
     )
 
 
-async def search_practitioners(rt: Runtime, caller: Caller, request: Search) -> dict[str, Any]:
-    """The clinic's doctors (the cached directory, a few dozen), by ``PRACTITIONER_PARAMETERS``."""
-    checked = check(
-        request,
-        PRACTITIONER_PARAMETERS,
-        sorts=PRACTITIONER_SORTS,
-        default_sort=BY_ID,
-        modifiers=PRACTITIONER_MODIFIERS,
-        totals=True,
-    )
-    require_some_scope(caller)
-    async with rt.db.read() as session:
-        c = await cached_clinic(rt, session)
-        identifiers = await doctor_identifiers(session, c.directory.doctors)
-    system = fhir.PRACTITIONER_IDENTIFIER_SYSTEM
-    read_identifier = _identifier(system)
+def practitioner_matches(checked: Checked, doctors: Mapping[int, str], identifiers: Mapping[int, str]) -> list[int]:
+    """The doctors (id → name, with their clinic ids) that match a Practitioner search's parameters."""
+    read_identifier = _identifier(fhir.PRACTITIONER_IDENTIFIER_SYSTEM)
     test = _name_test(checked)
     wanted_missing = missing(checked, "identifier")
 
@@ -238,12 +253,30 @@ async def search_practitioners(rt: Runtime, caller: Caller, request: Search) -> 
                 return False
         if wanted_missing is not None and (own is None) != wanted_missing:
             return False
-        return test(c.directory.doctors[doctor_id])
+        return test(doctors[doctor_id])
+
+    return [d for d in doctors if keeps(d)]
+
+
+async def search_practitioners(rt: Runtime, caller: Caller, request: Search) -> dict[str, Any]:
+    """The clinic's doctors (the cached directory, a few dozen), by ``PRACTITIONER_PARAMETERS``."""
+    checked = check(
+        request,
+        PRACTITIONER_PARAMETERS,
+        sorts=PRACTITIONER_SORTS,
+        default_sort=BY_ID,
+        modifiers=PRACTITIONER_MODIFIERS,
+        totals=True,
+    )
+    require_some_scope(caller)
+    async with rt.db.read() as session:
+        c = await cached_clinic(rt, session)
+        identifiers = await doctor_identifiers(session, c.directory.doctors)
 
     def values(doctor_id: int) -> tuple[Any, ...]:
         return sort_values(checked.sort, doctor_id, c.directory.doctors[doctor_id])
 
-    matches = [d for d in c.directory.doctors if keeps(d)]
+    matches = practitioner_matches(checked, c.directory.doctors, identifiers)
     limit = 0 if checked.only_count else checked.count + 1
     rows = sorting.page_in_memory(checked.sort, matches, values, checked.sort_after, limit)
     return bundle(

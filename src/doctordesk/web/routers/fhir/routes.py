@@ -27,6 +27,7 @@ from doctordesk.services.fhir import capability as fhir_capability
 from doctordesk.services.fhir import chat as fhir_chat
 from doctordesk.services.fhir import deliveries as fhir_deliveries
 from doctordesk.services.fhir import directory as fhir_directory
+from doctordesk.services.fhir import everything as fhir_everything
 from doctordesk.services.fhir import finding as fhir_finding
 from doctordesk.services.fhir import history as fhir_history
 from doctordesk.services.fhir import holds as fhir_holds
@@ -374,6 +375,18 @@ search_route(
     "The grid of one ``schedule`` in a ``start`` range, by ``status`` (free, busy, busy-tentative), as the booking"
     " screen computes it.",
 )
+
+
+@router.get("/Patient/{patient_id}/$everything")
+async def patient_everything(
+    rt: RuntimeDep, caller: FhirCallerDep, request: Request, patient_id: str, prefer: PreferHeader = None
+) -> FhirResponse:
+    """R4's Patient ``$everything``: the patient, their appointments (with offers and answers) and the doctors and
+    locations those name, as the caller may read them; pages of ``_count`` appointments, ``_since`` (changed
+    since), ``_type`` (which of those types). 404 for a patient the caller may not see."""
+    row_id = _id(patient_id, "Patient")
+    search = _search(request, f"Patient/{row_id}/$everything", prefer)
+    return FhirResponse(await fhir_everything.everything(rt, caller, row_id, search))
 
 
 read_route(

@@ -55,7 +55,9 @@ from doctordesk.web.routers import (
     stream,
 )
 from doctordesk.web.routers import auth as auth_router
+from doctordesk.web.routers import reminders as reminder_links
 from doctordesk.web.routers.admin import audit as admin_audit
+from doctordesk.web.routers.admin import clinic as admin_clinic
 from doctordesk.web.routers.admin import data_screens as admin_data_screens
 from doctordesk.web.routers.admin import fees as admin_fees
 from doctordesk.web.routers.admin import hours as admin_hours
@@ -78,6 +80,7 @@ from doctordesk.web.security import SecurityHeaders
 from doctordesk.web.unchanged_polls import UnchangedPolls
 from doctordesk.web.webapp import web_app_mount
 from doctordesk.workers import wiring as realtime
+from doctordesk.workers.reminders import ReminderSender
 from doctordesk.workers.token_checks import TokenChecks
 
 STATIC = Path(__file__).parent / "web" / "static"
@@ -116,6 +119,8 @@ ROUTERS: tuple[APIRouter, ...] = (
     admin_sso_screens.router,
     calendar.feed_router,
     calendar.router,
+    reminder_links.router,
+    admin_clinic.router,
     language.router,
 )
 
@@ -146,7 +151,12 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
     token_checks = TokenChecks(runtime, interval=settings.stream_check_seconds)
     hooks = realtime.build_webhook_dispatcher(runtime) if settings.webhook_in_process else None
     mail = realtime.build_mail_dispatcher(runtime) if settings.mail_in_process else None
-    loops = [loop for loop in (dispatcher, hooks, mail) if loop is not None]
+    reminders = (
+        ReminderSender(runtime.db, settings=settings, clock=runtime.clock, on_queued=runtime.publish)
+        if settings.reminder_in_process
+        else None
+    )
+    loops = [loop for loop in (dispatcher, hooks, mail, reminders) if loop is not None]
     _connect_bus_state(runtime, token_checks)
     shared = isinstance(runtime.bus, SharedBus)
     runtime.hub.on_delivered = runtime.metrics.messages_delivered.inc

@@ -248,12 +248,14 @@ def reencrypt_secrets() -> None:
 def worker(
     once: bool = typer.Option(False, "--once", help="Send what is due now, then exit"),
 ) -> None:
-    """Send push notifications, webhook deliveries and patients' mail from their outboxes (run several on
+    """Send push notifications, webhook deliveries and patients' mail from their outboxes, and the reminders
+    before appointments (run several on
     PostgreSQL; set DOCTORDESK_PUSH_IN_PROCESS=false, DOCTORDESK_WEBHOOK_IN_PROCESS=false and
     DOCTORDESK_MAIL_IN_PROCESS=false on the servers then). Push runs only when a partner is configured, mail only
     when an SMTP relay is."""
     import signal
 
+    from doctordesk.domain.events import DomainEvent
     from doctordesk.realtime.lease import DrainLoop
     from doctordesk.realtime.metrics import Metrics
     from doctordesk.realtime.push import make_adapter
@@ -262,6 +264,7 @@ def worker(
     from doctordesk.store.secrets.rows import check_keys
     from doctordesk.workers.mail_dispatcher import MailDispatcher
     from doctordesk.workers.push_dispatcher import Dispatcher
+    from doctordesk.workers.reminders import ReminderSender
     from doctordesk.workers.webhook_dispatcher import WebhookDispatcher
     from doctordesk.workers.wiring import worker_bus
 
@@ -281,6 +284,13 @@ def worker(
         push = Dispatcher(db, adapter, settings=settings, clock=clock, metrics=Metrics()) if adapter else None
         mail = MailDispatcher(db, settings=settings, clock=clock) if settings.smtp_url else None
         loops: list[DrainLoop] = [loop for loop in (hooks, push, mail) if loop is not None]
+
+        async def wake(_events: list[DomainEvent]) -> None:
+            for loop in loops:  # what the reminders queued: mail and push
+                loop.wake()
+
+        # First: with --once, the reminders due now are queued before the mail and push are sent.
+        loops.insert(0, ReminderSender(db, settings=settings, clock=clock, on_queued=wake))
         # With Redis the servers' events wake the dispatchers at once; they poll as well.
         bus = None if once else worker_bus(settings, webhook_loop=hooks, push_loop=push, mail_loop=mail)
         try:

@@ -85,6 +85,17 @@ SAVE_USER_BODY = form_body(
 
 MFA_POLICY_BODY = form_body({f"required~{role}": FLAG_FIELD for role in ROLES})
 
+# --- clinic settings -----------------------------------------------------------------------------------------
+
+CLINIC_BODY = form_body(
+    {
+        "reminders_enabled": FLAG_FIELD,
+        "reminder_hours": {"type": "string", "maxLength": 100, "description": "Hours before the start, e.g. 24,2"},
+        "quiet_begin": {"type": "string", "maxLength": 5, "description": "HH:MM; empty: no quiet hours"},
+        "quiet_end": {"type": "string", "maxLength": 5, "description": "HH:MM; empty: no quiet hours"},
+    }
+)
+
 # --- locations -----------------------------------------------------------------------------------------------
 
 NEW_LOCATION_BODY = form_body(

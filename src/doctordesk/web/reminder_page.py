@@ -7,7 +7,8 @@ from __future__ import annotations
 import html
 
 from doctordesk import i18n
-from doctordesk.domain.texts import N_, Moment, Text
+from doctordesk.domain.texts import N_, Text
+from doctordesk.i18n.formats import format_local
 from doctordesk.services.reminders.links import CONFIRM, LinkView, State
 
 TITLE = N_("Your appointment")
@@ -40,7 +41,7 @@ def render(view: LinkView, *, language: str, action_path: str) -> tuple[int, str
     title = i18n.t(lang, TITLE)
     parts = [f"<h1>{html.escape(title)}</h1>"]
     if view.start is not None and view.state is not State.INVALID:
-        when = i18n.t(lang, Text("{when}", when=Moment(view.start, view.timezone)))
+        when = format_local(view.start, view.timezone, lang)
         summary = ", ".join(p for p in (view.doctor, when, view.location) if p)
         parts.append(f'<p class="reminder-appointment">{html.escape(summary)}</p>')
     if view.state is State.READY:

@@ -80,7 +80,6 @@ from doctordesk.web.security import SecurityHeaders
 from doctordesk.web.unchanged_polls import UnchangedPolls
 from doctordesk.web.webapp import web_app_mount
 from doctordesk.workers import wiring as realtime
-from doctordesk.workers.reminders import ReminderSender
 from doctordesk.workers.token_checks import TokenChecks
 
 STATIC = Path(__file__).parent / "web" / "static"
@@ -151,11 +150,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
     token_checks = TokenChecks(runtime, interval=settings.stream_check_seconds)
     hooks = realtime.build_webhook_dispatcher(runtime) if settings.webhook_in_process else None
     mail = realtime.build_mail_dispatcher(runtime) if settings.mail_in_process else None
-    reminders = (
-        ReminderSender(runtime.db, settings=settings, clock=runtime.clock, on_queued=runtime.publish)
-        if settings.reminder_in_process
-        else None
-    )
+    reminders = realtime.build_reminder_sender(runtime) if settings.reminder_in_process else None
     loops = [loop for loop in (dispatcher, hooks, mail, reminders) if loop is not None]
     _connect_bus_state(runtime, token_checks)
     shared = isinstance(runtime.bus, SharedBus)

@@ -29,6 +29,7 @@ from doctordesk.services.mail import outbox as mail_outbox
 from doctordesk.services.webhooks import outbox as webhook_outbox
 from doctordesk.workers.mail_dispatcher import MailDispatcher
 from doctordesk.workers.push_dispatcher import Dispatcher
+from doctordesk.workers.reminders import ReminderSender
 from doctordesk.workers.webhook_dispatcher import WebhookDispatcher
 
 log = logging.getLogger(__name__)
@@ -160,6 +161,11 @@ def build_mail_dispatcher(rt: Runtime) -> MailDispatcher | None:
         log.info("no SMTP relay (DOCTORDESK_SMTP_URL): patients are not sent email")
         return None
     return MailDispatcher(rt.db, settings=rt.settings, clock=rt.clock)
+
+
+def build_reminder_sender(rt: Runtime) -> ReminderSender:
+    """The reminder sender for this runtime: what it queues wakes the mail and push senders of every instance."""
+    return ReminderSender(rt.db, settings=rt.settings, clock=rt.clock, on_queued=rt.publish)
 
 
 def worker_bus(

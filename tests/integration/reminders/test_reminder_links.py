@@ -10,7 +10,7 @@ from datetime import timedelta
 from sqlalchemy import select
 
 from doctordesk.domain.appointments.status import Status
-from doctordesk.store.reminder_tables import AppointmentConfirmation
+from doctordesk.store.mail_tables import AppointmentConfirmation
 from doctordesk.store.tables import Appointment, AppointmentHistory, AuditLog
 from tests.integration.reminders.conftest import START, hours, links_of, path_of, place
 from tests.support.review import find
@@ -48,7 +48,7 @@ async def test_opening_a_link_changes_nothing_and_the_button_confirms_once(clien
         history = (await s.scalars(select(AppointmentHistory).where(AppointmentHistory.appointment_id == a))).all()
         audit = (await s.scalars(select(AuditLog.action).where(AuditLog.entity_id == a))).all()
     assert (c.appointment_id, c.start_at) == (a, START)
-    assert history[-1].details["action"] == "patient-confirm" and history[-1].details["by"] == "patient"
+    assert history[-1].details["action"] == "patient-confirm" and history[-1].details["via"] == "reminder"
     assert "appointment.patient-confirm" in audit
     assert await status_of(runtime, a) is Status.APPROVED
     # The doctor's list shows it.

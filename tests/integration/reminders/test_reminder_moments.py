@@ -10,9 +10,8 @@ from datetime import timedelta
 from icalendar import Calendar
 from sqlalchemy import select, update
 
-from doctordesk.store.mail_tables import MailMessage
+from doctordesk.store.mail_tables import MailMessage, ReminderSent
 from doctordesk.store.realtime_tables import PushOutbox
-from doctordesk.store.reminder_tables import ReminderSent
 from doctordesk.store.tables import Appointment, User
 from tests.integration.reminders.conftest import START, hours, links_of, phone_of, place, zone_and_patient
 from tests.support.integration import make_key

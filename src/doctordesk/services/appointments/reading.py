@@ -21,7 +21,7 @@ from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.texts import N_
 from doctordesk.store import chat_repo, keyset
 from doctordesk.store.admin_tables import DoctorSettings
-from doctordesk.store.reminder_tables import AppointmentConfirmation
+from doctordesk.store.mail_tables import AppointmentConfirmation
 from doctordesk.store.tables import Appointment, Location, Patient, User
 
 _Doctor = aliased(User)

@@ -25,7 +25,7 @@ from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
 from doctordesk.services.admin.audit import record_change
 from doctordesk.services.uow import unit_of_work
-from doctordesk.store.clinic_tables import ClinicSetting
+from doctordesk.store.admin_tables import ClinicSetting
 
 # The settings' names: the stored rows', the form fields' and the JSON API's alike.
 REMINDERS_ENABLED = "reminders_enabled"

@@ -18,7 +18,7 @@ from doctordesk.domain.events import (
 from doctordesk.services.audit import audit_now
 from doctordesk.services.uow import UnitOfWork
 from doctordesk.store import plain_rows
-from doctordesk.store.reminder_tables import AppointmentConfirmation
+from doctordesk.store.mail_tables import AppointmentConfirmation
 from doctordesk.store.tables import Appointment, AppointmentHistory
 
 # The domain event (webhooks: ``appointment.confirmed``) and the audit trail's action.
@@ -36,28 +36,32 @@ async def record(uow: UnitOfWork, a: Appointment, *, now: datetime) -> None:
     )
     if known is None:
         session.add(AppointmentConfirmation(appointment_id=a.id, start_at=a.start_at, confirmed_at=now))
-    details = {"action": "patient-confirm", "by": "patient", "via": "reminder", "start": a.start_at.isoformat()}
+    # Who: the patient (the link was theirs); the history's actor stays empty, as no one signed in.
+    details = {"action": "patient-confirm", "via": "reminder", "start": a.start_at.isoformat()}
     history = {"appointment_id": a.id, "at": now, "actor_id": None, "from_status": a.status,
                "to_status": a.status, "details": details}  # fmt: skip
     await plain_rows.add(session, AppointmentHistory, history)
     await audit_now(
         session, at=now, actor_id=None, action=AUDIT_ACTION, entity="appointment", entity_id=a.id, details=details
     )
-    uow.emit(
-        DomainEvent(
-            kind=CONFIRMED_EVENT,
-            topics=(
-                appointment_topic(a.id),
-                patient_topic(a.patient_id),
-                ALL_APPOINTMENTS_TOPIC,
-                doctor_topic(a.doctor_id),
-            ),
-            data={
-                "appointment_id": a.id,
-                "status": a.status,
-                "version": a.version,
-                "start": a.start_at.isoformat(),
-                "confirmed_at": now.isoformat(),
-            },
-        )  # fmt: skip
+    uow.emit(_confirmed(a, now=now))
+
+
+def _confirmed(a: Appointment, *, now: datetime) -> DomainEvent:
+    """The event: the doctor's list and week, the appointment's screens, webhooks (``appointment.confirmed``)."""
+    return DomainEvent(
+        kind=CONFIRMED_EVENT,
+        topics=(
+            appointment_topic(a.id),
+            patient_topic(a.patient_id),
+            ALL_APPOINTMENTS_TOPIC,
+            doctor_topic(a.doctor_id),
+        ),
+        data={
+            "appointment_id": a.id,
+            "status": a.status,
+            "version": a.version,
+            "start": a.start_at.isoformat(),
+            "confirmed_at": now.isoformat(),
+        },
     )

@@ -26,7 +26,7 @@ from doctordesk.services.accounts.auth import token_hash
 from doctordesk.services.reminders import confirm
 from doctordesk.services.review.patient_cancel import cancel_appointment
 from doctordesk.services.uow import unit_of_work
-from doctordesk.store.reminder_tables import ReminderLink
+from doctordesk.store.mail_tables import ReminderLink
 from doctordesk.store.tables import Appointment, Location, Patient, User
 
 CONFIRM, CANCEL = "confirm", "cancel"

@@ -28,7 +28,7 @@ from doctordesk.services.clinic import settings as clinic
 from doctordesk.services.mail import outbox as mail_outbox
 from doctordesk.services.reminders import links
 from doctordesk.store.db import Database
-from doctordesk.store.reminder_tables import ReminderSent
+from doctordesk.store.mail_tables import ReminderSent
 from doctordesk.store.tables import Appointment, Location, Patient
 
 BATCH = 200

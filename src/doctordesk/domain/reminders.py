@@ -22,12 +22,13 @@ from dataclasses import dataclass
 from datetime import datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
+from doctordesk.domain import moments
 from doctordesk.domain.texts import N_
 
 MAX_HOURS = 24 * 14  # two weeks ahead at most
 MAX_WINDOWS = 6
 HOURS_PROBLEM = N_("Whole hours from 1 to 336, comma-separated, at most 6 (e.g. 24,2).")
-QUIET_PROBLEM = N_("A time as HH:MM, both or neither.")
+QUIET_PROBLEM = N_("Quiet hours need both their start and their end, or neither.")
 
 
 def parse_hours(raw: str) -> tuple[int, ...]:
@@ -48,13 +49,12 @@ def format_hours(hours: Sequence[int]) -> str:
 
 
 def parse_clock_time(raw: str) -> time:
-    """``"21:00"`` → 21:00; ValueError otherwise."""
-    hh, sep, mm = raw.strip().partition(":")
-    if not sep or len(hh) != 2 or len(mm) != 2 or not hh.isdigit() or not mm.isdigit():
-        raise ValueError(QUIET_PROBLEM)
-    if int(hh) > 23 or int(mm) > 59:
-        raise ValueError(QUIET_PROBLEM)
-    return time(int(hh), int(mm))
+    """``"21:00"`` → 21:00 (the one reader of wall-clock times, ``moments.read_time``); ValueError with its
+    message otherwise."""
+    read = moments.read_time(raw.strip())
+    if isinstance(read, str):
+        raise ValueError(read)
+    return read
 
 
 @dataclass(frozen=True, slots=True)

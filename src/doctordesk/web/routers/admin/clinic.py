@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter
 from pydantic import Field, StrictBool
 
-from doctordesk.domain import reminders
+from doctordesk.domain import moments, reminders
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.screens.viewing import Viewing
 from doctordesk.services.admin import clinic_screen
@@ -23,7 +23,7 @@ router = APIRouter(tags=["administration"])
 
 AdminDep = Annotated[Actor, require_roles(Role.ADMIN)]
 READ: dict[int | str, dict[str, Any]] = {401: UNAUTHORIZED, 403: FORBIDDEN}
-HH_MM = r"^$|^([01][0-9]|2[0-3]):[0-5][0-9]$"
+HH_MM = f"^$|{moments.TIME_PATTERN}"
 
 
 class ClinicIn(StrictBody):

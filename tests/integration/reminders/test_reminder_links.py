@@ -168,3 +168,27 @@ async def test_a_moved_appointment_is_unconfirmed_and_its_old_links_no_longer_ap
     async with runtime.db.read() as s:
         starts = sorted((await s.scalars(select(AppointmentConfirmation.start_at))).all())
     assert starts == [START, later]
+
+
+async def test_the_doctors_open_list_learns_of_the_confirmation_live(client, login, demo, runtime, reminders):
+    from doctordesk.realtime.routing import Screen, message_for
+    from tests.support.review import Events
+
+    a = await place(runtime, demo)
+    confirm, _ = await links_at(reminders, START - hours(24))
+    doctor = await login("doctor1")
+    listing = (await client.put("/profile/appointments", headers={**doctor.headers, "X-Client-Id": "desk"})).json()
+    assert find(listing["elements"], f"confirmed-{a}") is None
+    events = Events(runtime)
+    assert (await client.post(confirm)).status_code == 200
+    [event] = [e for e in events.seen if e.kind == "appointment.patient-confirm"]
+    # The real-time router tells the open list to poll now (the stream's Timeout, as for any change of it) ...
+    shown = runtime.hub.screen_of("desk")
+    assert shown is not None and shown.screen == listing["screen"]
+    message = message_for(frozenset(event.topics), Screen(shown.user_id, shown.screen, shown.poll, shown.topics))
+    assert message is not None and message.timeout is True
+    # ... and the poll answers the badge as a patch.
+    polled = await client.patch(
+        "/profile/appointments", headers={**doctor.headers, "X-Client-Id": "desk", "X-Screen-State": listing["state"]}
+    )
+    assert polled.status_code == 200 and f"confirmed-{a}" in polled.text and "Patient confirmed" in polled.text

@@ -192,3 +192,23 @@ async def test_the_doctors_open_list_learns_of_the_confirmation_live(client, log
         "/profile/appointments", headers={**doctor.headers, "X-Client-Id": "desk", "X-Screen-State": listing["state"]}
     )
     assert polled.status_code == 200 and f"confirmed-{a}" in polled.text and "Patient confirmed" in polled.text
+
+
+async def test_the_week_view_shows_the_confirmation_in_words_in_english_and_german(
+    client, login, demo, runtime, reminders
+):
+    from doctordesk.screens.protocol import walk
+
+    a = await place(runtime, demo)
+    confirm, _ = await links_at(reminders, START - hours(24))
+    assert (await client.post(confirm)).status_code == 200
+    doctor = await login("doctor1")
+    for language, words in (("en", "Patient confirmed"), ("de", "Kommen bestätigt")):
+        page = await client.put(
+            "/profile/appointments/week",
+            params={"day": "2027-01-20"},
+            headers={**doctor.headers, "Accept-Language": language},
+        )
+        assert page.status_code == 200, page.text
+        [entry] = [e for e in walk(page.json()["elements"]) if e.get("props", {}).get("appointment") == a]
+        assert entry["props"]["confirmed"] is True and words in entry["props"]["details"]

@@ -141,3 +141,24 @@ async def test_reminders_switched_off_by_the_clinic_are_not_sent(client, login, 
     assert await sent_windows(runtime, a) == []
     async with runtime.db.read() as s:
         assert (await s.scalars(select(MailMessage).where(MailMessage.kind == "reminder"))).all() == []
+
+
+async def test_every_appointment_due_is_reminded_however_many_batches_they_take(demo, runtime, reminders, monkeypatch):
+    from doctordesk.domain.appointments.status import Status
+    from doctordesk.services.reminders import sender
+
+    monkeypatch.setattr(sender, "BATCH", 2)
+    async with runtime.db.read() as s:
+        approved = list(
+            (await s.scalars(select(Appointment.id).where(Appointment.status == int(Status.APPROVED)))).all()
+        )
+    assert len(approved) >= 3
+    async with runtime.db.transaction() as s:
+        for n, a in enumerate(approved):
+            await s.execute(
+                update(Appointment).where(Appointment.id == a).values(start_at=START + timedelta(minutes=n))
+            )
+    await reminders.at(START - hours(1))
+    async with runtime.db.read() as s:
+        reminded = set((await s.scalars(select(ReminderSent.appointment_id))).all())
+    assert reminded == set(approved)

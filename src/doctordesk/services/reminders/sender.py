@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import select
+from sqlalchemy import and_, or_, select
 from sqlalchemy.exc import IntegrityError
 
 from doctordesk.config import Settings
@@ -43,9 +43,17 @@ class Candidate:
     patient_user_id: int | None
 
 
-async def _candidates(db: Database, rules: reminders.ReminderRules, *, now: datetime) -> list[tuple[Candidate, int]]:
-    """The approved appointments whose reminder is due now, with its window."""
+async def _candidates(
+    db: Database, rules: reminders.ReminderRules, *, now: datetime, after: tuple[datetime, int] | None
+) -> tuple[list[tuple[Candidate, int]], tuple[datetime, int] | None]:
+    """Of the next ``BATCH`` approved appointments starting soon (in start order, past ``after``), those whose
+    reminder is due now, with its window; and where the next batch starts (None: this was the last)."""
     until = now + reminders.horizon(rules)
+    beyond = (
+        or_(Appointment.start_at > after[0], and_(Appointment.start_at == after[0], Appointment.id > after[1]))
+        if after is not None
+        else Appointment.start_at > now
+    )
     async with db.read() as session:
         rows = (
             await session.execute(
@@ -56,6 +64,7 @@ async def _candidates(db: Database, rules: reminders.ReminderRules, *, now: date
                     Appointment.status == int(Status.APPROVED),
                     Appointment.start_at > now,
                     Appointment.start_at <= until,
+                    beyond,
                 )
                 .order_by(Appointment.start_at, Appointment.id)
                 .limit(BATCH)
@@ -80,7 +89,8 @@ async def _candidates(db: Database, rules: reminders.ReminderRules, *, now: date
         )  # fmt: skip
         if window is not None:
             due.append((c, window))
-    return due
+    last = (found[-1].start, found[-1].appointment_id) if len(found) == BATCH else None
+    return due, last
 
 
 async def send_due(db: Database, settings: Settings, *, now: datetime) -> list[DomainEvent]:
@@ -91,12 +101,17 @@ async def send_due(db: Database, settings: Settings, *, now: datetime) -> list[D
     if not rules.enabled:
         return []
     mailed = pushed = False
-    for candidate, window in await _candidates(db, rules, now=now):
-        try:
-            m, p = await _send(db, settings, candidate, window, now=now)
-        except IntegrityError:
-            continue  # another sender took this reminder meanwhile
-        mailed, pushed = mailed or m, pushed or p
+    after: tuple[datetime, int] | None = None
+    while True:  # batch after batch: a busy clinic's appointments of the next days are more than one
+        due, after = await _candidates(db, rules, now=now, after=after)
+        for candidate, window in due:
+            try:
+                m, p = await _send(db, settings, candidate, window, now=now)
+            except IntegrityError:
+                continue  # another sender took this reminder meanwhile
+            mailed, pushed = mailed or m, pushed or p
+        if after is None:
+            break
     wake = [mail_outbox.QUEUED_EVENT] if mailed else []
     wake += [push_outbox.QUEUED_EVENT] if pushed else []
     return [DomainEvent(kind, topics=()) for kind in wake]

@@ -212,3 +212,20 @@ async def test_the_week_view_shows_the_confirmation_in_words_in_english_and_germ
         assert page.status_code == 200, page.text
         [entry] = [e for e in walk(page.json()["elements"]) if e.get("props", {}).get("appointment") == a]
         assert entry["props"]["confirmed"] is True and words in entry["props"]["details"]
+
+
+async def test_a_patient_without_an_account_is_asked_to_call_to_cancel(client, demo, runtime, reminders):
+    from sqlalchemy import update
+
+    from doctordesk.store.tables import Patient
+
+    a = await place(runtime, demo)
+    async with runtime.db.transaction() as s:
+        patient = await s.scalar(select(Appointment.patient_id).where(Appointment.id == a))
+        await s.execute(update(Patient).where(Patient.id == patient).values(user_id=None))
+    confirm, cancel = await links_at(reminders, START - hours(24))
+    page = await client.get(cancel)
+    assert page.status_code == 200 and "Please call the clinic to cancel" in page.text and "<form" not in page.text
+    assert "Please call the clinic to cancel" in (await client.post(cancel)).text
+    assert await status_of(runtime, a) is Status.APPROVED
+    assert "the clinic now knows" in (await client.post(confirm)).text  # confirming needs no account

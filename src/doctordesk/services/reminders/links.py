@@ -57,6 +57,7 @@ class LinkView:
     timezone: str = "UTC"
     location: str = ""
     cancel_hours: int = 0
+    has_account: bool = True  # the patient has an account in the app (a cancellation is theirs)
 
 
 def issue(session: AsyncSession, appointment_id: int, *, start: datetime, now: datetime) -> dict[str, str]:
@@ -92,7 +93,7 @@ async def _read(session: AsyncSession, token: str, *, lock: bool) -> tuple[Remin
     doctor = User.__table__.alias("doctor")
     row = (
         await session.execute(
-            select(User.language, doctor.c.display_name, Location.name, Location.timezone)
+            select(User.id, User.language, doctor.c.display_name, Location.name, Location.timezone)
             .select_from(Patient)
             .outerjoin(User, User.id == Patient.user_id)
             .join(doctor, doctor.c.id == a.doctor_id)
@@ -100,10 +101,10 @@ async def _read(session: AsyncSession, token: str, *, lock: bool) -> tuple[Remin
             .where(Patient.id == a.patient_id)
         )
     ).one()
-    language, doctor_name, location, zone = row
+    user_id, language, doctor_name, location, zone = row
     view = LinkView(
         State.READY, action=link.action, language=language or DEFAULT, doctor=doctor_name, start=a.start_at,
-        timezone=zone, location=location,
+        timezone=zone, location=location, has_account=user_id is not None,
     )  # fmt: skip
     return link, a, view
 
@@ -128,7 +129,10 @@ async def look(rt: Runtime, token: str) -> LinkView:
         if found is None:
             return LinkView(State.INVALID)
         link, a, view = found
-        return replace(view, state=_state(link, a, now=rt.clock.now(), cancel_hours=hours), cancel_hours=hours)
+        state = _state(link, a, now=rt.clock.now(), cancel_hours=hours)
+        if state is State.READY and link.action == CANCEL and not view.has_account:
+            state = State.NO_ACCOUNT
+        return replace(view, state=state, cancel_hours=hours)
 
 
 async def use(rt: Runtime, token: str) -> LinkView:

@@ -266,7 +266,7 @@ def worker(
     from doctordesk.workers.push_dispatcher import Dispatcher
     from doctordesk.workers.reminders import ReminderSender
     from doctordesk.workers.webhook_dispatcher import WebhookDispatcher
-    from doctordesk.workers.wiring import worker_bus
+    from doctordesk.workers.wiring import reminders_reach_patients, worker_bus
 
     settings = checked_settings()
     adapter = make_adapter(settings.push_adapter, settings.push_url, settings.push_credentials)
@@ -290,7 +290,8 @@ def worker(
                 loop.wake()
 
         # First: with --once, the reminders due now are queued before the mail and push are sent.
-        loops.insert(0, ReminderSender(db, settings=settings, clock=clock, on_queued=wake))
+        if reminders_reach_patients(settings):
+            loops.insert(0, ReminderSender(db, settings=settings, clock=clock, on_queued=wake))
         # With Redis the servers' events wake the dispatchers at once; they poll as well.
         bus = None if once else worker_bus(settings, webhook_loop=hooks, push_loop=push, mail_loop=mail)
         try:

@@ -163,9 +163,19 @@ def build_mail_dispatcher(rt: Runtime) -> MailDispatcher | None:
     return MailDispatcher(rt.db, settings=rt.settings, clock=rt.clock)
 
 
-def build_reminder_sender(rt: Runtime) -> ReminderSender:
-    """The reminder sender for this runtime: what it queues wakes the mail and push senders of every instance."""
+def build_reminder_sender(rt: Runtime) -> ReminderSender | None:
+    """The reminder sender for this runtime (what it queues wakes the mail and push senders of every instance);
+    None when there is no way to reach a patient (no SMTP relay, no push partner): a reminder is recorded as sent
+    only when it could go."""
+    if not reminders_reach_patients(rt.settings):
+        log.info("no SMTP relay and no push partner: patients are not sent reminders")
+        return None
     return ReminderSender(rt.db, settings=rt.settings, clock=rt.clock, on_queued=rt.publish)
+
+
+def reminders_reach_patients(settings: Settings) -> bool:
+    """A relay or a push partner is configured (as ``build_mail_dispatcher`` and ``make_adapter`` read them)."""
+    return bool(settings.smtp_url) or (settings.push_adapter != "none" and bool(settings.push_url))
 
 
 def worker_bus(

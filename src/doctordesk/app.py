@@ -58,7 +58,9 @@ from doctordesk.web.routers import (
     stream,
 )
 from doctordesk.web.routers import auth as auth_router
+from doctordesk.web.routers import reminders as reminder_links
 from doctordesk.web.routers.admin import audit as admin_audit
+from doctordesk.web.routers.admin import clinic as admin_clinic
 from doctordesk.web.routers.admin import data_screens as admin_data_screens
 from doctordesk.web.routers.admin import fees as admin_fees
 from doctordesk.web.routers.admin import hours as admin_hours
@@ -124,6 +126,8 @@ ROUTERS: tuple[APIRouter, ...] = (
     dashboard.router,
     calendar.feed_router,
     calendar.router,
+    reminder_links.router,
+    admin_clinic.router,
     language.router,
 )
 
@@ -155,7 +159,8 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
     hooks = realtime.build_webhook_dispatcher(runtime) if settings.webhook_in_process else None
     mail = realtime.build_mail_dispatcher(runtime) if settings.mail_in_process else None
     exporter = realtime.build_bulk_exporter(runtime) if settings.bulk_in_process else None
-    loops = [loop for loop in (dispatcher, hooks, mail, exporter) if loop is not None]
+    reminders = realtime.build_reminder_sender(runtime) if settings.reminder_in_process else None
+    loops = [loop for loop in (dispatcher, hooks, mail, exporter, reminders) if loop is not None]
     _connect_bus_state(runtime, token_checks)
     shared = isinstance(runtime.bus, SharedBus)
     runtime.hub.on_delivered = runtime.metrics.messages_delivered.inc

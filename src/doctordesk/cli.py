@@ -248,12 +248,14 @@ def reencrypt_secrets() -> None:
 def worker(
     once: bool = typer.Option(False, "--once", help="Send what is due now, then exit"),
 ) -> None:
-    """Send push notifications, webhook deliveries and patients' mail from their outboxes, and write FHIR bulk
-    exports (run several on PostgreSQL; set DOCTORDESK_PUSH_IN_PROCESS=false, DOCTORDESK_WEBHOOK_IN_PROCESS=false,
-    DOCTORDESK_MAIL_IN_PROCESS=false and DOCTORDESK_BULK_IN_PROCESS=false on the servers then). Push runs only when
-    a partner is configured, mail only when an SMTP relay is."""
+    """Send push notifications, webhook deliveries and patients' mail from their outboxes, the reminders before
+    appointments, and write FHIR bulk exports (run several on PostgreSQL; set DOCTORDESK_PUSH_IN_PROCESS=false,
+    DOCTORDESK_WEBHOOK_IN_PROCESS=false, DOCTORDESK_MAIL_IN_PROCESS=false, DOCTORDESK_REMINDER_IN_PROCESS=false and
+    DOCTORDESK_BULK_IN_PROCESS=false on the servers then). Push runs only when a partner is configured, mail only
+    when an SMTP relay is."""
     import signal
 
+    from doctordesk.domain.events import DomainEvent
     from doctordesk.realtime.lease import DrainLoop
     from doctordesk.realtime.metrics import Metrics
     from doctordesk.realtime.push import make_adapter
@@ -263,8 +265,9 @@ def worker(
     from doctordesk.workers.bulk_exporter import BulkExporter
     from doctordesk.workers.mail_dispatcher import MailDispatcher
     from doctordesk.workers.push_dispatcher import Dispatcher
+    from doctordesk.workers.reminders import ReminderSender
     from doctordesk.workers.webhook_dispatcher import WebhookDispatcher
-    from doctordesk.workers.wiring import worker_bus
+    from doctordesk.workers.wiring import reminders_reach_patients, worker_bus
 
     settings = checked_settings()
     adapter = make_adapter(settings.push_adapter, settings.push_url, settings.push_credentials)
@@ -283,6 +286,14 @@ def worker(
         mail = MailDispatcher(db, settings=settings, clock=clock) if settings.smtp_url else None
         exporter = BulkExporter(db, settings=settings, clock=clock)
         loops: list[DrainLoop] = [loop for loop in (hooks, push, mail, exporter) if loop is not None]
+
+        async def wake(_events: list[DomainEvent]) -> None:
+            for loop in loops:  # what the reminders queued: mail and push
+                loop.wake()
+
+        # First: with --once, the reminders due now are queued before the mail and push are sent.
+        if reminders_reach_patients(settings):
+            loops.insert(0, ReminderSender(db, settings=settings, clock=clock, on_queued=wake))
         # With Redis the servers' events wake the dispatchers at once; they poll as well.
         bus = (
             None

@@ -10,10 +10,12 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Literal
+from urllib.parse import urlsplit
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from doctordesk.domain import reminders
 from doctordesk.domain.clock import Clock, ShiftedClock, SystemClock, parse_test_clock
 from doctordesk.domain.mail.addresses import check_address
 from doctordesk.domain.mail.relay import parse_relay
@@ -103,6 +105,13 @@ class Settings(BaseSettings):
     patient_cancel_hours: int = Field(
         24, ge=0, le=8760, description="Until how many hours before its start a patient may cancel in the app"
     )
+    # Reminders before approved appointments (docs/notifications.md#reminders): the hours before the start at which
+    # they go, comma-separated (the clinic's default; admins change it on the Clinic screen), how often the sender
+    # looks for due ones, and the address patients open the reminder's links at (empty: http://HOST:PORT).
+    reminder_hours: str = "24,2"
+    reminder_poll_seconds: float = Field(60.0, ge=0.05, le=3600)
+    reminder_in_process: bool = True
+    public_url: str = ""
     # Failed logins (docs/accounts.md#throttling): per username and client address, this many lock the address
     # out of the username for the lockout; per username from every address, the ceiling slows it to one
     # attempt per interval (the count drains by one per interval).
@@ -273,6 +282,23 @@ class Settings(BaseSettings):
             raise ValueError(problem)
         return value
 
+    @field_validator("reminder_hours")
+    @classmethod
+    def _reminder_hours(cls, value: str) -> str:
+        try:
+            return reminders.format_hours(reminders.parse_hours(value))
+        except ValueError as exc:
+            raise ValueError(f"reminder hours: {exc}") from None
+
+    @field_validator("public_url")
+    @classmethod
+    def _public_url(cls, value: str) -> str:
+        value = value.strip().rstrip("/")
+        parts = urlsplit(value)
+        if value and (parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment):
+            raise ValueError("an http:// or https:// address without query or fragment, e.g. https://clinic.example")
+        return value
+
     @field_validator("smtp_url")
     @classmethod
     def _smtp(cls, value: str) -> str:
@@ -327,6 +353,11 @@ class Settings(BaseSettings):
         """The service's clock: the system's, or in the test suite the moment ``DOCTORDESK_TEST_CLOCK`` names."""
         shifted = parse_test_clock(self.test_clock) if self.test_clock and self.environment == "test" else None
         return shifted if isinstance(shifted, ShiftedClock) else SystemClock()
+
+    @property
+    def link_base(self) -> str:
+        """Where patients open the links of their mail: ``DOCTORDESK_PUBLIC_URL``, else this server's address."""
+        return self.public_url or f"http://{self.host}:{self.port}"
 
     @property
     def is_sqlite(self) -> bool:

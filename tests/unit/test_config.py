@@ -160,3 +160,23 @@ def test_without_a_test_clock_the_service_runs_on_the_system_clock(monkeypatch):
     monkeypatch.delenv("DOCTORDESK_TEST_CLOCK", raising=False)
     clock = load_settings(warn=False).clock()
     assert isinstance(clock, SystemClock) and abs(clock.now() - datetime.now(UTC)) < timedelta(seconds=5)
+
+
+def test_reminder_hours_are_checked_at_start_with_a_clear_message(monkeypatch):
+    from doctordesk.config import SettingsError, load_settings
+
+    monkeypatch.setenv("DOCTORDESK_REMINDER_HOURS", "24,0")
+    with pytest.raises(SettingsError, match="DOCTORDESK_REMINDER_HOURS='24,0': reminder hours: Whole hours"):
+        load_settings()
+    monkeypatch.setenv("DOCTORDESK_REMINDER_HOURS", "2, 24")
+    assert load_settings().reminder_hours == "24,2"
+
+
+def test_the_public_url_is_an_http_address(monkeypatch):
+    from doctordesk.config import SettingsError, load_settings
+
+    monkeypatch.setenv("DOCTORDESK_PUBLIC_URL", "ftp://clinic.example")
+    with pytest.raises(SettingsError, match="DOCTORDESK_PUBLIC_URL"):
+        load_settings()
+    monkeypatch.setenv("DOCTORDESK_PUBLIC_URL", "https://clinic.example/")
+    assert load_settings().link_base == "https://clinic.example"

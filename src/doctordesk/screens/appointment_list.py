@@ -129,6 +129,13 @@ def row(view: AppointmentView, actor: Actor, *, now: datetime) -> Element:
     return _ROWS.get(view, actor.role, today=is_today)
 
 
+def _confirmed(view: AppointmentView) -> list[Element]:
+    """The patient said they will come (a reminder's link): a badge in words, only then."""
+    if not view.confirmed:
+        return []
+    return [el(f"confirmed-{view.id}", "Badge", value=_("Patient confirmed"), label=_("Attendance"))]
+
+
 def _row(view: AppointmentView, role: Role, *, today: bool) -> Element:
     a, is_today = view.id, today
     children = [
@@ -150,6 +157,7 @@ def _row(view: AppointmentView, role: Role, *, today: bool) -> Element:
         el(f"location-{a}", "Regular", value=view.location.name, label=_("Location")),
         el(f"service-{a}", "Regular", value=service_words(view.service), label=_("Service")),
         status_badge(f"status-{a}", view.status, role),
+        *_confirmed(view),
         el(
             f"unread-{a}",
             "Badge",

@@ -62,6 +62,8 @@ def _event(p: Placed, n: int) -> Element:
         ref, label = f"slot-{item.appointment_id}-{stamp}", item.who
     what = _(KIND_WORDS[item.kind])
     details = [item.location] if item.kind is Kind.FREE else [what, service_words(item.service), item.location]
+    if item.confirmed:
+        details.insert(1, _("Patient confirmed"))
     action, extra = _action(p)
     props: dict[str, Any] = {
         "kind": item.kind.value,
@@ -74,6 +76,8 @@ def _event(p: Placed, n: int) -> Element:
     }
     if item.appointment_id is not None:
         props["appointment"] = item.appointment_id
+    if item.confirmed:
+        props["confirmed"] = True
     value = f"{_clock(p.start_minute)}–{_clock(p.end_minute)}"
     return el(ref, "Event", label=label, value=value, action=action, props=props)
 

@@ -64,3 +64,16 @@ Index("ix_audit_log_at_id", AuditLog.at, AuditLog.id)
 Index("ix_audit_log_actor_at_id", AuditLog.actor_id, AuditLog.at, AuditLog.id)
 
 __all__ = ["DoctorSettings", "PasswordLink", "WorkHoursException"]
+
+
+class ClinicSetting(Base):
+    """The clinic's own settings (docs/administration.md#clinic-settings; migration ``clinic_0001``): one row per
+    setting, its value as text, who changed it last and when. A setting without a row has its default (for
+    reminders the server's settings, docs/operations.md); features add their settings by name, without a
+    migration."""
+
+    __tablename__ = "clinic_settings"
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    value: Mapped[str] = mapped_column(String(500))
+    updated_at: Mapped[datetime]
+    updated_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))

@@ -31,6 +31,7 @@ from doctordesk.services.webhooks import outbox as webhook_outbox
 from doctordesk.workers.bulk_exporter import BulkExporter
 from doctordesk.workers.mail_dispatcher import MailDispatcher
 from doctordesk.workers.push_dispatcher import Dispatcher
+from doctordesk.workers.reminders import ReminderSender
 from doctordesk.workers.webhook_dispatcher import WebhookDispatcher
 
 log = logging.getLogger(__name__)
@@ -167,6 +168,21 @@ def build_mail_dispatcher(rt: Runtime) -> MailDispatcher | None:
 def build_bulk_exporter(rt: Runtime) -> BulkExporter:
     """The FHIR bulk exporter for this runtime (docs/fhir.md#bulk-export)."""
     return BulkExporter(rt.db, settings=rt.settings, clock=rt.clock)
+
+
+def build_reminder_sender(rt: Runtime) -> ReminderSender | None:
+    """The reminder sender for this runtime (what it queues wakes the mail and push senders of every instance);
+    None when there is no way to reach a patient (no SMTP relay, no push partner): a reminder is recorded as sent
+    only when it could go."""
+    if not reminders_reach_patients(rt.settings):
+        log.info("no SMTP relay and no push partner: patients are not sent reminders")
+        return None
+    return ReminderSender(rt.db, settings=rt.settings, clock=rt.clock, on_queued=rt.publish)
+
+
+def reminders_reach_patients(settings: Settings) -> bool:
+    """A relay or a push partner is configured (as ``build_mail_dispatcher`` and ``make_adapter`` read them)."""
+    return bool(settings.smtp_url) or (settings.push_adapter != "none" and bool(settings.push_url))
 
 
 def worker_bus(

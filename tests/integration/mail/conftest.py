@@ -1,5 +1,5 @@
 """The mail tests' relay: a real SMTP server on loopback, and settings that send through it (the tests drive the
-sender round by round, so none runs in the app)."""
+sender round by round, so none runs in the app, nor a reminder sender)."""
 
 from __future__ import annotations
 
@@ -31,5 +31,6 @@ def settings(database_url: str, settings_factory: Callable[..., Settings], smtp:
         "mail_in_process": False,
         "mail_timeout_seconds": 5,
         "mail_lease_seconds": 15,
+        "reminder_in_process": False,  # reminders are tests/integration/reminders/'
     }
     return settings_factory(database_url, **values)

@@ -324,6 +324,21 @@ DOORS: dict[tuple[str, str, str, str], Door] = {
         _json("POST", lambda c: f"/admin/webhooks/{c.webhook}/replay", lambda _c, v: {"since": v}, "admin"),
         "since",
     ),
+    **{
+        ("PUT", "/admin/clinic", "json", name): Door(
+            "time", good, _json("PUT", _fixed("/admin/clinic"), lambda _c, v, name=name: {name: v}, "admin"), name
+        )
+        for name, good in (("quiet_begin", "22:00"), ("quiet_end", "07:00"))
+    },
+    **{
+        ("POST", "/profile/admin/clinic/save", "form", name): Door(
+            "time",
+            good,
+            _form("POST", _fixed("/profile/admin/clinic/save"), lambda _c, v, name=name: {name: v}, "admin"),
+            name,
+        )
+        for name, good in (("quiet_begin", "22:00"), ("quiet_end", "07:00"))
+    },
     ("POST", "/profile/admin/hours/save", "form", "(opens|closes)~n"): Door(
         "time",
         "08:00",

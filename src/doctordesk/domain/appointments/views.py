@@ -41,6 +41,7 @@ class AppointmentView:
     unread: int = 0  # unread chat messages for the viewer
     request_note: str | None = None  # what the patient wrote with the request
     decline_reason: str | None = None  # the doctor's reason, when declined
+    confirmed: bool = False  # the patient said they will come, at this start (docs/notifications.md#reminders)
 
     @property
     def end(self) -> datetime:

@@ -38,6 +38,7 @@ class Item:
     who: str = ""  # the patient's name
     service: str = ""
     location: str = ""  # the location's name
+    confirmed: bool = False  # the patient said they will come (a reminder's link)
 
 
 @dataclass(frozen=True, slots=True)

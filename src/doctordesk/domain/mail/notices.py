@@ -24,6 +24,11 @@ class MailKind(StrEnum):
     CANCELED = "canceled"  # by the clinic
     CANCELED_BY_PATIENT = "canceled-by-patient"
     MOVED = "moved"  # to another time by the clinic's systems, awaiting the doctor's decision again
+    REMINDER = "reminder"  # before an approved appointment (docs/notifications.md#reminders), with its links
+
+
+# The domain event of a reminder that went (services/reminders/sender.py): it mails and pushes, nothing else.
+REMINDER_EVENT = "appointment.reminder"
 
 
 class Method(StrEnum):
@@ -47,6 +52,8 @@ def kind_for(event_kind: str, data: Mapping[str, Any]) -> MailKind | None:
         return MailKind.CANCELED_BY_PATIENT if data.get("canceled_by") == "patient" else MailKind.CANCELED
     if event_kind == "appointment.reschedule-request":
         return MailKind.MOVED
+    if event_kind == REMINDER_EVENT:
+        return MailKind.REMINDER
     return None
 
 
@@ -107,9 +114,18 @@ WORDING: dict[MailKind, Wording] = {
         Method.REQUEST,
         "TENTATIVE",
     ),
+    MailKind.REMINDER: Wording(
+        N_("Reminder: your appointment with {doctor}"),
+        N_("Dear {patient}, this is a reminder of your appointment with {doctor} on {when}."),
+        Method.REQUEST,
+        "CONFIRMED",
+    ),
 }
 
 REASON = N_("Reason: {reason}")
+# The reminder's links (docs/notifications.md#reminders): each opens a page that asks to confirm with a button.
+LINK_CONFIRM = N_("Will you come? Tell the clinic: {url}")
+LINK_CANCEL = N_("You cannot come? Cancel the appointment: {url}")
 WHERE = N_("Where: {location}")
 SIGN_OFF = N_("This message was sent by your clinic's appointment service. Please do not reply to it.")
 CALENDAR_NOTE = N_("The attached calendar file adds the appointment to your calendar, or updates it there.")

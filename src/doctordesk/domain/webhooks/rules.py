@@ -27,6 +27,8 @@ EVENT_TYPES: dict[str, str] = {
     "appointment.complete": "appointment.completed",
     "appointment.no-show": "appointment.no-show",
     "appointment.reschedule-request": "appointment.reschedule-requested",
+    # The patient said they will come, through a reminder's link (docs/notifications.md#reminders).
+    "appointment.patient-confirm": "appointment.confirmed",
     "chat-message": "chat.message-created",
 }
 CHAT_MESSAGE_CREATED = "chat.message-created"
@@ -176,6 +178,8 @@ def appointment_data(
         data["previous_status"] = {"code": int(previous), "name": previous.public_name}
     if event_data.get("canceled_by") in ("patient", "clinic"):
         data["canceled_by"] = event_data["canceled_by"]
+    if event_data.get("confirmed_at"):
+        data["confirmed_at"] = event_data["confirmed_at"]
     return data
 
 

@@ -40,6 +40,12 @@ LABELS: Final[dict[str, str]] = {
     "email": N_("Email address"),
     # Appointments.
     "by": N_("Canceled by"),
+    "via": N_("Through"),
+    "confirmed_at": N_("Confirmed at"),
+    "reminders_enabled": N_("Send reminders before appointments"),
+    "reminder_hours": N_("Reminder hours before the start"),
+    "quiet_begin": N_("Quiet hours from"),
+    "quiet_end": N_("Quiet hours until"),
     "canceled_by": N_("Canceled by"),
     "reason": N_("Reason"),
     "start": N_("Start"),

@@ -69,6 +69,8 @@ ACTIONS: Final[dict[str, str]] = {
     "admin.fee-rule-added": N_("Fee version added"),
     "admin.policy-created": N_("Insurance policy created"),
     "admin.policy-updated": N_("Insurance policy changed"),
+    "admin.clinic-settings-changed": N_("Clinic settings changed"),
+    "appointment.patient-confirm": N_("The patient confirmed they will come"),
     "webhook.create": N_("Webhook endpoint registered"),
     "webhook.update": N_("Webhook endpoint changed"),
     "webhook.enable": N_("Webhook endpoint enabled"),
@@ -127,6 +129,7 @@ ENTITIES: Final[dict[str, str]] = {
     "smart_client": N_("SMART app"),
     "import": N_("Import"),
     "mfa_policy": N_("Second-factor policy"),
+    "clinic": N_("Clinic settings"),
     "sso_provider": N_("Single sign-on provider"),
 }
 

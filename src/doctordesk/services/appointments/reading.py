@@ -21,6 +21,7 @@ from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.texts import N_
 from doctordesk.store import chat_repo, keyset
 from doctordesk.store.admin_tables import DoctorSettings
+from doctordesk.store.mail_tables import AppointmentConfirmation
 from doctordesk.store.tables import Appointment, Location, Patient, User
 
 _Doctor = aliased(User)
@@ -108,11 +109,24 @@ async def list_appointments(
 
 
 async def with_unread(session: AsyncSession, actor: Actor, views: list[AppointmentView]) -> list[AppointmentView]:
-    """The views with the viewer's unread chat messages per appointment: one grouped query for them all."""
+    """The views with the viewer's unread chat messages per appointment (one grouped query for them all) and
+    the patients' confirmations of approved ones."""
     if actor.role is Role.PATIENT or not views:
         return views
     unread = await chat_repo.unread_counts(session, actor.user_id, [v.id for v in views])
-    return [replace(v, unread=unread[v.id]) if v.id in unread else v for v in views]
+    views = [replace(v, unread=unread[v.id]) if v.id in unread else v for v in views]
+    return await with_confirmations(session, views)
+
+
+async def with_confirmations(session: AsyncSession, views: list[AppointmentView]) -> list[AppointmentView]:
+    """The views with ``confirmed`` set where the patient confirmed an approved appointment at its start."""
+    approved = {v.id: v.start for v in views if v.status is Status.APPROVED}
+    if not approved:
+        return views
+    c = AppointmentConfirmation
+    rows = await session.execute(select(c.appointment_id, c.start_at).where(c.appointment_id.in_(sorted(approved))))
+    done = {i for i, start in rows.all() if approved.get(i) == start}
+    return [replace(v, confirmed=True) if v.id in done else v for v in views]
 
 
 async def get_appointment(session: AsyncSession, actor: Actor, appointment_id: int) -> AppointmentView:

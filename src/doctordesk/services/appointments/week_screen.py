@@ -36,7 +36,7 @@ from doctordesk.screens import week_view as screen
 from doctordesk.screens.protocol import Layout, Page, UpdateSet
 from doctordesk.screens.state import Viewer
 from doctordesk.screens.viewing import Viewing
-from doctordesk.services.appointments.reading import base_query, view_of, visible_to
+from doctordesk.services.appointments.reading import base_query, view_of, visible_to, with_confirmations
 from doctordesk.services.scheduling.clinic_facts import Clinic, cached_clinic
 from doctordesk.store.review_tables import AppointmentOffer, OfferState
 from doctordesk.store.tables import Appointment, DoctorProfile, Location, Patient
@@ -59,7 +59,7 @@ async def _booked(session: AsyncSession, actor: Actor, lo: datetime, hi: datetim
         .order_by(Appointment.start_at, Appointment.id)
         .limit(MAX_ENTRIES)
     )
-    views = [view_of(r) for r in await session.execute(query)]
+    views = await with_confirmations(session, [view_of(r) for r in await session.execute(query)])
     return [
         Item(
             _BOOKED[v.status],
@@ -70,6 +70,7 @@ async def _booked(session: AsyncSession, actor: Actor, lo: datetime, hi: datetim
             v.patient.name,
             v.service,
             v.location.name,
+            v.confirmed,
         )  # fmt: skip
         for v in views
     ]

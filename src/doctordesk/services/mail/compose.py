@@ -46,6 +46,8 @@ class MailFacts:
     duration_minutes: int
     service: str
     reason: str | None = None
+    # A reminder's links: (the line's words with a {url} placeholder, the address), in order.
+    links: tuple[tuple[str, str], ...] = ()
 
 
 def sender_domain(sender: str) -> str:
@@ -69,6 +71,8 @@ def compose(facts: MailFacts, kind: MailKind, *, sender: str, now: datetime) -> 
         lines.append(i18n.t(lang, Text(notices.WHERE, location=where)))
     if facts.reason:
         lines.append(i18n.t(lang, Text(notices.REASON, reason=facts.reason)))
+    link_lines = [(i18n.t(lang, Text(words, url="\x00")), url) for words, url in facts.links]
+    lines.extend(words.replace("\x00", url) for words, url in link_lines)
     if wording.method is not None:
         lines.append(i18n.t(lang, notices.CALENDAR_NOTE))
     lines.append(i18n.t(lang, notices.SIGN_OFF))
@@ -81,7 +85,7 @@ def compose(facts: MailFacts, kind: MailKind, *, sender: str, now: datetime) -> 
     msg["Message-ID"] = message_id
     msg["Auto-Submitted"] = "auto-generated"  # RFC 3834: vacation responders do not answer it
     msg.set_content("\n\n".join(lines) + "\n")
-    paragraphs = "".join(f"<p>{html.escape(line)}</p>" for line in lines)
+    paragraphs = "".join(f"<p>{_html_line(line, link_lines)}</p>" for line in lines)
     page = f'<!DOCTYPE html><html lang="{lang}"><head><meta charset="utf-8"><title>{html.escape(subject)}</title>'
     msg.add_alternative(f"{page}</head><body>{paragraphs}</body></html>\n", subtype="html")
     if wording.method is not None:
@@ -95,6 +99,16 @@ def compose(facts: MailFacts, kind: MailKind, *, sender: str, now: datetime) -> 
         )
     msg["Content-Language"] = lang  # after the parts: setting the content drops the Content-* headers set before
     return message_id, msg.as_string()
+
+
+def _html_line(line: str, links: list[tuple[str, str]]) -> str:
+    """A paragraph's HTML: escaped, a link line's address as a link to follow."""
+    for words, url in links:
+        if line == words.replace("\x00", url):
+            before, _, after = words.partition("\x00")
+            anchor = f'<a href="{html.escape(url)}">{html.escape(url)}</a>'
+            return f"{html.escape(before)}{anchor}{html.escape(after)}"
+    return html.escape(line)
 
 
 def invitation(facts: MailFacts, method: Method, status: str, *, sender: str, now: datetime, summary: str) -> bytes:

@@ -71,6 +71,7 @@ async def _facts(session: AsyncSession, event: DomainEvent) -> MailFacts | None:
         duration_minutes=a.duration_minutes,
         service=a.service,
         reason=reason,
+        links=tuple((str(words), str(url)) for words, url in event.data.get("links", ())),
     )
 
 
@@ -91,7 +92,8 @@ async def enqueue(session: AsyncSession, events: Sequence[DomainEvent], *, now: 
             rows.append(
                 {
                     "message_id": message_id,
-                    "event_key": f"{kind}:{facts.appointment_id}:{facts.version}",
+                    # A reminder names its own change (its window and the start): the version stays.
+                    "event_key": event.data.get("mail_key") or f"{kind}:{facts.appointment_id}:{facts.version}",
                     "kind": kind.value,
                     "appointment_id": facts.appointment_id,
                     "patient_id": facts.patient_id,

@@ -99,6 +99,17 @@ SAVE_LOCATION_BODY = form_body(
 # The lines n = 1 to MAX_BLOCKS, spelled as the screen names them (the screen reads no others).
 _LINE = "(" + "|".join(str(n) for n in range(1, MAX_BLOCKS + 1)) + ")"
 TIME_OR_EMPTY: dict[str, Any] = {"type": "string", "pattern": f"^$|{HH_MM_PATTERN}", "description": "HH:MM"}
+# --- clinic settings -----------------------------------------------------------------------------------------
+
+CLINIC_BODY = form_body(
+    {
+        "reminders_enabled": FLAG_FIELD,
+        "reminder_hours": {"type": "string", "maxLength": 100, "description": "Hours before the start, e.g. 24,2"},
+        "quiet_begin": {**TIME_OR_EMPTY, "description": "HH:MM; empty: no quiet hours (with quiet_end)"},
+        "quiet_end": {**TIME_OR_EMPTY, "description": "HH:MM; empty: no quiet hours (with quiet_begin)"},
+    }
+)
+
 WEEKLY_BODY = form_body(
     {"doctor": ID_FIELD, "location": ID_FIELD},
     required=("doctor", "location"),

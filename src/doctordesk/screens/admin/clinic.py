@@ -1,0 +1,41 @@
+"""The administration screen for the clinic's settings (docs/administration.md#clinic-settings): reminders before
+appointments (on or off, the hours before the start, quiet hours). Later features add their sections here."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from doctordesk.i18n import _
+from doctordesk.screens.admin.pages import BASE, notice, page
+from doctordesk.screens.protocol import Action, Element, Layout, Page, el
+
+SCREEN = "admin-clinic"
+ENDPOINT = f"{BASE}/clinic"
+
+
+def _reminders(values: Mapping[str, str]) -> Element:
+    return el(
+        "reminders",
+        "Section",
+        el("reminders-enabled", "Checkbox", label=_("Send reminders before appointments"), name="reminders_enabled",
+           value=values["reminders_enabled"] == "true"),
+        el("reminder-hours", "Edit", label=_("Hours before the start, comma-separated (e.g. 24,2)"),
+           name="reminder_hours", value=values["reminder_hours"]),
+        el("quiet-begin", "Edit", label=_("Quiet hours from (HH:MM, empty: none)"), name="quiet_begin",
+           value=values["quiet_begin"]),
+        el("quiet-end", "Edit", label=_("Quiet hours until (HH:MM)"), name="quiet_end", value=values["quiet_end"]),
+        el("quiet-note", "Caption", value=_(
+            "Quiet hours are in each location's time zone. A reminder due in them goes at their end, or at their "
+            "start when the appointment begins before they end."
+        )),
+        el("save-clinic", "Button", label=_("Save"), action=Action("POST", f"{ENDPOINT}/save", form="reminders")),
+        label=_("Reminders"),
+    )  # fmt: skip
+
+
+def render(values: Mapping[str, str], *, layout: Layout, timeout: int) -> Page:
+    elements = [notice("saved"), _reminders(values)]
+    return page(
+        screen=SCREEN, current="clinic", title=_("Clinic"), endpoint=ENDPOINT, elements=elements, layout=layout,
+        timeout=timeout,
+    )  # fmt: skip

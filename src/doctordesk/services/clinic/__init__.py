@@ -1,0 +1,1 @@
+"""The clinic's own settings (docs/administration.md#clinic-settings)."""

@@ -1,0 +1,96 @@
+"""The clinic's settings (docs/administration.md#clinic-settings): the JSON admin API (``/admin/clinic``) and the
+administration screen (``/profile/admin/clinic``). Admins only."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter
+from pydantic import Field, StrictBool
+
+from doctordesk.domain import moments, reminders
+from doctordesk.domain.roles import Actor, Role
+from doctordesk.screens.viewing import Viewing
+from doctordesk.services.admin import clinic_screen
+from doctordesk.services.clinic import settings as clinic
+from doctordesk.web.bodies import StrictBody
+from doctordesk.web.deps import SCREEN_HEADERS, FormDep, RuntimeDep, ScreenRequest, ScreenRequestDep, require_roles
+from doctordesk.web.responses import FORBIDDEN, INVALID, SUBMIT_RESPONSES, TOO_LARGE, UNAUTHORIZED
+from doctordesk.web.routers.admin import forms
+from doctordesk.web.screen_routes import Route, screen_routes
+
+router = APIRouter(tags=["administration"])
+
+AdminDep = Annotated[Actor, require_roles(Role.ADMIN)]
+READ: dict[int | str, dict[str, Any]] = {401: UNAUTHORIZED, 403: FORBIDDEN}
+HH_MM = f"^$|{moments.TIME_PATTERN}"
+
+
+class ClinicIn(StrictBody):
+    """A change: settings not named keep their value."""
+
+    reminders_enabled: Annotated[StrictBool | None, Field(description="Send reminders before appointments")] = None
+    reminder_hours: Annotated[
+        list[Annotated[int, Field(ge=1, le=reminders.MAX_HOURS)]] | None,
+        Field(min_length=1, max_length=reminders.MAX_WINDOWS, description="Hours before the start, e.g. [24, 2]"),
+    ] = None
+    quiet_begin: Annotated[
+        str | None, Field(max_length=5, pattern=HH_MM, description="Quiet hours from (HH:MM; empty: none)")
+    ] = None
+    quiet_end: Annotated[
+        str | None, Field(max_length=5, pattern=HH_MM, description="Quiet hours until (HH:MM; empty: none)")
+    ] = None
+
+
+def as_json(values: dict[str, str]) -> dict[str, Any]:
+    return {
+        "reminders_enabled": values[clinic.REMINDERS_ENABLED] == "true",
+        "reminder_hours": list(reminders.parse_hours(values[clinic.REMINDER_HOURS])),
+        "quiet_begin": values[clinic.QUIET_BEGIN],
+        "quiet_end": values[clinic.QUIET_END],
+    }
+
+
+@router.get("/admin/clinic", responses=READ)
+async def read_clinic_settings(rt: RuntimeDep, _admin: AdminDep) -> dict[str, Any]:
+    """The clinic's settings: reminders on or off, their hours before the start, quiet hours (local times in
+    each location's zone; empty: none)."""
+    return as_json(await clinic.read(rt))
+
+
+@router.put("/admin/clinic", responses={**READ, 413: TOO_LARGE, 422: INVALID})
+async def change_clinic_settings(rt: RuntimeDep, admin: AdminDep, body: ClinicIn) -> dict[str, Any]:
+    """Change some of the clinic's settings (those not named keep theirs); audited. Quiet hours are both set or
+    both empty."""
+    changes: dict[str, str] = {}
+    if body.reminders_enabled is not None:
+        changes[clinic.REMINDERS_ENABLED] = "true" if body.reminders_enabled else "false"
+    if body.reminder_hours is not None:
+        changes[clinic.REMINDER_HOURS] = reminders.format_hours(body.reminder_hours)
+    if body.quiet_begin is not None:
+        changes[clinic.QUIET_BEGIN] = body.quiet_begin
+    if body.quiet_end is not None:
+        changes[clinic.QUIET_END] = body.quiet_end
+    return as_json(await clinic.update(rt, admin, changes))
+
+
+def _screen(screen: ScreenRequest) -> Viewing:
+    return screen.viewing(clinic_screen.clinic_settings)
+
+
+screen_routes(
+    router,
+    "/profile/admin/clinic",
+    _screen,
+    page=Route("clinic_page", "The clinic's settings: reminders before appointments."),
+    poll=Route("clinic_poll", "The clinic settings screen's poll."),
+)
+
+
+@router.post(
+    "/profile/admin/clinic/save", responses=SUBMIT_RESPONSES, openapi_extra={**SCREEN_HEADERS, **forms.CLINIC_BODY}
+)
+async def save_clinic_settings(screen: ScreenRequestDep, form: FormDep) -> dict[str, Any]:
+    """Save the clinic's settings (``reminders_enabled`` true or false, ``reminder_hours``, ``quiet_begin``,
+    ``quiet_end``)."""
+    return await screen.submit(clinic_screen.save, form, page=_screen(screen))

@@ -13,6 +13,7 @@ from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.clock import FixedClock
 from doctordesk.domain.dashboard.figures import Figure
 from doctordesk.services.dashboard import screen as dashboard
+from doctordesk.store.mail_tables import AppointmentConfirmation, ReminderSent
 from tests.integration.dashboard.clinic import Clinic, utc
 
 # Monday 23 November 2026, 08:00 in Berlin: the window is 26 August to 23 November, across the clock change.
@@ -146,3 +147,29 @@ async def test_the_clinic_cancel_deadline_decides_what_is_late(runtime, clock):
             (R, A, created, {}), (A, C, start - timedelta(hours=hours_before), {"by": "patient"})])  # fmt: skip
     rows = {r.key: r.values for r in (await figure(runtime, "attendance")).rows}
     assert rows[date(2026, 11, 16)] == (2, 0, 0.0, 1, 50.0)
+
+
+async def test_reminders_confirmed_are_a_share_of_the_appointments_reminded_in_the_week_of_their_start(runtime, clock):
+    c = await Clinic(runtime).build()
+    created = utc("2026-10-01 08:00")
+    sent = utc("2026-11-15 08:00")
+
+    async def reminded(doctor: str, start: str, *, confirmed: bool, windows: tuple[int, ...] = (24,)) -> None:
+        a = await c.appointment(doctor, created=created, start=utc(start), status=Status.APPROVED)
+        async with runtime.db.transaction() as s:
+            for hours in windows:
+                s.add(ReminderSent(appointment_id=a, start_at=utc(start), hours=hours, sent_at=sent))
+            if confirmed:
+                s.add(AppointmentConfirmation(appointment_id=a, start_at=utc(start), confirmed_at=sent))
+
+    await reminded("ada", "2026-11-16 08:00", confirmed=True, windows=(24, 2))  # two reminders: one appointment
+    await reminded("ada", "2026-11-17 08:00", confirmed=False)
+    await reminded("bo", "2026-11-18 08:00", confirmed=True)
+    await reminded("ada", "2026-11-23 06:00", confirmed=True)  # this week, already begun
+    await reminded("ada", "2026-11-24 08:00", confirmed=True)  # tomorrow: not yet in the window
+    clinic = {r.key: r.values for r in (await figure(runtime, "reminders")).rows}
+    assert clinic[date(2026, 11, 16)] == (3, 2, 66.7)
+    assert clinic[date(2026, 11, 23)] == (1, 1, 100.0)
+    assert clinic[date(2026, 11, 9)] == (0, 0, None)
+    ada = {r.key: r.values for r in (await figure(runtime, "reminders", c.ids["ada"])).rows}
+    assert ada[date(2026, 11, 16)] == (2, 1, 50.0)

@@ -5,11 +5,12 @@ screen, the CSV export and the routes read this tuple and nothing else (docs/das
 from __future__ import annotations
 
 from doctordesk.domain.dashboard.metric import Metric
-from doctordesk.services.dashboard.metrics import attendance, booked_share, decision_time, requests
+from doctordesk.services.dashboard.metrics import attendance, booked_share, decision_time, reminders, requests
 
 METRICS: tuple[Metric, ...] = (
     requests.METRIC,
     decision_time.METRIC,
     booked_share.METRIC,
     attendance.METRIC,
+    reminders.METRIC,
 )

@@ -53,6 +53,7 @@ from doctordesk.web.routers import (
     security,
     sso,
     stream,
+    waitlist,
 )
 from doctordesk.web.routers import auth as auth_router
 from doctordesk.web.routers.admin import audit as admin_audit
@@ -79,6 +80,7 @@ from doctordesk.web.unchanged_polls import UnchangedPolls
 from doctordesk.web.webapp import web_app_mount
 from doctordesk.workers import wiring as realtime
 from doctordesk.workers.token_checks import TokenChecks
+from doctordesk.workers.waitlist import WaitlistRounds
 
 STATIC = Path(__file__).parent / "web" / "static"
 
@@ -89,6 +91,7 @@ ROUTERS: tuple[APIRouter, ...] = (
     sso.router,
     appointments.router,
     booking.router,
+    waitlist.router,
     review.router,
     api.router,
     admin_service_accounts.router,
@@ -144,6 +147,9 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
 
     dispatcher = realtime.build_dispatcher(runtime) if settings.push_in_process else None
     token_checks = TokenChecks(runtime, interval=settings.stream_check_seconds)
+    waitlist = (
+        WaitlistRounds(runtime, interval=settings.waitlist_check_seconds) if settings.waitlist_in_process else None
+    )
     hooks = realtime.build_webhook_dispatcher(runtime) if settings.webhook_in_process else None
     mail = realtime.build_mail_dispatcher(runtime) if settings.mail_in_process else None
     loops = [loop for loop in (dispatcher, hooks, mail) if loop is not None]
@@ -164,6 +170,8 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
             hooks.wake()
         if mail is not None and event.kind == mail_outbox.QUEUED_EVENT:
             mail.wake()
+        if waitlist is not None:
+            waitlist.on_event(event)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -180,6 +188,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
             relay.run(runtime.db, runtime.publish, every=settings.relay_seconds, stopping=stopping),
             name="staged-event-relay",
         )
+        rounds = {asyncio.create_task(waitlist.run(), name="waitlist-rounds")} if waitlist is not None else set()
         _tune_collector()
         try:
             yield
@@ -187,9 +196,11 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
             heartbeats.cancel()
             # Periodic database work ends after its current round, before the database is disposed of.
             token_checks.stop()
+            if waitlist is not None:
+                waitlist.stop()
             stopping.set()
-            await asyncio.wait({checks, pruning, relaying}, timeout=5.0)
-            for task in (checks, pruning, relaying):
+            await asyncio.wait({checks, pruning, relaying, *rounds}, timeout=5.0)
+            for task in (checks, pruning, relaying, *rounds):
                 task.cancel()
             runtime.hub.close_all()
             for loop in loops:

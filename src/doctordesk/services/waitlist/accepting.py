@@ -231,11 +231,8 @@ async def _tell_the_others(uow: UnitOfWork, c: Clinic, t: WaitlistTime, *, winne
     ).all()
     if not rows:
         return
-    users = dict(
-        (await session.execute(select(Patient.id, Patient.user_id).where(Patient.id.in_([p for _, p in rows]))))
-        .tuples()
-        .all()
-    )
+    found = await session.execute(select(Patient.id, Patient.user_id).where(Patient.id.in_([p for _, p in rows])))
+    users = {patient_id: user_id for patient_id, user_id in found.all()}
     when = Moment(t.start_at, c.directory.locations[t.location_id])
     text = Text(
         "The time {when} with {doctor} was taken by another patient. You stay on the waitlist.",

@@ -80,7 +80,7 @@ from doctordesk.web.unchanged_polls import UnchangedPolls
 from doctordesk.web.webapp import web_app_mount
 from doctordesk.workers import wiring as realtime
 from doctordesk.workers.token_checks import TokenChecks
-from doctordesk.workers.waitlist import WaitlistRounds
+from doctordesk.workers.waitlist import build_waitlist_rounds
 
 STATIC = Path(__file__).parent / "web" / "static"
 
@@ -147,12 +147,10 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
 
     dispatcher = realtime.build_dispatcher(runtime) if settings.push_in_process else None
     token_checks = TokenChecks(runtime, interval=settings.stream_check_seconds)
-    waitlist = (
-        WaitlistRounds(runtime, interval=settings.waitlist_check_seconds) if settings.waitlist_in_process else None
-    )
+    waitlist = build_waitlist_rounds(runtime)
     hooks = realtime.build_webhook_dispatcher(runtime) if settings.webhook_in_process else None
     mail = realtime.build_mail_dispatcher(runtime) if settings.mail_in_process else None
-    loops = [loop for loop in (dispatcher, hooks, mail) if loop is not None]
+    loops = [loop for loop in (dispatcher, hooks, mail, waitlist) if loop is not None]
     _connect_bus_state(runtime, token_checks)
     shared = isinstance(runtime.bus, SharedBus)
     runtime.hub.on_delivered = runtime.metrics.messages_delivered.inc
@@ -170,8 +168,6 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
             hooks.wake()
         if mail is not None and event.kind == mail_outbox.QUEUED_EVENT:
             mail.wake()
-        if waitlist is not None:
-            waitlist.on_event(event)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -188,7 +184,6 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
             relay.run(runtime.db, runtime.publish, every=settings.relay_seconds, stopping=stopping),
             name="staged-event-relay",
         )
-        rounds = {asyncio.create_task(waitlist.run(), name="waitlist-rounds")} if waitlist is not None else set()
         _tune_collector()
         try:
             yield
@@ -196,11 +191,9 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
             heartbeats.cancel()
             # Periodic database work ends after its current round, before the database is disposed of.
             token_checks.stop()
-            if waitlist is not None:
-                waitlist.stop()
             stopping.set()
-            await asyncio.wait({checks, pruning, relaying, *rounds}, timeout=5.0)
-            for task in (checks, pruning, relaying, *rounds):
+            await asyncio.wait({checks, pruning, relaying}, timeout=5.0)
+            for task in (checks, pruning, relaying):
                 task.cancel()
             runtime.hub.close_all()
             for loop in loops:

@@ -6,11 +6,10 @@ and notices holds that lapsed. Wake-ups that arrive during a round make one more
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 
 from doctordesk.domain.events import CLINIC_CHANGED, DomainEvent
+from doctordesk.realtime.lease import DrainLoop
 from doctordesk.runtime import Runtime
 from doctordesk.services.waitlist.entries import WAKING
 from doctordesk.services.waitlist.matching import run_round
@@ -23,37 +22,34 @@ def wakes(event: DomainEvent) -> bool:
     return event.kind.startswith("appointment.") or event.kind == CLINIC_CHANGED or event.kind in WAKING
 
 
-class WaitlistRounds:
+class WaitlistRounds(DrainLoop):
+    """Rounds of the waitlist, one after another while they find work, then asleep until an event that may have
+    freed a time wakes them or ``interval`` seconds pass. Started and stopped with the other background loops."""
+
+    name = "waitlist-rounds"
+
     def __init__(self, rt: Runtime, *, interval: float) -> None:
+        super().__init__(poll_seconds=interval)
         self.rt = rt
-        self.interval = interval
-        self._due = asyncio.Event()
-        self._stopped = False
 
-    def on_event(self, event: DomainEvent) -> None:
+    async def _on_event(self, event: DomainEvent) -> None:
         if wakes(event):
-            self._due.set()
+            self.wake()
 
-    def stop(self) -> None:
-        """End ``run`` once a round in progress has finished."""
-        self._stopped = True
-        self._due.set()
+    def start(self) -> None:
+        self.rt.bus.subscribe(self._on_event)
+        super().start()
 
-    async def run(self) -> None:
-        """A round every ``interval`` seconds, or sooner when woken; a failed round is retried at the next."""
-        while not self._stopped:
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(self.interval):
-                    await self._due.wait()
-            self._due.clear()
-            if self._stopped:
-                return
-            try:
-                done = await run_round(self.rt)
-            except asyncio.CancelledError:
-                raise
-            except Exception:  # the database is away or busy: the next round tries again
-                log.warning("waitlist round failed; retried in %g s", self.interval, exc_info=True)
-                continue
-            if done.offered or done.expired:
-                log.info("waitlist: %d offer(s) made, %d lapsed", done.offered, done.expired)
+    async def round(self) -> bool:
+        """One round; True when it offered or expired something (the next round looks again at once)."""
+        done = await run_round(self.rt)
+        if done.offered or done.expired:
+            log.info("waitlist: %d offer(s) made, %d lapsed", done.offered, done.expired)
+        return bool(done.offered or done.expired)
+
+
+def build_waitlist_rounds(rt: Runtime) -> WaitlistRounds | None:
+    """The waitlist's rounds of this instance, or None when the settings leave them to another."""
+    if not rt.settings.waitlist_in_process:
+        return None
+    return WaitlistRounds(rt, interval=rt.settings.waitlist_check_seconds)

@@ -14,8 +14,6 @@ from doctordesk.screens.protocol import walk
 from doctordesk.services.waitlist.matching import run_round
 from doctordesk.store.tables import Appointment, AppointmentHistory
 from doctordesk.store.waitlist.tables import WaitlistEntry
-from tests.support.errors import assert_error
-from tests.support.review import Events, aid
 from tests.integration.waitlist.support import (
     APPROVED_TUESDAY,
     WAITLIST,
@@ -25,6 +23,8 @@ from tests.integration.waitlist.support import (
     offers,
     slot_of,
 )
+from tests.support.errors import assert_error
+from tests.support.review import Events, aid
 
 
 @pytest.fixture
@@ -259,3 +259,10 @@ async def test_without_direct_moves_accepting_is_a_request_for_the_doctor(client
             )
         ).one()
     assert kept.version == 1 and new.patient_id == demo.patients["patient1"]
+    # The doctor's Review and Approve says where the request came from; a booked request says nothing.
+    doctor = await login("doctor1")
+    review = (await client.put(f"/profile/appointments/{new.id}/approve", headers=doctor.headers)).json()
+    assert ids(review)["from-waitlist"].get("visible", True) is True
+    assert ids(review)["from-waitlist"]["value"] == "From the waitlist"
+    booked = (await client.put(f"/profile/appointments/{aid(demo, 0)}/approve", headers=doctor.headers)).json()
+    assert ids(booked)["from-waitlist"]["visible"] is False

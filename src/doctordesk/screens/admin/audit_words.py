@@ -108,6 +108,10 @@ ACTIONS: Final[dict[str, str]] = {
     "mfa-totp-disabled": N_("Authenticator app turned off"),
     "import": N_("Data imported"),
     "export.external_ids": N_("Data exported"),
+    "waitlist.join": N_("Joined the waitlist"),
+    "waitlist.leave": N_("Left the waitlist"),
+    "waitlist.accept": N_("Accepted a time from the waitlist"),
+    "appointment.waitlist-move": N_("Appointment moved to a time from the waitlist"),
 }
 
 ENTITIES: Final[dict[str, str]] = {
@@ -126,6 +130,8 @@ ENTITIES: Final[dict[str, str]] = {
     "import": N_("Import"),
     "mfa_policy": N_("Second-factor policy"),
     "sso_provider": N_("Single sign-on provider"),
+    "waitlist_entry": N_("Waitlist entry"),
+    "waitlist_offer": N_("Waitlist offer"),
 }
 
 

@@ -94,12 +94,12 @@ async def _accept(
     rt: Runtime, uow: UnitOfWork, actor: Actor, offer_id: int, *, patient_id: int, pol: Policy, now: datetime
 ) -> Accepted:
     session = uow.session
-    offer, t, entry = await _offer_rows(session, offer_id, patient_id)
+    offer, freed, entry = await _offer_rows(session, offer_id, patient_id)
     if offer.state != OfferState.OPEN or offer.expires_at <= now:
         raise TimeGone()
     claimed = await session.execute(
         update(WaitlistTime)
-        .where(WaitlistTime.id == t.id, WaitlistTime.taken_offer_id.is_(None))
+        .where(WaitlistTime.id == freed.id, WaitlistTime.taken_offer_id.is_(None))
         .values(taken_offer_id=offer.id)
     )
     if getattr(claimed, "rowcount", 0) != 1:
@@ -110,15 +110,17 @@ async def _accept(
         pol.direct_move
         and held is not None
         and Status(held.status) is Status.APPROVED
-        and held.doctor_id == t.doctor_id
+        and held.doctor_id == freed.doctor_id
         and held.service == entry.service
     )
     if moved:
         assert held is not None
-        await _move(uow, c, actor, held, t, now=now)
+        await _move(uow, c, actor, held, freed, now=now)
         appointment_id = held.id
     else:
-        req = RequestInput(patient_id, t.doctor_id, t.location_id, entry.service, t.start_at, t.duration_minutes, "")
+        req = RequestInput(
+            patient_id, freed.doctor_id, freed.location_id, entry.service, freed.start_at, freed.duration_minutes, ""
+        )
         placed = await place_request(rt, uow, actor, req, now=now)
         appointment_id = placed.appointment.id
     await session.execute(
@@ -129,7 +131,7 @@ async def _accept(
     await session.execute(
         update(WaitlistEntry).where(WaitlistEntry.id == entry.id).values(state=EntryState.SERVED.value, ended_at=now)
     )
-    await _tell_the_others(uow, c, t, winner=offer.id, now=now)
+    await _tell_the_others(uow, c, freed, winner=offer.id, now=now)
     await audit_now(
         session,
         at=now,
@@ -144,16 +146,18 @@ async def _accept(
         "entry_id": entry.id,
         "patient_id": patient_id,
         "appointment_id": appointment_id,
-        "doctor_id": t.doctor_id,
-        "location_id": t.location_id,
-        "start": t.start_at.isoformat(),
+        "doctor_id": freed.doctor_id,
+        "location_id": freed.location_id,
+        "start": freed.start_at.isoformat(),
         "moved": moved,
     }
     uow.emit(DomainEvent(ACCEPTED, (patient_topic(patient_id), waitlist_topic()), data=data))
-    return Accepted(appointment_id, moved, t.start_at, c.directory.locations[t.location_id])
+    return Accepted(appointment_id, moved, freed.start_at, c.directory.locations[freed.location_id])
 
 
-async def _move(uow: UnitOfWork, c: Clinic, actor: Actor, a: Appointment, t: WaitlistTime, *, now: datetime) -> None:
+async def _move(
+    uow: UnitOfWork, c: Clinic, actor: Actor, a: Appointment, freed: WaitlistTime, *, now: datetime
+) -> None:
     """Move the approved appointment ``a`` to the freed time at once (the clinic allows direct moves): the same
     scheduling rules as any time (lead time, hours, overlap, with the doctor's schedule locked), a new version,
     history, audit, the doctor's notice and the event on every topic the appointment is on."""
@@ -163,19 +167,19 @@ async def _move(uow: UnitOfWork, c: Clinic, actor: Actor, a: Appointment, t: Wai
         c,
         now=now,
         appointment_id=a.id,
-        doctor_id=t.doctor_id,
-        location_id=t.location_id,
-        start=t.start_at,
+        doctor_id=freed.doctor_id,
+        location_id=freed.location_id,
+        start=freed.start_at,
         duration_minutes=a.duration_minutes,
     )
     old_start = a.start_at
-    a.start_at, a.location_id = t.start_at, t.location_id
+    a.start_at, a.location_id = freed.start_at, freed.location_id
     a.version += 1
     a.updated_at = now
     details: dict[str, Any] = {
         "action": "waitlist-move",
         "from": old_start.isoformat(),
-        "start": t.start_at.isoformat(),
+        "start": freed.start_at.isoformat(),
     }
     await plain_rows.add(
         session,
@@ -198,13 +202,13 @@ async def _move(uow: UnitOfWork, c: Clinic, actor: Actor, a: Appointment, t: Wai
         entity_id=a.id,
         details=details,
     )
-    patient = await session.scalar(select(Patient.name).where(Patient.id == a.patient_id))
-    timezone = c.directory.locations[t.location_id]
+    patient = await session.scalar(select(Patient.name).where(Patient.id == a.patient_id)) or ""
+    timezone = c.directory.locations[freed.location_id]
     text = Text(
         "{name} moved their appointment from {old} to {when}, a time freed from the waitlist.",
-        name=patient or "",
+        name=patient,
         old=Moment(old_start, timezone),
-        when=Moment(t.start_at, timezone),
+        when=Moment(freed.start_at, timezone),
     )
     notices.leave(session, [a.doctor_id], appointment_id=a.id, text=text, now=now)
     topics = (appointment_topic(a.id), patient_topic(a.patient_id), ALL_APPOINTMENTS_TOPIC, doctor_topic(a.doctor_id))
@@ -212,19 +216,21 @@ async def _move(uow: UnitOfWork, c: Clinic, actor: Actor, a: Appointment, t: Wai
         "appointment_id": a.id,
         "status": a.status,
         "version": a.version,
-        "start": t.start_at.isoformat(),
+        "start": freed.start_at.isoformat(),
         "from_start": old_start.isoformat(),
     }
     uow.emit(DomainEvent(MOVED_EVENT, topics, data=data, notify_user_ids=(a.doctor_id,), notify_text=text))
 
 
-async def _tell_the_others(uow: UnitOfWork, c: Clinic, t: WaitlistTime, *, winner: int, now: datetime) -> None:
+async def _tell_the_others(uow: UnitOfWork, c: Clinic, freed: WaitlistTime, *, winner: int, now: datetime) -> None:
     """End every other open offer of the time and tell each of those patients it is gone (notice, live)."""
     session = uow.session
     rows = (
         await session.execute(
             update(WaitlistOffer)
-            .where(WaitlistOffer.time_id == t.id, WaitlistOffer.state == OfferState.OPEN, WaitlistOffer.id != winner)
+            .where(
+                WaitlistOffer.time_id == freed.id, WaitlistOffer.state == OfferState.OPEN, WaitlistOffer.id != winner
+            )
             .values(state=OfferState.GONE.value, answered_at=now)
             .returning(WaitlistOffer.id, WaitlistOffer.patient_id)
         )
@@ -232,12 +238,12 @@ async def _tell_the_others(uow: UnitOfWork, c: Clinic, t: WaitlistTime, *, winne
     if not rows:
         return
     found = await session.execute(select(Patient.id, Patient.user_id).where(Patient.id.in_([p for _, p in rows])))
-    users = {patient_id: user_id for patient_id, user_id in found.all()}
-    when = Moment(t.start_at, c.directory.locations[t.location_id])
+    users = {row[0]: row[1] for row in found.all()}
+    when = Moment(freed.start_at, c.directory.locations[freed.location_id])
     text = Text(
         "The time {when} with {doctor} was taken by another patient. You stay on the waitlist.",
         when=when,
-        doctor=c.directory.doctors[t.doctor_id],
+        doctor=c.directory.doctors[freed.doctor_id],
     )
     for offer_id, patient_id in rows:
         user_id = users.get(patient_id)

@@ -233,7 +233,16 @@ async def _offer(rt: Runtime, c: Clinic, w: Waiting, slot: Slot, *, pol: Policy,
 
 async def expire_lapsed(rt: Runtime, *, now: datetime) -> int:
     """End the open offers whose time to answer has run out (the time goes to the next in the same round); how
-    many. The patient's waitlist screen updates live."""
+    many. The patient's waitlist screen updates live. A read first: most rounds find nothing to expire, and a
+    round writes nothing then."""
+    async with rt.db.read() as session:
+        lapsed = await session.scalar(
+            select(WaitlistOffer.id)
+            .where(WaitlistOffer.state == OfferState.OPEN, WaitlistOffer.expires_at <= now)
+            .limit(1)
+        )
+    if lapsed is None:
+        return 0
     async with unit_of_work(rt) as uow:
         rows = (
             await uow.session.execute(

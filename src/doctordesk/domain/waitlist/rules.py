@@ -78,16 +78,9 @@ class Waiting:
     held_start: datetime | None = None
 
 
-def _time(raw: str | None, default: time) -> time | None:
-    if raw is None or raw == "":
-        return default
-    try:
-        hh, mm = raw.split(":")
-        if len(hh) != 2 or len(mm) != 2:
-            return None
-        return time(int(hh), int(mm))
-    except ValueError:
-        return None
+def _time(raw: str | None, default: time) -> time | str:
+    """A time of day by the one reader (``moments.read_time``), or why not; empty: ``default``."""
+    return default if raw is None or raw == "" else moments.read_time(raw)
 
 
 def parse_days(form: Mapping[str, str]) -> int:
@@ -109,19 +102,22 @@ def parse_wish(form: Mapping[str, str], *, today: date) -> Wish:
     service = form.get("service", "")
     if service not in SERVICES:
         fields["service"] = N_("Choose a service.")
-    until = moments.parse_day(form.get("until", ""))
-    if until is None:
-        fields["until"] = N_("Enter a date as YYYY-MM-DD.")
-    elif until < today:
+    read = moments.read_day(form.get("until", ""))
+    until = read if isinstance(read, date) else None
+    if isinstance(read, str):
+        fields["until"] = read
+    elif until is not None and until < today:
         fields["until"] = N_("Must not be in the past.")
-    elif until > today + timedelta(days=MAX_DAYS_AHEAD):
+    elif until is not None and until > today + timedelta(days=MAX_DAYS_AHEAD):
         fields["until"] = Text("At most {count} days from today.", count=MAX_DAYS_AHEAD)
-    time_from, time_to = _time(form.get("from"), DEFAULT_FROM), _time(form.get("to"), DEFAULT_TO)
-    if time_from is None:
-        fields["from"] = N_("Enter a time as HH:MM.")
-    if time_to is None:
-        fields["to"] = N_("Enter a time as HH:MM.")
-    elif time_from is not None and time_to <= time_from:
+    read_from, read_to = _time(form.get("from"), DEFAULT_FROM), _time(form.get("to"), DEFAULT_TO)
+    time_from = read_from if isinstance(read_from, time) else None
+    time_to = read_to if isinstance(read_to, time) else None
+    if isinstance(read_from, str):
+        fields["from"] = read_from
+    if isinstance(read_to, str):
+        fields["to"] = read_to
+    elif time_from is not None and time_to is not None and time_to <= time_from:
         fields["to"] = N_("Must be after the start time.")
     raw_held = form.get("appointment", "")
     held = parse_id(raw_held) if raw_held else None

@@ -266,3 +266,18 @@ async def test_without_direct_moves_accepting_is_a_request_for_the_doctor(client
     assert ids(review)["from-waitlist"]["value"] == "From the waitlist"
     booked = (await client.put(f"/profile/appointments/{aid(demo, 0)}/approve", headers=doctor.headers)).json()
     assert ids(booked)["from-waitlist"]["visible"] is False
+
+
+async def test_admins_see_a_doctors_waitlist_in_order_and_others_do_not(client, login, demo, runtime, clock):
+    first, second, admin = await login("patient1"), await login("patient3"), await login("admin")
+    slot = await slot_of(runtime, aid(demo, APPROVED_TUESDAY))
+    await join(client, first, slot.form())
+    clock.advance(timedelta(seconds=1))
+    await join(client, second, slot.form(doctor="any"))
+    url = f"/profile/admin/waitlist?doctor={slot.doctor_id}"
+    page = (await client.put(url, headers=admin.headers)).json()
+    rows = [e["value"] for e in walk(page["elements"]) if e["id"].endswith("-who")]
+    assert rows[0].startswith("1. Maria Schmidt") and rows[1].startswith("2. Emma Clarke")
+    german = (await client.put(url, headers={**admin.headers, "Accept-Language": "de"})).json()
+    assert german["title"] == "Warteliste"
+    assert (await client.put(url, headers=first.headers)).status_code in (403, 404)

@@ -5,6 +5,7 @@ for the doctor or as a direct move; another patient's entry and offer are 404.""
 from __future__ import annotations
 
 from datetime import timedelta
+from zoneinfo import ZoneInfo
 
 import pytest
 from sqlalchemy import select
@@ -24,6 +25,7 @@ from tests.integration.waitlist.support import (
     slot_of,
 )
 from tests.support.errors import assert_error
+from tests.support.integration import make_key
 from tests.support.review import Events, aid
 
 
@@ -281,3 +283,20 @@ async def test_admins_see_a_doctors_waitlist_in_order_and_others_do_not(client, 
     german = (await client.put(url, headers={**admin.headers, "Accept-Language": "de"})).json()
     assert german["title"] == "Warteliste"
     assert (await client.put(url, headers=first.headers)).status_code in (403, 404)
+
+
+async def test_the_integration_api_lists_open_offers_to_a_key_that_may_read(client, login, demo, runtime):
+    patient, owner, admin = await login("patient1"), await login("patient4"), await login("admin")
+    slot = await slot_of(runtime, aid(demo, APPROVED_TUESDAY))
+    await join(client, patient, slot.form())
+    await cancel(client, owner, slot.appointment_id)
+    await run_round(runtime)
+    reader = await make_key(client, admin.headers, name="reader", scopes=["appointments:read"])
+    writer = await make_key(client, admin.headers, name="writer", scopes=["appointments:write"])
+    answer = await client.get("/integration/v1/waitlist-offers", headers=reader.headers)
+    assert answer.status_code == 200, answer.text
+    (offer,) = answer.json()["offers"]
+    assert offer["patient_id"] == demo.patients["patient1"] and offer["doctor_id"] == slot.doctor_id
+    assert offer["start"] == slot.start.astimezone(ZoneInfo("Europe/Berlin")).isoformat()
+    assert answer.json()["mode"] == "one-at-a-time"
+    assert_error(await client.get("/integration/v1/waitlist-offers", headers=writer.headers), 403, "FORBIDDEN")

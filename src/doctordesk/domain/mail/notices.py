@@ -24,6 +24,7 @@ class MailKind(StrEnum):
     CANCELED = "canceled"  # by the clinic
     CANCELED_BY_PATIENT = "canceled-by-patient"
     MOVED = "moved"  # to another time by the clinic's systems, awaiting the doctor's decision again
+    WAITLIST_OFFER = "waitlist-offer"  # a freed time offered from the waitlist (docs/waitlist.md)
 
 
 class Method(StrEnum):
@@ -47,6 +48,8 @@ def kind_for(event_kind: str, data: Mapping[str, Any]) -> MailKind | None:
         return MailKind.CANCELED_BY_PATIENT if data.get("canceled_by") == "patient" else MailKind.CANCELED
     if event_kind == "appointment.reschedule-request":
         return MailKind.MOVED
+    if event_kind == "waitlist.offered":
+        return MailKind.WAITLIST_OFFER
     return None
 
 
@@ -105,6 +108,16 @@ WORDING: dict[MailKind, Wording] = {
             "The doctor will confirm the new time; we will write to you again."
         ),
         Method.REQUEST,
+        "TENTATIVE",
+    ),
+    # No calendar part: nothing is agreed until the patient accepts (and the doctor approves).
+    MailKind.WAITLIST_OFFER: Wording(
+        N_("An earlier time with {doctor} is free"),
+        N_(
+            "Dear {patient}, an earlier time with {doctor} is free: {when}. "
+            "Accept it on your waitlist in the app; it is offered to you for a while, then to the next patient."
+        ),
+        None,
         "TENTATIVE",
     ),
 }

@@ -30,6 +30,7 @@ KINDS = {
     "canceled": N_("Canceled by the clinic"),
     "canceled-by-patient": N_("Canceled by the patient"),
     "moved": N_("New time"),
+    "waitlist-offer": N_("Earlier time offered from the waitlist"),
 }
 
 

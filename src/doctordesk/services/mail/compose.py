@@ -46,6 +46,9 @@ class MailFacts:
     duration_minutes: int
     service: str
     reason: str | None = None
+    # What the mail is about when it is no appointment's change (a waitlist offer: ``offer:12``); the outbox's
+    # ``event_key`` then names it instead of the appointment and its version.
+    about: str | None = None
 
 
 def sender_domain(sender: str) -> str:

@@ -1,15 +1,20 @@
-"""Times freed by the clinic's hours reach the waitlist (docs/waitlist.md#what-freed-means), on SQLite and
-PostgreSQL: an absence withdrawn, and new weekly hours, each offer the time to the patient waiting for it."""
+"""Times freed otherwise than by a cancellation reach the waitlist (docs/waitlist.md#what-freed-means), on SQLite and
+PostgreSQL: an absence withdrawn, new weekly hours, and the doctor's offered times rejected by their patient, each
+offer the time to the patient waiting for it."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
+from sqlalchemy import select
 
+from doctordesk.domain.waitlist.rules import DAY_KEYS
 from doctordesk.services.waitlist.matching import run_round
+from doctordesk.store.review_tables import AppointmentOffer
 from tests.integration.waitlist.support import join, offers
+from tests.support.review import PENDING_5, aid
 
 BERLIN = ZoneInfo("Europe/Berlin")
 
@@ -76,3 +81,40 @@ async def test_new_weekly_hours_offer_their_times(client, login, demo, runtime):
     assert (await run_round(runtime)).offered == 1
     start = datetime(2026, 11, 28, 9, 0, tzinfo=BERLIN)
     assert await offers(runtime) == [(demo.patients["patient3"], "open", start)]
+
+
+async def test_offers_rejected_free_their_times_for_the_waitlist(client, login, demo, runtime):
+    owner, patient, admin = await login("patient1"), await login("patient3"), await login("admin")
+    a = aid(demo, PENDING_5)
+    async with runtime.db.read() as s:
+        offered = (
+            await s.scalars(
+                select(AppointmentOffer).where(AppointmentOffer.appointment_id == a).order_by(AppointmentOffer.start_at)
+            )
+        ).first()
+    local = offered.start_at.astimezone(BERLIN)
+    form = wish(
+        demo,
+        day=local.date().isoformat(),
+        weekday=DAY_KEYS[local.weekday()],
+        start=f"{local:%H:%M}",
+        end=f"{local + timedelta(minutes=30):%H:%M}",
+    )
+    form["doctor"], form["location"] = str(offered.doctor_id), str(offered.location_id)
+    # The same weekday of earlier weeks is free: the doctor is away those days, so only the offered time suits.
+    earlier = local.date() - timedelta(days=7)
+    while earlier >= demo.now.date():
+        away = {"day": earlier.isoformat(), "kind": "absence", "location_id": offered.location_id, "confirm": True}
+        response = await client.post(
+            f"/admin/doctors/{offered.doctor_id}/hours-exceptions", json=away, headers=admin.headers
+        )
+        assert response.status_code == 200, response.text
+        earlier -= timedelta(days=7)
+    assert (await join(client, patient, form)).status_code == 200
+    assert (await run_round(runtime)).offered == 0  # offered to patient1 by the doctor: taken
+    rejected = await client.post(
+        f"/profile/appointments/{a}/offers/reject", headers=owner.headers, data={"version": "1"}
+    )
+    assert rejected.status_code == 200, rejected.text
+    assert (await run_round(runtime)).offered == 1
+    assert await offers(runtime) == [(demo.patients["patient3"], "open", offered.start_at)]

@@ -1,6 +1,6 @@
 """Times freed otherwise than by a cancellation reach the waitlist (docs/waitlist.md#what-freed-means), on SQLite and
-PostgreSQL: an absence withdrawn, new weekly hours, and the doctor's offered times rejected by their patient, each
-offer the time to the patient waiting for it."""
+PostgreSQL: an absence withdrawn, new weekly hours, the doctor's offered times rejected by their patient and a hold
+that lapses on the Clock each offer the time to the patient waiting for it."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from sqlalchemy import select
 
 from doctordesk.domain.waitlist.rules import DAY_KEYS
 from doctordesk.services.waitlist.matching import run_round
+from doctordesk.store.fhir_tables import SlotHold
 from doctordesk.store.review_tables import AppointmentOffer
 from tests.integration.waitlist.support import join, offers
 from tests.support.review import PENDING_5, aid
@@ -118,3 +119,27 @@ async def test_offers_rejected_free_their_times_for_the_waitlist(client, login, 
     assert rejected.status_code == 200, rejected.text
     assert (await run_round(runtime)).offered == 1
     assert await offers(runtime) == [(demo.patients["patient3"], "open", offered.start_at)]
+
+
+async def test_a_hold_that_lapses_frees_its_time_on_the_clock(client, login, demo, runtime, clock):
+    patient = await login("patient3")
+    start = datetime(2026, 11, 24, 15, 30, tzinfo=BERLIN)  # the day after the test's Monday: no earlier Tuesday
+    async with runtime.db.transaction() as s:
+        s.add(
+            SlotHold(
+                doctor_id=demo.users["doctor1"],
+                location_id=demo.locations["berlin"],
+                start_at=start,
+                duration_minutes=30,
+                expires_at=clock.now() + timedelta(minutes=10),
+                holder="account:0",
+                created_at=clock.now(),
+            )
+        )
+    assert (
+        await join(client, patient, wish(demo, day="2026-11-24", weekday="tue", start="15:30", end="16:00"))
+    ).status_code == 200
+    assert (await run_round(runtime)).offered == 0  # held for someone else
+    clock.advance(timedelta(minutes=11))
+    assert (await run_round(runtime)).offered == 1
+    assert await offers(runtime) == [(demo.patients["patient3"], "open", start)]

@@ -56,6 +56,7 @@ from doctordesk.web.routers import (
     security,
     sso,
     stream,
+    waitlist,
 )
 from doctordesk.web.routers import auth as auth_router
 from doctordesk.web.routers import reminders as reminder_links
@@ -86,6 +87,7 @@ from doctordesk.web.unchanged_polls import UnchangedPolls
 from doctordesk.web.webapp import web_app_mount
 from doctordesk.workers import wiring as realtime
 from doctordesk.workers.token_checks import TokenChecks
+from doctordesk.workers.waitlist import build_waitlist_rounds
 
 STATIC = Path(__file__).parent / "web" / "static"
 
@@ -96,6 +98,7 @@ ROUTERS: tuple[APIRouter, ...] = (
     sso.router,
     appointments.router,
     booking.router,
+    waitlist.router,
     review.router,
     api.router,
     admin_service_accounts.router,
@@ -156,11 +159,12 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
 
     dispatcher = realtime.build_dispatcher(runtime) if settings.push_in_process else None
     token_checks = TokenChecks(runtime, interval=settings.stream_check_seconds)
+    waitlist = build_waitlist_rounds(runtime)
     hooks = realtime.build_webhook_dispatcher(runtime) if settings.webhook_in_process else None
     mail = realtime.build_mail_dispatcher(runtime) if settings.mail_in_process else None
     exporter = realtime.build_bulk_exporter(runtime) if settings.bulk_in_process else None
     reminders = realtime.build_reminder_sender(runtime) if settings.reminder_in_process else None
-    loops = [loop for loop in (dispatcher, hooks, mail, exporter, reminders) if loop is not None]
+    loops = [loop for loop in (dispatcher, hooks, mail, exporter, reminders, waitlist) if loop is not None]
     _connect_bus_state(runtime, token_checks)
     shared = isinstance(runtime.bus, SharedBus)
     runtime.hub.on_delivered = runtime.metrics.messages_delivered.inc

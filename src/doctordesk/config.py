@@ -112,6 +112,18 @@ class Settings(BaseSettings):
     reminder_poll_seconds: float = Field(60.0, ge=0.05, le=3600)
     reminder_in_process: bool = True
     public_url: str = ""
+    # The waitlist (docs/waitlist.md): a freed time goes to the first waiting patient for the offer minutes, then
+    # the next (one-at-a-time), or to every matching patient at once, the first to accept winning (all-at-once);
+    # whether accepting moves an approved appointment with the same doctor and service at once (direct move) or
+    # becomes a request for the doctor; how often the waitlist looks for freed times and lapsed offers besides
+    # the changes that wake it. Read through ``services/waitlist/policy.policy``.
+    waitlist_mode: Literal["one-at-a-time", "all-at-once"] = "one-at-a-time"
+    waitlist_offer_minutes: int = Field(30, ge=1, le=1440)
+    waitlist_direct_move: bool = False
+    waitlist_check_seconds: float = Field(60.0, gt=0, le=3600)
+    waitlist_in_process: bool = (
+        True  # off: no rounds in this process (another instance or `doctordesk worker` runs them)
+    )
     # Failed logins (docs/accounts.md#throttling): per username and client address, this many lock the address
     # out of the username for the lockout; per username from every address, the ceiling slows it to one
     # attempt per interval (the count drains by one per interval).

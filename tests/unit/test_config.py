@@ -40,7 +40,13 @@ def test_every_setting_is_recognised_and_the_secret_key_is_gone():
 
 # --- range checks: every setting is validated at start, and a wrong one is named --------------------------------
 
-FREE_FORM = {"data_dir", "push_credentials", "push_adapter", "environment"}  # a path, a secret, choices
+FREE_FORM = {
+    "data_dir",
+    "push_credentials",
+    "push_adapter",
+    "environment",
+    "waitlist_mode",
+}  # a path, a secret, choices
 
 
 def test_every_numeric_setting_has_a_lower_and_an_upper_bound_and_every_text_setting_a_check():

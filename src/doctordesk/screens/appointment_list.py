@@ -32,6 +32,7 @@ BOOK_ENDPOINT = "/profile/book"
 ADMIN_ENDPOINT = "/profile/admin/users"
 CALENDAR_ENDPOINT = "/profile/calendar-feed"
 DASHBOARD_ENDPOINT = "/profile/dashboard"
+WAITLIST_ENDPOINT = "/profile/waitlist"
 WEEK_ENDPOINT = "/profile/appointments/week"
 
 # Each section's title from the viewer's point of view.
@@ -258,6 +259,7 @@ def render(
     elements: list[Element] = [el("title", "Heading", value=_("Appointments")), _notices(notices, actor)]
     if actor.role is Role.PATIENT:
         elements.append(el("book", "Link", label=_("Book an appointment"), action=Action("PUT", BOOK_ENDPOINT)))
+        elements.append(el("waitlist", "Link", label=_("Waitlist"), action=Action("PUT", WAITLIST_ENDPOINT)))
     if actor.role is Role.DOCTOR:
         elements.append(el("week-view", "Link", label=_("Week"), action=Action("PUT", WEEK_ENDPOINT)))
         elements.append(el("calendar-feed", "Link", label=_("Calendar feed"), action=Action("PUT", CALENDAR_ENDPOINT)))

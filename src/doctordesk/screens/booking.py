@@ -20,6 +20,7 @@ from doctordesk.screens.protocol import Action, Element, Layout, Option, Page, e
 from doctordesk.screens.state import Shown
 
 SCREEN = "booking"
+WAITLIST_ENDPOINT = "/profile/waitlist"
 BASE = "/profile/book"
 CHOOSE_ENDPOINT = f"{BASE}/choose"
 REQUEST_ENDPOINT = f"{BASE}/request"
@@ -258,6 +259,16 @@ def _confirm(s: BookingScreen) -> Element:
     )
 
 
+def _waitlist(s: BookingScreen) -> Element:
+    """The way to the waitlist for this choice (docs/waitlist.md): told when an earlier time frees up."""
+    c = s.choice
+    query = "&".join(
+        f"{k}={v}" for k, v in (("doctor", c.doctor_id), ("location", c.location_id), ("service", c.service)) if v
+    )
+    target = f"{WAITLIST_ENDPOINT}?{query}" if query else WAITLIST_ENDPOINT
+    return el("waitlist", "Link", label=_("Tell me of an earlier time"), action=Action("PUT", target))
+
+
 def render(s: BookingScreen) -> Page:
     elements = [
         el("title", "Heading", value=_("Book an appointment")),
@@ -271,6 +282,7 @@ def render(s: BookingScreen) -> Page:
         _choice(s),
         _times(s),
         _confirm(s),
+        _waitlist(s),
     ]
     return Page(
         screen=SCREEN,

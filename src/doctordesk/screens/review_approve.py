@@ -89,16 +89,19 @@ class ReviewScreen:
     # When the viewer's draft (kept for them on every device, docs/review-and-approve.md#drafts) was last saved;
     # None without a draft or with nothing in it.
     draft_saved: datetime | None = None
+    # The request came from the waitlist: the patient accepted a freed time offered to them (docs/waitlist.md).
+    from_waitlist: bool = False
 
 
 def _notice(ref: str, text: str | None, tone: str) -> Element:
     return el(ref, "Notice", value=maybe(text), visible=text is not None, props={"tone": tone})
 
 
-def _metadata(view: AppointmentView) -> Element:
+def _metadata(view: AppointmentView, *, from_waitlist: bool = False) -> Element:
     return el(
         "details",
         "Section",
+        el("from-waitlist", "Badge", value=_("From the waitlist"), visible=from_waitlist),
         el(
             "requested-time",
             "Regular",
@@ -331,7 +334,7 @@ def render(s: ReviewScreen) -> Page:
         el("title", "Heading", value=_("Review and approve")),
         _draft_note(s, base),
         el("version", "Hidden", name="version", value=str(view.version)),
-        _metadata(view),
+        _metadata(view, from_waitlist=s.from_waitlist),
         _notice("status-note", a.not_decidable_reason, "info"),
         el(
             "offers-link",

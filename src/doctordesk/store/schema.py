@@ -19,6 +19,7 @@ from doctordesk.store import (
     webhook_tables,
 )
 from doctordesk.store.tables import Base
+from doctordesk.store.waitlist import tables as waitlist_tables
 
 metadata = Base.metadata
 
@@ -38,5 +39,6 @@ __all__ = [
     "review_tables",
     "smart_tables",
     "tables",
+    "waitlist_tables",
     "webhook_tables",
 ]

@@ -131,6 +131,12 @@ def _free_times(c: Ctx) -> dict[str, str]:
     return {"doctor": str(_doctor_id(c)), "location": str(_berlin(c)), "from": "2026-11-24", "to": "2026-11-25"}
 
 
+def _waitlist(c: Ctx, name: str, value: str) -> dict[str, str]:
+    """The waitlist's join form (doctor1 at Berlin, on weekdays 08:00-17:00 until 1 Dec), ``name`` set to ``value``."""
+    base = {"doctor": str(_doctor_id(c)), "location": str(_berlin(c)), "service": "consultation"}
+    return base | {"until": "2026-12-01", "from": "08:00", "to": "17:00"} | {name: value}
+
+
 def _exception(c: Ctx, **changes: str) -> dict[str, Any]:
     base = {"day": "2027-06-01", "kind": "extra", "location_id": _berlin(c), "opens": "18:00", "closes": "19:00"}
     return base | changes
@@ -356,6 +362,15 @@ DOORS: dict[tuple[str, str, str, str], Door] = {
         ),
         "opens~1",
     ),
+    **{
+        ("POST", "/profile/waitlist", "form", name): Door(
+            kind,
+            good,
+            _form("POST", _fixed("/profile/waitlist"), lambda c, v, name=name: _waitlist(c, name, v), "patient"),
+            name,
+        )
+        for name, kind, good in (("until", "day", "2026-12-01"), ("from", "time", "08:00"), ("to", "time", "17:00"))
+    },  # fmt: skip
     ("POST", "/profile/admin/hours/exceptions/add", "form", "day"): Door(
         "day",
         "2027-06-01",

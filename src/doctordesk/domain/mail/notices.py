@@ -25,6 +25,7 @@ class MailKind(StrEnum):
     CANCELED_BY_PATIENT = "canceled-by-patient"
     MOVED = "moved"  # to another time by the clinic's systems, awaiting the doctor's decision again
     REMINDER = "reminder"  # before an approved appointment (docs/notifications.md#reminders), with its links
+    WAITLIST_OFFER = "waitlist-offer"  # a freed time offered from the waitlist (docs/waitlist.md)
 
 
 # The domain event of a reminder that went (services/reminders/sender.py): it mails and pushes, nothing else.
@@ -54,6 +55,8 @@ def kind_for(event_kind: str, data: Mapping[str, Any]) -> MailKind | None:
         return MailKind.MOVED
     if event_kind == REMINDER_EVENT:
         return MailKind.REMINDER
+    if event_kind == "waitlist.offered":
+        return MailKind.WAITLIST_OFFER
     return None
 
 
@@ -119,6 +122,16 @@ WORDING: dict[MailKind, Wording] = {
         N_("Dear {patient}, this is a reminder of your appointment with {doctor} on {when}."),
         Method.REQUEST,
         "CONFIRMED",
+    ),
+    # No calendar part: nothing is agreed until the patient accepts (and the doctor approves).
+    MailKind.WAITLIST_OFFER: Wording(
+        N_("An earlier time with {doctor} is free"),
+        N_(
+            "Dear {patient}, an earlier time with {doctor} is free: {when}. "
+            "Accept it on your waitlist in the app; it is offered to you for a while, then to the next patient."
+        ),
+        None,
+        "TENTATIVE",
     ),
 }
 

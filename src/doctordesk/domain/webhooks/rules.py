@@ -30,7 +30,13 @@ EVENT_TYPES: dict[str, str] = {
     # The patient said they will come, through a reminder's link (docs/notifications.md#reminders).
     "appointment.patient-confirm": "appointment.confirmed",
     "chat-message": "chat.message-created",
+    # The waitlist (docs/waitlist.md): a freed time offered to a waiting patient, an offer accepted, and an
+    # approved appointment moved to a freed time at once (direct moves).
+    "waitlist.offered": "waitlist.offer-made",
+    "waitlist.accepted": "waitlist.offer-accepted",
+    "appointment.waitlist-move": "appointment.moved-from-waitlist",
 }
+WAITLIST_TYPES = frozenset({"waitlist.offer-made", "waitlist.offer-accepted"})
 CHAT_MESSAGE_CREATED = "chat.message-created"
 TEST_EVENT = "webhook.test"
 # Every type an endpoint may subscribe to, in the order of the table above.
@@ -181,6 +187,13 @@ def appointment_data(
     if event_data.get("confirmed_at"):
         data["confirmed_at"] = event_data["confirmed_at"]
     return data
+
+
+def waitlist_data(event_data: Mapping[str, Any]) -> dict[str, Any]:
+    """A waitlist offer's metadata: ids, the time and, once accepted, the appointment it became; never names."""
+    keys = ("offer_id", "entry_id", "patient_id", "doctor_id", "location_id", "service", "start", "expires_at",
+            "mode", "appointment_id", "moved")  # fmt: skip
+    return {k: event_data[k] for k in keys if k in event_data}
 
 
 def chat_data(event_data: Mapping[str, Any], *, content: str | None) -> dict[str, Any]:

@@ -112,6 +112,10 @@ ACTIONS: Final[dict[str, str]] = {
     "mfa-totp-disabled": N_("Authenticator app turned off"),
     "import": N_("Data imported"),
     "export.external_ids": N_("Data exported"),
+    "waitlist.join": N_("Joined the waitlist"),
+    "waitlist.leave": N_("Left the waitlist"),
+    "waitlist.accept": N_("Accepted a time from the waitlist"),
+    "appointment.waitlist-move": N_("Appointment moved to a time from the waitlist"),
 }
 
 ENTITIES: Final[dict[str, str]] = {
@@ -131,6 +135,8 @@ ENTITIES: Final[dict[str, str]] = {
     "mfa_policy": N_("Second-factor policy"),
     "clinic": N_("Clinic settings"),
     "sso_provider": N_("Single sign-on provider"),
+    "waitlist_entry": N_("Waitlist entry"),
+    "waitlist_offer": N_("Waitlist offer"),
 }
 
 

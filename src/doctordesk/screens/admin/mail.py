@@ -31,6 +31,7 @@ KINDS = {
     "canceled-by-patient": N_("Canceled by the patient"),
     "moved": N_("New time"),
     "reminder": N_("Reminder"),
+    "waitlist-offer": N_("Earlier time offered from the waitlist"),
 }
 
 

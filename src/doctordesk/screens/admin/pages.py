@@ -23,6 +23,7 @@ SECTIONS = (
     ("webhooks", N_("Webhooks"), f"{BASE}/webhooks"),
     ("mail", N_("Mail"), f"{BASE}/mail"),
     ("clinic", N_("Clinic"), f"{BASE}/clinic"),
+    ("waitlist", N_("Waitlist"), f"{BASE}/waitlist"),
     ("smart-apps", N_("SMART apps"), f"{BASE}/smart-apps"),
     ("sign-in", N_("Signing in"), f"{BASE}/sign-in"),
     ("sso", N_("Single sign-on"), f"{BASE}/sso"),

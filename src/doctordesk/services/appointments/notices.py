@@ -26,8 +26,11 @@ from doctordesk.store.notice_tables import UserNotice
 from doctordesk.store.tables import Appointment, Location
 
 
-def leave(session: AsyncSession, user_ids: Iterable[int], *, appointment_id: int, text: str, now: datetime) -> None:
-    """A notice for each of ``user_ids``, written with the change it tells about."""
+def leave(
+    session: AsyncSession, user_ids: Iterable[int], *, appointment_id: int | None, text: str, now: datetime
+) -> None:
+    """A notice for each of ``user_ids``, written with the change it tells about (and the appointment it is about,
+    if any: a waitlist offer's is about none)."""
     for user_id in dict.fromkeys(user_ids):
         session.add(
             UserNotice(

@@ -48,6 +48,9 @@ class MailFacts:
     reason: str | None = None
     # A reminder's links: (the line's words with a {url} placeholder, the address), in order.
     links: tuple[tuple[str, str], ...] = ()
+    # What the mail is about when it is no appointment's change (a waitlist offer: ``offer:12``); the outbox's
+    # ``event_key`` then names it instead of the appointment and its version.
+    about: str | None = None
 
 
 def sender_domain(sender: str) -> str:

@@ -20,7 +20,7 @@ from sqlalchemy import Table, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.events import DomainEvent
-from doctordesk.domain.mail.notices import kind_for
+from doctordesk.domain.mail.notices import MailKind, kind_for
 from doctordesk.domain.texts import Text, to_json
 from doctordesk.i18n import DEFAULT
 from doctordesk.realtime.lease import lease_due
@@ -75,6 +75,40 @@ async def _facts(session: AsyncSession, event: DomainEvent) -> MailFacts | None:
     )
 
 
+async def _offer_facts(session: AsyncSession, event: DomainEvent) -> MailFacts | None:
+    """A waitlist offer's mail (docs/waitlist.md): the patient, the doctor, the place and the time offered."""
+    data = event.data
+    doctor = User.__table__.alias("doctor")
+    row = (
+        await session.execute(
+            select(Patient.name, Patient.email, User.language, doctor.c.display_name, Location)
+            .outerjoin(User, User.id == Patient.user_id)
+            .join(doctor, doctor.c.id == data["doctor_id"])
+            .join(Location, Location.id == data["location_id"])
+            .where(Patient.id == data["patient_id"])
+        )
+    ).first()
+    if row is None or not row[1]:
+        return None
+    patient_name, email, language, doctor_name, location = row
+    return MailFacts(
+        appointment_id=0,
+        patient_id=data["patient_id"],
+        version=0,
+        patient_name=patient_name,
+        recipient=email,
+        language=language or DEFAULT,
+        doctor_name=doctor_name,
+        location_name=location.name,
+        location_address=location.address,
+        timezone=location.timezone,
+        start=datetime.fromisoformat(data["start"]),
+        duration_minutes=30,
+        service=data.get("service", ""),
+        about=f"offer:{data['offer_id']}",
+    )
+
+
 async def enqueue(session: AsyncSession, events: Sequence[DomainEvent], *, now: datetime, sender: str) -> int:
     """A mail for each event that mails its patient (``domain/mail/notices.kind_for``) and whose patient has an
     address, composed now and written in the caller's transaction; how many."""
@@ -85,17 +119,19 @@ async def enqueue(session: AsyncSession, events: Sequence[DomainEvent], *, now: 
             if kind is None:
                 continue
             await session.flush()  # the change's rows, as the mail describes them
-            facts = await _facts(session, event)
+            facts = await (_offer_facts(session, event) if kind is MailKind.WAITLIST_OFFER else _facts(session, event))
             if facts is None:
                 continue
             message_id, content = compose(facts, kind, sender=sender, now=now)
             rows.append(
                 {
                     "message_id": message_id,
-                    # A reminder names its own change (its window and the start): the version stays.
-                    "event_key": event.data.get("mail_key") or f"{kind}:{facts.appointment_id}:{facts.version}",
+                    # A reminder names its own change (its window and the start), a waitlist offer the offer
+                    # (``facts.about``); any other mail the appointment and its version.
+                    "event_key": event.data.get("mail_key")
+                    or f"{kind}:{facts.about or f'{facts.appointment_id}:{facts.version}'}",
                     "kind": kind.value,
-                    "appointment_id": facts.appointment_id,
+                    "appointment_id": facts.appointment_id or None,
                     "patient_id": facts.patient_id,
                     "recipient": facts.recipient,
                     "content": content,

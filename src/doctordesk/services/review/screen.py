@@ -44,6 +44,7 @@ from doctordesk.services.review.subject import appointment_for, facts_for, subje
 from doctordesk.services.scheduling.busy_times import busy_times, lock_schedules
 from doctordesk.services.scheduling.clinic_facts import Clinic, cached_clinic
 from doctordesk.services.uow import unit_of_work
+from doctordesk.services.waitlist import origin as waitlist_origin
 from doctordesk.store.review_tables import ReviewDraft
 from doctordesk.store.tables import Appointment
 
@@ -159,6 +160,7 @@ async def _render(rt: Runtime, actor: Actor, appointment_id: int, layout: Any) -
             submitted=False,
             c=c,
         )
+        from_waitlist = await waitlist_origin.from_waitlist(session, a.id)
     page = review_approve.render(
         review_approve.ReviewScreen(
             view=view,
@@ -169,6 +171,7 @@ async def _render(rt: Runtime, actor: Actor, appointment_id: int, layout: Any) -
             layout=layout,
             timeout=rt.settings.poll_review_seconds,
             draft_saved=draft.updated_at if draft is not None and _restored(draft) else None,
+            from_waitlist=from_waitlist,
         )
     )
     return lasting(page, review_edge(assessment))

@@ -109,7 +109,9 @@ async def _load_appointments(session: AsyncSession, typed: Sequence[tuple[Domain
     ids = {
         i
         for event, event_type in typed
-        if event_type != webhooks.CHAT_MESSAGE_CREATED and isinstance(i := event.data.get("appointment_id"), int)
+        if event_type != webhooks.CHAT_MESSAGE_CREATED
+        and event_type not in webhooks.WAITLIST_TYPES
+        and isinstance(i := event.data.get("appointment_id"), int)
     }
     missing = sorted(i for i in ids if identity_key(Appointment, i) not in session.identity_map)
     if not missing:
@@ -125,6 +127,8 @@ async def _data(session: AsyncSession, event: DomainEvent, event_type: str, *, i
             message = await session.get(ChatMessage, event.data["message_id"])
             content = message.content if message is not None else None
         return webhooks.chat_data(event.data, content=content)
+    if event_type in webhooks.WAITLIST_TYPES:
+        return webhooks.waitlist_data(event.data)
     appointment = await session.get(Appointment, event.data["appointment_id"])
     known: dict[str, Any] = dict(event.data)
     if appointment is not None:

@@ -12,7 +12,7 @@ from doctordesk.domain.inputs import MAX_ID, parse_id
 from doctordesk.screens.viewing import Viewing
 from doctordesk.services.admin import fees_screen as fees
 from doctordesk.services.admin import insurance_screen as insurance
-from doctordesk.services.admin import mail_screen
+from doctordesk.services.admin import mail_screen, waitlist_screen
 from doctordesk.services.admin import webhooks_screen as hooks
 from doctordesk.web.deps import SCREEN_HEADERS, FormDep, ScreenRequest, ScreenRequestDep
 from doctordesk.web.params import STRICT_ID
@@ -118,6 +118,25 @@ screen_routes(
     _mail,
     page=Route("mail_page", "Patients' mail: the mails not sent, and the latest with their state."),
     poll=Route("mail_poll", "The mail screen's poll."),
+)
+
+
+# --- the waitlist ----------------------------------------------------------------------------------------------
+
+WaitlistDoctor = Annotated[int | None, Query(ge=1, le=MAX_ID, description="The doctor (default: the first)"), STRICT_ID]
+
+
+def _waitlist(screen: ScreenRequest, doctor: int | None = None) -> Viewing:
+    return screen.viewing(waitlist_screen.waitlist_page, doctor_id=doctor)
+
+
+screen_routes(
+    router,
+    "/waitlist",
+    _waitlist,
+    page=Route("admin_waitlist_page", "The waitlist of one doctor, in order of waiting, with the times offered now."),
+    poll=Route("admin_waitlist_poll", "The admin waitlist screen's poll."),
+    params={"doctor": (WaitlistDoctor, None)},
 )
 
 

@@ -35,6 +35,7 @@ from doctordesk.services.fhir import people as fhir_people
 from doctordesk.services.fhir import requests as fhir_requests
 from doctordesk.services.fhir import slots as fhir_slots
 from doctordesk.services.fhir import subscriptions as fhir_subscriptions
+from doctordesk.services.fhir import waitlist as fhir_waitlist
 from doctordesk.services.fhir.access import Caller
 from doctordesk.services.fhir.search import Search
 from doctordesk.web.deps import FhirCallerDep, RuntimeDep
@@ -183,8 +184,13 @@ async def cancel_appointment(
 read_route(
     "Appointment",
     "appointment_id",
-    lambda rt, caller, raw: fhir_appointments.read(rt, caller, _id(raw, "Appointment")),
-    "One Appointment (``ETag``: its version); 404 when unknown or not the caller's to see.",
+    lambda rt, caller, raw: (
+        fhir_waitlist.read(rt, caller, raw)
+        if raw.startswith(fhir_waitlist.PREFIX)
+        else fhir_appointments.read(rt, caller, _id(raw, "Appointment"))
+    ),
+    "One Appointment (``ETag``: its version), or a waitlist entry as an Appointment with status ``waitlist`` "
+    "(``waitlist-{id}``, docs/waitlist.md); 404 when unknown or not the caller's to see.",
 )
 
 

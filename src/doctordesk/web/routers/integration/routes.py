@@ -22,6 +22,7 @@ from doctordesk.domain.scheduling.free_times import free_of
 from doctordesk.domain.texts import N_
 from doctordesk.services.booking import free_times
 from doctordesk.services.integration import outside_events, requests
+from doctordesk.services.waitlist import api as waitlist_api
 from doctordesk.web.bodies import StrictBody, stated
 from doctordesk.web.deps import IntegrationDep, RuntimeDep
 from doctordesk.web.params import DAY_IN_RANGE, STRICT_DATE, STRICT_ID, Instant, strict_int
@@ -178,6 +179,13 @@ async def reschedule_request(
         Trigger.RESCHEDULE_REQUEST, version=body.version, start=body.start, note=body.note
     )
     return await _report(rt, caller, appointment_id, event)
+
+
+@router.get("/waitlist-offers", responses=SCREEN_RESPONSES)
+async def get_waitlist_offers(rt: RuntimeDep, caller: IntegrationDep) -> dict[str, Any]:
+    """The waitlist offers open now (docs/waitlist.md), earliest time first: which freed time is offered to which
+    patient until when, and the clinic's mode. Scope `appointments:read`."""
+    return await waitlist_api.open_offers(rt, caller)
 
 
 @router.get("/free-times", responses=SCREEN_RESPONSES)

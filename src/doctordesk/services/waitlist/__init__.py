@@ -1,0 +1,1 @@
+"""The waitlist's use cases (docs/waitlist.md): joining and leaving, freed times offered, offers answered."""

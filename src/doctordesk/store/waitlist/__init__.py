@@ -1,0 +1,1 @@
+"""The waitlist's tables (docs/waitlist.md)."""

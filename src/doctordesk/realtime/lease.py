@@ -115,13 +115,15 @@ class DrainLoop:
 
     async def run(self) -> None:
         while not self._stopping:
+            # Cleared before the round, not after it: a wake-up that arrives while a round runs (a row committed
+            # after the round's claim read) gets a round of its own at once instead of waiting for the next poll.
+            self._wake.clear()
             try:
                 busy = await self.round()
             except Exception:  # the database or the receiver hiccuped: try again shortly
                 log.exception("%s round failed", self.name)
                 busy = False
             if not busy:
-                self._wake.clear()
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(self.poll_seconds):
                         await self._wake.wait()

@@ -2,12 +2,11 @@
 appointment's status or time (cancellations, declines, offers rejected: events on an ``appointment.*`` kind), the
 clinic's hours and their exceptions (``clinic.changed``), the waitlist itself (joining, leaving, declining) — and
 every ``DOCTORDESK_WAITLIST_CHECK_SECONDS`` besides, which is what expires one-at-a-time offers on the ``Clock``
-and notices holds that lapsed. Wake-ups that arrive during a round make one more round, not one each."""
+and notices holds that lapsed. Wake-ups that arrive during a round make one more round, not one each
+(``DrainLoop.run``)."""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 
 from doctordesk.domain.events import CLINIC_CHANGED, DomainEvent
@@ -41,22 +40,6 @@ class WaitlistRounds(DrainLoop):
     def start(self) -> None:
         self.rt.bus.subscribe(self._on_event)
         super().start()
-
-    async def run(self) -> None:
-        """As ``DrainLoop.run``, but a wake-up that arrives during a round is kept, not cleared after it: the
-        change that woke it (a cancellation committed while a round was reading) gets a round of its own at once,
-        not at the next poll."""
-        while not self.stopping:
-            self._wake.clear()
-            try:
-                busy = await self.round()
-            except Exception:  # the database is away or busy: the next round tries again
-                log.exception("%s round failed", self.name)
-                busy = False
-            if not busy:
-                with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(self.poll_seconds):
-                        await self._wake.wait()
 
     async def round(self) -> bool:
         """One round; True when it offered or expired something (the next round looks again at once)."""

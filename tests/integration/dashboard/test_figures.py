@@ -14,6 +14,7 @@ from doctordesk.domain.clock import FixedClock
 from doctordesk.domain.dashboard.figures import Figure
 from doctordesk.services.dashboard import screen as dashboard
 from doctordesk.store.mail_tables import AppointmentConfirmation, ReminderSent
+from doctordesk.store.waitlist.tables import WaitlistEntry, WaitlistOffer, WaitlistTime
 from tests.integration.dashboard.clinic import Clinic, utc
 
 # Monday 23 November 2026, 08:00 in Berlin: the window is 26 August to 23 November, across the clock change.
@@ -173,3 +174,37 @@ async def test_reminders_confirmed_are_a_share_of_the_appointments_reminded_in_t
     assert clinic[date(2026, 11, 9)] == (0, 0, None)
     ada = {r.key: r.values for r in (await figure(runtime, "reminders", c.ids["ada"])).rows}
     assert ada[date(2026, 11, 16)] == (2, 1, 50.0)
+
+
+async def test_freed_times_refilled_from_the_waitlist_and_the_median_hours_to_a_taker(runtime, clock):
+    c = await Clinic(runtime).build()
+    async with runtime.db.transaction() as s:
+        entry = WaitlistEntry(patient_id=c.ids["patient"], doctor_id=None, location_id=c.ids["berlin"],
+                              service="GP", until=date(2026, 12, 31), days=127, time_from=time(8), time_to=time(18),
+                              state="waiting", created_at=utc("2026-11-01 08:00"))  # fmt: skip
+        s.add(entry)
+        await s.flush()
+
+        async def freed(doctor: str, found: str, taken_after_hours: float | None) -> None:
+            start = utc(found) + timedelta(days=3)
+            t = WaitlistTime(doctor_id=c.ids[doctor], location_id=c.ids["berlin"], start_at=start,
+                             duration_minutes=30, found_at=utc(found))  # fmt: skip
+            s.add(t)
+            await s.flush()
+            if taken_after_hours is not None:
+                at = utc(found) + timedelta(hours=taken_after_hours)
+                o = WaitlistOffer(entry_id=entry.id, time_id=t.id, patient_id=c.ids["patient"], state="accepted",
+                                  offered_at=utc(found), expires_at=at, answered_at=at)  # fmt: skip
+                s.add(o)
+                await s.flush()
+                t.taken_offer_id = o.id
+
+        await freed("ada", "2026-11-16 08:00", 1)
+        await freed("ada", "2026-11-17 08:00", 5)
+        await freed("bo", "2026-11-18 08:00", 2)
+        await freed("ada", "2026-11-19 08:00", None)  # offered, nobody took it
+    clinic = {r.key: r.values for r in (await figure(runtime, "waitlist")).rows}
+    assert clinic[date(2026, 11, 16)] == (4, 3, 75.0, 2.0)
+    assert clinic[date(2026, 11, 9)] == (0, 0, None, None)
+    ada = {r.key: r.values for r in (await figure(runtime, "waitlist", c.ids["ada"])).rows}
+    assert ada[date(2026, 11, 16)] == (3, 2, 66.7, 1.0)  # median of 1 and 5 hours by nearest rank: the lower

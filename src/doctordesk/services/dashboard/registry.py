@@ -5,7 +5,7 @@ screen, the CSV export and the routes read this tuple and nothing else (docs/das
 from __future__ import annotations
 
 from doctordesk.domain.dashboard.metric import Metric
-from doctordesk.services.dashboard.metrics import attendance, booked_share, decision_time, reminders, requests
+from doctordesk.services.dashboard.metrics import attendance, booked_share, decision_time, reminders, requests, waitlist
 
 METRICS: tuple[Metric, ...] = (
     requests.METRIC,
@@ -13,4 +13,5 @@ METRICS: tuple[Metric, ...] = (
     booked_share.METRIC,
     attendance.METRIC,
     reminders.METRIC,
+    waitlist.METRIC,
 )

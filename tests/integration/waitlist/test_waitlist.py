@@ -163,7 +163,11 @@ async def test_a_declined_offer_goes_to_the_next(client, login, demo, runtime, c
 
 
 async def test_all_at_once_offers_everyone_and_the_first_to_accept_wins(client, login, demo, runtime):
-    set_policy(runtime, waitlist_mode="all-at-once")
+    # The clinic's setting (the Clinic screen's JSON twin), over the server's default.
+    chosen = await client.put(
+        "/admin/clinic", headers=(await login("admin")).headers, json={"waitlist_mode": "all-at-once"}
+    )
+    assert chosen.status_code == 200, chosen.text
     first, second, owner = await login("patient1"), await login("patient3"), await login("patient4")
     slot = await slot_of(runtime, aid(demo, APPROVED_TUESDAY))
     await join(client, first, slot.form())

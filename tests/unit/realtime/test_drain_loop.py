@@ -33,4 +33,3 @@ async def test_a_wake_up_during_a_round_that_found_nothing_gives_another_round_a
     finally:
         await loop.stop(grace_seconds=5)
     assert loop.rounds >= 2
-

@@ -22,6 +22,7 @@ from doctordesk.domain.errors import NotFound, ValidationFailed
 from doctordesk.domain.events import clinic_changed
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.texts import N_
+from doctordesk.domain.waitlist.rules import Mode, Policy
 from doctordesk.runtime import Runtime
 from doctordesk.services.admin.audit import record_change
 from doctordesk.services.uow import unit_of_work
@@ -33,7 +34,12 @@ REMINDER_HOURS = "reminder_hours"
 QUIET_BEGIN = "quiet_begin"
 QUIET_END = "quiet_end"
 DEFAULT_QUIET = ("21:00", "08:00")
+WAITLIST_MODE = "waitlist_mode"
+WAITLIST_OFFER_MINUTES = "waitlist_offer_minutes"
+WAITLIST_DIRECT_MOVE = "waitlist_direct_move"
 FLAG_PROBLEM = N_("true or false.")
+MODE_PROBLEM = N_("one-at-a-time or all-at-once.")
+MINUTES_PROBLEM = N_("Whole minutes from 1 to 1440.")
 
 
 def _flag(raw: str) -> str:
@@ -44,6 +50,18 @@ def _flag(raw: str) -> str:
 
 def _hours(raw: str) -> str:
     return reminders.format_hours(reminders.parse_hours(raw))
+
+
+def _mode(raw: str) -> str:
+    if raw not in {m.value for m in Mode}:
+        raise ValueError(MODE_PROBLEM)
+    return raw
+
+
+def _minutes(raw: str) -> str:
+    if not raw.isascii() or not raw.isdigit() or not 1 <= int(raw) <= 1440:
+        raise ValueError(MINUTES_PROBLEM)
+    return str(int(raw))
 
 
 def _clock_time(raw: str) -> str:
@@ -64,6 +82,10 @@ SETTINGS: dict[str, Setting] = {
         Setting(REMINDER_HOURS, lambda s: s.reminder_hours, _hours),
         Setting(QUIET_BEGIN, lambda _s: DEFAULT_QUIET[0], _clock_time),
         Setting(QUIET_END, lambda _s: DEFAULT_QUIET[1], _clock_time),
+        # The waitlist's policy (docs/waitlist.md): the deployment's DOCTORDESK_WAITLIST_* until an admin sets it.
+        Setting(WAITLIST_MODE, lambda s: s.waitlist_mode, _mode),
+        Setting(WAITLIST_OFFER_MINUTES, lambda s: str(s.waitlist_offer_minutes), _minutes),
+        Setting(WAITLIST_DIRECT_MOVE, lambda s: "true" if s.waitlist_direct_move else "false", _flag),
     )
 }
 
@@ -89,6 +111,15 @@ def reminder_rules(current: Mapping[str, str]) -> reminders.ReminderRules:
     )
     return reminders.ReminderRules(
         enabled=current[REMINDERS_ENABLED] == "true", hours=reminders.parse_hours(current[REMINDER_HOURS]), quiet=quiet
+    )
+
+
+def waitlist_policy(current: Mapping[str, str]) -> Policy:
+    """The waitlist's policy the settings say."""
+    return Policy(
+        mode=Mode(current[WAITLIST_MODE]),
+        offer_minutes=int(current[WAITLIST_OFFER_MINUTES]),
+        direct_move=current[WAITLIST_DIRECT_MOVE] == "true",
     )
 
 

@@ -80,7 +80,7 @@ async def accept(rt: Runtime, actor: Actor, offer_id: int) -> Accepted:
     no longer open or another patient took the time first; 404 for an offer that is not the patient's."""
     patient_id = patient_of(actor)
     now = rt.clock.now()
-    pol = policy(rt.settings)
+    pol = await policy(rt)
     try:
         async with unit_of_work(rt) as uow:
             return await _accept(rt, uow, actor, offer_id, patient_id=patient_id, pol=pol, now=now)

@@ -35,7 +35,7 @@ async def open_offers(rt: Runtime, caller: Integration) -> dict[str, Any]:
                 .limit(LIMIT)
             )
         ).all()
-    mode = policy(rt.settings).mode.value
+    mode = (await policy(rt)).mode.value
     offers = []
     for o, t, service in rows:
         zone = ZoneInfo(c.directory.locations.get(t.location_id, "UTC"))

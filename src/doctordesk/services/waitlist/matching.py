@@ -58,7 +58,7 @@ async def run_round(rt: Runtime) -> Round:
     """Expire the lapsed offers, then offer every free time that suits someone waiting (docs/waitlist.md)."""
     now = rt.clock.now()
     result = Round(expired=await expire_lapsed(rt, now=now))
-    pol = policy(rt.settings)
+    pol = await policy(rt)
     waiting, past, open_slots, taken = await _state(rt, now)
     if not waiting:
         return result

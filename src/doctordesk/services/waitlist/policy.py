@@ -1,17 +1,15 @@
-"""The clinic's waitlist policy, read in one place: today from the deployment's settings (``DOCTORDESK_WAITLIST_*``,
-docs/operations.md), later from a clinic settings store without any caller changing."""
+"""The clinic's waitlist policy, read in one place: the clinic's settings (the Clinic screen, ``PUT /admin/clinic``;
+docs/administration.md#clinic-settings), whose defaults are the deployment's ``DOCTORDESK_WAITLIST_*``
+(docs/operations.md)."""
 
 from __future__ import annotations
 
-from doctordesk.config import Settings
-from doctordesk.domain.waitlist.rules import Mode, Policy
+from doctordesk.domain.waitlist.rules import Policy
+from doctordesk.runtime import Runtime
+from doctordesk.services.clinic import settings as clinic
 
 
-def policy(settings: Settings) -> Policy:
+async def policy(rt: Runtime) -> Policy:
     """The policy in force: the mode, how long a one-at-a-time offer stays open, and whether direct moves are
     allowed."""
-    return Policy(
-        mode=Mode(settings.waitlist_mode),
-        offer_minutes=settings.waitlist_offer_minutes,
-        direct_move=settings.waitlist_direct_move,
-    )
+    return clinic.waitlist_policy(await clinic.read(rt))

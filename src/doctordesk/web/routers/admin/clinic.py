@@ -3,7 +3,7 @@ administration screen (``/profile/admin/clinic``). Admins only."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter
 from pydantic import Field, StrictBool
@@ -40,6 +40,16 @@ class ClinicIn(StrictBody):
     quiet_end: Annotated[
         str | None, Field(max_length=5, pattern=HH_MM, description="Quiet hours until (HH:MM; empty: none)")
     ] = None
+    waitlist_mode: Annotated[
+        Literal["one-at-a-time", "all-at-once"] | None,
+        Field(description="How a freed time is offered from the waitlist"),
+    ] = None
+    waitlist_offer_minutes: Annotated[
+        int | None, Field(ge=1, le=1440, description="Minutes a one-at-a-time offer stays open")
+    ] = None
+    waitlist_direct_move: Annotated[
+        StrictBool | None, Field(description="Accepting moves an approved appointment at once")
+    ] = None
 
 
 def as_json(values: dict[str, str]) -> dict[str, Any]:
@@ -48,13 +58,16 @@ def as_json(values: dict[str, str]) -> dict[str, Any]:
         "reminder_hours": list(reminders.parse_hours(values[clinic.REMINDER_HOURS])),
         "quiet_begin": values[clinic.QUIET_BEGIN],
         "quiet_end": values[clinic.QUIET_END],
+        "waitlist_mode": values[clinic.WAITLIST_MODE],
+        "waitlist_offer_minutes": int(values[clinic.WAITLIST_OFFER_MINUTES]),
+        "waitlist_direct_move": values[clinic.WAITLIST_DIRECT_MOVE] == "true",
     }
 
 
 @router.get("/admin/clinic", responses=READ)
 async def read_clinic_settings(rt: RuntimeDep, _admin: AdminDep) -> dict[str, Any]:
     """The clinic's settings: reminders on or off, their hours before the start, quiet hours (local times in
-    each location's zone; empty: none)."""
+    each location's zone; empty: none), and the waitlist's policy."""
     return as_json(await clinic.read(rt))
 
 
@@ -71,6 +84,12 @@ async def change_clinic_settings(rt: RuntimeDep, admin: AdminDep, body: ClinicIn
         changes[clinic.QUIET_BEGIN] = body.quiet_begin
     if body.quiet_end is not None:
         changes[clinic.QUIET_END] = body.quiet_end
+    if body.waitlist_mode is not None:
+        changes[clinic.WAITLIST_MODE] = body.waitlist_mode
+    if body.waitlist_offer_minutes is not None:
+        changes[clinic.WAITLIST_OFFER_MINUTES] = str(body.waitlist_offer_minutes)
+    if body.waitlist_direct_move is not None:
+        changes[clinic.WAITLIST_DIRECT_MOVE] = "true" if body.waitlist_direct_move else "false"
     return as_json(await clinic.update(rt, admin, changes))
 
 
@@ -92,5 +111,5 @@ screen_routes(
 )
 async def save_clinic_settings(screen: ScreenRequestDep, form: FormDep) -> dict[str, Any]:
     """Save the clinic's settings (``reminders_enabled`` true or false, ``reminder_hours``, ``quiet_begin``,
-    ``quiet_end``)."""
+    ``quiet_end``; ``waitlist_mode``, ``waitlist_offer_minutes``, ``waitlist_direct_move``)."""
     return await screen.submit(clinic_screen.save, form, page=_screen(screen))

@@ -107,6 +107,9 @@ CLINIC_BODY = form_body(
         "reminder_hours": {"type": "string", "maxLength": 100, "description": "Hours before the start, e.g. 24,2"},
         "quiet_begin": {**TIME_OR_EMPTY, "description": "HH:MM; empty: no quiet hours (with quiet_end)"},
         "quiet_end": {**TIME_OR_EMPTY, "description": "HH:MM; empty: no quiet hours (with quiet_begin)"},
+        "waitlist_mode": {"type": "string", "enum": ["one-at-a-time", "all-at-once"]},
+        "waitlist_offer_minutes": {"type": "string", "pattern": "^[0-9]{1,4}$", "description": "1 to 1440"},
+        "waitlist_direct_move": FLAG_FIELD,
     }
 )
 

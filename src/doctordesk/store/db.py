@@ -11,11 +11,18 @@ timeout) is known to the driver as soon as the server closed its socket, with no
 replaces it (``_replace_closed``). One dropped while a transaction used it fails that unit of work, which then
 answers "busy, nothing changed, try again" (``ServiceBusy``, 503) rather than an internal error; the pool replaces
 every connection older than the failure.
+
+The pools are bounded and do not make a request wait long for a connection: when every connection is in use
+longer than ``pool_wait_ms`` (``DOCTORDESK_DB_POOL_WAIT_MS``), the request is answered "busy, nothing changed, try
+again" (``ServiceBusy``, 503 with ``Retry-After``) instead of queueing behind a burst for seconds. The size
+(``DOCTORDESK_DB_POOL_SIZE``) defaults to ``default_pool_size``: what the machine's cores can keep busy
+(docs/operations.md#database-pools).
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -24,6 +31,7 @@ from typing import Any
 from sqlalchemy import event
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError, DisconnectionError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
 from doctordesk.config import Settings
@@ -33,6 +41,19 @@ from doctordesk.store.secrets.encryption import SecretBox, attach, box_from_sett
 from doctordesk.store.sqlite_inline import inline_connector
 
 DEFAULT_LOCK_TIMEOUT_MS = 10_000
+DEFAULT_POOL_WAIT_MS = 250
+BUSY_RETRY_SECONDS = 1  # what a busy answer's Retry-After says (whole seconds)
+# PostgreSQL: connections kept open; the rest of the pool's size is opened in a burst and closed after it.
+POSTGRES_KEPT = 10
+
+
+def default_pool_size(*, sqlite: bool, cpus: int | None = None) -> int:
+    """The pool's size when ``DOCTORDESK_DB_POOL_SIZE`` is unset, from measured concurrency (docs/benchmarks.md,
+    "Monday 08:00"): a read on SQLite runs on its connection's own thread and needs the interpreter for most of its
+    time (a list's render holds it ≈ 90 % CPU), so more reads in flight than 4 per core only wait inside the process;
+    a PostgreSQL read waits on the server's process most of its time, 15 per core (at least the 30 of before)."""
+    cores = max(1, cpus or os.cpu_count() or 1)
+    return max(8, 4 * cores) if sqlite else max(30, 15 * cores)
 
 
 def _sqlite_pragmas(lock_timeout_ms: int, *, checkpoints: bool = True) -> Any:
@@ -65,22 +86,41 @@ def create_engine(
     writer: bool = True,
     inline: bool = False,
     lock_timeout_ms: int = DEFAULT_LOCK_TIMEOUT_MS,
+    pool_size: int | None = None,
+    pool_wait_ms: int = DEFAULT_POOL_WAIT_MS,
 ) -> AsyncEngine:
     """An engine for ``url``; a statement waiting longer than ``lock_timeout_ms`` for another transaction's lock
-    fails (SQLite: busy timeout, PostgreSQL: ``lock_timeout``) instead of holding the request indefinitely.
+    fails (SQLite: busy timeout, PostgreSQL: ``lock_timeout``) instead of holding the request indefinitely. At most
+    ``pool_size`` connections (default ``default_pool_size``); a checkout that finds them all in use for
+    ``pool_wait_ms`` raises the pool's ``TimeoutError`` (``Database`` makes it ``ServiceBusy``).
     ``inline`` (an SQLite file's writer): statements run on the event loop's thread (``sqlite_inline``) and the
     transaction's first statement fails at once when another process holds the write lock."""
     name_words.register()  # every ORM write of a patient through this engine keeps the name search's words
     parsed = make_url(url)
-    if parsed.get_backend_name() == "sqlite":
+    sqlite = parsed.get_backend_name() == "sqlite"
+    size = pool_size or default_pool_size(sqlite=sqlite)
+    wait = pool_wait_ms / 1000
+    if sqlite:
         if parsed.database and parsed.database != ":memory:":
             private_files.private_file(Path(parsed.database))  # 0600: its WAL and SHM files take its mode
         if writer and inline and parsed.database and parsed.database != ":memory:":
             # Statements on the loop's thread; waiting for another process's lock is Database.transaction's job.
-            engine = create_async_engine(url, echo=echo, async_creator=inline_connector(parsed.database))
+            engine = create_async_engine(
+                url,
+                echo=echo,
+                async_creator=inline_connector(parsed.database),
+                pool_size=size,
+                max_overflow=0,
+                pool_timeout=wait,
+            )
             event.listen(engine.sync_engine, "connect", _sqlite_pragmas(0, checkpoints=False))
         else:
-            engine = create_async_engine(url, echo=echo, connect_args={"timeout": lock_timeout_ms / 1000})
+            # Every connection of the readers' pool is kept (no overflow): opening one in a burst took up to 2 s.
+            a_file = bool(parsed.database) and parsed.database != ":memory:"
+            pool: dict[str, Any] = {"pool_size": size, "max_overflow": 0} if a_file else {}
+            engine = create_async_engine(
+                url, echo=echo, connect_args={"timeout": lock_timeout_ms / 1000}, pool_timeout=wait, **pool
+            )
             event.listen(engine.sync_engine, "connect", _sqlite_pragmas(lock_timeout_ms))
         # Let SQLAlchemy drive transactions explicitly (pysqlite's own BEGIN handling is off).
         event.listen(engine.sync_engine, "connect", lambda c, _r: setattr(c, "isolation_level", None))
@@ -89,8 +129,9 @@ def create_engine(
     engine = create_async_engine(
         url,
         echo=echo,
-        pool_size=10,
-        max_overflow=20,
+        pool_size=min(POSTGRES_KEPT, size),
+        max_overflow=max(0, size - POSTGRES_KEPT),
+        pool_timeout=wait,
         connect_args={"server_settings": {"lock_timeout": str(int(lock_timeout_ms))}},
     )
     event.listen(engine.sync_engine, "checkout", _replace_closed)
@@ -110,10 +151,12 @@ async def _dropped_is_busy() -> AsyncIterator[None]:
     """A connection lost in the middle of a unit of work: nothing was committed, the client may try again."""
     try:
         yield
+    except PoolTimeout as exc:  # every connection in use for the pool's wait bound: back-pressure, not a queue
+        raise ServiceBusy(retry_after=BUSY_RETRY_SECONDS) from exc
     except DBAPIError as exc:
         if not exc.connection_invalidated:
             raise
-        raise ServiceBusy(retry_after=1) from exc
+        raise ServiceBusy(retry_after=BUSY_RETRY_SECONDS) from exc
 
 
 class Database:
@@ -130,16 +173,19 @@ class Database:
         echo: bool = False,
         lock_timeout_ms: int = DEFAULT_LOCK_TIMEOUT_MS,
         secret_box: SecretBox | None = None,
+        pool_size: int | None = None,
+        pool_wait_ms: int = DEFAULT_POOL_WAIT_MS,
     ) -> None:
         self.url = url
         self.secret_box = secret_box
         self.lock_timeout = lock_timeout_ms / 1000
         self._turns: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
-        self.engine = create_engine(url, echo=echo, inline=True, lock_timeout_ms=lock_timeout_ms)
+        pools = {"pool_size": pool_size, "pool_wait_ms": pool_wait_ms}
+        self.engine = create_engine(url, echo=echo, inline=True, lock_timeout_ms=lock_timeout_ms, **pools)
         self.sessions = async_sessionmaker(self.engine, expire_on_commit=False)
         # SQLite: readers get their own engine with deferred transactions, so they never wait for the write lock.
         self.read_engine = (
-            create_engine(url, echo=echo, writer=False, lock_timeout_ms=lock_timeout_ms)
+            create_engine(url, echo=echo, writer=False, lock_timeout_ms=lock_timeout_ms, **pools)
             if self.is_sqlite
             else self.engine
         )
@@ -157,6 +203,8 @@ class Database:
             settings.database_url,
             lock_timeout_ms=settings.db_lock_timeout_ms,
             secret_box=box_from_settings(settings),
+            pool_size=settings.db_pool_size,
+            pool_wait_ms=settings.db_pool_wait_ms,
         )
 
     @property
@@ -172,6 +220,12 @@ class Database:
             async with _dropped_is_busy(), self.sessions() as session, session.begin():
                 yield session
             return
+        async with _dropped_is_busy():
+            async with self._sqlite_transaction() as session:
+                yield session
+
+    @asynccontextmanager
+    async def _sqlite_transaction(self) -> AsyncIterator[AsyncSession]:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.lock_timeout
         turn = self._writer_turns()

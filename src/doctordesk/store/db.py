@@ -25,6 +25,7 @@ import asyncio
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -88,13 +89,14 @@ def create_engine(
     lock_timeout_ms: int = DEFAULT_LOCK_TIMEOUT_MS,
     pool_size: int | None = None,
     pool_wait_ms: int = DEFAULT_POOL_WAIT_MS,
+    inline_reads: bool = False,
 ) -> AsyncEngine:
     """An engine for ``url``; a statement waiting longer than ``lock_timeout_ms`` for another transaction's lock
     fails (SQLite: busy timeout, PostgreSQL: ``lock_timeout``) instead of holding the request indefinitely. At most
     ``pool_size`` connections (default ``default_pool_size``); a checkout that finds them all in use for
     ``pool_wait_ms`` raises the pool's ``TimeoutError`` (``Database`` makes it ``ServiceBusy``).
-    ``inline`` (an SQLite file's writer): statements run on the event loop's thread (``sqlite_inline``) and the
-    transaction's first statement fails at once when another process holds the write lock."""
+    ``inline`` (an SQLite file's writer, or with ``inline_reads`` its readers too): statements run on the event
+    loop's thread (``sqlite_inline``) and a statement that meets another process's lock fails at once."""
     name_words.register()  # every ORM write of a patient through this engine keeps the name search's words
     parsed = make_url(url)
     sqlite = parsed.get_backend_name() == "sqlite"
@@ -103,7 +105,7 @@ def create_engine(
     if sqlite:
         if parsed.database and parsed.database != ":memory:":
             private_files.private_file(Path(parsed.database))  # 0600: its WAL and SHM files take its mode
-        if writer and inline and parsed.database and parsed.database != ":memory:":
+        if (writer or inline_reads) and inline and parsed.database and parsed.database != ":memory:":
             # Statements on the loop's thread; waiting for another process's lock is Database.transaction's job.
             engine = create_async_engine(
                 url,
@@ -175,24 +177,31 @@ class Database:
         secret_box: SecretBox | None = None,
         pool_size: int | None = None,
         pool_wait_ms: int = DEFAULT_POOL_WAIT_MS,
+        inline_screen_reads: bool = True,
     ) -> None:
         self.url = url
         self.secret_box = secret_box
         self.lock_timeout = lock_timeout_ms / 1000
         self._turns: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
-        pools = {"pool_size": pool_size, "pool_wait_ms": pool_wait_ms}
-        self.engine = create_engine(url, echo=echo, inline=True, lock_timeout_ms=lock_timeout_ms, **pools)
+        make = partial(create_engine, url, echo=echo, lock_timeout_ms=lock_timeout_ms, pool_size=pool_size)
+        make = partial(make, pool_wait_ms=pool_wait_ms)
+        self.engine = make(inline=True)
         self.sessions = async_sessionmaker(self.engine, expire_on_commit=False)
         # SQLite: readers get their own engine with deferred transactions, so they never wait for the write lock.
-        self.read_engine = (
-            create_engine(url, echo=echo, writer=False, lock_timeout_ms=lock_timeout_ms, **pools)
-            if self.is_sqlite
-            else self.engine
-        )
+        self.read_engine = make(writer=False) if self.is_sqlite else self.engine
         self.read_sessions = async_sessionmaker(self.read_engine, expire_on_commit=False)
+        # SQLite: a screen's reads (a few small statements, each a hand-off to a thread and a wake-up of the loop
+        # on the readers' engine) run on the loop's own thread instead: 28 % less CPU per changed list poll
+        # (docs/benchmarks.md); long reads (reports, exports) stay on the readers' threads.
+        self.screen_read_engine = (
+            make(writer=False, inline=True, inline_reads=True)
+            if self.is_sqlite and inline_screen_reads and _a_file(url)
+            else self.read_engine
+        )
+        self.screen_read_sessions = async_sessionmaker(self.screen_read_engine, expire_on_commit=False)
         if secret_box is not None:
-            attach(self.engine, secret_box)
-            attach(self.read_engine, secret_box)
+            for engine in {self.engine, self.read_engine, self.screen_read_engine}:
+                attach(engine, secret_box)
         self._commits = 0
         self._checkpoint: asyncio.Task[None] | None = None
 
@@ -205,6 +214,7 @@ class Database:
             secret_box=box_from_settings(settings),
             pool_size=settings.db_pool_size,
             pool_wait_ms=settings.db_pool_wait_ms,
+            inline_screen_reads=settings.db_sqlite_inline_screen_reads,
         )
 
     @property
@@ -290,9 +300,11 @@ class Database:
         return self._turns[1]
 
     @asynccontextmanager
-    async def read(self) -> AsyncIterator[AsyncSession]:
-        """A read-only session (no write lock on SQLite)."""
-        async with _dropped_is_busy(), self.read_sessions() as session:
+    async def read(self, *, screen: bool = False) -> AsyncIterator[AsyncSession]:
+        """A read-only session (no write lock on SQLite). ``screen``: a screen's render, a few small statements
+        (on SQLite they run on the loop's thread, ``screen_read_engine``)."""
+        sessions = self.screen_read_sessions if screen else self.read_sessions
+        async with _dropped_is_busy(), sessions() as session:
             yield session
 
     async def dispose(self) -> None:
@@ -301,8 +313,15 @@ class Database:
         await self.engine.dispose()
         if self.read_engine is not self.engine:
             await self.read_engine.dispose()
+        if self.screen_read_engine is not self.read_engine:
+            await self.screen_read_engine.dispose()
 
 
 def _is_busy(exc: OperationalError) -> bool:
     message = str(exc.orig).lower()
     return "locked" in message or "busy" in message
+
+
+def _a_file(url: str) -> bool:
+    database = make_url(url).database
+    return bool(database) and database != ":memory:"

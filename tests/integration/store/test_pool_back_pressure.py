@@ -27,11 +27,12 @@ def settings(database_url, settings_factory):
 
 @asynccontextmanager
 async def every_connection_held(runtime) -> AsyncIterator[None]:
-    """Check out every connection of the service's pools (SQLite: the readers' and the writer's engine) and hold
-    them until the block ends."""
-    engines: list[AsyncEngine] = [runtime.db.engine]
-    if runtime.db.read_engine is not runtime.db.engine:
-        engines.append(runtime.db.read_engine)
+    """Check out every connection of the service's pools (SQLite: the writer's, the readers' and the screens'
+    readers' engine) and hold them until the block ends."""
+    engines: list[AsyncEngine] = []
+    for engine in (runtime.db.engine, runtime.db.read_engine, runtime.db.screen_read_engine):
+        if engine not in engines:
+            engines.append(engine)
     async with AsyncExitStack() as held:
         for engine in engines:
             for _ in range(POOL_SIZE):
@@ -83,7 +84,7 @@ async def test_every_connection_in_use_is_503_with_retry_after_and_nothing_writt
 
 
 async def test_the_pool_size_is_the_setting_and_no_connection_opens_past_it(runtime):
-    engines = {runtime.db.engine, runtime.db.read_engine}
+    engines = {runtime.db.engine, runtime.db.read_engine, runtime.db.screen_read_engine}
     for engine in engines:
         pool = engine.sync_engine.pool
         assert pool.size() + max(0, pool._max_overflow) == POOL_SIZE  # type: ignore[attr-defined]

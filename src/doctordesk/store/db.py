@@ -191,7 +191,7 @@ class Database:
         self.read_engine = make(writer=False) if self.is_sqlite else self.engine
         self.read_sessions = async_sessionmaker(self.read_engine, expire_on_commit=False)
         # SQLite: a screen's reads (a few small statements, each a hand-off to a thread and a wake-up of the loop
-        # on the readers' engine) run on the loop's own thread instead: 28 % less CPU per changed list poll
+        # on the readers' engine) run on the loop's own thread instead: 27–35 % less CPU per changed list poll
         # (docs/benchmarks.md); long reads (reports, exports) stay on the readers' threads.
         self.screen_read_engine = (
             make(writer=False, inline=True, inline_reads=True)

@@ -42,7 +42,7 @@ from doctordesk.store.secrets.encryption import SecretBox, attach, box_from_sett
 from doctordesk.store.sqlite_inline import inline_connector
 
 DEFAULT_LOCK_TIMEOUT_MS = 10_000
-DEFAULT_POOL_WAIT_MS = 250
+DEFAULT_POOL_WAIT_MS = 1000
 BUSY_RETRY_SECONDS = 1  # what a busy answer's Retry-After says (whole seconds)
 # PostgreSQL: connections kept open; the rest of the pool's size is opened in a burst and closed after it.
 POSTGRES_KEPT = 10

@@ -49,10 +49,10 @@ POSTGRES_KEPT = 10
 
 
 def default_pool_size(*, sqlite: bool, cpus: int | None = None) -> int:
-    """The pool's size when ``DOCTORDESK_DB_POOL_SIZE`` is unset, from measured concurrency (docs/benchmarks.md,
-    "Monday 08:00"): a read on SQLite runs on its connection's own thread and needs the interpreter for most of its
-    time (a list's render holds it ≈ 90 % CPU), so more reads in flight than 4 per core only wait inside the process;
-    a PostgreSQL read waits on the server's process most of its time, 15 per core (at least the 30 of before)."""
+    """The pool's size when ``DOCTORDESK_DB_POOL_SIZE`` is 0 (docs/operations.md#database-pools): a changed list
+    poll costs ≈ 2–4 ms of this process's CPU (``bench_list_changed``), reads and render both under the interpreter's
+    lock, so more SQLite reads in flight than a few per core only wait for the interpreter: 4 a core (at least 8). A
+    PostgreSQL read waits on the server's process most of its time: 15 a core (at least the 30 of before)."""
     cores = max(1, cpus or os.cpu_count() or 1)
     return max(8, 4 * cores) if sqlite else max(30, 15 * cores)
 

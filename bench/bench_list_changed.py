@@ -20,18 +20,25 @@ too; PostgreSQL's server is another process and is not counted, as in the open l
 p50/p99. ``BENCH_PROFILE=1`` profiles the polls of the first database's "event, same page" case with cProfile and
 prints where the time goes.
 
+SQLite runs twice in one run, the list's reads on their connections' threads (``DOCTORDESK_DB_SQLITE_INLINE_SCREEN_
+READS=0``: each call a hand-off to the thread and a wake-up of the loop) and on the loop's own thread (the default);
+the table's "hand-offs" column counts the calls handed to a thread per poll, and the ratio of the CPU p50s is
+printed.
+
     python -m bench list_changed     (or: make bench BENCH=list_changed)
 Target (issue 29's open loop: ≤ 50 % of one core at 167 changed polls/s): p50 CPU ≤ 2.5 ms per changed poll.
 """
 
 from __future__ import annotations
 
+import asyncio
 import cProfile
 import io
 import json
 import os
 import pstats
 import sys
+import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
@@ -40,6 +47,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import aiosqlite
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import async_sessionmaker
 
@@ -78,6 +86,7 @@ class Case:
     cpu_ms: list[float] = field(default_factory=list)
     wall_ms: list[float] = field(default_factory=list)
     patches: int = 0
+    handoffs: list[int] = field(default_factory=list)  # calls handed to an aiosqlite thread, per poll
 
 
 @dataclass
@@ -135,11 +144,28 @@ async def _prepare(url: str) -> dict[str, int]:
     return demo.users
 
 
-async def _suite(label: str, urls: list[str], tmp: Path) -> Result:
+HANDOFFS = [0]
+
+
+def _count_handoffs() -> None:
+    """Count every call an aiosqlite connection hands to its thread (the inline connection runs its own)."""
+    handed = aiosqlite.Connection._execute
+
+    async def counted(self: aiosqlite.Connection, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        HANDOFFS[0] += 1
+        return await handed(self, fn, *args, **kwargs)
+
+    aiosqlite.Connection._execute = counted  # type: ignore[method-assign]
+
+
+async def _suite(label: str, urls: list[str], tmp: Path, inline: bool = False) -> Result:
     (url,) = urls
     users = await _prepare(url)
     doctor = users["doctor1"]
-    settings = Settings(database_url=url, data_dir=tmp, argon2_time_cost=1, argon2_memory_kib=1024, push_adapter="none")
+    settings = Settings(
+        database_url=url, data_dir=tmp, argon2_time_cost=1, argon2_memory_kib=1024, push_adapter="none",
+        db_sqlite_inline_screen_reads=inline,
+    )  # fmt: skip
     app = create_app(settings, clock=FixedClock(NOW))
     result = Result([Case(name) for name in CASES])
     async with AsyncExitStack() as stack:
@@ -184,6 +210,7 @@ async def _suite(label: str, urls: list[str], tmp: Path) -> Result:
                 if case.name in CASES[:2]:
                     rt.screens.revisions.bump([doctor_topic(doctor)])
                 profiling = profiler is not None and i >= WARMUP and case.name == CASES[0]
+                handed = HANDOFFS[0]
                 c0, t0 = time.process_time(), time.perf_counter()
                 if profiling:
                     assert profiler is not None
@@ -207,6 +234,7 @@ async def _suite(label: str, urls: list[str], tmp: Path) -> Result:
                     case.cpu_ms.append((c1 - c0) * 1000)
                     case.wall_ms.append((t1 - t0) * 1000)
                     case.patches = len(answer["patches"])
+                    case.handoffs.append(HANDOFFS[0] - handed)
         if profiler is not None:
             if os.environ["BENCH_PROFILE"].endswith(".prof"):
                 profiler.dump_stats(os.environ["BENCH_PROFILE"])
@@ -229,10 +257,11 @@ def _report(name: str, result: Result) -> bool:
     rows = [
         (c.name, f"{percentile(c.cpu_ms, 50):.2f}", f"{percentile(c.cpu_ms, 99):.2f}",
          f"{sum(c.cpu_ms) / len(c.cpu_ms):.2f}", f"{percentile(c.wall_ms, 50):.2f}", f"{percentile(c.wall_ms, 99):.2f}",
-         c.patches)
+         c.patches, f"{sum(c.handoffs) / max(1, len(c.handoffs)):.1f}")
         for c in result.cases
     ]  # fmt: skip
-    print(table(["case", "CPU p50 ms", "CPU p99 ms", "CPU mean ms", "wall p50 ms", "wall p99 ms", "patches"], rows))
+    headers = ["case", "CPU p50 ms", "CPU p99 ms", "CPU mean ms", "wall p50 ms", "wall p99 ms", "patches", "hand-offs"]
+    print(table(headers, rows))
     worst = max(percentile(c.cpu_ms, 50) for c in result.cases[:3])
     ok = worst <= TARGET_CPU_MS
     verdict = "met" if ok else "MISSED"
@@ -244,7 +273,16 @@ def _report(name: str, result: Result) -> bool:
 
 def main() -> int:
     """Run the benchmark and print the tables; exit status 1 when a target is missed."""
-    return reported(on_each_database("list_changed", ("demo",), _suite), _report)
+    _count_handoffs()
+    results = on_each_database("list_changed", ("demo",), _suite)
+    with tempfile.TemporaryDirectory(prefix="bench-list-changed-inline-") as tmp:
+        url = f"sqlite+aiosqlite:///{tmp}/inline.db"
+        results.insert(1, ("SQLite, reads inline", asyncio.run(_suite("SQLite inline", [url], Path(tmp), True))))
+    threaded, inline = results[0][1], results[1][1]
+    for before, after in zip(threaded.cases, inline.cases, strict=True):
+        ratio = percentile(after.cpu_ms, 50) / max(1e-9, percentile(before.cpu_ms, 50))
+        print(f"  {before.name}: CPU p50 inline / thread = {ratio:.2f}")
+    return reported(results, _report)
 
 
 if __name__ == "__main__":

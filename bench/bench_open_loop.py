@@ -20,6 +20,12 @@ names. ``BENCH_OPEN_DOCTORS=N`` (more than 3) spreads the lists over N doctors i
 import``, ``APPOINTMENTS_EACH`` appointments each around now), as in a clinic where few lists show the same doctor:
 the same renders a minute, but N changes a minute, and no two of a doctor's lists could share much.
 
+Two shapes, one table, each beside the bare app under the same generator and shape (and the ratio of the p99s):
+"spread" (the lists' polls spread evenly over the interval, the doctors' changes over the minute) and "Monday 08:00"
+(every list's poll due within the same ``BURST`` seconds and every doctor's change sent at once just before, a
+clinic opening: each burst renders every list at once). A poll answered 503 SERVICE_BUSY (the pool's back-pressure)
+is counted apart; its list polls again at its next time. ``BENCH_OPEN_SHAPES`` (``spread,monday``) picks them.
+
 Sizes: ``BENCH_OPEN_LISTS`` (10000), ``BENCH_OPEN_DOCTORS`` (3), ``BENCH_OPEN_SECONDS`` (300), ``BENCH_OPEN_INTERVAL``
 (30), ``BENCH_OPEN_BASELINE_SECONDS`` (60; 0: none). PostgreSQL when
 ``DOCTORDESK_BENCH_POSTGRES_URL`` is set, else SQLite. A smoke run: ``BENCH_OPEN_LISTS=500 BENCH_OPEN_SECONDS=30
@@ -62,6 +68,8 @@ DOCTOR_COUNT = int(os.environ.get("BENCH_OPEN_DOCTORS", "3"))
 APPOINTMENTS_EACH = 12
 CONNECTIONS = 100  # keep-alive connections the lists share (real clients hold one each; the server's cost is per poll)
 TARGET_P99_MS, TARGET_CPU = 50.0, 50.0
+SHAPES = tuple(os.environ.get("BENCH_OPEN_SHAPES", "spread,monday").split(","))
+BURST = float(os.environ.get("BENCH_OPEN_BURST", "2"))  # Monday 08:00: every list's poll due within these seconds
 LIST = "/profile/appointments"
 # Thousands of sign-ins of three users from one address: the throttle's allowances raised (sign-ins are set-up).
 ENV = {"DOCTORDESK_LOGIN_MAX_FAILURES": "1000", "DOCTORDESK_LOGIN_USERNAME_MAX_FAILURES": "100000"}
@@ -80,6 +88,7 @@ class OpenList:
 @dataclass
 class Run:
     latencies: list[float] = field(default_factory=list)
+    busy: int = 0  # polls answered 503 SERVICE_BUSY (back-pressure: the database's pool was in use)
     failures: Counter[str] = field(default_factory=Counter)  # what went wrong, counted
 
     @property
@@ -212,7 +221,9 @@ async def _poll_connection(
         try:
             answer = await http.patch(path, headers={**open_list.headers, "X-Screen-State": open_list.state})
             done = time.monotonic()
-            if answer.status_code != 200:
+            if answer.status_code == 503 and answer.json().get("code") == "SERVICE_BUSY":
+                run.busy += 1
+            elif answer.status_code != 200:
                 run.failures[f"poll {answer.status_code}"] += 1
             else:
                 state = answer.json().get("state", "")  # the bare app answers {}
@@ -266,8 +277,22 @@ def _seen(lists: list[OpenList], run: Run) -> tuple[int, int]:
     return checked, missed
 
 
+def _first_polls(shape: str, start: float, count: int) -> list[tuple[float, int]]:
+    """When each list polls first: spread evenly over one interval, or (Monday 08:00) all within ``BURST`` s."""
+    window = BURST if shape == "monday" else INTERVAL
+    return [(start + window * n / count, n) for n in range(count)]
+
+
+def _first_change(shape: str, start: float, i: int, doctors: int) -> float:
+    """When doctor ``i`` first changes their list: spread over the minute, or (Monday 08:00) all at once just
+    before the lists' burst (the burst then renders every list)."""
+    if shape == "monday":
+        return start - 0.5
+    return start + CHANGE_EVERY * (i + 0.5) / doctors
+
+
 async def _open_loop(
-    server: Server, path: str, *, seconds: float, doctors: list[str] | None
+    server: Server, path: str, *, seconds: float, doctors: list[str] | None, shape: str = "spread"
 ) -> tuple[Run, list[OpenList], float]:
     """The run, its lists, and the server's CPU over the polling (signing in excluded), as % of one core."""
     assert server.process is not None
@@ -305,11 +330,11 @@ async def _open_loop(
         end = start + seconds
         # The lists' first polls spread evenly over one interval; CONNECTIONS tasks send them (not one task per
         # list: ten thousand requests waiting in the client's pool made the load generator the bottleneck).
-        schedule = [(start + INTERVAL * n / lists_count, n) for n in range(lists_count)]
+        schedule = _first_polls(shape, start, lists_count)
         tasks = [_poll_connection(client, path, schedule, lists, run, end) for client in clients]
         if doctors:
             tasks += [
-                _change_forever(http, doctor, chats[i], start + CHANGE_EVERY * (i + 0.5) / len(doctors), run, end)
+                _change_forever(http, doctor, chats[i], _first_change(shape, start, i, len(doctors)), run, end)
                 for i, doctor in enumerate(doctors)
             ]
         before, own_before = cpu_seconds(pid), cpu_seconds(os.getpid())
@@ -325,32 +350,46 @@ async def _open_loop(
     return run, lists, cpu
 
 
+def _row(label: str, shape: str, run: Run, cpu: float, seen: str, bare_p99: float | None) -> list[object]:
+    p99 = percentile(run.latencies, 99)
+    ratio = f"{p99 / bare_p99:.1f}×" if bare_p99 else "-"
+    return [label, shape, len(run.latencies), run.busy, percentile(run.latencies, 50), p99,
+            max(run.latencies, default=0.0), cpu, run.errors, seen, ratio]  # fmt: skip
+
+
 def main() -> int:
     print(
         f"{LISTS} open lists of {DOCTOR_COUNT} doctors polling every {INTERVAL:g} s, one change per doctor per minute, "
-        f"{SECONDS:g} s, one process ({machine()})"
+        f"{SECONDS:g} s a shape ({', '.join(SHAPES)}; Monday 08:00: polls due within {BURST:g} s), one process "
+        f"({machine()}; load average {' '.join(f'{x:.1f}' for x in os.getloadavg())})"
     )
-    rows = []
+    served: dict[str, tuple[Run, list[OpenList], float]] = {}
+    bare: dict[str, tuple[Run, float]] = {}
     with Server(postgres=True, env=ENV) as server:
         doctors = _doctors(server)
-        run, lists, cpu = asyncio.run(_open_loop(server, LIST, seconds=SECONDS, doctors=doctors))
-    checked, missed = _seen(lists, run)
-    polls = len(run.latencies)
-    print(f"  polls skipped (the list's previous poll unanswered): {run.skipped}; errors: {dict(run.failures)}")
-    rows.append(
-        [database_label(), "open lists", polls, percentile(run.latencies, 50), percentile(run.latencies, 99),
-         max(run.latencies, default=0.0), cpu, run.errors, f"{checked - missed}/{checked}"]
-    )  # fmt: skip
+        for shape in SHAPES:
+            served[shape] = asyncio.run(_open_loop(server, LIST, seconds=SECONDS, doctors=doctors, shape=shape))
     if BASELINE_SECONDS > 0:
-        with Server(app="bench.bare_app:create_app") as bare:
-            base_run, _, base_cpu = asyncio.run(_open_loop(bare, BARE_PATH, seconds=BASELINE_SECONDS, doctors=None))
-        rows.append(
-            ["-", "separate bare app (baseline)", len(base_run.latencies), percentile(base_run.latencies, 50),
-             percentile(base_run.latencies, 99), max(base_run.latencies, default=0.0), base_cpu, base_run.errors, "-"]
-        )  # fmt: skip
-    headers = ["database", "what", "polls", "p50 ms", "p99 ms", "max ms", "server CPU %", "errors", "changes seen"]
+        with Server(app="bench.bare_app:create_app") as bare_server:
+            for shape in SHAPES:
+                base_run, _, base_cpu = asyncio.run(
+                    _open_loop(bare_server, BARE_PATH, seconds=BASELINE_SECONDS, doctors=None, shape=shape)
+                )
+                bare[shape] = (base_run, base_cpu)
+    rows, ok = [], True
+    for shape in SHAPES:
+        run, lists, cpu = served[shape]
+        checked, missed = _seen(lists, run)
+        print(f"  {shape}: polls skipped (previous poll unanswered) {run.skipped}; errors: {dict(run.failures)}")
+        bare_p99 = percentile(bare[shape][0].latencies, 99) if shape in bare else None
+        rows.append(_row(database_label(), shape, run, cpu, f"{checked - missed}/{checked}", bare_p99))
+        if shape in bare:
+            rows.append(_row("bare app (baseline)", shape, bare[shape][0], bare[shape][1], "-", None))
+        ok = ok and percentile(run.latencies, 99) <= TARGET_P99_MS and cpu <= TARGET_CPU and missed == 0
+        ok = ok and run.errors == 0
+    headers = ["server", "shape", "polls", "busy 503", "p50 ms", "p99 ms", "max ms", "server CPU %", "errors",
+               "changes seen", "p99 / bare p99"]  # fmt: skip
     print(table(headers, rows))
-    ok = percentile(run.latencies, 99) <= TARGET_P99_MS and cpu <= TARGET_CPU and missed == 0 and run.errors == 0
     print(
         f"targets: p99 ≤ {TARGET_P99_MS:g} ms, CPU ≤ {TARGET_CPU:g} % of one core, every change seen: "
         f"{'met' if ok else 'MISSED'}"

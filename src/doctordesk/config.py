@@ -59,6 +59,15 @@ class Settings(BaseSettings):
     # How long a write waits for a lock another transaction holds (SQLite busy timeout, PostgreSQL lock_timeout)
     # before the request is answered 503 SERVICE_BUSY with nothing written.
     db_lock_timeout_ms: int = Field(10_000, ge=1, le=600_000)
+    # Database connections one process holds at most (SQLite: its readers' pool; PostgreSQL: the pool, 10 kept
+    # open and the rest opened for a burst). 0: derived from the cores (store/db.default_pool_size).
+    db_pool_size: int = Field(0, ge=0, le=500)
+    # How long a request waits for a connection when all are in use before it is answered 503 SERVICE_BUSY with
+    # Retry-After (nothing written) rather than queueing behind a burst (docs/operations.md#database-pools).
+    db_pool_wait_ms: int = Field(1000, ge=1, le=30_000)
+    # SQLite: a screen's reads (the appointment list's render) run on the event loop's thread, as the writer's
+    # statements do, instead of a hand-off to a thread per call (docs/operations.md#database-pools). Off: threads.
+    db_sqlite_inline_screen_reads: bool = True
     # The keys that encrypt the secrets stored in the database (TOTP seeds, the SSO client secret, the SMART signing
     # key, webhook signing secrets), comma-separated: the first encrypts, every one decrypts (rotation). Empty: the
     # key file <data_dir>/secrets.key, made on first start (docs/operations.md#secrets-at-rest).

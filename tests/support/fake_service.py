@@ -57,11 +57,13 @@ class FakeService:
     """Pages by PUT path; update sets queued by (method, path); an empty update set when none is queued."""
 
     pages: dict[str, dict[str, Any]] = field(default_factory=dict)
-    answers: dict[tuple[str, str], list[tuple[int, Any]]] = field(default_factory=dict)
+    answers: dict[tuple[str, str], list[tuple[int, Any, dict[str, str]]]] = field(default_factory=dict)
     seen: list[Seen] = field(default_factory=list)
 
-    def queue(self, method: str, path: str, body: Any, status: int = 200) -> None:
-        self.answers.setdefault((method, path), []).append((status, body))
+    def queue(
+        self, method: str, path: str, body: Any, status: int = 200, headers: dict[str, str] | None = None
+    ) -> None:
+        self.answers.setdefault((method, path), []).append((status, body, headers or {}))
 
     def handler(self, request: httpx.Request) -> httpx.Response:
         body = request.content
@@ -74,8 +76,8 @@ class FakeService:
         self.seen.append(Seen(request.method, path, request.headers, form, body))
         queued = self.answers.get((request.method, path))
         if queued:
-            status, answer = queued.pop(0)
-            return httpx.Response(status, json=answer)
+            status, answer, headers = queued.pop(0)
+            return httpx.Response(status, json=answer, headers=headers)
         if request.method == "PUT" and path in self.pages:
             return httpx.Response(200, json=self.pages[path])
         if request.method == "PATCH":

@@ -17,7 +17,7 @@ from typing import Any
 
 from doctordesk.client import forms
 from doctordesk.client.changes import Change, Changes, Trigger
-from doctordesk.client.errors import ClientError, ProtocolError
+from doctordesk.client.errors import ClientError, ProtocolError, ServiceBusy
 from doctordesk.client.forms import FileUpload
 from doctordesk.client.host import ScreenHost
 from doctordesk.client.timers import TimerHandle
@@ -65,6 +65,7 @@ class Screen:
         self._callbacks: list[Callback] = []
         self._lock = asyncio.Lock()
         self._timer: TimerHandle | None = None
+        self._busy_answers = 0  # polls answered "busy" in a row (SERVICE_BUSY with Retry-After)
         self._load(page)
 
     def __repr__(self) -> str:
@@ -183,13 +184,22 @@ class Screen:
 
     async def poll(self, *, trigger: Trigger = "poll") -> Change | None:
         """Poll now: cancel the poll timer, PATCH the poll endpoint, apply, and restart the timer at the timeout
-        the answer carries. Returns the change, or None when nothing changed."""
+        the answer carries. Returns the change, or None when nothing changed.
+        A busy service's answer (503 SERVICE_BUSY with ``Retry-After``) raises ``ServiceBusy`` and the next poll
+        comes after the time it states instead of the timeout."""
         self.cancel_timer()
+        retry_after: float | None = None
         try:
-            return await self._exchange("PATCH", self.poll_endpoint, trigger=trigger)
+            change = await self._exchange("PATCH", self.poll_endpoint, trigger=trigger)
+            self._busy_answers = 0
+            return change
+        except ServiceBusy as exc:
+            self._busy_answers += 1
+            retry_after = exc.retry_after
+            raise
         finally:
             self.polled_at = time.monotonic()
-            self._schedule()
+            self._schedule(retry_after)
 
     async def reload(self) -> Change | None:
         """PUT the screen's endpoint again and replace the page."""
@@ -258,10 +268,12 @@ class Screen:
             self._timer.cancel()
             self._timer = None
 
-    def _schedule(self) -> None:
+    def _schedule(self, retry_after: float | None = None) -> None:
         self.cancel_timer()
         if not self.closed:
             delay = max(float(self.timeout), self.client.min_poll_seconds)
+            if retry_after is not None and retry_after > 0:
+                delay = max(retry_after, self.client.min_poll_seconds)  # the busy service's stated time
             self._timer = self.client.scheduler.call_later(delay, self._on_timer)
 
     def _on_timer(self) -> None:
@@ -272,6 +284,13 @@ class Screen:
         """Poll, turning a failure into an ``error`` change instead of an exception (the cycle goes on)."""
         try:
             await self.poll(trigger=trigger)
+        except ServiceBusy as exc:
+            if exc.retry_after and self._busy_answers == 1:
+                # One busy answer is the service asking to come back shortly: the poll is sent again at its
+                # stated time, and nothing is shown; a second in a row is an error change like any other.
+                log.info("poll of %s: service busy, again in %g s", self.name, exc.retry_after)
+                return
+            self._background_error(exc, trigger)
         except ClientError as exc:
             self._background_error(exc, trigger)
 

@@ -11,19 +11,28 @@ timeout) is known to the driver as soon as the server closed its socket, with no
 replaces it (``_replace_closed``). One dropped while a transaction used it fails that unit of work, which then
 answers "busy, nothing changed, try again" (``ServiceBusy``, 503) rather than an internal error; the pool replaces
 every connection older than the failure.
+
+The pools are bounded and do not make a request wait long for a connection: when every connection is in use
+longer than ``pool_wait_ms`` (``DOCTORDESK_DB_POOL_WAIT_MS``), the request is answered "busy, nothing changed, try
+again" (``ServiceBusy``, 503 with ``Retry-After``) instead of queueing behind a burst for seconds. The size
+(``DOCTORDESK_DB_POOL_SIZE``) defaults to ``default_pool_size``: what the machine's cores can keep busy
+(docs/operations.md#database-pools).
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import event
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError, DisconnectionError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
 from doctordesk.config import Settings
@@ -33,6 +42,19 @@ from doctordesk.store.secrets.encryption import SecretBox, attach, box_from_sett
 from doctordesk.store.sqlite_inline import inline_connector
 
 DEFAULT_LOCK_TIMEOUT_MS = 10_000
+DEFAULT_POOL_WAIT_MS = 1000
+BUSY_RETRY_SECONDS = 1  # what a busy answer's Retry-After says (whole seconds)
+# PostgreSQL: connections kept open; the rest of the pool's size is opened in a burst and closed after it.
+POSTGRES_KEPT = 10
+
+
+def default_pool_size(*, sqlite: bool, cpus: int | None = None) -> int:
+    """The pool's size when ``DOCTORDESK_DB_POOL_SIZE`` is 0 (docs/operations.md#database-pools): a changed list
+    poll costs ≈ 2–4 ms of this process's CPU (``bench_list_changed``), reads and render both under the interpreter's
+    lock, so more SQLite reads in flight than a few per core only wait for the interpreter: 4 a core (at least 8). A
+    PostgreSQL read waits on the server's process most of its time: 15 a core (at least the 30 of before)."""
+    cores = max(1, cpus or os.cpu_count() or 1)
+    return max(8, 4 * cores) if sqlite else max(30, 15 * cores)
 
 
 def _sqlite_pragmas(lock_timeout_ms: int, *, checkpoints: bool = True) -> Any:
@@ -65,22 +87,42 @@ def create_engine(
     writer: bool = True,
     inline: bool = False,
     lock_timeout_ms: int = DEFAULT_LOCK_TIMEOUT_MS,
+    pool_size: int | None = None,
+    pool_wait_ms: int = DEFAULT_POOL_WAIT_MS,
+    inline_reads: bool = False,
 ) -> AsyncEngine:
     """An engine for ``url``; a statement waiting longer than ``lock_timeout_ms`` for another transaction's lock
-    fails (SQLite: busy timeout, PostgreSQL: ``lock_timeout``) instead of holding the request indefinitely.
-    ``inline`` (an SQLite file's writer): statements run on the event loop's thread (``sqlite_inline``) and the
-    transaction's first statement fails at once when another process holds the write lock."""
+    fails (SQLite: busy timeout, PostgreSQL: ``lock_timeout``) instead of holding the request indefinitely. At most
+    ``pool_size`` connections (default ``default_pool_size``); a checkout that finds them all in use for
+    ``pool_wait_ms`` raises the pool's ``TimeoutError`` (``Database`` makes it ``ServiceBusy``).
+    ``inline`` (an SQLite file's writer, or with ``inline_reads`` its readers too): statements run on the event
+    loop's thread (``sqlite_inline``) and a statement that meets another process's lock fails at once."""
     name_words.register()  # every ORM write of a patient through this engine keeps the name search's words
     parsed = make_url(url)
-    if parsed.get_backend_name() == "sqlite":
+    sqlite = parsed.get_backend_name() == "sqlite"
+    size = pool_size or default_pool_size(sqlite=sqlite)
+    wait = pool_wait_ms / 1000
+    if sqlite:
         if parsed.database and parsed.database != ":memory:":
             private_files.private_file(Path(parsed.database))  # 0600: its WAL and SHM files take its mode
-        if writer and inline and parsed.database and parsed.database != ":memory:":
+        if (writer or inline_reads) and inline and parsed.database and parsed.database != ":memory:":
             # Statements on the loop's thread; waiting for another process's lock is Database.transaction's job.
-            engine = create_async_engine(url, echo=echo, async_creator=inline_connector(parsed.database))
+            engine = create_async_engine(
+                url,
+                echo=echo,
+                async_creator=inline_connector(parsed.database),
+                pool_size=size,
+                max_overflow=0,
+                pool_timeout=wait,
+            )
             event.listen(engine.sync_engine, "connect", _sqlite_pragmas(0, checkpoints=False))
         else:
-            engine = create_async_engine(url, echo=echo, connect_args={"timeout": lock_timeout_ms / 1000})
+            # Every connection of the readers' pool is kept (no overflow): opening one in a burst took up to 2 s.
+            a_file = bool(parsed.database) and parsed.database != ":memory:"
+            pool: dict[str, Any] = {"pool_size": size, "max_overflow": 0} if a_file else {}
+            engine = create_async_engine(
+                url, echo=echo, connect_args={"timeout": lock_timeout_ms / 1000}, pool_timeout=wait, **pool
+            )
             event.listen(engine.sync_engine, "connect", _sqlite_pragmas(lock_timeout_ms))
         # Let SQLAlchemy drive transactions explicitly (pysqlite's own BEGIN handling is off).
         event.listen(engine.sync_engine, "connect", lambda c, _r: setattr(c, "isolation_level", None))
@@ -89,8 +131,9 @@ def create_engine(
     engine = create_async_engine(
         url,
         echo=echo,
-        pool_size=10,
-        max_overflow=20,
+        pool_size=min(POSTGRES_KEPT, size),
+        max_overflow=max(0, size - POSTGRES_KEPT),
+        pool_timeout=wait,
         connect_args={"server_settings": {"lock_timeout": str(int(lock_timeout_ms))}},
     )
     event.listen(engine.sync_engine, "checkout", _replace_closed)
@@ -110,10 +153,12 @@ async def _dropped_is_busy() -> AsyncIterator[None]:
     """A connection lost in the middle of a unit of work: nothing was committed, the client may try again."""
     try:
         yield
+    except PoolTimeout as exc:  # every connection in use for the pool's wait bound: back-pressure, not a queue
+        raise ServiceBusy(retry_after=BUSY_RETRY_SECONDS) from exc
     except DBAPIError as exc:
         if not exc.connection_invalidated:
             raise
-        raise ServiceBusy(retry_after=1) from exc
+        raise ServiceBusy(retry_after=BUSY_RETRY_SECONDS) from exc
 
 
 class Database:
@@ -130,23 +175,33 @@ class Database:
         echo: bool = False,
         lock_timeout_ms: int = DEFAULT_LOCK_TIMEOUT_MS,
         secret_box: SecretBox | None = None,
+        pool_size: int | None = None,
+        pool_wait_ms: int = DEFAULT_POOL_WAIT_MS,
+        inline_screen_reads: bool = True,
     ) -> None:
         self.url = url
         self.secret_box = secret_box
         self.lock_timeout = lock_timeout_ms / 1000
         self._turns: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
-        self.engine = create_engine(url, echo=echo, inline=True, lock_timeout_ms=lock_timeout_ms)
+        make = partial(create_engine, url, echo=echo, lock_timeout_ms=lock_timeout_ms, pool_size=pool_size)
+        make = partial(make, pool_wait_ms=pool_wait_ms)
+        self.engine = make(inline=True)
         self.sessions = async_sessionmaker(self.engine, expire_on_commit=False)
         # SQLite: readers get their own engine with deferred transactions, so they never wait for the write lock.
-        self.read_engine = (
-            create_engine(url, echo=echo, writer=False, lock_timeout_ms=lock_timeout_ms)
-            if self.is_sqlite
-            else self.engine
-        )
+        self.read_engine = make(writer=False) if self.is_sqlite else self.engine
         self.read_sessions = async_sessionmaker(self.read_engine, expire_on_commit=False)
+        # SQLite: a screen's reads (a few small statements, each a hand-off to a thread and a wake-up of the loop
+        # on the readers' engine) run on the loop's own thread instead: 27–35 % less CPU per changed list poll
+        # (docs/benchmarks.md); long reads (reports, exports) stay on the readers' threads.
+        self.screen_read_engine = (
+            make(writer=False, inline=True, inline_reads=True)
+            if self.is_sqlite and inline_screen_reads and _a_file(url)
+            else self.read_engine
+        )
+        self.screen_read_sessions = async_sessionmaker(self.screen_read_engine, expire_on_commit=False)
         if secret_box is not None:
-            attach(self.engine, secret_box)
-            attach(self.read_engine, secret_box)
+            for engine in {self.engine, self.read_engine, self.screen_read_engine}:
+                attach(engine, secret_box)
         self._commits = 0
         self._checkpoint: asyncio.Task[None] | None = None
 
@@ -157,6 +212,9 @@ class Database:
             settings.database_url,
             lock_timeout_ms=settings.db_lock_timeout_ms,
             secret_box=box_from_settings(settings),
+            pool_size=settings.db_pool_size,
+            pool_wait_ms=settings.db_pool_wait_ms,
+            inline_screen_reads=settings.db_sqlite_inline_screen_reads,
         )
 
     @property
@@ -172,6 +230,12 @@ class Database:
             async with _dropped_is_busy(), self.sessions() as session, session.begin():
                 yield session
             return
+        async with _dropped_is_busy():
+            async with self._sqlite_transaction() as session:
+                yield session
+
+    @asynccontextmanager
+    async def _sqlite_transaction(self) -> AsyncIterator[AsyncSession]:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.lock_timeout
         turn = self._writer_turns()
@@ -236,9 +300,11 @@ class Database:
         return self._turns[1]
 
     @asynccontextmanager
-    async def read(self) -> AsyncIterator[AsyncSession]:
-        """A read-only session (no write lock on SQLite)."""
-        async with _dropped_is_busy(), self.read_sessions() as session:
+    async def read(self, *, screen: bool = False) -> AsyncIterator[AsyncSession]:
+        """A read-only session (no write lock on SQLite). ``screen``: a screen's render, a few small statements
+        (on SQLite they run on the loop's thread, ``screen_read_engine``)."""
+        sessions = self.screen_read_sessions if screen else self.read_sessions
+        async with _dropped_is_busy(), sessions() as session:
             yield session
 
     async def dispose(self) -> None:
@@ -247,8 +313,15 @@ class Database:
         await self.engine.dispose()
         if self.read_engine is not self.engine:
             await self.read_engine.dispose()
+        if self.screen_read_engine is not self.read_engine:
+            await self.screen_read_engine.dispose()
 
 
 def _is_busy(exc: OperationalError) -> bool:
     message = str(exc.orig).lower()
     return "locked" in message or "busy" in message
+
+
+def _a_file(url: str) -> bool:
+    database = make_url(url).database
+    return bool(database) and database != ":memory:"

@@ -212,7 +212,7 @@ async def test_a_name_search_reads_index_ranges_not_the_doctors_whole_history(cl
         if "appointments" in statement and "patient_id IN" in statement:
             statements.append((statement, parameters))
 
-    engine = runtime.db.read_engine.sync_engine
+    engine = runtime.db.screen_read_engine.sync_engine  # the list's reads (on SQLite its own engine)
     event.listen(engine, "before_cursor_execute", capture)
     try:
         doctor = await login("doctor1")

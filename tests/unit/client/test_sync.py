@@ -188,6 +188,39 @@ async def test_a_failed_poll_is_reported_and_the_cycle_goes_on(service, schedule
         assert scheduler.pending() == [60]
 
 
+BUSY = {"kind": "error", "code": "SERVICE_BUSY", "message": "Busy.", "status": 503, "fields": {}}
+
+
+async def test_a_busy_poll_is_sent_again_after_retry_after_and_one_busy_answer_shows_no_error(
+    service, scheduler
+) -> None:
+    async with await logged_in(service, scheduler) as client:
+        screen = await client.open(LIST)
+        seen: list[Any] = []
+        screen.on_change(seen.append)
+        service.queue("PATCH", LIST, BUSY, 503, {"Retry-After": "2"})
+        await scheduler.advance(30, client)
+        assert service.requests("PATCH") == [("PATCH", LIST)]
+        assert scheduler.pending() == [32]  # the stated 2 s, not the page's 30 s
+        assert seen == [] and screen.last_error is None
+        await scheduler.advance(2, client)
+        assert service.requests("PATCH") == [("PATCH", LIST)] * 2
+        assert scheduler.pending() == [62]  # answered: back to the page's timeout
+
+
+async def test_a_second_busy_answer_in_a_row_is_an_error_change(service, scheduler) -> None:
+    async with await logged_in(service, scheduler) as client:
+        screen = await client.open(LIST)
+        changes = screen.changes()
+        service.queue("PATCH", LIST, BUSY, 503, {"Retry-After": "1"})
+        service.queue("PATCH", LIST, BUSY, 503, {"Retry-After": "1"})
+        await scheduler.advance(30, client)
+        await scheduler.advance(1, client)
+        change = await anext(changes)
+        assert change.kind == "error" and change.error is not None and change.error.code == "SERVICE_BUSY"
+        assert scheduler.pending() == [32]  # and it still comes back at the stated time
+
+
 async def test_a_closed_screen_stops_polling(service, scheduler) -> None:
     async with await logged_in(service, scheduler) as client:
         screen = await client.open(LIST)

@@ -286,7 +286,7 @@ def _viewing(
     now = rt.clock.now()
 
     async def render() -> Page:
-        async with rt.db.read() as session:
+        async with rt.db.read(screen=True) as session:
             sections = await read_sections(session, actor, now=now, windows=windows, size=size, f=f)
             told = await notices.open_notices(session, actor.user_id)
         page = screen.render(sections.shown, actor, now=now, layout=layout, timeout=timeout, notices=told, f=f)

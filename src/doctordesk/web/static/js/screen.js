@@ -43,6 +43,7 @@ export class Screen {
     this.page = null;
     this.state = null;
     this.timer = null;
+    this.busyAnswers = 0; // polls answered "busy" (503 SERVICE_BUSY with Retry-After) in a row
     this.generation = 0;
     this.queue = Promise.resolve();
     this.closed = false;
@@ -135,10 +136,11 @@ export class Screen {
 
   // --- the poll cycle (spec 6.1: always running, at the page's timeout) -------------------------------------------
 
-  schedule() {
+  schedule(retryAfter = null) {
     this.cancelTimer();
     if (!this.page || this.closed) return;
-    const seconds = Math.max(1, Number(this.page.timeout) || 30);
+    // A busy service's answer says when to ask again (whole seconds); otherwise the page's timeout.
+    const seconds = retryAfter || Math.max(1, Number(this.page.timeout) || 30);
     this.timer = setTimeout(() => {
       this.timer = null;
       this.patch(this.page.poll, { reschedule: true });
@@ -154,16 +156,24 @@ export class Screen {
   // again afterwards (poll cycle and Timeout); without it the schedule is left as it is (a real-time endpoint).
   patch(endpoint, { reschedule = false } = {}) {
     return this.enqueue(async (generation) => {
+      let retryAfter = null;
       try {
         const update = await request("PATCH", endpoint, { state: this.state });
         if (generation !== this.generation) return;
+        this.busyAnswers = 0;
         this.applyUpdate(update);
       } catch (error) {
         if (generation !== this.generation) return;
         if (error instanceof NetworkError) this.shell.offline(true);
-        else this.handleError(error, { quiet: true });
+        else if (reschedule && isBusy(error)) {
+          // The service is busy and says when to come back: the poll is sent again then. One busy answer shows
+          // nothing; a second in a row is shown like any other error.
+          retryAfter = error.retryAfter;
+          this.busyAnswers += 1;
+          if (this.busyAnswers > 1) this.handleError(error, { quiet: true });
+        } else this.handleError(error, { quiet: true });
       } finally {
-        if (reschedule && generation === this.generation && this.timer === null) this.schedule();
+        if (reschedule && generation === this.generation && this.timer === null) this.schedule(retryAfter);
       }
     });
   }
@@ -414,4 +424,9 @@ export class Screen {
     this.banner.hidden = true;
     this.banner.replaceChildren();
   }
+}
+
+// A poll's answer "busy, nothing changed, try again at the stated time" (docs/protocol.md#busy).
+function isBusy(error) {
+  return error instanceof ApiError && error.status === 503 && error.body.code === "SERVICE_BUSY" && error.retryAfter > 0;
 }

@@ -1,0 +1,97 @@
+"""Back-pressure instead of a queue: while every connection of the service's pools is in use past the pool's wait
+bound (``DOCTORDESK_DB_POOL_WAIT_MS``), a screen's PUT, its poll and a decision are answered 503 SERVICE_BUSY with
+``Retry-After``, in the error shape, and write nothing; once a connection is free the same requests succeed. On
+SQLite (the readers' pool and the writer's) and PostgreSQL (its one pool)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+
+import pytest
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from doctordesk.store.db import default_pool_size
+from doctordesk.store.tables import Appointment, AppointmentHistory, AuditLog
+from tests.support.review import REQUESTED, aid
+
+POOL_SIZE = 3
+POOL_WAIT_MS = 300  # background work (the event relay) may hold a connection for a moment after the held ones return
+
+
+@pytest.fixture
+def settings(database_url, settings_factory):
+    return settings_factory(database_url, db_pool_size=POOL_SIZE, db_pool_wait_ms=POOL_WAIT_MS)
+
+
+@asynccontextmanager
+async def every_connection_held(runtime) -> AsyncIterator[None]:
+    """Check out every connection of the service's pools (SQLite: the writer's, the readers' and the screens'
+    readers' engine) and hold them until the block ends."""
+    engines: list[AsyncEngine] = []
+    for engine in (runtime.db.engine, runtime.db.read_engine, runtime.db.screen_read_engine):
+        if engine not in engines:
+            engines.append(engine)
+    async with AsyncExitStack() as held:
+        for engine in engines:
+            for _ in range(POOL_SIZE):
+                await held.enter_async_context(engine.connect())
+        yield
+
+
+async def _counts(runtime, appointment_id: int) -> tuple[int, int, int, int]:
+    async with runtime.db.read() as s:
+        row = await s.get(Appointment, appointment_id)
+        history = await s.scalar(
+            select(func.count()).select_from(AppointmentHistory).where(AppointmentHistory.appointment_id == row.id)
+        )
+        audit = await s.scalar(select(func.count()).select_from(AuditLog))
+        return row.status, row.version, history, audit
+
+
+def _busy(response) -> None:
+    assert response.status_code == 503, response.text
+    assert response.headers["retry-after"] == "1"
+    body = response.json()
+    assert body["kind"] == "error" and body["code"] == "SERVICE_BUSY" and body["status"] == 503
+    assert "Nothing was changed" in body["message"]
+
+
+async def test_every_connection_in_use_is_503_with_retry_after_and_nothing_written(client, login, demo, runtime):
+    doctor = await login("doctor1")
+    opened = await client.put("/profile/appointments", headers=doctor.headers)
+    assert opened.status_code == 200, opened.text
+    a = aid(demo, REQUESTED)
+    before = await _counts(runtime, a)
+
+    async with every_connection_held(runtime):
+        page = await client.put("/profile/appointments", headers=doctor.headers)
+        decision = await client.post(
+            f"/profile/appointments/{a}/decline", headers=doctor.headers, data={"reason": "Away", "version": "1"}
+        )
+    _busy(page)
+    _busy(decision)
+    assert await _counts(runtime, a) == before
+
+    again = await client.put("/profile/appointments", headers=doctor.headers)
+    assert again.status_code == 200, again.text
+    retried = await client.post(
+        f"/profile/appointments/{a}/decline", headers=doctor.headers, data={"reason": "Away", "version": "1"}
+    )
+    assert retried.status_code == 200, retried.text
+    assert (await _counts(runtime, a))[1] == before[1] + 1
+
+
+async def test_the_pool_size_is_the_setting_and_no_connection_opens_past_it(runtime):
+    engines = {runtime.db.engine, runtime.db.read_engine, runtime.db.screen_read_engine}
+    for engine in engines:
+        pool = engine.sync_engine.pool
+        assert pool.size() + max(0, pool._max_overflow) == POOL_SIZE  # type: ignore[attr-defined]
+
+
+def test_the_default_pool_size_follows_the_cores():
+    assert default_pool_size(sqlite=True, cpus=2) == 8
+    assert default_pool_size(sqlite=True, cpus=8) == 32
+    assert default_pool_size(sqlite=False, cpus=2) == 30
+    assert default_pool_size(sqlite=False, cpus=4) == 60

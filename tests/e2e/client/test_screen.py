@@ -17,6 +17,7 @@ async def test_the_list_opens_with_its_sections_and_an_unchanged_poll_changes_no
             "notices",
             "week-view",
             "calendar-feed",
+            "dashboard",
             "filters",
             "filter-chips",
             "needs-decision",

@@ -1,7 +1,7 @@
 """A screen's reads on SQLite: the appointment list's changed poll (an event on the doctor's topic, so it renders
 again) runs its statements on the event loop's thread, none handed to a reader thread, and answers the same as with
 the readers' threads (``DOCTORDESK_DB_SQLITE_INLINE_SCREEN_READS``). On PostgreSQL there is one engine, nothing to
-hand off."""
+hand off, so these tests run on SQLite only."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ import pytest
 from doctordesk.domain.events import doctor_topic
 
 LIST = "/profile/appointments"
+# SQLite alone has reader threads to hand statements to.
+pytestmark = pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 
 
 @pytest.fixture
@@ -36,8 +38,6 @@ async def _changed_poll(client, runtime, doctor, headers: dict[str, str], state:
 
 
 async def test_the_lists_changed_poll_hands_no_statement_to_a_thread(client, login, demo, runtime, handed_off):
-    if not runtime.db.is_sqlite:
-        pytest.skip("SQLite's readers only")
     doctor = await login("doctor1")
     page = await client.put(LIST, headers=doctor.headers)
     assert page.status_code == 200, page.text
@@ -54,15 +54,16 @@ def inline_reads() -> bool:
 
 @pytest.fixture
 def settings(database_url, settings_factory, inline_reads):
-    return settings_factory(database_url, db_sqlite_inline_screen_reads=inline_reads)
+    # No background loop of the app's own reads meanwhile (the waitlist's rounds, woken by the list's event).
+    return settings_factory(
+        database_url, db_sqlite_inline_screen_reads=inline_reads, waitlist_in_process=False, bulk_in_process=False
+    )
 
 
 @pytest.mark.parametrize("inline_reads", [False])
 async def test_with_the_setting_off_the_same_poll_reads_on_the_readers_threads(
     client, login, demo, runtime, handed_off
 ):
-    if not runtime.db.is_sqlite:
-        pytest.skip("SQLite's readers only")
     assert runtime.db.screen_read_engine is runtime.db.read_engine
     doctor = await login("doctor1")
     page = await client.put(LIST, headers=doctor.headers)

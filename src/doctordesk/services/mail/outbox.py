@@ -21,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.events import DomainEvent
 from doctordesk.domain.mail.notices import MailKind, kind_for
+from doctordesk.domain.scheduling.booking import VISIT_MINUTES
 from doctordesk.domain.texts import Text, to_json
 from doctordesk.i18n import DEFAULT
 from doctordesk.realtime.lease import lease_due
@@ -103,7 +104,7 @@ async def _offer_facts(session: AsyncSession, event: DomainEvent) -> MailFacts |
         location_address=location.address,
         timezone=location.timezone,
         start=datetime.fromisoformat(data["start"]),
-        duration_minutes=30,
+        duration_minutes=VISIT_MINUTES,  # a freed time is one visit's length (services/waitlist/matching.py)
         service=data.get("service", ""),
         about=f"offer:{data['offer_id']}",
     )

@@ -122,6 +122,9 @@ def resource(
     if status == "cancelled":
         # Left, or served (the accepted time is an Appointment of its own): the entry asks for nothing any more.
         # FHIR's app-3 lets only proposed, cancelled and waitlist appointments go without start and end.
-        served = entry.state == EntryState.SERVED
-        body["cancelationReason"] = {"text": "a time was accepted from the waitlist" if served else "left the waitlist"}
+        reasons = {
+            EntryState.SERVED: "a time was accepted from the waitlist",
+            EntryState.EXPIRED: "its last day passed",
+        }
+        body["cancelationReason"] = {"text": reasons.get(EntryState(entry.state), "left the waitlist")}
     return body

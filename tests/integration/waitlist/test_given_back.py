@@ -33,7 +33,7 @@ async def _taken(runtime) -> list[int | None]:
 
 
 async def test_a_request_the_doctor_declines_gives_its_time_to_the_next_patient(client, login, demo, runtime, clock):
-    first, second, owner = await login("patient1"), await login("patient3"), await login("patient4")
+    first, second, owner = await login("patient1"), await login("patient5"), await login("patient4")
     doctor = await login("doctor1")
     slot = await slot_of(runtime, aid(demo, APPROVED_TUESDAY))
     await join(client, first, slot.form())
@@ -56,7 +56,7 @@ async def test_a_request_the_doctor_declines_gives_its_time_to_the_next_patient(
     assert declined.status_code == 200, declined.text
     assert (await run_round(runtime)).offered == 1
     assert await _taken(runtime) == [None]
-    p1, p3 = demo.patients["patient1"], demo.patients["patient3"]
+    p1, p3 = demo.patients["patient1"], demo.patients["patient5"]
     assert await offers(runtime) == [(p1, "accepted", slot.start), (p3, "open", slot.start)]
 
     (next_offer,) = await offer_ids(runtime, p3)
@@ -78,27 +78,27 @@ async def test_a_request_its_patient_cancels_comes_back_to_the_one_who_lost_it(c
     admin = await login("admin")
     chosen = await client.put("/admin/clinic", headers=admin.headers, json={"waitlist_mode": "all-at-once"})
     assert chosen.status_code == 200, chosen.text
-    first, second, owner = await login("patient1"), await login("patient3"), await login("patient4")
+    first, second, owner = await login("patient1"), await login("patient5"), await login("patient4")
     slot = await slot_of(runtime, aid(demo, APPROVED_TUESDAY))
     await join(client, first, slot.form())
     await join(client, second, slot.form())
     await cancel(client, owner, slot.appointment_id)
     assert (await run_round(runtime)).offered == 2
     (winner,) = await offer_ids(runtime, demo.patients["patient1"])
-    (loser,) = await offer_ids(runtime, demo.patients["patient3"])
+    (loser,) = await offer_ids(runtime, demo.patients["patient5"])
     assert (await client.post(f"{WAITLIST}/offers/{winner}/accept", headers=first.headers)).status_code == 200
-    assert await offer_ids(runtime, demo.patients["patient3"], "gone") == [loser]
+    assert await offer_ids(runtime, demo.patients["patient5"], "gone") == [loser]
 
     await cancel(client, first, await _accepted_request(runtime, winner))
     assert (await run_round(runtime)).offered == 1
-    assert await offer_ids(runtime, demo.patients["patient3"]) == [loser]  # the same offer, open again
+    assert await offer_ids(runtime, demo.patients["patient5"]) == [loser]  # the same offer, open again
     won = await client.post(f"{WAITLIST}/offers/{loser}/accept", headers=second.headers)
     assert won.status_code == 200, won.text
     assert await _taken(runtime) == [loser]
 
 
 async def test_a_request_still_open_keeps_its_time(client, login, demo, runtime, clock):
-    first, second, owner = await login("patient1"), await login("patient3"), await login("patient4")
+    first, second, owner = await login("patient1"), await login("patient5"), await login("patient4")
     slot = await slot_of(runtime, aid(demo, APPROVED_TUESDAY))
     await join(client, first, slot.form())
     clock.advance(timedelta(seconds=1))
@@ -110,4 +110,4 @@ async def test_a_request_still_open_keeps_its_time(client, login, demo, runtime,
     clock.advance(timedelta(hours=2))
     assert (await run_round(runtime)).offered == 0
     assert await _taken(runtime) == [offer_id]
-    assert await offer_ids(runtime, demo.patients["patient3"]) == []
+    assert await offer_ids(runtime, demo.patients["patient5"]) == []

@@ -115,3 +115,15 @@ async def test_a_search_for_status_waitlist_lists_the_entries_to_those_who_may_r
     left = await client.post(f"/profile/waitlist/{ids[0].removeprefix('waitlist-')}/leave", headers=first.headers)
     assert left.status_code == 200, left.text
     assert _listed(await _search(client, admin, "status=waitlist")) == ids[1:]  # ended entries are not waiting
+
+
+async def test_a_waitlist_search_refuses_bad_values_as_every_search_does(client, login, demo):
+    admin = await login("admin")
+    for query, field in (("status=waitlist&patient=Location/1", "patient"), ("status=waitlist&_cursor=xyz", "_cursor")):
+        waitlist = await client.get(f"/fhir/Appointment?{query}", headers=admin.headers)
+        appointments = await client.get(
+            f"/fhir/Appointment?{query.replace('waitlist', 'booked')}", headers=admin.headers
+        )
+        assert waitlist.status_code == appointments.status_code == 400, (query, waitlist.text)
+        validate(waitlist.json())
+        assert field in waitlist.text

@@ -168,21 +168,21 @@ async def test_all_at_once_offers_everyone_and_the_first_to_accept_wins(client, 
         "/admin/clinic", headers=(await login("admin")).headers, json={"waitlist_mode": "all-at-once"}
     )
     assert chosen.status_code == 200, chosen.text
-    first, second, owner = await login("patient1"), await login("patient3"), await login("patient4")
+    first, second, owner = await login("patient1"), await login("patient5"), await login("patient4")
     slot = await slot_of(runtime, aid(demo, APPROVED_TUESDAY))
     await join(client, first, slot.form())
     await join(client, second, slot.form())
     await cancel(client, owner, slot.appointment_id)
     assert (await run_round(runtime)).offered == 2
     (late,) = await offer_ids(runtime, demo.patients["patient1"])
-    (early,) = await offer_ids(runtime, demo.patients["patient3"])
+    (early,) = await offer_ids(runtime, demo.patients["patient5"])
     won = await client.post(f"{WAITLIST}/offers/{early}/accept", headers=second.headers)
     assert won.status_code == 200, won.text
     assert won.json()["navigate"] == "/profile/appointments"
     lost = await client.post(f"{WAITLIST}/offers/{late}/accept", headers=first.headers)
     assert_error(lost, 409, "APPOINTMENT_CHANGED")
     assert sorted((p, s) for p, s, _ in await offers(runtime)) == sorted(
-        [(demo.patients["patient1"], "gone"), (demo.patients["patient3"], "accepted")]
+        [(demo.patients["patient1"], "gone"), (demo.patients["patient5"], "accepted")]
     )
     async with runtime.db.read() as s:
         requests = (
@@ -190,7 +190,7 @@ async def test_all_at_once_offers_everyone_and_the_first_to_accept_wins(client, 
                 select(Appointment).where(Appointment.start_at == slot.start, Appointment.status == Status.REQUESTED)
             )
         ).all()
-    assert [a.patient_id for a in requests] == [demo.patients["patient3"]]
+    assert [a.patient_id for a in requests] == [demo.patients["patient5"]]
 
 
 async def test_another_patients_entry_and_offer_are_not_found(client, login, demo, runtime):

@@ -6,6 +6,8 @@ gone."""
 from __future__ import annotations
 
 import asyncio
+import json
+from datetime import timedelta
 
 import pytest
 from sqlalchemy import func, select
@@ -15,12 +17,13 @@ from doctordesk.domain.errors import AppointmentChanged
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.services.waitlist import accepting, entries
 from doctordesk.services.waitlist.matching import run_round
-from doctordesk.store.tables import Appointment, Patient, User
+from doctordesk.store.tables import Appointment, InsurancePolicy, Patient, User
 from doctordesk.store.waitlist.tables import WaitlistOffer
 from tests.integration.waitlist.support import APPROVED_TUESDAY, cancel, slot_of
 from tests.support.review import Events, aid
 
 CROWD = 50
+VALID_DATA = json.dumps({"member_id": "M-1001", "plan": "comfort", "status": "active"})
 
 
 @pytest.fixture
@@ -40,6 +43,10 @@ async def crowd(runtime, now) -> list[Actor]:
             p = Patient(user_id=u.id, name=f"Crowd {n}")
             s.add(p)
             await s.flush()
+            # Covered: accepting asks the booking's insurance question first.
+            s.add(InsurancePolicy(patient_id=p.id, insurer="Hansa Health", policy_number=f"C-{n}",
+                                  valid_from=now.date() - timedelta(days=10), valid_to=now.date() + timedelta(days=300),
+                                  network={}, exclusions={}, third_party_data=VALID_DATA))  # fmt: skip
             actors.append(Actor(u.id, u.username, Role.PATIENT, u.display_name, patient_id=p.id))
     return actors
 

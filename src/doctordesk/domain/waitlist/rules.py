@@ -32,6 +32,7 @@ class EntryState(StrEnum):
     WAITING = "waiting"
     LEFT = "left"
     SERVED = "served"  # an offer of it was accepted
+    EXPIRED = "expired"  # its last day passed (ended by the round after it)
 
 
 class OfferState(StrEnum):

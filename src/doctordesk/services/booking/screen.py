@@ -217,8 +217,9 @@ def _request_input(patient_id: int, form: Mapping[str, str]) -> RequestInput:
     return RequestInput(patient_id, doctor, location, service, start, VISIT_MINUTES, note)
 
 
-async def _refuse_uncovered(rt: Runtime, req: RequestInput) -> None:
-    """A time the doctor could not approve for the patient's policy is not requested (docs/booking.md): the verdict's
+async def refuse_uncovered(rt: Runtime, req: RequestInput) -> None:
+    """A time the doctor could not approve for the patient's policy is not requested (docs/booking.md; accepting a
+    waitlist offer asks the same, docs/waitlist.md): the verdict's
     error (APPOINTMENT_DATE_NOT_COVERED, FORBIDDEN_DUE_TO_POLICY_TERMS, THIRD_PARTY_DATA_INVALID) with the
     screen's words on ``start``, before anything is written. An out-of-network warning alone is no refusal."""
     async with rt.db.read() as session:
@@ -244,7 +245,7 @@ async def request(rt: Runtime, actor: Actor, form: Mapping[str, str]) -> UpdateS
     list. A time taken meanwhile, or outside the rules, is refused with the screens' message and nothing is
     written."""
     req = _request_input(_patient(actor), form)
-    await _refuse_uncovered(rt, req)
+    await refuse_uncovered(rt, req)
     now = rt.clock.now()
     async with unit_of_work(rt) as uow:
         await place_request(rt, uow, actor, req, now=now)

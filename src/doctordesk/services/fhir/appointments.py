@@ -22,6 +22,7 @@ from doctordesk.runtime import Runtime
 from doctordesk.services.appointments.reading import base_query
 from doctordesk.services.fhir import chains, sorting
 from doctordesk.services.fhir import directory as fhir_directory
+from doctordesk.services.fhir import waitlist as fhir_waitlist
 from doctordesk.services.fhir.access import Caller, appointments_visible
 from doctordesk.services.fhir.filters import (
     Condition,
@@ -246,6 +247,8 @@ async def search(rt: Runtime, caller: Caller, request: Search) -> dict[str, Any]
     """Appointments by every parameter of ``SEARCH_PARAMETERS`` (docs/fhir.md#search-and-paging), sorted by start
     or by ``_sort`` (``SORTS``), ``_count`` per page; ``next`` continues after the page's last row, so rows
     inserted meanwhile neither repeat nor shift. ``_total``/``_summary=count`` count the matches."""
+    if fhir_waitlist.asks_for_waitlist(request):
+        return await fhir_waitlist.search(rt, caller, request)
     request = chains.untyped(request)
     known = (*SEARCH_PARAMETERS, *chains.parameters(), "_include", "_revinclude")
     modifiers = {**MODIFIERS, **chains.modifiers()}

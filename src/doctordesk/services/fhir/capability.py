@@ -107,6 +107,11 @@ def _search_param(kind: str, name: str) -> dict[str, Any]:
     return param
 
 
+WAITLIST_DOCUMENTATION = (
+    "Waitlist entries read as Appointments with status waitlist (Appointment/waitlist-{id}). A search lists them "
+    "only when it asks for status=waitlist alone, with patient, practitioner and location (paged in order of "
+    "waiting; other parameters are ignored with a warning); every other search lists appointments only."
+)
 CHAIN_DOCUMENTATION = "Chains (one level; the target's modifiers; typed form too): "
 
 
@@ -125,6 +130,7 @@ def capability_statement(base_url: str, *, software_version: str, published: dat
             "conditionalCreate": conditional,
         }
         if kind == "Appointment":
+            entry["documentation"] = WAITLIST_DOCUMENTATION
             entry["searchInclude"] = list(fhir_appointments.INCLUDES)
             entry["searchRevInclude"] = list(fhir_appointments.REVINCLUDES)
         if kind == "Subscription":

@@ -1,8 +1,9 @@
 """Waitlist entries as FHIR ``Appointment`` resources with status ``waitlist`` (docs/fhir.md, docs/waitlist.md): read
 by their own logical id, ``Appointment/waitlist-{entry id}``, under the access rules of appointments — a patient
 their own, a doctor the entries that name them, support and admins every one, an API key with
-``appointments:read`` every one; anything else is 404, as an unknown id. Searches of Appointment list appointments
-only, so the CapabilityStatement keeps its meaning."""
+``appointments:read`` every one; anything else is 404, as an unknown id. A search of Appointment lists the waiting
+entries when it asks for ``status=waitlist`` alone (``search``), under the same rules; any other search lists
+appointments only, so its keyset paging stays over one table."""
 
 from __future__ import annotations
 
@@ -10,16 +11,19 @@ from datetime import datetime, time
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import select
+from sqlalchemy import and_, false, or_, select
 
 from doctordesk.domain.errors import NotFound
 from doctordesk.domain.fhir import mapping as fhir
 from doctordesk.domain.integration import Scope
+from doctordesk.domain.keyset import Position
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.texts import N_
 from doctordesk.domain.waitlist.rules import EntryState
 from doctordesk.runtime import Runtime
 from doctordesk.services.fhir.access import Caller, require_some_scope
+from doctordesk.services.fhir.filters import reference_conditions
+from doctordesk.services.fhir.search import Search, bundle, check
 from doctordesk.services.scheduling.clinic_facts import cached_clinic
 from doctordesk.store.tables import Patient
 from doctordesk.store.waitlist.tables import WaitlistEntry
@@ -122,6 +126,75 @@ def resource(
     if status == "cancelled":
         # Left, or served (the accepted time is an Appointment of its own): the entry asks for nothing any more.
         # FHIR's app-3 lets only proposed, cancelled and waitlist appointments go without start and end.
-        served = entry.state == EntryState.SERVED
-        body["cancelationReason"] = {"text": "a time was accepted from the waitlist" if served else "left the waitlist"}
+        reasons = {
+            EntryState.SERVED: "a time was accepted from the waitlist",
+            EntryState.EXPIRED: "its last day passed",
+        }
+        body["cancelationReason"] = {"text": reasons.get(EntryState(entry.state), "left the waitlist")}
     return body
+
+
+# What a search of waitlist entries knows (docs/fhir.md#waitlist-entries): ``date`` is not among them, an entry has
+# no start; any other parameter is ignored with a warning (refused with ``Prefer: handling=strict``).
+SEARCH_PARAMETERS = ("status", "patient", "practitioner", "location")
+
+
+def asks_for_waitlist(request: Search) -> bool:
+    """True when an Appointment search asks for ``status=waitlist`` alone (every value of ``status`` is
+    ``waitlist``, no ``status:not``): it lists waitlist entries, never appointments."""
+    values = [v for k, v in request.items if k == "status"]
+    modified = any(k.startswith("status:") for k, _ in request.items)
+    return bool(values) and not modified and all(fhir.token_list([v]) == ["waitlist"] for v in values)
+
+
+def _visible(query: Any, caller: Caller) -> Any:
+    """The entries ``caller`` may read, as the read's rule (``_may_see``) in SQL."""
+    if not isinstance(caller, Actor):
+        require_some_scope(caller)
+        return query if caller.has(Scope.APPOINTMENTS_READ) else query.where(false())
+    if caller.patient_context is not None:
+        query = query.where(WaitlistEntry.patient_id == caller.patient_context)
+    if caller.role is Role.PATIENT:
+        return query.where(WaitlistEntry.patient_id == (caller.patient_id or -1))
+    if caller.role is Role.DOCTOR:
+        return query.where(WaitlistEntry.doctor_id == caller.user_id)
+    return query
+
+
+async def search(rt: Runtime, caller: Caller, request: Search) -> dict[str, Any]:
+    """The waiting entries as Appointments with status ``waitlist``, in order of waiting (joined, then id), keyset
+    paged: ``next`` continues after the page's last entry, so entries joining meanwhile neither repeat nor shift."""
+    checked = check(request, SEARCH_PARAMETERS)
+    where = [WaitlistEntry.state == EntryState.WAITING]
+    for name, kind, column in (
+        ("patient", "Patient", WaitlistEntry.patient_id),
+        ("practitioner", "Practitioner", WaitlistEntry.doctor_id),
+        ("location", "Location", WaitlistEntry.location_id),
+    ):
+        where.extend(reference_conditions(checked, name, kind, column))
+    if checked.after is not None:
+        at, last = checked.after.at, checked.after.id
+        where.append(or_(WaitlistEntry.created_at > at, and_(WaitlistEntry.created_at == at, WaitlistEntry.id > last)))
+    query = (
+        _visible(select(WaitlistEntry, Patient.name).join(Patient, Patient.id == WaitlistEntry.patient_id), caller)
+        .where(*where)
+        .order_by(WaitlistEntry.created_at, WaitlistEntry.id)
+        .limit(checked.count + 1)
+    )
+    async with rt.db.read() as session:
+        rows = [] if checked.only_count else list((await session.execute(query)).all())
+        c = await cached_clinic(rt, session)
+    return bundle(
+        request,
+        checked,
+        rows,
+        to_resource=lambda r: resource(
+            r[0],
+            r[1],
+            doctor=c.directory.doctors.get(r[0].doctor_id or 0),
+            place=c.location_names.get(r[0].location_id, ""),
+            timezone=c.directory.locations.get(r[0].location_id, "UTC"),
+            version=1,
+        ),
+        position=lambda r: Position(r[0].created_at, r[0].id),
+    )

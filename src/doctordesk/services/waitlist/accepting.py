@@ -32,6 +32,7 @@ from doctordesk.domain.waitlist.rules import EntryState, OfferState, Policy
 from doctordesk.runtime import Runtime
 from doctordesk.services.appointments import notices
 from doctordesk.services.audit import audit_now
+from doctordesk.services.booking.screen import refuse_uncovered
 from doctordesk.services.integration.requests import RequestInput, check_time, place_request
 from doctordesk.services.scheduling.clinic_facts import Clinic, cached_clinic
 from doctordesk.services.uow import UnitOfWork, unit_of_work
@@ -81,6 +82,7 @@ async def accept(rt: Runtime, actor: Actor, offer_id: int) -> Accepted:
     patient_id = patient_of(actor)
     now = rt.clock.now()
     pol = await policy(rt)
+    await _refuse_uncovered(rt, offer_id, patient_id)
     try:
         async with unit_of_work(rt) as uow:
             return await _accept(rt, uow, actor, offer_id, patient_id=patient_id, pol=pol, now=now)
@@ -88,6 +90,21 @@ async def accept(rt: Runtime, actor: Actor, offer_id: int) -> Accepted:
         # The time broke a scheduling rule by now (booked, hours changed): it is gone for this patient.
         await _end_offer(rt, offer_id, patient_id, now=now)
         raise TimeGone() from None
+
+
+async def _refuse_uncovered(rt: Runtime, offer_id: int, patient_id: int) -> None:
+    """The booking screen's insurance check (``booking.screen.refuse_uncovered``) on the offered time, before
+    anything is written: an offer can not bypass a coverage rule; the booking's error, and the offer stays open
+    (the patient may decline it). 404 first for an offer that is not theirs; one no longer open is left to the
+    transaction, which refuses it as gone."""
+    async with rt.db.read() as session:
+        offer, freed, entry = await _offer_rows(session, offer_id, patient_id)
+    if offer.state != OfferState.OPEN:
+        return
+    req = RequestInput(
+        patient_id, freed.doctor_id, freed.location_id, entry.service, freed.start_at, freed.duration_minutes, ""
+    )
+    await refuse_uncovered(rt, req)
 
 
 async def _accept(

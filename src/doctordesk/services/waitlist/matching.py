@@ -15,6 +15,7 @@ from zoneinfo import ZoneInfo
 
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.events import DomainEvent, patient_topic, user_topic
 from doctordesk.domain.scheduling.booking import VISIT_MINUTES
@@ -38,6 +39,7 @@ from doctordesk.services.scheduling.clinic_facts import Clinic, cached_clinic
 from doctordesk.services.uow import unit_of_work
 from doctordesk.services.waitlist.entries import GONE, OFFERED, waitlist_topic
 from doctordesk.services.waitlist.policy import policy
+from doctordesk.services.waitlist.upkeep import end_past_last_day, give_back
 from doctordesk.store import plain_rows
 from doctordesk.store.tables import Appointment, Patient
 from doctordesk.store.waitlist.tables import WaitlistEntry, WaitlistOffer, WaitlistTime
@@ -57,6 +59,8 @@ class Round:
 async def run_round(rt: Runtime) -> Round:
     """Expire the lapsed offers, then offer every free time that suits someone waiting (docs/waitlist.md)."""
     now = rt.clock.now()
+    await end_past_last_day(rt, now=now)
+    await give_back(rt, now=now)
     result = Round(expired=await expire_lapsed(rt, now=now))
     pol = await policy(rt)
     waiting, past, open_slots, taken = await _state(rt, now)
@@ -131,7 +135,8 @@ async def _state(
     open_slots: set[tuple[int, Slot]] = set()
     for entry_id, state, t in offers:
         slot = (t.doctor_id, t.location_id, t.start_at)
-        past.add((entry_id, slot))
+        if state != OfferState.GONE:  # taken from them: it comes to them again if it is given back
+            past.add((entry_id, slot))
         if state == OfferState.OPEN:
             open_slots.add((entry_id, slot))
     return waiting, past, open_slots, taken
@@ -188,21 +193,9 @@ async def _offer(rt: Runtime, c: Clinic, w: Waiting, slot: Slot, *, pol: Policy,
                     },
                 )
             expires = offer_expiry(pol, now=now, start=start)
-            offer_id = await plain_rows.add_returning_id(
-                session,
-                WaitlistOffer,
-                {
-                    "entry_id": w.id,
-                    "time_id": time_id,
-                    "patient_id": w.patient_id,
-                    "state": OfferState.OPEN.value,
-                    "offered_at": now,
-                    "expires_at": expires,
-                    "answered_at": None,
-                    "appointment_id": None,
-                    "moved": False,
-                },
-            )
+            offer_id = await _open_offer(session, w, time_id, now=now, expires=expires)
+            if offer_id is None:
+                return None
             user_id = await session.scalar(select(Patient.user_id).where(Patient.id == w.patient_id))
             when = Moment(start, c.directory.locations[location_id])
             text = Text(
@@ -229,6 +222,38 @@ async def _offer(rt: Runtime, c: Clinic, w: Waiting, slot: Slot, *, pol: Policy,
     except IntegrityError:
         return None
     return offer_id
+
+
+async def _open_offer(
+    session: AsyncSession, w: Waiting, time_id: int, *, now: datetime, expires: datetime
+) -> int | None:
+    """A new open offer of the time to the entry; or its offer that ended ``gone`` (the time was taken, then
+    given back) opened again, one row per (entry, time). None when another round opened it meanwhile."""
+    before = await session.scalar(
+        select(WaitlistOffer.id).where(WaitlistOffer.entry_id == w.id, WaitlistOffer.time_id == time_id)
+    )
+    if before is None:
+        return await plain_rows.add_returning_id(
+            session,
+            WaitlistOffer,
+            {
+                "entry_id": w.id,
+                "time_id": time_id,
+                "patient_id": w.patient_id,
+                "state": OfferState.OPEN.value,
+                "offered_at": now,
+                "expires_at": expires,
+                "answered_at": None,
+                "appointment_id": None,
+                "moved": False,
+            },
+        )
+    reopened = await session.execute(
+        update(WaitlistOffer)
+        .where(WaitlistOffer.id == before, WaitlistOffer.state == OfferState.GONE)
+        .values(state=OfferState.OPEN.value, offered_at=now, expires_at=expires, answered_at=None)
+    )
+    return before if getattr(reopened, "rowcount", 0) == 1 else None
 
 
 async def expire_lapsed(rt: Runtime, *, now: datetime) -> int:

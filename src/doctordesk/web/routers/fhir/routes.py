@@ -217,7 +217,8 @@ async def appointment_history(
 search_route(
     "Appointment",
     fhir_appointments.search,
-    "Appointments by date, status, practitioner, patient, location, identifier: a searchset Bundle.",
+    "Appointments by date, status, practitioner, patient, location, identifier: a searchset Bundle; "
+    "``status=waitlist`` alone lists the waiting waitlist entries instead (docs/fhir.md#waitlist-entries).",
 )
 
 

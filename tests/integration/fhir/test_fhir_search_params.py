@@ -121,6 +121,7 @@ def cases(demo, known) -> list[Case]:
         Case("Practitioner", "identifier", str(d1), "identifier=prac-1", "identifier=prac-2"),
         Case("Practitioner", "name", str(d1), "name=berger", "name=romero"),
         Case("Location", "_id", str(berlin), f"_id={berlin}", f"_id={munich}"),
+        Case("Group", "_id", str(d1), f"_id={d1}", f"_id={d2}", who="admin"),  # a doctor's patient panel
         Case("Location", "name", str(berlin), "name=BERL", "name=munich"),
         Case("PractitionerRole", "practitioner", f"{d1}-{berlin}", f"practitioner={d1}", f"practitioner={d2}"),
         Case("PractitionerRole", "location", f"{d1}-{berlin}", f"location={berlin}", f"location={munich}"),

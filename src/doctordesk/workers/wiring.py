@@ -163,7 +163,7 @@ def build_mail_dispatcher(rt: Runtime) -> MailDispatcher | None:
     if not rt.settings.smtp_url:
         log.info("no SMTP relay (DOCTORDESK_SMTP_URL): patients are not sent email")
         return None
-    return MailDispatcher(rt.db, settings=rt.settings, clock=rt.clock)
+    return MailDispatcher(rt.db, settings=rt.settings, clock=rt.clock, on_changed=rt.publish)
 
 
 def build_bulk_exporter(rt: Runtime) -> BulkExporter:

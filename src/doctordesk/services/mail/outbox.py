@@ -24,6 +24,7 @@ from doctordesk.domain.mail.notices import MailKind, kind_for
 from doctordesk.domain.texts import Text, to_json
 from doctordesk.i18n import DEFAULT
 from doctordesk.realtime.lease import lease_due
+from doctordesk.screens.admin.pages import ADMIN_TOPIC
 from doctordesk.services.mail.compose import MailFacts, compose
 from doctordesk.store.db import Database
 from doctordesk.store.mail_tables import MailAttempt, MailMessage
@@ -35,6 +36,14 @@ PENDING, SENDING, SENT, FAILED, UNKNOWN = "pending", "sending", "sent", "failed"
 MAIL_NOT_SENT = "mail.not-sent"
 # The domain event a transaction emits when it queued mail: it wakes the senders.
 QUEUED_EVENT = "mail.queued"
+# A mail's state changed (sent, failed, unknown, due again): the administration's Mail screen follows the admin topic.
+CHANGED_EVENT = "mail.changed"
+
+
+def changed_event() -> DomainEvent:
+    """What the sender publishes after a mail's new state has committed: every admin's open Mail screen (and the
+    notices it may have left) catches up on its next poll or real-time update."""
+    return DomainEvent(CHANGED_EVENT, topics=(ADMIN_TOPIC,))
 
 
 async def _facts(session: AsyncSession, event: DomainEvent) -> MailFacts | None:
@@ -157,8 +166,9 @@ class Due:
     lease: int
 
 
-async def claim(db: Database, *, now: datetime, limit: int, lease_seconds: float) -> list[Due]:
-    """Mark the mails cut off after their hand-over ``unknown``, then lease up to ``limit`` due ones."""
+async def claim(db: Database, *, now: datetime, limit: int, lease_seconds: float) -> tuple[list[Due], int]:
+    """Mark the mails cut off after their hand-over ``unknown``, then lease up to ``limit`` due ones; the leased
+    mails and how many were marked ``unknown``."""
     table = cast(Table, MailMessage.__table__)
     async with db.transaction() as session:
         cut_off = (
@@ -176,7 +186,7 @@ async def claim(db: Database, *, now: datetime, limit: int, lease_seconds: float
             session, MailMessage, now=now, limit=limit, lease_seconds=lease_seconds, skip_locked=not db.is_sqlite
         )
         if not ids:
-            return []
+            return [], len(cut_off)
         rows = (
             await session.execute(
                 select(table.c.id, table.c.message_id, table.c.recipient, table.c.content, table.c.attempts)
@@ -184,7 +194,7 @@ async def claim(db: Database, *, now: datetime, limit: int, lease_seconds: float
                 .order_by(table.c.id)
             )
         ).all()
-    return [Due(*row) for row in rows]
+    return [Due(*row) for row in rows], len(cut_off)
 
 
 async def hand_over(db: Database, due: Due, *, now: datetime) -> bool:
@@ -212,8 +222,9 @@ class Outcome:
     retry_at: datetime | None = None
 
 
-async def settle(db: Database, result: Outcome, *, now: datetime) -> None:
-    """Record an attempt's outcome (while the row still carries this attempt's lease) and log it."""
+async def settle(db: Database, result: Outcome, *, now: datetime) -> bool:
+    """Record an attempt's outcome (while the row still carries this attempt's lease) and log it; False when the
+    lease was lost meanwhile (nothing changed)."""
     table = cast(Table, MailMessage.__table__)
     due = result.due
     ours = (table.c.id == due.id) & table.c.status.in_((PENDING, SENDING)) & (table.c.attempts == due.lease)
@@ -229,13 +240,14 @@ async def settle(db: Database, result: Outcome, *, now: datetime) -> None:
         changed = await session.execute(update(table).where(ours).values(**values).returning(table.c.kind))
         kind = changed.scalar()
         if kind is None:
-            return
+            return False
         _log(session, due.id, at=now, outcome=result.outcome, code=result.code, error=result.error)
         if result.outcome == FAILED:
             why = Text("the mail server answered {code}: {error}", code=result.code or "-", error=result.error or "")
             _notice(session, due.id, due.recipient, kind, now=now, why=why)
         elif result.outcome == UNKNOWN:
             _notice(session, due.id, due.recipient, kind, now=now, why=Text("the relay's answer was lost"))
+    return True
 
 
 def _short(text: str | None) -> str | None:

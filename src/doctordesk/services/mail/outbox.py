@@ -20,12 +20,13 @@ from sqlalchemy import Table, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.events import DomainEvent
-from doctordesk.domain.mail.notices import MailKind, kind_for
+from doctordesk.domain.mail.notices import STAFF_KINDS, MailKind, kind_for, staff_kind_for
 from doctordesk.domain.texts import Text, to_json
 from doctordesk.i18n import DEFAULT
 from doctordesk.realtime.lease import lease_due
 from doctordesk.screens.admin.pages import ADMIN_TOPIC
 from doctordesk.services.mail.compose import MailFacts, compose
+from doctordesk.services.mail.staff import staff_facts
 from doctordesk.store.db import Database
 from doctordesk.store.mail_tables import MailAttempt, MailMessage
 from doctordesk.store.tables import Appointment, Location, Patient, User
@@ -120,39 +121,56 @@ async def _offer_facts(session: AsyncSession, event: DomainEvent) -> MailFacts |
 
 async def enqueue(session: AsyncSession, events: Sequence[DomainEvent], *, now: datetime, sender: str) -> int:
     """A mail for each event that mails its patient (``domain/mail/notices.kind_for``) and whose patient has an
-    address, composed now and written in the caller's transaction; how many."""
+    address, and one for each that mails its doctor who chose it (``staff_kind_for``), composed now and written in
+    the caller's transaction; how many."""
     rows: list[dict[str, Any]] = []
     with session.no_autoflush:
         for event in events:
-            kind = kind_for(event.kind, event.data)
-            if kind is None:
-                continue
-            await session.flush()  # the change's rows, as the mail describes them
-            facts = await (_offer_facts(session, event) if kind is MailKind.WAITLIST_OFFER else _facts(session, event))
-            if facts is None:
-                continue
-            message_id, content = compose(facts, kind, sender=sender, now=now)
-            rows.append(
-                {
-                    "message_id": message_id,
-                    # A reminder names its own change (its window and the start), a waitlist offer the offer
-                    # (``facts.about``); any other mail the appointment and its version.
-                    "event_key": event.data.get("mail_key")
-                    or f"{kind}:{facts.about or f'{facts.appointment_id}:{facts.version}'}",
-                    "kind": kind.value,
-                    "appointment_id": facts.appointment_id or None,
-                    "patient_id": facts.patient_id,
-                    "recipient": facts.recipient,
-                    "content": content,
-                    "created_at": now,
-                    "status": PENDING,
-                    "attempts": 0,
-                    "next_attempt_at": now,
-                }
-            )
+            for kind in _kinds(event):
+                await session.flush()  # the change's rows, as the mail describes them
+                facts = await _facts_of(session, event, kind)
+                if facts is not None:
+                    rows.append(_row(event, kind, facts, sender=sender, now=now))
     if rows:
         await session.execute(insert(MailMessage), rows)
     return len(rows)
+
+
+def mails_for(event: DomainEvent) -> bool:
+    """Whether ``event`` may mail anyone (its patient or its doctor)."""
+    return bool(_kinds(event))
+
+
+def _kinds(event: DomainEvent) -> list[MailKind]:
+    return [k for k in (kind_for(event.kind, event.data), staff_kind_for(event.kind, event.data)) if k is not None]
+
+
+async def _facts_of(session: AsyncSession, event: DomainEvent, kind: MailKind) -> MailFacts | None:
+    if kind in STAFF_KINDS:
+        return await staff_facts(session, event, kind)
+    if kind is MailKind.WAITLIST_OFFER:
+        return await _offer_facts(session, event)
+    return await _facts(session, event)
+
+
+def _row(event: DomainEvent, kind: MailKind, facts: MailFacts, *, sender: str, now: datetime) -> dict[str, Any]:
+    message_id, content = compose(facts, kind, sender=sender, now=now)
+    return {
+        "message_id": message_id,
+        # A reminder names its own change (its window and the start), a waitlist offer the offer
+        # (``facts.about``); any other mail the appointment and its version.
+        "event_key": (event.data.get("mail_key") if kind not in STAFF_KINDS else None)
+        or f"{kind}:{facts.about or f'{facts.appointment_id}:{facts.version}'}",
+        "kind": kind.value,
+        "appointment_id": facts.appointment_id or None,
+        "patient_id": facts.patient_id,
+        "recipient": facts.recipient,
+        "content": content,
+        "created_at": now,
+        "status": PENDING,
+        "attempts": 0,
+        "next_attempt_at": now,
+    }
 
 
 @dataclass(frozen=True, slots=True)

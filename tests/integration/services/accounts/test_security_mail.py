@@ -72,3 +72,37 @@ async def test_saving_needs_a_recent_authentication(client, login, runtime, cloc
     answer = await client.post(SAVE, data={"email": "x@example.org", "new_request": "true"}, headers=me.headers)
     assert_error(answer, 403, "REAUTHENTICATION_REQUIRED")
     assert await _settings(runtime) == 0
+
+
+async def test_an_admin_sets_a_doctors_address_on_their_page_and_their_choices_stay_theirs(
+    client, login, demo, runtime
+):
+    doctor = await login("doctor1")
+    page = await _open(client, doctor)
+    form = {"email": "old@example.org", "new_request": "true", "canceled_by_patient": "true"}
+    saved = await client.post(SAVE, data=form, headers={**doctor.headers, "X-Screen-State": page["state"]})
+    assert saved.status_code == 200, saved.text
+    admin = await login("admin")
+    user = demo.users["doctor1"]
+    shown = await client.put(f"/profile/admin/users/{user}", headers=admin.headers)
+    assert find(shown.json()["elements"], "email")["value"] == "old@example.org"
+    name = find(shown.json()["elements"], "display-name")["value"]
+    wrong = await client.post(f"/profile/admin/users/{user}/save", headers=admin.headers,
+                              data={"display_name": name, "email": "not an address"})  # fmt: skip
+    assert "email" in assert_error(wrong, 422, "FIELDS_VALIDATION_ERROR")["fields"]
+    assert (await staff_mail.read(runtime, user)).email == "old@example.org"
+    ok = await client.post(f"/profile/admin/users/{user}/save", headers=admin.headers,
+                           data={"display_name": name, "email": "New@Example.ORG"})  # fmt: skip
+    assert ok.status_code == 200, ok.text
+    assert await staff_mail.read(runtime, user) == StaffMail("New@example.org", True, True)
+
+
+async def test_an_admins_own_page_still_refuses_an_address(client, login, demo):
+    admin = await login("admin")
+    me = demo.users["admin"]
+    shown = await client.put(f"/profile/admin/users/{me}", headers=admin.headers)
+    assert find(shown.json()["elements"], "email") is None
+    name = find(shown.json()["elements"], "display-name")["value"]
+    refused = await client.post(f"/profile/admin/users/{me}/save", headers=admin.headers,
+                                data={"display_name": name, "email": "me@example.org"})  # fmt: skip
+    assert assert_error(refused, 422, "FIELDS_VALIDATION_ERROR")["fields"]["email"] == "Only for patients."

@@ -300,6 +300,8 @@ def worker(
             if once
             else worker_bus(settings, webhook_loop=hooks, push_loop=push, mail_loop=mail, bulk_loop=exporter)
         )
+        if mail is not None and bus is not None:
+            mail.on_changed = bus.publish  # a mail's new state reaches the servers' open Mail screens
         try:
             if once:
                 for loop in loops:

@@ -223,7 +223,7 @@ def codes_element(codes: Sequence[str]) -> Element:
     )  # fmt: skip
 
 
-def render(view: Overview, *, zone: str, layout: Layout, timeout: int) -> Page:
+def render(view: Overview, *, zone: str, layout: Layout, timeout: int, notifications: Sequence[Element] = ()) -> Page:
     title = _("Security")
     elements = [
         el("title", "Heading", value=title),
@@ -234,6 +234,7 @@ def render(view: Overview, *, zone: str, layout: Layout, timeout: int) -> Page:
         _passkeys(view.passkeys, zone),
         _recovery(view),
         _apps(view.apps, zone),
+        *notifications,  # doctors and support: their own mail (screens/security_mail.py)
     ]
     return Page(screen=SCREEN, title=title, endpoint=ENDPOINT, poll=ENDPOINT, timeout=timeout,
                 elements=tuple(elements), layout=layout)  # fmt: skip

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy import Boolean, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from doctordesk.store.tables import Base, BigId
@@ -101,3 +101,18 @@ class AppointmentConfirmation(Base):
         UniqueConstraint("appointment_id", "start_at"),
         Index("ix_appointment_confirmations_appointment", "appointment_id", "start_at"),
     )
+
+
+# --- staff's own mail (docs/notifications.md#staff-mail; migration staffmail_0001) ---------------------------
+
+
+class StaffMailSetting(Base):
+    """Where a doctor or support member wants the clinic's mail, and for which changes: one row per user (the
+    address is the user's own; an admin may set it for them). No row, or no address: no mail."""
+
+    __tablename__ = "staff_mail_settings"
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), primary_key=True)
+    email: Mapped[str | None] = mapped_column(String(254))
+    new_request: Mapped[bool] = mapped_column(Boolean, default=False)
+    canceled_by_patient: Mapped[bool] = mapped_column(Boolean, default=False)
+    updated_at: Mapped[datetime]

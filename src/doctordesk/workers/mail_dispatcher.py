@@ -6,17 +6,22 @@ A refusal of the envelope or the content is the relay's answer, so nothing was d
 (backoff, up to ``mail_max_attempts``), a 5xx fails the mail for good. A connection lost while the content is
 on its way leaves the outcome unknown: the mail is not sent again (at most once; the stable Message-ID lets an
 admin find it in the relay's log).
+
+Each new state (sent, failed, unknown, due again) is published after it commits (``outbox.changed_event``), so an
+admin's open Mail screen follows the sender as it works.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
 
 import aiosmtplib
 
 from doctordesk.config import Settings
 from doctordesk.domain.clock import Clock
+from doctordesk.domain.events import DomainEvent
 from doctordesk.domain.mail.relay import Relay, parse_relay
 from doctordesk.realtime.lease import DrainLoop, backoff
 from doctordesk.services.mail import outbox
@@ -25,15 +30,18 @@ from doctordesk.store.db import Database
 
 log = logging.getLogger(__name__)
 
+Publish = Callable[[list[DomainEvent]], Awaitable[None]]
+
 
 class MailDispatcher(DrainLoop):
     name = "mail-dispatcher"
 
-    def __init__(self, db: Database, *, settings: Settings, clock: Clock) -> None:
+    def __init__(self, db: Database, *, settings: Settings, clock: Clock, on_changed: Publish | None = None) -> None:
         super().__init__(poll_seconds=settings.mail_poll_seconds)
         self.db = db
         self.settings = settings
         self.clock = clock
+        self.on_changed = on_changed  # told of each committed change of a mail's state (None: nobody follows)
         self.relay: Relay = parse_relay(settings.smtp_url)
 
     def _client(self) -> aiosmtplib.SMTP:
@@ -51,9 +59,11 @@ class MailDispatcher(DrainLoop):
     async def round(self) -> bool:
         """One claim–send–settle round; True when it found work (there may be more)."""
         s = self.settings
-        due = await outbox.claim(
+        due, cut_off = await outbox.claim(
             self.db, now=self.clock.now(), limit=s.mail_batch_size, lease_seconds=s.mail_lease_seconds
         )
+        if cut_off:
+            await self._changed()
         if not due:
             return False
         smtp = self._client()
@@ -95,9 +105,21 @@ class MailDispatcher(DrainLoop):
             return
         except (aiosmtplib.SMTPException, OSError) as exc:
             log.warning("mail %s: the relay's answer to the content was lost (%s); not sent again", d.id, exc)
-            await outbox.settle(self.db, Outcome(d, outbox.UNKNOWN, error=str(exc)), now=self.clock.now())
+            await self._settle(Outcome(d, outbox.UNKNOWN, error=str(exc)))
             raise
-        await outbox.settle(self.db, Outcome(d, outbox.SENT, code=250), now=self.clock.now())
+        await self._settle(Outcome(d, outbox.SENT, code=250))
+
+    async def _settle(self, result: Outcome) -> None:
+        if await outbox.settle(self.db, result, now=self.clock.now()):
+            await self._changed()
+
+    async def _changed(self) -> None:
+        if self.on_changed is None:
+            return
+        try:
+            await self.on_changed([outbox.changed_event()])
+        except Exception:  # the mail's state is committed; a screen catches up at its next poll anyway
+            log.exception("mail: telling the open screens of a change failed")
 
     async def _refused(self, d: Due, code: int | None, error: str) -> None:
         now = self.clock.now()
@@ -108,7 +130,7 @@ class MailDispatcher(DrainLoop):
             delay = backoff(d.lease, base=s.mail_backoff_seconds, cap=s.mail_backoff_max_seconds, asked=None)
             result = Outcome(d, "retry", code=code, error=error, retry_at=now + timedelta(seconds=delay))
         log.info("mail %s not sent (%s %s): %s", d.id, code, error, result.outcome)
-        await outbox.settle(self.db, result, now=now)
+        await self._settle(result)
 
 
 async def _reset(smtp: aiosmtplib.SMTP) -> None:

@@ -13,7 +13,6 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from doctordesk.config import Settings
 from doctordesk.domain.events import DomainEvent
 from doctordesk.domain.fhir import bulk
-from doctordesk.domain.mail.notices import kind_for
 from doctordesk.domain.webhooks import rules as webhooks
 from doctordesk.realtime import outbox
 from doctordesk.realtime.bus import EventBus, MemoryBus
@@ -101,7 +100,7 @@ def install(rt: Runtime) -> None:
 
     async def mail_hook(session: AsyncSession, events: list[DomainEvent]) -> None:
         # Without a relay there is no mail: nothing is queued (docs/notifications.md).
-        if any(kind_for(e.kind, e.data) for e in events) and await mail_outbox.enqueue(
+        if any(mail_outbox.mails_for(e) for e in events) and await mail_outbox.enqueue(
             session, events, now=rt.clock.now(), sender=rt.settings.mail_from
         ):
             events.append(DomainEvent(mail_outbox.QUEUED_EVENT, topics=()))
@@ -163,7 +162,7 @@ def build_mail_dispatcher(rt: Runtime) -> MailDispatcher | None:
     if not rt.settings.smtp_url:
         log.info("no SMTP relay (DOCTORDESK_SMTP_URL): patients are not sent email")
         return None
-    return MailDispatcher(rt.db, settings=rt.settings, clock=rt.clock)
+    return MailDispatcher(rt.db, settings=rt.settings, clock=rt.clock, on_changed=rt.publish)
 
 
 def build_bulk_exporter(rt: Runtime) -> BulkExporter:

@@ -26,6 +26,16 @@ class MailKind(StrEnum):
     MOVED = "moved"  # to another time by the clinic's systems, awaiting the doctor's decision again
     REMINDER = "reminder"  # before an approved appointment (docs/notifications.md#reminders), with its links
     WAITLIST_OFFER = "waitlist-offer"  # a freed time offered from the waitlist (docs/waitlist.md)
+    # To the doctor, when they chose it (docs/notifications.md#staff-mail): never with a calendar part.
+    STAFF_NEW_REQUEST = "staff-new-request"
+    STAFF_CANCELED = "staff-canceled-by-patient"
+
+
+# The staff mails, and the setting (a column of ``staff_mail_settings``) that turns each on.
+STAFF_KINDS: dict[MailKind, str] = {
+    MailKind.STAFF_NEW_REQUEST: "new_request",
+    MailKind.STAFF_CANCELED: "canceled_by_patient",
+}
 
 
 # The domain event of a reminder that went (services/reminders/sender.py): it mails and pushes, nothing else.
@@ -57,6 +67,16 @@ def kind_for(event_kind: str, data: Mapping[str, Any]) -> MailKind | None:
         return MailKind.REMINDER
     if event_kind == "waitlist.offered":
         return MailKind.WAITLIST_OFFER
+    return None
+
+
+def staff_kind_for(event_kind: str, data: Mapping[str, Any]) -> MailKind | None:
+    """The mail an appointment event sends its doctor when they chose it; None: none (a confirmation by a
+    reminder's link, a decision the doctor made themselves, the clinic's own changes)."""
+    if event_kind == "appointment.request":
+        return MailKind.STAFF_NEW_REQUEST
+    if event_kind == "appointment.cancel" and data.get("canceled_by") == "patient":
+        return MailKind.STAFF_CANCELED
     return None
 
 
@@ -132,6 +152,18 @@ WORDING: dict[MailKind, Wording] = {
         ),
         None,
         "TENTATIVE",
+    ),
+    MailKind.STAFF_NEW_REQUEST: Wording(
+        N_("New appointment request from {patient}"),
+        N_("Dear {doctor}, {patient} asks for an appointment with you on {when}. Please review it in the app."),
+        None,
+        "TENTATIVE",
+    ),
+    MailKind.STAFF_CANCELED: Wording(
+        N_("{patient} canceled their appointment"),
+        N_("Dear {doctor}, {patient} canceled their appointment with you on {when}."),
+        None,
+        "CANCELLED",
     ),
 }
 

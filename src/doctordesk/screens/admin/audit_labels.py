@@ -38,6 +38,8 @@ LABELS: Final[dict[str, str]] = {
     "chat_enabled": N_("Chat enabled"),
     "address": N_("Address"),
     "email": N_("Email address"),
+    "new_request": N_("Mail for a new request"),
+    "canceled_by_patient": N_("Mail for a patient's cancellation"),
     # Appointments.
     "by": N_("Canceled by"),
     "via": N_("Through"),

@@ -108,6 +108,7 @@ ACTIONS: Final[dict[str, str]] = {
     "password-change-failed": N_("Password change failed: wrong current password"),
     "password-change-throttled": N_("Password change refused: too many attempts"),
     "push-device-removed": N_("Phone removed from notifications"),
+    "staff-mail-changed": N_("Mail to a staff member changed (address or choices)"),
     "mfa-passkey-removed": N_("Passkey removed"),
     "mfa-totp-disabled": N_("Authenticator app turned off"),
     "import": N_("Data imported"),

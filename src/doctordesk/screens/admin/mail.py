@@ -32,6 +32,8 @@ KINDS = {
     "moved": N_("New time"),
     "reminder": N_("Reminder"),
     "waitlist-offer": N_("Earlier time offered from the waitlist"),
+    "staff-new-request": N_("New request (to the doctor)"),
+    "staff-canceled-by-patient": N_("Canceled by the patient (to the doctor)"),
 }
 
 

@@ -162,7 +162,8 @@ def render_new(*, layout: Layout, timeout: int) -> Page:
     )  # fmt: skip
 
 
-def render_user(u: UserRow, *, layout: Layout, timeout: int) -> Page:
+def render_user(u: UserRow, *, layout: Layout, timeout: int, staff_email: str | None = None) -> Page:
+    """``staff_email``: a doctor's or support member's own mail address (docs/notifications.md#staff-mail)."""
     base = user_endpoint(u.id)
     profile: list[Element] = [
         el("user-username", "Regular", label=_("Username"), value=u.username),
@@ -175,6 +176,9 @@ def render_user(u: UserRow, *, layout: Layout, timeout: int) -> Page:
         profile += _doctor_fields("", u)
     if u.role == Role.PATIENT.value:
         profile.append(el("email", "Edit", label=_("Email address"), name="email", value=u.email or ""))
+    if u.role in (Role.DOCTOR.value, Role.SUPPORT.value):
+        profile.append(el("email", "Edit", label=_("Email address for their notifications"), name="email",
+                          value=staff_email or ""))  # fmt: skip
     profile.append(el("save", "Button", label=_("Save"), action=Action("POST", f"{base}/save", form="profile")))
     account = el(
         "account",

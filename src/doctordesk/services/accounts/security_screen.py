@@ -6,19 +6,22 @@ recent authentication first (web/routers/security.py)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import asdict
 
 from doctordesk.domain.accounts.passwords import Passwords
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.events import user_topic
+from doctordesk.domain.inputs import text_problem
 from doctordesk.domain.roles import Actor
 from doctordesk.domain.texts import N_, Text
 from doctordesk.i18n import _
 from doctordesk.runtime import Runtime
 from doctordesk.screens import security as screen
+from doctordesk.screens import security_mail as mail_screen
 from doctordesk.screens.protocol import Layout, Page, UpdateSet, p_replace, p_update
 from doctordesk.screens.state import Shown, Viewer
 from doctordesk.screens.viewing import Viewing
-from doctordesk.services.accounts import mfa, own_access, passkeys, recovery, security
+from doctordesk.services.accounts import mfa, own_access, passkeys, recovery, security, staff_mail
 from doctordesk.services.scheduling.clinic_facts import cached_clinic
 
 CHANGED = N_("Your password was changed. Ended elsewhere: sessions {sessions}, app tokens {apps}, phones {phones}.")
@@ -37,7 +40,9 @@ def page(rt: Runtime, actor: Actor, *, layout: Layout, client_id: str | None) ->
 
     async def render() -> Page:
         view = await security.overview(rt, actor)
-        return screen.render(view, zone=await _zone(rt), layout=layout, timeout=timeout)
+        mail = await staff_mail.read(rt, actor.user_id) if actor.role in staff_mail.STAFF_ROLES else None
+        extra = () if mail is None else (mail_screen.section(**asdict(mail)),)
+        return screen.render(view, zone=await _zone(rt), layout=layout, timeout=timeout, notifications=extra)
 
     # Sessions expire and set-ups age with time alone: ``repeatable`` is not claimed, so a poll renders again.
     shown = Shown(screen.SCREEN, screen.ENDPOINT, (user_topic(actor.user_id),))
@@ -156,3 +161,21 @@ async def add_passkey(
     update = _with_codes(await _done(page, state, N_("The passkey was added.")), codes)
     update.patches.append(p_update("passkey-name", value=""))
     return update
+
+
+async def save_mail(
+    rt: Runtime, actor: Actor, form: Mapping[str, str], *, page: Viewing, state: str | None
+) -> UpdateSet:
+    """Save one's own mail: the address (empty: none) and the kinds ticked; every field's problem at once."""
+    fields: dict[str, str] = {}
+    email = form.get("email", "")
+    problem = text_problem(email, max_chars=mail_screen.MAX_ADDRESS)
+    if problem:
+        fields["email"] = problem
+    flags = {name: form.get(name, "false") for name in ("new_request", "canceled_by_patient")}
+    fields |= {name: N_("true or false.") for name, v in flags.items() if v not in ("true", "false")}
+    if fields:
+        raise ValidationFailed(fields=fields)
+    wanted = staff_mail.StaffMail(email, flags["new_request"] == "true", flags["canceled_by_patient"] == "true")
+    await staff_mail.save(rt, actor, actor.user_id, wanted)
+    return await _done(page, state, N_("Your notifications were saved."))

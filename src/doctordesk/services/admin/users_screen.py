@@ -21,7 +21,7 @@ from doctordesk.screens.admin import locations as locations_screen
 from doctordesk.screens.admin import users as screen
 from doctordesk.screens.protocol import Layout, Page, UpdateSet, p_update
 from doctordesk.screens.viewing import Viewing
-from doctordesk.services.accounts import password_links
+from doctordesk.services.accounts import password_links, staff_mail
 from doctordesk.services.admin import locations as admin_locations
 from doctordesk.services.admin import users as admin_users
 from doctordesk.services.admin.audit_screen import clinic_zone
@@ -35,6 +35,8 @@ from doctordesk.services.admin.screen_base import (
     viewing,
 )
 from doctordesk.services.scheduling.clinic_facts import cached_clinic
+
+STAFF = tuple(r.value for r in staff_mail.STAFF_ROLES)  # their own mail's address is set on their page too
 
 
 def _row(v: admin_users.UserView) -> screen.UserRow:
@@ -172,7 +174,8 @@ def user_page(rt: Runtime, actor: Actor, user_id: int, *, layout: Layout, client
             view = await admin_users.get_user(rt, user_id)
         except NotFound:
             raise NotFound(N_("User not found.")) from None
-        return screen.render_user(_row(view), layout=layout, timeout=rt.settings.poll_list_seconds)
+        staff = (await staff_mail.read(rt, user_id)).email if view.role in STAFF else None
+        return screen.render_user(_row(view), layout=layout, timeout=rt.settings.poll_list_seconds, staff_email=staff)
 
     endpoint = screen.user_endpoint(user_id)
     return viewing(rt, actor, screen_name=screen.USER_SCREEN, endpoint=endpoint, render=render, client_id=client_id)
@@ -189,9 +192,14 @@ async def save_user(
         fields["display_name"] = N_("Required.")
     profile = _doctor_fields(form, fields)
     user = await admin_users.get_user(rt, user_id)
-    _email_only_for_patients(form, user.role, fields)
+    if user.role not in STAFF:
+        _email_only_for_patients(form, user.role, fields)
     if fields:
         raise ValidationFailed(fields=fields)
+    if user.role in STAFF and "email" in form:
+        # First: a wrong address refuses the whole form, with nothing written. The choices stay the user's own.
+        kept = await staff_mail.read(rt, user_id)
+        await staff_mail.save(rt, actor, user_id, replace(kept, email=form.get("email")))
     if user.doctor is not None:
         await admin_users.update_doctor(rt, actor, user_id, replace(profile, display_name=name))
     else:
@@ -294,7 +302,8 @@ async def save_location(
 
 
 def _email_only_for_patients(form: Mapping[str, str], role: str | None, fields: dict[str, str]) -> None:
-    """An email address is a patient's (docs/notifications.md): given for another role it is refused, as the JSON
-    API refuses it, rather than dropped unseen."""
+    """An email address is a patient's (docs/notifications.md), or on their page a doctor's or support member's
+    own (docs/notifications.md#staff-mail): given for another role it is refused, as the JSON API refuses it,
+    rather than dropped unseen."""
     if role != Role.PATIENT.value and form.get("email", "").strip():
         fields["email"] = N_("Only for patients.")

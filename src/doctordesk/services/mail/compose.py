@@ -51,6 +51,8 @@ class MailFacts:
     # What the mail is about when it is no appointment's change (a waitlist offer: ``offer:12``); the outbox's
     # ``event_key`` then names it instead of the appointment and its version.
     about: str | None = None
+    # The recipient's name when the mail is not the patient's own (a doctor's staff mail).
+    recipient_name: str | None = None
 
 
 def sender_domain(sender: str) -> str:
@@ -67,7 +69,7 @@ def compose(facts: MailFacts, kind: MailKind, *, sender: str, now: datetime) -> 
     wording = notices.WORDING[kind]
     lang = facts.language if facts.language in i18n.LOCALES else i18n.DEFAULT
     when = Moment(facts.start, facts.timezone)
-    subject = i18n.t(lang, Text(wording.subject, doctor=facts.doctor_name))
+    subject = i18n.t(lang, Text(wording.subject, doctor=facts.doctor_name, patient=facts.patient_name))
     lines = [i18n.t(lang, Text(wording.lead, patient=facts.patient_name, doctor=facts.doctor_name, when=when))]
     where = ", ".join(p for p in (facts.location_name, facts.location_address) if p)
     if where:
@@ -82,7 +84,7 @@ def compose(facts: MailFacts, kind: MailKind, *, sender: str, now: datetime) -> 
     message_id = f"<{uuid.uuid4().hex}@{sender_domain(sender)}>"
     msg = EmailMessage(policy=SMTP)
     msg["From"] = sender
-    msg["To"] = formataddr((facts.patient_name, facts.recipient))
+    msg["To"] = formataddr((facts.recipient_name or facts.patient_name, facts.recipient))
     msg["Subject"] = subject
     msg["Date"] = format_datetime(now)
     msg["Message-ID"] = message_id

@@ -20,12 +20,14 @@ from sqlalchemy import Table, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.events import DomainEvent
-from doctordesk.domain.mail.notices import MailKind, kind_for
+from doctordesk.domain.mail.notices import STAFF_KINDS, MailKind, kind_for, staff_kind_for
 from doctordesk.domain.scheduling.booking import VISIT_MINUTES
 from doctordesk.domain.texts import Text, to_json
 from doctordesk.i18n import DEFAULT
 from doctordesk.realtime.lease import lease_due
+from doctordesk.screens.admin.pages import ADMIN_TOPIC
 from doctordesk.services.mail.compose import MailFacts, compose
+from doctordesk.services.mail.staff import staff_facts
 from doctordesk.store.db import Database
 from doctordesk.store.mail_tables import MailAttempt, MailMessage
 from doctordesk.store.tables import Appointment, Location, Patient, User
@@ -36,6 +38,14 @@ PENDING, SENDING, SENT, FAILED, UNKNOWN = "pending", "sending", "sent", "failed"
 MAIL_NOT_SENT = "mail.not-sent"
 # The domain event a transaction emits when it queued mail: it wakes the senders.
 QUEUED_EVENT = "mail.queued"
+# A mail's state changed (sent, failed, unknown, due again): the administration's Mail screen follows the admin topic.
+CHANGED_EVENT = "mail.changed"
+
+
+def changed_event() -> DomainEvent:
+    """What the sender publishes after a mail's new state has committed: every admin's open Mail screen (and the
+    notices it may have left) catches up on its next poll or real-time update."""
+    return DomainEvent(CHANGED_EVENT, topics=(ADMIN_TOPIC,))
 
 
 async def _facts(session: AsyncSession, event: DomainEvent) -> MailFacts | None:
@@ -112,39 +122,56 @@ async def _offer_facts(session: AsyncSession, event: DomainEvent) -> MailFacts |
 
 async def enqueue(session: AsyncSession, events: Sequence[DomainEvent], *, now: datetime, sender: str) -> int:
     """A mail for each event that mails its patient (``domain/mail/notices.kind_for``) and whose patient has an
-    address, composed now and written in the caller's transaction; how many."""
+    address, and one for each that mails its doctor who chose it (``staff_kind_for``), composed now and written in
+    the caller's transaction; how many."""
     rows: list[dict[str, Any]] = []
     with session.no_autoflush:
         for event in events:
-            kind = kind_for(event.kind, event.data)
-            if kind is None:
-                continue
-            await session.flush()  # the change's rows, as the mail describes them
-            facts = await (_offer_facts(session, event) if kind is MailKind.WAITLIST_OFFER else _facts(session, event))
-            if facts is None:
-                continue
-            message_id, content = compose(facts, kind, sender=sender, now=now)
-            rows.append(
-                {
-                    "message_id": message_id,
-                    # A reminder names its own change (its window and the start), a waitlist offer the offer
-                    # (``facts.about``); any other mail the appointment and its version.
-                    "event_key": event.data.get("mail_key")
-                    or f"{kind}:{facts.about or f'{facts.appointment_id}:{facts.version}'}",
-                    "kind": kind.value,
-                    "appointment_id": facts.appointment_id or None,
-                    "patient_id": facts.patient_id,
-                    "recipient": facts.recipient,
-                    "content": content,
-                    "created_at": now,
-                    "status": PENDING,
-                    "attempts": 0,
-                    "next_attempt_at": now,
-                }
-            )
+            for kind in _kinds(event):
+                await session.flush()  # the change's rows, as the mail describes them
+                facts = await _facts_of(session, event, kind)
+                if facts is not None:
+                    rows.append(_row(event, kind, facts, sender=sender, now=now))
     if rows:
         await session.execute(insert(MailMessage), rows)
     return len(rows)
+
+
+def mails_for(event: DomainEvent) -> bool:
+    """Whether ``event`` may mail anyone (its patient or its doctor)."""
+    return bool(_kinds(event))
+
+
+def _kinds(event: DomainEvent) -> list[MailKind]:
+    return [k for k in (kind_for(event.kind, event.data), staff_kind_for(event.kind, event.data)) if k is not None]
+
+
+async def _facts_of(session: AsyncSession, event: DomainEvent, kind: MailKind) -> MailFacts | None:
+    if kind in STAFF_KINDS:
+        return await staff_facts(session, event, kind)
+    if kind is MailKind.WAITLIST_OFFER:
+        return await _offer_facts(session, event)
+    return await _facts(session, event)
+
+
+def _row(event: DomainEvent, kind: MailKind, facts: MailFacts, *, sender: str, now: datetime) -> dict[str, Any]:
+    message_id, content = compose(facts, kind, sender=sender, now=now)
+    return {
+        "message_id": message_id,
+        # A reminder names its own change (its window and the start), a waitlist offer the offer
+        # (``facts.about``); any other mail the appointment and its version.
+        "event_key": (event.data.get("mail_key") if kind not in STAFF_KINDS else None)
+        or f"{kind}:{facts.about or f'{facts.appointment_id}:{facts.version}'}",
+        "kind": kind.value,
+        "appointment_id": facts.appointment_id or None,
+        "patient_id": facts.patient_id,
+        "recipient": facts.recipient,
+        "content": content,
+        "created_at": now,
+        "status": PENDING,
+        "attempts": 0,
+        "next_attempt_at": now,
+    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,8 +185,9 @@ class Due:
     lease: int
 
 
-async def claim(db: Database, *, now: datetime, limit: int, lease_seconds: float) -> list[Due]:
-    """Mark the mails cut off after their hand-over ``unknown``, then lease up to ``limit`` due ones."""
+async def claim(db: Database, *, now: datetime, limit: int, lease_seconds: float) -> tuple[list[Due], int]:
+    """Mark the mails cut off after their hand-over ``unknown``, then lease up to ``limit`` due ones; the leased
+    mails and how many were marked ``unknown``."""
     table = cast(Table, MailMessage.__table__)
     async with db.transaction() as session:
         cut_off = (
@@ -177,7 +205,7 @@ async def claim(db: Database, *, now: datetime, limit: int, lease_seconds: float
             session, MailMessage, now=now, limit=limit, lease_seconds=lease_seconds, skip_locked=not db.is_sqlite
         )
         if not ids:
-            return []
+            return [], len(cut_off)
         rows = (
             await session.execute(
                 select(table.c.id, table.c.message_id, table.c.recipient, table.c.content, table.c.attempts)
@@ -185,7 +213,7 @@ async def claim(db: Database, *, now: datetime, limit: int, lease_seconds: float
                 .order_by(table.c.id)
             )
         ).all()
-    return [Due(*row) for row in rows]
+    return [Due(*row) for row in rows], len(cut_off)
 
 
 async def hand_over(db: Database, due: Due, *, now: datetime) -> bool:
@@ -213,8 +241,9 @@ class Outcome:
     retry_at: datetime | None = None
 
 
-async def settle(db: Database, result: Outcome, *, now: datetime) -> None:
-    """Record an attempt's outcome (while the row still carries this attempt's lease) and log it."""
+async def settle(db: Database, result: Outcome, *, now: datetime) -> bool:
+    """Record an attempt's outcome (while the row still carries this attempt's lease) and log it; False when the
+    lease was lost meanwhile (nothing changed)."""
     table = cast(Table, MailMessage.__table__)
     due = result.due
     ours = (table.c.id == due.id) & table.c.status.in_((PENDING, SENDING)) & (table.c.attempts == due.lease)
@@ -230,13 +259,14 @@ async def settle(db: Database, result: Outcome, *, now: datetime) -> None:
         changed = await session.execute(update(table).where(ours).values(**values).returning(table.c.kind))
         kind = changed.scalar()
         if kind is None:
-            return
+            return False
         _log(session, due.id, at=now, outcome=result.outcome, code=result.code, error=result.error)
         if result.outcome == FAILED:
             why = Text("the mail server answered {code}: {error}", code=result.code or "-", error=result.error or "")
             _notice(session, due.id, due.recipient, kind, now=now, why=why)
         elif result.outcome == UNKNOWN:
             _notice(session, due.id, due.recipient, kind, now=now, why=Text("the relay's answer was lost"))
+    return True
 
 
 def _short(text: str | None) -> str | None:

@@ -46,6 +46,15 @@ PASSKEY_BODY = form_body(
     },
     required=("ticket", "credential"),
 )  # fmt: skip
+MAIL_BODY = form_body(
+    {
+        "email": {"type": "string", "maxLength": 254, "description": "Where the clinic mails you; empty: no mail"},
+        "new_request": {"type": "string", "enum": ["true", "false"], "description": "Mail a new request for you"},
+        "canceled_by_patient": {"type": "string", "enum": ["true", "false"],
+                                "description": "Mail a patient's cancellation of your appointment"},
+    },
+    required=(),
+)  # fmt: skip
 
 
 def _page(screen: ScreenRequest) -> Viewing:
@@ -146,3 +155,11 @@ async def add_passkey(screen: ScreenRequestDep, form: FormDep, request: Request)
     """Keep the passkey your browser just created for the challenge of POST /auth/passkeys/options."""
     await _recent(screen)
     return await screen.submit(security.add_passkey, relying_party(request), form, page=_page(screen))
+
+
+@router.post("/security/mail", responses=SUBMIT_RESPONSES, openapi_extra={**SCREEN_HEADERS, **MAIL_BODY})
+async def save_mail(screen: ScreenRequestDep, form: FormDep) -> dict[str, Any]:
+    """Doctors and support: the address the clinic mails you at and the changes to be mailed for
+    (docs/notifications.md#staff-mail); anyone else gets 404."""
+    await _recent(screen)
+    return await screen.submit(security.save_mail, form, page=_page(screen))

@@ -56,7 +56,11 @@ _DOCTOR_FIELDS: dict[str, Any] = {
     "chat_enabled": FLAG_FIELD,
 }
 _PATIENT_FIELDS: dict[str, Any] = {
-    "email": _text(MAX_ADDRESS_CHARS, description="Patients only: their email address; empty: none"),
+    "email": _text(
+        MAX_ADDRESS_CHARS,
+        description="A patient's, doctor's or support member's address (on a "
+        "user's page; a new user: patients only); empty: none",
+    ),
 }
 NEW_USER_BODY = form_body(
     {

@@ -210,9 +210,14 @@ class FcmAdapter:
         await self.client.aclose()
 
 
+def push_enabled(kind: str, url: str) -> bool:
+    """Whether push is on: an adapter named and its URL given."""
+    return kind != "none" and bool(url)
+
+
 def make_adapter(kind: str, url: str, credentials: str) -> PushAdapter | None:
     """The configured adapter; None when push is off (no URL or ``none``)."""
-    if kind == "none" or not url:
+    if not push_enabled(kind, url):
         return None
     if kind == "gorush":
         return GorushAdapter(url, credentials=credentials)

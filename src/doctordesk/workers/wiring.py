@@ -19,7 +19,7 @@ from doctordesk.realtime.bus import EventBus, MemoryBus
 from doctordesk.realtime.hub import Hub
 from doctordesk.realtime.lease import DrainLoop
 from doctordesk.realtime.message import TIMEOUT_ONLY
-from doctordesk.realtime.push import make_adapter
+from doctordesk.realtime.push import make_adapter, push_enabled
 from doctordesk.realtime.redis_bus import RedisBus
 from doctordesk.realtime.routing import Screen, message_for
 from doctordesk.realtime.shared import SharedBus
@@ -182,7 +182,7 @@ def build_reminder_sender(rt: Runtime) -> ReminderSender | None:
 
 def reminders_reach_patients(settings: Settings) -> bool:
     """A relay or a push partner is configured (as ``build_mail_dispatcher`` and ``make_adapter`` read them)."""
-    return bool(settings.smtp_url) or (settings.push_adapter != "none" and bool(settings.push_url))
+    return bool(settings.smtp_url) or push_enabled(settings.push_adapter, settings.push_url)
 
 
 def worker_bus(

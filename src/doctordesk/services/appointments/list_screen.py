@@ -47,7 +47,7 @@ from doctordesk.services.appointments.reading import (
     visibility,
     visibility_params,
     visible_to_bound,
-    with_unread,
+    with_viewer_marks,
 )
 from doctordesk.services.show_more import Bound, PagedScreen, Take
 from doctordesk.store import keyset
@@ -270,7 +270,7 @@ async def read_sections(
     reader = await _reader(session, actor, now, f)
     reader = await reader.with_first_pages([s for s in Section if s.value not in windows], size + 1)
     sections = {s: await reader.read(s, windows.get(s.value), size) for s in Section}
-    views = await with_unread(session, actor, [v for shown in sections.values() for v in shown.rows])
+    views = await with_viewer_marks(session, actor, [v for shown in sections.values() for v in shown.rows])
     by_id = {v.id: v for v in views}
     edge = list_edge(views, now, under_way_ends=reader.under_way_ends)
     return Sections({s: replace(shown, rows=[by_id[v.id] for v in shown.rows]) for s, shown in sections.items()}, edge)

@@ -105,10 +105,10 @@ async def list_appointments(
     if after is not None:
         query = query.where(keyset.beyond(Appointment.start_at, Appointment.id, after))
     rows = await session.execute(query.order_by(*keyset.ordered(Appointment.start_at, Appointment.id)).limit(limit))
-    return await with_unread(session, actor, [view_of(r) for r in rows])
+    return await with_viewer_marks(session, actor, [view_of(r) for r in rows])
 
 
-async def with_unread(session: AsyncSession, actor: Actor, views: list[AppointmentView]) -> list[AppointmentView]:
+async def with_viewer_marks(session: AsyncSession, actor: Actor, views: list[AppointmentView]) -> list[AppointmentView]:
     """The views with the viewer's unread chat messages per appointment (one grouped query for them all) and
     the patients' confirmations of approved ones."""
     if actor.role is Role.PATIENT or not views:

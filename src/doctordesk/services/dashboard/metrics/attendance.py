@@ -6,11 +6,11 @@ the share the patient canceled late — less than ``DOCTORDESK_PATIENT_CANCEL_HO
 from __future__ import annotations
 
 from collections import Counter
-from datetime import timedelta
 
 from sqlalchemy import and_, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from doctordesk.domain.appointments.decisions import patient_cancel_deadline
 from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.dashboard.figures import Column, Figure, Row, share
 from doctordesk.domain.dashboard.metric import Metric, Scope
@@ -47,14 +47,14 @@ async def compute(session: AsyncSession, scope: Scope) -> Figure:
         if status == Status.NO_SHOW:
             no_shows[int(i)] += int(n)
     late: Counter[int] = Counter()
-    deadline = timedelta(hours=scope.cancel_hours)
     # Cancellations of booked appointments are few: their instants and who canceled are read and judged here.
     for start, at, details in (await session.execute(canceled)).all():
         i = bucket(start, edges)
         if i is None:
             continue
         base[i] += 1
-        if (details or {}).get("by") == "patient" and at > start - deadline:
+        # Late: at or after the clinic's deadline, where the app itself no longer lets the patient cancel.
+        if (details or {}).get("by") == "patient" and at >= patient_cancel_deadline(start, hours=scope.cancel_hours):
             late[i] += 1
     rows = tuple(
         Row(monday, (base[i], no_shows[i], share(no_shows[i], base[i]), late[i], share(late[i], base[i])))

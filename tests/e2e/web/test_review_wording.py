@@ -6,6 +6,7 @@ titled "Alternative 1" without the feature's name, and times on the 24-hour cloc
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.e2e.web.conftest import DESKTOP, MOBILE, axe_violations, sign_in
 from tests.e2e.web.test_language import german_sign_in
@@ -23,6 +24,9 @@ WORDS = {
 CASES = pytest.mark.parametrize(
     ("locale", "viewport"), [("en-GB", DESKTOP), ("de-DE", MOBILE)], ids=["en-GB-desktop", "de-phone"]
 )
+# An afternoon time typed without the colon, a different one per case: both cases edit the same draft (the module's
+# server), so each proves that its own typing was read and kept.
+TYPED = {"en": ("1430", "14:30"), "de": ("1515", "15:15")}
 
 
 def _sign_in(page, locale: str, username: str) -> None:
@@ -62,15 +66,18 @@ def test_times_are_on_the_24_hour_clock_and_typed_times_are_read_as_such(server,
     time.wait_for()
     assert time.evaluate("e => e.type") == "text"  # not the browser's clock, which follows the browser's locale
     assert time.get_attribute("placeholder") == "HH:MM"
+    typed, read = TYPED[locale[:2]]
     day = card.locator('[data-name="date~1"]')
     day.fill(weekday_ahead(12))
     day.dispatch_event("change")
-    time.fill("1430")  # typed without the colon, as on a phone's number pad
+    time.fill(typed)  # typed without the colon, as on a phone's number pad
     time.dispatch_event("change")
+    # The server's answer writes the time back as it read it; the card is then complete and shows its fee.
+    expect(time).to_have_value(read)
     page.locator('[data-id="doctor-fee~1"]:not([hidden])').wait_for()
     page.reload()  # what the server kept is what comes back
     shown = page.locator('[data-id="alternative-1"] [data-name="time~1"]')
     shown.wait_for()
-    assert shown.input_value() == "14:30"
+    assert shown.input_value() == read
     assert "PM" not in page.locator("#main-screen").inner_text()
     assert axe_violations(page) == []

@@ -160,12 +160,34 @@ function encode(fields) {
 // Sends one request and returns the parsed JSON body (null for 204); throws ApiError or NetworkError.
 export async function request(method, endpoint, options = {}) {
   try {
-    return await send(method, endpoint, options);
+    return await sendRetryingBusy(method, endpoint, options);
   } catch (error) {
     // A change of how the account signs in needs a recent sign-in: ask for the password, then try once more.
     if (!(error instanceof ApiError) || error.body.code !== REAUTHENTICATION_REQUIRED || !session) throw error;
     if (!(await reauthenticate())) throw error;
     return send(method, endpoint, options);
+  }
+}
+
+// The answer "busy, nothing changed, try again at the stated time" (503 SERVICE_BUSY with Retry-After,
+// docs/protocol.md#busy).
+export function isBusy(error) {
+  return error instanceof ApiError && error.status === 503 && error.body?.code === "SERVICE_BUSY" && error.retryAfter > 0;
+}
+
+// `retryBusy` (a user's action, not a poll): a busy answer changed nothing, so the same request is sent again after
+// its Retry-After (at most BUSY_WAIT_MAX seconds), up to that many times, before the user sees an error. Polls do
+// not retry here: they come back at their Retry-After instead of their timeout (screen.js).
+const BUSY_WAIT_MAX = 5;
+
+async function sendRetryingBusy(method, endpoint, options) {
+  for (let left = options.retryBusy || 0; ; left -= 1) {
+    try {
+      return await send(method, endpoint, options);
+    } catch (error) {
+      if (left <= 0 || !isBusy(error)) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(error.retryAfter, BUSY_WAIT_MAX) * 1000));
+    }
   }
 }
 

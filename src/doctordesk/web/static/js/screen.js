@@ -1,7 +1,7 @@
 // One active screen (the main view, or the chat panel): its page, its requests and its poll timer.
 // Requests that carry the state token are queued so that every update set applies to the page it was made for.
 
-import { ApiError, NetworkError, request } from "./api.js";
+import { ApiError, isBusy, NetworkError, request } from "./api.js";
 import { askToConfirm } from "./dialogs.js";
 import { safeHref } from "./dom.js";
 import { newRequestId } from "./outbox.js";
@@ -9,6 +9,10 @@ import { PatchError } from "./patch.js";
 import { ScreenView } from "./render.js";
 import { createPasskey, passkeysWork } from "./second-factor.js";
 import { t } from "./texts.js";
+
+// A user's action answered "busy" is sent again this many times (after each Retry-After) before an error shows:
+// the user's click or typed value is not lost to a burst (docs/protocol.md#busy).
+const ACTION_BUSY_RETRIES = 2;
 
 const path = (endpoint) => String(endpoint).split("?")[0];
 
@@ -247,7 +251,8 @@ export class Screen {
     }
     await this.enqueue(async (generation) => {
       try {
-        const body = await request(action.method, action.endpoint, { fields, state: this.state });
+        const options = { fields, state: this.state, retryBusy: ACTION_BUSY_RETRIES };
+        const body = await request(action.method, action.endpoint, options);
         if (generation !== this.generation) return;
         if (body && body.kind === "page") this.showPage(body);
         else this.applyUpdate(body);
@@ -426,7 +431,3 @@ export class Screen {
   }
 }
 
-// A poll's answer "busy, nothing changed, try again at the stated time" (docs/protocol.md#busy).
-function isBusy(error) {
-  return error instanceof ApiError && error.status === 503 && error.body.code === "SERVICE_BUSY" && error.retryAfter > 0;
-}

@@ -15,7 +15,7 @@ from sqlalchemy import insert, update
 
 from bench.common import database_label, machine, percentile, scratch_database, table
 from bench.suites import migrated
-from doctordesk.app import build_runtime
+from doctordesk.bootstrap import build_runtime
 from doctordesk.config import Settings
 from doctordesk.store.tables import AccessToken, User
 from doctordesk.workers.token_checks import TokenChecks

@@ -1,43 +1,22 @@
-"""The application factory: builds the database, bus, screens and routers from settings at startup."""
+"""The application factory: routers, middleware and the lifespan around what ``bootstrap.py`` assembles (the
+runtime and the background tasks of a serving process)."""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import gc
-import logging
-import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 from fastapi import APIRouter, FastAPI
-from sqlalchemy.engine import make_url
 from starlette.routing import BaseRoute
 from starlette.types import ASGIApp
 
-from doctordesk import __version__
-from doctordesk.caches.auth import AuthCache, KeyCache
+from doctordesk import __version__, bootstrap
 from doctordesk.config import Settings, load_settings
 from doctordesk.domain.accounts.passwords import Passwords
 from doctordesk.domain.clock import Clock
-from doctordesk.domain.events import DomainEvent
-from doctordesk.domain.fhir import bulk
-from doctordesk.domain.webhooks import rules as webhooks
-from doctordesk.realtime import outbox, relay
 from doctordesk.realtime.bus import EventBus
-from doctordesk.realtime.hub import Hub
-from doctordesk.realtime.lease import DrainLoop
-from doctordesk.realtime.shared import SharedBus
-from doctordesk.runtime import Runtime
-from doctordesk.screens.state import Revisions, ScreenStates
-from doctordesk.services.accounts import auth, login_throttle
-from doctordesk.services.integration import api_keys
-from doctordesk.services.mail import outbox as mail_outbox
-from doctordesk.store import private_files
-from doctordesk.store.db import Database
-from doctordesk.store.secrets import rows as secret_rows
-from doctordesk.store.secrets.encryption import SecretKeyError
 from doctordesk.web import errors, responses, route_table
 from doctordesk.web.head_requests import HeadAsGet
 from doctordesk.web.language import Language
@@ -85,9 +64,6 @@ from doctordesk.web.routers.smart import oauth as smart_oauth
 from doctordesk.web.security import SecurityHeaders
 from doctordesk.web.unchanged_polls import UnchangedPolls
 from doctordesk.web.webapp import web_app_mount
-from doctordesk.workers import wiring as realtime
-from doctordesk.workers.token_checks import TokenChecks
-from doctordesk.workers.waitlist import build_waitlist_rounds
 
 STATIC = Path(__file__).parent / "web" / "static"
 
@@ -135,80 +111,21 @@ ROUTERS: tuple[APIRouter, ...] = (
 )
 
 
-def build_runtime(settings: Settings, *, clock: Clock | None = None, bus: EventBus | None = None) -> Runtime:
-    revisions = Revisions()
-    hub = Hub(instance=secrets.token_hex(6))
-    runtime = Runtime(
-        settings=settings,
-        db=Database.from_settings(settings),
-        bus=bus or realtime.build_bus(settings, hub),
-        clock=clock or settings.clock(),
-        screens=ScreenStates(revisions, max_age=settings.screen_max_age_seconds),
-        auth_cache=AuthCache(ttl=settings.auth_cache_seconds),
-        key_cache=KeyCache(ttl=settings.auth_cache_seconds),
-        hub=hub,
-    )
-    hub.clock = runtime.clock.now
-    realtime.install(runtime)
-    return runtime
-
-
 def create_app(settings: Settings | None = None, *, clock: Clock | None = None, bus: EventBus | None = None) -> Service:
+    """The app of one serving process: its runtime and background tasks come from ``bootstrap.assemble`` (built
+    now, started and stopped by the lifespan)."""
     settings = settings or load_settings()
-    runtime = build_runtime(settings, clock=clock, bus=bus)
-
-    dispatcher = realtime.build_dispatcher(runtime) if settings.push_in_process else None
-    token_checks = TokenChecks(runtime, interval=settings.stream_check_seconds)
-    waitlist = build_waitlist_rounds(runtime)
-    hooks = realtime.build_webhook_dispatcher(runtime) if settings.webhook_in_process else None
-    mail = realtime.build_mail_dispatcher(runtime) if settings.mail_in_process else None
-    exporter = realtime.build_bulk_exporter(runtime) if settings.bulk_in_process else None
-    reminders = realtime.build_reminder_sender(runtime) if settings.reminder_in_process else None
-    loops = [loop for loop in (dispatcher, hooks, mail, exporter, reminders, waitlist) if loop is not None]
-    _connect_bus_state(runtime, token_checks)
-    shared = isinstance(runtime.bus, SharedBus)
-    runtime.hub.on_delivered = runtime.metrics.messages_delivered.inc
-
-    async def on_event(event: DomainEvent) -> None:
-        runtime.metrics.events_received.inc()
-        if not shared:  # a shared bus marks the topics itself, with its own numbers (realtime/shared.py)
-            runtime.screens.revisions.bump(event.topics)
-        await auth.on_event(runtime, event)
-        api_keys.on_event(runtime, event)
-        await runtime.hub.on_event(event)
-        _wake_loops(event.kind, push=dispatcher, webhook=hooks, mail=mail, bulk_export=exporter)
+    assembly = bootstrap.assemble(settings, clock=clock, bus=bus)
+    runtime = assembly.runtime
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
-        await _check_data(runtime)
-        runtime.bus.subscribe(on_event)
-        await runtime.bus.start()
-        for loop in loops:
-            loop.start()
-        heartbeats = asyncio.create_task(runtime.hub.run_heartbeats(settings.heartbeat_seconds))
-        stopping = asyncio.Event()
-        checks = asyncio.create_task(token_checks.run(), name="stream-token-checks")
-        pruning = asyncio.create_task(_prune_login_throttle(runtime, stopping), name="login-throttle-pruning")
-        relaying = asyncio.create_task(
-            relay.run(runtime.db, runtime.publish, every=settings.relay_seconds, stopping=stopping),
-            name="staged-event-relay",
-        )
+        await assembly.start()
         _tune_collector()
         try:
             yield
         finally:
-            heartbeats.cancel()
-            # Periodic database work ends after its current round, before the database is disposed of.
-            token_checks.stop()
-            stopping.set()
-            await asyncio.wait({checks, pruning, relaying}, timeout=5.0)
-            for task in (checks, pruning, relaying):
-                task.cancel()
-            runtime.hub.close_all()
-            for loop in loops:
-                await loop.stop()
-            await runtime.bus.stop()
-            await runtime.db.dispose()
+            await assembly.stop()
 
     app = Service(
         title="doctordesk",
@@ -217,6 +134,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
         lifespan=lifespan,
     )
     app.state.runtime = runtime
+    app.state.assembly = assembly
     app.state.passwords = Passwords(time_cost=settings.argon2_time_cost, memory_kib=settings.argon2_memory_kib)
     errors.install(app)
     responses.install_openapi(app)
@@ -230,25 +148,6 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
         app.router.routes.append(web_app_mount(STATIC))
     app.index_routes()
     return app
-
-
-def _wake_loops(
-    kind: str,
-    *,
-    push: DrainLoop | None,
-    webhook: DrainLoop | None,
-    mail: DrainLoop | None,
-    bulk_export: DrainLoop | None,
-) -> None:
-    """Wake the in-process loop an event of ``kind`` queued work for (they poll as well)."""
-    if push is not None and kind == outbox.QUEUED_EVENT:
-        push.wake()
-    if webhook is not None and webhooks.wakes_dispatcher(kind):
-        webhook.wake()
-    if mail is not None and kind == mail_outbox.QUEUED_EVENT:
-        mail.wake()
-    if bulk_export is not None and kind == bulk.QUEUED_EVENT:
-        bulk_export.wake()
 
 
 class Service(FastAPI):
@@ -288,55 +187,3 @@ def _tune_collector() -> None:
         young, middle, _ = gc.get_threshold()
         gc.set_threshold(young, middle, FULL_COLLECTION_EVERY)
         _TUNED.append(True)
-
-
-PRUNE_EVERY_SECONDS = 3600.0
-log = logging.getLogger(__name__)
-
-
-async def _check_data(runtime: Runtime) -> None:
-    """A secrets key that does not open the stored secrets stops the start, with its reason (SecretKeyError); files
-    of the data directory that others may read are named in a warning."""
-    settings = runtime.settings
-    private_files.warn_wide(settings.data_dir, make_url(settings.database_url).database if settings.is_sqlite else None)
-    try:
-        await secret_rows.check_keys(runtime.db)
-    except SecretKeyError:
-        await runtime.db.dispose()
-        raise
-
-
-async def _prune_login_throttle(runtime: Runtime, stopping: asyncio.Event) -> None:
-    """Delete login-throttle rows that no longer matter, ``login_prune_delay_seconds`` after the start and then
-    hourly until ``stopping`` (every instance: the deletes are idempotent and cheap)."""
-    wait = runtime.settings.login_prune_delay_seconds
-    while True:
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(wait):
-                await stopping.wait()
-        if stopping.is_set():
-            return
-        wait = PRUNE_EVERY_SECONDS
-        try:
-            limits = login_throttle.limits(runtime.settings)
-            removed = await login_throttle.prune(runtime.db, limits, now=runtime.clock.now())
-            if removed:
-                log.info("login throttling: pruned %d rows that no longer matter", removed)
-        except Exception:  # the database is away or busy: try again at the next round
-            log.warning("login throttling: pruning failed; retried in an hour", exc_info=True)
-
-
-def _connect_bus_state(runtime: Runtime, token_checks: TokenChecks) -> None:
-    """A shared bus keeps the screen state in step with the other processes (it adopts the bus's epoch and marks
-    on every (re)connection). One that reconnects may have lost events: open streams refresh once, and their
-    tokens are re-checked at once (a logout made meanwhile could not reach this instance)."""
-    bus = runtime.bus
-    if isinstance(bus, SharedBus):
-        bus.attach(runtime.screens)
-
-        def on_reconnect() -> None:
-            token_checks.wake()
-            runtime.hub.timeout_all()
-
-        bus.on_reconnect = on_reconnect
-        bus.on_state = lambda connected: runtime.metrics.bus_connected.set(1 if connected else 0)

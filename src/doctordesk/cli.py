@@ -248,82 +248,48 @@ def reencrypt_secrets() -> None:
 def worker(
     once: bool = typer.Option(False, "--once", help="Send what is due now, then exit"),
 ) -> None:
-    """Send push notifications, webhook deliveries and patients' mail from their outboxes, the reminders before
-    appointments, and write FHIR bulk exports (run several on PostgreSQL; set DOCTORDESK_PUSH_IN_PROCESS=false,
-    DOCTORDESK_WEBHOOK_IN_PROCESS=false, DOCTORDESK_MAIL_IN_PROCESS=false, DOCTORDESK_REMINDER_IN_PROCESS=false and
-    DOCTORDESK_BULK_IN_PROCESS=false on the servers then). Push runs only when a partner is configured, mail only
-    when an SMTP relay is."""
-    import signal
-
-    from doctordesk.domain.events import DomainEvent
-    from doctordesk.realtime.lease import DrainLoop
-    from doctordesk.realtime.metrics import Metrics
-    from doctordesk.realtime.push import make_adapter
-    from doctordesk.store.db import Database
+    """Run the background tasks a server can leave out (each ``DOCTORDESK_*_IN_PROCESS``): the reminders before
+    appointments, the waitlist's rounds, push notifications, webhook deliveries and patients' mail from their
+    outboxes, and FHIR bulk exports (run several on PostgreSQL; set those settings to false on the servers then).
+    Push runs only when a partner is configured, mail only when an SMTP relay is."""
+    from doctordesk.bootstrap import Role, assemble
+    from doctordesk.realtime.bus import MemoryBus
     from doctordesk.store.secrets.encryption import SecretKeyError
-    from doctordesk.store.secrets.rows import check_keys
-    from doctordesk.workers.bulk_exporter import BulkExporter
-    from doctordesk.workers.mail_dispatcher import MailDispatcher
-    from doctordesk.workers.push_dispatcher import Dispatcher
-    from doctordesk.workers.reminders import ReminderSender
-    from doctordesk.workers.webhook_dispatcher import WebhookDispatcher
-    from doctordesk.workers.wiring import reminders_reach_patients, worker_bus
 
     settings = checked_settings()
-    adapter = make_adapter(settings.push_adapter, settings.push_url, settings.push_credentials)
+    # With --once nothing listens: no bus beyond the process. Otherwise, with Redis the servers' events wake the
+    # tasks at once (they poll as well).
+    process = assemble(settings, role=Role.WORKER, bus=MemoryBus() if once else None)
 
     async def run() -> None:
-        db = Database.from_settings(settings)
-        try:
-            await check_keys(db)
-        except SecretKeyError as exc:
-            await db.dispose()
-            typer.echo(f"error: {exc}", err=True)
-            raise typer.Exit(2) from None
-        clock = settings.clock()
-        hooks = WebhookDispatcher(db, settings=settings, clock=clock)
-        push = Dispatcher(db, adapter, settings=settings, clock=clock, metrics=Metrics()) if adapter else None
-        mail = MailDispatcher(db, settings=settings, clock=clock) if settings.smtp_url else None
-        exporter = BulkExporter(db, settings=settings, clock=clock)
-        loops: list[DrainLoop] = [loop for loop in (hooks, push, mail, exporter) if loop is not None]
-
-        async def wake(_events: list[DomainEvent]) -> None:
-            for loop in loops:  # what the reminders queued: mail and push
-                loop.wake()
-
-        # First: with --once, the reminders due now are queued before the mail and push are sent.
-        if reminders_reach_patients(settings):
-            loops.insert(0, ReminderSender(db, settings=settings, clock=clock, on_queued=wake))
-        # With Redis the servers' events wake the dispatchers at once; they poll as well.
-        bus = (
-            None
-            if once
-            else worker_bus(settings, webhook_loop=hooks, push_loop=push, mail_loop=mail, bulk_loop=exporter)
-        )
-        if mail is not None and bus is not None:
-            mail.on_changed = bus.publish  # a mail's new state reaches the servers' open Mail screens
         try:
             if once:
-                for loop in loops:
-                    await loop.drain()
-                return
-            stop = asyncio.Event()
-            running = asyncio.get_running_loop()
-            for sig in (signal.SIGTERM, signal.SIGINT):
-                running.add_signal_handler(sig, stop.set)
-            if bus is not None:
-                await bus.start()
-            for loop in loops:
-                loop.start()
-            await stop.wait()
+                await process.check()
+            else:
+                await process.start()
+        except SecretKeyError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(2) from None
+        try:
+            if once:
+                await process.tasks.drain()  # in the registry's order: reminders queued before mail and push
+            else:
+                await _until_signalled()
         finally:
-            for loop in loops:
-                await loop.stop()
-            if bus is not None:
-                await bus.stop()
-            await db.dispose()
+            await process.stop()
 
     asyncio.run(run())
+
+
+async def _until_signalled() -> None:
+    """Wait for SIGTERM or SIGINT."""
+    import signal
+
+    stop = asyncio.Event()
+    running = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        running.add_signal_handler(sig, stop.set)
+    await stop.wait()
 
 
 if __name__ == "__main__":

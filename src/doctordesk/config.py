@@ -130,7 +130,7 @@ class Settings(BaseSettings):
     waitlist_offer_minutes: int = Field(30, ge=1, le=1440)
     waitlist_direct_move: bool = False
     waitlist_check_seconds: float = Field(60.0, gt=0, le=3600)
-    # Off: no rounds in this process; another server instance must run them (`doctordesk worker` does not).
+    # Off: no rounds in this process; `doctordesk worker` (or another server instance) must run them.
     waitlist_in_process: bool = True
     # Failed logins (docs/accounts.md#throttling): per username and client address, this many lock the address
     # out of the username for the lockout; per username from every address, the ceiling slows it to one

@@ -7,9 +7,9 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
+from doctordesk.bootstrap import build_webhook_dispatcher
 from doctordesk.runtime import Runtime
 from doctordesk.workers.webhook_dispatcher import WebhookDispatcher
-from doctordesk.workers.wiring import build_webhook_dispatcher
 from tests.support.webhook_receiver import WebhookReceiver
 
 

@@ -30,9 +30,10 @@ FLOORS = {
     "workers": 6,
     "cli_transfer": 6,
     "web": 7,
-    "app": 8,
-    "supervisor": 9,
-    "cli": 9,
+    "bootstrap": 8,
+    "app": 9,
+    "supervisor": 10,
+    "cli": 10,
 }
 
 

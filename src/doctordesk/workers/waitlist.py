@@ -25,7 +25,8 @@ def wakes(event: DomainEvent) -> bool:
 
 class WaitlistRounds(DrainLoop):
     """Rounds of the waitlist, one after another while they find work, then asleep until an event that may have
-    freed a time wakes them or ``interval`` seconds pass. Started and stopped with the other background loops."""
+    freed a time wakes them (``wakes``: the process's event fan-out, ``bootstrap.py``) or ``interval`` seconds
+    pass. Started and stopped with the other background loops."""
 
     name = "waitlist-rounds"
 
@@ -33,24 +34,9 @@ class WaitlistRounds(DrainLoop):
         super().__init__(poll_seconds=interval)
         self.rt = rt
 
-    async def _on_event(self, event: DomainEvent) -> None:
-        if wakes(event):
-            self.wake()
-
-    def start(self) -> None:
-        self.rt.bus.subscribe(self._on_event)
-        super().start()
-
     async def round(self) -> bool:
         """One round; True when it offered or expired something (the next round looks again at once)."""
         done = await run_round(self.rt)
         if done.offered or done.expired:
             log.info("waitlist: %d offer(s) made, %d lapsed", done.offered, done.expired)
         return bool(done.offered or done.expired)
-
-
-def build_waitlist_rounds(rt: Runtime) -> WaitlistRounds | None:
-    """The waitlist's rounds of this instance, or None when the settings leave them to another."""
-    if not rt.settings.waitlist_in_process:
-        return None
-    return WaitlistRounds(rt, interval=rt.settings.waitlist_check_seconds)

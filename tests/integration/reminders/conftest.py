@@ -16,6 +16,7 @@ import httpx
 import pytest
 from sqlalchemy import select, update
 
+from doctordesk.bootstrap import build_dispatcher
 from doctordesk.config import Settings
 from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.clock import FixedClock
@@ -24,7 +25,6 @@ from doctordesk.services.reminders.sender import send_due
 from doctordesk.store.tables import Appointment, Location, Patient
 from doctordesk.workers.mail_dispatcher import MailDispatcher
 from doctordesk.workers.push_dispatcher import Dispatcher
-from doctordesk.workers.wiring import build_dispatcher
 from tests.support.push_stub import PushStub
 from tests.support.review import APPROVED, aid
 from tests.support.smtp_server import SmtpServer

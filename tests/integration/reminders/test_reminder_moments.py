@@ -165,7 +165,7 @@ async def test_every_appointment_due_is_reminded_however_many_batches_they_take(
 
 
 async def test_reminders_run_only_where_a_patient_can_be_reached(runtime, settings):
-    from doctordesk.workers.wiring import build_reminder_sender, reminders_reach_patients
+    from doctordesk.bootstrap import build_reminder_sender, reminders_reach_patients
 
     assert build_reminder_sender(runtime) is not None  # a relay and a push partner
     assert reminders_reach_patients(settings.model_copy(update={"smtp_url": ""}))  # push alone

@@ -11,6 +11,7 @@ import httpx
 from sqlalchemy import func, select
 
 from doctordesk.app import create_app
+from doctordesk.bootstrap import build_webhook_dispatcher
 from doctordesk.domain.events import DomainEvent
 from doctordesk.services.uow import unit_of_work
 from doctordesk.services.webhooks import outbox as webhook_outbox
@@ -18,7 +19,6 @@ from doctordesk.store.realtime_tables import Device, PushOutbox
 from doctordesk.store.review_tables import AppointmentOffer
 from doctordesk.store.tables import AuditLog
 from doctordesk.store.webhook_tables import WebhookDelivery, WebhookEndpoint
-from doctordesk.workers.wiring import build_webhook_dispatcher
 from tests.support import processes
 from tests.support.chat import send
 from tests.support.review import PENDING_5, PENDING_9, REQUESTED, aid, approve_url, card

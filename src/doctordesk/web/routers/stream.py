@@ -14,6 +14,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from doctordesk.domain.errors import DomainError, ValidationFailed
 from doctordesk.domain.texts import N_
+from doctordesk.realtime.presence import recall_presence
 from doctordesk.realtime.sse import EventStreamResponse
 from doctordesk.runtime import Runtime
 from doctordesk.services import streams
@@ -22,7 +23,6 @@ from doctordesk.web.endpoints import patch_templates
 from doctordesk.web.errors import error_response, unexpected_response
 from doctordesk.web.responses import ERROR
 from doctordesk.web.security import with_security_headers
-from doctordesk.workers import wiring as realtime
 
 router = APIRouter(prefix="/profile", tags=["real-time"])
 # Public: what a client needs before it signs in to read real-time messages (like /openapi.json, which says as much).
@@ -117,7 +117,7 @@ async def open_event_stream(
         if not _names_client(client):
             raise _unnamed()
     cid = str(client)
-    await realtime.recall_presence(rt, cid)
+    await recall_presence(rt.hub, rt.bus, cid)
     hub = rt.hub
     missed = hub.missed(cid, last_event_id[:64] if last_event_id is not None else None)
     handle = hub.open(cid, user_id=grant.actor.user_id, token_id=grant.actor.token_id, expires_at=grant.expires_at)

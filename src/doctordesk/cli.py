@@ -144,7 +144,10 @@ def create_user(
     name: str = typer.Option(None, help="Display name (default: the username)"),
     password: str = typer.Option(None, help="Password (asked for when not given)"),
 ) -> None:
-    """Create a user account."""
+    """Create a user account (audited, by the service)."""
+    from doctordesk.realtime.bus import MemoryBus
+    from doctordesk.runtime import Runtime
+    from doctordesk.screens.state import Revisions, ScreenStates
     from doctordesk.services.accounts import users
     from doctordesk.store.db import Database
 
@@ -152,13 +155,20 @@ def create_user(
     settings = checked_settings()
 
     async def run() -> int:
-        db = Database.from_settings(settings)
+        # What the service's door needs, no more: nothing listens to this process's bus.
+        rt = Runtime(
+            settings=settings,
+            db=Database.from_settings(settings),
+            bus=MemoryBus(),
+            clock=settings.clock(),
+            screens=ScreenStates(Revisions()),
+        )
         try:
             return await users.create_user(
-                db, settings, username=username, role=role, display_name=name or username, password=secret
+                rt, username=username, role=role, display_name=name or username, password=secret
             )
         finally:
-            await db.dispose()
+            await rt.db.dispose()
 
     try:
         user_id = asyncio.run(run())

@@ -1,5 +1,5 @@
 """The ``doctordesk`` command: every command has --help; migrate, seed-demo and create-user work as processes on a
-fresh data directory; seed-demo --if-empty is idempotent."""
+fresh data directory; seed-demo --if-empty is idempotent; create-user is audited, by the service."""
 
 from __future__ import annotations
 
@@ -101,6 +101,13 @@ def test_migrate_seed_demo_and_create_user_as_processes_on_a_fresh_data_dir(tmp_
     bad_role = run(data, "create-user", "someone", "--role", "wizard", "--password", "longer", check=False)
     assert bad_role.returncode != 0
     assert sqlite_count(data, "select count(*) from users") == users + 1
+    # Audited as an administrator's creation, by the service (no user): the refused attempts wrote nothing.
+    audited = (
+        "select count(*) from audit_log a join users u on u.id = a.entity_id where a.action = 'admin.user-created'"
+        " and a.entity = 'user' and a.actor_id is null"
+    )
+    assert sqlite_count(data, audited + " and u.username = 'drnew'") == 1
+    assert sqlite_count(data, audited) == 1
 
 
 def test_a_variable_that_names_no_setting_is_ignored_with_a_warning_naming_it(tmp_path):
@@ -120,12 +127,27 @@ async def test_a_created_user_can_log_in(client, runtime):
     from doctordesk.domain.roles import Role
     from doctordesk.services.accounts.users import create_user
 
-    await create_user(
-        runtime.db, runtime.settings, username="Nurse1", role=Role.SUPPORT, display_name="Nurse", password="pw1234"
-    )
+    await create_user(runtime, username="Nurse1", role=Role.SUPPORT, display_name="Nurse", password="pw1234")
     response = await client.post("/auth/login", data={"username": "nurse1", "password": "pw1234"})
     assert response.status_code == 200
     assert response.json()["user"]["role"] == "support"
+
+
+async def test_a_user_created_from_the_command_line_is_in_the_audit_trail_by_the_service(runtime):
+    from sqlalchemy import select
+
+    from doctordesk.domain.roles import Role
+    from doctordesk.services.accounts.users import create_user
+    from doctordesk.store.tables import AuditLog
+
+    user_id = await create_user(runtime, username="DrCli", role=Role.DOCTOR, display_name="Dr. Cli", password="pw1234")
+    async with runtime.db.read() as session:
+        entries = (await session.scalars(select(AuditLog).where(AuditLog.action == "admin.user-created"))).all()
+    assert [(e.entity, e.entity_id, e.actor_id) for e in entries] == [("user", user_id, None)]
+    after = entries[0].details["after"]
+    assert after["username"] == "drcli" and after["role"] == "doctor" and after["display_name"] == "Dr. Cli"
+    assert after["doctor"]["specialty"] == "General practice" and after["doctor"]["can_prescribe"] is True
+    assert entries[0].details["before"] is None and "password" not in str(entries[0].details)
 
 
 @pytest.mark.parametrize("command", ["migrate", "serve", "worker"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from doctordesk.domain.errors import Forbidden, NotFound
 from doctordesk.domain.smart.scopes import Ceiling
 
 
@@ -47,3 +48,14 @@ class Actor:
     @property
     def is_admin(self) -> bool:
         return self.role is Role.ADMIN
+
+
+def require_admin(caller: object, *, hidden: bool = False, message: str | None = None) -> None:
+    """The one rule for "admins only": ``caller`` is a user (an ``Actor``; an API key or anything else never is)
+    whose role is admin. Anyone else is refused with ``Forbidden`` (403), or with ``NotFound`` (404) when
+    ``hidden``: where a non-admin is not to learn that the thing exists (an administration screen answers as a
+    screen that is not theirs). ``message`` replaces the error's default text. Every admin check of the services
+    goes through here (docs/architecture.md#one-door-per-rule)."""
+    if isinstance(caller, Actor) and caller.role is Role.ADMIN:
+        return
+    raise NotFound(message) if hidden else Forbidden(message)

@@ -16,6 +16,7 @@ from doctordesk.domain.roles import Actor
 from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
 from doctordesk.services.accounts import auth
+from doctordesk.services.uow import unit_of_work
 from doctordesk.store.realtime_tables import StreamTicket
 from doctordesk.store.tables import AccessToken, User
 
@@ -42,7 +43,8 @@ async def issue_ticket(rt: Runtime, actor: Actor) -> Ticket:
     ticket = secrets.token_urlsafe(32)
     now = rt.clock.now()
     seconds = rt.settings.stream_ticket_seconds
-    async with rt.db.transaction() as session:
+    async with unit_of_work(rt) as uow:
+        session = uow.session
         # Expired tickets are useless: sweep them here instead of in a separate job.
         await session.execute(delete(StreamTicket).where(StreamTicket.expires_at < now - timedelta(minutes=5)))
         session.add(
@@ -77,7 +79,8 @@ async def grant_for_ticket(rt: Runtime, ticket: str) -> StreamGrant:
     if not ticket or len(ticket) > 128:
         raise Unauthorized(N_("The stream ticket is not valid."))
     now = rt.clock.now()
-    async with rt.db.transaction() as session:
+    async with unit_of_work(rt) as uow:
+        session = uow.session
         token_id = await session.scalar(
             update(StreamTicket)
             .where(

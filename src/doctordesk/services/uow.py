@@ -1,16 +1,21 @@
 """The unit of work: one transaction, the events it emits, hooks that write in that same transaction (the push
-outbox), and publication to the bus only after commit."""
+outbox), and publication to the bus only after commit.
+
+These are the services' two doors to a read-write transaction (``tests/unit/test_write_doors.py`` holds it): a
+use case writes through ``unit_of_work``; background and bulk work that has no runtime writes through
+``worker_transaction``. Reads use ``db.read()``."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.events import DomainEvent
 from doctordesk.runtime import Runtime
+from doctordesk.store.db import Database
 
 
 @dataclass
@@ -37,3 +42,12 @@ async def run_hooks(rt: Runtime, uow: UnitOfWork) -> None:
     step opened (``unit_of_work`` calls it itself)."""
     for hook in rt.transaction_hooks:
         await hook(uow.session, uow.events)
+
+
+def worker_transaction(db: Database) -> AbstractAsyncContextManager[AsyncSession]:
+    """A read-write transaction outside a unit of work: no events, no hooks, nothing published. Right only for
+    work that runs without a runtime and is no user's action: a worker's lease (claim, renew, hand over, settle
+    the rows it drains from an outbox), one batch of a bulk job (an import, an export, pruning or sweeping old
+    rows), each committing by itself. Such work tells others itself when it must (a worker wakes its loops; the
+    caller publishes what it returns). A use case, even one that emits nothing, uses ``unit_of_work``."""
+    return db.transaction()

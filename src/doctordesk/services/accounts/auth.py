@@ -112,7 +112,8 @@ async def attempt(
     settings = rt.settings
     address = address_key(client_host)
     try:
-        async with rt.db.transaction() as session:
+        async with unit_of_work(rt) as uow:
+            session = uow.session
             limits = login_throttle.limits(settings)
             await login_throttle.admit(session, limits, username=username, address=address, now=now)
             user = await session.scalar(select(User).where(User.username == username, User.active.is_(True)))
@@ -124,7 +125,8 @@ async def attempt(
         raise
     ok = await passwords.verify(user.password_hash if user else None, password)
     enrol = not purpose.reauthenticate
-    async with rt.db.transaction() as session:
+    async with unit_of_work(rt) as uow:
+        session = uow.session
         second = None
         if ok and user:
             enough = mfa.Outcome("ok") if not purpose.factor else None
@@ -171,7 +173,8 @@ async def _audit_throttled(
     """A ``login-throttled`` audit entry (never the password). A failure to write it is logged: the caller still
     answers 429."""
     try:
-        async with rt.db.transaction() as session:
+        async with unit_of_work(rt) as uow:
+            session = uow.session
             user_id = await session.scalar(select(User.id).where(User.username == username))
             audit(
                 session,

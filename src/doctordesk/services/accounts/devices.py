@@ -12,6 +12,7 @@ from sqlalchemy.exc import IntegrityError
 from doctordesk.caches.devices import DeviceCache, DeviceHeaders
 from doctordesk.domain.roles import Actor
 from doctordesk.runtime import Runtime
+from doctordesk.services.uow import unit_of_work
 from doctordesk.store.realtime_tables import Device
 
 PLATFORMS = ("ios", "android")
@@ -29,7 +30,8 @@ async def record(rt: Runtime, actor: Actor, headers: DeviceHeaders) -> None:
     now = rt.clock.now()
     for _ in range(2):  # a concurrent first call from the same device may win the insert: then update
         try:
-            async with rt.db.transaction() as session:
+            async with unit_of_work(rt) as uow:
+                session = uow.session
                 device = await session.scalar(select(Device).where(Device.device_key == headers.device_key))
                 if device is None:
                     session.add(

@@ -18,6 +18,7 @@ from doctordesk.config import Settings
 from doctordesk.domain.accounts.login_throttle import KNOWN_ADDRESS, LoginLimits, drained, is_known, seconds_until
 from doctordesk.domain.errors import TooManyRequests
 from doctordesk.domain.texts import N_
+from doctordesk.services.uow import worker_transaction
 from doctordesk.store.db import Database
 from doctordesk.store.tables import LoginAddressThrottle, LoginThrottle
 
@@ -129,7 +130,7 @@ async def _delete_in_batches(
 ) -> int:
     deleted = 0
     while True:
-        async with db.transaction() as session:
+        async with worker_transaction(db) as session:
             result = await session.execute(delete(table).where(batch, condition))
         count = int(getattr(result, "rowcount", 0) or 0)
         deleted += count

@@ -163,7 +163,8 @@ async def start_totp(rt: Runtime, who: Enrolling) -> tuple[str, str]:
     active one exists: an admin resets it first, so a stolen session cannot swap the factor."""
     now = rt.clock.now()
     user_id = who.actor.user_id
-    async with rt.db.transaction() as session:
+    async with unit_of_work(rt) as uow:
+        session = uow.session
         row = await session.get(TotpSecret, user_id, with_for_update=True)
         if row is not None and row.confirmed_at is not None:
             raise Forbidden(N_("An authenticator app is already set up. An administrator can reset it."))
@@ -181,7 +182,8 @@ async def confirm_totp(rt: Runtime, who: Enrolling, code: str) -> list[str]:
     had no unused ones. A wrong code is a 422 naming ``code``."""
     now = rt.clock.now()
     user_id = who.actor.user_id
-    async with rt.db.transaction() as session:
+    async with unit_of_work(rt) as uow:
+        session = uow.session
         row = await session.get(TotpSecret, user_id, with_for_update=True)
         if row is None or row.confirmed_at is not None:
             raise ValidationFailed(fields={"code": N_("Start setting up an authenticator app first.")})
@@ -216,7 +218,8 @@ async def _new_codes(session: AsyncSession, user_id: int, *, now: datetime) -> l
 async def new_recovery_codes(rt: Runtime, actor: Actor) -> list[str]:
     """Replace the signed-in user's recovery codes (the old ones stop working); only with a factor on."""
     now = rt.clock.now()
-    async with rt.db.transaction() as session:
+    async with unit_of_work(rt) as uow:
+        session = uow.session
         if not (await factors_of(session, actor.user_id)).any:
             raise Forbidden(N_("Set up a second factor first."))
         return await _new_codes(session, actor.user_id, now=now)
@@ -252,7 +255,8 @@ async def reset(rt: Runtime, admin: Actor, user_id: int) -> None:
 async def set_policy(rt: Runtime, admin: Actor, required: dict[Role, bool]) -> list[str]:
     """Set which roles must use a second factor; the roles now required, sorted. Audited with the change."""
     now = rt.clock.now()
-    async with rt.db.transaction() as session:
+    async with unit_of_work(rt) as uow:
+        session = uow.session
         rows = {r.role: r for r in await session.scalars(select(MfaPolicy).with_for_update())}
         for role, value in required.items():
             row = rows.get(role.value)
@@ -278,7 +282,8 @@ async def finish_enrolment(rt: Runtime, who: Enrolling) -> tuple[str, Actor] | N
     if who.ticket is None:
         return None
     now = rt.clock.now()
-    async with rt.db.transaction() as session:
+    async with unit_of_work(rt) as uow:
+        session = uow.session
         row = await tickets.take(session, tickets.ENROL, who.ticket, now=now)
         user = await session.get(User, who.actor.user_id)
         if row is None or user is None or not user.active:

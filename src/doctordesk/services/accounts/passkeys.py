@@ -39,6 +39,7 @@ from doctordesk.runtime import Runtime
 from doctordesk.services.accounts import mfa, tickets
 from doctordesk.services.accounts.sessions import issue_token, stamp
 from doctordesk.services.audit import audit
+from doctordesk.services.uow import unit_of_work
 from doctordesk.store.mfa_tables import Passkey
 from doctordesk.store.tables import User
 
@@ -88,7 +89,8 @@ async def registration_options(rt: Runtime, who: mfa.Enrolling, rp: RelyingParty
     excluded (an authenticator holds one per account)."""
     now = rt.clock.now()
     user = who.actor
-    async with rt.db.transaction() as session:
+    async with unit_of_work(rt) as uow:
+        session = uow.session
         ids = list(await session.scalars(select(Passkey.credential_id).where(Passkey.user_id == user.user_id)))
         options = generate_registration_options(
             rp_id=rp.rp_id,
@@ -123,7 +125,8 @@ async def register(
     body = _credential(credential)
     now = rt.clock.now()
     user_id = who.actor.user_id
-    async with rt.db.transaction() as session:
+    async with unit_of_work(rt) as uow:
+        session = uow.session
         row = await tickets.take(session, tickets.WEBAUTHN, ticket, now=now)
         if row is None or row.user_id != user_id or row.data.get("purpose") != "register":
             raise ValidationFailed(fields={"ticket": N_("The request expired. Try again.")})
@@ -160,7 +163,8 @@ async def sign_in_options(rt: Runtime, rp: RelyingParty) -> tuple[str, dict[str,
     now = rt.clock.now()
     options = generate_authentication_options(rp_id=rp.rp_id, user_verification=UserVerificationRequirement.REQUIRED)
     data = {"challenge": bytes_to_base64url(options.challenge), "purpose": "sign-in", "rp_id": rp.rp_id}
-    async with rt.db.transaction() as session:
+    async with unit_of_work(rt) as uow:
+        session = uow.session
         ticket = tickets.issue(session, tickets.WEBAUTHN, now=now, ttl_seconds=CHALLENGE_TTL_SECONDS, data=data)
     return ticket, json.loads(options_to_json(options))
 
@@ -196,7 +200,8 @@ async def sign_in(rt: Runtime, rp: RelyingParty, *, ticket: str, credential: obj
     unknown passkey, a wrong signature or a used challenge); audited as a login either way."""
     body = _credential(credential)
     now = rt.clock.now()
-    async with rt.db.transaction() as session:
+    async with unit_of_work(rt) as uow:
+        session = uow.session
         key, user, verified = await _assertion(session, rp, ticket=ticket, body=body, now=now)
         user_id = user.id if user is not None else None
         if verified is None or key is None or user is None:
@@ -218,7 +223,8 @@ async def reauthenticate(rt: Runtime, actor: Actor, rp: RelyingParty, *, ticket:
     ``sign_in_options``): both factors, as a passkey sign-in. Anything else is a 422 naming ``credential``."""
     body = _credential(credential)
     now = rt.clock.now()
-    async with rt.db.transaction() as session:
+    async with unit_of_work(rt) as uow:
+        session = uow.session
         key, user, verified = await _assertion(session, rp, ticket=ticket, body=body, now=now)
         if verified is not None and key is not None and user is not None and user.id == actor.user_id:
             await stamp(session, actor.token_id, now=now, second_factor=True)

@@ -21,7 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from doctordesk.domain.accounts.passwords import Passwords
 from doctordesk.domain.errors import NotFound, ValidationFailed
 from doctordesk.domain.inputs import check_text
-from doctordesk.domain.roles import Actor, Role
+from doctordesk.domain.roles import Actor, require_admin
 from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
 from doctordesk.services.accounts import recovery
@@ -63,8 +63,7 @@ def _audited(link: PasswordLink) -> dict[str, Any]:
 
 async def create_link(rt: Runtime, actor: Actor, user_id: int) -> IssuedLink:
     """A new link for an active user (shown once); the user's earlier unused links become void."""
-    if actor.role is not Role.ADMIN:
-        raise NotFound()
+    require_admin(actor, hidden=True)
     token = secrets.token_urlsafe(TOKEN_BYTES)
     now = rt.clock.now()
     async with unit_of_work(rt) as uow:

@@ -37,6 +37,7 @@ from doctordesk.runtime import Runtime
 from doctordesk.services.accounts import tickets
 from doctordesk.services.accounts.sessions import issue_token
 from doctordesk.services.audit import audit
+from doctordesk.services.uow import unit_of_work
 from doctordesk.store.mfa_tables import SsoLink, SsoProvider
 from doctordesk.store.tables import User
 
@@ -104,7 +105,8 @@ async def start(rt: Runtime, slug: str, *, redirect_uri: str) -> Started:
         log.warning("the OpenID provider %s is not dialled: its issuer is not https", provider.issuer)
         raise Unauthorized(N_("The sign-in service cannot be reached. Try again later."))
     client = _client(rt, provider)
-    async with rt.db.transaction() as session:
+    async with unit_of_work(rt) as uow:
+        session = uow.session
         state = tickets.issue(session, tickets.SSO_STATE, now=now, ttl_seconds=STATE_TTL_SECONDS)
         claims = sso_claims.requested_claims(provider.match_claim, provider.role_claim)
         try:
@@ -124,13 +126,15 @@ async def finish(rt: Runtime, slug: str, *, state: str, code: str) -> str:
     redeems for an access token. Unauthorized for a state that is unknown, used, expired or another provider's,
     or a refused token; Forbidden when the claims name nobody allowed in."""
     now = rt.clock.now()
-    async with rt.db.transaction() as session:
+    async with unit_of_work(rt) as uow:
+        session = uow.session
         flow = await tickets.take(session, tickets.SSO_STATE, state, now=now)
         provider = await _provider(session, slug)
     if flow is None or flow.data.get("provider") != provider.id:
         raise Unauthorized(N_("This sign-in expired. Start again."))
     claims = await _claims(rt, provider, flow.data, code)
-    async with rt.db.transaction() as session:
+    async with unit_of_work(rt) as uow:
+        session = uow.session
         user = await _user_for(session, provider, claims, now=now)
         handoff = tickets.issue(session, tickets.SSO_HANDOFF, now=now, ttl_seconds=HANDOFF_TTL_SECONDS, user_id=user.id)
         audit(session, at=now, actor_id=user.id, action="login-sso", entity="user", entity_id=user.id,
@@ -206,7 +210,8 @@ async def _create(session: AsyncSession, provider: SsoProvider, claims: dict[str
 async def redeem(rt: Runtime, ticket: str) -> tuple[str, Actor]:
     """The access token for a hand-off (once; Unauthorized when unknown, used or expired)."""
     now = rt.clock.now()
-    async with rt.db.transaction() as session:
+    async with unit_of_work(rt) as uow:
+        session = uow.session
         row = await tickets.take(session, tickets.SSO_HANDOFF, ticket, now=now)
         user = await session.get(User, row.user_id) if row is not None and row.user_id else None
         if user is None or not user.active:

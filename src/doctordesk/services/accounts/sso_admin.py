@@ -18,6 +18,7 @@ from doctordesk.domain.texts import N_, Text
 from doctordesk.domain.webhooks.rules import check_url
 from doctordesk.runtime import Runtime
 from doctordesk.services.audit import audit
+from doctordesk.services.uow import unit_of_work
 from doctordesk.store.mfa_tables import SsoProvider
 
 # The limits of a provider's fields: the JSON API states them in its schema (web/routers/admin/sign_in.py) and
@@ -118,7 +119,8 @@ async def save(rt: Runtime, admin: Actor, slug: str, config: ProviderConfig, *, 
     if problem:
         raise ValidationFailed(fields={"slug": problem})
     now = rt.clock.now()
-    async with rt.db.transaction() as session:
+    async with unit_of_work(rt) as uow:
+        session = uow.session
         row = await session.scalar(select(SsoProvider).where(SsoProvider.slug == slug).with_for_update())
         _check(
             config, new=row is None, allow_private=rt.settings.sso_allow_private_addresses,
@@ -149,7 +151,8 @@ async def listing(rt: Runtime) -> list[dict[str, Any]]:
 
 async def remove(rt: Runtime, admin: Actor, slug: str) -> None:
     now = rt.clock.now()
-    async with rt.db.transaction() as session:
+    async with unit_of_work(rt) as uow:
+        session = uow.session
         row = await session.scalar(select(SsoProvider).where(SsoProvider.slug == slug))
         if row is None:
             raise NotFound()

@@ -12,7 +12,7 @@ from sqlalchemy import select
 from doctordesk.domain.errors import NotFound, ValidationFailed
 from doctordesk.domain.events import DomainEvent, user_topic
 from doctordesk.domain.mail.addresses import optional_address
-from doctordesk.domain.roles import Actor, Role
+from doctordesk.domain.roles import Actor, Role, require_admin
 from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
 from doctordesk.services.audit import audit
@@ -43,8 +43,8 @@ async def save(rt: Runtime, actor: Actor, user_id: int, wanted: StaffMail) -> St
     """Set ``user_id``'s mail: their own (a doctor or support member), or anyone's on the staff by an admin;
     another user's, or a patient's, is 404. The address is checked and stored normalized; a wrong one is the
     field's error and nothing is written."""
-    if user_id != actor.user_id and actor.role is not Role.ADMIN:
-        raise NotFound()
+    if user_id != actor.user_id:
+        require_admin(actor, hidden=True)
     try:
         email = optional_address(wanted.email)
     except ValueError as exc:

@@ -37,11 +37,12 @@ def record_change(
     after: Mapping[str, Any] | None,
 ) -> None:
     """Audit one administrative change inside the caller's transaction: what the entity was and became (None for
-    "did not exist" / "no longer shown"). ``actor`` None: the service itself made the change."""
+    "did not exist" / "no longer shown"). ``actor`` None, or a system actor (no user: the command line, a backend
+    service): the service itself made the change."""
     audit(
         session,
         at=at,
-        actor_id=actor.user_id if actor is not None else None,
+        actor_id=actor.user_id if actor is not None and not actor.is_system else None,
         action=action,
         entity=entity,
         entity_id=entity_id,

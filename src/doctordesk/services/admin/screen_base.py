@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 
-from doctordesk.domain.errors import NotFound
+from doctordesk.domain import roles
 from doctordesk.domain.events import CLINIC_TOPIC, DomainEvent
 from doctordesk.domain.inputs import text_problem
-from doctordesk.domain.roles import Actor, Role
+from doctordesk.domain.roles import Actor
 from doctordesk.domain.texts import N_
 from doctordesk.i18n import _
 from doctordesk.runtime import Runtime
@@ -23,8 +23,8 @@ _FLAGS = {"true": True, "false": False}
 
 
 def require_admin(actor: Actor) -> None:
-    if actor.role is not Role.ADMIN:
-        raise NotFound(N_("Screen not found."))
+    """Admins only: anyone else gets 404, as for a screen that is not theirs (the rule: ``roles.require_admin``)."""
+    roles.require_admin(actor, hidden=True, message=N_("Screen not found."))
 
 
 def viewing(

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import re
 import secrets
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -213,14 +213,23 @@ async def create_user(rt: Runtime, passwords: Passwords, actor: Actor, new: NewU
         raise ValidationFailed(fields=fields)
     generated = secrets.token_urlsafe(GENERATED_PASSWORD_BYTES) if new.password is None else None
     hashed = await asyncio.to_thread(passwords.hash, new.password or generated or "")
+    view = await add_user(rt, actor, replace(new, username=username, email=email), password_hash=hashed)
+    return view, generated
+
+
+async def add_user(rt: Runtime, actor: Actor, new: NewUser, *, password_hash: str) -> UserView:
+    """The one door through which an account is created, its input already checked by the caller (``create_user``
+    for the API and the screens, ``services/accounts/users.py`` for ``doctordesk create-user``): the user, a
+    doctor's profile and settings or a patient's record, in one unit of work audited as ``admin.user-created`` by
+    ``actor`` (a system actor: the service). ``new.password`` is ignored: ``password_hash`` is stored."""
     now = rt.clock.now()
     async with unit_of_work(rt) as uow:
         session = uow.session
-        if await session.scalar(select(User.id).where(User.username == username)) is not None:
+        if await session.scalar(select(User.id).where(User.username == new.username)) is not None:
             raise ValidationFailed(fields={"username": N_("Already taken.")})
         user = User(
-            username=username,
-            password_hash=hashed,
+            username=new.username,
+            password_hash=password_hash,
             role=new.role.value,
             display_name=new.display_name.strip(),
             active=True,
@@ -242,7 +251,7 @@ async def create_user(rt: Runtime, passwords: Passwords, actor: Actor, new: NewU
             )
             session.add(DoctorSettings(user_id=user.id, chat_enabled=new.chat_enabled is not False))
         elif new.role is Role.PATIENT:
-            session.add(Patient(user_id=user.id, name=user.display_name, email=email))
+            session.add(Patient(user_id=user.id, name=user.display_name, email=new.email))
         await session.flush()
         view = await _view(session, user)
         record_change(
@@ -250,7 +259,7 @@ async def create_user(rt: Runtime, passwords: Passwords, actor: Actor, new: NewU
             before=None, after=view.audited(),
         )  # fmt: skip
     await clinic_changed(rt)
-    return view, generated
+    return view
 
 
 async def rename_user(rt: Runtime, actor: Actor, user_id: int, *, display_name: str) -> UserView:

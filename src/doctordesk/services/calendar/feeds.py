@@ -201,7 +201,8 @@ async def read_feed(rt: Runtime, token: str, *, known: str | None = None) -> Fee
         entries = await read_entries(session, found.doctor_id, window)
     if needs_last_use(found.last_fetched_at, now):
         # At most one small write a minute however often calendars fetch.
-        async with rt.db.transaction() as session:
+        async with unit_of_work(rt) as uow:
+            session = uow.session
             await session.execute(update(CalendarFeed).where(CalendarFeed.id == found.id).values(last_fetched_at=now))
     title = f"doctordesk: {name}"
     etag = fingerprint(entries, name=title, window=window, language=language)

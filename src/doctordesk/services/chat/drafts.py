@@ -21,6 +21,7 @@ from doctordesk.domain.roles import Actor
 from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
 from doctordesk.services.chat.conversation import chat_appointment
+from doctordesk.services.uow import unit_of_work
 from doctordesk.store.chat_tables import ChatDraft
 
 
@@ -63,7 +64,8 @@ async def save_draft(rt: Runtime, actor: Actor, appointment_id: int, content: st
         raise ValidationFailed(fields={"content": problem})
     await _require_writer(rt, actor, appointment_id)
     now = rt.clock.now()
-    async with rt.db.transaction() as session:
+    async with unit_of_work(rt) as uow:
+        session = uow.session
         if not content.strip():
             await clear_in(session, actor.user_id, appointment_id)
             return Draft(appointment_id, "", None)

@@ -18,9 +18,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.config import Settings
 from doctordesk.domain import reminders
-from doctordesk.domain.errors import NotFound, ValidationFailed
+from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.events import clinic_changed
-from doctordesk.domain.roles import Actor, Role
+from doctordesk.domain.roles import Actor, require_admin
 from doctordesk.domain.texts import N_
 from doctordesk.domain.waitlist.rules import Mode, Policy
 from doctordesk.runtime import Runtime
@@ -147,8 +147,7 @@ def checked(changes: Mapping[str, str], current: Mapping[str, str]) -> dict[str,
 
 async def update(rt: Runtime, actor: Actor, changes: Mapping[str, str]) -> dict[str, str]:
     """Change some settings (the others keep theirs), audited as one change; every value after it."""
-    if actor.role is not Role.ADMIN:
-        raise NotFound()
+    require_admin(actor, hidden=True)
     now = rt.clock.now()
     async with unit_of_work(rt) as uow:
         session = uow.session

@@ -9,9 +9,9 @@ from typing import Any
 from sqlalchemy import select
 
 from doctordesk.domain.audit import AuditFilter, AuditRow
-from doctordesk.domain.errors import Forbidden, NotFound, ValidationFailed
+from doctordesk.domain.errors import NotFound, ValidationFailed
 from doctordesk.domain.fhir import mapping as fhir
-from doctordesk.domain.roles import Actor, Role
+from doctordesk.domain.roles import require_admin
 from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
 from doctordesk.services.admin.audit import filtered
@@ -34,8 +34,7 @@ _MAX_ACTION = 64
 
 def _admin(caller: Caller) -> None:
     """Only admins read the audit trail; anyone else is 403 (the trail is no secret, its entries are)."""
-    if not isinstance(caller, Actor) or caller.role is not Role.ADMIN:
-        raise Forbidden(N_("Only admins read the audit trail."))
+    require_admin(caller, message=N_("Only admins read the audit trail."))
 
 
 def event(row: AuditRow) -> dict[str, Any]:

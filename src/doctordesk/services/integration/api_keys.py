@@ -24,6 +24,7 @@ from doctordesk.domain.integration import (
 )
 from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
+from doctordesk.services.uow import unit_of_work
 from doctordesk.store.integration_tables import ApiKey, ServiceAccount
 
 # Published after a key was revoked ({"key_id"}) or an account deactivated ({"account_id"}).
@@ -43,7 +44,8 @@ async def authenticate(rt: Runtime, key: str | None) -> Integration:
         cached = await _read_key(rt, hashed)
         rt.key_cache.put(hashed, cached)
     if needs_last_use(cached.last_used_at, now):
-        async with rt.db.transaction() as session:
+        async with unit_of_work(rt) as uow:
+            session = uow.session
             # Conditional, so instances racing on one key write it once.
             await session.execute(
                 update(ApiKey)

@@ -13,11 +13,11 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from doctordesk.domain.errors import Forbidden, NotFound, ValidationFailed
+from doctordesk.domain.errors import NotFound, ValidationFailed
 from doctordesk.domain.events import DomainEvent
 from doctordesk.domain.integration import KEY_PREFIX, SHOWN_PREFIX_CHARS, Scope, key_hash
 from doctordesk.domain.names import name_problem
-from doctordesk.domain.roles import Actor
+from doctordesk.domain.roles import Actor, require_admin
 from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
 from doctordesk.services.admin.audit import add_recorded, record_change, revoke_recorded
@@ -57,11 +57,6 @@ class NewKey:
     info: KeyInfo
 
 
-def _require_admin(actor: Actor) -> None:
-    if not actor.is_admin:
-        raise Forbidden()
-
-
 def _key_audit(k: ApiKey) -> dict[str, object]:
     return {
         "service_account": k.service_account_id,
@@ -97,7 +92,7 @@ async def _account_info(session: AsyncSession, account: ServiceAccount) -> Accou
 async def create_account(rt: Runtime, actor: Actor, *, name: str, description: str) -> AccountInfo:
     """A new service account (no keys yet). Names follow the name rule and are unique (422 naming ``name``
     otherwise)."""
-    _require_admin(actor)
+    require_admin(actor)
     problem = name_problem(name, max_chars=MAX_NAME)
     if problem is not None:
         raise ValidationFailed(fields={"name": problem})
@@ -121,14 +116,14 @@ async def create_account(rt: Runtime, actor: Actor, *, name: str, description: s
 
 async def list_accounts(rt: Runtime, actor: Actor) -> list[AccountInfo]:
     """Every service account with its keys (prefixes, scopes, last use, revocation; never the keys)."""
-    _require_admin(actor)
+    require_admin(actor)
     async with rt.db.read() as session:
         accounts = (await session.scalars(select(ServiceAccount).order_by(ServiceAccount.id))).all()
         return [await _account_info(session, a) for a in accounts]
 
 
 async def get_account(rt: Runtime, actor: Actor, account_id: int) -> AccountInfo:
-    _require_admin(actor)
+    require_admin(actor)
     async with rt.db.read() as session:
         account = await session.get(ServiceAccount, account_id)
         if account is None:
@@ -139,7 +134,7 @@ async def get_account(rt: Runtime, actor: Actor, account_id: int) -> AccountInfo
 async def issue_key(rt: Runtime, actor: Actor, account_id: int, *, scopes: Sequence[Scope], label: str) -> NewKey:
     """A new key for an active account with the given scopes; the answer holds the key, shown this once. The label
     (may be empty) follows the name rule."""
-    _require_admin(actor)
+    require_admin(actor)
     problem = name_problem(label, max_chars=MAX_NAME) if label.strip() else None
     if problem is not None:
         raise ValidationFailed(fields={"label": problem})
@@ -168,7 +163,7 @@ async def issue_key(rt: Runtime, actor: Actor, account_id: int, *, scopes: Seque
 
 async def revoke_key(rt: Runtime, actor: Actor, account_id: int, key_id: int) -> KeyInfo:
     """Revoke a key: from the next request on it is refused (401). Revoking a revoked key changes nothing."""
-    _require_admin(actor)
+    require_admin(actor)
     now = rt.clock.now()
     async with unit_of_work(rt) as uow:
         session = uow.session
@@ -188,7 +183,7 @@ async def set_active(rt: Runtime, actor: Actor, account_id: int, *, active: bool
     next request on, on every instance (the key caches drop them: ``services/integration/api_keys.py``); they stay
     listed and work again after a reactivation unless revoked. Setting the state it has changes nothing and audits
     nothing."""
-    _require_admin(actor)
+    require_admin(actor)
     now = rt.clock.now()
     async with unit_of_work(rt) as uow:
         session = uow.session

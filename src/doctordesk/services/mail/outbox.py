@@ -28,6 +28,7 @@ from doctordesk.realtime.lease import lease_due
 from doctordesk.screens.admin.pages import ADMIN_TOPIC
 from doctordesk.services.mail.compose import MailFacts, compose
 from doctordesk.services.mail.staff import staff_facts
+from doctordesk.services.uow import worker_transaction
 from doctordesk.store.db import Database
 from doctordesk.store.mail_tables import MailAttempt, MailMessage
 from doctordesk.store.tables import Appointment, Location, Patient, User
@@ -189,7 +190,7 @@ async def claim(db: Database, *, now: datetime, limit: int, lease_seconds: float
     """Mark the mails cut off after their hand-over ``unknown``, then lease up to ``limit`` due ones; the leased
     mails and how many were marked ``unknown``."""
     table = cast(Table, MailMessage.__table__)
-    async with db.transaction() as session:
+    async with worker_transaction(db) as session:
         cut_off = (
             await session.execute(
                 update(table)
@@ -220,7 +221,7 @@ async def hand_over(db: Database, due: Due, *, now: datetime) -> bool:
     """Mark ``due`` as handed to the relay (from here on it is never offered again); False when its lease was
     lost meanwhile (another sender has it): then it is not sent."""
     table = cast(Table, MailMessage.__table__)
-    async with db.transaction() as session:
+    async with worker_transaction(db) as session:
         result = await session.execute(
             update(table)
             .where(table.c.id == due.id, table.c.status == PENDING, table.c.attempts == due.lease)
@@ -255,7 +256,7 @@ async def settle(db: Database, result: Outcome, *, now: datetime) -> bool:
     else:
         assert result.retry_at is not None
         values = {**common, "status": PENDING, "handed_over_at": None, "next_attempt_at": result.retry_at}
-    async with db.transaction() as session:
+    async with worker_transaction(db) as session:
         changed = await session.execute(update(table).where(ours).values(**values).returning(table.c.kind))
         kind = changed.scalar()
         if kind is None:

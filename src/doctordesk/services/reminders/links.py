@@ -179,7 +179,8 @@ async def _cancel(rt: Runtime, token: str, seen: LinkView) -> LinkView:
         # Changed between the page and the button (canceled elsewhere, moved, the deadline passed): say why.
         again = await look(rt, token)
         return again if again.state is not State.READY else replace(seen, state=State.CHANGED)
-    async with rt.db.transaction() as session:
+    async with unit_of_work(rt) as uow:
+        session = uow.session
         await session.execute(
             update(ReminderLink)
             .where(ReminderLink.token_hash == token_hash(token), ReminderLink.used_at.is_(None))

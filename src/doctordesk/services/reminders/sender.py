@@ -27,6 +27,7 @@ from doctordesk.realtime.message import TIMEOUT_ONLY
 from doctordesk.services.clinic import settings as clinic
 from doctordesk.services.mail import outbox as mail_outbox
 from doctordesk.services.reminders import links
+from doctordesk.services.uow import worker_transaction
 from doctordesk.store.db import Database
 from doctordesk.store.mail_tables import ReminderSent
 from doctordesk.store.tables import Appointment, Location, Patient
@@ -118,7 +119,7 @@ async def send_due(db: Database, settings: Settings, *, now: datetime) -> list[D
 
 
 async def _send(db: Database, settings: Settings, c: Candidate, window: int, *, now: datetime) -> tuple[bool, bool]:
-    async with db.transaction() as session:
+    async with worker_transaction(db) as session:
         session.add(ReminderSent(appointment_id=c.appointment_id, start_at=c.start, hours=window, sent_at=now))
         await session.flush()  # the unique key: a second sender stops here
         issued = links.issue(session, c.appointment_id, start=c.start, now=now)

@@ -112,7 +112,8 @@ async def start(rt: Runtime, p: AuthorizeParams, *, fhir_base: str) -> str:
         wanted = _checked_scopes(p, client)
         if (smart_scopes.LAUNCH in wanted) != bool(p.launch):
             raise oauth.InvalidRequestError("An EHR launch sends its launch value with the launch scope.")
-        async with rt.db.transaction() as session:
+        async with unit_of_work(rt) as uow:
+            session = uow.session
             # The launch's patient (its value spent here), or none: the user's decision sets it.
             patient = await launches.redeem(session, rt, p.launch, client) if p.launch else None
             session.add(

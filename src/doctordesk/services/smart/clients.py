@@ -12,9 +12,9 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
-from doctordesk.domain.errors import Forbidden, NotFound, ValidationFailed
+from doctordesk.domain.errors import NotFound, ValidationFailed
 from doctordesk.domain.names import name_problem
-from doctordesk.domain.roles import Actor
+from doctordesk.domain.roles import Actor, require_admin
 from doctordesk.domain.smart import scopes as smart_scopes
 from doctordesk.domain.smart.clients import (
     CLIENT_ID_PREFIX,
@@ -72,11 +72,6 @@ def _audit(c: SmartClient) -> dict[str, object]:
         "key_ids": list(jwks.key_ids(c.jwks)),
         "launch_url": c.launch_url,
     }
-
-
-def _require_admin(actor: Actor) -> None:
-    if not actor.is_admin:
-        raise Forbidden()
 
 
 def _backend_problems(kind: ClientKind, keys: Keys, scopes: Sequence[str], launch_url: str | None) -> dict[str, str]:
@@ -164,7 +159,7 @@ async def register(
 ) -> NewClient:
     """Register an app; a confidential one gets a secret, on this answer only. A backend service has its key set
     (``keys``) instead of redirect URIs; an app an EHR launches may have its ``launch_url``."""
-    _require_admin(actor)
+    require_admin(actor)
     name = name.strip()
     uris = list(dict.fromkeys(u.strip() for u in redirect_uris))
     wanted = list(dict.fromkeys(s.strip() for s in allowed_scopes))
@@ -199,13 +194,13 @@ async def register(
 
 
 async def list_clients(rt: Runtime, actor: Actor) -> list[ClientInfo]:
-    _require_admin(actor)
+    require_admin(actor)
     async with rt.db.read() as session:
         return [info_of(c) for c in (await session.scalars(select(SmartClient).order_by(SmartClient.id))).all()]
 
 
 async def get_client(rt: Runtime, actor: Actor, client_pk: int) -> ClientInfo:
-    _require_admin(actor)
+    require_admin(actor)
     async with rt.db.read() as session:
         row = await session.get(SmartClient, client_pk)
         if row is None:
@@ -216,7 +211,7 @@ async def get_client(rt: Runtime, actor: Actor, client_pk: int) -> ClientInfo:
 async def set_active(rt: Runtime, actor: Actor, client_pk: int, *, active: bool) -> ClientInfo:
     """Deactivate an app (its tokens are refused from the next request on, it cannot start a launch) or
     reactivate it."""
-    _require_admin(actor)
+    require_admin(actor)
     now = rt.clock.now()
     async with unit_of_work(rt) as uow:
         row = await uow.session.get(SmartClient, client_pk)

@@ -13,6 +13,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from doctordesk.runtime import Runtime
+from doctordesk.services.uow import unit_of_work
 from doctordesk.store.smart_tables import SmartSigningKey
 
 ALGORITHM = "RS256"
@@ -31,7 +32,8 @@ async def signing_key(rt: Runtime) -> tuple[str, RSAKey]:
         key = RSAKey.generate_key(KEY_BITS)
         kid = key.thumbprint()
         try:
-            async with rt.db.transaction() as session:
+            async with unit_of_work(rt) as uow:
+                session = uow.session
                 session.add(
                     SmartSigningKey(
                         kid=kid, private_jwk=json.dumps(key.as_dict(private=True)), created_at=rt.clock.now()

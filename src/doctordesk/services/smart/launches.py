@@ -18,7 +18,7 @@ from doctordesk.domain.errors import Forbidden, ValidationFailed
 from doctordesk.domain.inputs import is_plain_text
 from doctordesk.domain.integration import Integration, Scope
 from doctordesk.domain.integration import key_hash as hashed  # SHA-256, as the authorization's own secrets
-from doctordesk.domain.roles import Actor
+from doctordesk.domain.roles import Actor, require_admin
 from doctordesk.domain.smart.clients import LAUNCH_PREFIX, ClientKind
 from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
@@ -47,8 +47,8 @@ def _require_issuer(caller: Actor | Integration) -> None:
     if isinstance(caller, Integration):
         if not caller.has(Scope.APPOINTMENTS_READ):
             raise Forbidden(N_("This API key lacks the scope appointments:read."))
-    elif not caller.is_admin:
-        raise Forbidden()
+    else:
+        require_admin(caller)
 
 
 async def issue(rt: Runtime, caller: Actor | Integration, *, client_id: str, patient: int, fhir_base: str) -> Issued:

@@ -99,7 +99,8 @@ async def authenticate_client(rt: Runtime, passwords: Passwords, creds: ClientCr
     now = rt.clock.now()
     counted = creds.secret is not None
     name, place = THROTTLE_PREFIX + creds.client_id[: 64 - len(THROTTLE_PREFIX)], address_key(creds.address)
-    async with rt.db.transaction() as session:
+    async with unit_of_work(rt) as uow:
+        session = uow.session
         if counted:
             limits = login_throttle.limits(rt.settings)
             await login_throttle.admit(session, limits, username=name, address=place, now=now)
@@ -117,7 +118,8 @@ async def authenticate_client(rt: Runtime, passwords: Passwords, creds: ClientCr
     legacy = not fast and not client.secret_hash.startswith(SECRET_DIGEST)
     if not fast and not (legacy and await passwords.verify(client.secret_hash, creds.secret)):
         raise _bad_client(creds)
-    async with rt.db.transaction() as session:
+    async with unit_of_work(rt) as uow:
+        session = uow.session
         await login_throttle.succeeded(session, username=name, address=place, now=now)
         if legacy:
             await session.execute(

@@ -20,6 +20,7 @@ from doctordesk.domain.roles import Role
 from doctordesk.domain.transfer.csv_cells import Cell, CsvWriter
 from doctordesk.domain.transfer.import_rows import FIELDS, LIST_FIELDS, WEEKDAYS, Kind
 from doctordesk.services.audit import audit
+from doctordesk.services.uow import worker_transaction
 from doctordesk.store import external_ids as store
 from doctordesk.store.db import Database
 from doctordesk.store.tables import Appointment, DoctorProfile, InsurancePolicy, Location, Patient, User, WorkHours
@@ -29,7 +30,7 @@ ExportRow = dict[str, Any]
 
 async def export_rows(db: Database, *, kinds: Sequence[Kind], now: datetime) -> dict[Kind, list[ExportRow]]:
     """The rows of each of ``kinds`` in the import's shape (JSON values: text, numbers, booleans, lists, null)."""
-    async with db.transaction() as session:
+    async with worker_transaction(db) as session:
         given = await store.assign_missing_external_ids(session)
         if given:
             audit(

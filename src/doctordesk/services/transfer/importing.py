@@ -27,6 +27,7 @@ from doctordesk.realtime import relay
 from doctordesk.services.audit import audit
 from doctordesk.services.transfer.import_events import import_events
 from doctordesk.services.transfer.import_files import RawRow
+from doctordesk.services.uow import worker_transaction
 from doctordesk.store import external_ids as store
 from doctordesk.store import name_words
 from doctordesk.store.db import Database
@@ -118,7 +119,7 @@ async def import_rows(
     checked = await asyncio.to_thread(check_all, rows, progress)
     report = ImportReport(source=source, dry_run=dry_run)
     try:
-        async with db.transaction() as session:
+        async with worker_transaction(db) as session:
             run = _Run(session, checked, source=source, now=now, progress=progress)
             await run.check_stored()
             report.bad_rows = [

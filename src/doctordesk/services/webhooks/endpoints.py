@@ -17,9 +17,9 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from doctordesk.domain.errors import Forbidden, NotFound, ValidationFailed
+from doctordesk.domain.errors import NotFound, ValidationFailed
 from doctordesk.domain.events import DomainEvent
-from doctordesk.domain.roles import Actor, Role
+from doctordesk.domain.roles import Actor, Role, require_admin
 from doctordesk.domain.texts import N_, Text, from_json, to_json
 from doctordesk.domain.webhooks import rules as webhooks
 from doctordesk.domain.webhooks.views import EndpointView
@@ -101,11 +101,6 @@ def _record(
         before=before,
         after=_audited(row),
     )
-
-
-def require_admin(actor: Actor) -> None:
-    if actor.role is not Role.ADMIN:
-        raise Forbidden()
 
 
 async def endpoint_row(session: AsyncSession, endpoint_id: int, *, lock: bool = False) -> WebhookEndpoint:

@@ -25,6 +25,7 @@ from doctordesk.domain.events import DomainEvent
 from doctordesk.domain.fhir import mapping as fhir
 from doctordesk.domain.fhir.subscriptions import header_pairs
 from doctordesk.domain.webhooks import rules as webhooks
+from doctordesk.services.uow import worker_transaction
 from doctordesk.services.webhooks import subscription_outbox
 from doctordesk.store.chat_tables import ChatMessage
 from doctordesk.store.db import Database
@@ -199,7 +200,7 @@ async def claim(
             table.c.id, table.c.message_id, table.c.endpoint_id, table.c.payload, table.c.attempts, table.c.subject
         )
     )
-    async with db.transaction() as session:
+    async with worker_transaction(db) as session:
         leased = sorted((await session.execute(lease)).all())
         if not leased:
             return []

@@ -10,7 +10,7 @@ from doctordesk.domain.files import check as file_check
 from doctordesk.store import chat_repo
 from doctordesk.store.chat_tables import ChatMessage, ChatRead, ChatThread
 from doctordesk.store.seed import sample_files
-from doctordesk.store.seed.demo import EXTRA_SEEDERS, Demo
+from doctordesk.store.seed.demo_ids import Demo
 
 # (appointment index, [(sender, minutes before now, text, file)], readers who have read everything)
 CONVERSATIONS: list[tuple[int, list[tuple[str, int, str, str | None]], tuple[str, ...]]] = [
@@ -103,6 +103,3 @@ async def _read(session: AsyncSession, thread_id: int, user_id: int, message: Ch
         existing.message_id = message.id
         existing.updated_at = message.created_at
     await session.flush()
-
-
-EXTRA_SEEDERS.append(seed_chat)

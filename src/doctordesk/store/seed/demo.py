@@ -1,15 +1,13 @@
 """Demo data: a small, realistic clinic that shows every case of the product.
 
 Accounts (password ``demo``): doctor1..doctor3, support1, support2, patient1..patient5, admin.
-Feature modules add their own demo rows through ``EXTRA_SEEDERS`` (chat threads, offers, devices).
+After this core, the seed's parts (``PARTS``: offers, chat threads) add their own rows, in that order.
 """
 
 from __future__ import annotations
 
-import importlib
 import json
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from typing import Any
 
@@ -21,6 +19,9 @@ from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.roles import Role
 from doctordesk.domain.scheduling.suggestions import Hours
 from doctordesk.store.seed.calendar import DemoCalendar
+from doctordesk.store.seed.chat import seed_chat
+from doctordesk.store.seed.demo_ids import Demo as Demo  # the callers' name for it: ``seed.Demo``
+from doctordesk.store.seed.offers import seed_offers
 from doctordesk.store.tables import (
     Appointment,
     AppointmentHistory,
@@ -36,22 +37,10 @@ from doctordesk.store.tables import (
 DEMO_PASSWORD = "demo"
 
 
-@dataclass
-class Demo:
-    """Ids of what the core seed created, for the feature seeders."""
-
-    users: dict[str, int]
-    locations: dict[str, int]
-    patients: dict[str, int]
-    appointments: list[int]
-    now: datetime
-
-
 Seeder = Callable[[AsyncSession, Demo], Awaitable[None]]
-EXTRA_SEEDERS: list[Seeder] = []
+# The seed's parts, run in this order after the core: each adds its rows on the ids the core made.
+PARTS: tuple[Seeder, ...] = (seed_offers, seed_chat)
 DURATION_MINUTES = 30
-# Modules that append their seeders to EXTRA_SEEDERS when imported (loaded by seed_demo).
-FEATURE_SEEDERS = ("doctordesk.store.seed.offers", "doctordesk.store.seed.chat")
 
 
 async def is_empty(session: AsyncSession) -> bool:
@@ -97,10 +86,8 @@ async def seed_demo(session: AsyncSession, passwords: Passwords, now: datetime) 
     specs = _appointment_specs((d1, d2, d3), (berlin, munich, london))
     appointment_ids = await _appointments(session, calendar, patients, specs, now)
     demo = Demo(users=users.ids, locations=locations, patients=patients, appointments=appointment_ids, now=now)
-    for module in FEATURE_SEEDERS:
-        importlib.import_module(module)
-    for seeder in EXTRA_SEEDERS:
-        await seeder(session, demo)
+    for part in PARTS:
+        await part(session, demo)
     return demo
 
 

@@ -14,12 +14,12 @@ from doctordesk.domain.errors import DomainError
 from doctordesk.domain.review import coverage, fees
 from doctordesk.domain.scheduling.suggestions import Hours
 from doctordesk.store.review_tables import AppointmentOffer, OfferState
-from doctordesk.store.seed import demo as seed
 from doctordesk.store.seed.calendar import DemoCalendar
+from doctordesk.store.seed.demo_ids import Demo
 from doctordesk.store.tables import Appointment, FeeSchedule, InsurancePolicy, Location, WorkHours
 
 
-async def _calendar(session: AsyncSession, demo: seed.Demo) -> DemoCalendar:
+async def _calendar(session: AsyncSession, demo: Demo) -> DemoCalendar:
     """The demo's hours and the times its appointments hold (store/seed/calendar.py)."""
     hours: dict[tuple[int, int], list[Hours]] = {}
     for h in (await session.execute(select(WorkHours))).scalars():
@@ -49,7 +49,7 @@ async def _terms(session: AsyncSession, patient_id: int) -> list[coverage.Terms]
         return []
 
 
-def _slots(a: Appointment, demo: seed.Demo) -> list[tuple[int, int]]:
+def _slots(a: Appointment, demo: Demo) -> list[tuple[int, int]]:
     """(doctor, location) of each of the two offers of a pending appointment."""
     slots = [(a.doctor_id, a.location_id)]
     if a.status == Status.PENDING_RESPONSE_COVERAGE_RISK:
@@ -61,7 +61,7 @@ def _slots(a: Appointment, demo: seed.Demo) -> list[tuple[int, int]]:
     return slots
 
 
-async def seed_offers(session: AsyncSession, demo: seed.Demo) -> None:
+async def seed_offers(session: AsyncSession, demo: Demo) -> None:
     rows = (
         await session.execute(
             select(Appointment)
@@ -124,6 +124,3 @@ async def seed_offers(session: AsyncSession, demo: seed.Demo) -> None:
                 )
             )
     await session.flush()
-
-
-seed.EXTRA_SEEDERS.append(seed_offers)

@@ -152,7 +152,8 @@ async def cancel(rt: Runtime, caller: Caller, public_id: str) -> None:
     (and again by the sweep, should a writer still be finishing a page)."""
     job = await _own(rt, caller, public_id)
     now = rt.clock.now()
-    async with rt.db.transaction() as session:
+    async with unit_of_work(rt) as uow:
+        session = uow.session
         await session.execute(
             update(BulkJob)
             .where(BulkJob.id == job.id)

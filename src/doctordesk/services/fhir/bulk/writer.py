@@ -31,6 +31,7 @@ from doctordesk.domain.fhir.bulk import JobStatus, Level, file_name
 from doctordesk.realtime.lease import lease_due
 from doctordesk.services.fhir.bulk import jobs
 from doctordesk.services.fhir.bulk.sources import PAGES, Scope
+from doctordesk.services.uow import worker_transaction
 from doctordesk.store.db import Database
 from doctordesk.store.fhir_tables import BulkJob
 
@@ -55,7 +56,7 @@ async def claim(db: Database, *, now: datetime, settings: Settings) -> Claimed |
     async with db.read() as session:  # nothing due (most rounds): no write transaction
         if await session.scalar(due.limit(1)) is None:
             return None
-    async with db.transaction() as session:
+    async with worker_transaction(db) as session:
         ids = await lease_due(
             session, BulkJob, now=now, limit=1, lease_seconds=settings.bulk_lease_seconds, skip_locked=not db.is_sqlite
         )
@@ -74,7 +75,7 @@ async def claim(db: Database, *, now: datetime, settings: Settings) -> Claimed |
 
 async def _renew(db: Database, claimed: Claimed, **values: Any) -> None:
     """Update the job while ``claimed`` is still its latest claim and it is pending; LeaseLost otherwise."""
-    async with db.transaction() as session:
+    async with worker_transaction(db) as session:
         result = await session.execute(
             update(BulkJob)
             .where(
@@ -209,7 +210,7 @@ async def sweep(db: Database, *, now: datetime, settings: Settings, limit: int =
     async with db.read() as session:  # nothing expired (most rounds): no write transaction
         ids = list((await session.scalars(query)).all())
     if ids:
-        async with db.transaction() as session:
+        async with worker_transaction(db) as session:
             await session.execute(delete(BulkJob).where(BulkJob.id.in_(ids)))
     for job_id in ids:
         await jobs.remove_files(settings, job_id)

@@ -152,13 +152,14 @@ async def prepare(url: str) -> tuple[list[int], str]:
 
 async def enqueue(db: Any, appointments: list[int], sequence: range) -> None:
     """Events through the outbox hook, BATCH per commit."""
+    from doctordesk.domain.event_kinds import EventKind
     from doctordesk.domain.events import DomainEvent
     from doctordesk.services.webhooks import outbox as webhook_outbox
 
     for start in range(sequence.start, sequence.stop, BATCH):
         events = [
             DomainEvent(
-                "appointment.approve",
+                EventKind.APPOINTMENT_APPROVE,
                 topics=(),
                 data={"appointment_id": appointments[n % len(appointments)], "status": 2, "version": n},
             )

@@ -19,15 +19,24 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from doctordesk.domain.event_kinds import EventKind
+
 
 @dataclass(frozen=True, slots=True)
 class DomainEvent:
-    kind: str
+    """One event: its ``kind`` (an ``EventKind``: never a free string) with its payload ``data`` (the kind's schema,
+    ``event_kinds.PAYLOADS``)."""
+
+    kind: EventKind
     topics: tuple[str, ...]
     data: dict[str, Any] = field(default_factory=dict)
     # Users to notify by push (mobile) with this optional text; empty: no push.
     notify_user_ids: tuple[int, ...] = ()
     notify_text: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.kind, EventKind):  # a string from outside: ``event_kinds.checked_kind`` first
+            raise TypeError(f"an event's kind is an EventKind, not {self.kind!r}")
 
 
 def doctor_topic(user_id: int) -> str:
@@ -53,7 +62,7 @@ def user_topic(user_id: int) -> str:
 SUPPORT_TOPIC = "support"
 ALL_APPOINTMENTS_TOPIC = "appointments"
 CLINIC_TOPIC = "clinic"
-CLINIC_CHANGED = "clinic.changed"
+CLINIC_CHANGED = EventKind.CLINIC_CHANGED
 
 
 def clinic_changed() -> DomainEvent:

@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict
 from typing import Any, Protocol
 
+from doctordesk.domain.event_kinds import check_payload, checked_kind
 from doctordesk.domain.events import DomainEvent
 
 log = logging.getLogger(__name__)
@@ -23,10 +24,15 @@ def event_to_json(event: DomainEvent) -> dict[str, Any]:
 
 
 def event_from_json(data: dict[str, Any]) -> DomainEvent:
+    """The event as another process sent it; ``BadEvent`` for an unknown kind or a payload its kind does not carry
+    (``event_kinds.PAYLOADS``), ``KeyError``/``TypeError`` for what is no event at all."""
+    kind = checked_kind(data["kind"])
+    payload = dict(data.get("data", {}))
+    check_payload(kind, payload)
     return DomainEvent(
-        kind=data["kind"],
+        kind=kind,
         topics=tuple(data.get("topics", ())),
-        data=dict(data.get("data", {})),
+        data=payload,
         notify_user_ids=tuple(data.get("notify_user_ids", ())),
         notify_text=data.get("notify_text"),
     )

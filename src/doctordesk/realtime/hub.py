@@ -20,13 +20,14 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
+from doctordesk.domain.event_kinds import EventKind
 from doctordesk.domain.events import DomainEvent
 from doctordesk.domain.inputs import parse_int
 from doctordesk.realtime.message import TIMEOUT_ONLY, RealtimeMessage
 from doctordesk.realtime.routing import Screen, message_for, routed
 
-PRESENCE = "screen-presence"
-TOKEN_REVOKED = "token-revoked"
+PRESENCE = EventKind.SCREEN_PRESENCE
+TOKEN_REVOKED = EventKind.TOKEN_REVOKED
 QUEUE_LIMIT = 32
 LAST_EVENT_LIMIT = 500_000
 

@@ -17,6 +17,7 @@ from sqlalchemy import bindparam, func, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk import i18n
+from doctordesk.domain.event_kinds import EventKind
 from doctordesk.domain.events import DomainEvent
 from doctordesk.realtime.lease import lease_due
 from doctordesk.store import plain_rows
@@ -52,7 +53,7 @@ async def depth(db: Database) -> int:
 
 
 # Published after a transaction that queued notifications: wakes the push dispatchers (on every instance).
-QUEUED_EVENT = "push.queued"
+QUEUED_EVENT = EventKind.PUSH_QUEUED
 
 
 class Recipient(Protocol):

@@ -20,9 +20,10 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 
-from sqlalchemy import delete, insert, select
+from sqlalchemy import Row, delete, insert, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from doctordesk.domain.event_kinds import BadEvent, checked_kind
 from doctordesk.domain.events import DomainEvent
 from doctordesk.store.db import Database
 from doctordesk.store.realtime_tables import RelayedEvent
@@ -36,7 +37,7 @@ Publish = Callable[[Sequence[DomainEvent]], Awaitable[None]]
 async def stage(session: AsyncSession, events: Sequence[DomainEvent], *, now: datetime) -> None:
     """Keep ``events`` for a serving process to publish (in ``session``'s transaction: only if it commits). Only
     the kind and the topics travel: what routing and the screens' change marks use."""
-    rows = [{"kind": e.kind, "topics": "\n".join(e.topics), "created_at": now} for e in events if e.topics]
+    rows = [{"kind": e.kind.value, "topics": "\n".join(e.topics), "created_at": now} for e in events if e.topics]
     if rows:
         await session.execute(insert(RelayedEvent), rows)
 
@@ -53,14 +54,24 @@ async def relay_staged(db: Database, publish: Publish) -> int:
             .where(RelayedEvent.id.in_(oldest))
             .returning(RelayedEvent.id, RelayedEvent.kind, RelayedEvent.topics)
         )
-        events = [
-            DomainEvent(kind, tuple(topics.split("\n")))
-            for _id, kind, topics in sorted(claimed.all(), key=lambda row: row[0])
-        ]
+        rows = sorted(claimed.all(), key=lambda row: row[0])
+        events = _events(rows)
         # Published before the claim commits: a failed publish leaves the rows for the next round. The change
         # itself committed long before (in the staging process), so no client can read ahead of it.
         await publish(events)
-    return len(events)
+    return len(rows)
+
+
+def _events(rows: Sequence[Row[int, str, str]]) -> list[DomainEvent]:
+    """The claimed rows as events; a row of a kind this process does not know is left out and logged (it is
+    claimed all the same: it would not be known at the next round either)."""
+    events: list[DomainEvent] = []
+    for _id, raw, topics in rows:
+        try:
+            events.append(DomainEvent(checked_kind(raw), tuple(topics.split("\n"))))
+        except BadEvent as exc:
+            log.warning("relay: refused staged event %s: %s", _id, exc)
+    return events
 
 
 async def run(db: Database, publish: Publish, *, every: float, stopping: asyncio.Event) -> None:

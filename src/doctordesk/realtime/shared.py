@@ -19,6 +19,7 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from doctordesk.domain.event_kinds import BadEvent
 from doctordesk.domain.events import DomainEvent
 from doctordesk.realtime.bus import LocalHandlers, event_from_json
 from doctordesk.screens.state import ScreenStates
@@ -27,8 +28,16 @@ log = logging.getLogger(__name__)
 
 
 def batch_events(body: dict[str, Any]) -> list[DomainEvent]:
-    """The events of a batch as both buses carry it (``{"origin", "events": [...]}``, JSON)."""
-    return [event_from_json(e) for e in body.get("events", [])]
+    """The events of a batch as both buses carry it (``{"origin", "events": [...]}``, JSON). An event of a kind this
+    process does not know, or with a payload its kind does not carry, is left out and logged: the rest of the batch
+    is delivered."""
+    events: list[DomainEvent] = []
+    for raw in body.get("events", []):
+        try:
+            events.append(event_from_json(raw))
+        except BadEvent as exc:
+            log.warning("event bus: refused an event from %s: %s", body.get("origin"), exc)
+    return events
 
 
 class SharedBus(LocalHandlers):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 
+from doctordesk.domain.event_kinds import APPOINTMENT_KINDS
 from doctordesk.domain.events import CLINIC_CHANGED, DomainEvent
 from doctordesk.realtime.lease import DrainLoop
 from doctordesk.runtime import Runtime
@@ -20,7 +21,7 @@ log = logging.getLogger(__name__)
 
 def wakes(event: DomainEvent) -> bool:
     """Whether ``event`` may have freed a time someone waits for."""
-    return event.kind.startswith("appointment.") or event.kind == CLINIC_CHANGED or event.kind in WAKING
+    return event.kind in APPOINTMENT_KINDS or event.kind == CLINIC_CHANGED or event.kind in WAKING
 
 
 class WaitlistRounds(DrainLoop):

@@ -12,6 +12,7 @@ from typing import Any
 
 from sqlalchemy import update
 
+from doctordesk.domain.event_kinds import EventKind
 from doctordesk.domain.events import ALL_APPOINTMENTS_TOPIC, DomainEvent
 from doctordesk.screens.protocol import walk
 from doctordesk.services.dashboard import screen as dashboard
@@ -150,7 +151,7 @@ async def test_figures_are_computed_once_per_hold_and_a_stale_page_says_when_to_
     admin = await login("admin")
     page = (await client.put(ADMIN, headers=admin.headers)).json()
     # An appointment changed (the event alone: the figures read the same rows) right after the page was drawn.
-    await runtime.publish([DomainEvent("appointment.changed", (ALL_APPOINTMENTS_TOPIC,))])
+    await runtime.publish([DomainEvent(EventKind.APPOINTMENTS_IMPORTED, (ALL_APPOINTMENTS_TOPIC,))])
     held = await client.patch(ADMIN, headers={**admin.headers, "X-Screen-State": page["state"]})
     token = held.json()["state"]
     until = int(token.split(".")[5])

@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import select
 
 from doctordesk.domain.clock import ShiftedClock, SystemClock
+from doctordesk.domain.event_kinds import EventKind
 from doctordesk.domain.events import DomainEvent
 from doctordesk.services.mail import outbox
 from doctordesk.store.mail_tables import MailMessage
@@ -28,7 +29,9 @@ SENT_BEFORE_THE_KILL = 5
 async def test_a_worker_killed_mid_batch_sends_no_mail_twice(
     database_url, demo, runtime, settings, tmp_path, smtp: SmtpServer
 ):
-    events = [DomainEvent("appointment.approve", (), {"appointment_id": a}) for a in list(demo.appointments)[:BATCH]]
+    events = [
+        DomainEvent(EventKind.APPOINTMENT_APPROVE, (), {"appointment_id": a}) for a in list(demo.appointments)[:BATCH]
+    ]
     async with runtime.db.transaction() as session:
         # Due at the system clock's time: the worker runs on it.
         assert await outbox.enqueue(session, events, now=SystemClock().now(), sender=SENDER) == BATCH

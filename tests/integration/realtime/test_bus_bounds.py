@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import redis.asyncio as redis
 
+from doctordesk.domain.event_kinds import EventKind
 from doctordesk.domain.events import DomainEvent
 from doctordesk.realtime.broker import Broker
 from doctordesk.realtime.redis_bus import RedisBus
@@ -49,14 +50,14 @@ async def test_the_broker_drops_a_worker_that_stops_reading_and_serves_the_other
         batches = 0
         async with asyncio.timeout(20):
             while len(broker.writers) > 1:  # each publish comes back to the reading worker before it returns
-                await worker.publish([DomainEvent("x", topics=("doctor:1",), data={"pad": big})])
+                await worker.publish([DomainEvent(EventKind.ADMIN_CHANGED, topics=("doctor:1",), data={"pad": big})])
                 batches += 1
         assert batches * len(big) > LIMIT  # it was let fall that far behind, no further
         assert states.revisions.sequence == batches  # every batch numbered by the broker: none waited for the other
         async with asyncio.timeout(5):  # the dropped one reads what reached it, then the end of its connection
             while await reader.read(1 << 20):
                 pass
-        await worker.publish([DomainEvent("x", topics=("doctor:1",))])
+        await worker.publish([DomainEvent(EventKind.ADMIN_CHANGED, topics=("doctor:1",))])
         assert states.revisions.sequence == batches + 1
     finally:
         await worker.stop()
@@ -101,10 +102,12 @@ async def test_redis_forgets_marks_older_than_kept_and_a_joining_process_adopts_
     second = RedisBus(databases.REDIS_URL, channel=channel, instance="second", keep_marks=keep, clock=clock)
     try:
         for n in range(20):
-            await first.publish([DomainEvent("x", topics=(f"doctor:{100 + n}", "appointments"))])
+            await first.publish([DomainEvent(EventKind.ADMIN_CHANGED, topics=(f"doctor:{100 + n}", "appointments"))])
         clock.at += keep + 1
-        await first.publish([DomainEvent("x", topics=("doctor:7",))])
-        await first.publish([DomainEvent("x", topics=("doctor:8",))])  # 16 forgotten per publish: all 20 by now
+        await first.publish([DomainEvent(EventKind.ADMIN_CHANGED, topics=("doctor:7",))])
+        await first.publish(
+            [DomainEvent(EventKind.ADMIN_CHANGED, topics=("doctor:8",))]
+        )  # 16 forgotten per publish: all 20 by now
         client = redis.Redis.from_url(databases.REDIS_URL)
         marks = await client.hgetall(f"{channel}:screens:marks")
         changed = await client.zcard(f"{channel}:screens:changed")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import func, select
 
+from doctordesk.domain.event_kinds import EventKind
 from doctordesk.domain.events import DomainEvent, doctor_topic
 from doctordesk.runtime import Runtime
 from doctordesk.services.uow import unit_of_work
@@ -67,7 +68,7 @@ async def test_notifications_go_to_the_outbox_in_the_same_transaction_for_the_la
     other_phone = {"X-Device-Id": "phone-2", "X-Push-Platform": "ios", "X-Push-Token": "tok-C"}
     await client.put("/profile/appointments", headers={**support.headers, **other_phone})
     event = DomainEvent(
-        "appointment-approved", (doctor_topic(doctor.user["id"]),), notify_user_ids=(doctor.user["id"],)
+        EventKind.APPOINTMENTS_IMPORTED, (doctor_topic(doctor.user["id"]),), notify_user_ids=(doctor.user["id"],)
     )
     with pytest.raises(RuntimeError):
         async with unit_of_work(runtime) as uow:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from doctordesk.domain.event_kinds import EventKind
 from doctordesk.domain.events import DomainEvent
 from doctordesk.realtime.broker import Broker
 from doctordesk.realtime.redis_bus import RedisBus
@@ -92,14 +93,14 @@ async def two(request: pytest.FixtureRequest, broker: Path) -> AsyncIterator[lis
 
 async def test_a_token_of_one_process_is_current_on_the_other_until_an_event_through_either(two) -> None:
     (bus1, states1), (bus2, states2) = two
-    await bus1.publish([DomainEvent("x", topics=TOPICS)])  # marks before the tokens too
+    await bus1.publish([DomainEvent(EventKind.ADMIN_CHANGED, topics=TOPICS)])  # marks before the tokens too
     await settle([bus1, bus2], 1)
     token = await issued(states1)
     assert current(states2, token) and current(states1, token)
-    await bus2.publish([DomainEvent("y", topics=("doctor:8",))])
+    await bus2.publish([DomainEvent(EventKind.ADMIN_CHANGED, topics=("doctor:8",))])
     await settle([bus1, bus2], 2)
     assert current(states1, token) and current(states2, token)  # another topic: still current
-    await bus2.publish([DomainEvent("z", topics=TOPICS)])
+    await bus2.publish([DomainEvent(EventKind.ADMIN_CHANGED, topics=TOPICS)])
     await settle([bus1, bus2], 3)
     assert not current(states1, token) and not current(states2, token)
     fresh = await issued(states2, 1)
@@ -127,7 +128,7 @@ async def test_events_a_process_could_not_hand_to_the_bus_reach_it_alone_under_a
         bus1.url = "redis://127.0.0.1:1/0"
         await bus1._publisher.aclose()
         bus1._publisher = type(bus1._publisher).from_url(bus1.url, socket_connect_timeout=0.2)
-    await bus1.publish([DomainEvent("lost", topics=TOPICS)])
+    await bus1.publish([DomainEvent(EventKind.ADMIN_CHANGED, topics=TOPICS)])
     assert bus1.heard >= 1  # type: ignore[attr-defined]
     assert states1.revisions.epoch != states2.revisions.epoch
     assert not current(states1, token)  # its own view moved on: the other's token renders here

@@ -11,6 +11,7 @@ import pytest
 from sqlalchemy import select
 
 from doctordesk.domain.appointments.status import Status
+from doctordesk.domain.event_kinds import EventKind
 from doctordesk.domain.events import (
     ALL_APPOINTMENTS_TOPIC,
     DomainEvent,
@@ -48,7 +49,7 @@ async def change_status(runtime, appointment_id: int, status: Status) -> None:
         a.status = int(status)
         a.version += 1
         a.updated_at = runtime.clock.now()
-        uow.emit(DomainEvent("appointment-changed", _topics(a), {"id": a.id}))
+        uow.emit(DomainEvent(EventKind.APPOINTMENTS_IMPORTED, _topics(a), {"id": a.id}))
 
 
 async def new_appointment(runtime, *, like: int, days: int) -> int:
@@ -69,7 +70,7 @@ async def new_appointment(runtime, *, like: int, days: int) -> int:
         )
         uow.session.add(a)
         await uow.session.flush()
-        uow.emit(DomainEvent("appointment-requested", _topics(a), {"id": a.id}))
+        uow.emit(DomainEvent(EventKind.APPOINTMENTS_IMPORTED, _topics(a), {"id": a.id}))
         return a.id
 
 

@@ -12,6 +12,7 @@ from sqlalchemy import func, select
 
 from doctordesk.app import create_app
 from doctordesk.bootstrap import build_webhook_dispatcher
+from doctordesk.domain.event_kinds import EventKind
 from doctordesk.domain.events import DomainEvent
 from doctordesk.services.uow import unit_of_work
 from doctordesk.services.webhooks import outbox as webhook_outbox
@@ -394,9 +395,11 @@ async def test_a_request_event_from_the_coming_integration_api_is_delivered_as_a
     a = aid(demo, REQUESTED)
     async with unit_of_work(runtime) as uow:
         # The shape its transition emits for a new appointment: no previous status.
-        uow.emit(DomainEvent("appointment.request", topics=(), data={"appointment_id": a, "from_status": None}))
+        uow.emit(DomainEvent(EventKind.APPOINTMENT_REQUEST, topics=(), data={"appointment_id": a, "from_status": None}))
         uow.emit(
-            DomainEvent("appointment.cancel", topics=(), data={"appointment_id": a, "from_status": 1, "status": 4})
+            DomainEvent(
+                EventKind.APPOINTMENT_CANCEL, topics=(), data={"appointment_id": a, "from_status": 1, "status": 4}
+            )
         )
     await dispatcher.drain()
     got = sorted((r.json() for r in receiver.requests()), key=lambda p: p["type"])

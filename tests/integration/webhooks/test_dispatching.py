@@ -21,6 +21,7 @@ from sqlalchemy import select
 
 from doctordesk.config import Settings
 from doctordesk.domain.clock import SystemClock
+from doctordesk.domain.event_kinds import EventKind
 from doctordesk.domain.events import DomainEvent
 from doctordesk.runtime import Runtime
 from doctordesk.services.webhooks import outbox as webhook_outbox
@@ -40,7 +41,7 @@ async def queue(runtime: Runtime, demo: Demo, count: int, *, start: int = 0) -> 
     ids = list(demo.appointments)
     events = [
         DomainEvent(
-            "appointment.approve",
+            EventKind.APPOINTMENT_APPROVE,
             topics=(),
             data={"appointment_id": ids[n % len(ids)], "status": 2, "version": n},
         )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+from doctordesk.domain.event_kinds import EventKind
 from doctordesk.domain.events import CLINIC_TOPIC, DomainEvent, clinic_changed, doctor_topic, thread_topic
 from doctordesk.realtime.hub import CLOSE, Hub, Stream
 from doctordesk.realtime.message import RealtimeMessage
@@ -30,7 +31,7 @@ async def test_an_event_reaches_only_the_clients_whose_screen_it_touches() -> No
     hub.set_presence("b", CHAT)
     a = hub.open("a", user_id=1, token_id=1, expires_at=None)
     b = hub.open("b", user_id=1, token_id=1, expires_at=None)
-    await hub.on_event(DomainEvent("appointment-approved", (doctor_topic(1),)))
+    await hub.on_event(DomainEvent(EventKind.APPOINTMENTS_IMPORTED, (doctor_topic(1),)))
     assert data(drain(a)) == ["Timeout"]
     assert drain(b) == []
 
@@ -40,9 +41,9 @@ async def test_presence_follows_the_last_screen_put() -> None:
     stream = hub.open("a", user_id=1, token_id=1, expires_at=None)
     hub.set_presence("a", LIST)
     hub.set_presence("a", CHAT)
-    await hub.on_event(DomainEvent("appointment-approved", (doctor_topic(1),)))
+    await hub.on_event(DomainEvent(EventKind.APPOINTMENTS_IMPORTED, (doctor_topic(1),)))
     assert drain(stream) == []
-    await hub.on_event(DomainEvent("message-sent", (thread_topic(7),)))
+    await hub.on_event(DomainEvent(EventKind.CHAT_READ, (thread_topic(7),)))
     assert data(drain(stream)) == [str(RealtimeMessage(endpoint="/profile/messages/load-more"))]
 
 
@@ -50,7 +51,7 @@ async def test_a_client_id_reused_by_another_user_gets_nothing_of_the_first() ->
     hub = Hub()
     hub.set_presence("a", LIST)  # user 1's screen
     intruder = hub.open("a", user_id=2, token_id=9, expires_at=None)
-    await hub.on_event(DomainEvent("appointment-approved", (doctor_topic(1),)))
+    await hub.on_event(DomainEvent(EventKind.APPOINTMENTS_IMPORTED, (doctor_topic(1),)))
     assert drain(intruder) == []
 
 
@@ -58,7 +59,7 @@ async def test_revoking_a_token_closes_its_streams_only() -> None:
     hub = Hub()
     mine = hub.open("a", user_id=1, token_id=1, expires_at=None)
     other = hub.open("b", user_id=1, token_id=2, expires_at=None)
-    await hub.on_event(DomainEvent("token-revoked", (), {"token_id": 1}))
+    await hub.on_event(DomainEvent(EventKind.TOKEN_REVOKED, (), {"token_id": 1}))
     assert drain(mine) == [CLOSE]
     assert drain(other) == []
 
@@ -67,7 +68,7 @@ async def test_presence_from_another_instance_is_applied_and_our_own_is_ignored(
     here, there = Hub(instance="here"), Hub(instance="there")
     await here.on_event(there.presence_event("a", LIST))
     assert here.screen_of("a") == LIST
-    await here.on_event(DomainEvent("screen-presence", (), {**here.presence_event("a", CHAT).data}))
+    await here.on_event(DomainEvent(EventKind.SCREEN_PRESENCE, (), {**here.presence_event("a", CHAT).data}))
     assert here.screen_of("a") == LIST
 
 

@@ -10,13 +10,14 @@ from datetime import UTC, datetime
 from enum import StrEnum
 
 from doctordesk.domain.errors import ValidationFailed
+from doctordesk.domain.event_kinds import EventKind
 from doctordesk.domain.fhir.errors import NotSupported
 from doctordesk.domain.texts import N_, Text
 
 NDJSON = "application/fhir+ndjson"
 # The ``_outputFormat`` values taken: the spec's own and its two short forms (Bulk Data 2.0, "Query Parameters").
 OUTPUT_FORMATS = frozenset({NDJSON, "application/ndjson", "ndjson"})
-QUEUED_EVENT = "bulk.queued"
+QUEUED_EVENT = EventKind.BULK_QUEUED
 PARAMETERS = ("_outputFormat", "_since", "_type")
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from doctordesk.domain.event_kinds import EventKind
 from doctordesk.domain.texts import N_
 
 
@@ -39,7 +40,7 @@ STAFF_KINDS: dict[MailKind, str] = {
 
 
 # The domain event of a reminder that went (services/reminders/sender.py): it mails and pushes, nothing else.
-REMINDER_EVENT = "appointment.reminder"
+REMINDER_EVENT = EventKind.APPOINTMENT_REMINDER
 
 
 class Method(StrEnum):
@@ -51,21 +52,21 @@ class Method(StrEnum):
 
 def kind_for(event_kind: str, data: Mapping[str, Any]) -> MailKind | None:
     """The mail an appointment event sends its patient; None: none."""
-    if event_kind in ("appointment.approve", "appointment.auto-approve"):
+    if event_kind in (EventKind.APPOINTMENT_APPROVE, EventKind.APPOINTMENT_AUTO_APPROVE):
         return MailKind.APPROVED
-    if event_kind == "appointment.accept-offer":
+    if event_kind == EventKind.APPOINTMENT_ACCEPT_OFFER:
         return MailKind.CONFIRMED
-    if event_kind == "appointment.suggest":
+    if event_kind == EventKind.APPOINTMENT_SUGGEST:
         return MailKind.ALTERNATIVES
-    if event_kind == "appointment.decline":
+    if event_kind == EventKind.APPOINTMENT_DECLINE:
         return MailKind.DECLINED
-    if event_kind == "appointment.cancel":
+    if event_kind == EventKind.APPOINTMENT_CANCEL:
         return MailKind.CANCELED_BY_PATIENT if data.get("canceled_by") == "patient" else MailKind.CANCELED
-    if event_kind == "appointment.reschedule-request":
+    if event_kind == EventKind.APPOINTMENT_RESCHEDULE_REQUEST:
         return MailKind.MOVED
     if event_kind == REMINDER_EVENT:
         return MailKind.REMINDER
-    if event_kind == "waitlist.offered":
+    if event_kind == EventKind.WAITLIST_OFFERED:
         return MailKind.WAITLIST_OFFER
     return None
 
@@ -73,9 +74,9 @@ def kind_for(event_kind: str, data: Mapping[str, Any]) -> MailKind | None:
 def staff_kind_for(event_kind: str, data: Mapping[str, Any]) -> MailKind | None:
     """The mail an appointment event sends its doctor when they chose it; None: none (a confirmation by a
     reminder's link, a decision the doctor made themselves, the clinic's own changes)."""
-    if event_kind == "appointment.request":
+    if event_kind == EventKind.APPOINTMENT_REQUEST:
         return MailKind.STAFF_NEW_REQUEST
-    if event_kind == "appointment.cancel" and data.get("canceled_by") == "patient":
+    if event_kind == EventKind.APPOINTMENT_CANCEL and data.get("canceled_by") == "patient":
         return MailKind.STAFF_CANCELED
     return None
 

@@ -12,29 +12,30 @@ from urllib.parse import urlsplit, urlunsplit
 
 from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.errors import ValidationFailed
+from doctordesk.domain.event_kinds import EventKind
 from doctordesk.domain.texts import N_, Text
 from doctordesk.domain.webhooks import addresses
 
 EVENT_TYPES: dict[str, str] = {
-    "appointment.request": "appointment.requested",
-    "appointment.approve": "appointment.approved",
-    "appointment.auto-approve": "appointment.approved",
-    "appointment.suggest": "appointment.alternatives-offered",
-    "appointment.decline": "appointment.declined",
-    "appointment.accept-offer": "appointment.offer-accepted",
-    "appointment.reject-offers": "appointment.offers-rejected",
-    "appointment.cancel": "appointment.canceled",
-    "appointment.complete": "appointment.completed",
-    "appointment.no-show": "appointment.no-show",
-    "appointment.reschedule-request": "appointment.reschedule-requested",
+    EventKind.APPOINTMENT_REQUEST: "appointment.requested",
+    EventKind.APPOINTMENT_APPROVE: "appointment.approved",
+    EventKind.APPOINTMENT_AUTO_APPROVE: "appointment.approved",
+    EventKind.APPOINTMENT_SUGGEST: "appointment.alternatives-offered",
+    EventKind.APPOINTMENT_DECLINE: "appointment.declined",
+    EventKind.APPOINTMENT_ACCEPT_OFFER: "appointment.offer-accepted",
+    EventKind.APPOINTMENT_REJECT_OFFERS: "appointment.offers-rejected",
+    EventKind.APPOINTMENT_CANCEL: "appointment.canceled",
+    EventKind.APPOINTMENT_COMPLETE: "appointment.completed",
+    EventKind.APPOINTMENT_NO_SHOW: "appointment.no-show",
+    EventKind.APPOINTMENT_RESCHEDULE_REQUEST: "appointment.reschedule-requested",
     # The patient said they will come, through a reminder's link (docs/notifications.md#reminders).
-    "appointment.patient-confirm": "appointment.confirmed",
-    "chat-message": "chat.message-created",
+    EventKind.APPOINTMENT_PATIENT_CONFIRM: "appointment.confirmed",
+    EventKind.CHAT_MESSAGE: "chat.message-created",
     # The waitlist (docs/waitlist.md): a freed time offered to a waiting patient, an offer accepted, and an
     # approved appointment moved to a freed time at once (direct moves).
-    "waitlist.offered": "waitlist.offer-made",
-    "waitlist.accepted": "waitlist.offer-accepted",
-    "appointment.waitlist-move": "appointment.moved-from-waitlist",
+    EventKind.WAITLIST_OFFERED: "waitlist.offer-made",
+    EventKind.WAITLIST_ACCEPTED: "waitlist.offer-accepted",
+    EventKind.APPOINTMENT_WAITLIST_MOVE: "appointment.moved-from-waitlist",
 }
 WAITLIST_TYPES = frozenset({"waitlist.offer-made", "waitlist.offer-accepted"})
 CHAT_MESSAGE_CREATED = "chat.message-created"
@@ -43,7 +44,7 @@ TEST_EVENT = "webhook.test"
 SUBSCRIBABLE = tuple(dict.fromkeys(EVENT_TYPES.values()))
 # The domain event a service emits when it queued deliveries outside a decision (a replay, a test event): it
 # wakes the dispatchers of every instance, as the events themselves do.
-QUEUED_EVENT = "webhook.queued"
+QUEUED_EVENT = EventKind.WEBHOOK_QUEUED
 
 # An endpoint row is an admin's webhook, or the channel of a FHIR Subscription (docs/fhir.md#subscription), which
 # the admin webhook API does not show.

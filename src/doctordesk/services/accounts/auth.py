@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from doctordesk.domain.accounts.login_throttle import address_key
 from doctordesk.domain.accounts.passwords import Passwords
 from doctordesk.domain.errors import TooManyRequests, Unauthorized, ValidationFailed
+from doctordesk.domain.event_kinds import EventKind
 from doctordesk.domain.events import DomainEvent, user_topic
 from doctordesk.domain.inputs import check_text, is_plain_text
 from doctordesk.domain.roles import Actor, Role
@@ -32,7 +33,7 @@ from doctordesk.store.tables import AccessToken, Patient, User
 log = logging.getLogger(__name__)
 _T = TypeVar("_T")
 
-LANGUAGE_CHOSEN = "user.language"
+LANGUAGE_CHOSEN = EventKind.USER_LANGUAGE
 MAX_USERNAME = 64  # the column's width: longer names cannot exist, and must not reach the database
 MAX_PASSWORD = 1024
 # Tokens are 43 characters; anything much longer is not one of ours and is not hashed.

@@ -13,6 +13,7 @@ from sqlalchemy import delete, select, update
 from doctordesk.domain.accounts import factors as f
 from doctordesk.domain.accounts.security import DeviceRow, Overview, PasskeyRow, PendingTotp, SessionRow
 from doctordesk.domain.errors import Forbidden, NotFound
+from doctordesk.domain.event_kinds import EventKind
 from doctordesk.domain.events import DomainEvent, user_topic
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.texts import N_
@@ -27,7 +28,7 @@ from doctordesk.store.realtime_tables import Device, PushOutbox
 from doctordesk.store.tables import AccessToken, User
 
 # The event on which the user's open security pages are rendered again.
-SECURITY_CHANGED = "account.security-changed"
+SECURITY_CHANGED = EventKind.ACCOUNT_SECURITY_CHANGED
 
 
 async def overview(rt: Runtime, actor: Actor) -> Overview:

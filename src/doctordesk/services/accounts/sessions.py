@@ -10,11 +10,12 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.errors import Unauthorized
+from doctordesk.domain.event_kinds import EventKind
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.store.tables import AccessToken, Patient, User
 
 # The event on which every instance drops a revoked token from its cache and closes its streams.
-TOKEN_REVOKED = "token-revoked"
+TOKEN_REVOKED = EventKind.TOKEN_REVOKED
 
 
 def token_hash(token: str) -> str:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from sqlalchemy import select
 
 from doctordesk.domain.errors import NotFound, ValidationFailed
+from doctordesk.domain.event_kinds import EventKind
 from doctordesk.domain.events import DomainEvent, user_topic
 from doctordesk.domain.mail.addresses import optional_address
 from doctordesk.domain.roles import Actor, Role, require_admin
@@ -21,7 +22,7 @@ from doctordesk.store.mail_tables import StaffMailSetting
 from doctordesk.store.tables import User
 
 STAFF_ROLES = (Role.DOCTOR, Role.SUPPORT)
-CHANGED = "account.staff-mail-changed"
+CHANGED = EventKind.ACCOUNT_STAFF_MAIL_CHANGED
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 
 from doctordesk.domain import roles
+from doctordesk.domain.event_kinds import EventKind
 from doctordesk.domain.events import CLINIC_TOPIC, DomainEvent
 from doctordesk.domain.inputs import text_problem
 from doctordesk.domain.roles import Actor
@@ -51,7 +52,7 @@ def viewing(
 
 async def changed(rt: Runtime) -> None:
     """Tell every admin's open screens that something they show changed."""
-    await rt.publish([DomainEvent(kind="admin.changed", topics=(ADMIN_TOPIC,))])
+    await rt.publish([DomainEvent(kind=EventKind.ADMIN_CHANGED, topics=(ADMIN_TOPIC,))])
 
 
 def told(update: UpdateSet, ref: str, text: str) -> UpdateSet:

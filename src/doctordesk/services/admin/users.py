@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.accounts.passwords import Passwords
 from doctordesk.domain.errors import NotFound, ValidationFailed
+from doctordesk.domain.event_kinds import EventKind
 from doctordesk.domain.events import DomainEvent, doctor_topic, thread_topic
 from doctordesk.domain.mail.addresses import optional_address
 from doctordesk.domain.names import check_name, name_problem
@@ -401,7 +402,7 @@ async def update_doctor(rt: Runtime, actor: Actor, user_id: int, change: DoctorC
             # Every appointment's, with or without messages yet: a rare change, one small topic each.
             ids = await session.scalars(select(Appointment.id).where(Appointment.doctor_id == user_id))
             topics = tuple(thread_topic(a) for a in ids)
-            uow.emit(DomainEvent(kind="doctor.chat-setting", topics=(doctor_topic(user_id), *topics)))
+            uow.emit(DomainEvent(kind=EventKind.DOCTOR_CHAT_SETTING, topics=(doctor_topic(user_id), *topics)))
         await session.flush()
         after = await _view(session, user)
         _changed(uow, actor, now, "admin.doctor-updated", before, after)

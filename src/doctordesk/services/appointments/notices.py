@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.appointments.notices import SHOWN, Notice
 from doctordesk.domain.errors import NotFound
+from doctordesk.domain.event_kinds import EventKind
 from doctordesk.domain.events import DomainEvent, user_topic
 from doctordesk.domain.roles import Actor
 from doctordesk.domain.texts import N_, from_json, to_json
@@ -74,4 +75,4 @@ async def dismiss(rt: Runtime, actor: Actor, notice_id: int | None) -> None:
                 raise NotFound(N_("Notice not found."))
             where.append(UserNotice.id == notice_id)
         await uow.session.execute(update(UserNotice).where(*where).values(dismissed_at=now))
-        uow.emit(DomainEvent(kind="notice.dismissed", topics=(user_topic(actor.user_id),), data={}))
+        uow.emit(DomainEvent(kind=EventKind.NOTICE_DISMISSED, topics=(user_topic(actor.user_id),), data={}))

@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from doctordesk import i18n
 from doctordesk.domain import calendar_feed as rules
 from doctordesk.domain.errors import NotFound
+from doctordesk.domain.event_kinds import EventKind
 from doctordesk.domain.events import DomainEvent, user_topic
 from doctordesk.domain.integration import needs_last_use
 from doctordesk.domain.roles import Actor, Role
@@ -81,7 +82,9 @@ def _require_doctor(actor: Actor) -> None:
 
 
 def _changed(uow: UnitOfWork, doctor_id: int) -> None:
-    uow.emit(DomainEvent(kind="calendar-feed.changed", topics=(rules.feed_topic(doctor_id), user_topic(doctor_id))))
+    uow.emit(
+        DomainEvent(kind=EventKind.CALENDAR_FEED_CHANGED, topics=(rules.feed_topic(doctor_id), user_topic(doctor_id)))
+    )
 
 
 async def _live(session: AsyncSession, doctor_id: int, *, lock: bool = False) -> CalendarFeed | None:

@@ -27,6 +27,7 @@ from doctordesk.domain.chat.messages import (
     require_chat_role,
 )
 from doctordesk.domain.errors import NotFound, ValidationFailed
+from doctordesk.domain.event_kinds import EventKind
 from doctordesk.domain.events import (
     DomainEvent,
     thread_topic,
@@ -47,7 +48,7 @@ from doctordesk.services.chat import shared_pages
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store import chat_repo
 
-READ_EVENT = "chat-read"
+READ_EVENT = EventKind.CHAT_READ
 
 
 # --- the chat's state token -------------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ from doctordesk.domain.chat.messages import (
     retry_after,
 )
 from doctordesk.domain.errors import TooManyRequests, ValidationFailed
+from doctordesk.domain.event_kinds import EventKind
 from doctordesk.domain.events import (
     ALL_APPOINTMENTS_TOPIC,
     SUPPORT_TOPIC,
@@ -49,7 +50,7 @@ from doctordesk.services.chat.file_checking import check_upload, read_checked, s
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store import chat_repo, chat_sends
 
-MESSAGE_EVENT = "chat-message"
+MESSAGE_EVENT = EventKind.CHAT_MESSAGE
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,6 +13,7 @@ from sqlalchemy import or_, select, update
 
 from doctordesk.caches.auth import CachedKey
 from doctordesk.domain.errors import Unauthorized
+from doctordesk.domain.event_kinds import EventKind
 from doctordesk.domain.events import DomainEvent
 from doctordesk.domain.integration import (
     LAST_USE_RESOLUTION,
@@ -28,7 +29,7 @@ from doctordesk.services.uow import unit_of_work
 from doctordesk.store.integration_tables import ApiKey, ServiceAccount
 
 # Published after a key was revoked ({"key_id"}) or an account deactivated ({"account_id"}).
-API_KEY_CHANGED = "api-key-changed"
+API_KEY_CHANGED = EventKind.API_KEY_CHANGED
 
 
 async def authenticate(rt: Runtime, key: str | None) -> Integration:

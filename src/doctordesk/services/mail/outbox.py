@@ -19,6 +19,7 @@ from typing import Any, cast
 from sqlalchemy import Table, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from doctordesk.domain.event_kinds import EventKind
 from doctordesk.domain.events import DomainEvent
 from doctordesk.domain.mail.notices import STAFF_KINDS, MailKind, kind_for, staff_kind_for
 from doctordesk.domain.scheduling.booking import VISIT_MINUTES
@@ -38,9 +39,9 @@ PENDING, SENDING, SENT, FAILED, UNKNOWN = "pending", "sending", "sent", "failed"
 # The admin notice of a mail that was refused for good, ran out of attempts, or whose outcome is unknown.
 MAIL_NOT_SENT = "mail.not-sent"
 # The domain event a transaction emits when it queued mail: it wakes the senders.
-QUEUED_EVENT = "mail.queued"
+QUEUED_EVENT = EventKind.MAIL_QUEUED
 # A mail's state changed (sent, failed, unknown, due again): the administration's Mail screen follows the admin topic.
-CHANGED_EVENT = "mail.changed"
+CHANGED_EVENT = EventKind.MAIL_CHANGED
 
 
 def changed_event() -> DomainEvent:
@@ -67,7 +68,7 @@ async def _facts(session: AsyncSession, event: DomainEvent) -> MailFacts | None:
     if row is None or not row[2]:
         return None  # gone, or the patient has no address: no mail
     a, patient_name, email, language, doctor_name, location = row
-    reason = a.decline_reason if event.kind == "appointment.decline" else None
+    reason = a.decline_reason if event.kind == EventKind.APPOINTMENT_DECLINE else None
     return MailFacts(
         appointment_id=a.id,
         patient_id=a.patient_id,

@@ -8,6 +8,7 @@ from datetime import datetime
 
 from sqlalchemy import select
 
+from doctordesk.domain.event_kinds import EventKind
 from doctordesk.domain.events import (
     ALL_APPOINTMENTS_TOPIC,
     DomainEvent,
@@ -22,7 +23,7 @@ from doctordesk.store.mail_tables import AppointmentConfirmation
 from doctordesk.store.tables import Appointment, AppointmentHistory
 
 # The domain event (webhooks: ``appointment.confirmed``) and the audit trail's action.
-CONFIRMED_EVENT = "appointment.patient-confirm"
+CONFIRMED_EVENT = EventKind.APPOINTMENT_PATIENT_CONFIRM
 AUDIT_ACTION = "appointment.patient-confirm"
 
 

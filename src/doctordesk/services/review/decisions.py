@@ -17,6 +17,7 @@ from doctordesk.domain.appointments.decisions import Trigger, can_decide, clean_
 from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.appointments.views import format_local
 from doctordesk.domain.errors import AppointmentChanged, InvalidTransition
+from doctordesk.domain.event_kinds import transition_kind
 from doctordesk.domain.events import (
     ALL_APPOINTMENTS_TOPIC,
     DomainEvent,
@@ -279,7 +280,7 @@ async def transition(
     )
     uow.emit(
         DomainEvent(
-            kind=f"appointment.{trigger.value}",
+            kind=transition_kind(trigger),
             topics=topics,
             data={
                 "appointment_id": a.id,

@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from doctordesk.domain.appointments.decisions import can_decide, parse_flag, why_not
 from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.errors import InvalidTransition, ValidationFailed
+from doctordesk.domain.event_kinds import EventKind
 from doctordesk.domain.events import DomainEvent
 from doctordesk.domain.inputs import parse_int, text_problem
 from doctordesk.domain.review.assessment import Assessment, assess, entry_timezone_of
@@ -241,7 +242,7 @@ async def _edit(
                 entity_id=a.id,
                 details={"version": a.version},
             )
-        uow.emit(DomainEvent("review.draft-changed", topics=(review_approve.draft_topic(a.id, actor.user_id),)))
+        uow.emit(DomainEvent(EventKind.REVIEW_DRAFT_CHANGED, topics=(review_approve.draft_topic(a.id, actor.user_id),)))
     return await _refresh(rt, actor, appointment_id, layout, state)
 
 
@@ -355,7 +356,7 @@ async def discard(rt: Runtime, actor: Actor, appointment_id: int, *, layout: Any
         await uow.session.execute(
             delete(ReviewDraft).where(ReviewDraft.appointment_id == a.id, ReviewDraft.user_id == actor.user_id)
         )
-        uow.emit(DomainEvent("review.draft-changed", topics=(review_approve.draft_topic(a.id, actor.user_id),)))
+        uow.emit(DomainEvent(EventKind.REVIEW_DRAFT_CHANGED, topics=(review_approve.draft_topic(a.id, actor.user_id),)))
     update = await _refresh(rt, actor, appointment_id, layout, state)
     update.notice = {"level": "info", "text": _("Changes discarded.")}
     return update
@@ -368,7 +369,7 @@ async def cancel(rt: Runtime, actor: Actor, appointment_id: int) -> UpdateSet:
         await uow.session.execute(
             delete(ReviewDraft).where(ReviewDraft.appointment_id == a.id, ReviewDraft.user_id == actor.user_id)
         )
-        uow.emit(DomainEvent("review.draft-changed", topics=(review_approve.draft_topic(a.id, actor.user_id),)))
+        uow.emit(DomainEvent(EventKind.REVIEW_DRAFT_CHANGED, topics=(review_approve.draft_topic(a.id, actor.user_id),)))
     return UpdateSet(
         screen=review_approve.SCREEN,
         state="",

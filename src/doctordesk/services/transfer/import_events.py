@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Set
 from typing import Protocol
 
+from doctordesk.domain.event_kinds import EventKind
 from doctordesk.domain.events import ALL_APPOINTMENTS_TOPIC, DomainEvent, clinic_changed
 from doctordesk.domain.transfer.import_rows import Kind
 
-IMPORTED = "appointments.imported"  # the event of the appointments an import created or changed
+IMPORTED = EventKind.APPOINTMENTS_IMPORTED  # the event of the appointments an import created or changed
 
 
 class Changed(Protocol):

@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.errors import AppointmentChanged, NotFound, ValidationFailed
+from doctordesk.domain.event_kinds import EventKind
 from doctordesk.domain.events import (
     ALL_APPOINTMENTS_TOPIC,
     DomainEvent,
@@ -42,7 +43,7 @@ from doctordesk.store import plain_rows
 from doctordesk.store.tables import Appointment, AppointmentHistory, Patient
 from doctordesk.store.waitlist.tables import WaitlistEntry, WaitlistOffer, WaitlistTime
 
-MOVED_EVENT = "appointment.waitlist-move"
+MOVED_EVENT = EventKind.APPOINTMENT_WAITLIST_MOVE
 
 
 class TimeGone(AppointmentChanged):
@@ -214,7 +215,7 @@ async def _move(
         session,
         at=now,
         actor_id=actor.user_id,
-        action=MOVED_EVENT,
+        action=MOVED_EVENT.value,
         entity="appointment",
         entity_id=a.id,
         details=details,

@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from doctordesk.domain.appointments.decisions import OPEN
 from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.errors import NotFound, ValidationFailed
+from doctordesk.domain.event_kinds import EventKind
 from doctordesk.domain.events import DomainEvent, patient_topic
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.texts import N_, Text
@@ -26,10 +27,10 @@ from doctordesk.store.tables import Appointment
 from doctordesk.store.waitlist.tables import WaitlistEntry, WaitlistOffer, WaitlistTime
 
 # The event every change of the waitlist emits: it wakes the waitlist's rounds (workers/waitlist.py).
-CHANGED = "waitlist.changed"
-OFFERED = "waitlist.offered"
-ACCEPTED = "waitlist.accepted"
-GONE = "waitlist.gone"
+CHANGED = EventKind.WAITLIST_CHANGED
+OFFERED = EventKind.WAITLIST_OFFERED
+ACCEPTED = EventKind.WAITLIST_ACCEPTED
+GONE = EventKind.WAITLIST_GONE
 WAKING = frozenset({CHANGED, GONE})
 
 

@@ -18,6 +18,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.errors import NotFound, ValidationFailed
+from doctordesk.domain.event_kinds import EventKind
 from doctordesk.domain.events import DomainEvent
 from doctordesk.domain.roles import Actor, Role, require_admin
 from doctordesk.domain.texts import N_, Text, from_json, to_json
@@ -32,7 +33,7 @@ from doctordesk.store.tables import User
 from doctordesk.store.webhook_tables import AdminNotice, WebhookEndpoint
 
 SECRET_BYTES = 32
-ENDPOINT_DISABLED = "webhook.endpoint-disabled"
+ENDPOINT_DISABLED = EventKind.WEBHOOK_ENDPOINT_DISABLED
 # An admin notice's text as a template and values (domain/texts.py), kept in its details: read in the reader's
 # language.
 MESSAGE = "message"

@@ -21,6 +21,7 @@ from sqlalchemy import or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.appointments.status import Status
+from doctordesk.domain.event_kinds import APPOINTMENT_KINDS
 from doctordesk.domain.events import DomainEvent
 from doctordesk.domain.fhir import mapping as fhir
 from doctordesk.domain.fhir import subscriptions as rules
@@ -117,7 +118,7 @@ async def notifications(
     changed: dict[int, str] = {}
     for event, event_type in typed:
         appointment_id = event.data.get("appointment_id")
-        if event.kind.startswith("appointment.") and isinstance(appointment_id, int):
+        if event.kind in APPOINTMENT_KINDS and isinstance(appointment_id, int):
             changed[appointment_id] = event_type  # the last event names the change
     if not changed:
         return []

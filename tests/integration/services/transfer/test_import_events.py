@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select, update
 
+from doctordesk.domain.event_kinds import EventKind
 from doctordesk.domain.events import (
     ALL_APPOINTMENTS_TOPIC,
     CLINIC_CHANGED,
@@ -140,7 +141,9 @@ async def test_a_serving_process_publishes_each_staged_event_once_and_keeps_them
     db = runtime.db
     async with db.transaction() as session:
         await relay.stage(
-            session, [DomainEvent("x.changed", ("doctor:1", "clinic")), DomainEvent("y", ())], now=datetime.now(UTC)
+            session,
+            [DomainEvent(EventKind.CLINIC_CHANGED, ("doctor:1", "clinic")), DomainEvent(EventKind.ADMIN_CHANGED, ())],
+            now=datetime.now(UTC),
         )
     published: list[DomainEvent] = []
 
@@ -149,7 +152,7 @@ async def test_a_serving_process_publishes_each_staged_event_once_and_keeps_them
 
     with pytest.raises(ConnectionError):
         await relay.relay_staged(db, failing)
-    assert await _staged(db) == [("x.changed", {"doctor:1", "clinic"})]  # an event without topics is not staged
+    assert await _staged(db) == [("clinic.changed", {"doctor:1", "clinic"})]  # an event without topics is not staged
 
     async def slow(events: Sequence[DomainEvent]) -> None:
         await asyncio.sleep(0.05)  # the claim is held while publishing: a second process's claim waits for it
@@ -161,13 +164,13 @@ async def test_a_serving_process_publishes_each_staged_event_once_and_keeps_them
     finally:
         await second_db.dispose()
     assert sorted(counts) == [0, 1]
-    assert [(e.kind, e.topics) for e in published] == [("x.changed", ("doctor:1", "clinic"))]
+    assert [(e.kind, e.topics) for e in published] == [("clinic.changed", ("doctor:1", "clinic"))]
     assert await _staged(db) == []
 
 
 async def test_the_relay_round_publishes_what_was_staged_until_it_is_stopped(runtime):
     async with runtime.db.transaction() as session:
-        await relay.stage(session, [DomainEvent("x.changed", ("doctor:1",))], now=datetime.now(UTC))
+        await relay.stage(session, [DomainEvent(EventKind.CLINIC_CHANGED, ("doctor:1",))], now=datetime.now(UTC))
     arrived = asyncio.Event()
     published: list[DomainEvent] = []
 
@@ -182,7 +185,7 @@ async def test_the_relay_round_publishes_what_was_staged_until_it_is_stopped(run
     stopping.set()
     async with asyncio.timeout(10):
         await rounds
-    assert [e.kind for e in published] == ["x.changed"]
+    assert [e.kind for e in published] == [EventKind.CLINIC_CHANGED]
 
 
 async def test_an_open_list_shows_an_imported_appointment_at_its_next_poll_once_relayed(

@@ -10,7 +10,7 @@ from doctordesk.domain.files import check as file_check
 from doctordesk.store import chat_repo
 from doctordesk.store.chat_tables import ChatMessage, ChatRead, ChatThread
 from doctordesk.store.seed import sample_files
-from doctordesk.store.seed.demo import EXTRA_SEEDERS, Demo
+from doctordesk.store.seed.feature_seeders import EXTRA_SEEDERS, Demo
 
 # (appointment index, [(sender, minutes before now, text, file)], readers who have read everything)
 CONVERSATIONS: list[tuple[int, list[tuple[str, int, str, str | None]], tuple[str, ...]]] = [

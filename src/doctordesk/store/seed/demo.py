@@ -1,15 +1,14 @@
 """Demo data: a small, realistic clinic that shows every case of the product.
 
 Accounts (password ``demo``): doctor1..doctor3, support1, support2, patient1..patient5, admin.
-Feature modules add their own demo rows through ``EXTRA_SEEDERS`` (chat threads, offers, devices).
+Feature modules add their own demo rows through ``EXTRA_SEEDERS`` (chat threads, offers, devices), in
+feature_seeders.py with ``Demo``; both are named here too.
 """
 
 from __future__ import annotations
 
 import importlib
 import json
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from typing import Any
 
@@ -21,6 +20,9 @@ from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.roles import Role
 from doctordesk.domain.scheduling.suggestions import Hours
 from doctordesk.store.seed.calendar import DemoCalendar
+from doctordesk.store.seed.feature_seeders import EXTRA_SEEDERS as EXTRA_SEEDERS
+from doctordesk.store.seed.feature_seeders import Demo as Demo
+from doctordesk.store.seed.feature_seeders import Seeder as Seeder
 from doctordesk.store.tables import (
     Appointment,
     AppointmentHistory,
@@ -34,21 +36,6 @@ from doctordesk.store.tables import (
 )
 
 DEMO_PASSWORD = "demo"
-
-
-@dataclass
-class Demo:
-    """Ids of what the core seed created, for the feature seeders."""
-
-    users: dict[str, int]
-    locations: dict[str, int]
-    patients: dict[str, int]
-    appointments: list[int]
-    now: datetime
-
-
-Seeder = Callable[[AsyncSession, Demo], Awaitable[None]]
-EXTRA_SEEDERS: list[Seeder] = []
 DURATION_MINUTES = 30
 # Modules that append their seeders to EXTRA_SEEDERS when imported (loaded by seed_demo).
 FEATURE_SEEDERS = ("doctordesk.store.seed.offers", "doctordesk.store.seed.chat")

@@ -14,7 +14,7 @@ from doctordesk.domain.errors import DomainError
 from doctordesk.domain.review import coverage, fees
 from doctordesk.domain.scheduling.suggestions import Hours
 from doctordesk.store.review_tables import AppointmentOffer, OfferState
-from doctordesk.store.seed import demo as seed
+from doctordesk.store.seed import feature_seeders as seed
 from doctordesk.store.seed.calendar import DemoCalendar
 from doctordesk.store.tables import Appointment, FeeSchedule, InsurancePolicy, Location, WorkHours
 

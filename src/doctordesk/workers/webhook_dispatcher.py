@@ -70,6 +70,7 @@ class WebhookDispatcher(DrainLoop):
 
     @property
     def settings(self) -> Settings:
+        """The settings, shared with the collaborators (set here, they change for all of them)."""
         return self._settings
 
     @settings.setter

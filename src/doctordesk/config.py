@@ -7,12 +7,12 @@ import binascii
 import ipaddress
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from doctordesk.domain import reminders
@@ -34,6 +34,125 @@ SECRET_SETTINGS = frozenset(
     {"database_url", "redis_url", "push_credentials", "metrics_token", "secrets_key", "smtp_url"}
 )
 PushAdapterName = Literal["gorush", "fcm", "none"]
+
+
+def _no_spaces(value: str) -> str:
+    if any(c.isspace() for c in value):
+        raise ValueError("must not contain spaces")
+    return value
+
+
+def _trusted_proxies(value: str) -> str:
+    for entry in (e.strip() for e in value.split(",")):
+        if not entry or entry == "*" or entry.startswith(("/", "unix:")):
+            continue
+        try:
+            ipaddress.ip_network(entry, strict=False)
+        except ValueError:
+            raise ValueError(
+                f"{entry!r} is not an IP address or network (comma-separated; '*' for any, empty for none)"
+            ) from None
+    return value
+
+
+def _sso_ca_file(value: Path | None) -> Path | None:
+    if value is not None and not value.is_file():
+        raise ValueError("not a readable file of PEM certificates")
+    return value
+
+
+def _secrets_key(value: str) -> str:
+    if not value.strip():
+        return ""
+    for key in (k.strip() for k in value.split(",")):
+        try:
+            ok = len(base64.urlsafe_b64decode(key.encode("ascii"))) == 32 and len(key) == 44
+        except (ValueError, binascii.Error):
+            ok = False
+        if not ok:
+            raise ValueError(
+                "each comma-separated key must be 32 bytes in URL-safe base64 (`doctordesk new-secrets-key` "
+                "prints one); empty for the key file in the data directory"
+            )
+    return value
+
+
+def _database(value: str) -> str:
+    if value and not value.startswith(("sqlite+aiosqlite://", "postgresql+asyncpg://")):
+        raise ValueError("use sqlite+aiosqlite:///<file> or postgresql+asyncpg://<user>@<host>/<database>")
+    return value
+
+
+def _bus_socket(value: str) -> str:
+    if value and (len(value.encode()) > 100 or not value.startswith("/")):
+        raise ValueError("an absolute path of at most 100 bytes (a Unix socket), or empty")
+    return value
+
+
+def _redis(value: str) -> str:
+    if value and not value.startswith(("redis://", "rediss://", "unix://")):
+        raise ValueError("use redis://<host>:<port>/<db>, rediss://... or unix://...; empty for no Redis")
+    return value
+
+
+def _test_clock(value: str) -> str:
+    problem = parse_test_clock(value) if value else None
+    if isinstance(problem, str):
+        raise ValueError(problem)
+    return value
+
+
+def _reminder_hours(value: str) -> str:
+    try:
+        return reminders.format_hours(reminders.parse_hours(value))
+    except ValueError as exc:
+        raise ValueError(f"reminder hours: {exc}") from None
+
+
+def _public_url(value: str) -> str:
+    value = value.strip().rstrip("/")
+    parts = urlsplit(value)
+    if value and (parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment):
+        raise ValueError("an http:// or https:// address without query or fragment, e.g. https://clinic.example")
+    return value
+
+
+def _smtp(value: str) -> str:
+    if value:
+        parse_relay(value)  # its ValueError names the problem
+    return value
+
+
+def _mail_from(value: str) -> str:
+    if value:
+        check_address(value)
+    return value
+
+
+def _push(value: str) -> str:
+    if value and not value.startswith(("http://", "https://")):
+        raise ValueError("use an http:// or https:// address; empty for no push")
+    return value
+
+
+# Each setting's own check beyond its type and range (``Settings._checked`` runs them): the value as kept, or
+# ValueError saying what is wrong.
+_VALUE_CHECKS: dict[str, Callable[[Any], Any]] = {
+    "metrics_token": _no_spaces,
+    "redis_channel": _no_spaces,
+    "forwarded_allow_ips": _trusted_proxies,
+    "sso_ca_file": _sso_ca_file,
+    "secrets_key": _secrets_key,
+    "database_url": _database,
+    "bus_socket": _bus_socket,
+    "redis_url": _redis,
+    "test_clock": _test_clock,
+    "reminder_hours": _reminder_hours,
+    "public_url": _public_url,
+    "smtp_url": _smtp,
+    "mail_from": _mail_from,
+    "push_url": _push,
+}
 
 
 class Settings(BaseSettings):
@@ -228,117 +347,10 @@ class Settings(BaseSettings):
     # Prefix of the Redis channel and keys (several deployments on one Redis).
     redis_channel: str = Field("doctordesk", min_length=1, max_length=64)
 
-    @field_validator("metrics_token", "redis_channel")
+    @field_validator(*_VALUE_CHECKS)
     @classmethod
-    def _no_spaces(cls, value: str) -> str:
-        if any(c.isspace() for c in value):
-            raise ValueError("must not contain spaces")
-        return value
-
-    @field_validator("forwarded_allow_ips")
-    @classmethod
-    def _trusted_proxies(cls, value: str) -> str:
-        for entry in (e.strip() for e in value.split(",")):
-            if not entry or entry == "*" or entry.startswith(("/", "unix:")):
-                continue
-            try:
-                ipaddress.ip_network(entry, strict=False)
-            except ValueError:
-                raise ValueError(
-                    f"{entry!r} is not an IP address or network (comma-separated; '*' for any, empty for none)"
-                ) from None
-        return value
-
-    @field_validator("sso_ca_file")
-    @classmethod
-    def _sso_ca_file(cls, value: Path | None) -> Path | None:
-        if value is not None and not value.is_file():
-            raise ValueError("not a readable file of PEM certificates")
-        return value
-
-    @field_validator("secrets_key")
-    @classmethod
-    def _secrets_key(cls, value: str) -> str:
-        if not value.strip():
-            return ""
-        for key in (k.strip() for k in value.split(",")):
-            try:
-                ok = len(base64.urlsafe_b64decode(key.encode("ascii"))) == 32 and len(key) == 44
-            except (ValueError, binascii.Error):
-                ok = False
-            if not ok:
-                raise ValueError(
-                    "each comma-separated key must be 32 bytes in URL-safe base64 (`doctordesk new-secrets-key` "
-                    "prints one); empty for the key file in the data directory"
-                )
-        return value
-
-    @field_validator("database_url")
-    @classmethod
-    def _database(cls, value: str) -> str:
-        if value and not value.startswith(("sqlite+aiosqlite://", "postgresql+asyncpg://")):
-            raise ValueError("use sqlite+aiosqlite:///<file> or postgresql+asyncpg://<user>@<host>/<database>")
-        return value
-
-    @field_validator("bus_socket")
-    @classmethod
-    def _bus_socket(cls, value: str) -> str:
-        if value and (len(value.encode()) > 100 or not value.startswith("/")):
-            raise ValueError("an absolute path of at most 100 bytes (a Unix socket), or empty")
-        return value
-
-    @field_validator("redis_url")
-    @classmethod
-    def _redis(cls, value: str) -> str:
-        if value and not value.startswith(("redis://", "rediss://", "unix://")):
-            raise ValueError("use redis://<host>:<port>/<db>, rediss://... or unix://...; empty for no Redis")
-        return value
-
-    @field_validator("test_clock")
-    @classmethod
-    def _test_clock(cls, value: str) -> str:
-        problem = parse_test_clock(value) if value else None
-        if isinstance(problem, str):
-            raise ValueError(problem)
-        return value
-
-    @field_validator("reminder_hours")
-    @classmethod
-    def _reminder_hours(cls, value: str) -> str:
-        try:
-            return reminders.format_hours(reminders.parse_hours(value))
-        except ValueError as exc:
-            raise ValueError(f"reminder hours: {exc}") from None
-
-    @field_validator("public_url")
-    @classmethod
-    def _public_url(cls, value: str) -> str:
-        value = value.strip().rstrip("/")
-        parts = urlsplit(value)
-        if value and (parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment):
-            raise ValueError("an http:// or https:// address without query or fragment, e.g. https://clinic.example")
-        return value
-
-    @field_validator("smtp_url")
-    @classmethod
-    def _smtp(cls, value: str) -> str:
-        if value:
-            parse_relay(value)  # its ValueError names the problem
-        return value
-
-    @field_validator("mail_from")
-    @classmethod
-    def _mail_from(cls, value: str) -> str:
-        if value:
-            check_address(value)
-        return value
-
-    @field_validator("push_url")
-    @classmethod
-    def _push(cls, value: str) -> str:
-        if value and not value.startswith(("http://", "https://")):
-            raise ValueError("use an http:// or https:// address; empty for no push")
-        return value
+    def _checked(cls, value: Any, info: ValidationInfo) -> Any:
+        return _VALUE_CHECKS[str(info.field_name)](value)
 
     @model_validator(mode="after")
     def _check(self) -> Settings:

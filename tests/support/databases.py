@@ -45,6 +45,7 @@ from doctordesk.store.db import Database, create_engine
 from doctordesk.store.migrate import upgrade
 from doctordesk.store.schema import metadata
 from doctordesk.store.seed import demo as seed
+from tests.support import postgres_emptying as emptying
 
 T = TypeVar("T")
 REQUIRED = os.environ.get("DOCTORDESK_REQUIRE_SERVICES") == "1"
@@ -310,54 +311,6 @@ class _Snapshot:
 _pg_snapshots: dict[str, dict[datetime, _Snapshot]] = {}
 
 
-def _quoted(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
-def _empty_statements(guarded: list[str], sequences: list[str], *, replica: bool) -> list[str]:
-    """Statements that empty every table and set the sequences back (one transaction, ``_finish`` ends it)."""
-    # Children before parents (the foreign keys hold at every step); a test's tables are small, where DELETE is
-    # many times faster than TRUNCATE. Append-only tables refuse deletes in a trigger: off meanwhile. A superuser
-    # turns every trigger off for the transaction (``session_replication_role``: the foreign keys' checks too, and
-    # no catalog write); any other owner of the tables turns off those triggers (ALTER TABLE: DDL, three times as
-    # slow, and every other connection reloads those tables' descriptions).
-    statements = ["BEGIN"]
-    if replica:
-        statements.append("SET LOCAL session_replication_role = replica")
-    else:
-        statements += [f"ALTER TABLE public.{_quoted(t)} DISABLE TRIGGER USER" for t in guarded]
-    statements += [f"DELETE FROM public.{_quoted(t.name)}" for t in reversed(metadata.sorted_tables)]
-    if sequences:
-        # Each sequence back to its start, as RESTART does; setval is not DDL (ALTER SEQUENCE writes a new file for
-        # the sequence: four times the whole reset's time).
-        names = ", ".join(f"'public.{_quoted(s)}'" for s in sequences)
-        where = f"seqrelid = ANY(ARRAY[{names}]::regclass[])"
-        statements.append(f"SELECT setval(seqrelid, seqstart, false) FROM pg_sequence WHERE {where}")
-    return statements
-
-
-def _finish(guarded: list[str], *, replica: bool) -> list[str]:
-    enable = [] if replica else [f"ALTER TABLE public.{_quoted(t)} ENABLE TRIGGER USER" for t in guarded]
-    return [*enable, "COMMIT"]
-
-
-async def _sequences(conn: Any) -> list[tuple[str, int | None]]:
-    rows = await conn.fetch(
-        "SELECT sequencename, last_value FROM pg_sequences WHERE schemaname = 'public' ORDER BY sequencename"
-    )
-    return [(r["sequencename"], r["last_value"]) for r in rows]
-
-
-async def _guarded_tables(conn: Any) -> list[str]:
-    """The tables with triggers of their own (the append-only ones)."""
-    rows = await conn.fetch(
-        "SELECT DISTINCT c.relname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid"
-        " JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' AND NOT t.tgisinternal"
-        " ORDER BY c.relname"
-    )
-    return [r["relname"] for r in rows]
-
-
 @dataclass
 class _Resetter:
     """A connection to one worker database kept for the resets (a new one per test cost a server process start
@@ -370,10 +323,14 @@ class _Resetter:
     @classmethod
     async def open(cls, url: str) -> _Resetter:
         conn = await _connect(url)
-        guarded = await _guarded_tables(conn)
-        sequences = [name for name, _ in await _sequences(conn)]
+        guarded = await emptying.guarded_tables(conn)
+        sequences = [name for name, _ in await emptying.sequences(conn)]
         replica = bool(await conn.fetchval("SELECT rolsuper FROM pg_roles WHERE rolname = current_user"))
-        return cls(conn, _empty_statements(guarded, sequences, replica=replica), _finish(guarded, replica=replica))
+        return cls(
+            conn,
+            emptying.empty_statements(guarded, sequences, replica=replica),
+            emptying.finish(guarded, replica=replica),
+        )
 
 
 _resetters: dict[str, _Resetter] = {}
@@ -432,14 +389,14 @@ async def _take_snapshot(conn: Any, url: str, now: datetime) -> _Snapshot:
     statements = [f"DROP SCHEMA IF EXISTS {schema} CASCADE", f"CREATE SCHEMA {schema}"]
     refill = []
     for table in metadata.sorted_tables:
-        name = _quoted(table.name)
+        name = emptying.quoted(table.name)
         if await conn.fetchval(f"SELECT EXISTS (SELECT FROM public.{name})"):
             statements.append(f"CREATE TABLE {schema}.{name} AS TABLE public.{name}")
             refill.append(f"INSERT INTO public.{name} SELECT * FROM {schema}.{name}")
     await conn.execute(";\n".join(statements))
-    for sequence, last_value in await _sequences(conn):
+    for sequence, last_value in await emptying.sequences(conn):
         if last_value is not None:
-            refill.append(f"SELECT setval('public.{_quoted(sequence)}', {int(last_value)})")
+            refill.append(f"SELECT setval('public.{emptying.quoted(sequence)}', {int(last_value)})")
     snapshot = _Snapshot(now, demo, ";\n".join(refill))
     snapshots[now] = snapshot
     return snapshot

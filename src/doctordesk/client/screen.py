@@ -12,7 +12,7 @@ import asyncio
 import inspect
 import logging
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from doctordesk.client import forms
@@ -20,8 +20,9 @@ from doctordesk.client.changes import Change, Changes, Trigger
 from doctordesk.client.errors import ClientError, ProtocolError, ServiceBusy
 from doctordesk.client.forms import FileUpload
 from doctordesk.client.host import ScreenHost
+from doctordesk.client.page_inputs import PageInputs
 from doctordesk.client.timers import TimerHandle
-from doctordesk.screens.protocol import PatchError, apply, walk
+from doctordesk.screens.protocol import PatchError, apply
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +38,7 @@ class ScreenClosed(ClientError):
     """The screen was closed (by ``close()`` or a logout)."""
 
 
-class Screen:
+class Screen(PageInputs):
     """The page a client shows, in sync with the service. Create it with ``await client.open(endpoint)``.
 
     Page fields: ``name`` (the screen, e.g. ``appointment-list``), ``title``, ``endpoint`` (its PUT), ``poll_endpoint``
@@ -71,51 +72,7 @@ class Screen:
     def __repr__(self) -> str:
         return f"<Screen {self.name} {self.endpoint} state={self.state[:16]}>"
 
-    # --- reading the page -------------------------------------------------------------------------------------
-
-    def find(self, element_id: str) -> dict[str, Any] | None:
-        """The element with this id, or None."""
-        return forms.find(self.elements, element_id)
-
-    def element(self, element_id: str) -> dict[str, Any]:
-        """The element with this id (``KeyError`` when the page has none)."""
-        found = self.find(element_id)
-        if found is None:
-            raise KeyError(f"{self.name} has no element {element_id!r}")
-        return found
-
-    def walk(self) -> Iterator[dict[str, Any]]:
-        """Every element of the page, depth first."""
-        return walk(self.elements)
-
-    def value(self, name_or_id: str) -> Any:
-        """The value of the input with this form name (or the element with this id)."""
-        found = forms.find_input(self.elements, name_or_id)
-        if found is None:
-            raise KeyError(f"{self.name} has no input {name_or_id!r}")
-        return found.get("value")
-
-    def set_value(self, name_or_id: str, value: str | int | bool | FileUpload | None) -> None:
-        """Set an input's value as a user would type or choose it; a ``FileUpload`` goes on an Upload element.
-
-        The value is sent with the next action whose form holds the input; a patch from the service that sets the
-        element's value (e.g. the input cleared after a send) replaces it.
-        """
-        target = forms.find_input(self.elements, name_or_id)
-        if target is None:
-            raise KeyError(f"{self.name} has no input {name_or_id!r}")
-        name = target.get("name") or target["id"]
-        self._edited.add(target["id"])
-        if isinstance(value, FileUpload):
-            self._files[name] = value
-            target["value"] = value.filename
-            return
-        if target.get("type") == "Upload":
-            self._files.pop(name, None)
-        if value is None:
-            target.pop("value", None)
-        else:
-            target["value"] = value
+    # --- acting (reading the page and setting its inputs: PageInputs) --------------------------------------
 
     async def fill(self, name_or_id: str, value: str | int | bool | FileUpload | None) -> Change | None:
         """Set an input's value and, when the input has an action of its own (the service validates fields as
@@ -125,12 +82,6 @@ class Screen:
         if target is None or not isinstance(target.get("action"), dict):
             return None
         return await self.activate(target["id"])
-
-    def form_values(self, form: str | None = None) -> dict[str, str]:
-        """The fields an action with this ``form`` would send (files left out)."""
-        return forms.collect(self.elements, form, self._files)[0]
-
-    # --- acting ----------------------------------------------------------------------------------------------
 
     async def activate(self, element_id: str, *, confirm: Confirm | None = None, force: bool = False) -> Change | None:
         """Perform the element's action as a click would: collect its form, send it, apply the answer.
@@ -161,21 +112,6 @@ class Screen:
         for name in files:
             self._files.pop(name, None)
         return change
-
-    def _missing_required(self, target: dict[str, Any]) -> bool:
-        """True when the element names inputs of which one must be filled (``props.requires_one_of``, e.g. Send
-        with an empty message and no file) and none is."""
-        props = target.get("props")
-        names = props.get("requires_one_of") if isinstance(props, dict) else None
-        if not isinstance(names, list) or not names:
-            return False
-        for name in names:
-            if name in self._files:
-                return False
-            found = forms.find_input(self.elements, str(name))
-            if found is not None and str(found.get("value") or "").strip():
-                return False
-        return True
 
     async def patch(self, endpoint: str | None = None) -> Change | None:
         """PATCH ``endpoint`` (default: the poll endpoint) and apply the answer; the poll timer is left alone

@@ -25,7 +25,7 @@ from doctordesk.services.accounts import login_throttle, mfa
 from doctordesk.services.accounts.sessions import TOKEN_REVOKED as TOKEN_REVOKED
 from doctordesk.services.accounts.sessions import issue_token
 from doctordesk.services.accounts.sessions import token_hash as token_hash
-from doctordesk.services.audit import audit
+from doctordesk.services.audit.entries import audit
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.tables import AccessToken, Patient, User
 

@@ -19,7 +19,7 @@ from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
 from doctordesk.services.accounts import mfa
 from doctordesk.services.accounts.sessions import TOKEN_REVOKED
-from doctordesk.services.audit import audit
+from doctordesk.services.audit.entries import audit
 from doctordesk.services.smart import grants
 from doctordesk.services.uow import UnitOfWork, unit_of_work
 from doctordesk.store.mfa_tables import Passkey, RecoveryCode, TotpSecret

@@ -17,7 +17,7 @@ from doctordesk.domain.roles import Actor
 from doctordesk.domain.texts import N_, Text
 from doctordesk.domain.webhooks.rules import check_url
 from doctordesk.runtime import Runtime
-from doctordesk.services.audit import audit
+from doctordesk.services.audit.entries import audit
 from doctordesk.store.mfa_tables import SsoProvider
 
 # The limits of a provider's fields: the JSON API states them in its schema (web/routers/admin/sign_in.py) and

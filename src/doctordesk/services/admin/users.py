@@ -1,5 +1,5 @@
 """Administration of accounts: create, edit, deactivate and reactivate users, set or reset their password, and
-edit doctor profiles. Every change is audited with its before and after (services/admin/audit.py).
+edit doctor profiles. Every change is audited with its before and after (services/audit/changes.py).
 
 Deactivating a user (and setting a new password) revokes every token the user holds, in the same transaction,
 and publishes the revocation logout uses for each: every instance forgets the tokens and closes their streams.
@@ -28,7 +28,7 @@ from doctordesk.domain.scheduling.suggestions import is_timezone
 from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
 from doctordesk.services.accounts import recovery
-from doctordesk.services.admin.audit import record_change
+from doctordesk.services.audit.changes import record_change
 from doctordesk.services.scheduling.clinic_facts import clinic_changed
 from doctordesk.services.uow import UnitOfWork, unit_of_work
 from doctordesk.store.admin_tables import DoctorSettings

@@ -30,7 +30,7 @@ from doctordesk.domain.roles import Role
 from doctordesk.domain.texts import N_, Text
 from doctordesk.domain.webhooks import rules as webhooks
 from doctordesk.runtime import Runtime
-from doctordesk.services.audit import audit
+from doctordesk.services.audit.entries import audit
 from doctordesk.services.fhir.access import Caller
 from doctordesk.services.fhir.search import Search, bundle, check
 from doctordesk.services.uow import UnitOfWork, unit_of_work

@@ -26,7 +26,7 @@ from doctordesk.domain.webhooks.views import EndpointView
 from doctordesk.realtime import outbox
 from doctordesk.realtime.message import TIMEOUT_ONLY
 from doctordesk.runtime import Runtime
-from doctordesk.services.admin.audit import record_change
+from doctordesk.services.audit.changes import record_change
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.tables import User
 from doctordesk.store.webhook_tables import AdminNotice, WebhookEndpoint

@@ -22,9 +22,9 @@ from doctordesk.screens.admin import audit as screen
 from doctordesk.screens.admin.audit_changes import Names, patient_ids, person_ids
 from doctordesk.screens.protocol import Layout, Page, UpdateSet
 from doctordesk.screens.viewing import Viewing
-from doctordesk.services.admin.screen_base import navigation, require_admin, viewing
 from doctordesk.services.audit.trail import audit_page
 from doctordesk.services.scheduling.clinic_facts import cached_clinic
+from doctordesk.services.screen_base import navigation, require_admin, viewing
 from doctordesk.store.tables import Patient, User
 
 PEOPLE_OFFERED = 500

@@ -15,7 +15,7 @@ from doctordesk.runtime import Runtime
 from doctordesk.screens.admin import webhooks as screen
 from doctordesk.screens.protocol import Layout, Page, UpdateSet, p_update
 from doctordesk.screens.viewing import Viewing
-from doctordesk.services.admin.screen_base import acted, form_flag, form_text, require_admin, viewing
+from doctordesk.services.screen_base import acted, form_flag, form_text, require_admin, viewing
 from doctordesk.services.webhooks import deliveries, endpoints
 
 

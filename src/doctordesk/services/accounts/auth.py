@@ -34,6 +34,7 @@ _T = TypeVar("_T")
 
 LANGUAGE_CHOSEN = "user.language"
 MAX_USERNAME = 64  # the column's width: longer names cannot exist, and must not reach the database
+MIN_PASSWORD = 8
 MAX_PASSWORD = 1024
 # Tokens are 43 characters; anything much longer is not one of ours and is not hashed.
 MAX_TOKEN_CHARS = 256

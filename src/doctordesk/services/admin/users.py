@@ -28,6 +28,7 @@ from doctordesk.domain.scheduling.suggestions import is_timezone
 from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
 from doctordesk.services.accounts import recovery
+from doctordesk.services.accounts.auth import MAX_PASSWORD, MIN_PASSWORD
 from doctordesk.services.audit.changes import record_change
 from doctordesk.services.scheduling.clinic_facts import clinic_changed
 from doctordesk.services.uow import UnitOfWork, unit_of_work
@@ -38,8 +39,6 @@ USERNAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
 # The same rule as a client may type it, for the API description: the service folds case (``Bob`` is ``bob``).
 USERNAME_PATTERN = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 MAX_NAME = 128  # a display name (the column's width)
-MIN_PASSWORD = 8
-MAX_PASSWORD = 1024
 GENERATED_PASSWORD_BYTES = 12  # 16 URL-safe characters
 
 

@@ -1,5 +1,5 @@
 """The webhook administration screens (``screens/admin/webhooks.py``): their pages and actions, each through the
-webhook services the JSON API uses (``webhook_endpoints``, ``webhook_deliveries``): the same URL and event-type
+webhook services the JSON API uses (``endpoints``, ``deliveries``): the same URL and event-type
 checks, the same audit with before and after, a secret that is shown once and never on a page."""
 
 from __future__ import annotations

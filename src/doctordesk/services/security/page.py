@@ -18,16 +18,13 @@ from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
 from doctordesk.services.accounts import mfa
-from doctordesk.services.accounts.sessions import TOKEN_REVOKED
+from doctordesk.services.accounts.sessions import SECURITY_CHANGED, TOKEN_REVOKED
 from doctordesk.services.audit.entries import audit
 from doctordesk.services.smart import grants
 from doctordesk.services.uow import UnitOfWork, unit_of_work
 from doctordesk.store.mfa_tables import Passkey, RecoveryCode, TotpSecret
 from doctordesk.store.realtime_tables import Device, PushOutbox
 from doctordesk.store.tables import AccessToken, User
-
-# The event on which the user's open security pages are rendered again.
-SECURITY_CHANGED = "account.security-changed"
 
 
 async def overview(rt: Runtime, actor: Actor) -> Overview:

@@ -24,11 +24,11 @@ from doctordesk.screens.viewing import Viewing
 from doctordesk.services.accounts import password_links, staff_mail
 from doctordesk.services.admin import locations as admin_locations
 from doctordesk.services.admin import users as admin_users
-from doctordesk.services.admin.audit_screen import clinic_zone
 from doctordesk.services.scheduling.clinic_facts import cached_clinic
 from doctordesk.services.screen_base import (
     acted,
     changed,
+    clinic_zone,
     form_flag,
     form_text,
     navigation,

@@ -136,7 +136,7 @@ class Result:
 async def prepare(url: str) -> tuple[list[int], str]:
     """The demo clinic in an empty database: its appointment ids and a new signing secret."""
     from doctordesk.domain.accounts.passwords import Passwords
-    from doctordesk.services.webhooks.endpoints import new_secret
+    from doctordesk.domain.webhooks.signing_secrets import new_secret
     from doctordesk.store.migrate import upgrade
     from doctordesk.store.seed import demo as seed
 

@@ -148,7 +148,7 @@ def create_user(
     from doctordesk.realtime.bus import MemoryBus
     from doctordesk.runtime import Runtime
     from doctordesk.screens.state import Revisions, ScreenStates
-    from doctordesk.services.accounts import users
+    from doctordesk.services.admin import command_line
     from doctordesk.store.db import Database
 
     secret = password or getpass.getpass("Password: ")
@@ -164,7 +164,7 @@ def create_user(
             screens=ScreenStates(Revisions()),
         )
         try:
-            return await users.create_user(
+            return await command_line.create_user(
                 rt, username=username, role=role, display_name=name or username, password=secret
             )
         finally:

@@ -125,7 +125,7 @@ def test_a_variable_that_names_no_setting_is_ignored_with_a_warning_naming_it(tm
 
 async def test_a_created_user_can_log_in(client, runtime):
     from doctordesk.domain.roles import Role
-    from doctordesk.services.accounts.users import create_user
+    from doctordesk.services.admin.command_line import create_user
 
     await create_user(runtime, username="Nurse1", role=Role.SUPPORT, display_name="Nurse", password="pw1234")
     response = await client.post("/auth/login", data={"username": "nurse1", "password": "pw1234"})
@@ -137,7 +137,7 @@ async def test_a_user_created_from_the_command_line_is_in_the_audit_trail_by_the
     from sqlalchemy import select
 
     from doctordesk.domain.roles import Role
-    from doctordesk.services.accounts.users import create_user
+    from doctordesk.services.admin.command_line import create_user
     from doctordesk.store.tables import AuditLog
 
     user_id = await create_user(runtime, username="DrCli", role=Role.DOCTOR, display_name="Dr. Cli", password="pw1234")

@@ -14,7 +14,7 @@ from doctordesk.domain.errors import Forbidden, NotFound
 from doctordesk.domain.integration import Integration, Scope
 from doctordesk.domain.roles import Actor, Role, require_admin
 from doctordesk.domain.texts import N_
-from doctordesk.services.admin import screen_base
+from doctordesk.services import screen_base
 
 SOURCE = Path(doctordesk.__file__).parent
 

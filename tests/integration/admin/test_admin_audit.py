@@ -9,8 +9,8 @@ from datetime import timedelta
 
 import pytest
 
-from doctordesk.services.admin.audit import EXPORT_BATCH
-from doctordesk.services.audit import audit
+from doctordesk.services.audit.entries import audit
+from doctordesk.services.audit.trail import EXPORT_BATCH
 from tests.support.errors import assert_error
 
 ACTIONS = ("appointment.approve", "appointment.decline", "admin.user-updated")

@@ -12,7 +12,7 @@ from sqlalchemy import func, select
 
 from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.roles import Role
-from doctordesk.services.accounts import users
+from doctordesk.services.admin import command_line
 from doctordesk.store.integration_tables import ServiceAccount
 from doctordesk.store.tables import Appointment, AuditLog, InsurancePolicy, Location, User
 from tests.support.chat import send, stored
@@ -129,7 +129,9 @@ async def test_the_integration_api_fhir_and_booking_refuse_an_invisible_service(
 
 async def test_the_command_lines_create_user_refuses_an_invisible_display_name(runtime):
     with pytest.raises(ValidationFailed) as refused:
-        await users.create_user(runtime, username="x", role=Role.PATIENT, display_name=SNEAKY[0], password="secret")
+        await command_line.create_user(
+            runtime, username="x", role=Role.PATIENT, display_name=SNEAKY[0], password="secret"
+        )
     assert "display_name" in refused.value.fields
 
 
@@ -145,7 +147,7 @@ async def test_a_name_that_shows_nothing_gets_one_message_through_every_way_in(c
         response = await client.post(url, json=body, headers=admin.headers)
         assert assert_error(response, 422, "FIELDS_VALIDATION_ERROR")["fields"][field] == NOTHING_SHOWN, url
     with pytest.raises(ValidationFailed) as refused:
-        await users.create_user(runtime, username="x", role=Role.PATIENT, display_name=name, password="secret")
+        await command_line.create_user(runtime, username="x", role=Role.PATIENT, display_name=name, password="secret")
     assert refused.value.fields["display_name"] == NOTHING_SHOWN
     assert await written(runtime) == before
 

@@ -19,7 +19,8 @@ from doctordesk.domain.names import NAME_PATTERN
 from doctordesk.domain.review.fees import KINDS, MAX_AMOUNT_CENTS, MAX_PERCENT
 from doctordesk.domain.webhooks.rules import SUBSCRIBABLE, URL_PATTERN
 from doctordesk.screens.protocol import walk
-from doctordesk.services.admin.users import MAX_PASSWORD, MIN_PASSWORD, USERNAME
+from doctordesk.services.accounts.auth import MAX_PASSWORD, MIN_PASSWORD
+from doctordesk.services.admin.users import USERNAME
 from doctordesk.web.deps import form_fields
 from tests.integration.admin.support import counts
 from tests.integration.web.test_strict_inputs import assert_invalid

@@ -26,7 +26,7 @@ from doctordesk.services.accounts import login_throttle, mfa
 from doctordesk.services.accounts.sessions import TOKEN_REVOKED as TOKEN_REVOKED
 from doctordesk.services.accounts.sessions import issue_token
 from doctordesk.services.accounts.sessions import token_hash as token_hash
-from doctordesk.services.audit import audit
+from doctordesk.services.audit.entries import audit
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.tables import AccessToken, Patient, User
 
@@ -35,6 +35,7 @@ _T = TypeVar("_T")
 
 LANGUAGE_CHOSEN = EventKind.USER_LANGUAGE
 MAX_USERNAME = 64  # the column's width: longer names cannot exist, and must not reach the database
+MIN_PASSWORD = 8
 MAX_PASSWORD = 1024
 # Tokens are 43 characters; anything much longer is not one of ours and is not hashed.
 MAX_TOKEN_CHARS = 256

@@ -23,7 +23,7 @@ from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
 from doctordesk.services.accounts import recovery, tickets
 from doctordesk.services.accounts.sessions import actor_for, issue_token, stamp
-from doctordesk.services.audit import audit
+from doctordesk.services.audit.entries import audit
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.mfa_tables import MfaPolicy, Passkey, RecoveryCode, TotpSecret
 from doctordesk.store.tables import User

@@ -21,9 +21,9 @@ from doctordesk.domain.roles import Actor
 from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
 from doctordesk.services.accounts import auth, recovery
-from doctordesk.services.accounts.security import SECURITY_CHANGED
-from doctordesk.services.admin.users import MAX_PASSWORD, MIN_PASSWORD
-from doctordesk.services.audit import audit
+from doctordesk.services.accounts.auth import MAX_PASSWORD, MIN_PASSWORD
+from doctordesk.services.accounts.sessions import SECURITY_CHANGED
+from doctordesk.services.audit.entries import audit
 from doctordesk.services.uow import UnitOfWork, run_hooks, unit_of_work
 from doctordesk.store.tables import User
 

@@ -38,7 +38,7 @@ from doctordesk.i18n import _
 from doctordesk.runtime import Runtime
 from doctordesk.services.accounts import mfa, tickets
 from doctordesk.services.accounts.sessions import issue_token, stamp
-from doctordesk.services.audit import audit
+from doctordesk.services.audit.entries import audit
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.mfa_tables import Passkey
 from doctordesk.store.tables import User

@@ -25,9 +25,8 @@ from doctordesk.domain.roles import Actor, require_admin
 from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
 from doctordesk.services.accounts import recovery
-from doctordesk.services.accounts.auth import token_hash
-from doctordesk.services.admin.audit import record_change
-from doctordesk.services.admin.users import MAX_PASSWORD, MIN_PASSWORD
+from doctordesk.services.accounts.auth import MAX_PASSWORD, MIN_PASSWORD, token_hash
+from doctordesk.services.audit.changes import record_change
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.admin_tables import PasswordLink
 from doctordesk.store.tables import User

@@ -16,6 +16,8 @@ from doctordesk.store.tables import AccessToken, Patient, User
 
 # The event on which every instance drops a revoked token from its cache and closes its streams.
 TOKEN_REVOKED = EventKind.TOKEN_REVOKED
+# The event on which the user's open security pages are rendered again.
+SECURITY_CHANGED = EventKind.ACCOUNT_SECURITY_CHANGED
 
 
 def token_hash(token: str) -> str:

@@ -36,7 +36,7 @@ from doctordesk.realtime import outbound
 from doctordesk.runtime import Runtime
 from doctordesk.services.accounts import tickets
 from doctordesk.services.accounts.sessions import issue_token
-from doctordesk.services.audit import audit
+from doctordesk.services.audit.entries import audit
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.mfa_tables import SsoLink, SsoProvider
 from doctordesk.store.tables import User

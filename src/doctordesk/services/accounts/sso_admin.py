@@ -17,7 +17,7 @@ from doctordesk.domain.roles import Actor
 from doctordesk.domain.texts import N_, Text
 from doctordesk.domain.webhooks.rules import check_url
 from doctordesk.runtime import Runtime
-from doctordesk.services.audit import audit
+from doctordesk.services.audit.entries import audit
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.mfa_tables import SsoProvider
 

@@ -16,7 +16,7 @@ from doctordesk.domain.mail.addresses import optional_address
 from doctordesk.domain.roles import Actor, Role, require_admin
 from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
-from doctordesk.services.audit import audit
+from doctordesk.services.audit.entries import audit
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.mail_tables import StaffMailSetting
 from doctordesk.store.tables import User

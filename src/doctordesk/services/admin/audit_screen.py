@@ -22,9 +22,9 @@ from doctordesk.screens.admin import audit as screen
 from doctordesk.screens.admin.audit_changes import Names, patient_ids, person_ids
 from doctordesk.screens.protocol import Layout, Page, UpdateSet
 from doctordesk.screens.viewing import Viewing
-from doctordesk.services.admin.audit import audit_page
-from doctordesk.services.admin.screen_base import navigation, require_admin, viewing
+from doctordesk.services.audit.trail import audit_page
 from doctordesk.services.scheduling.clinic_facts import cached_clinic
+from doctordesk.services.screen_base import clinic_zone, navigation, require_admin, viewing
 from doctordesk.store.tables import Patient, User
 
 PEOPLE_OFFERED = 500
@@ -79,11 +79,6 @@ async def _people(session: AsyncSession, chosen: int | None) -> list[tuple[int, 
         found += list((await session.execute(select(User.id, User.display_name, User.role).where(
             User.id == chosen))).all())  # fmt: skip
     return [(i, name, role) for i, name, role in found]
-
-
-def clinic_zone(locations: Mapping[int, str]) -> str:
-    """The zone the administration shows times in: the clinic's, that of its first location (UTC without one)."""
-    return locations[min(locations)] if locations else "UTC"
 
 
 def _day(raw: str | None, name: str, fields: dict[str, str]) -> date | None:

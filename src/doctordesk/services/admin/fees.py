@@ -20,7 +20,7 @@ from doctordesk.domain.review.fees import KINDS, MAX_AMOUNT_CENTS, MAX_PERCENT, 
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
-from doctordesk.services.admin.audit import record_change
+from doctordesk.services.audit.changes import record_change
 from doctordesk.services.scheduling.clinic_facts import clinic_changed
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.tables import FeeSchedule, Location, User

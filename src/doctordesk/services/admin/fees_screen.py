@@ -27,8 +27,8 @@ from doctordesk.screens.protocol import Action, Layout, Page, UpdateSet, p_updat
 from doctordesk.screens.state import lasting
 from doctordesk.screens.viewing import Viewing
 from doctordesk.services.admin import fees as admin_fees
-from doctordesk.services.admin.screen_base import acted, form_flag, require_admin, viewing
 from doctordesk.services.scheduling.clinic_facts import cached_clinic
+from doctordesk.services.screen_base import acted, form_flag, require_admin, viewing
 
 _AMOUNT = re.compile(r"([0-9]{1,6})(?:\.([0-9]{1,2}))?", re.ASCII)
 

@@ -34,7 +34,7 @@ from doctordesk.domain.scheduling.suggestions import (
 )
 from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
-from doctordesk.services.admin.audit import record_change
+from doctordesk.services.audit.changes import record_change
 from doctordesk.services.scheduling.busy_times import lock_schedules
 from doctordesk.services.scheduling.clinic_facts import clinic_changed
 from doctordesk.services.uow import unit_of_work

@@ -21,8 +21,8 @@ from doctordesk.screens.admin import hours as screen
 from doctordesk.screens.protocol import Action, Layout, Option, Page, UpdateSet, el, p_replace, p_update
 from doctordesk.screens.viewing import Viewing
 from doctordesk.services.admin import hours as admin_hours
-from doctordesk.services.admin.screen_base import changed, navigation, require_admin, told, viewing
 from doctordesk.services.scheduling.clinic_facts import cached_clinic
+from doctordesk.services.screen_base import changed, navigation, require_admin, told, viewing
 
 MAX_LINES = admin_hours.MAX_BLOCKS
 

@@ -20,8 +20,8 @@ from doctordesk.screens.admin import insurance as screen
 from doctordesk.screens.protocol import Layout, Option, Page, UpdateSet, p_update
 from doctordesk.screens.viewing import Viewing
 from doctordesk.services.admin import policies as admin_policies
-from doctordesk.services.admin.screen_base import acted, form_flag, form_text, navigation, require_admin, viewing
 from doctordesk.services.scheduling.clinic_facts import cached_clinic
+from doctordesk.services.screen_base import acted, form_flag, form_text, navigation, require_admin, viewing
 from doctordesk.store.tables import Patient
 
 

@@ -16,7 +16,7 @@ from doctordesk.domain.roles import Actor
 from doctordesk.domain.scheduling.suggestions import is_timezone
 from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
-from doctordesk.services.admin.audit import record_change
+from doctordesk.services.audit.changes import record_change
 from doctordesk.services.scheduling.clinic_facts import clinic_changed
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.tables import Location

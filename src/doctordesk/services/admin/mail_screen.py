@@ -7,8 +7,8 @@ from doctordesk.runtime import Runtime
 from doctordesk.screens.admin import mail as screen
 from doctordesk.screens.protocol import Layout, Page
 from doctordesk.screens.viewing import Viewing
-from doctordesk.services.admin.screen_base import viewing
 from doctordesk.services.mail.log import mail_log
+from doctordesk.services.screen_base import viewing
 
 
 def mail_page(rt: Runtime, actor: Actor, *, layout: Layout, client_id: str | None) -> Viewing:

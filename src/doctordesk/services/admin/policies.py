@@ -23,7 +23,7 @@ from doctordesk.domain.review.coverage import check_third_party
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
-from doctordesk.services.admin.audit import record_change
+from doctordesk.services.audit.changes import record_change
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.tables import InsurancePolicy, Location, Patient, User
 

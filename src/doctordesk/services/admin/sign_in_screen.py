@@ -13,7 +13,7 @@ from doctordesk.screens.admin import sign_in as screen
 from doctordesk.screens.protocol import Layout, Page, UpdateSet
 from doctordesk.screens.viewing import Viewing
 from doctordesk.services.accounts import mfa, sso_admin
-from doctordesk.services.admin.screen_base import acted, form_flag, require_admin, viewing
+from doctordesk.services.screen_base import acted, form_flag, require_admin, viewing
 
 
 def sign_in(rt: Runtime, actor: Actor, *, layout: Layout, client_id: str | None) -> Viewing:

@@ -13,7 +13,7 @@ from doctordesk.screens.admin import sso as screen
 from doctordesk.screens.protocol import Layout, Page, UpdateSet, p_update
 from doctordesk.screens.viewing import Viewing
 from doctordesk.services.accounts import sso_admin
-from doctordesk.services.admin.screen_base import acted, form_flag, require_admin, viewing
+from doctordesk.services.screen_base import acted, form_flag, require_admin, viewing
 
 
 def sso_page(rt: Runtime, actor: Actor, *, layout: Layout, client_id: str | None) -> Viewing:

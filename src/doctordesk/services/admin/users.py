@@ -1,5 +1,5 @@
 """Administration of accounts: create, edit, deactivate and reactivate users, set or reset their password, and
-edit doctor profiles. Every change is audited with its before and after (services/admin/audit.py).
+edit doctor profiles. Every change is audited with its before and after (services/audit/changes.py).
 
 Deactivating a user (and setting a new password) revokes every token the user holds, in the same transaction,
 and publishes the revocation logout uses for each: every instance forgets the tokens and closes their streams.
@@ -29,7 +29,8 @@ from doctordesk.domain.scheduling.suggestions import is_timezone
 from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
 from doctordesk.services.accounts import recovery
-from doctordesk.services.admin.audit import record_change
+from doctordesk.services.accounts.auth import MAX_PASSWORD, MIN_PASSWORD
+from doctordesk.services.audit.changes import record_change
 from doctordesk.services.scheduling.clinic_facts import clinic_changed
 from doctordesk.services.uow import UnitOfWork, unit_of_work
 from doctordesk.store.admin_tables import DoctorSettings
@@ -39,8 +40,6 @@ USERNAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
 # The same rule as a client may type it, for the API description: the service folds case (``Bob`` is ``bob``).
 USERNAME_PATTERN = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 MAX_NAME = 128  # a display name (the column's width)
-MIN_PASSWORD = 8
-MAX_PASSWORD = 1024
 GENERATED_PASSWORD_BYTES = 12  # 16 URL-safe characters
 
 
@@ -220,7 +219,7 @@ async def create_user(rt: Runtime, passwords: Passwords, actor: Actor, new: NewU
 
 async def add_user(rt: Runtime, actor: Actor, new: NewUser, *, password_hash: str) -> UserView:
     """The one door through which an account is created, its input already checked by the caller (``create_user``
-    for the API and the screens, ``services/accounts/users.py`` for ``doctordesk create-user``): the user, a
+    for the API and the screens, ``services/admin/command_line.py`` for ``doctordesk create-user``): the user, a
     doctor's profile and settings or a patient's record, in one unit of work audited as ``admin.user-created`` by
     ``actor`` (a system actor: the service). ``new.password`` is ignored: ``password_hash`` is stored."""
     now = rt.clock.now()

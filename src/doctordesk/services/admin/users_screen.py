@@ -24,17 +24,17 @@ from doctordesk.screens.viewing import Viewing
 from doctordesk.services.accounts import password_links, staff_mail
 from doctordesk.services.admin import locations as admin_locations
 from doctordesk.services.admin import users as admin_users
-from doctordesk.services.admin.audit_screen import clinic_zone
-from doctordesk.services.admin.screen_base import (
+from doctordesk.services.scheduling.clinic_facts import cached_clinic
+from doctordesk.services.screen_base import (
     acted,
     changed,
+    clinic_zone,
     form_flag,
     form_text,
     navigation,
     require_admin,
     viewing,
 )
-from doctordesk.services.scheduling.clinic_facts import cached_clinic
 
 STAFF = tuple(r.value for r in staff_mail.STAFF_ROLES)  # their own mail's address is set on their page too
 

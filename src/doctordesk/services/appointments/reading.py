@@ -9,7 +9,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any, TypeVar, cast
 
-from sqlalchemy import Select, Table, bindparam, select
+from sqlalchemy import Select, Table, bindparam, exists, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
@@ -54,6 +54,22 @@ def visible_to(query: AnySelect, actor: Actor) -> AnySelect:
         return query.where(Appointment.doctor_id == actor.user_id)
     if actor.role is Role.PATIENT:
         return query.where(Appointment.patient_id == (actor.patient_id or -1))
+    return query
+
+
+def patients_visible_to(query: AnySelect, actor: Actor) -> AnySelect:
+    """``query`` (over patients) narrowed to those ``actor`` may see: a patient themself, a doctor the patients
+    they have appointments with, support and admins all; of those only the launch patient when a SMART token's
+    patient scopes narrow it."""
+    if actor.patient_context is not None:
+        query = query.where(Patient.id == actor.patient_context)
+    if actor.role is Role.PATIENT:
+        return query.where(Patient.id == (actor.patient_id or -1))
+    if actor.role is Role.DOCTOR:
+        mine = select(Appointment.id).where(
+            Appointment.patient_id == Patient.id, Appointment.doctor_id == actor.user_id
+        )
+        return query.where(exists(mine))
     return query
 
 

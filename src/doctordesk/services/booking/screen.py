@@ -35,7 +35,7 @@ from doctordesk.screens.protocol import Layout, Option, Page, UpdateSet
 from doctordesk.screens.state import Viewer, lasting
 from doctordesk.screens.viewing import Viewing
 from doctordesk.services.booking import free_times
-from doctordesk.services.integration.requests import RequestInput, place_request
+from doctordesk.services.lifecycle.placing import RequestInput, place_request
 from doctordesk.services.scheduling.clinic_facts import Clinic, cached_clinic, policies_of
 from doctordesk.services.uow import unit_of_work
 

@@ -26,7 +26,7 @@ from doctordesk.domain.integration import needs_last_use
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
-from doctordesk.services.admin.audit import add_recorded, revoke_recorded
+from doctordesk.services.audit.changes import add_recorded, revoke_recorded
 from doctordesk.services.calendar.entries import read_entries
 from doctordesk.services.calendar.ics import fingerprint, render_feed
 from doctordesk.services.uow import UnitOfWork, unit_of_work

@@ -24,7 +24,7 @@ from doctordesk.domain.roles import Actor, require_admin
 from doctordesk.domain.texts import N_
 from doctordesk.domain.waitlist.rules import Mode, Policy
 from doctordesk.runtime import Runtime
-from doctordesk.services.admin.audit import record_change
+from doctordesk.services.audit.changes import record_change
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.admin_tables import ClinicSetting
 

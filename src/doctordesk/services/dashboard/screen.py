@@ -28,10 +28,9 @@ from doctordesk.screens import dashboard as screen
 from doctordesk.screens.protocol import Layout, Option, Page, UpdateSet
 from doctordesk.screens.state import Shown, Viewer, lasting
 from doctordesk.screens.viewing import Viewing
-from doctordesk.services.admin.audit_screen import clinic_zone
-from doctordesk.services.admin.screen_base import navigation, require_admin
 from doctordesk.services.dashboard import registry
 from doctordesk.services.scheduling.clinic_facts import Clinic, cached_clinic
+from doctordesk.services.screen_base import clinic_zone, navigation, require_admin
 
 HOLD_SECONDS = 10
 CACHE = "dashboard.figures"

@@ -11,9 +11,9 @@ from sqlalchemy import Select, exists, select
 
 from doctordesk.domain.errors import Forbidden
 from doctordesk.domain.integration import Integration, Scope
-from doctordesk.domain.roles import Actor, Role
+from doctordesk.domain.roles import Actor
 from doctordesk.domain.texts import N_
-from doctordesk.services.appointments.reading import visible_to
+from doctordesk.services.appointments.reading import patients_visible_to, visible_to
 from doctordesk.store.integration_tables import IntegrationRequest
 from doctordesk.store.tables import Appointment, Patient
 
@@ -47,19 +47,10 @@ def appointments_visible(query: AnySelect, caller: Caller) -> AnySelect:
 
 
 def patients_visible(query: AnySelect, caller: Caller) -> AnySelect:
-    """``query`` (over patients) narrowed to those ``caller`` may see: a patient themself, a doctor the patients
-    they have appointments with, a write-only key the patients of the requests it made."""
+    """``query`` (over patients) narrowed to those ``caller`` may see: a user's as everywhere
+    (``patients_visible_to``), a write-only key the patients of the requests it made."""
     if isinstance(caller, Actor):
-        if caller.patient_context is not None:
-            query = query.where(Patient.id == caller.patient_context)
-        if caller.role is Role.PATIENT:
-            return query.where(Patient.id == (caller.patient_id or -1))
-        if caller.role is Role.DOCTOR:
-            mine = select(Appointment.id).where(
-                Appointment.patient_id == Patient.id, Appointment.doctor_id == caller.user_id
-            )
-            return query.where(exists(mine))
-        return query
+        return patients_visible_to(query, caller)
     require_some_scope(caller)
     if caller.has(Scope.APPOINTMENTS_READ):
         return query

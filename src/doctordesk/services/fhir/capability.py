@@ -8,7 +8,7 @@ from typing import Any
 
 from doctordesk.domain.fhir import mapping as fhir
 from doctordesk.services.fhir import appointments as fhir_appointments
-from doctordesk.services.fhir import audit as fhir_audit
+from doctordesk.services.fhir import audit_events as fhir_audit
 from doctordesk.services.fhir import chains
 from doctordesk.services.fhir import chat as fhir_chat
 from doctordesk.services.fhir import deliveries as fhir_deliveries

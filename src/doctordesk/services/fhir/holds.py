@@ -29,7 +29,7 @@ from doctordesk.runtime import Runtime
 from doctordesk.services.fhir import appointments as fhir_appointments
 from doctordesk.services.fhir import requests as fhir_requests
 from doctordesk.services.fhir.access import Caller
-from doctordesk.services.integration.requests import RequestInput, check_request, place_request, record_origin
+from doctordesk.services.lifecycle.placing import RequestInput, check_request, place_request, record_origin
 from doctordesk.services.scheduling.busy_times import lock_schedules
 from doctordesk.services.scheduling.clinic_facts import cached_clinic
 from doctordesk.services.uow import unit_of_work

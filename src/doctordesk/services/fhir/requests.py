@@ -23,7 +23,7 @@ from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
 from doctordesk.services.fhir import appointments as fhir_appointments
 from doctordesk.services.fhir.access import Caller
-from doctordesk.services.integration.requests import MAX_SERVICE_CHARS, RequestInput, place_request, record_origin
+from doctordesk.services.lifecycle.placing import MAX_SERVICE_CHARS, RequestInput, place_request, record_origin
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.tables import Appointment
 

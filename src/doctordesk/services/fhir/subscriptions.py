@@ -29,12 +29,12 @@ from doctordesk.domain.keyset import Position
 from doctordesk.domain.roles import Role
 from doctordesk.domain.texts import N_, Text
 from doctordesk.domain.webhooks import rules as webhooks
+from doctordesk.domain.webhooks.signing_secrets import new_secret
 from doctordesk.runtime import Runtime
-from doctordesk.services.audit import audit
+from doctordesk.services.audit.entries import audit
 from doctordesk.services.fhir.access import Caller
 from doctordesk.services.fhir.search import Search, bundle, check
 from doctordesk.services.uow import UnitOfWork, unit_of_work
-from doctordesk.services.webhooks.endpoints import new_secret
 from doctordesk.store import keyset
 from doctordesk.store.fhir_tables import FhirSubscription
 from doctordesk.store.integration_tables import ServiceAccount

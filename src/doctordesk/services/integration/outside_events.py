@@ -1,11 +1,11 @@
 """Outside events on an appointment, reported by a clinic's systems: canceled (by the patient or the clinic, with a
 reason), completed, no-show, and the patient's request to reschedule.
 
-Each is one transaction through ``decisions.transition`` (status, version, history, audit, event), following the
-table in ``domain/appointments/decisions.py``: no event on a final appointment, complete and no-show only on an
+Each is one transaction through ``lifecycle.transitions.transition`` (status, version, history, audit, event), following
+the table in ``domain/appointments/decisions.py``: no event on a final appointment, complete and no-show only on an
 approved one whose time has come. Canceling or rescheduling withdraws the open offers. A reschedule request puts the
-appointment back to requested at the new time, checked by the screens' scheduling rules, so the doctor reviews it
-again; history keeps the time it had.
+appointment back to requested at the new time, checked by the screens' scheduling rules, so the doctor reviews it again;
+history keeps the time it had.
 """
 
 from __future__ import annotations
@@ -22,8 +22,9 @@ from doctordesk.domain.errors import AppointmentChanged, NotFound
 from doctordesk.domain.integration import Integration, Scope
 from doctordesk.domain.texts import N_, Moment, Text
 from doctordesk.runtime import Runtime
-from doctordesk.services.integration.requests import appointment_body, check_time, require, require_visible
-from doctordesk.services.review.decisions import transition
+from doctordesk.services.integration.requests import appointment_body, require, require_visible
+from doctordesk.services.lifecycle.placing import check_time
+from doctordesk.services.lifecycle.transitions import transition
 from doctordesk.services.scheduling.clinic_facts import cached_clinic
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.review_tables import AppointmentOffer, OfferState

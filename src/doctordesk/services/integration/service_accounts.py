@@ -20,7 +20,7 @@ from doctordesk.domain.names import name_problem
 from doctordesk.domain.roles import Actor, require_admin
 from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
-from doctordesk.services.admin.audit import add_recorded, record_change, revoke_recorded
+from doctordesk.services.audit.changes import add_recorded, record_change, revoke_recorded
 from doctordesk.services.integration.api_keys import API_KEY_CHANGED
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.integration_tables import ApiKey, ServiceAccount

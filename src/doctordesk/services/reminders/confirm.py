@@ -16,7 +16,7 @@ from doctordesk.domain.events import (
     doctor_topic,
     patient_topic,
 )
-from doctordesk.services.audit import audit_now
+from doctordesk.services.audit.entries import audit_now
 from doctordesk.services.uow import UnitOfWork
 from doctordesk.store import plain_rows
 from doctordesk.store.mail_tables import AppointmentConfirmation

@@ -1,5 +1,5 @@
-"""Deciding on an appointment: approve (as requested, or by auto-approval), suggest alternatives, decline, and the
-one ``transition`` every status change goes through (the patient's answers to offers use it too).
+"""Deciding on an appointment: approve (as requested, or by auto-approval), suggest alternatives, decline; each is
+recorded by the one ``transition`` every status change goes through (``services/lifecycle/transitions.py``).
 
 A decision locks the appointment, checks its version, applies every rule through ``domain.review.assessment.assess`` and
 records the transition: status, version, offers, history, audit and the event, in one transaction.
@@ -7,25 +7,13 @@ records the transition: status, version, offers, history, audit and the event, i
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, select
-
 from doctordesk.domain.appointments.decisions import Trigger, can_decide, clean_reason, next_status, parse_flag, why_not
 from doctordesk.domain.appointments.status import Status
-from doctordesk.domain.appointments.views import format_local
 from doctordesk.domain.errors import AppointmentChanged, InvalidTransition
-from doctordesk.domain.event_kinds import transition_kind
-from doctordesk.domain.events import (
-    ALL_APPOINTMENTS_TOPIC,
-    DomainEvent,
-    appointment_topic,
-    doctor_topic,
-    patient_topic,
-)
-from doctordesk.domain.integration import Integration
 from doctordesk.domain.review.assessment import Assessment
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.scheduling.suggestions import is_timezone
@@ -35,15 +23,13 @@ from doctordesk.runtime import Runtime
 from doctordesk.screens import review_approve
 from doctordesk.screens.protocol import UpdateSet, p_update
 from doctordesk.screens.wording import status_label, status_props
-from doctordesk.services.appointments import notices
-from doctordesk.services.audit import audit_now
+from doctordesk.services.lifecycle.transitions import transition
 from doctordesk.services.review.screen import assess_cards, cards_from_form, version_from
 from doctordesk.services.review.subject import subject_for
 from doctordesk.services.scheduling.clinic_facts import cached_clinic
-from doctordesk.services.uow import UnitOfWork, unit_of_work
-from doctordesk.store import plain_rows
-from doctordesk.store.review_tables import AppointmentOffer, OfferState, ReviewDraft
-from doctordesk.store.tables import Appointment, AppointmentHistory, Patient
+from doctordesk.services.uow import unit_of_work
+from doctordesk.store.review_tables import AppointmentOffer, OfferState
+from doctordesk.store.tables import Appointment
 
 
 async def approve(rt: Runtime, actor: Actor, appointment_id: int, form: Mapping[str, str]) -> UpdateSet:
@@ -220,83 +206,3 @@ def decided(rt: Runtime, to: Status, text: str) -> UpdateSet:
         navigate=review_approve.LIST_ENDPOINT,
         notice={"level": "info", "text": _(text)},
     )
-
-
-async def transition(
-    uow: UnitOfWork,
-    actor: Actor | Integration,
-    a: Appointment,
-    to: Status,
-    trigger: Trigger,
-    details: dict[str, Any],
-    *,
-    now: datetime,
-    also_doctors: set[int] | None = None,
-    text: str | None = None,
-    notify: Sequence[int] | None = None,
-    old_doctor: int | None = None,
-    created: bool = False,
-) -> None:
-    """Record a status change: the row (status, version), history, audit, drafts dropped, and the event.
-
-    ``actor`` is a user, or a service account of the integration API: then history and audit name it in
-    ``details["service_account"]`` and their ``actor_id`` is null. ``created``: ``a`` is a new appointment (flushed,
-    with its first status): the change is from no status, and its version stays 1."""
-    session = uow.session
-    from_status: int | None = None if created else a.status
-    a.status = int(to)
-    if not created:
-        a.version += 1
-    a.updated_at = now
-    actor_id = actor.user_id if isinstance(actor, Actor) else None
-    if isinstance(actor, Integration):
-        details = {**details, **actor.audit_details()}
-    history = {"appointment_id": a.id, "at": now, "actor_id": actor_id, "from_status": from_status,
-               "to_status": int(to), "details": details}  # fmt: skip
-    await plain_rows.add(session, AppointmentHistory, history)
-    await audit_now(
-        session,
-        at=now,
-        actor_id=actor_id,
-        action=f"appointment.{trigger.value}",
-        entity="appointment",
-        entity_id=a.id,
-        details={"from": from_status, "to": int(to), **details},
-    )
-    if not created:  # a new appointment has no review drafts yet: no statement for them
-        await session.execute(delete(ReviewDraft).where(ReviewDraft.appointment_id == a.id))
-    if notify is None:
-        patient_user = await session.scalar(_patient_user(a.patient_id))
-        notify = (patient_user,) if patient_user is not None else ()
-    if text and not created:
-        told = [u for u in notify if u != actor_id]
-        notices.leave(session, told, appointment_id=a.id, text=text, now=now)
-    doctors = {a.doctor_id, *(also_doctors or ()), *((old_doctor,) if old_doctor else ())}
-    topics = (
-        appointment_topic(a.id),
-        patient_topic(a.patient_id),
-        ALL_APPOINTMENTS_TOPIC,
-        *(doctor_topic(d) for d in sorted(doctors)),
-    )
-    uow.emit(
-        DomainEvent(
-            kind=transition_kind(trigger),
-            topics=topics,
-            data={
-                "appointment_id": a.id,
-                "from_status": from_status,
-                "status": int(to),
-                "version": a.version,
-                "start": a.start_at.isoformat(),
-                "when": format_local(a.start_at, "UTC"),
-                # Who canceled (``patient`` or ``clinic``), a code, never free text: webhooks carry it.
-                **({"canceled_by": details["by"]} if trigger is Trigger.CANCEL and details.get("by") else {}),
-            },
-            notify_user_ids=tuple(notify),
-            notify_text=text,
-        )
-    )
-
-
-def _patient_user(patient_id: int) -> Any:
-    return select(Patient.user_id).where(Patient.id == patient_id)

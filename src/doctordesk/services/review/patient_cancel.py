@@ -1,6 +1,6 @@
-"""The patient cancels their own appointment from "Your appointment" (docs/booking.md#cancelling): requested,
-waiting for their answer to offers, or approved, up to the clinic's deadline (``DOCTORDESK_PATIENT_CANCEL_HOURS``
-before the start). One transaction through ``decisions.transition`` — status, version, history (who: the patient),
+"""The patient cancels their own appointment from "Your appointment" (docs/booking.md#cancelling): requested, waiting
+for their answer to offers, or approved, up to the clinic's deadline (``DOCTORDESK_PATIENT_CANCEL_HOURS`` before the
+start). One transaction through ``lifecycle.transitions.transition`` — status, version, history (who: the patient),
 audit, the event that updates the doctor's list and tells the doctor — with the open offers withdrawn. The history
 records ``by: patient`` as a clinic system's cancel does, so webhooks and FHIR say who canceled."""
 
@@ -14,7 +14,7 @@ from doctordesk.domain.roles import Actor
 from doctordesk.domain.texts import N_, Moment, Text
 from doctordesk.runtime import Runtime
 from doctordesk.screens.protocol import UpdateSet
-from doctordesk.services.review.decisions import transition
+from doctordesk.services.lifecycle.transitions import transition
 from doctordesk.services.review.offers import answered, answering
 from doctordesk.services.review.screen import version_from
 from doctordesk.services.uow import unit_of_work

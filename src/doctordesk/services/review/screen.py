@@ -40,7 +40,7 @@ from doctordesk.screens import review_approve
 from doctordesk.screens.protocol import Page, UpdateSet
 from doctordesk.screens.state import Viewer, current_client, lasting
 from doctordesk.screens.viewing import Viewing
-from doctordesk.services.audit import audit
+from doctordesk.services.audit.entries import audit
 from doctordesk.services.review.subject import appointment_for, facts_for, subject_for, view_of
 from doctordesk.services.scheduling.busy_times import busy_times, lock_schedules
 from doctordesk.services.scheduling.clinic_facts import Clinic, cached_clinic

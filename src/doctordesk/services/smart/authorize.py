@@ -27,7 +27,7 @@ from doctordesk.domain.smart import scopes as smart_scopes
 from doctordesk.domain.smart.clients import ClientKind
 from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
-from doctordesk.services.audit import audit
+from doctordesk.services.audit.entries import audit
 from doctordesk.services.smart import launches
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.smart_tables import SmartAuthorization, SmartClient

@@ -28,7 +28,7 @@ from doctordesk.domain.inputs import is_plain_text
 from doctordesk.domain.smart import scopes as smart_scopes
 from doctordesk.domain.smart.clients import ASSERTION_ALGORITHMS, SYSTEM_ACCESS_PREFIX, ClientKind
 from doctordesk.runtime import Runtime
-from doctordesk.services.audit import audit
+from doctordesk.services.audit.entries import audit
 from doctordesk.services.smart import jwks
 from doctordesk.services.smart.authorize import MAX_CLIENT_ID_CHARS, hashed
 from doctordesk.services.uow import unit_of_work

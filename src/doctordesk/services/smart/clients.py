@@ -28,7 +28,7 @@ from doctordesk.domain.smart.clients import (
 from doctordesk.domain.texts import N_, Text
 from doctordesk.domain.webhooks.rules import check_url
 from doctordesk.runtime import Runtime
-from doctordesk.services.admin.audit import record_change
+from doctordesk.services.audit.changes import record_change
 from doctordesk.services.smart import jwks
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.smart_tables import SmartClient

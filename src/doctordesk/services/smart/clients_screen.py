@@ -16,7 +16,7 @@ from doctordesk.runtime import Runtime
 from doctordesk.screens.admin import smart_apps as screen
 from doctordesk.screens.protocol import Layout, Page, UpdateSet, p_update
 from doctordesk.screens.viewing import Viewing
-from doctordesk.services.admin.screen_base import acted, form_text, require_admin, viewing
+from doctordesk.services.screen_base import acted, form_text, require_admin, viewing
 from doctordesk.services.smart import clients
 
 MAX_JWKS_CHARS = 20000

@@ -17,7 +17,7 @@ from doctordesk.screens.protocol import Layout, Page, UpdateSet
 from doctordesk.screens.smart import consent as screen
 from doctordesk.screens.state import Shown, Viewer
 from doctordesk.screens.viewing import Viewing
-from doctordesk.services.fhir.access import patients_visible
+from doctordesk.services.appointments.reading import patients_visible_to
 from doctordesk.services.smart import authorize
 from doctordesk.store.tables import Patient
 
@@ -26,7 +26,7 @@ MAX_PATIENTS = 200  # the picker lists the first ones by name (docs/smart.md#con
 
 async def _patients(rt: Runtime, actor: Actor) -> list[tuple[int, str]]:
     """The patients ``actor`` may launch for: those they may see at the FHIR interface."""
-    query = patients_visible(select(Patient.id, Patient.name), actor).order_by(Patient.name, Patient.id)
+    query = patients_visible_to(select(Patient.id, Patient.name), actor).order_by(Patient.name, Patient.id)
     async with rt.db.read() as session:
         return [(pid, name) for pid, name in (await session.execute(query.limit(MAX_PATIENTS))).all()]
 

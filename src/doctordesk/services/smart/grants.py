@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.accounts.security import ConnectedApp
 from doctordesk.domain.errors import NotFound
-from doctordesk.services.audit import audit
+from doctordesk.services.audit.entries import audit
 from doctordesk.services.smart.tokens import revoke_family
 from doctordesk.store.smart_tables import SmartAuthorization, SmartClient, SmartToken
 

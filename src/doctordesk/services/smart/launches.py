@@ -22,7 +22,7 @@ from doctordesk.domain.roles import Actor, require_admin
 from doctordesk.domain.smart.clients import LAUNCH_PREFIX, ClientKind
 from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
-from doctordesk.services.audit import audit
+from doctordesk.services.audit.entries import audit
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.smart_tables import SmartClient, SmartLaunch
 from doctordesk.store.tables import Patient

@@ -32,7 +32,7 @@ from doctordesk.domain.smart.clients import (
 )
 from doctordesk.runtime import Runtime
 from doctordesk.services.accounts import login_throttle
-from doctordesk.services.audit import audit
+from doctordesk.services.audit.entries import audit
 from doctordesk.services.smart import backend, keys
 from doctordesk.services.smart.authorize import MAX_CLIENT_ID_CHARS, hashed
 from doctordesk.services.uow import unit_of_work

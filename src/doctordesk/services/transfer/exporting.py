@@ -19,7 +19,7 @@ from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.roles import Role
 from doctordesk.domain.transfer.csv_cells import Cell, CsvWriter
 from doctordesk.domain.transfer.import_rows import FIELDS, LIST_FIELDS, WEEKDAYS, Kind
-from doctordesk.services.audit import audit
+from doctordesk.services.audit.entries import audit
 from doctordesk.services.uow import worker_transaction
 from doctordesk.store import external_ids as store
 from doctordesk.store.db import Database

@@ -24,7 +24,7 @@ from doctordesk.domain.roles import Role
 from doctordesk.domain.texts import N_, Text
 from doctordesk.domain.transfer.import_rows import KIND_ORDER, CheckedRow, Kind, Problem, check_row
 from doctordesk.realtime import relay
-from doctordesk.services.audit import audit
+from doctordesk.services.audit.entries import audit
 from doctordesk.services.transfer.import_events import import_events
 from doctordesk.services.transfer.import_files import RawRow
 from doctordesk.services.uow import worker_transaction

@@ -32,9 +32,9 @@ from doctordesk.domain.texts import N_, Moment, Text
 from doctordesk.domain.waitlist.rules import EntryState, OfferState, Policy
 from doctordesk.runtime import Runtime
 from doctordesk.services.appointments import notices
-from doctordesk.services.audit import audit_now
+from doctordesk.services.audit.entries import audit_now
 from doctordesk.services.booking.screen import refuse_uncovered
-from doctordesk.services.integration.requests import RequestInput, check_time, place_request
+from doctordesk.services.lifecycle.placing import RequestInput, check_time, place_request
 from doctordesk.services.scheduling.clinic_facts import Clinic, cached_clinic
 from doctordesk.services.uow import UnitOfWork, unit_of_work
 from doctordesk.services.waitlist.entries import ACCEPTED, GONE, changed, patient_of, waitlist_topic

@@ -19,7 +19,7 @@ from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.texts import N_, Text
 from doctordesk.domain.waitlist.rules import MAX_ENTRIES, EntryState, OfferState, Wish, WishProblems, parse_wish
 from doctordesk.runtime import Runtime
-from doctordesk.services.audit import audit_now
+from doctordesk.services.audit.entries import audit_now
 from doctordesk.services.scheduling.clinic_facts import Clinic, cached_clinic
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store import plain_rows

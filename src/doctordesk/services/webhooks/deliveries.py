@@ -14,7 +14,7 @@ from doctordesk.domain.texts import N_, from_json
 from doctordesk.domain.webhooks import rules as webhooks
 from doctordesk.domain.webhooks.views import DeliveryView, NoticeView
 from doctordesk.runtime import Runtime
-from doctordesk.services.admin.audit import record_change
+from doctordesk.services.audit.changes import record_change
 from doctordesk.services.uow import UnitOfWork, unit_of_work
 from doctordesk.services.webhooks.endpoints import MESSAGE, endpoint_row
 from doctordesk.services.webhooks.outbox import FAILED, PENDING, delivery_values

@@ -7,8 +7,6 @@ deliveries are the log.
 
 from __future__ import annotations
 
-import base64
-import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -23,16 +21,16 @@ from doctordesk.domain.events import DomainEvent
 from doctordesk.domain.roles import Actor, Role, require_admin
 from doctordesk.domain.texts import N_, Text, from_json, to_json
 from doctordesk.domain.webhooks import rules as webhooks
+from doctordesk.domain.webhooks.signing_secrets import new_secret
 from doctordesk.domain.webhooks.views import EndpointView
 from doctordesk.realtime import outbox
 from doctordesk.realtime.message import TIMEOUT_ONLY
 from doctordesk.runtime import Runtime
-from doctordesk.services.admin.audit import record_change
+from doctordesk.services.audit.changes import record_change
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.tables import User
 from doctordesk.store.webhook_tables import AdminNotice, WebhookEndpoint
 
-SECRET_BYTES = 32
 ENDPOINT_DISABLED = EventKind.WEBHOOK_ENDPOINT_DISABLED
 # An admin notice's text as a template and values (domain/texts.py), kept in its details: read in the reader's
 # language.
@@ -63,11 +61,6 @@ def endpoint_view(e: WebhookEndpoint) -> EndpointView:
         e.created_at,
         e.updated_at,
     )
-
-
-def new_secret() -> str:
-    """A signing secret in the Standard Webhooks form: ``whsec_`` and 32 random bytes, base64."""
-    return "whsec_" + base64.b64encode(secrets.token_bytes(SECRET_BYTES)).decode()
 
 
 def _audited(e: WebhookEndpoint) -> dict[str, Any]:

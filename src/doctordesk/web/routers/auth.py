@@ -9,7 +9,7 @@ from fastapi.responses import Response
 
 from doctordesk.domain.inputs import TEXT_PATTERN
 from doctordesk.services.accounts import auth, password_links, reauth
-from doctordesk.services.admin.users import MAX_PASSWORD, MIN_PASSWORD
+from doctordesk.services.accounts.auth import MAX_PASSWORD, MIN_PASSWORD
 from doctordesk.web.deps import ActorDep, RuntimeDep
 from doctordesk.web.responses import INVALID, TOO_LARGE, UNAUTHORIZED, error_doc
 

@@ -11,7 +11,7 @@ from fastapi import APIRouter, Path, Request
 from doctordesk.domain.inputs import MAX_ID
 from doctordesk.screens.viewing import Viewing
 from doctordesk.services.accounts import reauth
-from doctordesk.services.accounts import security_screen as security
+from doctordesk.services.security import screen as security
 from doctordesk.web.deps import SCREEN_HEADERS, FormDep, ScreenRequest, ScreenRequestDep
 from doctordesk.web.params import STRICT_ID
 from doctordesk.web.responses import SUBMIT_RESPONSES, form_body

@@ -14,7 +14,7 @@ from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.inputs import MAX_ID, TEXT_PATTERN
 from doctordesk.domain.roles import Role
 from doctordesk.domain.texts import N_
-from doctordesk.services.admin import audit as admin_audit
+from doctordesk.services.audit import trail as audit_trail
 from doctordesk.web.deps import RuntimeDep, require_roles
 from doctordesk.web.params import STRICT_ID, STRICT_INSTANT, YEARS, strict_int
 from doctordesk.web.responses import ROLE_READ_RESPONSES
@@ -80,7 +80,7 @@ async def list_audit(
     `details.before` and `details.after`."""
     after = decode_cursor(cursor) if cursor is not None else None
     async with rt.db.read() as session:
-        rows, position = await admin_audit.audit_page(session, f, after=after, limit=limit)
+        rows, position = await audit_trail.audit_page(session, f, after=after, limit=limit)
     return {"rows": [r.as_json() for r in rows], "cursor": encode_cursor(position) if position else None}
 
 
@@ -93,7 +93,7 @@ async def export_audit(
     """Every audit row matching the filters, newest first, streamed as CSV (header row; `details` as JSON text)
     or JSON Lines."""
     return StreamingResponse(
-        admin_audit.export_lines(rt, f, format),
+        audit_trail.export_lines(rt, f, format),
         media_type=MEDIA[format],
         headers={"Content-Disposition": f'attachment; filename="audit.{format}"', "Cache-Control": "no-store"},
     )

@@ -11,7 +11,7 @@ from pydantic import Field, StrictBool
 from doctordesk.domain import moments, reminders
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.screens.viewing import Viewing
-from doctordesk.services.admin import clinic_screen
+from doctordesk.services.clinic import screen as clinic_screen
 from doctordesk.services.clinic import settings as clinic
 from doctordesk.web.bodies import StrictBody
 from doctordesk.web.deps import SCREEN_HEADERS, FormDep, RuntimeDep, ScreenRequest, ScreenRequestDep, require_roles

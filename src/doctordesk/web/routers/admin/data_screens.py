@@ -12,8 +12,9 @@ from doctordesk.domain.inputs import MAX_ID, parse_id
 from doctordesk.screens.viewing import Viewing
 from doctordesk.services.admin import fees_screen as fees
 from doctordesk.services.admin import insurance_screen as insurance
-from doctordesk.services.admin import mail_screen, waitlist_screen
-from doctordesk.services.admin import webhooks_screen as hooks
+from doctordesk.services.admin import mail_screen
+from doctordesk.services.waitlist import admin_screen as waitlist_screen
+from doctordesk.services.webhooks import screen as hooks
 from doctordesk.web.deps import SCREEN_HEADERS, FormDep, ScreenRequest, ScreenRequestDep
 from doctordesk.web.params import STRICT_ID
 from doctordesk.web.responses import SUBMIT_RESPONSES

@@ -18,9 +18,10 @@ from doctordesk.domain.roles import Role
 from doctordesk.domain.scheduling.suggestions import HH_MM_PATTERN, TIMEZONES, ExceptionKind
 from doctordesk.domain.webhooks.rules import MAX_DESCRIPTION_CHARS, MAX_URL_CHARS, SUBSCRIBABLE, URL_PATTERN
 from doctordesk.screens.admin.webhooks import type_field
+from doctordesk.services.accounts.auth import MAX_PASSWORD, MIN_PASSWORD
 from doctordesk.services.admin.hours import MAX_BLOCKS
 from doctordesk.services.admin.policies import MAX_RECORD_CHARS
-from doctordesk.services.admin.users import MAX_PASSWORD, MIN_PASSWORD, USERNAME_PATTERN
+from doctordesk.services.admin.users import USERNAME_PATTERN
 from doctordesk.web.responses import FLAG_FIELD, ID_FIELD, form_body
 
 EMPTY: dict[str, Any] = {"type": "string", "enum": [""]}

@@ -15,10 +15,9 @@ from doctordesk.domain.names import NAME_PATTERN
 from doctordesk.domain.roles import Role
 from doctordesk.domain.scheduling.suggestions import TIMEZONES
 from doctordesk.services.accounts import password_links
+from doctordesk.services.accounts.auth import MAX_PASSWORD, MIN_PASSWORD
 from doctordesk.services.admin import users as admin_users
 from doctordesk.services.admin.users import (
-    MAX_PASSWORD,
-    MIN_PASSWORD,
     USERNAME_PATTERN,
     DoctorChange,
     NewUser,

@@ -21,7 +21,7 @@ from doctordesk.i18n import _
 from doctordesk.runtime import Runtime
 from doctordesk.services.fhir import answers as fhir_answers
 from doctordesk.services.fhir import appointments as fhir_appointments
-from doctordesk.services.fhir import audit as fhir_audit
+from doctordesk.services.fhir import audit_events as fhir_audit
 from doctordesk.services.fhir import cancel as fhir_cancel
 from doctordesk.services.fhir import capability as fhir_capability
 from doctordesk.services.fhir import chat as fhir_chat

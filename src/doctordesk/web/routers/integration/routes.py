@@ -22,6 +22,7 @@ from doctordesk.domain.scheduling.free_times import free_of
 from doctordesk.domain.texts import N_
 from doctordesk.services.booking import free_times
 from doctordesk.services.integration import outside_events, requests
+from doctordesk.services.lifecycle.placing import RequestInput
 from doctordesk.services.waitlist import api as waitlist_api
 from doctordesk.web.bodies import StrictBody, stated
 from doctordesk.web.deps import IntegrationDep, RuntimeDep
@@ -114,7 +115,7 @@ async def create_appointment_request(
     answer = await requests.create_request(
         rt,
         caller,
-        requests.RequestInput(
+        RequestInput(
             patient_id=body.patient,
             doctor_id=body.doctor,
             location_id=body.location,

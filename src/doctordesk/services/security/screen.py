@@ -1,6 +1,6 @@
 """The security page (``screens/security.py``) for any signed-in user: its viewing, on the user's own topic (a
 change in another tab or by an admin's reset shows at the next poll or real-time update), and its actions, each
-through the account services (``security``, ``mfa``) that keep the rules and the audit. The routes ask for a
+through the account services (``security.page``, ``mfa``) that keep the rules and the audit. The routes ask for a
 recent authentication first (web/routers/security.py)."""
 
 from __future__ import annotations
@@ -21,8 +21,9 @@ from doctordesk.screens import security_mail as mail_screen
 from doctordesk.screens.protocol import Layout, Page, UpdateSet, p_replace, p_update
 from doctordesk.screens.state import Shown, Viewer
 from doctordesk.screens.viewing import Viewing
-from doctordesk.services.accounts import mfa, own_access, passkeys, recovery, security, staff_mail
+from doctordesk.services.accounts import mfa, own_access, passkeys, recovery, staff_mail
 from doctordesk.services.scheduling.clinic_facts import cached_clinic
+from doctordesk.services.security import page as security
 
 CHANGED = N_("Your password was changed. Ended elsewhere: sessions {sessions}, app tokens {apps}, phones {phones}.")
 SIGNED_OUT = N_("You were signed out everywhere else. Ended: sessions {sessions}, app tokens {apps}, phones {phones}.")

@@ -1,5 +1,5 @@
 """The webhook administration screens (``screens/admin/webhooks.py``): their pages and actions, each through the
-webhook services the JSON API uses (``webhook_endpoints``, ``webhook_deliveries``): the same URL and event-type
+webhook services the JSON API uses (``endpoints``, ``deliveries``): the same URL and event-type
 checks, the same audit with before and after, a secret that is shown once and never on a page."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from doctordesk.runtime import Runtime
 from doctordesk.screens.admin import webhooks as screen
 from doctordesk.screens.protocol import Layout, Page, UpdateSet, p_update
 from doctordesk.screens.viewing import Viewing
-from doctordesk.services.admin.screen_base import acted, form_flag, form_text, require_admin, viewing
+from doctordesk.services.screen_base import acted, form_flag, form_text, require_admin, viewing
 from doctordesk.services.webhooks import deliveries, endpoints
 
 

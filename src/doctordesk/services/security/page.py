@@ -13,22 +13,18 @@ from sqlalchemy import delete, select, update
 from doctordesk.domain.accounts import factors as f
 from doctordesk.domain.accounts.security import DeviceRow, Overview, PasskeyRow, PendingTotp, SessionRow
 from doctordesk.domain.errors import Forbidden, NotFound
-from doctordesk.domain.event_kinds import EventKind
 from doctordesk.domain.events import DomainEvent, user_topic
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
 from doctordesk.services.accounts import mfa
-from doctordesk.services.accounts.sessions import TOKEN_REVOKED
-from doctordesk.services.audit import audit
+from doctordesk.services.accounts.sessions import SECURITY_CHANGED, TOKEN_REVOKED
+from doctordesk.services.audit.entries import audit
 from doctordesk.services.smart import grants
 from doctordesk.services.uow import UnitOfWork, unit_of_work
 from doctordesk.store.mfa_tables import Passkey, RecoveryCode, TotpSecret
 from doctordesk.store.realtime_tables import Device, PushOutbox
 from doctordesk.store.tables import AccessToken, User
-
-# The event on which the user's open security pages are rendered again.
-SECURITY_CHANGED = EventKind.ACCOUNT_SECURITY_CHANGED
 
 
 async def overview(rt: Runtime, actor: Actor) -> Overview:

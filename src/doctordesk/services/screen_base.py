@@ -1,7 +1,7 @@
 """What the administration screens' services share: admins only (anyone else gets 404, as for a screen that is
 not theirs), the viewing of a screen that changes with the admin topic, telling every admin's open screens that
-something changed, an action's answer with its notice, a choice answered as a navigation, and reading form
-fields."""
+something changed, an action's answer with its notice, a choice answered as a navigation, reading form
+fields, and the zone the administration shows times in."""
 
 from __future__ import annotations
 
@@ -21,6 +21,11 @@ from doctordesk.screens.state import Shown, Viewer
 from doctordesk.screens.viewing import Viewing
 
 _FLAGS = {"true": True, "false": False}
+
+
+def clinic_zone(locations: Mapping[int, str]) -> str:
+    """The zone the administration shows times in: the clinic's, that of its first location (UTC without one)."""
+    return locations[min(locations)] if locations else "UTC"
 
 
 def require_admin(actor: Actor) -> None:

@@ -14,8 +14,8 @@ from doctordesk.screens.admin.pages import ADMIN_TOPIC
 from doctordesk.screens.protocol import Layout, Page
 from doctordesk.screens.state import Shown, Viewer
 from doctordesk.screens.viewing import Viewing
-from doctordesk.services.admin.screen_base import require_admin
 from doctordesk.services.scheduling.clinic_facts import cached_clinic
+from doctordesk.services.screen_base import require_admin
 from doctordesk.services.waitlist.entries import waitlist_topic
 from doctordesk.store.tables import Patient
 from doctordesk.store.waitlist.tables import WaitlistEntry, WaitlistOffer, WaitlistTime

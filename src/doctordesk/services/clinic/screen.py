@@ -11,8 +11,8 @@ from doctordesk.runtime import Runtime
 from doctordesk.screens.admin import clinic as screen
 from doctordesk.screens.protocol import Layout, Page, UpdateSet
 from doctordesk.screens.viewing import Viewing
-from doctordesk.services.admin.screen_base import acted, require_admin, viewing
 from doctordesk.services.clinic import settings as clinic
+from doctordesk.services.screen_base import acted, require_admin, viewing
 
 
 def clinic_settings(rt: Runtime, actor: Actor, *, layout: Layout, client_id: str | None) -> Viewing:

@@ -1,5 +1,5 @@
 """The audit trail as FHIR AuditEvent (docs/fhir.md#auditevent), for admins only, as the audit screen and the
-admin API: the same rows and order (``services.admin.audit``: newest first, keyset pages)."""
+admin API: the same rows and order (``services.audit.trail``: newest first, keyset pages)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from doctordesk.domain.fhir import mapping as fhir
 from doctordesk.domain.roles import require_admin
 from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
-from doctordesk.services.admin.audit import filtered
+from doctordesk.services.audit.trail import filtered
 from doctordesk.services.fhir import sorting
 from doctordesk.services.fhir.access import Caller
 from doctordesk.services.fhir.search import Search, bundle, check

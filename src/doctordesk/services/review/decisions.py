@@ -24,7 +24,7 @@ from doctordesk.screens import review_approve
 from doctordesk.screens.protocol import UpdateSet, p_update
 from doctordesk.screens.wording import status_label, status_props
 from doctordesk.services.lifecycle.transitions import transition
-from doctordesk.services.review.screen import assess_cards, cards_from_form, version_from
+from doctordesk.services.review.cards import assess_cards, cards_from_form, version_from
 from doctordesk.services.review.subject import subject_for
 from doctordesk.services.scheduling.clinic_facts import cached_clinic
 from doctordesk.services.uow import unit_of_work

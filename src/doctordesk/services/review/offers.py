@@ -28,7 +28,7 @@ from doctordesk.screens.viewing import Viewing
 from doctordesk.screens.wording import status_label, status_props
 from doctordesk.services.appointments.reading import get_appointment
 from doctordesk.services.lifecycle.transitions import transition
-from doctordesk.services.review.screen import version_from
+from doctordesk.services.review.cards import version_from
 from doctordesk.services.review.subject import appointment_for
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.review_tables import AppointmentOffer, OfferState

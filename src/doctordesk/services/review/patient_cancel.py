@@ -15,8 +15,8 @@ from doctordesk.domain.texts import N_, Moment, Text
 from doctordesk.runtime import Runtime
 from doctordesk.screens.protocol import UpdateSet
 from doctordesk.services.lifecycle.transitions import transition
+from doctordesk.services.review.cards import version_from
 from doctordesk.services.review.offers import answered, answering
-from doctordesk.services.review.screen import version_from
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.review_tables import OfferState
 from doctordesk.store.tables import Location

@@ -19,12 +19,9 @@ SCREENS = "doctordesk.screens"
 PENDING = {
     "doctordesk.services.chat.conversation",
     "doctordesk.services.chat.sending",
-    "doctordesk.services.chat.shared_pages",
-    "doctordesk.services.chat.threads",
     "doctordesk.services.review.decisions",
     "doctordesk.services.review.offers",
     "doctordesk.services.review.patient_cancel",
-    "doctordesk.services.show_more",
 }
 
 

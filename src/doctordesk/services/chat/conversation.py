@@ -44,7 +44,7 @@ from doctordesk.screens.protocol import Layout, Page, UpdateSet, apply, diff, p_
 from doctordesk.screens.state import Render, Token, Viewer, lasting
 from doctordesk.screens.viewing import Viewing
 from doctordesk.services.appointments.reading import get_appointment_and_chat_setting
-from doctordesk.services.chat import shared_pages
+from doctordesk.services.chat import shared_pages_screen
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store import chat_repo
 
@@ -230,7 +230,7 @@ async def open_chat(
     render = _ChatRender(rt, actor, appointment_id, layout)
     page = await _viewing(rt, actor, appointment_id, render, client_id).page()
     assert render.rendered.window is not None
-    await shared_pages.keep(rt, actor, appointment_id, Token.parse(page.state))
+    await shared_pages_screen.keep(rt, actor, appointment_id, Token.parse(page.state))
     page.state = join_state(page.state, render.rendered.window)
     return page
 
@@ -277,7 +277,7 @@ async def load_more(
         return update
     if before is None:
         await _mark_viewed(rt, actor, appointment_id, rendered)
-    await shared_pages.keep(rt, actor, appointment_id, Token.parse(update.state))
+    await shared_pages_screen.keep(rt, actor, appointment_id, Token.parse(update.state))
     update.state = join_state(update.state, rendered.window)
     return update
 
@@ -292,7 +292,7 @@ async def _appended(
     parsed = states.read(inner, chat.viewer, topics)
     if parsed is None or not states.young(parsed, chat.now):
         return None
-    await shared_pages.fetch(rt, actor, window.appointment_id, parsed)  # made by another process on the bus
+    await shared_pages_screen.fetch(rt, actor, window.appointment_id, parsed)  # made by another process on the bus
     entry = states.cache.entry(parsed.content)
     if entry is None:
         return None

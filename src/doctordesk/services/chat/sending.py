@@ -43,7 +43,7 @@ from doctordesk.screens.chat import screen
 from doctordesk.screens.hashing import Parts, parts_of
 from doctordesk.screens.protocol import Layout, UpdateSet, p_update
 from doctordesk.screens.state import Revision, Token, Viewer
-from doctordesk.services.chat import shared_pages
+from doctordesk.services.chat import shared_pages_screen
 from doctordesk.services.chat.conversation import Window, chat_appointment, join_state, load_more, split_state
 from doctordesk.services.chat.drafts import clear_in
 from doctordesk.services.chat.file_checking import check_upload, read_checked, storing
@@ -112,7 +112,7 @@ async def send_message(rt: Runtime, actor: Actor, form: SendForm, *, token: str 
             fresh=True,
         )
     update.patches += [p_update("content", value=""), p_update("upload", value=None)]
-    await shared_pages.keep(rt, actor, form.appointment_id, Token.parse(split_state(update.state)[0]))
+    await shared_pages_screen.keep(rt, actor, form.appointment_id, Token.parse(split_state(update.state)[0]))
     return update
 
 
@@ -129,14 +129,14 @@ class ClientPage:
 
 async def _client_page(rt: Runtime, actor: Actor, token: str | None, appointment_id: int) -> ClientPage | None:
     """The page the token names, when it was handed to this sender (another viewer's token names no page); made
-    by another process on the shared bus, taken from the bus (``shared_pages``)."""
+    by another process on the shared bus, taken from the bus (``shared_pages_screen``)."""
     inner, window = split_state(token)
     parsed = rt.screens.read(inner, Viewer.of(actor), screen.topics(appointment_id, actor.user_id))
     if parsed is None or window is None or window.appointment_id != appointment_id:
         return None
     if not rt.screens.young(parsed, rt.wall()):
         return None
-    await shared_pages.fetch(rt, actor, appointment_id, parsed)
+    await shared_pages_screen.fetch(rt, actor, appointment_id, parsed)
     cached = rt.screens.cache.entry(parsed.content)
     if cached is None:
         return None

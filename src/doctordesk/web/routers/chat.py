@@ -15,8 +15,8 @@ from doctordesk.domain.texts import N_
 from doctordesk.services.chat import conversation as chat
 from doctordesk.services.chat import drafts as chat_drafts
 from doctordesk.services.chat import sending as chat_sending
-from doctordesk.services.chat import threads as chat_threads
-from doctordesk.services.show_more import PagedScreen
+from doctordesk.services.chat import threads_screen as chat_threads
+from doctordesk.services.show_more_screen import PagedScreen
 from doctordesk.web.deps import SCREEN_HEADERS, ActorDep, RuntimeDep, ScreenRequest, ScreenRequestDep
 from doctordesk.web.params import STRICT_ID
 from doctordesk.web.responses import ERROR, FORBIDDEN, ROLE_READ_RESPONSES, SCREEN_RESPONSES, SUBMIT_RESPONSES

@@ -17,7 +17,6 @@ SERVICES = "doctordesk.services"
 SCREENS = "doctordesk.screens"
 # Use case modules not yet apart from their screens.
 PENDING = {
-    "doctordesk.services.chat.conversation",
     "doctordesk.services.chat.sending",
     "doctordesk.services.review.decisions",
     "doctordesk.services.review.offers",

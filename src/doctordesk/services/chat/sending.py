@@ -44,7 +44,8 @@ from doctordesk.screens.hashing import Parts, parts_of
 from doctordesk.screens.protocol import Layout, UpdateSet, p_update
 from doctordesk.screens.state import Revision, Token, Viewer
 from doctordesk.services.chat import shared_pages_screen
-from doctordesk.services.chat.conversation import Window, chat_appointment, join_state, load_more, split_state
+from doctordesk.services.chat.access import chat_appointment
+from doctordesk.services.chat.conversation_screen import Window, join_state, load_more, split_state
 from doctordesk.services.chat.drafts import clear_in
 from doctordesk.services.chat.file_checking import check_upload, read_checked, storing
 from doctordesk.services.uow import unit_of_work

@@ -12,7 +12,8 @@ from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.files.attachments import content_disposition
 from doctordesk.domain.inputs import MAX_ID, MULTI_LINE_TEXT_PATTERN, NON_BLANK_MULTI_LINE_TEXT_PATTERN, parse_id
 from doctordesk.domain.texts import N_
-from doctordesk.services.chat import conversation as chat
+from doctordesk.services.chat import access
+from doctordesk.services.chat import conversation_screen as chat
 from doctordesk.services.chat import drafts as chat_drafts
 from doctordesk.services.chat import sending as chat_sending
 from doctordesk.services.chat import threads_screen as chat_threads
@@ -191,7 +192,7 @@ async def attachment(
     rt: RuntimeDep, actor: ActorDep, attachment_id: Annotated[int, Path(ge=1, le=MAX_ID), STRICT_ID]
 ) -> Response:
     """A message's file, for the thread's participants: the stored type, always as a download."""
-    file = await chat.attachment_file(rt, actor, attachment_id)
+    file = await access.attachment_file(rt, actor, attachment_id)
     return Response(
         file.data,
         media_type=file.mime,

@@ -15,10 +15,6 @@ from tests.unit.architecture.imports import imports, modules_under
 PACKAGE = Path(doctordesk.__file__).parent
 SERVICES = "doctordesk.services"
 SCREENS = "doctordesk.screens"
-# Use case modules not yet apart from their screens.
-PENDING = {
-    "doctordesk.services.chat.sending",
-}
 
 
 def is_controller(module: str) -> bool:
@@ -52,7 +48,7 @@ def _listed(found: dict[str, list[str]]) -> str:
 
 
 def test_use_case_modules_import_no_screen_and_no_screen_controller() -> None:
-    found = {k: v for k, v in offending_imports(PACKAGE, "doctordesk").items() if k not in PENDING}
+    found = offending_imports(PACKAGE, "doctordesk")
     assert not found, (
         "use case modules of services/ import screens or screen controllers (move the page-building part into "
         "the feature's *_screen.py, or the logic the use case needs out of the screen module):\n" + _listed(found)

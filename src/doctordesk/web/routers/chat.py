@@ -12,7 +12,7 @@ from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.files.attachments import content_disposition
 from doctordesk.domain.inputs import MAX_ID, MULTI_LINE_TEXT_PATTERN, NON_BLANK_MULTI_LINE_TEXT_PATTERN, parse_id
 from doctordesk.domain.texts import N_
-from doctordesk.services.chat import access
+from doctordesk.services.chat import access, sending_screen
 from doctordesk.services.chat import conversation_screen as chat
 from doctordesk.services.chat import drafts as chat_drafts
 from doctordesk.services.chat import sending as chat_sending
@@ -130,7 +130,7 @@ async def send_message(
         if received.file is not None:
             upload = chat_sending.Upload(received.file.filename, received.file.declared_type, received.file.file)
         form = chat_sending.SendForm(appointment_id, fields.get("content", ""), upload, client_message_id)
-        update = await chat_sending.send_message(rt, screen.actor, form, token=screen.state, layout=screen.layout)
+        update = await sending_screen.send_message(rt, screen.actor, form, token=screen.state, layout=screen.layout)
     finally:
         received.close()
     return update.to_json()

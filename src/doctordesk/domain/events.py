@@ -62,6 +62,9 @@ def user_topic(user_id: int) -> str:
 SUPPORT_TOPIC = "support"
 ALL_APPOINTMENTS_TOPIC = "appointments"
 CLINIC_TOPIC = "clinic"
+# Administration screens change when an admin changes something through them: each action publishes this topic,
+# so every admin's open screens catch up on their next poll or real-time update.
+ADMIN_TOPIC = "admin"
 CLINIC_CHANGED = EventKind.CLINIC_CHANGED
 
 

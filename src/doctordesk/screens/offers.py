@@ -87,7 +87,7 @@ class OffersScreen:
 
 
 def passed(o: OfferView, now: datetime) -> bool:
-    """The offer's time has come: accepting it is refused (services/review/offers.accept), so it is not offered."""
+    """The offer's time has come: accepting it is refused (services/review/offers.py), so it is not offered."""
     return o.start <= now
 
 

@@ -9,13 +9,12 @@ from collections.abc import Awaitable, Callable, Mapping
 
 from doctordesk.domain import roles
 from doctordesk.domain.event_kinds import EventKind
-from doctordesk.domain.events import CLINIC_TOPIC, DomainEvent
+from doctordesk.domain.events import ADMIN_TOPIC, CLINIC_TOPIC, DomainEvent
 from doctordesk.domain.inputs import text_problem
 from doctordesk.domain.roles import Actor
 from doctordesk.domain.texts import N_
 from doctordesk.i18n import _
 from doctordesk.runtime import Runtime
-from doctordesk.screens.admin.pages import ADMIN_TOPIC
 from doctordesk.screens.protocol import Page, UpdateSet, p_update
 from doctordesk.screens.state import Shown, Viewer
 from doctordesk.screens.viewing import Viewing

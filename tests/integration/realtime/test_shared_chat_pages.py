@@ -1,4 +1,4 @@
-"""A chat page one process handed out is found by another on the same bus (services/chat/shared_pages.py): the
+"""A chat page one process handed out is found by another on the same bus (services/chat/shared_pages_screen.py): the
 page a state token names, for that user and chat only, and only when it is the page the token names. Over a real
 Unix socket and broker and over Redis, in this process."""
 
@@ -12,7 +12,7 @@ from doctordesk.realtime.metrics import Metrics
 from doctordesk.runtime import Runtime
 from doctordesk.screens.protocol import Page, el
 from doctordesk.screens.state import ScreenStates, Token
-from doctordesk.services.chat import shared_pages
+from doctordesk.services.chat import shared_pages_screen as shared_pages
 from tests.integration.realtime.test_shared_screen_state import NOW, TOPICS, VIEWER, broker, two  # noqa: F401
 
 DOCTOR = Actor(7, "doctor7", Role.DOCTOR, "Doctor Seven")

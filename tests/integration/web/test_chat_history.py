@@ -303,7 +303,7 @@ async def test_unread_counts_of_many_threads_in_one_list_are_each_threads_own(cl
 async def test_one_agents_tabs_share_a_thread_list_render_and_another_agent_renders_their_own(
     client, login, demo, runtime, clock, monkeypatch
 ):
-    from doctordesk.services.chat import threads
+    from doctordesk.services.chat import threads_screen as threads
 
     renders = 0
     list_threads = threads.list_threads

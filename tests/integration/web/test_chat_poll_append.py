@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from doctordesk.screens.protocol import apply
-from doctordesk.services.chat import conversation
+from doctordesk.services.chat import conversation_screen as conversation
 from tests.integration.web.test_chat_send_answer import Open, _content, _patch, rendering_only
 from tests.support.chat import LOAD_MORE, open_chat, send
 

@@ -17,7 +17,7 @@ import pytest
 from sqlalchemy import select
 
 from doctordesk.screens.protocol import apply
-from doctordesk.services.chat import conversation
+from doctordesk.services.chat import conversation_screen as conversation
 from doctordesk.store.chat_tables import ChatMessage, ChatThread
 from tests.support.chat import LOAD_MORE, open_chat, send, walk
 

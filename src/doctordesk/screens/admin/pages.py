@@ -9,9 +9,6 @@ from doctordesk.i18n import N_, _
 from doctordesk.screens.protocol import Action, Element, Layout, Page, el
 
 BASE = "/profile/admin"
-# Administration screens change when an admin changes something through them: each action publishes this topic,
-# so every admin's open screens catch up on their next poll or real-time update.
-ADMIN_TOPIC = "admin"
 
 SECTIONS = (
     ("dashboard", N_("Dashboard"), f"{BASE}/dashboard"),

@@ -36,7 +36,7 @@ from doctordesk.screens.protocol import Layout, Page, UpdateSet
 from doctordesk.screens.state import Viewer, lasting
 from doctordesk.screens.viewing import Viewing
 from doctordesk.screens.windows import Windows
-from doctordesk.services import show_more
+from doctordesk.services import show_more_screen
 from doctordesk.services.appointments import list_search, notices
 from doctordesk.services.appointments.reading import (
     APPOINTMENTS,
@@ -49,7 +49,7 @@ from doctordesk.services.appointments.reading import (
     visible_to_bound,
     with_viewer_marks,
 )
-from doctordesk.services.show_more import Bound, PagedScreen, Take
+from doctordesk.services.show_more_screen import Bound, PagedScreen, Take
 from doctordesk.store import keyset
 
 KEYS = tuple(s.value for s in Section)
@@ -234,7 +234,7 @@ class _Reader:
         return min(total, COUNT_CAP)
 
     async def read(self, section: Section, window: Position | None, size: int) -> Slice[AppointmentView]:
-        shown = await show_more.read_section(self.take(section), position_of, window=window, size=size)
+        shown = await show_more_screen.read_section(self.take(section), position_of, window=window, size=size)
         if shown.more and section in _COUNTED:
             shown = replace(shown, total=await self.count(section))
         return shown
@@ -304,7 +304,7 @@ def _paged(rt: Runtime, actor: Actor, f: ListFilter, *, layout: Layout, client_i
         async with rt.db.read() as session:
             reader = await _reader(session, actor, rt.clock.now(), f)
             take = reader.take(Section(section))
-            return await show_more.next_window(
+            return await show_more_screen.next_window(
                 take, position_of, window=windows.get(section), size=rt.settings.list_page_size
             )
 

@@ -8,7 +8,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import date, datetime
 from functools import partial
-from zoneinfo import ZoneInfo
 
 from doctordesk.domain.edges import earliest, next_utc_midnight
 from doctordesk.domain.errors import NotFound, ValidationFailed
@@ -34,9 +33,9 @@ from doctordesk.screens import booking as screen
 from doctordesk.screens.protocol import Layout, Option, Page, UpdateSet
 from doctordesk.screens.state import Viewer, lasting
 from doctordesk.screens.viewing import Viewing
-from doctordesk.services.booking import free_times
+from doctordesk.services.booking import cover, free_times
 from doctordesk.services.lifecycle.placing import RequestInput, place_request
-from doctordesk.services.scheduling.clinic_facts import Clinic, cached_clinic, policies_of
+from doctordesk.services.scheduling.clinic_facts import Clinic, cached_clinic
 from doctordesk.services.uow import unit_of_work
 
 
@@ -85,31 +84,12 @@ async def _settled(rt: Runtime, asked: Asked) -> tuple[Choice, Clinic, dict[int,
     return settle(wanted, places=places, today=today, horizon=c.horizon), c, places
 
 
-@dataclass(frozen=True, slots=True)
-class AtBooking:
-    """The picked time against the patient's policies: the verdict, and the days their policies cover from today."""
-
-    verdict: coverage.Coverage
-    covered: tuple[date, date] | None
-
-
-async def _coverage(
-    rt: Runtime, patient_id: int, *, doctor_id: int, location_id: int, service: str, start: datetime, timezone: str
-) -> AtBooking:
-    """The picked time against the patient's policies, by the rules Review and Approve applies (issue 30,
-    defect 13; ``domain/review/coverage.check``)."""
-    async with rt.db.read() as session:
-        policies = await policies_of(session, patient_id)
-    day = start.astimezone(ZoneInfo(timezone)).date()
-    verdict = coverage.check(policies, day=day, doctor_id=doctor_id, location_id=location_id, service=service)
-    today = rt.clock.now().astimezone(ZoneInfo(timezone)).date()  # the location's today
-    return AtBooking(verdict, coverage.covered_ahead(policies, today=today))
-
-
-async def _picked_coverage(rt: Runtime, patient_id: int, choice: Choice, timezone: str | None) -> AtBooking | None:
+async def _picked_coverage(
+    rt: Runtime, patient_id: int, choice: Choice, timezone: str | None
+) -> cover.AtBooking | None:
     if choice.start is None or choice.doctor_id is None or choice.location_id is None:
         return None
-    return await _coverage(
+    return await cover.coverage_at(
         rt,
         patient_id,
         doctor_id=choice.doctor_id,
@@ -217,35 +197,12 @@ def _request_input(patient_id: int, form: Mapping[str, str]) -> RequestInput:
     return RequestInput(patient_id, doctor, location, service, start, VISIT_MINUTES, note)
 
 
-async def refuse_uncovered(rt: Runtime, req: RequestInput) -> None:
-    """A time the doctor could not approve for the patient's policy is not requested (docs/booking.md; accepting a
-    waitlist offer asks the same, docs/waitlist.md): the verdict's
-    error (APPOINTMENT_DATE_NOT_COVERED, FORBIDDEN_DUE_TO_POLICY_TERMS, THIRD_PARTY_DATA_INVALID) with the
-    screen's words on ``start``, before anything is written. An out-of-network warning alone is no refusal."""
-    async with rt.db.read() as session:
-        c = await cached_clinic(rt, session)
-    timezone = c.directory.locations.get(req.location_id, "UTC")
-    at_booking = await _coverage(
-        rt,
-        req.patient_id,
-        doctor_id=req.doctor_id,
-        location_id=req.location_id,
-        service=req.service,
-        start=req.start,
-        timezone=timezone,
-    )
-    error = at_booking.verdict.error
-    if error is not None:
-        why = coverage.booking_warning(at_booking.verdict)
-        raise type(error)(why, fields={"start": why or ""})
-
-
 async def request(rt: Runtime, actor: Actor, form: Mapping[str, str]) -> UpdateSet:
     """Send the request for the picked time: the doctor's list shows it at once; the patient goes back to their
     list. A time taken meanwhile, or outside the rules, is refused with the screens' message and nothing is
     written."""
     req = _request_input(_patient(actor), form)
-    await refuse_uncovered(rt, req)
+    await cover.refuse_uncovered(rt, req)
     now = rt.clock.now()
     async with unit_of_work(rt) as uow:
         await place_request(rt, uow, actor, req, now=now)

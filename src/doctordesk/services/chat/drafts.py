@@ -20,7 +20,7 @@ from doctordesk.domain.inputs import text_problem
 from doctordesk.domain.roles import Actor
 from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
-from doctordesk.services.chat.conversation import chat_appointment
+from doctordesk.services.chat.access import chat_appointment
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.chat_tables import ChatDraft
 

@@ -1,13 +1,13 @@
 """Sending a chat message: the message and its file stored in one transaction (idempotent per client message id,
-rate-limited per sender, the thread row locked so sends are ordered), the event for the thread and the pushes, and
-the sender's chat brought up to date after commit: appended to the sender's page when that page is current, else
-rendered again."""
+rate-limited per sender, the thread row locked so sends are ordered), the event for the thread and the pushes. The
+sender's chat brought up to date after commit is the screen's (``services.chat.sending_screen``)."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import IO
+from typing import IO, Generic, TypeVar
 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -19,8 +19,6 @@ from doctordesk.domain.chat.messages import (
     Cursor,
     MessageView,
     check_send,
-    may_write,
-    require_chat_role,
     retry_after,
 )
 from doctordesk.domain.errors import TooManyRequests, ValidationFailed
@@ -38,19 +36,17 @@ from doctordesk.domain.files.check import CheckedFile
 from doctordesk.domain.roles import Actor
 from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
-from doctordesk.screens.chat import append as chat_append
-from doctordesk.screens.chat import screen
-from doctordesk.screens.hashing import Parts, parts_of
-from doctordesk.screens.protocol import Layout, UpdateSet, p_update
-from doctordesk.screens.state import Revision, Token, Viewer
-from doctordesk.services.chat import shared_pages
-from doctordesk.services.chat.conversation import Window, chat_appointment, join_state, load_more, split_state
+from doctordesk.services.chat.access import chat_appointment
 from doctordesk.services.chat.drafts import clear_in
-from doctordesk.services.chat.file_checking import check_upload, read_checked, storing
+from doctordesk.services.chat.file_checking import read_checked, storing
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store import chat_repo, chat_sends
 
 MESSAGE_EVENT = EventKind.CHAT_MESSAGE
+
+R = TypeVar("R")
+# What others wrote since the sender's page, read with the thread locked (None: not known).
+Newer = Callable[[AsyncSession, chat_sends.LockedThread], Awaitable[list[MessageView] | None]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,149 +67,16 @@ class SendForm:
     client_message_id: str | None = None
 
 
-async def send_message(rt: Runtime, actor: Actor, form: SendForm, *, token: str | None, layout: Layout) -> UpdateSet:
-    """Store a message (and its file) in one transaction, then answer with the sender's chat brought up to date:
-    the new message appended and the input cleared. A retry with the same client message id stores nothing new
-    and answers the same."""
-    require_chat_role(actor)
-    # The file is checked before the transaction, so no connection or thread lock is held while it is parsed.
-    checked = await check_upload(form.upload.file) if form.upload is not None else None
-    page = await _client_page(rt, actor, token, form.appointment_id)
-    sent: Sent | None = None
-    try:
-        for attempt in (1, 2):
-            try:
-                sent = await _store_message(rt, actor, form, checked, page)
-                break
-            except IntegrityError:
-                # A concurrent send created the thread first, or a concurrent retry with the same client message id
-                # stored the message: then that message is this send's result.
-                if form.client_message_id is not None:
-                    async with rt.db.read() as session:
-                        if await _existing(session, actor, form) is not None:
-                            break
-                if attempt == 2:
-                    raise
-    finally:
-        if isinstance(checked, CheckedFile):
-            checked.file.close()  # the re-encoded image's temporary file (closing the upload twice is harmless)
-    update = _appended(rt, actor, page, layout=layout, sent=sent) if page is not None and sent is not None else None
-    rt.metrics.chat_send_answers.labels("appended" if update is not None else "rendered").inc()
-    if update is None:  # a retry, or a page the shortcut cannot build on: the chat rendered again
-        inner, window = split_state(token)
-        if window is not None and window.appointment_id != form.appointment_id:
-            inner, window = None, None
-        update = await load_more(
-            rt,
-            actor,
-            join_state(inner, window) if inner and window else None,
-            layout=layout,
-            appointment_id=form.appointment_id,
-            fresh=True,
-        )
-    update.patches += [p_update("content", value=""), p_update("upload", value=None)]
-    await shared_pages.keep(rt, actor, form.appointment_id, Token.parse(split_state(update.state)[0]))
-    return update
-
-
 @dataclass(frozen=True, slots=True)
-class ClientPage:
-    """The sender's page as its state token names it: a window of this chat, in the reader's language, younger
-    than the screens' maximum age, still in the page cache."""
-
-    token: Token
-    window: Window
-    shown: chat_append.Shown
-    parts: Parts | None  # the canonical JSON of its elements, when it was made from another page
-
-
-async def _client_page(rt: Runtime, actor: Actor, token: str | None, appointment_id: int) -> ClientPage | None:
-    """The page the token names, when it was handed to this sender (another viewer's token names no page); made
-    by another process on the shared bus, taken from the bus (``shared_pages``)."""
-    inner, window = split_state(token)
-    parsed = rt.screens.read(inner, Viewer.of(actor), screen.topics(appointment_id, actor.user_id))
-    if parsed is None or window is None or window.appointment_id != appointment_id:
-        return None
-    if not rt.screens.young(parsed, rt.wall()):
-        return None
-    await shared_pages.fetch(rt, actor, appointment_id, parsed)
-    cached = rt.screens.cache.entry(parsed.content)
-    if cached is None:
-        return None
-    old, parts = cached
-    shown = chat_append.shown(old, start_id=window.start_id, marker_id=window.marker_id)
-    return ClientPage(parsed, window, shown, parts) if shown is not None else None
-
-
-@dataclass(frozen=True, slots=True)
-class Sent:
+class Sent(Generic[R]):
     """A message just stored, with what the sender's answer needs from the send's transaction."""
 
     appointment: AppointmentView
     message: MessageView
     newer: list[MessageView] | None  # what others wrote since the sender's page (None: not known)
     positions: chat_repo.ReadPositions  # after the send
-    revision: Revision  # the sender's chat's topics before any of this was read
+    revision: R  # the sender's chat's topics before any of this was read (``store``'s ``revision``)
     own_events: int  # what the send published (the answer shows it: ``ScreenStates.follow``)
-
-
-def _appended(rt: Runtime, actor: Actor, page: ClientPage, *, layout: Layout, sent: Sent) -> UpdateSet | None:
-    """The answer built from the sender's page (``screens.chat.append``) without rendering the chat again: what
-    others wrote since the page (read with the thread locked) and the sent message appended. None when that does
-    not give what a render gives."""
-    if sent.newer is None:
-        return None
-    message, appointment, window = sent.message, sent.appointment, page.window
-    state = screen.ChatState(
-        appointment=appointment,
-        viewer=actor,
-        messages=(*sent.newer, message),
-        has_older=False,
-        marker_id=window.marker_id,
-        viewer_read=message.cursor,
-        doctor_read=sent.positions.of(appointment.doctor.id),
-        support_read=sent.positions.support,
-        can_write=may_write(actor, doctor_id=appointment.doctor.id),
-        max_chars=rt.settings.max_message_chars,
-        max_upload_bytes=rt.settings.max_upload_bytes,
-    )
-    timeout = rt.settings.poll_chat_seconds
-    appended = chat_append.append(page.shown, state, layout=layout, timeout=timeout, max_messages=chat_repo.MAX_WINDOW)
-    if appended is None:
-        return None
-    new = rt.screens.follow(
-        page.token,
-        viewer=Viewer.of(actor),
-        topics=screen.topics(appointment.id, actor.user_id),
-        revision=sent.revision,
-        own_events=sent.own_events,
-        screen=screen.SCREEN,
-        title=appended.title,
-        poll=screen.LOAD_MORE_ENDPOINT,
-        elements=appended.elements,
-        # The container's children are most of the page: their JSON is kept for the next send's hash.
-        parts=parts_of(appended.messages, page.parts),
-    )
-    start = window.start_id or (sent.newer[0].id if sent.newer else message.id)
-    shown = Window(appointment.id, start, window.marker_id)
-    return UpdateSet(screen.SCREEN, join_state(new, shown), timeout, appended.patches)
-
-
-async def _newer(
-    session: AsyncSession, thread: chat_sends.LockedThread, shown: chat_append.Shown, page_size: int
-) -> list[MessageView] | None:
-    """What others wrote since the sender's page (the thread locked: nothing more can come), oldest first; None
-    when the page also lacks messages inside its window, or a render would show another window."""
-    if thread.created:
-        return [] if not shown.ids else None
-    if thread.last_message_id is not None and thread.last_message_id == shown.newest_id:
-        return []  # the newest message written before this one is the page's: none since
-    if shown.first is None or shown.newest is None:  # the page showed no message: a render shows the newest page
-        views, more = await chat_repo.latest(session, thread.id, page_size)
-        return views if not more and len(views) < page_size else None
-    if await chat_repo.count_between(session, thread.id, shown.first, shown.newest) != len(shown.ids):
-        return None
-    return await chat_repo.after(session, thread.id, shown.newest, chat_repo.MAX_WINDOW)
 
 
 async def _existing(session: AsyncSession, actor: Actor, form: SendForm) -> int | None:
@@ -228,20 +91,48 @@ async def _existing(session: AsyncSession, actor: Actor, form: SendForm) -> int 
     return found[0]
 
 
+async def store(
+    rt: Runtime,
+    actor: Actor,
+    form: SendForm,
+    checked: CheckedFile | ValidationFailed | None,
+    *,
+    revision: Callable[[], R],
+    newer: Newer | None,
+) -> Sent[R] | None:
+    """Store a message (and its file) in one transaction; None when this sender stored it already under the client
+    message id (a retry stores nothing new). ``revision`` is called first in the transaction, before anything the
+    sender's answer shows is read; ``newer`` reads what others wrote since the sender's page, with the thread
+    locked (None: not known)."""
+    for attempt in (1, 2):
+        try:
+            return await _store_message(rt, actor, form, checked, revision, newer)
+        except IntegrityError:
+            # A concurrent send created the thread first, or a concurrent retry with the same client message id
+            # stored the message: then that message is this send's result.
+            if form.client_message_id is not None:
+                async with rt.db.read() as session:
+                    if await _existing(session, actor, form) is not None:
+                        return None
+            if attempt == 2:
+                raise
+    return None
+
+
 async def _store_message(
     rt: Runtime,
     actor: Actor,
     form: SendForm,
     checked: CheckedFile | ValidationFailed | None,
-    page: ClientPage | None,
-) -> Sent | None:
+    revision: Callable[[], R],
+    newer: Newer | None,
+) -> Sent[R] | None:
     """Store the message; None when this sender stored it already under the client message id."""
     settings = rt.settings
     now = rt.clock.now()
-    topics = screen.topics(form.appointment_id, actor.user_id)
     async with unit_of_work(rt) as uow:
         # As a render does: where the chat's topics stand before anything the answer shows is read.
-        revision = rt.screens.revision(topics)
+        before = revision()
         session = uow.session
         appointment = await chat_appointment(session, actor, form.appointment_id)
         if form.client_message_id is not None and await _existing(session, actor, form) is not None:
@@ -257,7 +148,7 @@ async def _store_message(
         # clock may be behind): a thread's order is the order its sends committed in, so a read position never
         # passes a message committed after it was taken.
         at = max(rt.clock.now(), thread.last_at) if thread.last_at is not None else rt.clock.now()
-        newer = await _newer(session, thread, page.shown, settings.chat_page_size) if page is not None else None
+        since = await newer(session, thread) if newer is not None else None
         inserted = await chat_sends.insert_message(
             session,
             thread_id=thread.id,
@@ -277,7 +168,7 @@ async def _store_message(
         inserted.id, actor.user_id, inserted.sender_name, inserted.sender_role, form.content, at, attachment
     )
     # The send's own events were published after commit: the answer's token covers them (``follow``).
-    return Sent(appointment, message, newer, positions, revision, len(uow.events))
+    return Sent(appointment, message, since, positions, before, len(uow.events))
 
 
 async def _check_send(

@@ -30,6 +30,7 @@ from doctordesk.screens.state import Shown, Viewer, lasting
 from doctordesk.screens.viewing import Viewing
 from doctordesk.services.dashboard import registry
 from doctordesk.services.scheduling.clinic_facts import Clinic, cached_clinic
+from doctordesk.services.scheduling.options_screen import doctor_options
 from doctordesk.services.screen_base import clinic_zone, navigation, require_admin
 
 HOLD_SECONDS = 10
@@ -84,7 +85,7 @@ def _hold() -> timedelta:
 
 
 def _options(c: Clinic) -> list[Option]:
-    return c.doctor_options()
+    return doctor_options(c)
 
 
 def admin_page(rt: Runtime, actor: Actor, doctor_id: int | None, *, layout: Layout, client_id: str | None) -> Viewing:

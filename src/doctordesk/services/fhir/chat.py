@@ -1,5 +1,5 @@
 """Chat messages as FHIR Communication and their files as Binary (docs/fhir.md#communication), with the chat's
-own rights (``services.chat.conversation.chat_appointment``: the appointment's doctor, support and admins; patients
+own rights (``services.chat.access.chat_appointment``: the appointment's doctor, support and admins; patients
 403, other doctors 404) and its own file download (``chat.attachment_file``). API keys have no access to the staff
 chat."""
 
@@ -15,7 +15,7 @@ from doctordesk.domain.keyset import Position
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
-from doctordesk.services.chat import conversation as chat
+from doctordesk.services.chat import access as chat
 from doctordesk.services.fhir.access import Caller
 from doctordesk.services.fhir.search import Search, bundle, check, references
 from doctordesk.store import chat_repo

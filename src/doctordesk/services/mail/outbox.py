@@ -20,13 +20,12 @@ from sqlalchemy import Table, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.event_kinds import EventKind
-from doctordesk.domain.events import DomainEvent
+from doctordesk.domain.events import ADMIN_TOPIC, DomainEvent
 from doctordesk.domain.mail.notices import STAFF_KINDS, MailKind, kind_for, staff_kind_for
 from doctordesk.domain.scheduling.booking import VISIT_MINUTES
 from doctordesk.domain.texts import Text, to_json
 from doctordesk.i18n import DEFAULT
 from doctordesk.realtime.lease import lease_due
-from doctordesk.screens.admin.pages import ADMIN_TOPIC
 from doctordesk.services.mail.compose import MailFacts, compose
 from doctordesk.services.mail.staff import staff_facts
 from doctordesk.services.uow import worker_transaction

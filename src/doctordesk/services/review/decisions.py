@@ -2,7 +2,8 @@
 recorded by the one ``transition`` every status change goes through (``services/lifecycle/transitions.py``).
 
 A decision locks the appointment, checks its version, applies every rule through ``domain.review.assessment.assess`` and
-records the transition: status, version, offers, history, audit and the event, in one transaction.
+records the transition: status, version, offers, history, audit and the event, in one transaction. The screen's
+answer to a decision is ``services.review.decisions_screen``.
 """
 
 from __future__ import annotations
@@ -15,16 +16,12 @@ from doctordesk.domain.appointments.decisions import Trigger, can_decide, clean_
 from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.errors import AppointmentChanged, InvalidTransition
 from doctordesk.domain.review.assessment import Assessment
-from doctordesk.domain.roles import Actor, Role
+from doctordesk.domain.roles import Actor
 from doctordesk.domain.scheduling.suggestions import is_timezone
 from doctordesk.domain.texts import N_, Text
-from doctordesk.i18n import _
 from doctordesk.runtime import Runtime
-from doctordesk.screens import review_approve
-from doctordesk.screens.protocol import UpdateSet, p_update
-from doctordesk.screens.wording import status_label, status_props
 from doctordesk.services.lifecycle.transitions import transition
-from doctordesk.services.review.screen import assess_cards, cards_from_form, version_from
+from doctordesk.services.review.cards import assess_cards, cards_from_form, version_from
 from doctordesk.services.review.subject import subject_for
 from doctordesk.services.scheduling.clinic_facts import cached_clinic
 from doctordesk.services.uow import unit_of_work
@@ -32,9 +29,10 @@ from doctordesk.store.review_tables import AppointmentOffer, OfferState
 from doctordesk.store.tables import Appointment
 
 
-async def approve(rt: Runtime, actor: Actor, appointment_id: int, form: Mapping[str, str]) -> UpdateSet:
+async def approve(rt: Runtime, actor: Actor, appointment_id: int, form: Mapping[str, str]) -> tuple[Status, Trigger]:
     """POST approve: the requested time (no alternatives), or 1..3 alternatives sent to the patient (status 5,
-    or 9 with an out-of-network warning), or auto-approval when an alternative equals the request."""
+    or 9 with an out-of-network warning), or auto-approval when an alternative equals the request. The new status
+    and the trigger it came by."""
     cards, form_errors = cards_from_form(form)
     version = version_from(form)
     timezone_field = (form.get("timezone") or "").strip() or None
@@ -90,7 +88,7 @@ async def approve(rt: Runtime, actor: Actor, appointment_id: int, form: Mapping[
             text=_patient_text(subject.doctor_name, trigger, len(cards)),
             notify=subject.notify,
         )
-    return decided(rt, to, _notice_for(trigger, to))
+    return to, trigger
 
 
 def _trigger_of(assessment: Assessment) -> Trigger:
@@ -145,8 +143,8 @@ def _offers(appointment_id: int, assessment: Assessment, now: datetime) -> list[
     return offers
 
 
-async def decline(rt: Runtime, actor: Actor, appointment_id: int, form: Mapping[str, str]) -> UpdateSet:
-    """POST decline with a required ``reason``."""
+async def decline(rt: Runtime, actor: Actor, appointment_id: int, form: Mapping[str, str]) -> Status:
+    """POST decline with a required ``reason``: the new status."""
     reason = clean_reason(form.get("reason"))
     version = version_from(form)
     now = rt.clock.now()
@@ -170,7 +168,7 @@ async def decline(rt: Runtime, actor: Actor, appointment_id: int, form: Mapping[
             ),
             notify=subject.notify,
         )
-    return decided(rt, to, N_("Request declined."))
+    return to
 
 
 def _patient_text(doctor: str, trigger: Trigger, count: int) -> str:
@@ -179,30 +177,3 @@ def _patient_text(doctor: str, trigger: Trigger, count: int) -> str:
     if trigger is Trigger.SUGGEST:
         return Text("{doctor} suggested another time for your appointment.", doctor=doctor)
     return Text("{doctor} approved your appointment.", doctor=doctor)
-
-
-def _notice_for(trigger: Trigger, to: Status) -> str:
-    if trigger is Trigger.SUGGEST:
-        if to is Status.PENDING_RESPONSE_COVERAGE_RISK:
-            return N_("Alternatives sent to the patient (with an out-of-network coverage warning).")
-        return N_("Alternatives sent to the patient.")
-    if trigger is Trigger.AUTO_APPROVE:
-        return N_("An alternative equals the requested time: the appointment is approved.")
-    return N_("Appointment approved.")
-
-
-def decided(rt: Runtime, to: Status, text: str) -> UpdateSet:
-    """The answer to a successful decision: the screen closes and the list shows the new status."""
-    return UpdateSet(
-        screen=review_approve.SCREEN,
-        state="",
-        timeout=rt.settings.poll_list_seconds,
-        patches=[
-            p_update("status", value=status_label(to, Role.DOCTOR), props=status_props(to)),
-            p_update("approve", enabled=False),
-            p_update("another-alternative", enabled=False),
-            p_update("decline", enabled=False),
-        ],
-        navigate=review_approve.LIST_ENDPOINT,
-        notice={"level": "info", "text": _(text)},
-    )

@@ -6,27 +6,16 @@ records ``by: patient`` as a clinic system's cancel does, so webhooks and FHIR s
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-from doctordesk.domain.appointments.decisions import Trigger, clean_cancel_reason, patient_cancel_status
+from doctordesk.domain.appointments.decisions import Trigger, patient_cancel_status
 from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.roles import Actor
-from doctordesk.domain.texts import N_, Moment, Text
+from doctordesk.domain.texts import Moment, Text
 from doctordesk.runtime import Runtime
-from doctordesk.screens.protocol import UpdateSet
 from doctordesk.services.lifecycle.transitions import transition
-from doctordesk.services.review.offers import answered, answering
-from doctordesk.services.review.screen import version_from
+from doctordesk.services.review.offers import answering
 from doctordesk.services.uow import unit_of_work
 from doctordesk.store.review_tables import OfferState
 from doctordesk.store.tables import Location
-
-
-async def cancel(rt: Runtime, actor: Actor, appointment_id: int, form: Mapping[str, str]) -> UpdateSet:
-    """POST cancel (``version``, optional ``reason``): the appointment is canceled; the screen closes to the list."""
-    reason = clean_cancel_reason(form.get("reason"))
-    to = await cancel_appointment(rt, actor, appointment_id, version=version_from(form), reason=reason)
-    return answered(rt, to, N_("Your appointment is canceled."))
 
 
 async def cancel_appointment(

@@ -3,35 +3,28 @@
 Screen actions (open, poll, add/change/delete a card, confirm the timezone, acknowledge the disclaimer, open or
 close the decline dialog, cancel) edit the user's server-side draft and answer with the page's update set. The
 decisions themselves (approve, suggest, decline) are ``services.review.decisions``; both judge cards with
-``assess_cards``.
+``services.review.cards.assess_cards``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from datetime import timedelta
+from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
 
 from sqlalchemy import delete
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.appointments.decisions import can_decide, parse_flag, why_not
 from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.errors import InvalidTransition, ValidationFailed
 from doctordesk.domain.event_kinds import EventKind
 from doctordesk.domain.events import DomainEvent
-from doctordesk.domain.inputs import parse_int, text_problem
-from doctordesk.domain.review.assessment import Assessment, assess, entry_timezone_of
 from doctordesk.domain.review.timing import review_edge
 from doctordesk.domain.roles import Actor
 from doctordesk.domain.scheduling.suggestions import (
     MAX_ALTERNATIVES,
-    MAX_DURATION,
     CardInput,
     is_timezone,
-    parse_cards,
-    windows,
 )
 from doctordesk.domain.texts import N_, Text
 from doctordesk.i18n import _
@@ -41,105 +34,13 @@ from doctordesk.screens.protocol import Page, UpdateSet
 from doctordesk.screens.state import Viewer, current_client, lasting
 from doctordesk.screens.viewing import Viewing
 from doctordesk.services.audit.entries import audit
-from doctordesk.services.review.subject import appointment_for, facts_for, subject_for, view_of
-from doctordesk.services.scheduling.busy_times import busy_times, lock_schedules
-from doctordesk.services.scheduling.clinic_facts import Clinic, cached_clinic
+from doctordesk.services.review.cards import CARD_FIELDS, assess_cards, cards_from_form, draft_cards, store_cards
+from doctordesk.services.review.subject import appointment_for, subject_for, view_of
+from doctordesk.services.scheduling.clinic_facts import cached_clinic
+from doctordesk.services.scheduling.options_screen import doctor_options, location_options
 from doctordesk.services.uow import unit_of_work
 from doctordesk.services.waitlist import origin as waitlist_origin
 from doctordesk.store.review_tables import ReviewDraft
-from doctordesk.store.tables import Appointment
-
-CARD_FIELDS = {"profile": "doctor", "location": "location", "date": "date", "time": "time"}
-MAX_FIELD_CHARS = 64
-# Versions count an appointment's changes from 0; the column is a 32-bit integer on every database.
-MAX_VERSION = 2**31 - 1
-
-
-# --- forms ----------------------------------------------------------------------------------------------------
-
-
-def cards_from_form(form: Mapping[str, str]) -> tuple[list[CardInput], dict[str, str]]:
-    """Cards 1..k from ``profile~n``, ``location~n``, ``date~n``, ``time~n`` (k = the highest n sent; a gap is
-    an empty card, reported as missing fields)."""
-    found: dict[int, dict[str, str]] = {}
-    errors: dict[str, str] = {}
-    for key, value in form.items():
-        name, sep, suffix = key.partition("~")
-        if not sep or name not in CARD_FIELDS:
-            continue
-        n = parse_int(suffix, maximum=99)
-        if n is None:
-            errors[key] = N_("Unknown field.")
-            continue
-        problem = text_problem(value, max_chars=MAX_FIELD_CHARS)
-        if problem is not None:
-            errors[key] = problem
-            value = ""
-        found.setdefault(n, {})[CARD_FIELDS[name]] = value
-    k = max(found, default=0)
-    return [CardInput(**found.get(n, {})) for n in range(1, k + 1)], errors
-
-
-def version_from(form: Mapping[str, str]) -> int:
-    version = parse_int(form.get("version"), minimum=0, maximum=MAX_VERSION)
-    if version is None:
-        raise ValidationFailed(fields={"version": N_("The page's version is missing: reload the page.")})
-    return version
-
-
-def _draft_cards(draft: ReviewDraft | None) -> list[CardInput]:
-    if draft is None:
-        return []
-    return [CardInput(**{k: str(c.get(k, "")) for k in CARD_FIELDS.values()}) for c in draft.cards.get("cards", [])]
-
-
-def _store_cards(draft: ReviewDraft, cards: Sequence[CardInput]) -> None:
-    draft.cards = {
-        "cards": [{"doctor": c.doctor, "location": c.location, "date": c.date, "time": c.time} for c in cards]
-    }
-
-
-# --- assessing ------------------------------------------------------------------------------------------------
-
-
-async def assess_cards(
-    session: AsyncSession,
-    rt: Runtime,
-    actor: Actor,
-    a: Appointment,
-    cards: Sequence[CardInput],
-    *,
-    timezone: str | None,
-    acknowledged: bool,
-    submitted: bool,
-    c: Clinic,
-    form_errors: Mapping[str, str] | None = None,
-    lock: bool = False,
-) -> Assessment:
-    now = rt.clock.now()
-    facts = await facts_for(session, actor, a, c, c.directory.locations[a.location_id], now)
-    parsed = parse_cards(
-        cards,
-        timezone=entry_timezone_of(facts, timezone),
-        duration_minutes=a.duration_minutes,
-        directory=c.directory,
-        submitted=False,
-    )
-    if lock:
-        await lock_schedules(session, [a.doctor_id, *(p.doctor_id for p in parsed.proposals)])
-    ranges = windows(parsed.proposals)
-    ranges.append((a.doctor_id, a.start_at - MAX_DURATION, a.start_at + timedelta(minutes=a.duration_minutes)))
-    busy = await busy_times(session, a.id, ranges, now=now)
-    return assess(
-        facts,
-        cards,
-        busy=busy,
-        timezone=timezone,
-        disclaimer_acknowledged=acknowledged,
-        submitted=submitted,
-        form_errors=form_errors,
-    )
-
 
 # --- the screen -----------------------------------------------------------------------------------------------
 
@@ -155,7 +56,7 @@ async def _render(rt: Runtime, actor: Actor, appointment_id: int, layout: Any) -
             rt,
             actor,
             a,
-            _draft_cards(draft),
+            draft_cards(draft),
             timezone=draft.timezone if draft else None,
             acknowledged=bool(draft and draft.disclaimer_acknowledged_at),
             submitted=False,
@@ -166,8 +67,8 @@ async def _render(rt: Runtime, actor: Actor, appointment_id: int, layout: Any) -
         review_approve.ReviewScreen(
             view=view,
             assessment=assessment,
-            doctors=c.doctor_options(),
-            locations=c.location_options(),
+            doctors=doctor_options(c),
+            locations=location_options(c),
             decline_open=bool(draft and draft.decline_open),
             layout=layout,
             timeout=rt.settings.poll_review_seconds,
@@ -188,7 +89,7 @@ def _restored(draft: ReviewDraft) -> bool:
 
 def _holds_changes(draft: ReviewDraft) -> bool:
     """Whether a draft keeps anything the doctor would lose by discarding it (an open dialog alone is not)."""
-    return bool(_draft_cards(draft) or draft.disclaimer_acknowledged_at or draft.timezone)
+    return bool(draft_cards(draft) or draft.disclaimer_acknowledged_at or draft.timezone)
 
 
 def viewing(rt: Runtime, actor: Actor, appointment_id: int, *, layout: Any, client_id: str | None = None) -> Viewing:
@@ -226,9 +127,9 @@ async def _edit(
         if draft is None:
             draft = ReviewDraft(appointment_id=a.id, user_id=actor.user_id, cards={"cards": []}, updated_at=now)
             uow.session.add(draft)
-        cards = change(draft, _draft_cards(draft))
+        cards = change(draft, draft_cards(draft))
         if cards is not None:
-            _store_cards(draft, cards)
+            store_cards(draft, cards)
         # Which client (tab) changed it last: its own page does not call these changes "restored".
         draft.cards = {**draft.cards, "client": current_client.get()}
         draft.updated_at = now

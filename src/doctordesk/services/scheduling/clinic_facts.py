@@ -16,7 +16,6 @@ from doctordesk.domain.review.coverage import Policy
 from doctordesk.domain.review.fees import FeeRow
 from doctordesk.domain.scheduling.suggestions import DEFAULT_HORIZON, Directory, Hours, HoursException
 from doctordesk.runtime import Runtime
-from doctordesk.screens.protocol import Option
 from doctordesk.store.admin_tables import WorkHoursException
 from doctordesk.store.tables import (
     DoctorProfile,
@@ -43,12 +42,6 @@ class Clinic:
     hours_exceptions: dict[int, list[HoursException]] = field(default_factory=dict)
     # How far ahead requests and offers may be (DOCTORDESK_BOOKING_HORIZON_DAYS).
     horizon: timedelta = DEFAULT_HORIZON
-
-    def doctor_options(self) -> list[Option]:
-        return [Option(str(i), name) for i, name in self.directory.doctors.items()]
-
-    def location_options(self) -> list[Option]:
-        return [Option(str(i), name) for i, name in self.location_names.items()]
 
 
 async def cached_clinic(rt: Runtime, session: AsyncSession) -> Clinic:

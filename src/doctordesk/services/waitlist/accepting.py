@@ -33,7 +33,7 @@ from doctordesk.domain.waitlist.rules import EntryState, OfferState, Policy
 from doctordesk.runtime import Runtime
 from doctordesk.services.appointments import notices
 from doctordesk.services.audit.entries import audit_now
-from doctordesk.services.booking.screen import refuse_uncovered
+from doctordesk.services.booking.cover import refuse_uncovered
 from doctordesk.services.lifecycle.placing import RequestInput, check_time, place_request
 from doctordesk.services.scheduling.clinic_facts import Clinic, cached_clinic
 from doctordesk.services.uow import UnitOfWork, unit_of_work
@@ -94,7 +94,7 @@ async def accept(rt: Runtime, actor: Actor, offer_id: int) -> Accepted:
 
 
 async def _refuse_uncovered(rt: Runtime, offer_id: int, patient_id: int) -> None:
-    """The booking screen's insurance check (``booking.screen.refuse_uncovered``) on the offered time, before
+    """The booking screen's insurance check (``booking.cover.refuse_uncovered``) on the offered time, before
     anything is written: an offer can not bypass a coverage rule; the booking's error, and the offer stays open
     (the patient may decline it). 404 first for an offer that is not theirs; one no longer open is left to the
     transaction, which refuses it as gone."""

@@ -5,16 +5,16 @@ from __future__ import annotations
 
 from sqlalchemy import or_, select
 
-from doctordesk.domain.events import CLINIC_TOPIC
+from doctordesk.domain.events import ADMIN_TOPIC, CLINIC_TOPIC
 from doctordesk.domain.roles import Actor
 from doctordesk.domain.waitlist.rules import EntryState, OfferState
 from doctordesk.runtime import Runtime
 from doctordesk.screens.admin import waitlist as screen
-from doctordesk.screens.admin.pages import ADMIN_TOPIC
 from doctordesk.screens.protocol import Layout, Page
 from doctordesk.screens.state import Shown, Viewer
 from doctordesk.screens.viewing import Viewing
 from doctordesk.services.scheduling.clinic_facts import cached_clinic
+from doctordesk.services.scheduling.options_screen import doctor_options
 from doctordesk.services.screen_base import require_admin
 from doctordesk.services.waitlist.entries import waitlist_topic
 from doctordesk.store.tables import Patient
@@ -72,7 +72,7 @@ def waitlist_page(
             for e, name in rows
         ]
         return screen.render(
-            waiting, doctor_id=doctor, doctors=c.doctor_options(), layout=layout, timeout=rt.settings.poll_list_seconds
+            waiting, doctor_id=doctor, doctors=doctor_options(c), layout=layout, timeout=rt.settings.poll_list_seconds
         )
 
     shown = Shown(screen.SCREEN, screen.ENDPOINT, (ADMIN_TOPIC, CLINIC_TOPIC, waitlist_topic()))

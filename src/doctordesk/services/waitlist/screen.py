@@ -21,6 +21,7 @@ from doctordesk.screens.protocol import Layout, Option, Page, UpdateSet
 from doctordesk.screens.state import Shown, Viewer, lasting
 from doctordesk.screens.viewing import Viewing
 from doctordesk.services.scheduling.clinic_facts import cached_clinic
+from doctordesk.services.scheduling.options_screen import doctor_options
 from doctordesk.services.waitlist import accepting, entries
 from doctordesk.store.tables import Appointment
 
@@ -79,7 +80,7 @@ def viewing(
                     )
                     for o in offers
                 ],
-                doctors=c.doctor_options(),
+                doctors=doctor_options(c),
                 locations=[Option(str(i), n) for i, n in c.location_names.items() if i in places],
                 held=[Option(str(a_id), when) for a_id, when in held_of.items()],
                 today=now.astimezone(ZoneInfo("UTC")).date(),

@@ -12,11 +12,12 @@ from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.files.attachments import content_disposition
 from doctordesk.domain.inputs import MAX_ID, MULTI_LINE_TEXT_PATTERN, NON_BLANK_MULTI_LINE_TEXT_PATTERN, parse_id
 from doctordesk.domain.texts import N_
-from doctordesk.services.chat import conversation as chat
+from doctordesk.services.chat import access, sending_screen
+from doctordesk.services.chat import conversation_screen as chat
 from doctordesk.services.chat import drafts as chat_drafts
 from doctordesk.services.chat import sending as chat_sending
-from doctordesk.services.chat import threads as chat_threads
-from doctordesk.services.show_more import PagedScreen
+from doctordesk.services.chat import threads_screen as chat_threads
+from doctordesk.services.show_more_screen import PagedScreen
 from doctordesk.web.deps import SCREEN_HEADERS, ActorDep, RuntimeDep, ScreenRequest, ScreenRequestDep
 from doctordesk.web.params import STRICT_ID
 from doctordesk.web.responses import ERROR, FORBIDDEN, ROLE_READ_RESPONSES, SCREEN_RESPONSES, SUBMIT_RESPONSES
@@ -129,7 +130,7 @@ async def send_message(
         if received.file is not None:
             upload = chat_sending.Upload(received.file.filename, received.file.declared_type, received.file.file)
         form = chat_sending.SendForm(appointment_id, fields.get("content", ""), upload, client_message_id)
-        update = await chat_sending.send_message(rt, screen.actor, form, token=screen.state, layout=screen.layout)
+        update = await sending_screen.send_message(rt, screen.actor, form, token=screen.state, layout=screen.layout)
     finally:
         received.close()
     return update.to_json()
@@ -191,7 +192,7 @@ async def attachment(
     rt: RuntimeDep, actor: ActorDep, attachment_id: Annotated[int, Path(ge=1, le=MAX_ID), STRICT_ID]
 ) -> Response:
     """A message's file, for the thread's participants: the stored type, always as a download."""
-    file = await chat.attachment_file(rt, actor, attachment_id)
+    file = await access.attachment_file(rt, actor, attachment_id)
     return Response(
         file.data,
         media_type=file.mime,

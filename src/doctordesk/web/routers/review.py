@@ -10,7 +10,7 @@ from fastapi import APIRouter, Path
 from doctordesk.domain.inputs import MAX_ID
 from doctordesk.domain.scheduling.suggestions import TIMEZONES
 from doctordesk.screens.viewing import Viewing
-from doctordesk.services.review import decisions, offers, patient_cancel
+from doctordesk.services.review import decisions_screen, offers_screen
 from doctordesk.services.review import screen as review
 from doctordesk.web.deps import SCREEN_HEADERS, ActorDep, FormDep, RuntimeDep, ScreenRequest, ScreenRequestDep
 from doctordesk.web.params import STRICT_ID, strict_int
@@ -146,20 +146,20 @@ async def approve(rt: RuntimeDep, actor: ActorDep, appointment_id: AppointmentId
     """Submit the decision: ``version``, ``disclaimer-displayed``, and per alternative n = 1..3 ``profile~n``,
     ``location~n``, ``date~n``, ``time~n`` (none: approve the requested time); ``timezone`` when the profile
     has none. Success closes the screen (``navigate`` to the list)."""
-    return (await decisions.approve(rt, actor, appointment_id, form)).to_json()
+    return (await decisions_screen.approve(rt, actor, appointment_id, form)).to_json()
 
 
 @router.post("/{appointment_id}/decline", responses=SUBMIT_RESPONSES, openapi_extra=DECLINE_BODY)
 async def decline(rt: RuntimeDep, actor: ActorDep, appointment_id: AppointmentId, form: FormDep) -> dict[str, Any]:
     """Decline the request: ``reason`` (required) and ``version``."""
-    return (await decisions.decline(rt, actor, appointment_id, form)).to_json()
+    return (await decisions_screen.decline(rt, actor, appointment_id, form)).to_json()
 
 
 # --- the patient's side ---------------------------------------------------------------------------------------
 
 
 def _offers(screen: ScreenRequest, appointment_id: int) -> Viewing:
-    return screen.viewing(offers.viewing, appointment_id)
+    return screen.viewing(offers_screen.viewing, appointment_id)
 
 
 screen_routes(
@@ -179,7 +179,7 @@ screen_routes(
 
 
 def _cancel_confirmation(screen: ScreenRequest, appointment_id: int) -> Viewing:
-    return screen.viewing(offers.viewing, appointment_id, confirming=True)
+    return screen.viewing(offers_screen.viewing, appointment_id, confirming=True)
 
 
 screen_routes(
@@ -202,7 +202,7 @@ async def cancel_appointment(
     """The patient cancels their own appointment (``version``, ``reason`` optional) while it is requested, waiting
     for their answer or approved, up to the clinic's deadline (``DOCTORDESK_PATIENT_CANCEL_HOURS`` before the
     start; later: 409 ``INVALID_TRANSITION``). Open offers are withdrawn. Only the patient; others get 404."""
-    return (await patient_cancel.cancel(rt, actor, appointment_id, form)).to_json()
+    return (await offers_screen.cancel(rt, actor, appointment_id, form)).to_json()
 
 
 @router.post("/{appointment_id}/offers/{offer_id}/accept", responses=SUBMIT_RESPONSES, openapi_extra=ACCEPT_BODY)
@@ -215,7 +215,7 @@ async def accept_offer(
 ) -> dict[str, Any]:
     """Accept one offer (``version``; ``coverage-acknowledged`` when it carries a coverage warning): the
     appointment is approved at that time and the other offers are withdrawn. Only the patient; others get 404."""
-    return (await offers.accept(rt, actor, appointment_id, offer_id, form)).to_json()
+    return (await offers_screen.accept(rt, actor, appointment_id, offer_id, form)).to_json()
 
 
 @router.post("/{appointment_id}/offers/reject", responses=SUBMIT_RESPONSES, openapi_extra=REJECT_BODY)
@@ -223,4 +223,4 @@ async def reject_offers(
     rt: RuntimeDep, actor: ActorDep, appointment_id: AppointmentId, form: FormDep
 ) -> dict[str, Any]:
     """Reject every offer (``version``): the request is canceled. Only the patient; others get 404."""
-    return (await offers.reject_all(rt, actor, appointment_id, form)).to_json()
+    return (await offers_screen.reject_all(rt, actor, appointment_id, form)).to_json()

@@ -1,5 +1,5 @@
-"""Chat use cases: open the chat, load older or newer messages, close the chat, fetch a file (sending a message is
-``services.chat.sending``).
+"""The chat screen: open the chat, load older or newer messages, close the chat (sending a message is
+``services.chat.sending``; who may read a chat, its files and marking it read are ``services.chat.access``).
 
 The chat's state token is the screen state token plus ``~{appointment}-{window start}-{marker}``: which thread,
 the oldest message the client shows (its window grows as older pages are loaded and new messages arrive) and where
@@ -11,7 +11,7 @@ token is how ``PATCH /profile/messages/load-more`` knows the thread.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -22,17 +22,10 @@ from doctordesk.domain.chat.messages import (
     MessageView,
     first_unread,
     is_unread,
-    may_read,
     may_write,
-    require_chat_role,
 )
-from doctordesk.domain.errors import NotFound, ValidationFailed
+from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.event_kinds import EventKind
-from doctordesk.domain.events import (
-    DomainEvent,
-    thread_topic,
-    user_topic,
-)
 from doctordesk.domain.inputs import parse_id, parse_int
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.texts import N_
@@ -43,9 +36,7 @@ from doctordesk.screens.hashing import parts_of
 from doctordesk.screens.protocol import Layout, Page, UpdateSet, apply, diff, p_prepend, p_remove, p_reset
 from doctordesk.screens.state import Render, Token, Viewer, lasting
 from doctordesk.screens.viewing import Viewing
-from doctordesk.services.appointments.reading import get_appointment_and_chat_setting
-from doctordesk.services.chat import shared_pages
-from doctordesk.services.uow import unit_of_work
+from doctordesk.services.chat import access, shared_pages_screen
 from doctordesk.store import chat_repo
 
 READ_EVENT = EventKind.CHAT_READ
@@ -89,18 +80,6 @@ def join_state(inner: str, window: Window) -> str:
 
 
 # --- reading ----------------------------------------------------------------------------------------------------
-
-
-async def chat_appointment(session: AsyncSession, actor: Actor, appointment_id: int) -> AppointmentView:
-    """The appointment whose thread the actor may read (NotFound for other doctors' appointments)."""
-    require_chat_role(actor)
-    view, doctor_chat = await get_appointment_and_chat_setting(session, actor, appointment_id)
-    if not may_read(actor, doctor_id=view.doctor.id):
-        raise NotFound(N_("Appointment not found."))
-    # Chat is on when it is on for the appointment and for its doctor (an admin's setting, absent: on).
-    if view.chat_enabled and doctor_chat is False:
-        return replace(view, chat_enabled=False)
-    return view
 
 
 @dataclass
@@ -177,7 +156,7 @@ class _ChatRender:
 
     async def __call__(self) -> Page:
         async with self.rt.db.read() as session:
-            appointment = await chat_appointment(session, self.actor, self.appointment_id)
+            appointment = await access.chat_appointment(session, self.actor, self.appointment_id)
             state, self.rendered = await _state(
                 self.rt, session, self.actor, appointment, self.window, before=self.before
             )
@@ -230,7 +209,7 @@ async def open_chat(
     render = _ChatRender(rt, actor, appointment_id, layout)
     page = await _viewing(rt, actor, appointment_id, render, client_id).page()
     assert render.rendered.window is not None
-    await shared_pages.keep(rt, actor, appointment_id, Token.parse(page.state))
+    await shared_pages_screen.keep(rt, actor, appointment_id, Token.parse(page.state))
     page.state = join_state(page.state, render.rendered.window)
     return page
 
@@ -277,7 +256,7 @@ async def load_more(
         return update
     if before is None:
         await _mark_viewed(rt, actor, appointment_id, rendered)
-    await shared_pages.keep(rt, actor, appointment_id, Token.parse(update.state))
+    await shared_pages_screen.keep(rt, actor, appointment_id, Token.parse(update.state))
     update.state = join_state(update.state, rendered.window)
     return update
 
@@ -292,7 +271,7 @@ async def _appended(
     parsed = states.read(inner, chat.viewer, topics)
     if parsed is None or not states.young(parsed, chat.now):
         return None
-    await shared_pages.fetch(rt, actor, window.appointment_id, parsed)  # made by another process on the bus
+    await shared_pages_screen.fetch(rt, actor, window.appointment_id, parsed)  # made by another process on the bus
     entry = states.cache.entry(parsed.content)
     if entry is None:
         return None
@@ -302,7 +281,7 @@ async def _appended(
         return None
     revision = states.revision(topics)  # before anything the answer shows is read
     async with rt.db.read() as session:
-        appointment = await chat_appointment(session, actor, window.appointment_id)
+        appointment = await access.chat_appointment(session, actor, window.appointment_id)
         thread_id = await chat_repo.thread_id_for(session, appointment.id)
         if thread_id is None or await chat_repo.count_between(session, thread_id, shown.first, shown.newest) != len(
             shown.ids
@@ -362,62 +341,14 @@ def _older_patches(old: list[dict[str, Any]] | None, page: Page) -> list[dict[st
 async def _mark_viewed(rt: Runtime, actor: Actor, appointment_id: int, rendered: _Rendered) -> None:
     if rendered.thread_id is None or rendered.newest_incoming is None:
         return
-    async with unit_of_work(rt) as uow:
-        moved = await chat_repo.mark_read(
-            uow.session,
-            thread_id=rendered.thread_id,
-            user_id=actor.user_id,
-            up_to=rendered.newest_incoming,
-            now=rt.clock.now(),
-        )
-        if moved:
-            uow.emit(_read_event(appointment_id, actor.user_id))
+    await access.read_up_to(rt, actor, appointment_id, rendered.thread_id, rendered.newest_incoming)
 
 
-def _read_event(appointment_id: int, reader_id: int) -> DomainEvent:
-    return DomainEvent(
-        READ_EVENT,
-        topics=(thread_topic(appointment_id), user_topic(reader_id)),
-        data={"appointment_id": appointment_id, "reader_id": reader_id},
-    )
-
-
-# --- closing and files ------------------------------------------------------------------------------------------
+# --- closing ----------------------------------------------------------------------------------------------------
 
 
 async def close_chat(rt: Runtime, actor: Actor, appointment_id: int) -> UpdateSet:
     """Closing the chat marks the thread read for this reader; the client goes back to its list."""
-    async with unit_of_work(rt) as uow:
-        appointment = await chat_appointment(uow.session, actor, appointment_id)
-        thread_id = await chat_repo.thread_id_for(uow.session, appointment.id)
-        newest = await chat_repo.newest(uow.session, thread_id) if thread_id is not None else None
-        if thread_id is not None and newest is not None:
-            moved = await chat_repo.mark_read(
-                uow.session, thread_id=thread_id, user_id=actor.user_id, up_to=newest, now=rt.clock.now()
-            )
-            if moved:
-                uow.emit(_read_event(appointment_id, actor.user_id))
+    await access.read_all(rt, actor, appointment_id)
     back = "/profile/messages/threads" if actor.role is Role.SUPPORT else "/profile/appointments"
     return UpdateSet(screen=screen.SCREEN, state="", timeout=rt.settings.poll_chat_seconds, navigate=back)
-
-
-@dataclass(frozen=True, slots=True)
-class StoredFile:
-    filename: str
-    mime: str
-    data: bytes
-
-
-async def attachment_file(rt: Runtime, actor: Actor, attachment_id: int) -> StoredFile:
-    """A file of a thread the actor may read (NotFound otherwise: ids cannot be probed)."""
-    require_chat_role(actor)
-    async with rt.db.read() as session:
-        found = await chat_repo.attachment(session, attachment_id)
-        if found is None:
-            raise NotFound(N_("File not found."))
-        file, appointment_id = found
-        try:
-            await chat_appointment(session, actor, appointment_id)
-        except NotFound:
-            raise NotFound(N_("File not found.")) from None
-        return StoredFile(file.filename, file.mime, file.data)

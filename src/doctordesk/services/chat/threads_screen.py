@@ -21,8 +21,8 @@ from doctordesk.screens.protocol import Layout, Page
 from doctordesk.screens.state import Viewer, lasting
 from doctordesk.screens.viewing import Viewing
 from doctordesk.screens.windows import Windows
-from doctordesk.services import show_more
-from doctordesk.services.show_more import Bound, Take
+from doctordesk.services import show_more_screen
+from doctordesk.services.show_more_screen import Bound, Take
 from doctordesk.store import chat_repo, keyset
 from doctordesk.store.chat_tables import ChatMessage, ChatThread
 from doctordesk.store.tables import Appointment, Location, Patient, User
@@ -99,7 +99,7 @@ async def list_threads(
 ) -> Slice[ThreadSummary]:
     """The threads the viewer is shown (the first ``size``, or all through ``window``), with their unread counts."""
     require_thread_list_role(actor)
-    shown = await show_more.read_section(_take(session), position_of, window=window, size=size)
+    shown = await show_more_screen.read_section(_take(session), position_of, window=window, size=size)
     if shown.more:
         capped = select(ChatThread.id).limit(COUNT_CAP).subquery()
         shown = replace(shown, total=await session.scalar(select(func.count()).select_from(capped)))
@@ -125,17 +125,17 @@ def _viewing(rt: Runtime, actor: Actor, windows: Windows, *, layout: Layout, cli
     return Viewing(rt.screens, rt.wall(), Viewer.of(actor, client_id), shown, timeout, render, shares)
 
 
-def screen(rt: Runtime, actor: Actor, *, layout: Layout, client_id: str | None) -> show_more.PagedScreen:
+def screen(rt: Runtime, actor: Actor, *, layout: Layout, client_id: str | None) -> show_more_screen.PagedScreen:
     """The thread list as ``actor`` sees it: its page, its poll and its "show more" (support agents and admins;
     others get 403)."""
     require_thread_list_role(actor)
 
     async def next_window(windows: Windows, section: str) -> Position | None:
         async with rt.db.read() as session:
-            return await show_more.next_window(
+            return await show_more_screen.next_window(
                 _take(session), position_of, window=windows.get(section), size=rt.settings.list_page_size
             )
 
-    return show_more.PagedScreen(
+    return show_more_screen.PagedScreen(
         KEYS, lambda windows: _viewing(rt, actor, windows, layout=layout, client_id=client_id), next_window
     )

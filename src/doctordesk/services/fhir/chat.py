@@ -30,25 +30,30 @@ def _staff(caller: Caller) -> Actor:
     return caller
 
 
-def communication(appointment_id: int, m: MessageView) -> dict[str, Any]:
+def communication(appointment_id: int, message: MessageView) -> dict[str, Any]:
     sender: dict[str, Any] = (
-        fhir.reference("Practitioner", m.sender_id, m.sender_name)
-        if m.sender_role is Role.DOCTOR
-        else {"identifier": {"system": USER_SYSTEM, "value": str(m.sender_id)}, "display": m.sender_name}
+        fhir.reference("Practitioner", message.sender_id, message.sender_name)
+        if message.sender_role is Role.DOCTOR
+        else {"identifier": {"system": USER_SYSTEM, "value": str(message.sender_id)}, "display": message.sender_name}
     )
     payload: list[dict[str, Any]] = []
-    if m.content:
-        payload.append({"contentString": m.content})
-    if m.attachment is not None:
+    if message.content:
+        payload.append({"contentString": message.content})
+    if message.attachment is not None:
         payload.append(
-            {"contentReference": {"reference": f"Binary/{m.attachment.id}", "display": m.attachment.filename}}
+            {
+                "contentReference": {
+                    "reference": f"Binary/{message.attachment.id}",
+                    "display": message.attachment.filename,
+                }
+            }
         )
     body: dict[str, Any] = {
         "resourceType": "Communication",
-        "id": str(m.id),
+        "id": str(message.id),
         "status": "completed",
         "about": [fhir.reference("Appointment", appointment_id)],
-        "sent": fhir.instant(m.created_at),
+        "sent": fhir.instant(message.created_at),
         "sender": sender,
     }
     if payload:

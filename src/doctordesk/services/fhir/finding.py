@@ -109,11 +109,16 @@ async def _patient(rt: Runtime, caller: Caller, params: dict[str, list[str]]) ->
 
 
 def proposed(
-    c: Clinic, doctor_id: int, location_id: int, start: datetime, service: str, patient: dict[str, Any] | None = None
+    clinic: Clinic,
+    doctor_id: int,
+    location_id: int,
+    start: datetime,
+    service: str,
+    patient: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """A free time as the Appointment a client may hold or book: ``proposed``, its Slot, the doctor and the place,
     and the patient when ``$find`` named one (else the client adds the Patient)."""
-    zone = ZoneInfo(c.directory.locations[location_id])
+    zone = ZoneInfo(clinic.directory.locations[location_id])
     end = start + timedelta(minutes=VISIT_MINUTES)
     code = {"system": fhir.SERVICE_SYSTEM, "code": service}
     needs = {"required": "required", "status": "needs-action"}
@@ -127,8 +132,8 @@ def proposed(
         "slot": [{"reference": f"Slot/{slot_id(doctor_id, location_id, start)}"}],
         "participant": [
             *([{"actor": patient, "required": "required", "status": "accepted"}] if patient else []),
-            {"actor": fhir.reference("Practitioner", doctor_id, c.directory.doctors[doctor_id]), **needs},
-            {"actor": fhir.reference("Location", location_id, c.location_names[location_id]), **needs},
+            {"actor": fhir.reference("Practitioner", doctor_id, clinic.directory.doctors[doctor_id]), **needs},
+            {"actor": fhir.reference("Location", location_id, clinic.location_names[location_id]), **needs},
         ],
     }
 

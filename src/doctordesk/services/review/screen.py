@@ -106,30 +106,38 @@ async def assess_cards(
     session: AsyncSession,
     rt: Runtime,
     actor: Actor,
-    a: Appointment,
+    appointment: Appointment,
     cards: Sequence[CardInput],
     *,
     timezone: str | None,
     acknowledged: bool,
     submitted: bool,
-    c: Clinic,
+    clinic: Clinic,
     form_errors: Mapping[str, str] | None = None,
     lock: bool = False,
 ) -> Assessment:
     now = rt.clock.now()
-    facts = await facts_for(session, actor, a, c, c.directory.locations[a.location_id], now)
+    facts = await facts_for(
+        session, actor, appointment, clinic, clinic.directory.locations[appointment.location_id], now
+    )
     parsed = parse_cards(
         cards,
         timezone=entry_timezone_of(facts, timezone),
-        duration_minutes=a.duration_minutes,
-        directory=c.directory,
+        duration_minutes=appointment.duration_minutes,
+        directory=clinic.directory,
         submitted=False,
     )
     if lock:
-        await lock_schedules(session, [a.doctor_id, *(p.doctor_id for p in parsed.proposals)])
+        await lock_schedules(session, [appointment.doctor_id, *(p.doctor_id for p in parsed.proposals)])
     ranges = windows(parsed.proposals)
-    ranges.append((a.doctor_id, a.start_at - MAX_DURATION, a.start_at + timedelta(minutes=a.duration_minutes)))
-    busy = await busy_times(session, a.id, ranges, now=now)
+    ranges.append(
+        (
+            appointment.doctor_id,
+            appointment.start_at - MAX_DURATION,
+            appointment.start_at + timedelta(minutes=appointment.duration_minutes),
+        )
+    )
+    busy = await busy_times(session, appointment.id, ranges, now=now)
     return assess(
         facts,
         cards,
@@ -159,7 +167,7 @@ async def _render(rt: Runtime, actor: Actor, appointment_id: int, layout: Any) -
             timezone=draft.timezone if draft else None,
             acknowledged=bool(draft and draft.disclaimer_acknowledged_at),
             submitted=False,
-            c=c,
+            clinic=c,
         )
         from_waitlist = await waitlist_origin.from_waitlist(session, a.id)
     page = review_approve.render(
@@ -294,16 +302,16 @@ async def change_fields(
 
 
 async def delete_alternative(
-    rt: Runtime, actor: Actor, appointment_id: int, n: int, *, layout: Any, state: str | None
+    rt: Runtime, actor: Actor, appointment_id: int, card_number: int, *, layout: Any, state: str | None
 ) -> UpdateSet:
-    """Remove card ``n`` (the later cards move up); the only card cannot be deleted."""
+    """Remove card ``card_number`` (the later cards move up); the only card cannot be deleted."""
 
     def change(_draft: ReviewDraft, cards: list[CardInput]) -> list[CardInput]:
-        if not 1 <= n <= len(cards):
-            raise ValidationFailed(fields={f"delete~{n}": N_("There is no such alternative.")})
+        if not 1 <= card_number <= len(cards):
+            raise ValidationFailed(fields={f"delete~{card_number}": N_("There is no such alternative.")})
         if len(cards) == 1:
-            raise ValidationFailed(fields={f"delete~{n}": N_("The only alternative cannot be deleted.")})
-        return cards[: n - 1] + cards[n:]
+            raise ValidationFailed(fields={f"delete~{card_number}": N_("The only alternative cannot be deleted.")})
+        return cards[: card_number - 1] + cards[card_number:]
 
     return await _edit(rt, actor, appointment_id, change, layout=layout, state=state)
 

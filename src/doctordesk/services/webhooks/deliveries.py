@@ -21,22 +21,22 @@ from doctordesk.services.webhooks.outbox import FAILED, PENDING, delivery_values
 from doctordesk.store.webhook_tables import AdminNotice, WebhookDelivery
 
 
-def delivery_view(d: WebhookDelivery) -> DeliveryView:
+def delivery_view(delivery: WebhookDelivery) -> DeliveryView:
     return DeliveryView(
-        d.id,
-        d.message_id,
-        d.endpoint_id,
-        d.event_type,
-        d.created_at,
-        d.status,
-        d.attempts,
-        d.next_attempt_at if d.status == PENDING else None,
-        d.delivered_at,
-        d.last_attempt_at,
-        d.last_status_code,
-        d.last_error,
-        d.replays,
-        d.payload,
+        delivery.id,
+        delivery.message_id,
+        delivery.endpoint_id,
+        delivery.event_type,
+        delivery.created_at,
+        delivery.status,
+        delivery.attempts,
+        delivery.next_attempt_at if delivery.status == PENDING else None,
+        delivery.delivered_at,
+        delivery.last_attempt_at,
+        delivery.last_status_code,
+        delivery.last_error,
+        delivery.replays,
+        delivery.payload,
     )
 
 

@@ -47,19 +47,19 @@ class EndpointChanges:
     include_content: bool | None = None
 
 
-def endpoint_view(e: WebhookEndpoint) -> EndpointView:
+def endpoint_view(endpoint: WebhookEndpoint) -> EndpointView:
     return EndpointView(
-        e.id,
-        e.url,
-        e.description,
-        tuple(e.event_types or ()),
-        e.include_content,
-        e.enabled,
-        e.disabled_at,
-        from_json(e.disabled_message) or e.disabled_reason,
-        e.failing_since,
-        e.created_at,
-        e.updated_at,
+        endpoint.id,
+        endpoint.url,
+        endpoint.description,
+        tuple(endpoint.event_types or ()),
+        endpoint.include_content,
+        endpoint.enabled,
+        endpoint.disabled_at,
+        from_json(endpoint.disabled_message) or endpoint.disabled_reason,
+        endpoint.failing_since,
+        endpoint.created_at,
+        endpoint.updated_at,
     )
 
 

@@ -46,26 +46,26 @@ class KeyIn(StrictBody):
     )
 
 
-def key_json(k: accounts.KeyInfo) -> dict[str, Any]:
+def key_json(key: accounts.KeyInfo) -> dict[str, Any]:
     return {
-        "id": k.id,
-        "prefix": k.prefix,
-        "label": k.label,
-        "scopes": list(k.scopes),
-        "created_at": k.created_at.isoformat(),
-        "last_used_at": k.last_used_at.isoformat() if k.last_used_at else None,
-        "revoked_at": k.revoked_at.isoformat() if k.revoked_at else None,
+        "id": key.id,
+        "prefix": key.prefix,
+        "label": key.label,
+        "scopes": list(key.scopes),
+        "created_at": key.created_at.isoformat(),
+        "last_used_at": key.last_used_at.isoformat() if key.last_used_at else None,
+        "revoked_at": key.revoked_at.isoformat() if key.revoked_at else None,
     }
 
 
-def account_json(a: accounts.AccountInfo) -> dict[str, Any]:
+def account_json(account: accounts.AccountInfo) -> dict[str, Any]:
     return {
-        "id": a.id,
-        "name": a.name,
-        "description": a.description,
-        "active": a.active,
-        "created_at": a.created_at.isoformat(),
-        "keys": [key_json(k) for k in a.keys],
+        "id": account.id,
+        "name": account.name,
+        "description": account.description,
+        "active": account.active,
+        "created_at": account.created_at.isoformat(),
+        "keys": [key_json(k) for k in account.keys],
     }
 
 

@@ -10,12 +10,12 @@ from typing import Any
 
 from doctordesk.domain.chat.messages import Cursor, MessageView
 from doctordesk.domain.errors import Forbidden, NotFound, ValidationFailed
-from doctordesk.domain.fhir import mapping as fhir
+from doctordesk.domain.fhir import mapping as fhir_mapping
 from doctordesk.domain.keyset import Position
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
-from doctordesk.services.chat import conversation as chat
+from doctordesk.services.chat import conversation
 from doctordesk.services.fhir.access import Caller
 from doctordesk.services.fhir.search import Search, bundle, check, references
 from doctordesk.store import chat_repo
@@ -32,7 +32,7 @@ def _staff(caller: Caller) -> Actor:
 
 def communication(appointment_id: int, message: MessageView) -> dict[str, Any]:
     sender: dict[str, Any] = (
-        fhir.reference("Practitioner", message.sender_id, message.sender_name)
+        fhir_mapping.reference("Practitioner", message.sender_id, message.sender_name)
         if message.sender_role is Role.DOCTOR
         else {"identifier": {"system": USER_SYSTEM, "value": str(message.sender_id)}, "display": message.sender_name}
     )
@@ -52,8 +52,8 @@ def communication(appointment_id: int, message: MessageView) -> dict[str, Any]:
         "resourceType": "Communication",
         "id": str(message.id),
         "status": "completed",
-        "about": [fhir.reference("Appointment", appointment_id)],
-        "sent": fhir.instant(message.created_at),
+        "about": [fhir_mapping.reference("Appointment", appointment_id)],
+        "sent": fhir_mapping.instant(message.created_at),
         "sender": sender,
     }
     if payload:
@@ -68,7 +68,7 @@ async def read(rt: Runtime, caller: Caller, message_id: int) -> dict[str, Any]:
         if found is None:
             raise NotFound(N_("Communication not found."))
         try:
-            await chat.chat_appointment(session, actor, found[1])
+            await conversation.chat_appointment(session, actor, found[1])
         except NotFound:
             raise NotFound(N_("Communication not found.")) from None
     return communication(found[1], found[0])
@@ -84,7 +84,7 @@ async def search(rt: Runtime, caller: Caller, request: Search) -> dict[str, Any]
         raise ValidationFailed(fields={"about": N_("Name one appointment: Appointment/<id>.")})
     appointment_id = about[0]
     async with rt.db.read() as session:
-        await chat.chat_appointment(session, actor, appointment_id)
+        await conversation.chat_appointment(session, actor, appointment_id)
         thread_id = await chat_repo.thread_id_for(session, appointment_id)
         views: list[MessageView] = []
         more = False
@@ -104,9 +104,9 @@ async def search(rt: Runtime, caller: Caller, request: Search) -> dict[str, Any]
     )
 
 
-async def binary(rt: Runtime, caller: Caller, attachment_id: int) -> tuple[dict[str, Any], chat.StoredFile]:
+async def binary(rt: Runtime, caller: Caller, attachment_id: int) -> tuple[dict[str, Any], conversation.StoredFile]:
     """A message's file, by the chat download's own checks: the Binary resource and the file itself."""
-    file = await chat.attachment_file(rt, _staff(caller), attachment_id)
+    file = await conversation.attachment_file(rt, _staff(caller), attachment_id)
     resource = {
         "resourceType": "Binary",
         "id": str(attachment_id),

@@ -14,7 +14,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.errors import NotFound
-from doctordesk.domain.fhir import mapping as fhir
+from doctordesk.domain.fhir import mapping as fhir_mapping
 from doctordesk.domain.fhir import names as fhir_names
 from doctordesk.domain.keyset import Position
 from doctordesk.domain.scheduling.suggestions import Hours
@@ -63,7 +63,7 @@ def practitioner_named(doctor_id: int, name: str, external_id: str | None = None
     """A doctor as a Practitioner, from their id, display name and the clinic's own id for them."""
     body: dict[str, Any] = {"resourceType": "Practitioner", "id": str(doctor_id)}
     if external_id:
-        body["identifier"] = [{"system": fhir.PRACTITIONER_IDENTIFIER_SYSTEM, "value": external_id}]
+        body["identifier"] = [{"system": fhir_mapping.PRACTITIONER_IDENTIFIER_SYSTEM, "value": external_id}]
     body["active"] = True
     body["name"] = [fhir_names.human_name(name)]
     return body
@@ -134,7 +134,7 @@ def location_matches(checked: Checked, places: Sequence[Location]) -> list[int]:
 
     def keeps(loc: Location) -> bool:
         for raw in checked.get("_id"):
-            if loc.id not in [fhir.parse_logical_id(v) for v in raw.split(",") if v]:
+            if loc.id not in [fhir_mapping.parse_logical_id(v) for v in raw.split(",") if v]:
                 return False
         for name, exact in (("name", False), ("name:exact", True)):
             for raw in checked.get(name):
@@ -196,8 +196,8 @@ def role(clinic: Clinic, doctor_id: int, location_id: int) -> dict[str, Any]:
         "resourceType": "PractitionerRole",
         "id": f"{doctor_id}-{location_id}",
         "active": True,
-        "practitioner": fhir.reference("Practitioner", doctor_id, clinic.directory.doctors[doctor_id]),
-        "location": [fhir.reference("Location", location_id, clinic.location_names.get(location_id))],
+        "practitioner": fhir_mapping.reference("Practitioner", doctor_id, clinic.directory.doctors[doctor_id]),
+        "location": [fhir_mapping.reference("Location", location_id, clinic.location_names.get(location_id))],
         "availableTime": available_times(clinic.work_hours[(doctor_id, location_id)]),
     }
 
@@ -208,8 +208,8 @@ def schedule(clinic: Clinic, doctor_id: int, location_id: int) -> dict[str, Any]
         "id": f"{doctor_id}-{location_id}",
         "active": True,
         "actor": [
-            fhir.reference("Practitioner", doctor_id, clinic.directory.doctors[doctor_id]),
-            fhir.reference("Location", location_id, clinic.location_names.get(location_id)),
+            fhir_mapping.reference("Practitioner", doctor_id, clinic.directory.doctors[doctor_id]),
+            fhir_mapping.reference("Location", location_id, clinic.location_names.get(location_id)),
         ],
         "comment": "Free times: search Slot with schedule=Schedule/" + f"{doctor_id}-{location_id}",
     }
@@ -241,7 +241,7 @@ async def search_pairs(rt: Runtime, caller: Caller, search: Search, kind: str) -
         rows = [p for p in rows if (doctors is None or p[0] in doctors) and (where is None or p[1] in where)]
     else:
         for raw in checked.params.get("actor", []):
-            wanted = set(fhir.token_list([raw]))
+            wanted = set(fhir_mapping.token_list([raw]))
             rows = [p for p in rows if f"Practitioner/{p[0]}" in wanted or f"Location/{p[1]}" in wanted]
     build = role if kind == "PractitionerRole" else schedule
     return _page(search, checked, rows, lambda p: build(c, *p))
@@ -253,7 +253,7 @@ async def search_pairs(rt: Runtime, caller: Caller, search: Search, kind: str) -
 def patient(patient: Patient) -> dict[str, Any]:
     body: dict[str, Any] = {"resourceType": "Patient", "id": str(patient.id)}
     if patient.external_id:
-        body["identifier"] = [{"system": fhir.PATIENT_IDENTIFIER_SYSTEM, "value": patient.external_id}]
+        body["identifier"] = [{"system": fhir_mapping.PATIENT_IDENTIFIER_SYSTEM, "value": patient.external_id}]
     body["active"] = True
     body["name"] = [fhir_names.human_name(patient.name)]
     if patient.email:

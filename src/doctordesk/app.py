@@ -55,9 +55,9 @@ from doctordesk.web.routers.admin import sso_screens as admin_sso_screens
 from doctordesk.web.routers.admin import users as admin_users
 from doctordesk.web.routers.admin import webhooks as webhooks_admin
 from doctordesk.web.routers.fhir import bulk as fhir_bulk
-from doctordesk.web.routers.fhir import routes as fhir
+from doctordesk.web.routers.fhir import routes as fhir_routes
 from doctordesk.web.routers.integration import read_api as api
-from doctordesk.web.routers.integration import routes as integration
+from doctordesk.web.routers.integration import routes as integration_routes
 from doctordesk.web.routers.smart import consent as smart_consent
 from doctordesk.web.routers.smart import launch as smart_launch
 from doctordesk.web.routers.smart import oauth as smart_oauth
@@ -78,10 +78,10 @@ ROUTERS: tuple[APIRouter, ...] = (
     review.router,
     api.router,
     admin_service_accounts.router,
-    integration.router,
+    integration_routes.router,
     smart_oauth.router,
     fhir_bulk.router,  # before the FHIR router, whose catch-all answers every other path under /fhir
-    fhir.router,
+    fhir_routes.router,
     smart_consent.router,
     smart_launch.router,
     security.router,

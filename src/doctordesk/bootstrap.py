@@ -24,7 +24,7 @@ from doctordesk.config import Settings
 from doctordesk.domain.clock import Clock
 from doctordesk.domain.events import DomainEvent
 from doctordesk.domain.fhir import bulk
-from doctordesk.domain.webhooks import rules as webhooks
+from doctordesk.domain.webhooks import rules as webhook_rules
 from doctordesk.realtime import outbox, presence, relay
 from doctordesk.realtime.bus import EventBus, MemoryBus
 from doctordesk.realtime.hub import Hub
@@ -173,7 +173,7 @@ REGISTRY: tuple[Job, ...] = (
         "webhook-dispatcher",
         build_webhook_dispatcher,
         "webhook_in_process",
-        wakes=lambda event: webhooks.wakes_dispatcher(event.kind),
+        wakes=lambda event: webhook_rules.wakes_dispatcher(event.kind),
     ),
     Job("mail-dispatcher", build_mail_dispatcher, "mail_in_process", wakes=_kind(mail_outbox.QUEUED_EVENT)),
     Job("bulk-exporter", build_bulk_exporter, "bulk_in_process", wakes=_kind(bulk.QUEUED_EVENT)),
@@ -252,10 +252,10 @@ def install_hooks(rt: Runtime) -> None:
     async def webhook_hook(session: AsyncSession, events: list[DomainEvent]) -> None:
         # Webhook dispatchers (on any instance) are woken only when deliveries were queued: without subscribed
         # endpoints an event costs them nothing (their claim is a write transaction).
-        if any(webhooks.event_type_for(e.kind) for e in events) and await webhook_outbox.enqueue(
+        if any(webhook_rules.event_type_for(e.kind) for e in events) and await webhook_outbox.enqueue(
             session, events, now=rt.clock.now()
         ):
-            events.append(DomainEvent(webhooks.QUEUED_EVENT, topics=()))
+            events.append(DomainEvent(webhook_rules.QUEUED_EVENT, topics=()))
 
     async def mail_hook(session: AsyncSession, events: list[DomainEvent]) -> None:
         # Without a relay there is no mail: nothing is queued (docs/notifications.md).

@@ -251,11 +251,11 @@ def render(
     layout: Layout,
     timeout: int,
     notices: Sequence[Notice] = (),
-    f: ListFilter | None = None,
+    current_filter: ListFilter | None = None,
 ) -> Page:
     """The list: the viewer's notices, the filter, then each section's rows in its order, each with its "show
     more" link. Patients also get the way to book, doctors their calendar feed, admins the way to administration."""
-    f = f or ListFilter()
+    current_filter = current_filter or ListFilter()
     elements: list[Element] = [el("title", "Heading", value=_("Appointments")), _notices(notices, actor)]
     if actor.role is Role.PATIENT:
         elements.append(el("book", "Link", label=_("Book an appointment"), action=Action("PUT", BOOK_ENDPOINT)))
@@ -266,8 +266,8 @@ def render(
         elements.append(el("dashboard", "Link", label=_("Dashboard"), action=Action("PUT", DASHBOARD_ENDPOINT)))
     if actor.role is Role.ADMIN:
         elements.append(el("administration", "Link", label=_("Administration"), action=Action("PUT", ADMIN_ENDPOINT)))
-    elements += [list_filter.form(f, actor), list_filter.chips(f, actor)]
-    nothing = _("Nothing matches the filter.") if f.active else _("Nothing here.")
+    elements += [list_filter.form(current_filter, actor), list_filter.chips(current_filter, actor)]
+    nothing = _("Nothing matches the filter.") if current_filter.active else _("Nothing here.")
     for section in Section:
         shown = sections[section]
         key = section.value
@@ -277,7 +277,7 @@ def render(
     return Page(
         screen=SCREEN,
         title=_("Appointments"),
-        endpoint=list_filter.endpoint(f),
+        endpoint=list_filter.endpoint(current_filter),
         poll=ENDPOINT,
         timeout=timeout,
         elements=tuple(elements),

@@ -36,26 +36,26 @@ def parse_start(value: str) -> datetime | None:
     return moments.parse_stamp(value)
 
 
-def endpoint(c: Choice) -> str:
+def endpoint(choice: Choice) -> str:
     query: dict[str, str] = {}
-    if c.doctor_id is not None:
-        query["doctor"] = str(c.doctor_id)
-    if c.location_id is not None:
-        query["location"] = str(c.location_id)
-    query["service"] = c.service
-    if c.week_asked:  # else the screen shows the first week with a free time, sought again at every render
-        query["week"] = c.week.isoformat()
-    if c.start is not None:
-        query["start"] = start_param(c.start)
+    if choice.doctor_id is not None:
+        query["doctor"] = str(choice.doctor_id)
+    if choice.location_id is not None:
+        query["location"] = str(choice.location_id)
+    query["service"] = choice.service
+    if choice.week_asked:  # else the screen shows the first week with a free time, sought again at every render
+        query["week"] = choice.week.isoformat()
+    if choice.start is not None:
+        query["start"] = start_param(choice.start)
     return f"{BASE}?{urlencode(query)}"
 
 
-def shown(c: Choice, user_id: int) -> Shown:
+def shown(choice: Choice, user_id: int) -> Shown:
     """Free times change with any change to the doctor's appointments (the doctor's topic) and with work hours
     and the clinic's doctors and locations (the clinic's)."""
     mine = (user_topic(user_id), CLINIC_TOPIC)
-    topics = (doctor_topic(c.doctor_id), *mine) if c.doctor_id else mine
-    return Shown(SCREEN, endpoint(c), topics)
+    topics = (doctor_topic(choice.doctor_id), *mine) if choice.doctor_id else mine
+    return Shown(SCREEN, endpoint(choice), topics)
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,27 +269,27 @@ def _waitlist(s: BookingScreen) -> Element:
     return el("waitlist", "Link", label=_("Tell me of an earlier time"), action=Action("PUT", target))
 
 
-def render(s: BookingScreen) -> Page:
+def render(screen: BookingScreen) -> Page:
     elements = [
         el("title", "Heading", value=_("Book an appointment")),
         el(
             "no-doctors",
             "Notice",
             value=_("No doctor can be booked at the moment."),
-            visible=not s.doctors,
+            visible=not screen.doctors,
             props={"tone": "info"},
         ),
-        _choice(s),
-        _times(s),
-        _confirm(s),
-        _waitlist(s),
+        _choice(screen),
+        _times(screen),
+        _confirm(screen),
+        _waitlist(screen),
     ]
     return Page(
         screen=SCREEN,
         title=_("Book an appointment"),
-        endpoint=endpoint(s.choice),
-        poll=endpoint(s.choice),
-        timeout=s.timeout,
+        endpoint=endpoint(screen.choice),
+        poll=endpoint(screen.choice),
+        timeout=screen.timeout,
         elements=tuple(elements),
-        layout=s.layout,
+        layout=screen.layout,
     )

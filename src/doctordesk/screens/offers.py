@@ -86,9 +86,9 @@ class OffersScreen:
     confirming: bool = False  # the cancel confirmation is open (the screen's address ends in /cancel)
 
 
-def passed(o: OfferView, now: datetime) -> bool:
-    """The offer's time has come: accepting it is refused (services/review/offers.py), so it is not offered."""
-    return o.start <= now
+def passed(offer: OfferView, now: datetime) -> bool:
+    """The offer's time has come: accepting it is refused (services/review/offers.accept), so it is not offered."""
+    return offer.start <= now
 
 
 def next_passing(offers: Sequence[OfferView], now: datetime, *, deadline: datetime | None = None) -> datetime | None:
@@ -100,11 +100,11 @@ def next_passing(offers: Sequence[OfferView], now: datetime, *, deadline: dateti
     return earliest(moments, after=now)
 
 
-def cancel_deadline(s: OffersScreen) -> datetime | None:
+def cancel_deadline(screen: OffersScreen) -> datetime | None:
     """When the patient's "Cancel appointment" gives way to "contact the clinic" (None: it is not shown)."""
-    if not s.is_patient or s.view.status not in OPEN:
+    if not screen.is_patient or screen.view.status not in OPEN:
         return None
-    return patient_cancel_deadline(s.view.start, hours=s.cancel_hours)
+    return patient_cancel_deadline(screen.view.start, hours=screen.cancel_hours)
 
 
 def status_sentence(view: AppointmentView, *, patient: bool) -> str:
@@ -259,13 +259,13 @@ def _offer(s: OffersScreen, o: OfferView, actionable: bool) -> Element:
     )
 
 
-def render(s: OffersScreen) -> Page:
-    view = s.view
-    actionable = s.is_patient and can_answer(view.status)
-    note = status_sentence(view, patient=s.is_patient)
-    open_offers = actionable and any(o.state == "open" for o in s.offers)
+def render(screen: OffersScreen) -> Page:
+    view = screen.view
+    actionable = screen.is_patient and can_answer(view.status)
+    note = status_sentence(view, patient=screen.is_patient)
+    open_offers = actionable and any(o.state == "open" for o in screen.offers)
     elements: list[Element] = [
-        el("title", "Heading", value=_("Your appointment") if s.is_patient else _("Offers sent to the patient")),
+        el("title", "Heading", value=_("Your appointment") if screen.is_patient else _("Offers sent to the patient")),
         el("version", "Hidden", name="version", value=str(view.version)),
         el(
             "details",
@@ -278,11 +278,11 @@ def render(s: OffersScreen) -> Page:
             ),
             el("doctor", "Regular", label=_("Doctor"), value=view.doctor.name),
             el("location", "Regular", label=_("Location"), value=view.location.name),
-            status_badge("status", view.status, Role.PATIENT if s.is_patient else Role.DOCTOR, label=_("Status")),
+            status_badge("status", view.status, Role.PATIENT if screen.is_patient else Role.DOCTOR, label=_("Status")),
             el(
                 "decline-reason",
                 "Text",
-                label=_("The doctor's reason") if s.is_patient else _("Reason for declining"),
+                label=_("The doctor's reason") if screen.is_patient else _("Reason for declining"),
                 value=view.decline_reason,
                 visible=view.status is Status.DECLINED and bool(view.decline_reason),
             ),
@@ -292,12 +292,12 @@ def render(s: OffersScreen) -> Page:
         el(
             "offers",
             "Section",
-            el("offers-empty", "Caption", value=_("No alternatives were offered."), visible=not s.offers),
-            *(_offer(s, o, actionable) for o in s.offers),
+            el("offers-empty", "Caption", value=_("No alternatives were offered."), visible=not screen.offers),
+            *(_offer(screen, o, actionable) for o in screen.offers),
             label=_("Times offered"),
         ),
     ]
-    if s.is_patient:
+    if screen.is_patient:
         elements.append(
             el(
                 "reject-all",
@@ -311,14 +311,14 @@ def render(s: OffersScreen) -> Page:
                 ),
             )
         )
-        elements += _cancel_elements(s)
-    address = cancel_endpoint(view.id) if s.confirming else endpoint(view.id)
+        elements += _cancel_elements(screen)
+    address = cancel_endpoint(view.id) if screen.confirming else endpoint(view.id)
     return Page(
         screen=SCREEN,
         title=_("Offered times"),
         endpoint=address,
         poll=address,
-        timeout=s.timeout,
+        timeout=screen.timeout,
         elements=tuple(elements),
-        layout=s.layout,
+        layout=screen.layout,
     )

@@ -320,9 +320,9 @@ def _draft_note(s: ReviewScreen, base: str) -> Element:
     )
 
 
-def render(s: ReviewScreen) -> Page:
-    a = s.assessment
-    view = s.view
+def render(screen: ReviewScreen) -> Page:
+    a = screen.assessment
+    view = screen.view
     base = endpoint(view.id)
     request_coverage = a.request_coverage
     coverage_error = None
@@ -332,9 +332,9 @@ def render(s: ReviewScreen) -> Page:
         coverage_warning = request_coverage.warning
     elements: list[Element] = [
         el("title", "Heading", value=_("Review and approve")),
-        _draft_note(s, base),
+        _draft_note(screen, base),
         el("version", "Hidden", name="version", value=str(view.version)),
-        _metadata(view, from_waitlist=s.from_waitlist),
+        _metadata(view, from_waitlist=screen.from_waitlist),
         _notice("status-note", a.not_decidable_reason, "info"),
         el(
             "offers-link",
@@ -354,20 +354,20 @@ def render(s: ReviewScreen) -> Page:
         _notice("request-conflict", a.request_conflict if a.decidable and not a.suggesting else None, "warning"),
     ]
     if a.facts.disclaimer_required:
-        elements.append(_disclaimer(s))
+        elements.append(_disclaimer(screen))
     if a.facts.profile_timezone is None and a.decidable:
-        elements.append(_timezone_box(s))
+        elements.append(_timezone_box(screen))
     if a.decidable:
-        elements += [_card(s, c) for c in a.cards]
-    elements += _actions(s, base)
+        elements += [_card(screen, c) for c in a.cards]
+    elements += _actions(screen, base)
     return Page(
         screen=SCREEN,
         title=_("Review and approve: {name}", name=view.patient.name),
         endpoint=base,
         poll=base,
-        timeout=s.timeout,
+        timeout=screen.timeout,
         elements=tuple(elements),
-        layout=s.layout,
+        layout=screen.layout,
     )
 
 

@@ -185,10 +185,12 @@ def _join(s: WaitlistScreen) -> Element:
     )
 
 
-def render(s: WaitlistScreen) -> Page:
+def render(screen: WaitlistScreen) -> Page:
     """The waitlist screen for one patient."""
-    offers = [_offer(o) for o in s.offers] or [el("no-offers", "Caption", value=_("No time is offered to you now."))]
-    entries = [_entry(e) for e in s.entries] or [
+    offers = [_offer(o) for o in screen.offers] or [
+        el("no-offers", "Caption", value=_("No time is offered to you now."))
+    ]
+    entries = [_entry(e) for e in screen.entries] or [
         el("no-entries", "Caption", value=_("You are not waiting for a time."))
     ]
     elements: list[Element] = [
@@ -204,7 +206,7 @@ def render(s: WaitlistScreen) -> Page:
         ),
         el("offers", "Section", *offers, label=_("Times offered to you")),
         el("entries", "Section", *entries, label=_("You are waiting for")),
-        _join(s),
+        _join(screen),
         el("book", "Link", label=_("Book an appointment"), action=Action("PUT", BOOK_ENDPOINT)),
     ]
     return Page(
@@ -212,9 +214,9 @@ def render(s: WaitlistScreen) -> Page:
         title=_("Waitlist"),
         endpoint=ENDPOINT,
         poll=ENDPOINT,
-        timeout=s.timeout,
+        timeout=screen.timeout,
         elements=tuple(elements),
-        layout=s.layout,
+        layout=screen.layout,
     )
 
 

@@ -18,7 +18,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.chat.messages import AttachmentView, Cursor, MessageView
-from doctordesk.domain.files import attachments as files
+from doctordesk.domain.files import attachments as attachment_rules
 from doctordesk.domain.keyset import COUNT_CAP
 from doctordesk.domain.roles import Role
 from doctordesk.store.chat_tables import Attachment, ChatMessage, ChatRead, ChatThread
@@ -274,12 +274,18 @@ def _unread() -> Any:
 
 
 async def add_attachment(
-    session: AsyncSession, *, uploader_id: int, filename: str | None, kind: files.FileType, data: bytes, at: datetime
+    session: AsyncSession,
+    *,
+    uploader_id: int,
+    filename: str | None,
+    kind: attachment_rules.FileType,
+    data: bytes,
+    at: datetime,
 ) -> AttachmentView:
     """Store a file (its type already judged by its bytes) under a safe name; what a message shows of it."""
     file = Attachment(
         uploader_id=uploader_id,
-        filename=files.safe_filename(filename, kind),
+        filename=attachment_rules.safe_filename(filename, kind),
         mime=kind.mime,
         size=len(data),
         sha256=hashlib.sha256(data).hexdigest(),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from doctordesk.domain.errors import PayloadTooLarge
-from doctordesk.domain.fhir import mapping as fhir
+from doctordesk.domain.fhir import mapping as fhir_mapping
 from doctordesk.screens.protocol import error_body
 
 
@@ -41,8 +41,8 @@ async def _reject(send: Send, *, fhir_api: bool = False) -> None:
     import json
 
     if fhir_api:
-        outcome = fhir.error_outcome(PayloadTooLarge.code, PayloadTooLarge.default_message)
-        body, kind = json.dumps(outcome).encode(), fhir.MEDIA_TYPE.encode()
+        outcome = fhir_mapping.error_outcome(PayloadTooLarge.code, PayloadTooLarge.default_message)
+        body, kind = json.dumps(outcome).encode(), fhir_mapping.MEDIA_TYPE.encode()
     else:
         body = json.dumps(error_body(PayloadTooLarge.code, PayloadTooLarge.default_message, 413)).encode()
         kind = b"application/json"

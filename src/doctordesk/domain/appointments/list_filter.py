@@ -124,12 +124,17 @@ def parse_filter(values: Mapping[str, str]) -> tuple[ListFilter, dict[str, str]]
 FILTER_MARK = "!"
 
 
-def filter_token(f: ListFilter) -> str:
+def filter_token(list_filter: ListFilter) -> str:
     """The filter as a state token suffix: ``!{status}.{from}.{to}.{search as base64url}`` (empty when none)."""
-    if not f.active:
+    if not list_filter.active:
         return ""
-    search = base64.urlsafe_b64encode(f.search.encode()).decode().rstrip("=")
-    parts = (f.status or "", f.first.isoformat() if f.first else "", f.last.isoformat() if f.last else "", search)
+    search = base64.urlsafe_b64encode(list_filter.search.encode()).decode().rstrip("=")
+    parts = (
+        list_filter.status or "",
+        list_filter.first.isoformat() if list_filter.first else "",
+        list_filter.last.isoformat() if list_filter.last else "",
+        search,
+    )
     return FILTER_MARK + ".".join(parts)
 
 

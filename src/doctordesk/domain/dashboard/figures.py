@@ -39,13 +39,13 @@ class Figure:
         return [r.values[i] for r in self.rows]
 
 
-def percentile(values: Sequence[float], p: float) -> float | None:
-    """The nearest-rank ``p``-th percentile (0 < p <= 100) of ``values``: a value that occurred (the median of two
-    values is the lower one); None for none."""
+def percentile(values: Sequence[float], percent: float) -> float | None:
+    """The nearest-rank ``percent``-th percentile (0 < percent <= 100) of ``values``: a value that occurred (the
+    median of two values is the lower one); None for none."""
     if not values:
         return None
     ordered = sorted(values)
-    rank = max(1, math.ceil(p / 100 * len(ordered)))
+    rank = max(1, math.ceil(percent / 100 * len(ordered)))
     return ordered[rank - 1]
 
 

@@ -18,15 +18,15 @@ from urllib.parse import unquote, urlsplit
 
 from doctordesk.domain import moments
 from doctordesk.domain.errors import ValidationFailed
-from doctordesk.domain.fhir import mapping as fhir
+from doctordesk.domain.fhir import mapping as fhir_mapping
 from doctordesk.domain.fhir.errors import NotSupported
 from doctordesk.domain.inputs import text_problem
 from doctordesk.domain.texts import N_, Text
-from doctordesk.domain.webhooks import rules as webhooks
+from doctordesk.domain.webhooks import rules as webhook_rules
 
 RESOURCE = "Appointment"
 CHANNEL = "rest-hook"
-PAYLOAD = fhir.MEDIA_TYPE
+PAYLOAD = fhir_mapping.MEDIA_TYPE
 # Appointment search parameters a criteria may use: the ones a single appointment's state answers.
 PARAMETERS = {"status": None, "practitioner": "Practitioner", "patient": "Patient", "location": "Location"}
 R4_CHANNELS = frozenset({"rest-hook", "websocket", "email", "sms", "message"})
@@ -113,12 +113,12 @@ def _values(name: str, value: str) -> list[Any]:
     if not items:
         raise ValidationFailed(fields={"criteria": Text("{name} needs a value.", name=name)})
     if kind is None:
-        if any(v not in fhir.APPOINTMENT_STATUSES for v in items):
+        if any(v not in fhir_mapping.APPOINTMENT_STATUSES for v in items):
             raise ValidationFailed(
                 fields={"criteria": N_("status takes Appointment statuses (proposed, booked, ...).")}
             )
         return sorted(set(items))
-    ids = [fhir.reference_id(v, kind) for v in items]
+    ids = [fhir_mapping.reference_id(v, kind) for v in items]
     if any(i is None for i in ids):
         raise ValidationFailed(fields={"criteria": Text("{name} takes {kind}/<id>.", name=name, kind=kind)})
     return sorted({i for i in ids if i is not None})
@@ -181,7 +181,7 @@ def check_endpoint(raw: Any, *, allow_private: bool) -> str:
     if not isinstance(raw, str):
         raise ValidationFailed(fields={"channel.endpoint": N_("The https URL to notify.")})
     try:
-        url = webhooks.check_url(raw, allow_private=allow_private)
+        url = webhook_rules.check_url(raw, allow_private=allow_private)
     except ValidationFailed as refused:
         raise ValidationFailed(fields={"channel.endpoint": refused.fields.get("url", N_("Not a valid URL."))}) from None
     if urlsplit(url).scheme != "https" and not allow_private:

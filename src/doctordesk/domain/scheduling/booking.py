@@ -55,18 +55,18 @@ def last_week(today: date, horizon: timedelta) -> date:
     return monday(today + horizon)
 
 
-def settle(c: Choice, *, places: Mapping[int, Sequence[int]], today: date, horizon: timedelta) -> Choice:
-    """``c`` made to fit what exists: the first doctor when none (or an unknown one) is chosen, the doctor's first
+def settle(choice: Choice, *, places: Mapping[int, Sequence[int]], today: date, horizon: timedelta) -> Choice:
+    """``choice`` made to fit what exists: the first doctor when none (or an unknown one) is chosen, the doctor's first
     location when the chosen one is not theirs, a known service, a week between this one and the one the clinic's
     booking horizon ends in (``last_week``). A picked start survives only when nothing else had to change."""
-    doctor = c.doctor_id if c.doctor_id in places else next(iter(places), None)
+    doctor = choice.doctor_id if choice.doctor_id in places else next(iter(places), None)
     where = places.get(doctor, ()) if doctor is not None else ()
-    location = c.location_id if c.location_id in where else (where[0] if where else None)
-    service = c.service if c.service in SERVICES else next(iter(SERVICES))
+    location = choice.location_id if choice.location_id in where else (where[0] if where else None)
+    service = choice.service if choice.service in SERVICES else next(iter(SERVICES))
     first = monday(today)
-    week = min(max(monday(c.week), first), last_week(today, horizon))
-    settled = Choice(doctor, location, service, week, week_asked=c.week_asked)
-    return replace(settled, start=c.start) if settled == replace(c, start=None) else settled
+    week = min(max(monday(choice.week), first), last_week(today, horizon))
+    settled = Choice(doctor, location, service, week, week_asked=choice.week_asked)
+    return replace(settled, start=choice.start) if settled == replace(choice, start=None) else settled
 
 
 # How many weeks one read of busy times covers while the first free week is sought: the common case (a free time

@@ -28,30 +28,30 @@ def _locations(e: HoursException, zones: Mapping[int, str]) -> list[int]:
     return [i for i in ids if i in zones]
 
 
-def time_errors(e: HoursException, zones: Mapping[int, str]) -> dict[str, str]:
+def time_errors(exception: HoursException, zones: Mapping[int, str]) -> dict[str, str]:
     """``opens``/``closes`` that do not exist on the exception's day at a location it applies to (``zones``:
     location id → IANA zone), each with ``moments.gap_message``; nothing for an exception without times."""
     errors: dict[str, str] = {}
-    for name, at in (("opens", e.opens), ("closes", e.closes)):
+    for name, at in (("opens", exception.opens), ("closes", exception.closes)):
         if at is None:
             continue
-        for location_id in _locations(e, zones):
-            read = moments.read_wall(e.day, at, zones[location_id])
+        for location_id in _locations(exception, zones):
+            read = moments.read_wall(exception.day, at, zones[location_id])
             if not isinstance(read, datetime):
                 errors[name] = read
                 break
     return errors
 
 
-def exception_times(e: HoursException, zones: Mapping[int, str]) -> list[ExceptionTimes]:
+def exception_times(exception: HoursException, zones: Mapping[int, str]) -> list[ExceptionTimes]:
     """The exception's times as moments with their offsets at each location it applies to (an exception without
     times, or with one the clocks jump over, has none)."""
-    if e.opens is None or e.closes is None:
+    if exception.opens is None or exception.closes is None:
         return []
     out = []
-    for location_id in _locations(e, zones):
-        opens = moments.read_wall(e.day, e.opens, zones[location_id])
-        closes = moments.read_wall(e.day, e.closes, zones[location_id])
+    for location_id in _locations(exception, zones):
+        opens = moments.read_wall(exception.day, exception.opens, zones[location_id])
+        closes = moments.read_wall(exception.day, exception.closes, zones[location_id])
         if isinstance(opens, datetime) and isinstance(closes, datetime):
             out.append(ExceptionTimes(location_id, opens.isoformat(), closes.isoformat()))
     return out

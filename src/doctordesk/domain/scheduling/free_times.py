@@ -76,15 +76,15 @@ class GridFacts(TypedDict):
     exceptions: NotRequired[Sequence[HoursException]]
 
 
-def free_starts(q: FreeTimeQuery, **facts: Unpack[GridFacts]) -> list[datetime]:
-    """The free starts (UTC, ascending) of ``q``'s doctor at its location between its days, given the doctor's
+def free_starts(query: FreeTimeQuery, **facts: Unpack[GridFacts]) -> list[datetime]:
+    """The free starts (UTC, ascending) of ``query``'s doctor at its location between its days, given the doctor's
     hours there, the dated exceptions (holidays, absences, extra days) and the times the doctor is taken
     (``busy``: approved appointments, open offers and held times)."""
-    return free_of(slot_starts(q, **facts))
+    return free_of(slot_starts(query, **facts))
 
 
 def slot_starts(
-    q: FreeTimeQuery,
+    query: FreeTimeQuery,
     *,
     now: datetime,
     horizon: timedelta,
@@ -95,13 +95,13 @@ def slot_starts(
     """Every start of the grid that is bookable but for what the doctor is taken for, with its ``SlotStatus``
     (UTC, ascending): ``free_starts`` is its free part. A start overlapping anything approved is busy, one
     overlapping only offers or holds tentative."""
-    taken = [b for b in busy if b.doctor_id == q.doctor_id]
+    taken = [b for b in busy if b.doctor_id == query.doctor_id]
     found: dict[datetime, str] = {}
-    for start in candidate_starts(q, hours=hours, exceptions=exceptions):
+    for start in candidate_starts(query, hours=hours, exceptions=exceptions):
         if too_early(start, now) or beyond_horizon(start, now, horizon):
             continue
-        p = Proposal(1, q.doctor_id, q.location_id, start, q.duration_minutes)
-        if not within_hours(p, q.timezone, hours, exceptions):
+        p = Proposal(1, query.doctor_id, query.location_id, start, query.duration_minutes)
+        if not within_hours(p, query.timezone, hours, exceptions):
             continue  # a block that ends after a clock change can be shorter than its wall-clock span
         found[start] = _status([b for b in taken if overlaps(p.start, p.end, b.start, b.end)])
     return sorted(found.items())
@@ -114,28 +114,28 @@ def _status(overlapping: Sequence[Busy]) -> str:
 
 
 def candidate_starts(
-    q: FreeTimeQuery, *, hours: Sequence[Hours], exceptions: Sequence[HoursException] = ()
+    query: FreeTimeQuery, *, hours: Sequence[Hours], exceptions: Sequence[HoursException] = ()
 ) -> Iterator[datetime]:
-    """Every start (UTC) the doctor's hours and extra days offer between ``q``'s days, free or not, whenever."""
-    duration = timedelta(minutes=q.duration_minutes)
-    step = timedelta(minutes=q.step_minutes)
-    day = q.first_day
-    while day <= q.last_day:
+    """Every start (UTC) the doctor's hours and extra days offer between ``query``'s days, free or not, whenever."""
+    duration = timedelta(minutes=query.duration_minutes)
+    step = timedelta(minutes=query.step_minutes)
+    day = query.first_day
+    while day <= query.last_day:
         extra = [
             Hours(day.weekday(), e.opens, e.closes)
             for e in exceptions
-            if e.kind == ExceptionKind.EXTRA and e.applies(day, q.location_id) and e.opens and e.closes
+            if e.kind == ExceptionKind.EXTRA and e.applies(day, query.location_id) and e.opens and e.closes
         ]
         for block in [*(h for h in hours if h.weekday == day.weekday()), *extra]:
             for at in _local_starts(day, block, step, duration):
-                start = local_to_utc(day, at, q.timezone)
+                start = local_to_utc(day, at, query.timezone)
                 if start is not None:
                     yield start
         day += timedelta(days=1)
 
 
 def free_starts_edge(
-    q: FreeTimeQuery,
+    query: FreeTimeQuery,
     *,
     now: datetime,
     horizon: timedelta,
@@ -146,7 +146,7 @@ def free_starts_edge(
     is no longer free) or within the horizon (it may become free). Busy times change with events, but for a
     held time coming free (``edges.expiry_edge``)."""
     moments = (
-        s - span for s in candidate_starts(q, hours=hours, exceptions=exceptions) for span in (LEAD_TIME, horizon)
+        s - span for s in candidate_starts(query, hours=hours, exceptions=exceptions) for span in (LEAD_TIME, horizon)
     )
     return min((m for m in moments if m > now), default=None)
 

@@ -38,9 +38,9 @@ MAX_DURATION = timedelta(hours=8)
 HH_MM_PATTERN = moments.TIME_PATTERN
 
 
-def field(name: str, n: int) -> str:
+def field(name: str, number: int) -> str:
     """The form field name of one card's input: ``field("date", 2)`` → ``date~2``."""
-    return f"{name}~{n}"
+    return f"{name}~{number}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,7 +174,7 @@ class Parsed:
 
 
 def parse_card(
-    n: int, card: CardInput, *, timezone: str, duration_minutes: int, directory: Directory, submitted: bool
+    number: int, card: CardInput, *, timezone: str, duration_minutes: int, directory: Directory, submitted: bool
 ) -> tuple[Proposal | None, dict[str, str], bool]:
     """Parse one card. Returns the proposal (None when incomplete or invalid), errors by field, and whether a
     required field is empty. Empty fields are errors only on submission (``submitted``); while editing they just
@@ -185,37 +185,37 @@ def parse_card(
     if not card.doctor.strip():
         missing = True
         if submitted:
-            errors[field("profile", n)] = N_("Choose a doctor.")
+            errors[field("profile", number)] = N_("Choose a doctor.")
     elif doctor_id is None or doctor_id not in directory.doctors:
-        errors[field("profile", n)] = N_("Choose a doctor from the list.")
+        errors[field("profile", number)] = N_("Choose a doctor from the list.")
     location_id = parse_id(card.location)
     if not card.location.strip():
         missing = True
         if submitted:
-            errors[field("location", n)] = N_("Choose a location.")
+            errors[field("location", number)] = N_("Choose a location.")
     elif location_id is None or location_id not in directory.locations:
-        errors[field("location", n)] = N_("Choose a location from the list.")
+        errors[field("location", number)] = N_("Choose a location from the list.")
     day = parse_date(card.date)
     if not card.date.strip():
         missing = True
         if submitted:
-            errors[field("date", n)] = N_("Enter a date.")
+            errors[field("date", number)] = N_("Enter a date.")
     elif day is None:
         out_of_range = moments.read_day(card.date.strip()) == moments.RANGE_MESSAGE
-        errors[field("date", n)] = moments.RANGE_MESSAGE if out_of_range else moments.FORM_DAY_MESSAGE
+        errors[field("date", number)] = moments.RANGE_MESSAGE if out_of_range else moments.FORM_DAY_MESSAGE
     at = parse_time(card.time)
     if not card.time.strip():
         missing = True
         if submitted:
-            errors[field("time", n)] = N_("Enter a time.")
+            errors[field("time", number)] = N_("Enter a time.")
     elif at is None:
-        errors[field("time", n)] = N_("Use the time format HH:MM (24 hours).")
+        errors[field("time", number)] = N_("Use the time format HH:MM (24 hours).")
     if errors or missing or doctor_id is None or location_id is None or day is None or at is None:
         return None, errors, missing
     local = moments.read_wall(day, at, timezone)
     if not isinstance(local, datetime):
-        return None, {field("time", n): local}, False
-    return Proposal(n, doctor_id, location_id, local.astimezone(UTC), duration_minutes), {}, False
+        return None, {field("time", number): local}, False
+    return Proposal(number, doctor_id, location_id, local.astimezone(UTC), duration_minutes), {}, False
 
 
 def parse_cards(
@@ -248,24 +248,30 @@ class Original:
     start: datetime
 
 
-def is_original(p: Proposal, original: Original) -> bool:
-    return (p.doctor_id, p.location_id, p.start) == (original.doctor_id, original.location_id, original.start)
+def is_original(proposal: Proposal, original: Original) -> bool:
+    return (proposal.doctor_id, proposal.location_id, proposal.start) == (
+        original.doctor_id,
+        original.location_id,
+        original.start,
+    )
 
 
-def within_hours(p: Proposal, timezone: str, hours: Sequence[Hours], exceptions: Sequence[HoursException] = ()) -> bool:
+def within_hours(
+    proposal: Proposal, timezone: str, hours: Sequence[Hours], exceptions: Sequence[HoursException] = ()
+) -> bool:
     """Whether the whole appointment lies inside one block of work hours, in the location's local time, on its
     local date: the weekly blocks of that weekday plus the day's extra blocks, none on a holiday or a whole-day
     absence, and never overlapping a partial absence. Wall-clock times of the location, so a clock change
     moves the weekly hours with the clock; an exception's times are the moments ``moments.read_wall`` makes of
     them on its day (a time the clocks pass twice is its first occurrence), so an extra hour on the night the
     clocks go back is that hour once, not both."""
-    local_start = utc_to_local(p.start, timezone)
-    local_end = utc_to_local(p.end, timezone)
+    local_start = utc_to_local(proposal.start, timezone)
+    local_end = utc_to_local(proposal.end, timezone)
     day = local_start.date()
     if local_end.date() != day:
         return False
     starts, ends = local_start.time(), local_end.time()
-    today = [e for e in exceptions if e.applies(day, p.location_id)]
+    today = [e for e in exceptions if e.applies(day, proposal.location_id)]
     blocks = [(h.opens, h.closes) for h in hours if h.weekday == day.weekday()]
     spans: list[tuple[datetime, datetime]] = []
     for e in today:
@@ -283,12 +289,12 @@ def within_hours(p: Proposal, timezone: str, hours: Sequence[Hours], exceptions:
                 blocks.append((e.opens, e.closes))
         if e.kind == ExceptionKind.ABSENCE:
             if lo is not None and hi is not None:
-                if overlaps(p.start, p.end, lo, hi):
+                if overlaps(proposal.start, proposal.end, lo, hi):
                     return False
             elif starts < e.closes and e.opens < ends:
                 return False
     return any(opens <= starts and ends <= closes for opens, closes in blocks) or any(
-        lo <= p.start and p.end <= hi for lo, hi in spans
+        lo <= proposal.start and proposal.end <= hi for lo, hi in spans
     )
 
 
@@ -382,9 +388,9 @@ class Schedule:
     hours: Mapping[tuple[int, int], Sequence[Hours]]
     exceptions: Mapping[int, Sequence[HoursException]]
 
-    def allows(self, p: Proposal, timezone: str) -> bool:
-        hours = self.hours.get((p.doctor_id, p.location_id), ())
-        return within_hours(p, timezone, hours, self.exceptions.get(p.doctor_id, ()))
+    def allows(self, proposal: Proposal, timezone: str) -> bool:
+        hours = self.hours.get((proposal.doctor_id, proposal.location_id), ())
+        return within_hours(proposal, timezone, hours, self.exceptions.get(proposal.doctor_id, ()))
 
 
 def left_outside(
@@ -417,22 +423,22 @@ def hours_errors(blocks: Sequence[Hours]) -> dict[str, str]:
     return errors
 
 
-def exception_errors(e: HoursException) -> dict[str, str]:
+def exception_errors(exception: HoursException) -> dict[str, str]:
     """A dated exception that makes sense: a known kind; a holiday has no times, an extra day needs both, an
     absence both or none; opening before closing."""
-    if e.kind not in ExceptionKind.ALL:
+    if exception.kind not in ExceptionKind.ALL:
         return {"kind": N_("Use holiday, absence or extra.")}
-    timed = (e.opens is not None, e.closes is not None)
-    if e.kind == ExceptionKind.HOLIDAY and any(timed):
+    timed = (exception.opens is not None, exception.closes is not None)
+    if exception.kind == ExceptionKind.HOLIDAY and any(timed):
         return {"opens": N_("A holiday has no times.")}
-    if e.kind == ExceptionKind.EXTRA and not all(timed):
-        return {"opens" if e.opens is None else "closes": N_("An extra day needs opens and closes.")}
-    if e.kind == ExceptionKind.ABSENCE and any(timed) and not all(timed):
-        return {"opens" if e.opens is None else "closes": N_("Give both times, or neither for the whole day.")}
-    if e.opens is not None and e.closes is not None:
-        if not _whole_minutes(e.opens) or not _whole_minutes(e.closes):
+    if exception.kind == ExceptionKind.EXTRA and not all(timed):
+        return {"opens" if exception.opens is None else "closes": N_("An extra day needs opens and closes.")}
+    if exception.kind == ExceptionKind.ABSENCE and any(timed) and not all(timed):
+        return {"opens" if exception.opens is None else "closes": N_("Give both times, or neither for the whole day.")}
+    if exception.opens is not None and exception.closes is not None:
+        if not _whole_minutes(exception.opens) or not _whole_minutes(exception.closes):
             return {"opens": N_("Use HH:MM times without seconds or zone.")}
-        if not e.opens < e.closes:
+        if not exception.opens < exception.closes:
             return {"closes": N_("closes must be after opens.")}
     return {}
 

@@ -136,11 +136,13 @@ class WishProblems(Exception):
         super().__init__(fields)
 
 
-def matches(w: Waiting, *, doctor_id: int, location_id: int, start: datetime, minutes: int, timezone: str) -> bool:
+def matches(
+    waiting: Waiting, *, doctor_id: int, location_id: int, start: datetime, minutes: int, timezone: str
+) -> bool:
     """Whether a free time of ``doctor_id`` at ``location_id`` suits the entry: its doctor (or any), its place, one
     of its weekdays and inside its times (local to the location), no later than its last day, and earlier than
     the appointment the patient holds."""
-    wish = w.wish
+    wish = waiting.wish
     if wish.location_id != location_id or (wish.doctor_id is not None and wish.doctor_id != doctor_id):
         return False
     local = start.astimezone(ZoneInfo(timezone))
@@ -149,7 +151,7 @@ def matches(w: Waiting, *, doctor_id: int, location_id: int, start: datetime, mi
         return False
     if local.time() < wish.time_from or end.date() != local.date() or end.time() > wish.time_to:
         return False
-    return w.held_start is None or start < w.held_start
+    return waiting.held_start is None or start < waiting.held_start
 
 
 def in_order(entries: list[Waiting]) -> list[Waiting]:

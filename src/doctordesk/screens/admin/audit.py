@@ -24,21 +24,21 @@ EXPORT = "/admin/audit/export"
 PAGE_SIZE = 50
 
 
-def query_of(f: AuditFilter) -> dict[str, str]:
+def query_of(audit_filter: AuditFilter) -> dict[str, str]:
     """The filter as the query both the screen and the export read (``from``/``to`` are instants)."""
     pairs = {
-        "actor": f.actor_id,
-        "appointment": f.appointment_id,
-        "action": f.action,
-        "entity": f.entity,
-        "from": f.since.astimezone(UTC).isoformat() if f.since else None,
-        "to": f.until.astimezone(UTC).isoformat() if f.until else None,
+        "actor": audit_filter.actor_id,
+        "appointment": audit_filter.appointment_id,
+        "action": audit_filter.action,
+        "entity": audit_filter.entity,
+        "from": audit_filter.since.astimezone(UTC).isoformat() if audit_filter.since else None,
+        "to": audit_filter.until.astimezone(UTC).isoformat() if audit_filter.until else None,
     }
     return {k: str(v) for k, v in pairs.items() if v is not None}
 
 
-def endpoint(f: AuditFilter, cursor: str | None = None) -> str:
-    query = query_of(f) | ({"cursor": cursor} if cursor else {})
+def endpoint(audit_filter: AuditFilter, cursor: str | None = None) -> str:
+    query = query_of(audit_filter) | ({"cursor": cursor} if cursor else {})
     return f"{ENDPOINT}?{urlencode(query)}" if query else ENDPOINT
 
 
@@ -92,7 +92,7 @@ def _row(r: AuditRow, names: Names) -> Element:
 
 
 def render(
-    f: AuditFilter,
+    audit_filter: AuditFilter,
     rows: Sequence[AuditRow],
     names: Names,
     *,
@@ -107,18 +107,20 @@ def render(
         "filters",
         "Section",
         # A person chosen by name (the ids are nowhere else on the screens).
-        el("f-actor", "Combo", label=_("Who"), name="actor", value=str(f.actor_id or ""),
+        el("f-actor", "Combo", label=_("Who"), name="actor", value=str(audit_filter.actor_id or ""),
            options=[Option("", _("Anyone")), *(Option(str(i), who_with_role(name, role)) for i, name, role in people)]),
-        el("f-appointment", "Edit", label=_("Appointment id"), name="appointment", value=str(f.appointment_id or "")),
-        el("f-action", "Edit", label=_("Action, e.g. appointment.approve"), name="action", value=f.action or ""),
+        el("f-appointment", "Edit", label=_("Appointment id"), name="appointment",
+           value=str(audit_filter.appointment_id or "")),
+        el("f-action", "Edit", label=_("Action, e.g. appointment.approve"), name="action",
+           value=audit_filter.action or ""),
         el("f-from", "Date", label=_("From day (UTC)"), name="from",
-           value=f.since.strftime(day) if f.since else "", **date_attrs()),
+           value=audit_filter.since.strftime(day) if audit_filter.since else "", **date_attrs()),
         el("f-to", "Date", label=_("Until day (UTC, inclusive)"), name="to",
-           value=(f.until - timedelta(days=1)).strftime(day) if f.until else "", **date_attrs()),
+           value=(audit_filter.until - timedelta(days=1)).strftime(day) if audit_filter.until else "", **date_attrs()),
         el("apply-filters", "Button", label=_("Apply"), action=Action("PATCH", f"{ENDPOINT}/filter", form="filters")),
         label=_("Filter"),
     )  # fmt: skip
-    query = urlencode(query_of(f))
+    query = urlencode(query_of(audit_filter))
     exports = el(
         "exports",
         "Group",
@@ -134,12 +136,13 @@ def render(
         "Section",
         el("entries-empty", "Caption", value=_("Nothing recorded for this filter."), visible=not rows),
         *(_row(r, names) for r in rows),
-        el("newest", "Link", label=_("Newest"), visible=cursor is not None, action=Action("PUT", endpoint(f))),
+        el("newest", "Link", label=_("Newest"), visible=cursor is not None,
+           action=Action("PUT", endpoint(audit_filter))),
         el("older", "Link", label=_("Older"), visible=next_cursor is not None,
-           action=Action("PUT", endpoint(f, next_cursor))),
+           action=Action("PUT", endpoint(audit_filter, next_cursor))),
         label=_("Entries, newest first"),
     )  # fmt: skip
     return page(
-        screen=SCREEN, current="audit", title=_("Audit trail"), endpoint=endpoint(f, cursor),
+        screen=SCREEN, current="audit", title=_("Audit trail"), endpoint=endpoint(audit_filter, cursor),
         elements=[filters, exports, listing], layout=layout, timeout=timeout,
     )  # fmt: skip

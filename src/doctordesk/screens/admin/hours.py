@@ -88,24 +88,24 @@ def _exception(row: ExceptionRow) -> Element:
     )  # fmt: skip
 
 
-def render(s: HoursScreen) -> Page:
-    where = endpoint(s.doctor_id, s.location_id)
+def render(screen: HoursScreen) -> Page:
+    where = endpoint(screen.doctor_id, screen.location_id)
     choice = el(
         "choice",
         "Section",
-        el("doctor", "Combo", label=_("Doctor"), name="doctor", value=str(s.doctor_id or ""), options=s.doctors,
-           action=Action("PATCH", f"{ENDPOINT}/choose", form="choice")),
-        el("location", "Combo", label=_("Location"), name="location", value=str(s.location_id or ""),
-           options=s.locations, action=Action("PATCH", f"{ENDPOINT}/choose", form="choice")),
+        el("doctor", "Combo", label=_("Doctor"), name="doctor", value=str(screen.doctor_id or ""),
+           options=screen.doctors, action=Action("PATCH", f"{ENDPOINT}/choose", form="choice")),
+        el("location", "Combo", label=_("Location"), name="location", value=str(screen.location_id or ""),
+           options=screen.locations, action=Action("PATCH", f"{ENDPOINT}/choose", form="choice")),
         label=_("Whose hours, where"),
     )  # fmt: skip
-    lines = [_rule_line(i, r) for i, r in enumerate(s.rules, start=1)]
-    lines += [_rule_line(i, None) for i in range(len(s.rules) + 1, len(s.rules) + 1 + EMPTY_LINES)]
+    lines = [_rule_line(i, r) for i, r in enumerate(screen.rules, start=1)]
+    lines += [_rule_line(i, None) for i in range(len(screen.rules) + 1, len(screen.rules) + 1 + EMPTY_LINES)]
     weekly = el(
         "weekly",
         "Section",
-        el("rules-doctor", "Hidden", name="doctor", value=str(s.doctor_id or "")),
-        el("rules-location", "Hidden", name="location", value=str(s.location_id or "")),
+        el("rules-doctor", "Hidden", name="doctor", value=str(screen.doctor_id or "")),
+        el("rules-location", "Hidden", name="location", value=str(screen.location_id or "")),
         el("weekly-hint", "Caption", value=_("Local time of the location. Leave a line's day empty to drop it.")),
         *lines,
         el("save-hours", "Button", label=_("Save weekly hours"),
@@ -124,12 +124,12 @@ def render(s: HoursScreen) -> Page:
     add = el(
         "new-exception",
         "Section",
-        el("exc-doctor", "Hidden", name="doctor", value=str(s.doctor_id or "")),
+        el("exc-doctor", "Hidden", name="doctor", value=str(screen.doctor_id or "")),
         el("exc-day", "Date", label=_("Day"), name="day", **date_attrs()),
         el("exc-kind", "Combo", label=_("Kind"), name="kind", value=ExceptionKind.HOLIDAY,
            options=[Option(k, _(label)) for k, label in KINDS]),
         el("exc-location", "Combo", label=_("Where"), name="location", value="",
-           options=[Option("", _("Every location")), *s.locations]),
+           options=[Option("", _("Every location")), *screen.locations]),
         el("exc-opens", "Time", label=_("From (optional)"), name="opens"),
         el("exc-closes", "Time", label=_("To (optional)"), name="closes"),
         el("exc-note", "Edit", label=_("Note"), name="note"),
@@ -140,11 +140,12 @@ def render(s: HoursScreen) -> Page:
     exceptions = el(
         "exceptions",
         "Section",
-        el("exceptions-empty", "Caption", value=_("No exceptions."), visible=not s.exceptions),
-        *(_exception(r) for r in s.exceptions),
+        el("exceptions-empty", "Caption", value=_("No exceptions."), visible=not screen.exceptions),
+        *(_exception(r) for r in screen.exceptions),
         label=_("Dated exceptions"),
     )
     return page(
         screen=SCREEN, current="hours", title=_("Work hours"), endpoint=where,
-        elements=[notice("saved"), choice, conflicts, weekly, exceptions, add], layout=s.layout, timeout=s.timeout,
+        elements=[notice("saved"), choice, conflicts, weekly, exceptions, add],
+        layout=screen.layout, timeout=screen.timeout,
     )  # fmt: skip

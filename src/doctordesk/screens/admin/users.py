@@ -162,21 +162,21 @@ def render_new(*, layout: Layout, timeout: int) -> Page:
     )  # fmt: skip
 
 
-def render_user(u: UserRow, *, layout: Layout, timeout: int, staff_email: str | None = None) -> Page:
+def render_user(user: UserRow, *, layout: Layout, timeout: int, staff_email: str | None = None) -> Page:
     """``staff_email``: a doctor's or support member's own mail address (docs/notifications.md#staff-mail)."""
-    base = user_endpoint(u.id)
+    base = user_endpoint(user.id)
     profile: list[Element] = [
-        el("user-username", "Regular", label=_("Username"), value=u.username),
-        el("user-role", "Regular", label=_("Role"), value=_(ROLE_LABELS.get(u.role, u.role))),
-        el("user-status", "Badge", value=_("Active") if u.active else _("Deactivated"),
-           props={"tone": "ok" if u.active else "muted"}),
-        el("display-name", "Edit", label=_("Name"), name="display_name", value=u.display_name),
+        el("user-username", "Regular", label=_("Username"), value=user.username),
+        el("user-role", "Regular", label=_("Role"), value=_(ROLE_LABELS.get(user.role, user.role))),
+        el("user-status", "Badge", value=_("Active") if user.active else _("Deactivated"),
+           props={"tone": "ok" if user.active else "muted"}),
+        el("display-name", "Edit", label=_("Name"), name="display_name", value=user.display_name),
     ]  # fmt: skip
-    if u.role == Role.DOCTOR.value:
-        profile += _doctor_fields("", u)
-    if u.role == Role.PATIENT.value:
-        profile.append(el("email", "Edit", label=_("Email address"), name="email", value=u.email or ""))
-    if u.role in (Role.DOCTOR.value, Role.SUPPORT.value):
+    if user.role == Role.DOCTOR.value:
+        profile += _doctor_fields("", user)
+    if user.role == Role.PATIENT.value:
+        profile.append(el("email", "Edit", label=_("Email address"), name="email", value=user.email or ""))
+    if user.role in (Role.DOCTOR.value, Role.SUPPORT.value):
         profile.append(el("email", "Edit", label=_("Email address for their notifications"), name="email",
                           value=staff_email or ""))  # fmt: skip
     profile.append(el("save", "Button", label=_("Save"), action=Action("POST", f"{base}/save", form="profile")))
@@ -186,15 +186,15 @@ def render_user(u: UserRow, *, layout: Layout, timeout: int, staff_email: str | 
         el(
             "toggle-active",
             "Button",
-            label=_("Deactivate") if u.active else _("Reactivate"),
+            label=_("Deactivate") if user.active else _("Reactivate"),
             # Destructive actions look it (and ask first).
-            props={"tone": "danger"} if u.active else None,
+            props={"tone": "danger"} if user.active else None,
             action=Action(
                 "POST",
-                f"{base}/{'deactivate' if u.active else 'reactivate'}",
-                confirm=_("Deactivate {name}? They are signed out everywhere at once.", name=u.display_name)
-                if u.active
-                else _("Reactivate {name}?", name=u.display_name),
+                f"{base}/{'deactivate' if user.active else 'reactivate'}",
+                confirm=_("Deactivate {name}? They are signed out everywhere at once.", name=user.display_name)
+                if user.active
+                else _("Reactivate {name}?", name=user.display_name),
             ),
         ),
         el(
@@ -210,7 +210,7 @@ def render_user(u: UserRow, *, layout: Layout, timeout: int, staff_email: str | 
             "password-link",
             "Button",
             label=_("One-time link to set a password"),
-            visible=u.active,
+            visible=user.active,
             action=Action("POST", f"{base}/password-link"),
         ),
         notice("new-password"),
@@ -219,7 +219,7 @@ def render_user(u: UserRow, *, layout: Layout, timeout: int, staff_email: str | 
         label=_("Account"),
     )
     return page(
-        screen=USER_SCREEN, current="users", title=u.display_name, endpoint=base,
+        screen=USER_SCREEN, current="users", title=user.display_name, endpoint=base,
         elements=[notice("saved"), el("profile", "Section", *profile, label=_("Profile")), account],
         layout=layout, timeout=timeout,
     )  # fmt: skip

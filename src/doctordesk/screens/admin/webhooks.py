@@ -126,25 +126,25 @@ def _delivery(d: DeliveryView, endpoint_id: int) -> Element:
     )  # fmt: skip
 
 
-def render_endpoint(e: EndpointView, log: Sequence[DeliveryView], *, layout: Layout, timeout: int) -> Page:
-    base = endpoint_url(e.id)
+def render_endpoint(endpoint: EndpointView, log: Sequence[DeliveryView], *, layout: Layout, timeout: int) -> Page:
+    base = endpoint_url(endpoint.id)
     settings = el(
         "settings",
         "Section",
-        *_fields("", e),
+        *_fields("", endpoint),
         el("save", "Button", label=_("Save"), action=Action("POST", f"{base}/save", form="settings")),
         label=_("Settings"),
     )
     toggle = (
         el("toggle-enabled", "Button", label=_("Disable"), action=Action("POST", f"{base}/disable",
            confirm=_("Disable this endpoint? Deliveries wait until it is enabled again.")))
-        if e.enabled
+        if endpoint.enabled
         else el("toggle-enabled", "Button", label=_("Enable"), action=Action("POST", f"{base}/enable"))
     )  # fmt: skip
     status = el(
         "status",
         "Section",
-        el("state", "Regular", value=_state(e)),
+        el("state", "Regular", value=_state(endpoint)),
         toggle,
         el("send-test", "Button", label=_("Send a test event"), action=Action("POST", f"{base}/test")),
         el(
@@ -165,10 +165,10 @@ def render_endpoint(e: EndpointView, log: Sequence[DeliveryView], *, layout: Lay
         "Section",
         el("deliveries-empty", "Caption", value=_("Nothing delivered yet."), visible=not log),
         el("deliveries-hint", "Caption", value=_("The newest {count}.", count=LOG_SIZE), visible=len(log) >= LOG_SIZE),
-        *(_delivery(d, e.id) for d in log),
+        *(_delivery(d, endpoint.id) for d in log),
         label=_("Delivery log"),
     )
     return page(
-        screen=ENDPOINT_SCREEN, current="webhooks", title=_("Webhook #{id}", id=e.id), endpoint=base,
+        screen=ENDPOINT_SCREEN, current="webhooks", title=_("Webhook #{id}", id=endpoint.id), endpoint=base,
         elements=[notice("saved"), status, settings, deliveries], layout=layout, timeout=timeout,
     )  # fmt: skip

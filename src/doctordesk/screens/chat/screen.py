@@ -211,10 +211,10 @@ def composer(state: ChatState) -> list[Element]:
     return elements
 
 
-def subject(a: AppointmentView) -> str:
+def subject(appointment: AppointmentView) -> str:
     """What the chat is about, as people name it: the patient and the appointment's local time (appointment
     numbers appear nowhere else)."""
-    return f"{a.patient.name}, {format_local(a.start, a.location.timezone)}"
+    return f"{appointment.patient.name}, {format_local(appointment.start, appointment.location.timezone)}"
 
 
 def render(state: ChatState, *, layout: Layout, timeout: int) -> Page:

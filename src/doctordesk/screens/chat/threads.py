@@ -46,38 +46,38 @@ def shown(viewer_id: int) -> Shown:
     return Shown(SCREEN, ENDPOINT, topics(viewer_id), repeatable=True)
 
 
-def row(t: ThreadSummary) -> Element:
-    a = t.appointment_id
-    preview = excerpt(t.latest_content or "")
-    if t.latest_has_file:
+def row(thread: ThreadSummary) -> Element:
+    a = thread.appointment_id
+    preview = excerpt(thread.latest_content or "")
+    if thread.latest_has_file:
         preview = f"{preview} (file)" if preview else "(file)"
     return el(
         f"thread-{a}",
         "Row",
-        el(f"thread-title-{a}", "Regular", value=f"#{a} · {t.doctor_name} · {t.patient_name}"),
+        el(f"thread-title-{a}", "Regular", value=f"#{a} · {thread.doctor_name} · {thread.patient_name}"),
         el(
             f"thread-appointment-{a}",
             "Regular",
-            value=format_local(t.appointment_start, t.timezone),
+            value=format_local(thread.appointment_start, thread.timezone),
             label=_("Appointment"),
         ),
-        el(f"thread-latest-{a}", "Text", value=preview, label=t.latest_sender or ""),
+        el(f"thread-latest-{a}", "Text", value=preview, label=thread.latest_sender or ""),
         el(
             f"thread-activity-{a}",
             "Regular",
-            value=format_local(t.last_activity_at, t.timezone),
-            props={"datetime": t.last_activity_at.isoformat()},
+            value=format_local(thread.last_activity_at, thread.timezone),
+            props={"datetime": thread.last_activity_at.isoformat()},
         ),
         el(
             f"unread-{a}",
             "Badge",
-            value=count_label(t.unread),
+            value=count_label(thread.unread),
             label=_("unread messages"),
-            visible=t.unread > 0,
+            visible=thread.unread > 0,
             props={"tone": "attention"},
         ),
         el(f"open-{a}", "Link", label=_("Open chat"), action=Action("PUT", page_endpoint(a)), props={"panel": "chat"}),
-        props={"appointment": a, "unread": t.unread, "chat_enabled": t.chat_enabled},
+        props={"appointment": a, "unread": thread.unread, "chat_enabled": thread.chat_enabled},
     )
 
 

@@ -51,11 +51,12 @@ class ProviderConfig:
     active: bool = True
 
 
-def provider_json(p: SsoProvider) -> dict[str, Any]:
+def provider_json(provider: SsoProvider) -> dict[str, Any]:
     return {
-        "slug": p.slug, "name": p.name, "issuer": p.issuer, "client_id": p.client_id,
-        "match_claim": p.match_claim, "match_field": p.match_field, "role_claim": p.role_claim,
-        "role_map": p.role_map, "default_role": p.default_role, "create_users": p.create_users, "active": p.active,
+        "slug": provider.slug, "name": provider.name, "issuer": provider.issuer, "client_id": provider.client_id,
+        "match_claim": provider.match_claim, "match_field": provider.match_field, "role_claim": provider.role_claim,
+        "role_map": provider.role_map, "default_role": provider.default_role, "create_users": provider.create_users,
+        "active": provider.active,
     }  # fmt: skip
 
 

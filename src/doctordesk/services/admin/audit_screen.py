@@ -33,7 +33,7 @@ PEOPLE_OFFERED = 500
 def audit_screen(
     rt: Runtime,
     actor: Actor,
-    f: AuditFilter,
+    audit_filter: AuditFilter,
     *,
     after: Position | None,
     cursor: str | None,
@@ -42,7 +42,7 @@ def audit_screen(
 ) -> Viewing:
     async def render() -> Page:
         async with rt.db.read() as session:
-            rows, position = await audit_page(session, f, after=after, limit=screen.PAGE_SIZE)
+            rows, position = await audit_page(session, audit_filter, after=after, limit=screen.PAGE_SIZE)
             ids = {r.actor_id for r in rows if r.actor_id is not None}
             ids |= {r.entity_id for r in rows if r.entity in ("user", "doctor") and r.entity_id is not None}
             records: set[int] = set()
@@ -54,10 +54,10 @@ def audit_screen(
             named = await session.execute(select(Patient.id, Patient.name).where(Patient.id.in_(sorted(records))))
             patients: dict[int, str] = {row[0]: row[1] for row in named.all()}
             c = await cached_clinic(rt, session)
-            choices = await _people(session, f.actor_id)
+            choices = await _people(session, audit_filter.actor_id)
         names = Names(people, c.location_names, clinic_zone(c.directory.locations), patients)
         return screen.render(
-            f,
+            audit_filter,
             rows,
             names,
             people=choices,
@@ -67,7 +67,7 @@ def audit_screen(
             timeout=rt.settings.poll_list_seconds,
         )
 
-    where = screen.endpoint(f, cursor)
+    where = screen.endpoint(audit_filter, cursor)
     return viewing(rt, actor, screen_name=screen.SCREEN, endpoint=where, render=render, client_id=client_id)
 
 

@@ -63,8 +63,8 @@ class HoursChange:
     times: tuple[ExceptionTimes, ...] = ()
 
 
-def hours_json(h: Hours) -> dict[str, Any]:
-    return {"weekday": h.weekday, "opens": h.opens.strftime("%H:%M"), "closes": h.closes.strftime("%H:%M")}
+def hours_json(hours: Hours) -> dict[str, Any]:
+    return {"weekday": hours.weekday, "opens": hours.opens.strftime("%H:%M"), "closes": hours.closes.strftime("%H:%M")}
 
 
 def exception_json(row: WorkHoursException) -> dict[str, Any]:

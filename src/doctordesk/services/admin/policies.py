@@ -47,23 +47,23 @@ class PolicyInput:
     clear_third_party_data: bool = False
 
 
-def policy_json(p: InsurancePolicy) -> dict[str, Any]:
+def policy_json(policy: InsurancePolicy) -> dict[str, Any]:
     try:
-        check_third_party(p.third_party_data)
+        check_third_party(policy.third_party_data)
         record = "valid"  # screens/admin/insurance.py's VALID
     except DomainError as exc:
         record = exc.message
-    network, exclusions = p.network or {}, p.exclusions or {}
+    network, exclusions = policy.network or {}, policy.exclusions or {}
     return {
-        "id": p.id,
-        "patient_id": p.patient_id,
-        "insurer": p.insurer,
-        "policy_number": p.policy_number,
-        "valid_from": p.valid_from.isoformat(),
-        "valid_to": p.valid_to.isoformat(),
+        "id": policy.id,
+        "patient_id": policy.patient_id,
+        "insurer": policy.insurer,
+        "policy_number": policy.policy_number,
+        "valid_from": policy.valid_from.isoformat(),
+        "valid_to": policy.valid_to.isoformat(),
         "network": {"doctors": network.get("doctors", []), "locations": network.get("locations", [])},
         "exclusions": {"services": exclusions.get("services", []), "doctors": exclusions.get("doctors", [])},
-        "third_party_data": p.third_party_data,
+        "third_party_data": policy.third_party_data,
         "third_party_status": record,
     }
 

@@ -264,10 +264,16 @@ class Sections:
 
 
 async def read_sections(
-    session: AsyncSession, actor: Actor, *, now: datetime, windows: Windows, size: int, f: ListFilter = NO_FILTER
+    session: AsyncSession,
+    actor: Actor,
+    *,
+    now: datetime,
+    windows: Windows,
+    size: int,
+    list_filter: ListFilter = NO_FILTER,
 ) -> Sections:
-    """Every section as the viewer sees it, through its window, narrowed by ``f`` (unread counts included)."""
-    reader = await _reader(session, actor, now, f)
+    """Every section as the viewer sees it, through its window, narrowed by ``list_filter`` (unread counts included)."""
+    reader = await _reader(session, actor, now, list_filter)
     reader = await reader.with_first_pages([s for s in Section if s.value not in windows], size + 1)
     sections = {s: await reader.read(s, windows.get(s.value), size) for s in Section}
     views = await with_viewer_marks(session, actor, [v for shown in sections.values() for v in shown.rows])
@@ -287,9 +293,11 @@ def _viewing(
 
     async def render() -> Page:
         async with rt.db.read(screen=True) as session:
-            sections = await read_sections(session, actor, now=now, windows=windows, size=size, f=f)
+            sections = await read_sections(session, actor, now=now, windows=windows, size=size, list_filter=f)
             told = await notices.open_notices(session, actor.user_id)
-        page = screen.render(sections.shown, actor, now=now, layout=layout, timeout=timeout, notices=told, f=f)
+        page = screen.render(
+            sections.shown, actor, now=now, layout=layout, timeout=timeout, notices=told, current_filter=f
+        )
         return lasting(page, sections.edge)
 
     viewer = Viewer.of(actor, client_id)
@@ -327,9 +335,9 @@ class ListScreen:
     def _screen(self, f: ListFilter) -> PagedScreen:
         return _paged(self.rt, self.actor, f, layout=self.layout, client_id=self.client_id)
 
-    async def page(self, f: ListFilter = NO_FILTER) -> Page:
-        page = await self._screen(f).page()
-        page.state += filter_token(f)
+    async def page(self, list_filter: ListFilter = NO_FILTER) -> Page:
+        page = await self._screen(list_filter).page()
+        page.state += filter_token(list_filter)
         return page
 
     async def poll(self, token: str | None) -> UpdateSet:

@@ -47,17 +47,19 @@ def matching_patients(words: tuple[str, ...]) -> Select[Any]:
     return query.distinct()
 
 
-async def narrowing(session: AsyncSession, actor: Actor, f: ListFilter) -> tuple[ColumnElement[bool], ...]:
+async def narrowing(session: AsyncSession, actor: Actor, list_filter: ListFilter) -> tuple[ColumnElement[bool], ...]:
     """The conditions the filter adds to every strand of every section."""
     where: list[ColumnElement[bool]] = []
-    if f.first or f.last:
+    if list_filter.first or list_filter.last:
         zone = await viewer_zone(session, actor)
-        if f.first:
-            where.append(Appointment.start_at >= datetime.combine(f.first, time.min, tzinfo=zone).astimezone(UTC))
-        if f.last:
-            end = datetime.combine(f.last + timedelta(days=1), time.min, tzinfo=zone)
+        if list_filter.first:
+            where.append(
+                Appointment.start_at >= datetime.combine(list_filter.first, time.min, tzinfo=zone).astimezone(UTC)
+            )
+        if list_filter.last:
+            end = datetime.combine(list_filter.last + timedelta(days=1), time.min, tzinfo=zone)
             where.append(Appointment.start_at < end.astimezone(UTC))
-    words = f.words
+    words = list_filter.words
     if words:
         patients = matching_patients(words)
         found = list(await session.scalars(patients.limit(LISTED_PATIENTS + 1)))

@@ -79,23 +79,23 @@ def view_of(row: Any) -> AppointmentView:
     return appointment_view(a, doctor_name, Place(loc.id, loc.name, loc.timezone), patient_name)
 
 
-def appointment_view(a: Appointment, doctor_name: str, place: Place, patient_name: str) -> AppointmentView:
+def appointment_view(appointment: Appointment, doctor_name: str, place: Place, patient_name: str) -> AppointmentView:
     return AppointmentView(
-        id=a.id,
-        status=Status(a.status),
-        start=a.start_at,
-        duration_minutes=a.duration_minutes,
-        doctor=Party(a.doctor_id, doctor_name),
+        id=appointment.id,
+        status=Status(appointment.status),
+        start=appointment.start_at,
+        duration_minutes=appointment.duration_minutes,
+        doctor=Party(appointment.doctor_id, doctor_name),
         location=place,
-        patient=Party(a.patient_id, patient_name),
-        service=a.service,
-        chat_enabled=a.chat_enabled,
-        disclaimer_required=a.disclaimer_required,
-        prescription_needed=a.prescription_needed,
-        version=a.version,
-        updated_at=a.updated_at,
-        request_note=a.request_note,
-        decline_reason=a.decline_reason,
+        patient=Party(appointment.patient_id, patient_name),
+        service=appointment.service,
+        chat_enabled=appointment.chat_enabled,
+        disclaimer_required=appointment.disclaimer_required,
+        prescription_needed=appointment.prescription_needed,
+        version=appointment.version,
+        updated_at=appointment.updated_at,
+        request_note=appointment.request_note,
+        decline_reason=appointment.decline_reason,
     )
 
 

@@ -29,55 +29,55 @@ def _query(f: AuditFilter, after: Position | None, limit: int) -> Select[AuditLo
     return q.order_by(AuditLog.at.desc(), AuditLog.id.desc()).limit(limit)
 
 
-def filtered(f: AuditFilter) -> Select[AuditLog]:
-    """The rows ``f`` selects, in no order."""
+def filtered(audit_filter: AuditFilter) -> Select[AuditLog]:
+    """The rows ``audit_filter`` selects, in no order."""
     q = select(AuditLog)
-    if f.actor_id is not None:
-        q = q.where(AuditLog.actor_id == f.actor_id)
-    if f.appointment_id is not None:
-        q = q.where(AuditLog.entity == "appointment", AuditLog.entity_id == f.appointment_id)
-    if f.entity is not None:
-        q = q.where(AuditLog.entity == f.entity)
-    if f.action is not None:
-        q = q.where(AuditLog.action == f.action)
-    if f.since is not None:
-        q = q.where(AuditLog.at >= f.since)
-    if f.until is not None:
-        q = q.where(AuditLog.at < f.until)
+    if audit_filter.actor_id is not None:
+        q = q.where(AuditLog.actor_id == audit_filter.actor_id)
+    if audit_filter.appointment_id is not None:
+        q = q.where(AuditLog.entity == "appointment", AuditLog.entity_id == audit_filter.appointment_id)
+    if audit_filter.entity is not None:
+        q = q.where(AuditLog.entity == audit_filter.entity)
+    if audit_filter.action is not None:
+        q = q.where(AuditLog.action == audit_filter.action)
+    if audit_filter.since is not None:
+        q = q.where(AuditLog.at >= audit_filter.since)
+    if audit_filter.until is not None:
+        q = q.where(AuditLog.at < audit_filter.until)
     return q
 
 
 async def audit_page(
-    session: AsyncSession, f: AuditFilter, *, after: Position | None, limit: int
+    session: AsyncSession, audit_filter: AuditFilter, *, after: Position | None, limit: int
 ) -> tuple[list[AuditRow], Position | None]:
     """One page, newest first, and the position to continue after (None on the last page)."""
-    rows = (await session.execute(_query(f, after, limit + 1))).scalars().all()
+    rows = (await session.execute(_query(audit_filter, after, limit + 1))).scalars().all()
     out = [AuditRow(r.id, r.at, r.actor_id, r.action, r.entity, r.entity_id, r.details or {}) for r in rows[:limit]]
     more = len(rows) > limit
     return out, (Position(out[-1].at, out[-1].id) if more and out else None)
 
 
-async def export_rows(rt: Runtime, f: AuditFilter) -> AsyncIterator[AuditRow]:
+async def export_rows(rt: Runtime, audit_filter: AuditFilter) -> AsyncIterator[AuditRow]:
     """Every matching row, newest first, read in batches (each batch its own short read, so a slow download holds
     no transaction open and rows appended meanwhile never shift the walk)."""
     after: Position | None = None
     while True:
         async with rt.db.read() as session:
-            rows, after = await audit_page(session, f, after=after, limit=EXPORT_BATCH)
+            rows, after = await audit_page(session, audit_filter, after=after, limit=EXPORT_BATCH)
         for row in rows:
             yield row
         if after is None:
             return
 
 
-async def export_lines(rt: Runtime, f: AuditFilter, fmt: ExportFormat) -> AsyncIterator[bytes]:
+async def export_lines(rt: Runtime, audit_filter: AuditFilter, fmt: ExportFormat) -> AsyncIterator[bytes]:
     """The export as encoded chunks: CSV (header row, details as JSON text, every cell written by ``CsvWriter`` so
     that no spreadsheet runs one) or JSON Lines (one object a line)."""
     if fmt == "csv":
         buffer = io.StringIO()
         writer = CsvWriter(buffer)
         writer.row(CSV_COLUMNS)
-        async for row in export_rows(rt, f):
+        async for row in export_rows(rt, audit_filter):
             writer.row(
                 (
                     row.id,
@@ -95,5 +95,5 @@ async def export_lines(rt: Runtime, f: AuditFilter, fmt: ExportFormat) -> AsyncI
                 buffer.truncate()
         yield buffer.getvalue().encode()
         return
-    async for row in export_rows(rt, f):
+    async for row in export_rows(rt, audit_filter):
         yield (json.dumps(row.as_json(), sort_keys=True, separators=(",", ":")) + "\n").encode()

@@ -31,7 +31,7 @@ from doctordesk.domain.events import (
     thread_topic,
     user_topic,
 )
-from doctordesk.domain.files import attachments as files
+from doctordesk.domain.files import attachments as attachment_rules
 from doctordesk.domain.files.check import CheckedFile
 from doctordesk.domain.roles import Actor
 from doctordesk.domain.texts import N_, Text
@@ -190,7 +190,7 @@ async def _check_send(
         max_chars=settings.max_message_chars,
     )
     if form.upload is not None:
-        files.check_filename(form.upload.filename)
+        attachment_rules.check_filename(form.upload.filename)
     if isinstance(checked, ValidationFailed):
         raise checked
     if settings.chat_send_per_minute > 0:

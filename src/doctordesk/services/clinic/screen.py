@@ -11,13 +11,13 @@ from doctordesk.runtime import Runtime
 from doctordesk.screens.admin import clinic as screen
 from doctordesk.screens.protocol import Layout, Page, UpdateSet
 from doctordesk.screens.viewing import Viewing
-from doctordesk.services.clinic import settings as clinic
+from doctordesk.services.clinic import settings
 from doctordesk.services.screen_base import acted, require_admin, viewing
 
 
 def clinic_settings(rt: Runtime, actor: Actor, *, layout: Layout, client_id: str | None) -> Viewing:
     async def render() -> Page:
-        return screen.render(await clinic.read(rt), layout=layout, timeout=rt.settings.poll_list_seconds)
+        return screen.render(await settings.read(rt), layout=layout, timeout=rt.settings.poll_list_seconds)
 
     return viewing(rt, actor, screen_name=screen.SCREEN, endpoint=screen.ENDPOINT, render=render, client_id=client_id)
 
@@ -25,6 +25,6 @@ def clinic_settings(rt: Runtime, actor: Actor, *, layout: Layout, client_id: str
 async def save(rt: Runtime, actor: Actor, form: Mapping[str, str], *, page: Viewing, state: str | None) -> UpdateSet:
     """Save the form: the settings it sends (others keep theirs); a refused field keeps the form as typed."""
     require_admin(actor)
-    changes = {name: form[name].strip() for name in clinic.SETTINGS if name in form}
-    await clinic.update(rt, actor, changes)
+    changes = {name: form[name].strip() for name in settings.SETTINGS if name in form}
+    await settings.update(rt, actor, changes)
     return await acted(rt, page, state, "saved", N_("Saved."))

@@ -13,7 +13,7 @@ from sqlalchemy import select
 
 from doctordesk.domain import moments
 from doctordesk.domain.errors import AppointmentChanged, Forbidden, NotFound, ValidationFailed
-from doctordesk.domain.fhir import mapping as fhir
+from doctordesk.domain.fhir import mapping as fhir_mapping
 from doctordesk.domain.fhir.errors import Unprocessable, VersionMismatch
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.texts import N_, Text
@@ -84,7 +84,7 @@ async def search(rt: Runtime, caller: Caller, request: Search) -> dict[str, Any]
                 )
             }
         )
-    actor_sets = [set(fhir.token_list([raw])) for raw in checked.params.get("actor", [])]
+    actor_sets = [set(fhir_mapping.token_list([raw])) for raw in checked.params.get("actor", [])]
     query = appointments_visible(base_query().where(Appointment.id.in_(ids)), caller).order_by(Appointment.id)
     async with rt.db.read() as session:
         appointments = [r[0] for r in (await session.execute(query)).all()]
@@ -125,7 +125,7 @@ def _acknowledged(raw: Any) -> bool:
 def _ref(body: dict[str, Any], name: str, kind: str) -> int:
     raw = body.get(name)
     ref = raw.get("reference") if isinstance(raw, dict) else None
-    row_id = fhir.reference_id(ref, kind) if isinstance(ref, str) and ref.startswith(kind + "/") else None
+    row_id = fhir_mapping.reference_id(ref, kind) if isinstance(ref, str) and ref.startswith(kind + "/") else None
     if row_id is None:
         raise ValidationFailed(fields={name: Text("Use {{'reference': '{kind}/<id>'}}.", kind=kind)})
     return row_id

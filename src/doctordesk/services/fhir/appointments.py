@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.errors import NotFound, ValidationFailed
-from doctordesk.domain.fhir import mapping as fhir
+from doctordesk.domain.fhir import mapping as fhir_mapping
 from doctordesk.domain.fhir.errors import NotSupported
 from doctordesk.domain.roles import Actor
 from doctordesk.domain.texts import N_, Text
@@ -74,7 +74,7 @@ DEFAULT_SORT = (SortKey("date"),)
 # from even: most are fulfilled): it walks the sort order instead of their index (``_page``).
 SMALL_SET_FILTERS = ("_lastUpdated", "status", "status:not")
 SMALL_SET = 500
-_STATUS_TEXT = case({s.value: text for s, text in fhir.APPOINTMENT_STATUS.items()}, value=Appointment.status)
+_STATUS_TEXT = case({s.value: text for s, text in fhir_mapping.APPOINTMENT_STATUS.items()}, value=Appointment.status)
 _SORT_COLUMNS = {
     "_id": Appointment.id,
     "_lastUpdated": Appointment.updated_at,
@@ -87,16 +87,19 @@ def _offer_extension(offer: Offer) -> dict[str, Any]:
     """One open offer of a pending appointment: its time, doctor, place and the AppointmentResponse to answer."""
     zone = ZoneInfo(offer.location.timezone)
     end = offer.start_at + timedelta(minutes=offer.duration_minutes)
-    period = {"start": fhir.local_instant(offer.start_at, zone), "end": fhir.local_instant(end, zone)}
+    period = {"start": fhir_mapping.local_instant(offer.start_at, zone), "end": fhir_mapping.local_instant(end, zone)}
     return {
         "url": OFFER_EXTENSION,
         "extension": [
             {"url": "period", "valuePeriod": period},
             {
                 "url": "practitioner",
-                "valueReference": fhir.reference("Practitioner", offer.doctor_id, offer.doctor_name),
+                "valueReference": fhir_mapping.reference("Practitioner", offer.doctor_id, offer.doctor_name),
             },
-            {"url": "location", "valueReference": fhir.reference("Location", offer.location.id, offer.location.name)},
+            {
+                "url": "location",
+                "valueReference": fhir_mapping.reference("Location", offer.location.id, offer.location.name),
+            },
             {"url": "response", "valueReference": {"reference": f"AppointmentResponse/offer-{offer.id}"}},
         ],
     }
@@ -108,37 +111,37 @@ def resource(row: Any, facts: Facts | None = None) -> dict[str, Any]:
     a, doctor_name, loc, patient_name = row
     facts = facts or Facts()
     status = Status(a.status)
-    fhir_status = fhir.APPOINTMENT_STATUS[status]
+    fhir_status = fhir_mapping.APPOINTMENT_STATUS[status]
     zone = ZoneInfo(loc.timezone)
     end = a.start_at + timedelta(minutes=a.duration_minutes)
-    patient_status, doctor_status, place_status = fhir.participant_statuses(status, facts.ended_by)
+    patient_status, doctor_status, place_status = fhir_mapping.participant_statuses(status, facts.ended_by)
     body: dict[str, Any] = {
         "resourceType": "Appointment",
         "id": str(a.id),
-        "meta": {"versionId": str(a.version), "lastUpdated": fhir.instant(a.updated_at)},
+        "meta": {"versionId": str(a.version), "lastUpdated": fhir_mapping.instant(a.updated_at)},
     }
     if facts.offers:
         body["extension"] = [_offer_extension(o) for o in facts.offers]
     if a.external_id:
-        body["identifier"] = [{"system": fhir.IDENTIFIER_SYSTEM, "value": a.external_id}]
+        body["identifier"] = [{"system": fhir_mapping.IDENTIFIER_SYSTEM, "value": a.external_id}]
     body["status"] = fhir_status
-    reason = fhir.cancelation_reason(status, facts.reason or a.decline_reason, facts.ended_by)
+    reason = fhir_mapping.cancelation_reason(status, facts.reason or a.decline_reason, facts.ended_by)
     if reason is not None:
         body["cancelationReason"] = reason
-    body["serviceType"] = [{"coding": [{"system": fhir.SERVICE_SYSTEM, "code": a.service}], "text": a.service}]
-    body["start"] = fhir.local_instant(a.start_at, zone)
-    body["end"] = fhir.local_instant(end, zone)
+    body["serviceType"] = [{"coding": [{"system": fhir_mapping.SERVICE_SYSTEM, "code": a.service}], "text": a.service}]
+    body["start"] = fhir_mapping.local_instant(a.start_at, zone)
+    body["end"] = fhir_mapping.local_instant(end, zone)
     body["minutesDuration"] = a.duration_minutes
-    body["created"] = fhir.instant(a.created_at)
+    body["created"] = fhir_mapping.instant(a.created_at)
     if a.request_note:
         body["comment"] = a.request_note
     if fhir_status in ("proposed", "pending"):
         # The time the patient asked for (in a pending appointment still the row's time; the offers are above).
         body["requestedPeriod"] = [{"start": body["start"], "end": body["end"]}]
     body["participant"] = [
-        _participant(fhir.reference("Patient", a.patient_id, patient_name), patient_status),
-        _participant(fhir.reference("Practitioner", a.doctor_id, doctor_name), doctor_status),
-        _participant(fhir.reference("Location", loc.id, loc.name), place_status),
+        _participant(fhir_mapping.reference("Patient", a.patient_id, patient_name), patient_status),
+        _participant(fhir_mapping.reference("Practitioner", a.doctor_id, doctor_name), doctor_status),
+        _participant(fhir_mapping.reference("Location", loc.id, loc.name), place_status),
     ]
     return body
 
@@ -175,17 +178,23 @@ async def read(rt: Runtime, caller: Caller, appointment_id: int) -> tuple[dict[s
 
 
 def _status(value: str) -> list[int]:
-    if value not in fhir.APPOINTMENT_STATUSES:
+    if value not in fhir_mapping.APPOINTMENT_STATUSES:
         raise ValidationFailed(fields={"status": N_("Use an Appointment status (proposed, pending, booked, ...).")})
-    return fhir.statuses_for(value) or [-1]
+    return fhir_mapping.statuses_for(value) or [-1]
 
 
 def _identifier(value: str) -> list[str]:
     system, _, code = value.rpartition("|")
-    if (system and system != fhir.IDENTIFIER_SYSTEM) or not code or len(code) > fhir.MAX_IDENTIFIER_CHARS:
+    if (
+        (system and system != fhir_mapping.IDENTIFIER_SYSTEM)
+        or not code
+        or len(code) > fhir_mapping.MAX_IDENTIFIER_CHARS
+    ):
         raise ValidationFailed(
             fields={
-                "identifier": Text("Use {identifier_system}|<id> or <id>.", identifier_system=fhir.IDENTIFIER_SYSTEM)
+                "identifier": Text(
+                    "Use {identifier_system}|<id> or <id>.", identifier_system=fhir_mapping.IDENTIFIER_SYSTEM
+                )
             }
         )
     return [code]
@@ -193,17 +202,19 @@ def _identifier(value: str) -> list[str]:
 
 def _service(value: str) -> list[str]:
     system, _, code = value.rpartition("|")
-    if (system and system != fhir.SERVICE_SYSTEM) or not code or len(code) > 64:
+    if (system and system != fhir_mapping.SERVICE_SYSTEM) or not code or len(code) > 64:
         raise ValidationFailed(
             fields={
-                "service-type": Text("Use {service_system}|<service> or <service>.", service_system=fhir.SERVICE_SYSTEM)
+                "service-type": Text(
+                    "Use {service_system}|<service> or <service>.", service_system=fhir_mapping.SERVICE_SYSTEM
+                )
             }
         )
     return [code]
 
 
 def _logical_id(value: str) -> list[int]:
-    row_id = fhir.parse_logical_id(value)
+    row_id = fhir_mapping.parse_logical_id(value)
     return [row_id] if row_id is not None else []
 
 
@@ -305,7 +316,7 @@ def _sort_values(checked: Checked, a: Appointment) -> tuple[Any, ...]:
         "_id": a.id,
         "_lastUpdated": a.updated_at,
         "date": a.start_at,
-        "status": fhir.APPOINTMENT_STATUS[Status(a.status)],
+        "status": fhir_mapping.APPOINTMENT_STATUS[Status(a.status)],
     }
     return (*(own[k.name] for k in checked.sort), a.id)
 

@@ -10,7 +10,7 @@ from sqlalchemy import select
 
 from doctordesk.domain.audit import AuditFilter, AuditRow
 from doctordesk.domain.errors import NotFound, ValidationFailed
-from doctordesk.domain.fhir import mapping as fhir
+from doctordesk.domain.fhir import mapping as fhir_mapping
 from doctordesk.domain.roles import require_admin
 from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
@@ -43,7 +43,7 @@ def event(row: AuditRow) -> dict[str, Any]:
     else:
         who = {"display": "doctordesk (the service or a service account)"}
     what: dict[str, Any] = (
-        fhir.reference("Appointment", row.entity_id)
+        fhir_mapping.reference("Appointment", row.entity_id)
         if row.entity == "appointment" and row.entity_id is not None
         else {"display": f"{row.entity} {row.entity_id}" if row.entity_id is not None else row.entity}
     )
@@ -52,7 +52,7 @@ def event(row: AuditRow) -> dict[str, Any]:
         "id": str(row.id),
         "type": EVENT_TYPE,
         "subtype": [{"system": ACTION_SYSTEM, "code": row.action}],
-        "recorded": fhir.instant(row.at),
+        "recorded": fhir_mapping.instant(row.at),
         "outcome": "0",
         "agent": [{"who": who, "requestor": True}],
         "source": {"observer": {"display": "doctordesk"}},
@@ -78,16 +78,16 @@ async def search(rt: Runtime, caller: Caller, request: Search) -> dict[str, Any]
     """Newest first; ``date`` (when recorded), ``entity`` (``Appointment/<id>``), ``subtype`` (the action)."""
     _admin(caller)
     checked = check(request, SEARCH_PARAMETERS, sorts=SORTS, default_sort=DEFAULT_SORT)
-    span = fhir.date_range(checked.params.get("date", []), now=rt.clock.now())
+    span = fhir_mapping.date_range(checked.params.get("date", []), now=rt.clock.now())
     appointment = None
-    entities = fhir.token_list(checked.params.get("entity", []))
+    entities = fhir_mapping.token_list(checked.params.get("entity", []))
     if len(entities) > 1:
         raise ValidationFailed(fields={"entity": N_("Name one entity: Appointment/<id>.")})
     for value in entities:
-        appointment = fhir.reference_id(value, "Appointment")
+        appointment = fhir_mapping.reference_id(value, "Appointment")
         if appointment is None or not value.startswith("Appointment/"):
             raise ValidationFailed(fields={"entity": N_("Use Appointment/<id>.")})
-    actions = fhir.token_list(checked.params.get("subtype", []))
+    actions = fhir_mapping.token_list(checked.params.get("subtype", []))
     if len(actions) > 1:
         raise ValidationFailed(fields={"subtype": N_("Name one action.")})
     action = actions[-1].rpartition("|")[2] if actions else None

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from doctordesk.domain.fhir import mapping as fhir
+from doctordesk.domain.fhir import mapping as fhir_mapping
 from doctordesk.services.fhir import appointments as fhir_appointments
 from doctordesk.services.fhir import audit_events as fhir_audit
 from doctordesk.services.fhir import chains
@@ -147,13 +147,13 @@ def capability_statement(base_url: str, *, software_version: str, published: dat
     return {
         "resourceType": "CapabilityStatement",
         "status": "active",
-        "date": fhir.instant(published),
+        "date": fhir_mapping.instant(published),
         "kind": "instance",
         "software": {"name": "doctordesk", "version": software_version},
         "implementation": {"description": "doctordesk FHIR interface", "url": base_url},
         "instantiates": [f"{BULK_DATA}/CapabilityStatement/bulk-data"],
-        "fhirVersion": fhir.FHIR_VERSION,
-        "format": [fhir.MEDIA_TYPE, "json"],
+        "fhirVersion": fhir_mapping.FHIR_VERSION,
+        "format": [fhir_mapping.MEDIA_TYPE, "json"],
         "rest": [
             {
                 "mode": "server",

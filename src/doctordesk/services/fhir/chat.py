@@ -10,12 +10,12 @@ from typing import Any
 
 from doctordesk.domain.chat.messages import Cursor, MessageView
 from doctordesk.domain.errors import Forbidden, NotFound, ValidationFailed
-from doctordesk.domain.fhir import mapping as fhir
+from doctordesk.domain.fhir import mapping as fhir_mapping
 from doctordesk.domain.keyset import Position
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
-from doctordesk.services.chat import access as chat
+from doctordesk.services.chat import access as chat_access
 from doctordesk.services.fhir.access import Caller
 from doctordesk.services.fhir.search import Search, bundle, check, references
 from doctordesk.store import chat_repo
@@ -30,25 +30,30 @@ def _staff(caller: Caller) -> Actor:
     return caller
 
 
-def communication(appointment_id: int, m: MessageView) -> dict[str, Any]:
+def communication(appointment_id: int, message: MessageView) -> dict[str, Any]:
     sender: dict[str, Any] = (
-        fhir.reference("Practitioner", m.sender_id, m.sender_name)
-        if m.sender_role is Role.DOCTOR
-        else {"identifier": {"system": USER_SYSTEM, "value": str(m.sender_id)}, "display": m.sender_name}
+        fhir_mapping.reference("Practitioner", message.sender_id, message.sender_name)
+        if message.sender_role is Role.DOCTOR
+        else {"identifier": {"system": USER_SYSTEM, "value": str(message.sender_id)}, "display": message.sender_name}
     )
     payload: list[dict[str, Any]] = []
-    if m.content:
-        payload.append({"contentString": m.content})
-    if m.attachment is not None:
+    if message.content:
+        payload.append({"contentString": message.content})
+    if message.attachment is not None:
         payload.append(
-            {"contentReference": {"reference": f"Binary/{m.attachment.id}", "display": m.attachment.filename}}
+            {
+                "contentReference": {
+                    "reference": f"Binary/{message.attachment.id}",
+                    "display": message.attachment.filename,
+                }
+            }
         )
     body: dict[str, Any] = {
         "resourceType": "Communication",
-        "id": str(m.id),
+        "id": str(message.id),
         "status": "completed",
-        "about": [fhir.reference("Appointment", appointment_id)],
-        "sent": fhir.instant(m.created_at),
+        "about": [fhir_mapping.reference("Appointment", appointment_id)],
+        "sent": fhir_mapping.instant(message.created_at),
         "sender": sender,
     }
     if payload:
@@ -63,7 +68,7 @@ async def read(rt: Runtime, caller: Caller, message_id: int) -> dict[str, Any]:
         if found is None:
             raise NotFound(N_("Communication not found."))
         try:
-            await chat.chat_appointment(session, actor, found[1])
+            await chat_access.chat_appointment(session, actor, found[1])
         except NotFound:
             raise NotFound(N_("Communication not found.")) from None
     return communication(found[1], found[0])
@@ -79,7 +84,7 @@ async def search(rt: Runtime, caller: Caller, request: Search) -> dict[str, Any]
         raise ValidationFailed(fields={"about": N_("Name one appointment: Appointment/<id>.")})
     appointment_id = about[0]
     async with rt.db.read() as session:
-        await chat.chat_appointment(session, actor, appointment_id)
+        await chat_access.chat_appointment(session, actor, appointment_id)
         thread_id = await chat_repo.thread_id_for(session, appointment_id)
         views: list[MessageView] = []
         more = False
@@ -99,9 +104,9 @@ async def search(rt: Runtime, caller: Caller, request: Search) -> dict[str, Any]
     )
 
 
-async def binary(rt: Runtime, caller: Caller, attachment_id: int) -> tuple[dict[str, Any], chat.StoredFile]:
+async def binary(rt: Runtime, caller: Caller, attachment_id: int) -> tuple[dict[str, Any], chat_access.StoredFile]:
     """A message's file, by the chat download's own checks: the Binary resource and the file itself."""
-    file = await chat.attachment_file(rt, _staff(caller), attachment_id)
+    file = await chat_access.attachment_file(rt, _staff(caller), attachment_id)
     resource = {
         "resourceType": "Binary",
         "id": str(attachment_id),

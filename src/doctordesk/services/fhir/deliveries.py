@@ -10,7 +10,7 @@ from typing import Any
 
 from sqlalchemy import select
 
-from doctordesk.domain.fhir import mapping as fhir
+from doctordesk.domain.fhir import mapping as fhir_mapping
 from doctordesk.runtime import Runtime
 from doctordesk.services.fhir.access import Caller
 from doctordesk.services.fhir.subscriptions import owned_row, require_subscriber
@@ -28,17 +28,17 @@ def _delivery(d: WebhookDelivery) -> dict[str, Any]:
         parts.append({"name": "subject", "valueReference": {"reference": d.subject}})
     parts += [
         {"name": "status", "valueCode": d.status},
-        {"name": "created", "valueInstant": fhir.instant(d.created_at)},
+        {"name": "created", "valueInstant": fhir_mapping.instant(d.created_at)},
         {"name": "attempts", "valueInteger": d.attempts},
     ]
     if d.last_attempt_at is not None:
-        parts.append({"name": "lastAttempt", "valueInstant": fhir.instant(d.last_attempt_at)})
+        parts.append({"name": "lastAttempt", "valueInstant": fhir_mapping.instant(d.last_attempt_at)})
     if d.last_status_code is not None:
         parts.append({"name": "lastStatusCode", "valueInteger": d.last_status_code})
     if d.last_error:
         parts.append({"name": "lastError", "valueString": d.last_error})
     if d.delivered_at is not None:
-        parts.append({"name": "delivered", "valueInstant": fhir.instant(d.delivered_at)})
+        parts.append({"name": "delivered", "valueInstant": fhir_mapping.instant(d.delivered_at)})
     return {"name": "delivery", "part": parts}
 
 

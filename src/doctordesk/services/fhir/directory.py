@@ -14,7 +14,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.errors import NotFound
-from doctordesk.domain.fhir import mapping as fhir
+from doctordesk.domain.fhir import mapping as fhir_mapping
 from doctordesk.domain.fhir import names as fhir_names
 from doctordesk.domain.keyset import Position
 from doctordesk.domain.scheduling.suggestions import Hours
@@ -55,15 +55,15 @@ def _key(row: Any) -> int:
 # --- Practitioner -------------------------------------------------------------------------------------------
 
 
-def practitioner(c: Clinic, doctor_id: int, external_id: str | None = None) -> dict[str, Any]:
-    return practitioner_named(doctor_id, c.directory.doctors[doctor_id], external_id)
+def practitioner(clinic: Clinic, doctor_id: int, external_id: str | None = None) -> dict[str, Any]:
+    return practitioner_named(doctor_id, clinic.directory.doctors[doctor_id], external_id)
 
 
 def practitioner_named(doctor_id: int, name: str, external_id: str | None = None) -> dict[str, Any]:
     """A doctor as a Practitioner, from their id, display name and the clinic's own id for them."""
     body: dict[str, Any] = {"resourceType": "Practitioner", "id": str(doctor_id)}
     if external_id:
-        body["identifier"] = [{"system": fhir.PRACTITIONER_IDENTIFIER_SYSTEM, "value": external_id}]
+        body["identifier"] = [{"system": fhir_mapping.PRACTITIONER_IDENTIFIER_SYSTEM, "value": external_id}]
     body["active"] = True
     body["name"] = [fhir_names.human_name(name)]
     return body
@@ -134,7 +134,7 @@ def location_matches(checked: Checked, places: Sequence[Location]) -> list[int]:
 
     def keeps(loc: Location) -> bool:
         for raw in checked.get("_id"):
-            if loc.id not in [fhir.parse_logical_id(v) for v in raw.split(",") if v]:
+            if loc.id not in [fhir_mapping.parse_logical_id(v) for v in raw.split(",") if v]:
                 return False
         for name, exact in (("name", False), ("name:exact", True)):
             for raw in checked.get(name):
@@ -191,33 +191,33 @@ def available_times(hours: Sequence[Hours]) -> list[dict[str, Any]]:
     ]
 
 
-def role(c: Clinic, doctor_id: int, location_id: int) -> dict[str, Any]:
+def role(clinic: Clinic, doctor_id: int, location_id: int) -> dict[str, Any]:
     return {
         "resourceType": "PractitionerRole",
         "id": f"{doctor_id}-{location_id}",
         "active": True,
-        "practitioner": fhir.reference("Practitioner", doctor_id, c.directory.doctors[doctor_id]),
-        "location": [fhir.reference("Location", location_id, c.location_names.get(location_id))],
-        "availableTime": available_times(c.work_hours[(doctor_id, location_id)]),
+        "practitioner": fhir_mapping.reference("Practitioner", doctor_id, clinic.directory.doctors[doctor_id]),
+        "location": [fhir_mapping.reference("Location", location_id, clinic.location_names.get(location_id))],
+        "availableTime": available_times(clinic.work_hours[(doctor_id, location_id)]),
     }
 
 
-def schedule(c: Clinic, doctor_id: int, location_id: int) -> dict[str, Any]:
+def schedule(clinic: Clinic, doctor_id: int, location_id: int) -> dict[str, Any]:
     return {
         "resourceType": "Schedule",
         "id": f"{doctor_id}-{location_id}",
         "active": True,
         "actor": [
-            fhir.reference("Practitioner", doctor_id, c.directory.doctors[doctor_id]),
-            fhir.reference("Location", location_id, c.location_names.get(location_id)),
+            fhir_mapping.reference("Practitioner", doctor_id, clinic.directory.doctors[doctor_id]),
+            fhir_mapping.reference("Location", location_id, clinic.location_names.get(location_id)),
         ],
         "comment": "Free times: search Slot with schedule=Schedule/" + f"{doctor_id}-{location_id}",
     }
 
 
-def places(c: Clinic) -> list[tuple[int, int]]:
+def places(clinic: Clinic) -> list[tuple[int, int]]:
     """Each (doctor, location) where an active doctor has work hours, in id order."""
-    return sorted(p for p in c.work_hours if p[0] in c.directory.doctors and p[1] in c.location_names)
+    return sorted(p for p in clinic.work_hours if p[0] in clinic.directory.doctors and p[1] in clinic.location_names)
 
 
 async def read_pair(rt: Runtime, caller: Caller, raw: str, kind: str) -> dict[str, Any]:
@@ -241,7 +241,7 @@ async def search_pairs(rt: Runtime, caller: Caller, search: Search, kind: str) -
         rows = [p for p in rows if (doctors is None or p[0] in doctors) and (where is None or p[1] in where)]
     else:
         for raw in checked.params.get("actor", []):
-            wanted = set(fhir.token_list([raw]))
+            wanted = set(fhir_mapping.token_list([raw]))
             rows = [p for p in rows if f"Practitioner/{p[0]}" in wanted or f"Location/{p[1]}" in wanted]
     build = role if kind == "PractitionerRole" else schedule
     return _page(search, checked, rows, lambda p: build(c, *p))
@@ -250,17 +250,17 @@ async def search_pairs(rt: Runtime, caller: Caller, search: Search, kind: str) -
 # --- Patient ------------------------------------------------------------------------------------------------
 
 
-def patient(p: Patient) -> dict[str, Any]:
-    body: dict[str, Any] = {"resourceType": "Patient", "id": str(p.id)}
-    if p.external_id:
-        body["identifier"] = [{"system": fhir.PATIENT_IDENTIFIER_SYSTEM, "value": p.external_id}]
+def patient(patient: Patient) -> dict[str, Any]:
+    body: dict[str, Any] = {"resourceType": "Patient", "id": str(patient.id)}
+    if patient.external_id:
+        body["identifier"] = [{"system": fhir_mapping.PATIENT_IDENTIFIER_SYSTEM, "value": patient.external_id}]
     body["active"] = True
-    body["name"] = [fhir_names.human_name(p.name)]
-    if p.email:
+    body["name"] = [fhir_names.human_name(patient.name)]
+    if patient.email:
         # Where the clinic's mail reaches the patient (docs/notifications.md), under the same rights as the name.
-        body["telecom"] = [{"system": "email", "value": p.email, "use": "home"}]
-    if p.birth_date is not None:
-        body["birthDate"] = p.birth_date.isoformat()
+        body["telecom"] = [{"system": "email", "value": patient.email, "use": "home"}]
+    if patient.birth_date is not None:
+        body["birthDate"] = patient.birth_date.isoformat()
     return body
 
 

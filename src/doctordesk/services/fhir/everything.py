@@ -13,7 +13,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.errors import NotFound, ValidationFailed
-from doctordesk.domain.fhir import mapping as fhir
+from doctordesk.domain.fhir import mapping as fhir_mapping
 from doctordesk.domain.fhir.errors import NotSupported
 from doctordesk.domain.roles import Actor
 from doctordesk.domain.texts import N_, Text
@@ -61,7 +61,7 @@ def _since(checked: Checked) -> Any:
     raw = values[-1]
     if not raw[:1].isdigit():
         raise ValidationFailed(fields={"_since": N_("Use an instant, e.g. 2026-11-20T10:00:00Z.")})
-    [test] = fhir.date_tests([raw], name="_since", now=checked.now)
+    [test] = fhir_mapping.date_tests([raw], name="_since", now=checked.now)
     return test.lo
 
 
@@ -84,7 +84,7 @@ async def everything(rt: Runtime, caller: Caller, patient_id: int, request: Sear
     checked.now = rt.clock.now()
     for kind in others:
         ignored = Text("The type {name} is not among what $everything answers here and was ignored.", name=repr(kind))
-        checked.warnings.append(fhir.issue("NOT_SUPPORTED", _(ignored), severity="warning", expression="_type"))
+        checked.warnings.append(fhir_mapping.issue("NOT_SUPPORTED", _(ignored), severity="warning", expression="_type"))
     since = _since(checked)
     kinds = _readable(caller, kinds)
     first = checked.sort_after is None

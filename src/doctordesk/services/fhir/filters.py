@@ -11,7 +11,7 @@ from sqlalchemy import and_, false, not_, or_, true
 from sqlalchemy.sql.elements import ColumnElement
 
 from doctordesk.domain.errors import ValidationFailed
-from doctordesk.domain.fhir import mapping as fhir
+from doctordesk.domain.fhir import mapping as fhir_mapping
 from doctordesk.domain.texts import Text
 from doctordesk.services.fhir.search import Checked, missing
 
@@ -62,7 +62,7 @@ def token_conditions(
 def date_conditions(checked: Checked, name: str, column: Any, *, nullable: bool = False) -> list[Condition]:
     """``name`` with any of the eight prefixes (``fhir.date_tests``) on an instant column, and ``name:missing``."""
     conditions: list[Condition] = []
-    for test in fhir.date_tests(checked.get(name), name=name, now=checked.now):
+    for test in fhir_mapping.date_tests(checked.get(name), name=name, now=checked.now):
         parts: list[Condition] = []
         if test.lo is not None:
             parts.append(column >= test.lo)
@@ -81,7 +81,7 @@ def reference_ids(raw: str, name: str, kinds: Sequence[str]) -> list[tuple[str, 
         kind, slash, _ = value.partition("/")
         if not slash and len(kinds) == 1:
             kind = kinds[0]
-        row_id = fhir.reference_id(value, kind) if kind in kinds else None
+        row_id = fhir_mapping.reference_id(value, kind) if kind in kinds else None
         if row_id is None:
             raise ValidationFailed(fields={name: Text("Use {values}.", values=" or ".join(k + "/<id>" for k in kinds))})
         out.append((kind, row_id))

@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import select
 
 from doctordesk.domain.errors import NotFound, ValidationFailed
-from doctordesk.domain.fhir import mapping as fhir
+from doctordesk.domain.fhir import mapping as fhir_mapping
 from doctordesk.domain.fhir.errors import NotSupported
 from doctordesk.domain.roles import Actor
 from doctordesk.domain.scheduling.booking import SERVICES, VISIT_MINUTES, last_week, monday
@@ -47,8 +47,8 @@ def _one(params: dict[str, list[str]], name: str) -> str | None:
 def _ids(params: dict[str, list[str]], name: str, kind: str, known: Sequence[int]) -> set[int]:
     """The ids a reference parameter names (commas OR), each ``Kind/<id>`` or a bare id; unknown ones are 400."""
     out: set[int] = set()
-    for raw in fhir.token_list(params.get(name, [])):
-        row_id = fhir.reference_id(raw, kind)
+    for raw in fhir_mapping.token_list(params.get(name, [])):
+        row_id = fhir_mapping.reference_id(raw, kind)
         if row_id is None or row_id not in known or ("/" in raw and not raw.startswith(f"{kind}/")):
             raise ValidationFailed(fields={name: Text("Unknown {kind}: {raw}.", kind=kind, raw=raw)})
         out.add(row_id)
@@ -62,7 +62,7 @@ def _instant(moment: datetime) -> str:
 def _service(params: dict[str, list[str]]) -> str:
     raw = _one(params, "service-type") or "consultation"
     system, bar, code = raw.rpartition("|")
-    if (bar and system != fhir.SERVICE_SYSTEM) or code not in SERVICES:
+    if (bar and system != fhir_mapping.SERVICE_SYSTEM) or code not in SERVICES:
         raise ValidationFailed(fields={"service-type": "One of " + ", ".join(SERVICES) + "."})
     return code
 
@@ -80,8 +80,8 @@ def _span(params: dict[str, list[str]], now: datetime) -> tuple[datetime, dateti
         )
     if not start[:1].isdigit() or not end[:1].isdigit():
         raise ValidationFailed(fields={"start" if not start[:1].isdigit() else "end": _BARE_DATE})
-    lo = fhir.date_range([f"ge{start}"], name="start", now=now).lo
-    hi = fhir.date_range([f"le{end}"], name="end", now=now).hi
+    lo = fhir_mapping.date_range([f"ge{start}"], name="start", now=now).lo
+    hi = fhir_mapping.date_range([f"le{end}"], name="end", now=now).hi
     assert lo is not None and hi is not None
     if hi <= lo:
         raise ValidationFailed(fields={"end": N_("Must be after start.")})
@@ -95,7 +95,7 @@ async def _patient(rt: Runtime, caller: Caller, params: dict[str, list[str]]) ->
     raw = _one(params, "patient")
     if raw is None:
         return None
-    patient_id = fhir.reference_id(raw, "Patient")
+    patient_id = fhir_mapping.reference_id(raw, "Patient")
     if patient_id is None or ("/" in raw and not raw.startswith("Patient/")):
         raise ValidationFailed(fields={"patient": N_("Use Patient/<id>.")})
     query = select(Patient.id, Patient.name).where(Patient.id == patient_id)
@@ -105,30 +105,35 @@ async def _patient(rt: Runtime, caller: Caller, params: dict[str, list[str]]) ->
         row = (await session.execute(query)).first()
     if row is None:
         raise NotFound(N_("Patient not found."))
-    return fhir.reference("Patient", row[0], row[1])
+    return fhir_mapping.reference("Patient", row[0], row[1])
 
 
 def proposed(
-    c: Clinic, doctor_id: int, location_id: int, start: datetime, service: str, patient: dict[str, Any] | None = None
+    clinic: Clinic,
+    doctor_id: int,
+    location_id: int,
+    start: datetime,
+    service: str,
+    patient: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """A free time as the Appointment a client may hold or book: ``proposed``, its Slot, the doctor and the place,
     and the patient when ``$find`` named one (else the client adds the Patient)."""
-    zone = ZoneInfo(c.directory.locations[location_id])
+    zone = ZoneInfo(clinic.directory.locations[location_id])
     end = start + timedelta(minutes=VISIT_MINUTES)
-    code = {"system": fhir.SERVICE_SYSTEM, "code": service}
+    code = {"system": fhir_mapping.SERVICE_SYSTEM, "code": service}
     needs = {"required": "required", "status": "needs-action"}
     return {
         "resourceType": "Appointment",
         "status": "proposed",
         "serviceType": [{"coding": [code], "text": service}],
-        "start": fhir.local_instant(start, zone),
-        "end": fhir.local_instant(end, zone),
+        "start": fhir_mapping.local_instant(start, zone),
+        "end": fhir_mapping.local_instant(end, zone),
         "minutesDuration": VISIT_MINUTES,
         "slot": [{"reference": f"Slot/{slot_id(doctor_id, location_id, start)}"}],
         "participant": [
             *([{"actor": patient, "required": "required", "status": "accepted"}] if patient else []),
-            {"actor": fhir.reference("Practitioner", doctor_id, c.directory.doctors[doctor_id]), **needs},
-            {"actor": fhir.reference("Location", location_id, c.location_names[location_id]), **needs},
+            {"actor": fhir_mapping.reference("Practitioner", doctor_id, clinic.directory.doctors[doctor_id]), **needs},
+            {"actor": fhir_mapping.reference("Location", location_id, clinic.location_names[location_id]), **needs},
         ],
     }
 
@@ -165,7 +170,7 @@ async def find(rt: Runtime, caller: Caller, items: Sequence[tuple[str, str]], ba
     span = _span(params, now)
     service = _service(params)
     patient = await _patient(rt, caller, params)
-    count = fhir.count(params.get("_count", []))
+    count = fhir_mapping.count(params.get("_count", []))
     async with rt.db.read() as session:
         c = await cached_clinic(rt, session)
     pairs = places(c)

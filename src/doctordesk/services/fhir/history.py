@@ -11,7 +11,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.errors import NotFound
-from doctordesk.domain.fhir import mapping as fhir
+from doctordesk.domain.fhir import mapping as fhir_mapping
 from doctordesk.domain.fhir.errors import NotSupported
 from doctordesk.domain.texts import N_
 from doctordesk.runtime import Runtime
@@ -95,7 +95,7 @@ async def history(rt: Runtime, caller: Caller, appointment_id: int, base_url: st
 
 def version_id(raw: str) -> int:
     """A version id as the ETag gives it (digits); NotFound otherwise."""
-    number = fhir.parse_logical_id(raw)
+    number = fhir_mapping.parse_logical_id(raw)
     if number is None:
         raise NotFound(N_("This version of the appointment is not kept."))
     return number

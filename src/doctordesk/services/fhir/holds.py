@@ -20,7 +20,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.errors import IdempotencyKeyReused, NotFound, ValidationFailed
-from doctordesk.domain.fhir import mapping as fhir
+from doctordesk.domain.fhir import mapping as fhir_mapping
 from doctordesk.domain.fhir.errors import Unprocessable
 from doctordesk.domain.integration import Integration
 from doctordesk.domain.roles import Actor
@@ -85,7 +85,7 @@ def appointment_in(body: dict[str, Any]) -> tuple[dict[str, Any], int | None]:
     hold: int | None = None
     for x in extensions:
         if x.get("url") == HOLD_EXTENSION:
-            hold = fhir.parse_logical_id(str(x.get("valueString", "")))
+            hold = fhir_mapping.parse_logical_id(str(x.get("valueString", "")))
             if hold is None:
                 raise ValidationFailed(fields={"extension": N_("The hold is named by its id as valueString.")})
         elif x.get("url") != HOLD_EXPIRES_EXTENSION:
@@ -115,28 +115,28 @@ def held(req: RequestInput, hold_id: int, expires: datetime, timezone: str, name
     """The held time as an Appointment (``pending``: not booked yet), with the hold's id and end as extensions."""
     zone = ZoneInfo(timezone)
     end = req.start + timedelta(minutes=req.duration_minutes)
-    code = {"system": fhir.SERVICE_SYSTEM, "code": req.service}
+    code = {"system": fhir_mapping.SERVICE_SYSTEM, "code": req.service}
     return {
         "resourceType": "Appointment",
         "extension": [
             {"url": HOLD_EXTENSION, "valueString": str(hold_id)},
-            {"url": HOLD_EXPIRES_EXTENSION, "valueInstant": fhir.instant(expires)},
+            {"url": HOLD_EXPIRES_EXTENSION, "valueInstant": fhir_mapping.instant(expires)},
         ],
         "status": "pending",
         "serviceType": [{"coding": [code], "text": req.service}],
-        "start": fhir.local_instant(req.start, zone),
-        "end": fhir.local_instant(end, zone),
+        "start": fhir_mapping.local_instant(req.start, zone),
+        "end": fhir_mapping.local_instant(end, zone),
         "minutesDuration": req.duration_minutes,
         **({"comment": req.note} if req.note else {}),
         "participant": [
-            {"actor": fhir.reference("Patient", req.patient_id), "required": "required", "status": "accepted"},
+            {"actor": fhir_mapping.reference("Patient", req.patient_id), "required": "required", "status": "accepted"},
             {
-                "actor": fhir.reference("Practitioner", req.doctor_id, names["doctor"]),
+                "actor": fhir_mapping.reference("Practitioner", req.doctor_id, names["doctor"]),
                 "required": "required",
                 "status": "needs-action",
             },
             {
-                "actor": fhir.reference("Location", req.location_id, names["location"]),
+                "actor": fhir_mapping.reference("Location", req.location_id, names["location"]),
                 "required": "required",
                 "status": "needs-action",
             },

@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.appointments.list_filter import name_words, prefix_end
 from doctordesk.domain.errors import ValidationFailed
-from doctordesk.domain.fhir import mapping as fhir
+from doctordesk.domain.fhir import mapping as fhir_mapping
 from doctordesk.domain.fhir import names as fhir_names
 from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
@@ -47,7 +47,7 @@ _BATCH = 200
 def _identifier(system: str) -> Callable[[str], list[str]]:
     def read(value: str) -> list[str]:
         given_system, _, code = value.rpartition("|")
-        if (given_system and given_system != system) or not code or len(code) > fhir.MAX_IDENTIFIER_CHARS:
+        if (given_system and given_system != system) or not code or len(code) > fhir_mapping.MAX_IDENTIFIER_CHARS:
             raise ValidationFailed(fields={"identifier": Text("Use {system}|<id> or <id>.", system=system)})
         return [code]
 
@@ -55,7 +55,7 @@ def _identifier(system: str) -> Callable[[str], list[str]]:
 
 
 def _logical_id(value: str) -> list[int]:
-    row_id = fhir.parse_logical_id(value)
+    row_id = fhir_mapping.parse_logical_id(value)
     return [row_id] if row_id is not None else []
 
 
@@ -110,7 +110,7 @@ def _birthdate_conditions(checked: Checked) -> list[Condition]:
         if "T" in raw:
             raise ValidationFailed(fields={"birthdate": N_("Use a date (YYYY, YYYY-MM or YYYY-MM-DD) with a prefix.")})
     conditions: list[Condition] = []
-    for test in fhir.date_tests(checked.get("birthdate"), name="birthdate", now=checked.now):
+    for test in fhir_mapping.date_tests(checked.get("birthdate"), name="birthdate", now=checked.now):
         parts: list[Condition] = []
         if test.lo is not None:
             parts.append(Patient.birth_date >= _birth_day(test.lo))
@@ -177,7 +177,7 @@ def sort_values(sort: Sort, row_id: int, name: str) -> tuple[Any, ...]:
 
 def patient_conditions(checked: Checked) -> list[Condition]:
     """What SQL decides of a Patient search (the name parts: only the name words' index, a superset)."""
-    system = fhir.PATIENT_IDENTIFIER_SYSTEM
+    system = fhir_mapping.PATIENT_IDENTIFIER_SYSTEM
     return [
         *token_conditions(checked, "_id", Patient.id, _logical_id, nullable=False),
         *token_conditions(checked, "identifier", Patient.external_id, _identifier(system)),
@@ -236,7 +236,7 @@ async def search_patients(rt: Runtime, caller: Caller, request: Search) -> dict[
 
 def practitioner_matches(checked: Checked, doctors: Mapping[int, str], identifiers: Mapping[int, str]) -> list[int]:
     """The doctors (id → name, with their clinic ids) that match a Practitioner search's parameters."""
-    read_identifier = _identifier(fhir.PRACTITIONER_IDENTIFIER_SYSTEM)
+    read_identifier = _identifier(fhir_mapping.PRACTITIONER_IDENTIFIER_SYSTEM)
     test = _name_test(checked)
     wanted_missing = missing(checked, "identifier")
 

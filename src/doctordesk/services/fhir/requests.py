@@ -13,7 +13,7 @@ from sqlalchemy.exc import IntegrityError
 
 from doctordesk.domain import moments
 from doctordesk.domain.errors import Forbidden, IdempotencyKeyReused, NotFound, ValidationFailed
-from doctordesk.domain.fhir import mapping as fhir
+from doctordesk.domain.fhir import mapping as fhir_mapping
 from doctordesk.domain.fhir.errors import NotSupported, Unprocessable
 from doctordesk.domain.inputs import text_problem
 from doctordesk.domain.integration import Integration, Scope
@@ -80,7 +80,7 @@ def _participants(raw: Any) -> dict[str, int]:
         actor = item.get("actor") if isinstance(item, dict) else None
         ref = actor.get("reference") if isinstance(actor, dict) else None
         kind = ref.split("/")[0] if isinstance(ref, str) else ""
-        row_id = fhir.reference_id(ref, kind) if isinstance(ref, str) and kind else None
+        row_id = fhir_mapping.reference_id(ref, kind) if isinstance(ref, str) and kind else None
         if kind not in ("Patient", "Practitioner", "Location") or row_id is None or kind in found:
             raise ValidationFailed(
                 fields={"participant": N_("One Patient/<id>, one Practitioner/<id> and one Location/<id>.")}
@@ -122,15 +122,15 @@ def _identifier(raw: Any) -> str | None:
     value = item.get("value") if item else None
     if (
         item is None
-        or item.get("system") != fhir.IDENTIFIER_SYSTEM
+        or item.get("system") != fhir_mapping.IDENTIFIER_SYSTEM
         or not isinstance(value, str)
-        or not 0 < len(value) <= fhir.MAX_IDENTIFIER_CHARS
+        or not 0 < len(value) <= fhir_mapping.MAX_IDENTIFIER_CHARS
         or not value.isprintable()
     ):
         raise ValidationFailed(
             fields={
                 "identifier": Text(
-                    "One identifier of system {identifier_system}.", identifier_system=fhir.IDENTIFIER_SYSTEM
+                    "One identifier of system {identifier_system}.", identifier_system=fhir_mapping.IDENTIFIER_SYSTEM
                 )
             }
         )
@@ -183,19 +183,19 @@ def condition(raw: str | None) -> str | None:
         return None
     name, _, value = raw.partition("=")
     system, _, code = value.rpartition("|")
-    if name != "identifier" or (system and system != fhir.IDENTIFIER_SYSTEM) or not code or "&" in value:
+    if name != "identifier" or (system and system != fhir_mapping.IDENTIFIER_SYSTEM) or not code or "&" in value:
         raise NotSupported(
             fields={
                 "If-None-Exist": Text(
-                    "Use identifier={identifier_system}|<id>.", identifier_system=fhir.IDENTIFIER_SYSTEM
+                    "Use identifier={identifier_system}|<id>.", identifier_system=fhir_mapping.IDENTIFIER_SYSTEM
                 )
             }
         )
-    if len(code) > fhir.MAX_IDENTIFIER_CHARS:
+    if len(code) > fhir_mapping.MAX_IDENTIFIER_CHARS:
         raise ValidationFailed(
             fields={
                 "If-None-Exist": Text(
-                    "At most {max_identifier_chars} characters.", max_identifier_chars=fhir.MAX_IDENTIFIER_CHARS
+                    "At most {max_identifier_chars} characters.", max_identifier_chars=fhir_mapping.MAX_IDENTIFIER_CHARS
                 )
             }
         )

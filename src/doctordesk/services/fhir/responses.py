@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from doctordesk.domain.fhir import mapping as fhir
+from doctordesk.domain.fhir import mapping as fhir_mapping
 from doctordesk.store.review_tables import AppointmentOffer, OfferState
 from doctordesk.store.tables import Appointment, Location
 
@@ -31,12 +31,12 @@ def _offer(a: Appointment, offer: AppointmentOffer, loc: Location) -> dict[str, 
     return {
         "resourceType": "AppointmentResponse",
         "id": f"offer-{offer.id}",
-        "meta": {"versionId": str(a.version), "lastUpdated": fhir.instant(a.updated_at)},
-        "extension": [{"url": OFFER_LOCATION, "valueReference": fhir.reference("Location", loc.id, loc.name)}],
-        "appointment": fhir.reference("Appointment", a.id),
-        "start": fhir.local_instant(offer.start_at, zone),
-        "end": fhir.local_instant(offer.start_at + timedelta(minutes=offer.duration_minutes), zone),
-        "actor": fhir.reference("Practitioner", offer.doctor_id),
+        "meta": {"versionId": str(a.version), "lastUpdated": fhir_mapping.instant(a.updated_at)},
+        "extension": [{"url": OFFER_LOCATION, "valueReference": fhir_mapping.reference("Location", loc.id, loc.name)}],
+        "appointment": fhir_mapping.reference("Appointment", a.id),
+        "start": fhir_mapping.local_instant(offer.start_at, zone),
+        "end": fhir_mapping.local_instant(offer.start_at + timedelta(minutes=offer.duration_minutes), zone),
+        "actor": fhir_mapping.reference("Practitioner", offer.doctor_id),
         "participantStatus": _OFFER_STATUS.get(offer.state, "declined"),
         "comment": comment,
     }
@@ -51,15 +51,15 @@ def _answer(a: Appointment, rows: list[tuple[AppointmentOffer, Location]]) -> di
     body: dict[str, Any] = {
         "resourceType": "AppointmentResponse",
         "id": f"answer-{a.id}",
-        "meta": {"versionId": str(a.version), "lastUpdated": fhir.instant(a.updated_at)},
-        "appointment": fhir.reference("Appointment", a.id),
+        "meta": {"versionId": str(a.version), "lastUpdated": fhir_mapping.instant(a.updated_at)},
+        "appointment": fhir_mapping.reference("Appointment", a.id),
     }
     if accepted:
         offer, loc = accepted[0]
         zone = ZoneInfo(loc.timezone)
-        body["start"] = fhir.local_instant(offer.start_at, zone)
-        body["end"] = fhir.local_instant(offer.start_at + timedelta(minutes=offer.duration_minutes), zone)
-    body["actor"] = fhir.reference("Patient", a.patient_id)
+        body["start"] = fhir_mapping.local_instant(offer.start_at, zone)
+        body["end"] = fhir_mapping.local_instant(offer.start_at + timedelta(minutes=offer.duration_minutes), zone)
+    body["actor"] = fhir_mapping.reference("Patient", a.patient_id)
     body["participantStatus"] = "accepted" if accepted else "declined"
     return body
 

@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 
 from doctordesk.domain.cursors import decode_cursor, encode_cursor
 from doctordesk.domain.errors import ValidationFailed
-from doctordesk.domain.fhir import mapping as fhir
+from doctordesk.domain.fhir import mapping as fhir_mapping
 from doctordesk.domain.fhir.errors import NotSupported
 from doctordesk.domain.keyset import Position
 from doctordesk.domain.texts import N_, Text
@@ -25,7 +25,7 @@ from doctordesk.services.fhir.sorting import Sort
 # search can count (``check(..., totals=True)``).
 COMMON = frozenset({"_count", "_sort", "_cursor", "_format", "_elements"})
 TOTALS = frozenset({"_total", "_summary"})
-FORMATS = frozenset({"json", "application/json", fhir.MEDIA_TYPE})
+FORMATS = frozenset({"json", "application/json", fhir_mapping.MEDIA_TYPE})
 TOTAL_VALUES = frozenset({"none", "estimate", "accurate"})
 SUMMARY_VALUES = frozenset({"count", "false"})
 # Elements a resource keeps whatever ``_elements`` says (R4: the mandatory ones, id and meta).
@@ -62,7 +62,7 @@ class Checked:
 
     params: dict[str, list[str]]
     warnings: list[dict[str, Any]] = field(default_factory=list)
-    count: int = fhir.DEFAULT_COUNT
+    count: int = fhir_mapping.DEFAULT_COUNT
     after: Position | None = None
     sort: Sort = ()  # the sort applied (the search's default when ``_sort`` named none it offers)
     sort_after: tuple[Any, ...] | None = None  # a sorted search's cursor: the last row's sort values and id
@@ -119,7 +119,7 @@ def check(
         )
     checked = Checked(params)
     checked.warnings = [
-        fhir.issue(
+        fhir_mapping.issue(
             "NOT_SUPPORTED",
             _(Text("The search parameter {name} is not supported here and was ignored.", name=repr(name))),
             severity="warning",
@@ -127,7 +127,7 @@ def check(
         )
         for name in unknown
     ] + [
-        fhir.issue(
+        fhir_mapping.issue(
             "NOT_SUPPORTED",
             _(
                 Text(
@@ -146,7 +146,7 @@ def check(
     for value in params.get("_format", []):
         if value not in FORMATS:
             raise NotSupported(N_("Only JSON is served."), status=406, fields={"_format": N_("Use json.")})
-    checked.count = fhir.count(params.get("_count", []))
+    checked.count = fhir_mapping.count(params.get("_count", []))
     _result_parameters(checked, params)
     if checked.count == 0:  # R4: as _summary=count (the total where this search counts)
         checked.only_count, checked.total = True, totals
@@ -185,7 +185,7 @@ def _result_parameters(checked: Checked, params: Mapping[str, list[str]]) -> Non
             raise NotSupported(fields={"_summary": N_("Supported: count, false.")})
         if summaries[-1] == "count":
             checked.total = checked.only_count = True
-    elements = fhir.token_list(params.get("_elements", []))
+    elements = fhir_mapping.token_list(params.get("_elements", []))
     if "_elements" in params:
         if not elements or any(_ELEMENT.fullmatch(e) is None for e in elements):
             raise ValidationFailed(fields={"_elements": N_("Name top-level elements, e.g. _elements=status,start.")})
@@ -210,8 +210,8 @@ def references(search: Checked, name: str, resource_type: str) -> list[int] | No
     allowed: set[int] | None = None
     for raw in search.params[name]:
         ids: set[int] = set()
-        for value in fhir.token_list([raw]):
-            row_id = fhir.reference_id(value, resource_type)
+        for value in fhir_mapping.token_list([raw]):
+            row_id = fhir_mapping.reference_id(value, resource_type)
             if row_id is None:
                 raise ValidationFailed(fields={name: Text("Use {resource_type}/<id>.", resource_type=resource_type)})
             ids.add(row_id)
@@ -292,7 +292,7 @@ def bundle(
             }
         )
     if checked.warnings:
-        entries.append({"resource": fhir.outcome(checked.warnings), "search": {"mode": "outcome"}})
+        entries.append({"resource": fhir_mapping.outcome(checked.warnings), "search": {"mode": "outcome"}})
     result: dict[str, Any] = {"resourceType": "Bundle", "type": "searchset"}
     if checked.total and total is not None:
         result["total"] = total

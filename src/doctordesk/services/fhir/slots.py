@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo
 
 from doctordesk.domain import moments
 from doctordesk.domain.errors import NotFound, ValidationFailed
-from doctordesk.domain.fhir import mapping as fhir
+from doctordesk.domain.fhir import mapping as fhir_mapping
 from doctordesk.domain.scheduling.booking import VISIT_MINUTES
 from doctordesk.domain.scheduling.free_times import MAX_DAYS
 from doctordesk.domain.texts import N_, Text
@@ -45,8 +45,8 @@ def slot(doctor_id: int, location_id: int, start: datetime, timezone: str, statu
         "id": slot_id(doctor_id, location_id, start),
         "schedule": {"reference": f"Schedule/{doctor_id}-{location_id}"},
         "status": status,
-        "start": fhir.local_instant(start, zone),
-        "end": fhir.local_instant(start + timedelta(minutes=VISIT_MINUTES), zone),
+        "start": fhir_mapping.local_instant(start, zone),
+        "end": fhir_mapping.local_instant(start + timedelta(minutes=VISIT_MINUTES), zone),
     }
 
 
@@ -95,15 +95,15 @@ async def search(rt: Runtime, caller: Caller, request: Search) -> dict[str, Any]
     """The slots of one ``schedule`` (required) in a ``start`` range (both ends, at most 31 days), by ``status``."""
     require_some_scope(caller)
     checked = check(request, SEARCH_PARAMETERS, sorts=SORTS, default_sort=DEFAULT_SORT)
-    schedules = fhir.token_list(checked.params.get("schedule", []))
+    schedules = fhir_mapping.token_list(checked.params.get("schedule", []))
     pair = pair_id(schedules[0].removeprefix("Schedule/")) if len(schedules) == 1 else None
     if pair is None:
         raise ValidationFailed(fields={"schedule": N_("Name one schedule: Schedule/<doctor>-<location>.")})
-    tests = fhir.date_tests(checked.params.get("start", []), name="start", now=rt.clock.now())
-    span = fhir.date_range(checked.params.get("start", []), name="start", now=rt.clock.now(), ne=False)
+    tests = fhir_mapping.date_tests(checked.params.get("start", []), name="start", now=rt.clock.now())
+    span = fhir_mapping.date_range(checked.params.get("start", []), name="start", now=rt.clock.now(), ne=False)
     if span.lo is None or span.hi is None:
         raise ValidationFailed(fields={"start": N_("Give both ends, e.g. start=ge2026-11-23&start=lt2026-11-30.")})
-    statuses = set(fhir.token_list(checked.params.get("status", [])))
+    statuses = set(fhir_mapping.token_list(checked.params.get("status", [])))
     if statuses - SLOT_STATUSES:
         raise ValidationFailed(fields={"status": N_("Use a Slot status (free, busy, ...).")})
     timezone, starts = await grid(rt, pair[0], pair[1], span.lo, span.hi)

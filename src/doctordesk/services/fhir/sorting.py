@@ -154,10 +154,10 @@ def _compare_one(a: Any, b: Any) -> int:
     return int(a > b) - int(a < b)
 
 
-def compare(sort: Sort, a: Sequence[Any], b: Sequence[Any]) -> int:
+def compare(sort: Sort, left: Sequence[Any], right: Sequence[Any]) -> int:
     """Order two rows' values (sort values, then id) as the sort says."""
     directions = [k.descending for k in sort] + [tie_break_descending(sort)]
-    for x, y, descending in zip(a, b, directions, strict=True):
+    for x, y, descending in zip(left, right, directions, strict=True):
         result = _compare_one(x, y)
         if result:
             return -result if descending else result

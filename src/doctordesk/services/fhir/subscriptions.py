@@ -20,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.errors import Forbidden, NotFound, ValidationFailed
 from doctordesk.domain.events import DomainEvent
-from doctordesk.domain.fhir import mapping as fhir
+from doctordesk.domain.fhir import mapping as fhir_mapping
 from doctordesk.domain.fhir import subscriptions as rules
 from doctordesk.domain.fhir.errors import Gone, Unprocessable
 from doctordesk.domain.fhir.subscriptions import SubscriptionInput
@@ -28,7 +28,7 @@ from doctordesk.domain.integration import Integration, Scope
 from doctordesk.domain.keyset import Position
 from doctordesk.domain.roles import Role
 from doctordesk.domain.texts import N_, Text
-from doctordesk.domain.webhooks import rules as webhooks
+from doctordesk.domain.webhooks import rules as webhook_rules
 from doctordesk.domain.webhooks.signing_secrets import new_secret
 from doctordesk.runtime import Runtime
 from doctordesk.services.audit.entries import audit
@@ -88,11 +88,11 @@ def resource(sub: FhirSubscription, endpoint: WebhookEndpoint, *, now: datetime)
     body: dict[str, Any] = {
         "resourceType": "Subscription",
         "id": str(sub.id),
-        "meta": {"lastUpdated": fhir.instant(max(sub.updated_at, endpoint.updated_at))},
+        "meta": {"lastUpdated": fhir_mapping.instant(max(sub.updated_at, endpoint.updated_at))},
         "status": status,
     }
     if sub.end_at is not None:
-        body["end"] = fhir.instant(sub.end_at)
+        body["end"] = fhir_mapping.instant(sub.end_at)
     body["reason"] = sub.reason
     body["criteria"] = sub.criteria
     if error:
@@ -196,7 +196,7 @@ def _switch(uow: UnitOfWork, endpoint: WebhookEndpoint, *, on: bool, reason: str
             None,
             None,
         )
-        uow.emit(DomainEvent(webhooks.QUEUED_EVENT, topics=()))
+        uow.emit(DomainEvent(webhook_rules.QUEUED_EVENT, topics=()))
     elif not on and (endpoint.enabled or endpoint.disabled_reason != reason):
         endpoint.enabled, endpoint.disabled_at, endpoint.disabled_reason = False, now, reason
 
@@ -218,7 +218,7 @@ async def create(rt: Runtime, caller: Caller, body: dict[str, Any]) -> tuple[dic
             await _check_room(uow.session, caller, now=now)
         on = wanted.status == "active"
         endpoint = WebhookEndpoint(
-            kind=webhooks.SUBSCRIPTION_KIND, url=wanted.endpoint, description=wanted.reason, event_types=[],
+            kind=webhook_rules.SUBSCRIPTION_KIND, url=wanted.endpoint, description=wanted.reason, event_types=[],
             include_content=False, secret=secret, enabled=on, disabled_at=None if on else now,
             disabled_reason=None if on else OFF_REASON, created_by=None, created_at=now, updated_at=now,
         )  # fmt: skip
@@ -256,7 +256,7 @@ def _status_filter(values: list[str], now: datetime) -> ColumnElement[bool]:
         "error": and_(running, WebhookEndpoint.enabled.is_(False)),
         "off": or_(FhirSubscription.status == "off", ended),
     }
-    wanted = fhir.token_list(values)
+    wanted = fhir_mapping.token_list(values)
     if any(v not in SUBSCRIPTION_STATUSES for v in wanted):
         raise ValidationFailed(fields={"status": N_("Use requested, active, error or off.")})
     return or_(false(), *(conditions[v] for v in wanted if v in conditions))
@@ -335,7 +335,7 @@ async def mark_error(session: AsyncSession, endpoint_ids: Sequence[int], *, now:
             .join(WebhookEndpoint, WebhookEndpoint.id == FhirSubscription.endpoint_id)
             .where(
                 WebhookEndpoint.id.in_(list(endpoint_ids)),
-                WebhookEndpoint.kind == webhooks.SUBSCRIPTION_KIND,
+                WebhookEndpoint.kind == webhook_rules.SUBSCRIPTION_KIND,
                 WebhookEndpoint.enabled.is_(True),
             )
             .order_by(WebhookEndpoint.id)

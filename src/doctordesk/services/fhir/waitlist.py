@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import and_, false, or_, select
 
 from doctordesk.domain.errors import NotFound
-from doctordesk.domain.fhir import mapping as fhir
+from doctordesk.domain.fhir import mapping as fhir_mapping
 from doctordesk.domain.integration import Scope
 from doctordesk.domain.keyset import Position
 from doctordesk.domain.roles import Actor, Role
@@ -93,7 +93,7 @@ def resource(
     status = "waitlist" if entry.state == EntryState.WAITING else "cancelled"
     participants = [
         {
-            "actor": fhir.reference("Patient", entry.patient_id, patient_name),
+            "actor": fhir_mapping.reference("Patient", entry.patient_id, patient_name),
             "required": "required",
             "status": "accepted",
         },
@@ -101,14 +101,14 @@ def resource(
     if entry.doctor_id is not None:
         participants.append(
             {
-                "actor": fhir.reference("Practitioner", entry.doctor_id, doctor),
+                "actor": fhir_mapping.reference("Practitioner", entry.doctor_id, doctor),
                 "required": "required",
                 "status": "needs-action",
             }
         )
     participants.append(
         {
-            "actor": fhir.reference("Location", entry.location_id, place),
+            "actor": fhir_mapping.reference("Location", entry.location_id, place),
             "required": "required",
             "status": "needs-action",
         }
@@ -116,11 +116,13 @@ def resource(
     body: dict[str, Any] = {
         "resourceType": "Appointment",
         "id": f"{PREFIX}{entry.id}",
-        "meta": {"versionId": str(version), "lastUpdated": fhir.instant(entry.ended_at or entry.created_at)},
+        "meta": {"versionId": str(version), "lastUpdated": fhir_mapping.instant(entry.ended_at or entry.created_at)},
         "status": status,
-        "serviceType": [{"coding": [{"system": fhir.SERVICE_SYSTEM, "code": entry.service}], "text": entry.service}],
-        "created": fhir.instant(entry.created_at),
-        "requestedPeriod": [{"start": fhir.local_instant(entry.created_at, zone), "end": last.isoformat()}],
+        "serviceType": [
+            {"coding": [{"system": fhir_mapping.SERVICE_SYSTEM, "code": entry.service}], "text": entry.service}
+        ],
+        "created": fhir_mapping.instant(entry.created_at),
+        "requestedPeriod": [{"start": fhir_mapping.local_instant(entry.created_at, zone), "end": last.isoformat()}],
         "participant": participants,
     }
     if status == "cancelled":
@@ -144,7 +146,7 @@ def asks_for_waitlist(request: Search) -> bool:
     ``waitlist``, no ``status:not``): it lists waitlist entries, never appointments."""
     values = [v for k, v in request.items if k == "status"]
     modified = any(k.startswith("status:") for k, _ in request.items)
-    return bool(values) and not modified and all(fhir.token_list([v]) == ["waitlist"] for v in values)
+    return bool(values) and not modified and all(fhir_mapping.token_list([v]) == ["waitlist"] for v in values)
 
 
 def _visible(query: Any, caller: Caller) -> Any:

@@ -13,7 +13,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.appointments.status import Status
-from doctordesk.domain.fhir import mapping as fhir
+from doctordesk.domain.fhir import mapping as fhir_mapping
 from doctordesk.store.review_tables import AppointmentOffer, OfferState
 from doctordesk.store.tables import Appointment, AppointmentHistory, Location, User
 
@@ -43,10 +43,10 @@ class Facts:
 def _ended(details: dict[str, Any]) -> tuple[str | None, str | None]:
     """(who, reason) from the history's record of a cancel."""
     if details.get("action") == "reject-offers":
-        return fhir.CANCELED_BY_PATIENT, REJECTED_OFFERS
+        return fhir_mapping.CANCELED_BY_PATIENT, REJECTED_OFFERS
     by = details.get("by")
     reason = details.get("reason")
-    who = {"patient": fhir.CANCELED_BY_PATIENT, "clinic": fhir.CANCELED_BY_CLINIC}.get(str(by))
+    who = {"patient": fhir_mapping.CANCELED_BY_PATIENT, "clinic": fhir_mapping.CANCELED_BY_CLINIC}.get(str(by))
     return who, str(reason) if isinstance(reason, str) and reason else None
 
 
@@ -55,9 +55,9 @@ async def facts_for(session: AsyncSession, appointments: Sequence[Appointment]) 
     out: dict[int, Facts] = {}
     canceled = [a.id for a in appointments if a.status == Status.CANCELED]
     declined = [a.id for a in appointments if a.status == Status.DECLINED]
-    pending = [a.id for a in appointments if fhir.APPOINTMENT_STATUS[Status(a.status)] == "pending"]
+    pending = [a.id for a in appointments if fhir_mapping.APPOINTMENT_STATUS[Status(a.status)] == "pending"]
     for appointment_id in declined:
-        out[appointment_id] = Facts(ended_by=fhir.DECLINED_BY_DOCTOR)
+        out[appointment_id] = Facts(ended_by=fhir_mapping.DECLINED_BY_DOCTOR)
     if canceled:
         rows = await session.execute(
             select(AppointmentHistory.appointment_id, AppointmentHistory.details)

@@ -47,7 +47,7 @@ class RequestInput:
 
 async def check_time(
     session: AsyncSession,
-    c: Clinic,
+    clinic: Clinic,
     *,
     now: datetime,
     appointment_id: int,
@@ -65,12 +65,12 @@ async def check_time(
     errors = check_proposals(
         [proposal],
         now=now,
-        horizon=c.horizon,
+        horizon=clinic.horizon,
         original=_NO_ORIGINAL,
-        directory=c.directory,
-        work_hours=c.work_hours,
+        directory=clinic.directory,
+        work_hours=clinic.work_hours,
         busy=busy,
-        exceptions=c.hours_exceptions,
+        exceptions=clinic.hours_exceptions,
     )
     if errors:
         message = next(iter(errors.values()))
@@ -103,15 +103,15 @@ class Placed:
 _PATIENT_NAME = select(Patient.name).where(Patient.id == bindparam("patient_id"))
 
 
-async def check_request(session: AsyncSession, c: Clinic, req: RequestInput, *, now: datetime) -> str:
+async def check_request(session: AsyncSession, clinic: Clinic, req: RequestInput, *, now: datetime) -> str:
     """The checks of a new request (known references, the service's name, the time's rules, with the doctor's
     schedule locked until the transaction ends); the patient's name. FHIR's ``$hold`` runs them too."""
     patient = await session.scalar(_PATIENT_NAME, {"patient_id": req.patient_id})
-    _check_refs(c, req, patient)
+    _check_refs(clinic, req, patient)
     assert patient is not None
     await check_time(
         session,
-        c,
+        clinic,
         now=now,
         appointment_id=0,
         doctor_id=req.doctor_id,
@@ -176,9 +176,14 @@ async def place_request(
 
 
 async def record_origin(
-    session: AsyncSession, caller: Integration, a: Appointment, *, note: str, now: datetime
+    session: AsyncSession, caller: Integration, appointment: Appointment, *, note: str, now: datetime
 ) -> None:
     """Remember which service account asked for the appointment (a key with only ``appointments:write`` reads
     back what its account created)."""
-    row = {"appointment_id": a.id, "service_account_id": caller.service_account_id, "note": note, "created_at": now}
+    row = {
+        "appointment_id": appointment.id,
+        "service_account_id": caller.service_account_id,
+        "note": note,
+        "created_at": now,
+    }
     await plain_rows.add(session, IntegrationRequest, row)

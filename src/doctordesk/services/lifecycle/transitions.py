@@ -34,7 +34,7 @@ from doctordesk.store.tables import Appointment, AppointmentHistory, Patient
 async def transition(
     uow: UnitOfWork,
     actor: Actor | Integration,
-    a: Appointment,
+    appointment: Appointment,
     to: Status,
     trigger: Trigger,
     details: dict[str, Any],
@@ -49,18 +49,18 @@ async def transition(
     """Record a status change: the row (status, version), history, audit, drafts dropped, and the event.
 
     ``actor`` is a user, or a service account of the integration API: then history and audit name it in
-    ``details["service_account"]`` and their ``actor_id`` is null. ``created``: ``a`` is a new appointment (flushed,
-    with its first status): the change is from no status, and its version stays 1."""
+    ``details["service_account"]`` and their ``actor_id`` is null. ``created``: ``appointment`` is a new appointment
+    (flushed, with its first status): the change is from no status, and its version stays 1."""
     session = uow.session
-    from_status: int | None = None if created else a.status
-    a.status = int(to)
+    from_status: int | None = None if created else appointment.status
+    appointment.status = int(to)
     if not created:
-        a.version += 1
-    a.updated_at = now
+        appointment.version += 1
+    appointment.updated_at = now
     actor_id = actor.user_id if isinstance(actor, Actor) else None
     if isinstance(actor, Integration):
         details = {**details, **actor.audit_details()}
-    history = {"appointment_id": a.id, "at": now, "actor_id": actor_id, "from_status": from_status,
+    history = {"appointment_id": appointment.id, "at": now, "actor_id": actor_id, "from_status": from_status,
                "to_status": int(to), "details": details}  # fmt: skip
     await plain_rows.add(session, AppointmentHistory, history)
     await audit_now(
@@ -69,21 +69,21 @@ async def transition(
         actor_id=actor_id,
         action=f"appointment.{trigger.value}",
         entity="appointment",
-        entity_id=a.id,
+        entity_id=appointment.id,
         details={"from": from_status, "to": int(to), **details},
     )
     if not created:  # a new appointment has no review drafts yet: no statement for them
-        await session.execute(delete(ReviewDraft).where(ReviewDraft.appointment_id == a.id))
+        await session.execute(delete(ReviewDraft).where(ReviewDraft.appointment_id == appointment.id))
     if notify is None:
-        patient_user = await session.scalar(_patient_user(a.patient_id))
+        patient_user = await session.scalar(_patient_user(appointment.patient_id))
         notify = (patient_user,) if patient_user is not None else ()
     if text and not created:
         told = [u for u in notify if u != actor_id]
-        notices.leave(session, told, appointment_id=a.id, text=text, now=now)
-    doctors = {a.doctor_id, *(also_doctors or ()), *((old_doctor,) if old_doctor else ())}
+        notices.leave(session, told, appointment_id=appointment.id, text=text, now=now)
+    doctors = {appointment.doctor_id, *(also_doctors or ()), *((old_doctor,) if old_doctor else ())}
     topics = (
-        appointment_topic(a.id),
-        patient_topic(a.patient_id),
+        appointment_topic(appointment.id),
+        patient_topic(appointment.patient_id),
         ALL_APPOINTMENTS_TOPIC,
         *(doctor_topic(d) for d in sorted(doctors)),
     )
@@ -92,12 +92,12 @@ async def transition(
             kind=transition_kind(trigger),
             topics=topics,
             data={
-                "appointment_id": a.id,
+                "appointment_id": appointment.id,
                 "from_status": from_status,
                 "status": int(to),
-                "version": a.version,
-                "start": a.start_at.isoformat(),
-                "when": format_local(a.start_at, "UTC"),
+                "version": appointment.version,
+                "start": appointment.start_at.isoformat(),
+                "when": format_local(appointment.start_at, "UTC"),
                 # Who canceled (``patient`` or ``clinic``), a code, never free text: webhooks carry it.
                 **({"canceled_by": details["by"]} if trigger is Trigger.CANCEL and details.get("by") else {}),
             },

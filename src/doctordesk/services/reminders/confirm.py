@@ -27,25 +27,34 @@ CONFIRMED_EVENT = EventKind.APPOINTMENT_PATIENT_CONFIRM
 AUDIT_ACTION = "appointment.patient-confirm"
 
 
-async def record(uow: UnitOfWork, a: Appointment, *, now: datetime) -> None:
-    """The patient confirmed ``a`` (approved, locked by the caller) at its current start."""
+async def record(uow: UnitOfWork, appointment: Appointment, *, now: datetime) -> None:
+    """The patient confirmed ``appointment`` (approved, locked by the caller) at its current start."""
     session = uow.session
     known = await session.scalar(
         select(AppointmentConfirmation.id).where(
-            AppointmentConfirmation.appointment_id == a.id, AppointmentConfirmation.start_at == a.start_at
+            AppointmentConfirmation.appointment_id == appointment.id,
+            AppointmentConfirmation.start_at == appointment.start_at,
         )
     )
     if known is None:
-        session.add(AppointmentConfirmation(appointment_id=a.id, start_at=a.start_at, confirmed_at=now))
+        session.add(
+            AppointmentConfirmation(appointment_id=appointment.id, start_at=appointment.start_at, confirmed_at=now)
+        )
     # Who: the patient (the link was theirs); the history's actor stays empty, as no one signed in.
-    details = {"action": "patient-confirm", "via": "reminder", "start": a.start_at.isoformat()}
-    history = {"appointment_id": a.id, "at": now, "actor_id": None, "from_status": a.status,
-               "to_status": a.status, "details": details}  # fmt: skip
+    details = {"action": "patient-confirm", "via": "reminder", "start": appointment.start_at.isoformat()}
+    history = {"appointment_id": appointment.id, "at": now, "actor_id": None, "from_status": appointment.status,
+               "to_status": appointment.status, "details": details}  # fmt: skip
     await plain_rows.add(session, AppointmentHistory, history)
     await audit_now(
-        session, at=now, actor_id=None, action=AUDIT_ACTION, entity="appointment", entity_id=a.id, details=details
+        session,
+        at=now,
+        actor_id=None,
+        action=AUDIT_ACTION,
+        entity="appointment",
+        entity_id=appointment.id,
+        details=details,
     )
-    uow.emit(_confirmed(a, now=now))
+    uow.emit(_confirmed(appointment, now=now))
 
 
 def _confirmed(a: Appointment, *, now: datetime) -> DomainEvent:

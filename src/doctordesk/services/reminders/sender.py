@@ -24,7 +24,7 @@ from doctordesk.domain.mail import notices
 from doctordesk.domain.texts import N_, Moment, Text
 from doctordesk.realtime import outbox as push_outbox
 from doctordesk.realtime.message import TIMEOUT_ONLY
-from doctordesk.services.clinic import settings as clinic
+from doctordesk.services.clinic import settings as clinic_settings
 from doctordesk.services.mail import outbox as mail_outbox
 from doctordesk.services.reminders import links
 from doctordesk.services.uow import worker_transaction
@@ -98,7 +98,7 @@ async def send_due(db: Database, settings: Settings, *, now: datetime) -> list[D
     """Send every reminder due at ``now``; the "queued" events that wake the mail and push senders (empty: none
     went)."""
     async with db.read() as session:
-        rules = clinic.reminder_rules(await clinic.values(session, settings))
+        rules = clinic_settings.reminder_rules(await clinic_settings.values(session, settings))
     if not rules.enabled:
         return []
     mailed = pushed = False

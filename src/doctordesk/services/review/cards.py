@@ -79,30 +79,38 @@ async def assess_cards(
     session: AsyncSession,
     rt: Runtime,
     actor: Actor,
-    a: Appointment,
+    appointment: Appointment,
     cards: Sequence[CardInput],
     *,
     timezone: str | None,
     acknowledged: bool,
     submitted: bool,
-    c: Clinic,
+    clinic: Clinic,
     form_errors: Mapping[str, str] | None = None,
     lock: bool = False,
 ) -> Assessment:
     now = rt.clock.now()
-    facts = await facts_for(session, actor, a, c, c.directory.locations[a.location_id], now)
+    facts = await facts_for(
+        session, actor, appointment, clinic, clinic.directory.locations[appointment.location_id], now
+    )
     parsed = parse_cards(
         cards,
         timezone=entry_timezone_of(facts, timezone),
-        duration_minutes=a.duration_minutes,
-        directory=c.directory,
+        duration_minutes=appointment.duration_minutes,
+        directory=clinic.directory,
         submitted=False,
     )
     if lock:
-        await lock_schedules(session, [a.doctor_id, *(p.doctor_id for p in parsed.proposals)])
+        await lock_schedules(session, [appointment.doctor_id, *(p.doctor_id for p in parsed.proposals)])
     ranges = windows(parsed.proposals)
-    ranges.append((a.doctor_id, a.start_at - MAX_DURATION, a.start_at + timedelta(minutes=a.duration_minutes)))
-    busy = await busy_times(session, a.id, ranges, now=now)
+    ranges.append(
+        (
+            appointment.doctor_id,
+            appointment.start_at - MAX_DURATION,
+            appointment.start_at + timedelta(minutes=appointment.duration_minutes),
+        )
+    )
+    busy = await busy_times(session, appointment.id, ranges, now=now)
     return assess(
         facts,
         cards,

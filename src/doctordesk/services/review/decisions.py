@@ -62,7 +62,7 @@ async def approve(rt: Runtime, actor: Actor, appointment_id: int, form: Mapping[
             timezone=timezone,
             acknowledged=acknowledged,
             submitted=True,
-            c=await cached_clinic(rt, session),
+            clinic=await cached_clinic(rt, session),
             form_errors=form_errors,
             lock=True,
         )

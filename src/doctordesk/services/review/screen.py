@@ -60,7 +60,7 @@ async def _render(rt: Runtime, actor: Actor, appointment_id: int, layout: Any) -
             timezone=draft.timezone if draft else None,
             acknowledged=bool(draft and draft.disclaimer_acknowledged_at),
             submitted=False,
-            c=c,
+            clinic=c,
         )
         from_waitlist = await waitlist_origin.from_waitlist(session, a.id)
     page = review_approve.render(
@@ -195,16 +195,16 @@ async def change_fields(
 
 
 async def delete_alternative(
-    rt: Runtime, actor: Actor, appointment_id: int, n: int, *, layout: Any, state: str | None
+    rt: Runtime, actor: Actor, appointment_id: int, card_number: int, *, layout: Any, state: str | None
 ) -> UpdateSet:
-    """Remove card ``n`` (the later cards move up); the only card cannot be deleted."""
+    """Remove card ``card_number`` (the later cards move up); the only card cannot be deleted."""
 
     def change(_draft: ReviewDraft, cards: list[CardInput]) -> list[CardInput]:
-        if not 1 <= n <= len(cards):
-            raise ValidationFailed(fields={f"delete~{n}": N_("There is no such alternative.")})
+        if not 1 <= card_number <= len(cards):
+            raise ValidationFailed(fields={f"delete~{card_number}": N_("There is no such alternative.")})
         if len(cards) == 1:
-            raise ValidationFailed(fields={f"delete~{n}": N_("The only alternative cannot be deleted.")})
-        return cards[: n - 1] + cards[n:]
+            raise ValidationFailed(fields={f"delete~{card_number}": N_("The only alternative cannot be deleted.")})
+        return cards[: card_number - 1] + cards[card_number:]
 
     return await _edit(rt, actor, appointment_id, change, layout=layout, state=state)
 

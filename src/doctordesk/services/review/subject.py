@@ -101,32 +101,32 @@ async def subject_for(session: AsyncSession, actor: Actor, appointment_id: int, 
     return Subject(row[0], row[1], doctor_name=row[2], patient_name=row[3], patient_user_id=row[4])
 
 
-def view_of(subject: Subject, c: Clinic) -> AppointmentView:
+def view_of(subject: Subject, clinic: Clinic) -> AppointmentView:
     a = subject.appointment
-    place = Place(a.location_id, c.location_names[a.location_id], c.directory.locations[a.location_id])
+    place = Place(a.location_id, clinic.location_names[a.location_id], clinic.directory.locations[a.location_id])
     return appointment_view(a, subject.doctor_name, place, subject.patient_name)
 
 
 async def facts_for(
-    session: AsyncSession, actor: Actor, a: Appointment, c: Clinic, location_timezone: str, now: datetime
+    session: AsyncSession, actor: Actor, appointment: Appointment, clinic: Clinic, location_timezone: str, now: datetime
 ) -> ReviewFacts:
     return ReviewFacts(
-        appointment_id=a.id,
-        status=Status(a.status),
-        version=a.version,
-        original=Original(a.doctor_id, a.location_id, a.start_at),
-        duration_minutes=a.duration_minutes,
-        service=a.service,
+        appointment_id=appointment.id,
+        status=Status(appointment.status),
+        version=appointment.version,
+        original=Original(appointment.doctor_id, appointment.location_id, appointment.start_at),
+        duration_minutes=appointment.duration_minutes,
+        service=appointment.service,
         location_timezone=location_timezone,
-        disclaimer_required=a.disclaimer_required,
-        prescription_needed=a.prescription_needed,
-        directory=c.directory,
-        can_prescribe=c.can_prescribe,
-        profile_timezone=c.profile_timezones.get(actor.user_id),
-        work_hours=c.work_hours,
-        hours_exceptions=c.hours_exceptions,
-        fee_rows=c.fee_rows,
-        policies=await policies_of(session, a.patient_id),
+        disclaimer_required=appointment.disclaimer_required,
+        prescription_needed=appointment.prescription_needed,
+        directory=clinic.directory,
+        can_prescribe=clinic.can_prescribe,
+        profile_timezone=clinic.profile_timezones.get(actor.user_id),
+        work_hours=clinic.work_hours,
+        hours_exceptions=clinic.hours_exceptions,
+        fee_rows=clinic.fee_rows,
+        policies=await policies_of(session, appointment.patient_id),
         now=now,
-        horizon=c.horizon,
+        horizon=clinic.horizon,
     )

@@ -6,9 +6,9 @@ from doctordesk.screens.protocol import Option
 from doctordesk.services.scheduling.clinic_facts import Clinic
 
 
-def doctor_options(c: Clinic) -> list[Option]:
-    return [Option(str(i), name) for i, name in c.directory.doctors.items()]
+def doctor_options(clinic: Clinic) -> list[Option]:
+    return [Option(str(i), name) for i, name in clinic.directory.doctors.items()]
 
 
-def location_options(c: Clinic) -> list[Option]:
-    return [Option(str(i), name) for i, name in c.location_names.items()]
+def location_options(clinic: Clinic) -> list[Option]:
+    return [Option(str(i), name) for i, name in clinic.location_names.items()]

@@ -23,7 +23,7 @@ from doctordesk.screens.state import Shown, Viewer
 from doctordesk.screens.viewing import Viewing
 from doctordesk.services.accounts import mfa, own_access, passkeys, recovery, staff_mail
 from doctordesk.services.scheduling.clinic_facts import cached_clinic
-from doctordesk.services.security import page as security
+from doctordesk.services.security import page as security_page
 
 CHANGED = N_("Your password was changed. Ended elsewhere: sessions {sessions}, app tokens {apps}, phones {phones}.")
 SIGNED_OUT = N_("You were signed out everywhere else. Ended: sessions {sessions}, app tokens {apps}, phones {phones}.")
@@ -40,7 +40,7 @@ def page(rt: Runtime, actor: Actor, *, layout: Layout, client_id: str | None) ->
     timeout = rt.settings.poll_default_seconds
 
     async def render() -> Page:
-        view = await security.overview(rt, actor)
+        view = await security_page.overview(rt, actor)
         mail = await staff_mail.read(rt, actor.user_id) if actor.role in staff_mail.STAFF_ROLES else None
         extra = () if mail is None else (mail_screen.section(**asdict(mail)),)
         return screen.render(view, zone=await _zone(rt), layout=layout, timeout=timeout, notifications=extra)
@@ -57,22 +57,22 @@ async def _done(page: Viewing, state: str | None, text: str) -> UpdateSet:
 
 
 async def end_session(rt: Runtime, actor: Actor, token_id: int, *, page: Viewing, state: str | None) -> UpdateSet:
-    await security.end_session(rt, actor, token_id)
+    await security_page.end_session(rt, actor, token_id)
     return await _done(page, state, N_("The session was ended."))
 
 
 async def remove_device(rt: Runtime, actor: Actor, device_id: int, *, page: Viewing, state: str | None) -> UpdateSet:
-    await security.remove_device(rt, actor, device_id)
+    await security_page.remove_device(rt, actor, device_id)
     return await _done(page, state, N_("That phone gets no more notifications."))
 
 
 async def remove_passkey(rt: Runtime, actor: Actor, key_id: int, *, page: Viewing, state: str | None) -> UpdateSet:
-    await security.remove_passkey(rt, actor, key_id)
+    await security_page.remove_passkey(rt, actor, key_id)
     return await _done(page, state, N_("The passkey was removed."))
 
 
 async def revoke_app(rt: Runtime, actor: Actor, client_pk: int, *, page: Viewing, state: str | None) -> UpdateSet:
-    await security.revoke_app(rt, actor, client_pk)
+    await security_page.revoke_app(rt, actor, client_pk)
     return await _done(page, state, N_("The app's access was revoked."))
 
 
@@ -82,7 +82,7 @@ async def totp_start(rt: Runtime, actor: Actor, *, page: Viewing, state: str | N
 
 
 async def totp_off(rt: Runtime, actor: Actor, *, page: Viewing, state: str | None) -> UpdateSet:
-    await security.totp_off(rt, actor)
+    await security_page.totp_off(rt, actor)
     return await _done(page, state, N_("The authenticator app is off."))
 
 

@@ -99,32 +99,33 @@ def _check_request(p: AuthorizeParams, fhir_base: str) -> None:
         raise oauth.InvalidRequestError("state or nonce is too long or holds control characters.")
 
 
-async def start(rt: Runtime, p: AuthorizeParams, *, fhir_base: str) -> str:
+async def start(rt: Runtime, params: AuthorizeParams, *, fhir_base: str) -> str:
     """Check an authorization request and keep it for the consent page; the page's address (in the web app) is
     returned. Raises an Authlib ``OAuth2Error``: with ``redirect_uri`` set when it goes back to the app."""
-    client = await _client(rt, p.client_id)
-    if not p.redirect_uri or p.redirect_uri not in client.redirect_uris:
+    client = await _client(rt, params.client_id)
+    if not params.redirect_uri or params.redirect_uri not in client.redirect_uris:
         raise oauth.InvalidRequestError("redirect_uri is not registered for this client.")
     ticket = secrets.token_urlsafe(24)
     now = rt.clock.now()
     try:
-        _check_request(p, fhir_base)
-        wanted = _checked_scopes(p, client)
-        if (smart_scopes.LAUNCH in wanted) != bool(p.launch):
+        _check_request(params, fhir_base)
+        wanted = _checked_scopes(params, client)
+        if (smart_scopes.LAUNCH in wanted) != bool(params.launch):
             raise oauth.InvalidRequestError("An EHR launch sends its launch value with the launch scope.")
         async with unit_of_work(rt) as uow:
             session = uow.session
             # The launch's patient (its value spent here), or none: the user's decision sets it.
-            patient = await launches.redeem(session, rt, p.launch, client) if p.launch else None
+            patient = await launches.redeem(session, rt, params.launch, client) if params.launch else None
             session.add(
                 SmartAuthorization(
-                    ticket_hash=hashed(ticket), client_pk=client.id, redirect_uri=p.redirect_uri,
-                    scope=" ".join(wanted), state=p.state, nonce=p.nonce, code_challenge=p.code_challenge or "",
+                    ticket_hash=hashed(ticket), client_pk=client.id, redirect_uri=params.redirect_uri,
+                    scope=" ".join(wanted), state=params.state, nonce=params.nonce,
+                    code_challenge=params.code_challenge or "",
                     created_at=now, expires_at=now + TICKET_LIFETIME, patient_id=patient,
                 )
             )  # fmt: skip
     except oauth.OAuth2Error as refused:
-        refused.redirect_uri, refused.state = p.redirect_uri, p.state
+        refused.redirect_uri, refused.state = params.redirect_uri, params.state
         raise
     return f"/#{CONSENT_PAGE}/{ticket}"
 

@@ -53,10 +53,11 @@ class NewClient:
     secret: str | None
 
 
-def info_of(c: SmartClient) -> ClientInfo:
+def info_of(client: SmartClient) -> ClientInfo:
     return ClientInfo(
-        c.id, c.client_id, c.name, ClientKind(c.kind), tuple(c.redirect_uris), tuple(c.allowed_scopes), c.active,
-        c.created_at, jwks_uri=c.jwks_uri, key_ids=jwks.key_ids(c.jwks), launch_url=c.launch_url,
+        client.id, client.client_id, client.name, ClientKind(client.kind), tuple(client.redirect_uris),
+        tuple(client.allowed_scopes), client.active,
+        client.created_at, jwks_uri=client.jwks_uri, key_ids=jwks.key_ids(client.jwks), launch_url=client.launch_url,
     )  # fmt: skip
 
 

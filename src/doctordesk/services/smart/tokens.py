@@ -273,23 +273,25 @@ async def _by_refresh(rt: Runtime, p: TokenParams, client: SmartClient, issuer: 
 
 
 async def token(
-    rt: Runtime, passwords: Passwords, creds: ClientCredentials, p: TokenParams, *, issuer: Issuer
+    rt: Runtime, passwords: Passwords, creds: ClientCredentials, params: TokenParams, *, issuer: Issuer
 ) -> dict[str, Any]:
     """The token endpoint: ``authorization_code`` or ``refresh_token``, or ``client_credentials`` for a backend
     service (``services/smart/backend.py``)."""
-    if p.grant_type == "client_credentials":
+    if params.grant_type == "client_credentials":
         if creds.secret is not None or creds.basic:
             raise oauth.InvalidRequestError("A backend service authenticates with its client_assertion only.")
-        given = backend.Assertion(p.client_assertion_type, p.client_assertion, creds.client_id)
-        return await backend.client_credentials(rt, given, p.scope, token_endpoint=issuer.base_url + "/oauth/token")
-    if p.grant_type not in ("authorization_code", "refresh_token"):
+        given = backend.Assertion(params.client_assertion_type, params.client_assertion, creds.client_id)
+        return await backend.client_credentials(
+            rt, given, params.scope, token_endpoint=issuer.base_url + "/oauth/token"
+        )
+    if params.grant_type not in ("authorization_code", "refresh_token"):
         raise oauth.UnsupportedGrantTypeError("Use authorization_code, refresh_token or client_credentials.")
     client = await authenticate_client(rt, passwords, creds)
     if smart_scopes.OPENID in client.allowed_scopes:
         issuer = replace(issuer, signer=await keys.signing_key(rt))
-    if p.grant_type == "authorization_code":
-        return await _by_code(rt, p, client, issuer)
-    return await _by_refresh(rt, p, client, issuer)
+    if params.grant_type == "authorization_code":
+        return await _by_code(rt, params, client, issuer)
+    return await _by_refresh(rt, params, client, issuer)
 
 
 async def revoke(rt: Runtime, passwords: Passwords, creds: ClientCredentials, token_value: str | None) -> None:

@@ -21,7 +21,7 @@ from doctordesk.domain.transfer.csv_cells import Cell, CsvWriter
 from doctordesk.domain.transfer.import_rows import FIELDS, LIST_FIELDS, WEEKDAYS, Kind
 from doctordesk.services.audit.entries import audit
 from doctordesk.services.uow import worker_transaction
-from doctordesk.store import external_ids as store
+from doctordesk.store import external_ids
 from doctordesk.store.db import Database
 from doctordesk.store.tables import Appointment, DoctorProfile, InsurancePolicy, Location, Patient, User, WorkHours
 
@@ -31,7 +31,7 @@ ExportRow = dict[str, Any]
 async def export_rows(db: Database, *, kinds: Sequence[Kind], now: datetime) -> dict[Kind, list[ExportRow]]:
     """The rows of each of ``kinds`` in the import's shape (JSON values: text, numbers, booleans, lists, null)."""
     async with worker_transaction(db) as session:
-        given = await store.assign_missing_external_ids(session)
+        given = await external_ids.assign_missing_external_ids(session)
         if given:
             audit(
                 session,
@@ -55,7 +55,7 @@ class _Refs:
 
     async def of(self, kind: Kind) -> dict[int, str]:
         if kind not in self.maps:
-            model = store.MODELS[kind]
+            model = external_ids.MODELS[kind]
             rows = await self.session.execute(select(model.id, model.external_id))
             self.maps[kind] = {row_id: ext for row_id, ext in rows if ext is not None}
         return self.maps[kind]

@@ -28,8 +28,7 @@ from doctordesk.services.audit.entries import audit
 from doctordesk.services.transfer.import_events import import_events
 from doctordesk.services.transfer.import_files import RawRow
 from doctordesk.services.uow import worker_transaction
-from doctordesk.store import external_ids as store
-from doctordesk.store import name_words
+from doctordesk.store import external_ids, name_words
 from doctordesk.store.db import Database
 from doctordesk.store.tables import AppointmentHistory, Base, DoctorProfile
 
@@ -211,8 +210,8 @@ class _Run:
                     referenced[kind].add(ref)
         for kind in KIND_ORDER:
             own = {row.external_id for row in self.by_kind[kind] if row.external_id}
-            self.existing[kind] = await store.rows_by_external_id(self.session, kind, own)
-            self.ids[kind] = await store.ids_by_external_id(self.session, kind, referenced[kind] - own)
+            self.existing[kind] = await external_ids.rows_by_external_id(self.session, kind, own)
+            self.ids[kind] = await external_ids.ids_by_external_id(self.session, kind, referenced[kind] - own)
             if kind is Kind.DOCTORS:
                 await self._check_doctors(self.by_kind[kind])
             for ext, stored in self.existing[kind].items():
@@ -243,7 +242,7 @@ class _Run:
                 first = usernames.setdefault(name, row)
                 if first is not row:
                     row.problems.append(Problem("username", Text("also on line {line}", line=first.line)))
-        owners = await store.users_by_username(self.session, list(usernames))
+        owners = await external_ids.users_by_username(self.session, list(usernames))
         for row in rows:
             name = row.values.get("username")
             if name in owners and owners[name] != row.external_id:
@@ -259,8 +258,8 @@ class _Run:
     async def insert(self, kind: Kind, batch: list[dict[str, Any]]) -> None:
         """Insert new rows and learn their ids: one executemany and one look-up by external id per batch."""
         # Core's executemany on the table: the ORM's bulk insert splits a batch wherever the None fields differ.
-        await self.session.execute(insert(store.MODELS[kind].__table__), batch)
-        found = await store.ids_by_external_id(self.session, kind, [values["external_id"] for values in batch])
+        await self.session.execute(insert(external_ids.MODELS[kind].__table__), batch)
+        found = await external_ids.ids_by_external_id(self.session, kind, [values["external_id"] for values in batch])
         self.ids[kind].update(found)
 
     def ref(self, kind: Kind, ext: str) -> int:
@@ -277,7 +276,7 @@ class _Run:
         on_update: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
     ) -> tuple[list[dict[str, Any]], list[tuple[dict[str, Any], dict[str, Any]]]]:
         """Insert new rows, update changed ones; returns (created, [(stored, updated values)])."""
-        model = store.MODELS[kind]
+        model = external_ids.MODELS[kind]
         existing = self.existing[kind]
         created: list[dict[str, Any]] = []
         changed: list[tuple[dict[str, Any], dict[str, Any]]] = []
@@ -291,8 +290,8 @@ class _Run:
                 changed.append((stored, {**want, **extra, "id": stored["id"]}))
             else:
                 counts.unchanged += 1
-        for start in range(0, len(created), store.CHUNK):
-            batch = created[start : start + store.CHUNK]
+        for start in range(0, len(created), external_ids.CHUNK):
+            batch = created[start : start + external_ids.CHUNK]
             await self.insert(kind, batch)
             self.progress.advance(len(batch))
         for values in created:
@@ -335,7 +334,7 @@ async def _doctors(run: _Run, rows: list[CheckedRow], counts: Counts) -> None:
     for row in rows:
         v = row.values
         user = {"username": v["username"], "display_name": v["name"], "role": Role.DOCTOR.value}
-        profile = {c: v[c] for c in store.PROFILE_COLUMNS}
+        profile = {c: v[c] for c in external_ids.PROFILE_COLUMNS}
         stored = existing.get(row.external_id)
         if stored is None:
             new_users.append(
@@ -363,9 +362,9 @@ async def _doctors(run: _Run, rows: list[CheckedRow], counts: Counts) -> None:
             counts.updated += 1
         else:
             counts.unchanged += 1
-    model = store.MODELS[Kind.DOCTORS]
-    for start in range(0, len(new_users), store.CHUNK):
-        batch = new_users[start : start + store.CHUNK]
+    model = external_ids.MODELS[Kind.DOCTORS]
+    for start in range(0, len(new_users), external_ids.CHUNK):
+        batch = new_users[start : start + external_ids.CHUNK]
         await run.insert(Kind.DOCTORS, batch)
     counts.created += len(new_users)
     if changed_users:
@@ -480,9 +479,9 @@ async def _appointments(run: _Run, rows: list[CheckedRow], counts: Counts) -> No
         for stored, values in changed
         if stored["status"] != values["status"]
     ]
-    for start in range(0, len(history), store.CHUNK):
+    for start in range(0, len(history), external_ids.CHUNK):
         await run.session.execute(
-            insert(Base.metadata.tables[AppointmentHistory.__tablename__]), history[start : start + store.CHUNK]
+            insert(Base.metadata.tables[AppointmentHistory.__tablename__]), history[start : start + external_ids.CHUNK]
         )
 
 

@@ -11,7 +11,7 @@ from doctordesk.domain.errors import NotFound
 from doctordesk.domain.events import DomainEvent
 from doctordesk.domain.roles import Actor, require_admin
 from doctordesk.domain.texts import N_, from_json
-from doctordesk.domain.webhooks import rules as webhooks
+from doctordesk.domain.webhooks import rules as webhook_rules
 from doctordesk.domain.webhooks.views import DeliveryView, NoticeView
 from doctordesk.runtime import Runtime
 from doctordesk.services.audit.changes import record_change
@@ -21,22 +21,22 @@ from doctordesk.services.webhooks.outbox import FAILED, PENDING, delivery_values
 from doctordesk.store.webhook_tables import AdminNotice, WebhookDelivery
 
 
-def delivery_view(d: WebhookDelivery) -> DeliveryView:
+def delivery_view(delivery: WebhookDelivery) -> DeliveryView:
     return DeliveryView(
-        d.id,
-        d.message_id,
-        d.endpoint_id,
-        d.event_type,
-        d.created_at,
-        d.status,
-        d.attempts,
-        d.next_attempt_at if d.status == PENDING else None,
-        d.delivered_at,
-        d.last_attempt_at,
-        d.last_status_code,
-        d.last_error,
-        d.replays,
-        d.payload,
+        delivery.id,
+        delivery.message_id,
+        delivery.endpoint_id,
+        delivery.event_type,
+        delivery.created_at,
+        delivery.status,
+        delivery.attempts,
+        delivery.next_attempt_at if delivery.status == PENDING else None,
+        delivery.delivered_at,
+        delivery.last_attempt_at,
+        delivery.last_status_code,
+        delivery.last_error,
+        delivery.replays,
+        delivery.payload,
     )
 
 
@@ -79,7 +79,7 @@ def _audited(d: WebhookDelivery) -> dict[str, object]:
 
 
 def _queued(uow: UnitOfWork) -> None:
-    uow.emit(DomainEvent(webhooks.QUEUED_EVENT, topics=()))
+    uow.emit(DomainEvent(webhook_rules.QUEUED_EVENT, topics=()))
 
 
 async def replay(rt: Runtime, actor: Actor, endpoint_id: int, delivery_id: int) -> DeliveryView:
@@ -133,8 +133,8 @@ async def send_test(rt: Runtime, actor: Actor, endpoint_id: int) -> DeliveryView
     now = rt.clock.now()
     async with unit_of_work(rt) as uow:
         await endpoint_row(uow.session, endpoint_id)
-        body = webhooks.payload(webhooks.TEST_EVENT, at=now, data={"endpoint_id": endpoint_id})
-        row = WebhookDelivery(**delivery_values(endpoint_id, webhooks.TEST_EVENT, body, now=now))
+        body = webhook_rules.payload(webhook_rules.TEST_EVENT, at=now, data={"endpoint_id": endpoint_id})
+        row = WebhookDelivery(**delivery_values(endpoint_id, webhook_rules.TEST_EVENT, body, now=now))
         uow.session.add(row)
         await uow.session.flush()
         record_change(

@@ -20,7 +20,7 @@ from doctordesk.domain.event_kinds import EventKind
 from doctordesk.domain.events import DomainEvent
 from doctordesk.domain.roles import Actor, Role, require_admin
 from doctordesk.domain.texts import N_, Text, from_json, to_json
-from doctordesk.domain.webhooks import rules as webhooks
+from doctordesk.domain.webhooks import rules as webhook_rules
 from doctordesk.domain.webhooks.signing_secrets import new_secret
 from doctordesk.domain.webhooks.views import EndpointView
 from doctordesk.realtime import outbox
@@ -47,19 +47,19 @@ class EndpointChanges:
     include_content: bool | None = None
 
 
-def endpoint_view(e: WebhookEndpoint) -> EndpointView:
+def endpoint_view(endpoint: WebhookEndpoint) -> EndpointView:
     return EndpointView(
-        e.id,
-        e.url,
-        e.description,
-        tuple(e.event_types or ()),
-        e.include_content,
-        e.enabled,
-        e.disabled_at,
-        from_json(e.disabled_message) or e.disabled_reason,
-        e.failing_since,
-        e.created_at,
-        e.updated_at,
+        endpoint.id,
+        endpoint.url,
+        endpoint.description,
+        tuple(endpoint.event_types or ()),
+        endpoint.include_content,
+        endpoint.enabled,
+        endpoint.disabled_at,
+        from_json(endpoint.disabled_message) or endpoint.disabled_reason,
+        endpoint.failing_since,
+        endpoint.created_at,
+        endpoint.updated_at,
     )
 
 
@@ -100,7 +100,7 @@ def _record(
 async def endpoint_row(session: AsyncSession, endpoint_id: int, *, lock: bool = False) -> WebhookEndpoint:
     """An admin's webhook endpoint (a FHIR Subscription's channel is not one: NotFound)."""
     query = select(WebhookEndpoint).where(
-        WebhookEndpoint.id == endpoint_id, WebhookEndpoint.kind == webhooks.WEBHOOK_KIND
+        WebhookEndpoint.id == endpoint_id, WebhookEndpoint.kind == webhook_rules.WEBHOOK_KIND
     )
     if lock:
         query = query.with_for_update()
@@ -112,9 +112,9 @@ async def endpoint_row(session: AsyncSession, endpoint_id: int, *, lock: bool = 
 
 def _description(raw: str | None) -> str:
     text = (raw or "").strip()
-    if len(text) > webhooks.MAX_DESCRIPTION_CHARS:
+    if len(text) > webhook_rules.MAX_DESCRIPTION_CHARS:
         raise ValidationFailed(
-            fields={"description": Text("At most {count} characters.", count=webhooks.MAX_DESCRIPTION_CHARS)}
+            fields={"description": Text("At most {count} characters.", count=webhook_rules.MAX_DESCRIPTION_CHARS)}
         )
     return text
 
@@ -134,8 +134,8 @@ async def create_endpoint(
     fields: dict[str, str] = {}
     checked: dict[str, Any] = {}
     for name, check in (
-        ("url", lambda: webhooks.check_url(url, allow_private=allow_private)),
-        ("event_types", lambda: webhooks.clean_event_types(event_types)),
+        ("url", lambda: webhook_rules.check_url(url, allow_private=allow_private)),
+        ("event_types", lambda: webhook_rules.clean_event_types(event_types)),
         ("description", lambda: _description(description)),
     ):
         try:
@@ -171,7 +171,7 @@ async def list_endpoints(rt: Runtime, actor: Actor) -> list[EndpointView]:
         rows = (
             await session.scalars(
                 select(WebhookEndpoint)
-                .where(WebhookEndpoint.kind == webhooks.WEBHOOK_KIND)
+                .where(WebhookEndpoint.kind == webhook_rules.WEBHOOK_KIND)
                 .order_by(WebhookEndpoint.id)
             )
         ).all()
@@ -190,9 +190,9 @@ async def update_endpoint(rt: Runtime, actor: Actor, endpoint_id: int, changes: 
     require_admin(actor)
     values: dict[str, Any] = {}
     if changes.url is not None:
-        values["url"] = webhooks.check_url(changes.url, allow_private=rt.settings.webhook_allow_private_addresses)
+        values["url"] = webhook_rules.check_url(changes.url, allow_private=rt.settings.webhook_allow_private_addresses)
     if changes.event_types is not None:
-        values["event_types"] = webhooks.clean_event_types(changes.event_types)
+        values["event_types"] = webhook_rules.clean_event_types(changes.event_types)
     if changes.description is not None:
         values["description"] = _description(changes.description)
     if changes.include_content is not None:
@@ -227,7 +227,7 @@ async def set_enabled(
             row.disabled_message = None
             row.updated_at = now
             _record(uow.session, actor, row, "webhook.enable", before, now=now)
-            uow.emit(DomainEvent(webhooks.QUEUED_EVENT, topics=()))
+            uow.emit(DomainEvent(webhook_rules.QUEUED_EVENT, topics=()))
     return endpoint_view(row)
 
 
@@ -271,7 +271,7 @@ async def disable_and_tell_admins(
             .where(
                 WebhookEndpoint.id.in_(list(endpoint_ids)),
                 WebhookEndpoint.enabled.is_(True),
-                WebhookEndpoint.kind == webhooks.WEBHOOK_KIND,
+                WebhookEndpoint.kind == webhook_rules.WEBHOOK_KIND,
             )
             .order_by(WebhookEndpoint.id)
             .with_for_update()

@@ -22,9 +22,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm.util import identity_key
 
 from doctordesk.domain.events import DomainEvent
-from doctordesk.domain.fhir import mapping as fhir
+from doctordesk.domain.fhir import mapping as fhir_mapping
 from doctordesk.domain.fhir.subscriptions import header_pairs
-from doctordesk.domain.webhooks import rules as webhooks
+from doctordesk.domain.webhooks import rules as webhook_rules
 from doctordesk.services.uow import worker_transaction
 from doctordesk.services.webhooks import subscription_outbox
 from doctordesk.store.chat_tables import ChatMessage
@@ -70,12 +70,12 @@ def _endpoints_statement() -> Any:
 async def enqueue(session: AsyncSession, events: Sequence[DomainEvent], *, now: datetime) -> int:
     """Deliveries for the enabled endpoints subscribed to each event's type, and for the FHIR Subscriptions whose
     criteria the changed appointments now match, in the caller's transaction (one INSERT for them all)."""
-    typed = [(e, t) for e in events if (t := webhooks.event_type_for(e.kind)) is not None]
+    typed = [(e, t) for e in events if (t := webhook_rules.event_type_for(e.kind)) is not None]
     if not typed:
         return 0
     endpoints = (await session.execute(_endpoints_statement())).all()
-    hooks = [(i, types, content) for i, kind, types, content in endpoints if kind == webhooks.WEBHOOK_KIND]
-    channels = [i for i, kind, _, _ in endpoints if kind == webhooks.SUBSCRIPTION_KIND]
+    hooks = [(i, types, content) for i, kind, types, content in endpoints if kind == webhook_rules.WEBHOOK_KIND]
+    channels = [i for i, kind, _, _ in endpoints if kind == webhook_rules.SUBSCRIPTION_KIND]
     if not channels and not any(t in (types or ()) for _, t in typed for _, types, _ in hooks):
         return 0  # nobody subscribed: no appointment to read
     rows: list[dict[str, Any]] = []
@@ -87,10 +87,10 @@ async def enqueue(session: AsyncSession, events: Sequence[DomainEvent], *, now: 
             for endpoint_id, include_content in wanting:
                 # Only a chat message's body depends on the endpoint (its text or not): an appointment's is built
                 # once for all its endpoints.
-                key = include_content and event_type == webhooks.CHAT_MESSAGE_CREATED
+                key = include_content and event_type == webhook_rules.CHAT_MESSAGE_CREATED
                 if key not in bodies:
                     data = await _data(session, event, event_type, include_content=include_content)
-                    bodies[key] = webhooks.payload(event_type, at=now, data=data)
+                    bodies[key] = webhook_rules.payload(event_type, at=now, data=data)
                 rows.append(delivery_values(endpoint_id, event_type, bodies[key], now=now))
         if channels:
             for endpoint_id, event_type, body, subject in await subscription_outbox.notifications(
@@ -110,8 +110,8 @@ async def _load_appointments(session: AsyncSession, typed: Sequence[tuple[Domain
     ids = {
         i
         for event, event_type in typed
-        if event_type != webhooks.CHAT_MESSAGE_CREATED
-        and event_type not in webhooks.WAITLIST_TYPES
+        if event_type != webhook_rules.CHAT_MESSAGE_CREATED
+        and event_type not in webhook_rules.WAITLIST_TYPES
         and isinstance(i := event.data.get("appointment_id"), int)
     }
     missing = sorted(i for i in ids if identity_key(Appointment, i) not in session.identity_map)
@@ -121,15 +121,15 @@ async def _load_appointments(session: AsyncSession, typed: Sequence[tuple[Domain
 
 
 async def _data(session: AsyncSession, event: DomainEvent, event_type: str, *, include_content: bool) -> dict[str, Any]:
-    if event_type == webhooks.CHAT_MESSAGE_CREATED:
+    if event_type == webhook_rules.CHAT_MESSAGE_CREATED:
         content = None
         if include_content:
             # The changed rows are in the session already: no extra query on the hot path.
             message = await session.get(ChatMessage, event.data["message_id"])
             content = message.content if message is not None else None
-        return webhooks.chat_data(event.data, content=content)
-    if event_type in webhooks.WAITLIST_TYPES:
-        return webhooks.waitlist_data(event.data)
+        return webhook_rules.chat_data(event.data, content=content)
+    if event_type in webhook_rules.WAITLIST_TYPES:
+        return webhook_rules.waitlist_data(event.data)
     appointment = await session.get(Appointment, event.data["appointment_id"])
     known: dict[str, Any] = dict(event.data)
     if appointment is not None:
@@ -137,7 +137,7 @@ async def _data(session: AsyncSession, event: DomainEvent, event_type: str, *, i
         known.setdefault("status", appointment.status)
         known.setdefault("version", appointment.version)
         known.setdefault("start", appointment.start_at.isoformat())
-    return webhooks.appointment_data(
+    return webhook_rules.appointment_data(
         known,
         doctor_id=appointment.doctor_id if appointment else None,
         patient_id=appointment.patient_id if appointment else None,
@@ -169,7 +169,7 @@ def _notification(due: Due, *, subject: str | None, headers: list[str] | None) -
     extra = tuple(header_pairs(headers or ()))
     if due.payload and subject:
         url = f"{due.url.rstrip('/')}/{subject}"
-        return replace(due, url=url, method="PUT", content_type=fhir.MEDIA_TYPE, headers=extra)
+        return replace(due, url=url, method="PUT", content_type=fhir_mapping.MEDIA_TYPE, headers=extra)
     return replace(due, content_type=None, headers=extra)
 
 
@@ -225,7 +225,7 @@ async def claim(
         _, url, secret, previous, until, kind, headers = endpoints[endpoint_id]
         keys = (secret, previous) if previous and until and until > now else (secret,)
         due_row = Due(row_id, message_id, endpoint_id, url, body, attempts, keys)
-        if kind == webhooks.SUBSCRIPTION_KIND:
+        if kind == webhook_rules.SUBSCRIPTION_KIND:
             due_row = _notification(due_row, subject=subject, headers=headers)
         due_rows.append(due_row)
     return due_rows

@@ -23,7 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.event_kinds import APPOINTMENT_KINDS
 from doctordesk.domain.events import DomainEvent
-from doctordesk.domain.fhir import mapping as fhir
+from doctordesk.domain.fhir import mapping as fhir_mapping
 from doctordesk.domain.fhir import subscriptions as rules
 from doctordesk.domain.integration import Scope
 from doctordesk.domain.roles import Role
@@ -129,7 +129,7 @@ async def notifications(
         if a is None or not subscribers:
             continue
         facts = {
-            "status": fhir.APPOINTMENT_STATUS[Status(a.status)],
+            "status": fhir_mapping.APPOINTMENT_STATUS[Status(a.status)],
             "practitioner": a.doctor_id,
             "patient": a.patient_id,
             "location": a.location_id,

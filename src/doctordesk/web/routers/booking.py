@@ -13,7 +13,7 @@ from doctordesk.domain.scheduling.booking import NOTE_MAX
 from doctordesk.screens.viewing import Viewing
 from doctordesk.services.appointments import notices
 from doctordesk.services.appointments.list_screen import ListScreen, list_screen
-from doctordesk.services.booking import screen as booking
+from doctordesk.services.booking import screen as booking_screen
 from doctordesk.web.deps import SCREEN_HEADERS, FormDep, ScreenRequest, ScreenRequestDep
 from doctordesk.web.params import DAY_IN_RANGE, STRICT_DATE, STRICT_ID
 from doctordesk.web.responses import ID_FIELD, SCREEN_RESPONSES, SUBMIT_RESPONSES, form_body
@@ -60,16 +60,16 @@ def asked(
     service: Service = None,
     week: Week = None,
     start: Start = None,
-) -> booking.Asked:
+) -> booking_screen.Asked:
     """The choice the query spells (strictly parsed; unknown ids are settled by the screen, not refused)."""
-    return booking.Asked(doctor, location, service, week, start)
+    return booking_screen.Asked(doctor, location, service, week, start)
 
 
-AskedDep = Annotated[booking.Asked, Depends(asked)]
+AskedDep = Annotated[booking_screen.Asked, Depends(asked)]
 
 
-async def _booking(screen: ScreenRequest, choice: booking.Asked) -> Viewing:
-    return await screen.viewing(booking.viewing, choice)
+async def _booking(screen: ScreenRequest, choice: booking_screen.Asked) -> Viewing:
+    return await screen.viewing(booking_screen.viewing, choice)
 
 
 @router.put("/book", responses=SCREEN_RESPONSES, openapi_extra=SCREEN_HEADERS)
@@ -89,14 +89,14 @@ async def booking_poll(screen: ScreenRequestDep, choice: AskedDep) -> dict[str, 
 @router.patch("/book/choose", responses=SUBMIT_RESPONSES, openapi_extra=CHOOSE_BODY)
 async def booking_choose(screen: ScreenRequestDep, form: FormDep) -> dict[str, Any]:
     """Another doctor, location or service chosen: an update set that navigates to the screen for that choice."""
-    return (await booking.choose(screen.rt, screen.actor, form)).to_json()
+    return (await booking_screen.choose(screen.rt, screen.actor, form)).to_json()
 
 
 @router.post("/book/request", responses=SUBMIT_RESPONSES, openapi_extra=REQUEST_BODY)
 async def booking_request(screen: ScreenRequestDep, form: FormDep) -> dict[str, Any]:
     """Request the picked time (``doctor``, ``location``, ``service``, ``start``, optional ``note``): the same
     rules and codes as the integration API; the doctor's list shows it at once."""
-    return (await booking.request(screen.rt, screen.actor, form)).to_json()
+    return (await booking_screen.request(screen.rt, screen.actor, form)).to_json()
 
 
 @router.post("/notices/{notice_id}/dismiss", responses=SUBMIT_RESPONSES)

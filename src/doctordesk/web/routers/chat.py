@@ -12,8 +12,7 @@ from doctordesk.domain.errors import ValidationFailed
 from doctordesk.domain.files.attachments import content_disposition
 from doctordesk.domain.inputs import MAX_ID, MULTI_LINE_TEXT_PATTERN, NON_BLANK_MULTI_LINE_TEXT_PATTERN, parse_id
 from doctordesk.domain.texts import N_
-from doctordesk.services.chat import access, sending_screen
-from doctordesk.services.chat import conversation_screen as chat
+from doctordesk.services.chat import access, conversation_screen, sending_screen
 from doctordesk.services.chat import drafts as chat_drafts
 from doctordesk.services.chat import sending as chat_sending
 from doctordesk.services.chat import threads_screen as chat_threads
@@ -79,7 +78,7 @@ SEND_BODY: dict[str, Any] = {
 @router.put("/user-chat", responses={**SCREEN_RESPONSES, 403: ERROR}, openapi_extra=SCREEN_HEADERS)
 async def user_chat(screen: ScreenRequestDep, appointment_id: AppointmentQuery) -> dict[str, Any]:
     """Present Chat: the Chat page (spec 2.3.1) for the appointment's thread."""
-    page = await screen.viewing(chat.open_chat, appointment_id)
+    page = await screen.viewing(conversation_screen.open_chat, appointment_id)
     return page.to_json()
 
 
@@ -92,7 +91,7 @@ async def load_more(
     ] = None,
 ) -> dict[str, Any]:
     """Load previous messages (with ``before``: prepended) or, as the chat's poll, the newer ones (appended)."""
-    update = await chat.load_more(
+    update = await conversation_screen.load_more(
         screen.rt,
         screen.actor,
         screen.state,
@@ -180,7 +179,7 @@ async def save_draft(
 @router.post("/close", responses={**SCREEN_RESPONSES, 403: ERROR})
 async def close_chat(rt: RuntimeDep, actor: ActorDep, appointment_id: AppointmentQuery) -> dict[str, Any]:
     """Close the chat: marks the thread's messages read for this reader and sends the client back to its list."""
-    return (await chat.close_chat(rt, actor, appointment_id)).to_json()
+    return (await conversation_screen.close_chat(rt, actor, appointment_id)).to_json()
 
 
 @router.get(

@@ -11,7 +11,7 @@ from fastapi.responses import Response
 
 from doctordesk.domain.inputs import MAX_ID
 from doctordesk.screens.viewing import Viewing
-from doctordesk.services.dashboard import screen as dashboard
+from doctordesk.services.dashboard import screen as dashboard_screen
 from doctordesk.services.dashboard.registry import METRICS
 from doctordesk.web.deps import ActorDep, FormDep, RuntimeDep, ScreenRequest, ScreenRequestDep
 from doctordesk.web.params import STRICT_ID
@@ -42,7 +42,7 @@ def _csv(name: str, body: bytes) -> Response:
 
 
 def _admin(screen: ScreenRequest, doctor: int | None) -> Viewing:
-    return screen.viewing(dashboard.admin_page, doctor)
+    return screen.viewing(dashboard_screen.admin_page, doctor)
 
 
 screen_routes(
@@ -58,7 +58,7 @@ screen_routes(
 @router.patch("/admin/dashboard/choose", responses=SUBMIT_RESPONSES)
 async def admin_dashboard_choose(screen: ScreenRequestDep, form: FormDep) -> dict[str, Any]:
     """Another doctor (``doctor``; empty: the whole clinic): navigates to that dashboard."""
-    return dashboard.choose(screen.rt, screen.actor, form).to_json()
+    return dashboard_screen.choose(screen.rt, screen.actor, form).to_json()
 
 
 @router.get("/admin/dashboard/export/{metric}", response_class=Response, responses={**SCREEN_RESPONSES, **CSV})
@@ -66,14 +66,14 @@ async def admin_dashboard_export(
     rt: RuntimeDep, actor: ActorDep, metric: MetricKey, doctor: DoctorQ = None
 ) -> Response:
     """One metric's figure of the clinic (or of ``doctor``) as CSV, as its chart shows it."""
-    return _csv(*await dashboard.export(rt, actor, metric, doctor_id=doctor, admin=True))
+    return _csv(*await dashboard_screen.export(rt, actor, metric, doctor_id=doctor, admin=True))
 
 
 # --- a doctor's own ----------------------------------------------------------------------------------------------
 
 
 def _own(screen: ScreenRequest) -> Viewing:
-    return screen.viewing(dashboard.doctor_page)
+    return screen.viewing(dashboard_screen.doctor_page)
 
 
 screen_routes(
@@ -88,4 +88,4 @@ screen_routes(
 @router.get("/dashboard/export/{metric}", response_class=Response, responses={**SCREEN_RESPONSES, **CSV})
 async def dashboard_export(rt: RuntimeDep, actor: ActorDep, metric: MetricKey) -> Response:
     """One metric's figure of the doctor's own as CSV."""
-    return _csv(*await dashboard.export(rt, actor, metric, doctor_id=None, admin=False))
+    return _csv(*await dashboard_screen.export(rt, actor, metric, doctor_id=None, admin=False))

@@ -11,7 +11,7 @@ from doctordesk.domain.inputs import MAX_ID
 from doctordesk.domain.scheduling.suggestions import TIMEZONES
 from doctordesk.screens.viewing import Viewing
 from doctordesk.services.review import decisions_screen, offers_screen
-from doctordesk.services.review import screen as review
+from doctordesk.services.review import screen as review_screen
 from doctordesk.web.deps import SCREEN_HEADERS, ActorDep, FormDep, RuntimeDep, ScreenRequest, ScreenRequestDep
 from doctordesk.web.params import STRICT_ID, strict_int
 from doctordesk.web.responses import (
@@ -54,7 +54,7 @@ CANCEL_BODY = form_body(
 
 
 def _review(screen: ScreenRequest, appointment_id: int) -> Viewing:
-    return screen.viewing(review.viewing, appointment_id)
+    return screen.viewing(review_screen.viewing, appointment_id)
 
 
 screen_routes(
@@ -74,7 +74,7 @@ screen_routes(
 async def add_alternative(screen: ScreenRequestDep, appointment_id: AppointmentId) -> dict[str, Any]:
     """Add a Suggested Scheduling card (doctor and location prefilled from the request); a fourth is refused."""
     rt, actor, layout, state = screen.rt, screen.actor, screen.layout, screen.state
-    return (await review.add_alternative(rt, actor, appointment_id, layout=layout, state=state)).to_json()
+    return (await review_screen.add_alternative(rt, actor, appointment_id, layout=layout, state=state)).to_json()
 
 
 @router.patch(BASE + "/change", responses=SUBMIT_RESPONSES, openapi_extra={**SCREEN_HEADERS, **CHANGE_BODY})
@@ -82,7 +82,7 @@ async def change_fields(screen: ScreenRequestDep, appointment_id: AppointmentId,
     """Store a card's fields as typed (``profile~n``, ``location~n``, ``date~n``, ``time~n``): the card comes back
     with changed fields highlighted, validation messages, and its fees once complete."""
     rt, actor, layout, state = screen.rt, screen.actor, screen.layout, screen.state
-    return (await review.change_fields(rt, actor, appointment_id, form, layout=layout, state=state)).to_json()
+    return (await review_screen.change_fields(rt, actor, appointment_id, form, layout=layout, state=state)).to_json()
 
 
 @router.patch(BASE + "/delete-alternative/{n}", responses=SUBMIT_RESPONSES, openapi_extra=SCREEN_HEADERS)
@@ -93,7 +93,7 @@ async def delete_alternative(
 ) -> dict[str, Any]:
     """Delete card ``n`` (refused for the only card)."""
     rt, actor, layout, state = screen.rt, screen.actor, screen.layout, screen.state
-    return (await review.delete_alternative(rt, actor, appointment_id, n, layout=layout, state=state)).to_json()
+    return (await review_screen.delete_alternative(rt, actor, appointment_id, n, layout=layout, state=state)).to_json()
 
 
 @router.patch(BASE + "/timezone", responses=SUBMIT_RESPONSES, openapi_extra={**SCREEN_HEADERS, **TIMEZONE_BODY})
@@ -101,7 +101,7 @@ async def confirm_timezone(screen: ScreenRequestDep, appointment_id: Appointment
     """Confirm the timezone (field ``timezone``, an IANA name) when the doctor's profile has none."""
     rt, actor, layout, state = screen.rt, screen.actor, screen.layout, screen.state
     tz = form.get("timezone", "")
-    return (await review.confirm_timezone(rt, actor, appointment_id, tz, layout=layout, state=state)).to_json()
+    return (await review_screen.confirm_timezone(rt, actor, appointment_id, tz, layout=layout, state=state)).to_json()
 
 
 @router.patch(BASE + "/disclaimer", responses=SUBMIT_RESPONSES, openapi_extra={**SCREEN_HEADERS, **DISCLAIMER_BODY})
@@ -111,34 +111,40 @@ async def acknowledge_disclaimer(
     """Record the disclaimer acknowledgement (field ``disclaimer-displayed``: true or false)."""
     rt, actor, layout, state = screen.rt, screen.actor, screen.layout, screen.state
     value = form.get("disclaimer-displayed")
-    return (await review.acknowledge_disclaimer(rt, actor, appointment_id, value, layout=layout, state=state)).to_json()
+    return (
+        await review_screen.acknowledge_disclaimer(rt, actor, appointment_id, value, layout=layout, state=state)
+    ).to_json()
 
 
 @router.patch(BASE + "/decline-dialog", responses=SUBMIT_RESPONSES, openapi_extra=SCREEN_HEADERS)
 async def open_decline_dialog(screen: ScreenRequestDep, appointment_id: AppointmentId) -> dict[str, Any]:
     """Open the decline dialog (a Modal with the required ``reason``)."""
     rt, actor, layout, state = screen.rt, screen.actor, screen.layout, screen.state
-    return (await review.decline_dialog(rt, actor, appointment_id, open=True, layout=layout, state=state)).to_json()
+    return (
+        await review_screen.decline_dialog(rt, actor, appointment_id, open=True, layout=layout, state=state)
+    ).to_json()
 
 
 @router.patch(BASE + "/decline-dialog/close", responses=SUBMIT_RESPONSES, openapi_extra=SCREEN_HEADERS)
 async def close_decline_dialog(screen: ScreenRequestDep, appointment_id: AppointmentId) -> dict[str, Any]:
     """Close the decline dialog without declining."""
     rt, actor, layout, state = screen.rt, screen.actor, screen.layout, screen.state
-    return (await review.decline_dialog(rt, actor, appointment_id, open=False, layout=layout, state=state)).to_json()
+    return (
+        await review_screen.decline_dialog(rt, actor, appointment_id, open=False, layout=layout, state=state)
+    ).to_json()
 
 
 @router.patch(BASE + "/discard", responses=SUBMIT_RESPONSES, openapi_extra=SCREEN_HEADERS)
 async def discard_draft(screen: ScreenRequestDep, appointment_id: AppointmentId) -> dict[str, Any]:
     """Discard the unsent changes (the draft, on every device) and stay on the screen."""
     rt, actor, layout, state = screen.rt, screen.actor, screen.layout, screen.state
-    return (await review.discard(rt, actor, appointment_id, layout=layout, state=state)).to_json()
+    return (await review_screen.discard(rt, actor, appointment_id, layout=layout, state=state)).to_json()
 
 
 @router.patch(BASE + "/cancel", responses=SUBMIT_RESPONSES)
 async def cancel(rt: RuntimeDep, actor: ActorDep, appointment_id: AppointmentId) -> dict[str, Any]:
     """Discard the changes and leave the screen (navigate to the list)."""
-    return (await review.cancel(rt, actor, appointment_id)).to_json()
+    return (await review_screen.cancel(rt, actor, appointment_id)).to_json()
 
 
 @router.post(BASE, responses=SUBMIT_RESPONSES, openapi_extra=APPROVE_BODY)

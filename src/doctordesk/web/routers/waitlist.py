@@ -9,7 +9,7 @@ from fastapi import APIRouter, Path, Query
 from doctordesk.domain.inputs import MAX_ID
 from doctordesk.domain.waitlist.rules import DAY_KEYS
 from doctordesk.screens.viewing import Viewing
-from doctordesk.services.waitlist import screen as waitlist
+from doctordesk.services.waitlist import screen as waitlist_screen
 from doctordesk.web.deps import FormDep, ScreenRequest, ScreenRequestDep
 from doctordesk.web.params import STRICT_ID
 from doctordesk.web.responses import ID_FIELD, SUBMIT_RESPONSES, form_body
@@ -43,7 +43,7 @@ def _screen(
     screen: ScreenRequest, doctor: int | None = None, location: int | None = None, service: str | None = None
 ) -> Viewing:
     picked = {k: str(v) for k, v in (("doctor", doctor), ("location", location), ("service", service)) if v}
-    return screen.viewing(waitlist.viewing, picked=picked)
+    return screen.viewing(waitlist_screen.viewing, picked=picked)
 
 
 screen_routes(
@@ -65,23 +65,23 @@ async def waitlist_join(screen: ScreenRequestDep, form: FormDep) -> dict[str, An
     """Join the waitlist: ``doctor`` (or any), ``location``, ``service``, ``until`` (YYYY-MM-DD), optional weekdays
     (``days-mon`` … ``days-sun``), times of day (``from``, ``to``) and the ``appointment`` held. The screen's
     update set; FIELDS_VALIDATION_ERROR naming the fields that are wrong, nothing written."""
-    return await screen.submit(waitlist.join, form, page=_screen(screen))
+    return await screen.submit(waitlist_screen.join, form, page=_screen(screen))
 
 
 @router.post("/waitlist/{entry_id}/leave", responses=SUBMIT_RESPONSES)
 async def waitlist_leave(screen: ScreenRequestDep, entry_id: EntryId) -> dict[str, Any]:
     """Leave the waitlist for one entry (another patient's is 404); its open offer goes to the next."""
-    return await screen.submit(waitlist.leave, entry_id, page=_screen(screen))
+    return await screen.submit(waitlist_screen.leave, entry_id, page=_screen(screen))
 
 
 @router.post("/waitlist/offers/{offer_id}/accept", responses=SUBMIT_RESPONSES)
 async def waitlist_accept(screen: ScreenRequestDep, offer_id: OfferId) -> dict[str, Any]:
     """Accept an offered time: a request for the doctor (or the held appointment moved, where the clinic allows
     it); the update set navigates to the list. APPOINTMENT_CHANGED when another patient took it first."""
-    return (await waitlist.accept(screen.rt, screen.actor, offer_id)).to_json()
+    return (await waitlist_screen.accept(screen.rt, screen.actor, offer_id)).to_json()
 
 
 @router.post("/waitlist/offers/{offer_id}/decline", responses=SUBMIT_RESPONSES)
 async def waitlist_decline(screen: ScreenRequestDep, offer_id: OfferId) -> dict[str, Any]:
     """Decline an offered time: it goes to the next patient; the patient stays on the waitlist."""
-    return await screen.submit(waitlist.decline, offer_id, page=_screen(screen))
+    return await screen.submit(waitlist_screen.decline, offer_id, page=_screen(screen))

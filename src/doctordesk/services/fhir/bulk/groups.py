@@ -12,7 +12,7 @@ from sqlalchemy import Select, exists, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.errors import NotFound
-from doctordesk.domain.fhir import mapping as fhir
+from doctordesk.domain.fhir import mapping as fhir_mapping
 from doctordesk.domain.keyset import Position
 from doctordesk.domain.texts import N_, Text
 from doctordesk.i18n import _
@@ -57,7 +57,7 @@ def group(doctor_id: int, name: str, patient_ids: Sequence[int]) -> dict[str, An
         "type": "person",
         "actual": True,
         "name": _(Text("Patients of {name}", name=name)),
-        "managingEntity": fhir.reference("Practitioner", doctor_id, name),
+        "managingEntity": fhir_mapping.reference("Practitioner", doctor_id, name),
         "quantity": len(patient_ids),
         "member": [{"entity": {"reference": f"Patient/{p}"}} for p in patient_ids],
     }
@@ -104,7 +104,9 @@ async def search(rt: Runtime, caller: Caller, request: Search) -> dict[str, Any]
     if visible is not None:
         query = query.where(User.id.in_(sorted(visible)))
     for value in checked.get("_id"):
-        query = query.where(User.id.in_([i for i in map(fhir.parse_logical_id, fhir.token_list([value])) if i]))
+        query = query.where(
+            User.id.in_([i for i in map(fhir_mapping.parse_logical_id, fhir_mapping.token_list([value])) if i])
+        )
     async with rt.db.read() as session:
         rows = (await session.execute(query.limit(checked.count + 1))).all()
         found = [group(d, name, await members(session, d)) for d, name, _ext in rows[: checked.count]]

@@ -18,7 +18,7 @@ from sqlalchemy import func, select, update
 from doctordesk.config import Settings
 from doctordesk.domain.errors import NotFound, TooManyRequests
 from doctordesk.domain.events import DomainEvent
-from doctordesk.domain.fhir import mapping as fhir
+from doctordesk.domain.fhir import mapping as fhir_mapping
 from doctordesk.domain.fhir.bulk import QUEUED_EVENT, JobStatus, Level, export_request, wants_async
 from doctordesk.domain.fhir.errors import NotSupported
 from doctordesk.domain.texts import N_, Text
@@ -177,7 +177,7 @@ def manifest(job: Job, *, status_url: str) -> dict[str, Any]:
     """The complete job's manifest (Bulk Data 2.0, "Response - Complete Status"): each file's type, URL and
     number of resources; no ``error`` files (a resource that cannot be written fails the whole job)."""
     return {
-        "transactionTime": fhir.instant(job.transaction_time),
+        "transactionTime": fhir_mapping.instant(job.transaction_time),
         "request": job.request,
         "requiresAccessToken": True,
         "output": [

@@ -69,7 +69,7 @@ FilterDep = Annotated[AuditFilter, Depends(audit_filter)]
 @router.get("")
 async def list_audit(
     rt: RuntimeDep,
-    f: FilterDep,
+    audit_filter: FilterDep,
     limit: Annotated[int, Query(ge=1, le=500, description="Rows per page"), strict_int(minimum=1, maximum=500)] = 100,
     cursor: Annotated[
         str | None, Query(max_length=MAX_CURSOR_CHARS, description="The previous page's `cursor`")
@@ -80,20 +80,20 @@ async def list_audit(
     `details.before` and `details.after`."""
     after = decode_cursor(cursor) if cursor is not None else None
     async with rt.db.read() as session:
-        rows, position = await audit_trail.audit_page(session, f, after=after, limit=limit)
+        rows, position = await audit_trail.audit_page(session, audit_filter, after=after, limit=limit)
     return {"rows": [r.as_json() for r in rows], "cursor": encode_cursor(position) if position else None}
 
 
 @router.get("/export", response_class=StreamingResponse, responses={200: {"content": {m: {} for m in MEDIA.values()}}})
 async def export_audit(
     rt: RuntimeDep,
-    f: FilterDep,
+    audit_filter: FilterDep,
     format: Annotated[Literal["csv", "jsonl"], Query(description="csv or jsonl")] = "jsonl",
 ) -> StreamingResponse:
     """Every audit row matching the filters, newest first, streamed as CSV (header row; `details` as JSON text)
     or JSON Lines."""
     return StreamingResponse(
-        audit_trail.export_lines(rt, f, format),
+        audit_trail.export_lines(rt, audit_filter, format),
         media_type=MEDIA[format],
         headers={"Content-Disposition": f'attachment; filename="audit.{format}"', "Cache-Control": "no-store"},
     )

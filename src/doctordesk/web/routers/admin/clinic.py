@@ -12,7 +12,7 @@ from doctordesk.domain import moments, reminders
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.screens.viewing import Viewing
 from doctordesk.services.clinic import screen as clinic_screen
-from doctordesk.services.clinic import settings as clinic
+from doctordesk.services.clinic import settings as clinic_settings
 from doctordesk.web.bodies import StrictBody
 from doctordesk.web.deps import SCREEN_HEADERS, FormDep, RuntimeDep, ScreenRequest, ScreenRequestDep, require_roles
 from doctordesk.web.responses import FORBIDDEN, INVALID, SUBMIT_RESPONSES, TOO_LARGE, UNAUTHORIZED
@@ -54,13 +54,13 @@ class ClinicIn(StrictBody):
 
 def as_json(values: dict[str, str]) -> dict[str, Any]:
     return {
-        "reminders_enabled": values[clinic.REMINDERS_ENABLED] == "true",
-        "reminder_hours": list(reminders.parse_hours(values[clinic.REMINDER_HOURS])),
-        "quiet_begin": values[clinic.QUIET_BEGIN],
-        "quiet_end": values[clinic.QUIET_END],
-        "waitlist_mode": values[clinic.WAITLIST_MODE],
-        "waitlist_offer_minutes": int(values[clinic.WAITLIST_OFFER_MINUTES]),
-        "waitlist_direct_move": values[clinic.WAITLIST_DIRECT_MOVE] == "true",
+        "reminders_enabled": values[clinic_settings.REMINDERS_ENABLED] == "true",
+        "reminder_hours": list(reminders.parse_hours(values[clinic_settings.REMINDER_HOURS])),
+        "quiet_begin": values[clinic_settings.QUIET_BEGIN],
+        "quiet_end": values[clinic_settings.QUIET_END],
+        "waitlist_mode": values[clinic_settings.WAITLIST_MODE],
+        "waitlist_offer_minutes": int(values[clinic_settings.WAITLIST_OFFER_MINUTES]),
+        "waitlist_direct_move": values[clinic_settings.WAITLIST_DIRECT_MOVE] == "true",
     }
 
 
@@ -68,7 +68,7 @@ def as_json(values: dict[str, str]) -> dict[str, Any]:
 async def read_clinic_settings(rt: RuntimeDep, _admin: AdminDep) -> dict[str, Any]:
     """The clinic's settings: reminders on or off, their hours before the start, quiet hours (local times in
     each location's zone; empty: none), and the waitlist's policy."""
-    return as_json(await clinic.read(rt))
+    return as_json(await clinic_settings.read(rt))
 
 
 @router.put("/admin/clinic", responses={**READ, 413: TOO_LARGE, 422: INVALID})
@@ -77,20 +77,20 @@ async def change_clinic_settings(rt: RuntimeDep, admin: AdminDep, body: ClinicIn
     both empty."""
     changes: dict[str, str] = {}
     if body.reminders_enabled is not None:
-        changes[clinic.REMINDERS_ENABLED] = "true" if body.reminders_enabled else "false"
+        changes[clinic_settings.REMINDERS_ENABLED] = "true" if body.reminders_enabled else "false"
     if body.reminder_hours is not None:
-        changes[clinic.REMINDER_HOURS] = reminders.format_hours(body.reminder_hours)
+        changes[clinic_settings.REMINDER_HOURS] = reminders.format_hours(body.reminder_hours)
     if body.quiet_begin is not None:
-        changes[clinic.QUIET_BEGIN] = body.quiet_begin
+        changes[clinic_settings.QUIET_BEGIN] = body.quiet_begin
     if body.quiet_end is not None:
-        changes[clinic.QUIET_END] = body.quiet_end
+        changes[clinic_settings.QUIET_END] = body.quiet_end
     if body.waitlist_mode is not None:
-        changes[clinic.WAITLIST_MODE] = body.waitlist_mode
+        changes[clinic_settings.WAITLIST_MODE] = body.waitlist_mode
     if body.waitlist_offer_minutes is not None:
-        changes[clinic.WAITLIST_OFFER_MINUTES] = str(body.waitlist_offer_minutes)
+        changes[clinic_settings.WAITLIST_OFFER_MINUTES] = str(body.waitlist_offer_minutes)
     if body.waitlist_direct_move is not None:
-        changes[clinic.WAITLIST_DIRECT_MOVE] = "true" if body.waitlist_direct_move else "false"
-    return as_json(await clinic.update(rt, admin, changes))
+        changes[clinic_settings.WAITLIST_DIRECT_MOVE] = "true" if body.waitlist_direct_move else "false"
+    return as_json(await clinic_settings.update(rt, admin, changes))
 
 
 def _screen(screen: ScreenRequest) -> Viewing:

@@ -13,10 +13,8 @@ from doctordesk.domain.cursors import MAX_CURSOR_CHARS, decode_cursor
 from doctordesk.domain.inputs import MAX_ID, parse_id
 from doctordesk.domain.roles import Role
 from doctordesk.screens.viewing import Viewing
-from doctordesk.services.admin import audit_screen as audit
+from doctordesk.services.admin import audit_screen, sign_in_screen, users_screen
 from doctordesk.services.admin import hours_screen as hours
-from doctordesk.services.admin import sign_in_screen
-from doctordesk.services.admin import users_screen as screens
 from doctordesk.web.deps import SCREEN_HEADERS, FormDep, ScreenRequest, ScreenRequestDep
 from doctordesk.web.params import STRICT_ID
 from doctordesk.web.responses import SUBMIT_RESPONSES
@@ -40,7 +38,7 @@ def _passwords(request: Request) -> Passwords:
 
 
 def _users(screen: ScreenRequest, role: RoleName | None, after: int | None) -> Viewing:
-    return screens.users_list(
+    return users_screen.users_list(
         screen.rt, screen.actor, role=Role(role) if role else None, after=after, layout=screen.layout,
         client_id=screen.client_id,
     )  # fmt: skip
@@ -63,11 +61,11 @@ screen_routes(
 @router.patch("/users/filter", responses=SUBMIT_RESPONSES)
 async def users_filter(screen: ScreenRequestDep, form: FormDep) -> dict[str, Any]:
     """Another role chosen (``role``, empty for all): navigates to that list."""
-    return screens.filter_users(screen.rt, screen.actor, form).to_json()
+    return users_screen.filter_users(screen.rt, screen.actor, form).to_json()
 
 
 def _new(screen: ScreenRequest) -> Viewing:
-    return screen.viewing(screens.new_user)
+    return screen.viewing(users_screen.new_user)
 
 
 screen_routes(
@@ -83,12 +81,12 @@ screen_routes(
 async def create_user(screen: ScreenRequestDep, request: Request, form: FormDep) -> dict[str, Any]:
     """Create a user (``role``, ``username``, ``display_name``, optional ``password``; doctors: ``specialty``,
     ``timezone``, ``can_prescribe``, ``chat_enabled``). A generated password is shown on the answer only."""
-    update = await screens.create_user(screen.rt, _passwords(request), screen.actor, form, state=screen.state)
+    update = await users_screen.create_user(screen.rt, _passwords(request), screen.actor, form, state=screen.state)
     return update.to_json()
 
 
 def _user(screen: ScreenRequest, user_id: int) -> Viewing:
-    return screen.viewing(screens.user_page, user_id)
+    return screen.viewing(users_screen.user_page, user_id)
 
 
 screen_routes(
@@ -106,26 +104,26 @@ screen_routes(
 )
 async def save_user(screen: ScreenRequestDep, user_id: UserId, form: FormDep) -> dict[str, Any]:
     """Save the profile form."""
-    return await screen.submit(screens.save_user, user_id, form, page=_user(screen, user_id))
+    return await screen.submit(users_screen.save_user, user_id, form, page=_user(screen, user_id))
 
 
 @router.post("/users/{user_id}/deactivate", responses=SUBMIT_RESPONSES)
 async def deactivate_user(screen: ScreenRequestDep, user_id: UserId) -> dict[str, Any]:
     """Deactivate: the user's tokens stop working and their streams close, on every instance."""
-    return await screen.submit(screens.set_active, user_id, active=False, page=_user(screen, user_id))
+    return await screen.submit(users_screen.set_active, user_id, active=False, page=_user(screen, user_id))
 
 
 @router.post("/users/{user_id}/reactivate", responses=SUBMIT_RESPONSES)
 async def reactivate_user(screen: ScreenRequestDep, user_id: UserId) -> dict[str, Any]:
     """Reactivate a deactivated user."""
-    return await screen.submit(screens.set_active, user_id, active=True, page=_user(screen, user_id))
+    return await screen.submit(users_screen.set_active, user_id, active=True, page=_user(screen, user_id))
 
 
 @router.post("/users/{user_id}/password", responses=SUBMIT_RESPONSES)
 async def reset_password(screen: ScreenRequestDep, request: Request, user_id: UserId) -> dict[str, Any]:
     """A new generated password, shown on this answer only; the user is signed out everywhere."""
     page = _user(screen, user_id)
-    update = await screens.reset_password(
+    update = await users_screen.reset_password(
         screen.rt, _passwords(request), screen.actor, user_id, page=page, state=screen.state
     )
     return update.to_json()
@@ -134,14 +132,14 @@ async def reset_password(screen: ScreenRequestDep, request: Request, user_id: Us
 @router.post("/users/{user_id}/password-link", responses=SUBMIT_RESPONSES)
 async def password_link(screen: ScreenRequestDep, request: Request, user_id: UserId) -> dict[str, Any]:
     """A one-time link through which the user sets their own password, shown on this answer only."""
-    return await screen.submit(screens.password_link, user_id, str(request.base_url), page=_user(screen, user_id))
+    return await screen.submit(users_screen.password_link, user_id, str(request.base_url), page=_user(screen, user_id))
 
 
 # --- locations -------------------------------------------------------------------------------------------------
 
 
 def _locations(screen: ScreenRequest) -> Viewing:
-    return screen.viewing(screens.locations)
+    return screen.viewing(users_screen.locations)
 
 
 screen_routes(
@@ -158,7 +156,7 @@ screen_routes(
 )
 async def create_location(screen: ScreenRequestDep, form: FormDep) -> dict[str, Any]:
     """Add a location (``name``, ``timezone``, optional ``address``)."""
-    return await screen.submit(screens.save_location, None, form, page=_locations(screen))
+    return await screen.submit(users_screen.save_location, None, form, page=_locations(screen))
 
 
 @router.post(
@@ -168,7 +166,7 @@ async def create_location(screen: ScreenRequestDep, form: FormDep) -> dict[str, 
 )
 async def save_location(screen: ScreenRequestDep, location_id: LocationId, form: FormDep) -> dict[str, Any]:
     """Save a location's name, address or time zone."""
-    return await screen.submit(screens.save_location, location_id, form, page=_locations(screen))
+    return await screen.submit(users_screen.save_location, location_id, form, page=_locations(screen))
 
 
 # --- work hours ------------------------------------------------------------------------------------------------
@@ -235,7 +233,7 @@ Cursor = Annotated[str | None, Query(max_length=MAX_CURSOR_CHARS, description="W
 
 def _audit(screen: ScreenRequest, f: AuditFilter, cursor: str | None) -> Viewing:
     after = decode_cursor(cursor) if cursor is not None else None
-    return screen.viewing(audit.audit_screen, f, after=after, cursor=cursor)
+    return screen.viewing(audit_screen.audit_screen, f, after=after, cursor=cursor)
 
 
 screen_routes(
@@ -251,7 +249,7 @@ screen_routes(
 @router.patch("/audit/filter", responses=SUBMIT_RESPONSES, openapi_extra=forms.AUDIT_FILTER_BODY)
 async def audit_filter_form(screen: ScreenRequestDep, form: FormDep) -> dict[str, Any]:
     """The filter form (``actor``, ``appointment``, ``action``, ``from`` and ``to`` days): navigates to it."""
-    return audit.apply_filters(screen.rt, screen.actor, form).to_json()
+    return audit_screen.apply_filters(screen.rt, screen.actor, form).to_json()
 
 
 # --- signing in --------------------------------------------------------------------------------------------------

@@ -78,19 +78,19 @@ class AppIn(StrictBody):
     )
 
 
-def app_json(c: ClientInfo) -> dict[str, Any]:
+def app_json(client: ClientInfo) -> dict[str, Any]:
     return {
-        "id": c.id,
-        "client_id": c.client_id,
-        "name": c.name,
-        "kind": c.kind.value,
-        "redirect_uris": list(c.redirect_uris),
-        "allowed_scopes": list(c.allowed_scopes),
-        "active": c.active,
-        "created_at": c.created_at.isoformat(),
-        "jwks_uri": c.jwks_uri,
-        "key_ids": list(c.key_ids),
-        "launch_url": c.launch_url,
+        "id": client.id,
+        "client_id": client.client_id,
+        "name": client.name,
+        "kind": client.kind.value,
+        "redirect_uris": list(client.redirect_uris),
+        "allowed_scopes": list(client.allowed_scopes),
+        "active": client.active,
+        "created_at": client.created_at.isoformat(),
+        "jwks_uri": client.jwks_uri,
+        "key_ids": list(client.key_ids),
+        "launch_url": client.launch_url,
     }
 
 

@@ -108,9 +108,9 @@ class PatientUpdate(Strict):
     )
 
 
-def user_json(v: UserView) -> dict[str, Any]:
-    data = asdict(v)
-    data["created_at"] = v.created_at.isoformat()
+def user_json(user: UserView) -> dict[str, Any]:
+    data = asdict(user)
+    data["created_at"] = user.created_at.isoformat()
     return data
 
 

@@ -81,40 +81,40 @@ def _time(value: datetime | None) -> str | None:
     return value.isoformat().replace("+00:00", "Z") if value is not None else None
 
 
-def endpoint_json(v: EndpointView) -> dict[str, Any]:
+def endpoint_json(endpoint: EndpointView) -> dict[str, Any]:
     return {
-        "id": v.id,
-        "url": v.url,
-        "description": v.description,
-        "event_types": list(v.event_types),
-        "include_content": v.include_content,
-        "enabled": v.enabled,
-        "disabled_at": _time(v.disabled_at),
-        "disabled_reason": stored(v.disabled_reason),
-        "failing_since": _time(v.failing_since),
-        "created_at": _time(v.created_at),
-        "updated_at": _time(v.updated_at),
+        "id": endpoint.id,
+        "url": endpoint.url,
+        "description": endpoint.description,
+        "event_types": list(endpoint.event_types),
+        "include_content": endpoint.include_content,
+        "enabled": endpoint.enabled,
+        "disabled_at": _time(endpoint.disabled_at),
+        "disabled_reason": stored(endpoint.disabled_reason),
+        "failing_since": _time(endpoint.failing_since),
+        "created_at": _time(endpoint.created_at),
+        "updated_at": _time(endpoint.updated_at),
     }
 
 
-def delivery_json(v: DeliveryView, *, payload: bool = False) -> dict[str, Any]:
+def delivery_json(delivery: DeliveryView, *, payload: bool = False) -> dict[str, Any]:
     body: dict[str, Any] = {
-        "id": v.id,
-        "webhook_id": v.message_id,
-        "endpoint_id": v.endpoint_id,
-        "event_type": v.event_type,
-        "created_at": _time(v.created_at),
-        "status": v.status,
-        "attempts": v.attempts,
-        "next_attempt_at": _time(v.next_attempt_at),
-        "delivered_at": _time(v.delivered_at),
-        "last_attempt_at": _time(v.last_attempt_at),
-        "last_status_code": v.last_status_code,
-        "last_error": v.last_error,
-        "replays": v.replays,
+        "id": delivery.id,
+        "webhook_id": delivery.message_id,
+        "endpoint_id": delivery.endpoint_id,
+        "event_type": delivery.event_type,
+        "created_at": _time(delivery.created_at),
+        "status": delivery.status,
+        "attempts": delivery.attempts,
+        "next_attempt_at": _time(delivery.next_attempt_at),
+        "delivered_at": _time(delivery.delivered_at),
+        "last_attempt_at": _time(delivery.last_attempt_at),
+        "last_status_code": delivery.last_status_code,
+        "last_error": delivery.last_error,
+        "replays": delivery.replays,
     }
     if payload:
-        body["payload"] = v.payload
+        body["payload"] = delivery.payload
     return body
 
 

@@ -15,7 +15,7 @@ from fastapi.responses import FileResponse, JSONResponse
 
 from doctordesk.domain.errors import NotFound
 from doctordesk.domain.fhir import bulk as bulk_rules
-from doctordesk.domain.fhir import mapping as fhir
+from doctordesk.domain.fhir import mapping as fhir_mapping
 from doctordesk.domain.fhir.bulk import JobStatus, Level
 from doctordesk.domain.texts import N_, Text
 from doctordesk.i18n import _
@@ -47,7 +47,7 @@ def _base(request: Request) -> str:
 
 
 def _group_id(raw: str) -> int:
-    row_id = fhir.parse_logical_id(raw)
+    row_id = fhir_mapping.parse_logical_id(raw)
     if row_id is None:
         raise NotFound(N_("Group not found."))
     return row_id
@@ -67,7 +67,7 @@ async def _kick_off(
     )
     status_url = f"{_base(request)}/{STATUS_PATH}/{public_id}"
     message = _(Text("The export is queued; its status is at {url}.", url=status_url))
-    body = fhir.outcome([{"severity": "information", "code": "informational", "details": {"text": message}}])
+    body = fhir_mapping.outcome([{"severity": "information", "code": "informational", "details": {"text": message}}])
     return FhirResponse(body, status_code=202, headers={"Content-Location": status_url})
 
 
@@ -117,7 +117,7 @@ async def export_status(rt: RuntimeDep, caller: FhirCallerDep, request: Request,
         return Response(status_code=202, headers=headers)
     if job.status is JobStatus.ERROR:
         text = _(Text("The export failed: {error}", error=job.error or ""))
-        body = fhir.outcome([{"severity": "error", "code": "exception", "details": {"text": text}}])
+        body = fhir_mapping.outcome([{"severity": "error", "code": "exception", "details": {"text": text}}])
         return FhirResponse(body, status_code=500)
     headers = {"Expires": _http_date(job.expires_at)} if job.expires_at else {}
     status_url = f"{_base(request)}/{STATUS_PATH}/{job.public_id}"
@@ -129,7 +129,7 @@ async def cancel_export(rt: RuntimeDep, caller: FhirCallerDep, job_id: str) -> F
     """Cancel an export (running or complete): its files are deleted and its status URL is 404 from now on."""
     await jobs.cancel(rt, caller, job_id)
     message = _(N_("The export is cancelled and its files are deleted."))
-    body = fhir.outcome([{"severity": "information", "code": "informational", "details": {"text": message}}])
+    body = fhir_mapping.outcome([{"severity": "information", "code": "informational", "details": {"text": message}}])
     return FhirResponse(body, status_code=202)
 
 

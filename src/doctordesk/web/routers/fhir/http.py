@@ -16,7 +16,7 @@ from fastapi.routing import APIRoute
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from doctordesk.domain import errors as e
-from doctordesk.domain.fhir import mapping as fhir
+from doctordesk.domain.fhir import mapping as fhir_mapping
 from doctordesk.domain.fhir.errors import Gone, NotSupported, Unprocessable, VersionMismatch
 from doctordesk.domain.texts import N_, Text
 from doctordesk.i18n import _
@@ -38,7 +38,7 @@ STATUS: dict[type[e.DomainError], int] = {
 
 
 class FhirResponse(Response):
-    media_type = fhir.MEDIA_TYPE
+    media_type = fhir_mapping.MEDIA_TYPE
 
     def render(self, content: Any) -> bytes:
         return json.dumps(content, ensure_ascii=False, separators=(",", ":")).encode()
@@ -91,7 +91,7 @@ def fhir_body(resource_type: str) -> dict[str, Any]:
         "properties": {"resourceType": {"const": resource_type}},
         "required": ["resourceType"],
     }
-    return {"requestBody": {"required": True, "content": {fhir.MEDIA_TYPE: {"schema": schema}}}}
+    return {"requestBody": {"required": True, "content": {fhir_mapping.MEDIA_TYPE: {"schema": schema}}}}
 
 
 def fhir_responses(
@@ -100,17 +100,17 @@ def fhir_responses(
     """The responses a FHIR operation documents in /openapi.json: its resource as ``application/fhir+json`` and
     every error as an OperationOutcome. ``any_file``: the 200 may also be a file of any type (Binary);
     ``gone``: the resource may have been deleted (410)."""
-    ok: dict[str, Any] = {fhir.MEDIA_TYPE: {"schema": _RESOURCE}}
+    ok: dict[str, Any] = {fhir_mapping.MEDIA_TYPE: {"schema": _RESOURCE}}
     if any_file:
         ok["*/*"] = {"schema": {"type": "string", "format": "binary"}}
     docs: dict[int | str, dict[str, Any]] = {200: {"description": "the resource or Bundle", "content": ok}}
     if created:
-        docs[201] = {"description": "created", "content": {fhir.MEDIA_TYPE: {"schema": _RESOURCE}}}
+        docs[201] = {"description": "created", "content": {fhir_mapping.MEDIA_TYPE: {"schema": _RESOURCE}}}
     errors = dict(_ERROR_STATUSES)
     if gone:
         errors[410] = "the resource was deleted"
     for status, description in sorted(errors.items()):
-        docs[status] = {"description": description, "content": {fhir.MEDIA_TYPE: {"schema": _OUTCOME}}}
+        docs[status] = {"description": description, "content": {fhir_mapping.MEDIA_TYPE: {"schema": _OUTCOME}}}
     return docs
 
 
@@ -130,7 +130,7 @@ def error_response(error: e.DomainError, *, resource_type: str | None = None) ->
             headers["Allow"] = ", ".join(error.allow)
     # Every text in the reader's language: the rules' and the FHIR layer's own (docs/fhir.md#errors).
     fields = {name: _(text) for name, text in error.fields.items()}
-    body = fhir.error_outcome(error.code, _(error.message), fields, resource_type=resource_type)
+    body = fhir_mapping.error_outcome(error.code, _(error.message), fields, resource_type=resource_type)
     if error.retry_after:
         headers["Retry-After"] = str(error.retry_after)
     if status == 401:
@@ -166,7 +166,7 @@ def outcome_for(request: Request, exc: Exception) -> FhirResponse:
         log.warning("database busy or unavailable: %s", exc)
         return error_response(e.ServiceBusy(retry_after=1))
     log_unexpected(exc, "unexpected error in the FHIR interface")
-    body = fhir.outcome([fhir.issue("INTERNAL_ERROR", _("Something went wrong on our side."))])
+    body = fhir_mapping.outcome([fhir_mapping.issue("INTERNAL_ERROR", _("Something went wrong on our side."))])
     return FhirResponse(body, status_code=500)
 
 
@@ -187,7 +187,7 @@ class FhirRoute(APIRoute):
 
 
 # What an ``Accept`` header may name for a FHIR answer (JSON only; XML and other types are 406).
-_JSON_TYPES = frozenset({fhir.MEDIA_TYPE, "application/json", "application/*", "*/*", "application/json+fhir"})
+_JSON_TYPES = frozenset({fhir_mapping.MEDIA_TYPE, "application/json", "application/*", "*/*", "application/json+fhir"})
 
 
 def _acceptable(request: Request) -> None:
@@ -205,9 +205,9 @@ def _acceptable(request: Request) -> None:
         if kind.strip().lower() in _JSON_TYPES and not refused:
             return
     raise NotSupported(
-        Text("Only {media_type} is served.", media_type=fhir.MEDIA_TYPE),
+        Text("Only {media_type} is served.", media_type=fhir_mapping.MEDIA_TYPE),
         status=406,
-        fields={"Accept": Text("Accept {media_type}.", media_type=fhir.MEDIA_TYPE)},
+        fields={"Accept": Text("Accept {media_type}.", media_type=fhir_mapping.MEDIA_TYPE)},
     )
 
 
@@ -216,19 +216,19 @@ async def json_body(request: Request, resource_type: str) -> dict[str, Any]:
     ``MAX_BODY_BYTES``, an object of ``resource_type``. ValidationFailed (400) for anything else; nothing has been
     written when this refuses."""
     kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if kind not in (fhir.MEDIA_TYPE, "application/json"):
-        raise NotSupported(Text("Send the resource as {media_type}.", media_type=fhir.MEDIA_TYPE), status=415)
+    if kind not in (fhir_mapping.MEDIA_TYPE, "application/json"):
+        raise NotSupported(Text("Send the resource as {media_type}.", media_type=fhir_mapping.MEDIA_TYPE), status=415)
     declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > fhir.MAX_BODY_BYTES:
+    if declared.isdigit() and int(declared) > fhir_mapping.MAX_BODY_BYTES:
         raise e.PayloadTooLarge(
-            Text("A resource may have at most {max_body_bytes} bytes.", max_body_bytes=fhir.MAX_BODY_BYTES)
+            Text("A resource may have at most {max_body_bytes} bytes.", max_body_bytes=fhir_mapping.MAX_BODY_BYTES)
         )
     raw = b""
     async for chunk in request.stream():
         raw += chunk
-        if len(raw) > fhir.MAX_BODY_BYTES:
+        if len(raw) > fhir_mapping.MAX_BODY_BYTES:
             raise e.PayloadTooLarge(
-                Text("A resource may have at most {max_body_bytes} bytes.", max_body_bytes=fhir.MAX_BODY_BYTES)
+                Text("A resource may have at most {max_body_bytes} bytes.", max_body_bytes=fhir_mapping.MAX_BODY_BYTES)
             )
     try:
         body = json.loads(raw)

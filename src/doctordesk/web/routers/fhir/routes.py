@@ -12,7 +12,7 @@ from fastapi import APIRouter, Header, Request, Response
 
 from doctordesk import __version__
 from doctordesk.domain.errors import NotFound
-from doctordesk.domain.fhir import mapping as fhir
+from doctordesk.domain.fhir import mapping as fhir_mapping
 from doctordesk.domain.fhir import subscriptions as subscription_rules
 from doctordesk.domain.fhir.errors import NotSupported
 from doctordesk.domain.files.attachments import content_disposition
@@ -74,7 +74,7 @@ def _search(request: Request, resource_type: str, prefer: str | None) -> Search:
 
 
 def _id(raw: str, resource_type: str) -> int:
-    row_id = fhir.parse_logical_id(raw)
+    row_id = fhir_mapping.parse_logical_id(raw)
     if row_id is None:
         raise NotFound(Text("{resource_type} not found.", resource_type=resource_type))
     return row_id
@@ -299,7 +299,7 @@ async def subscription_deliveries(
     unknown = sorted({k for k, _ in request.query_params.multi_items()} - {"_count", "_format"})
     if unknown:
         raise NotSupported(fields=dict.fromkeys(unknown, N_("Only _count is taken here.")))
-    count = fhir.count(request.query_params.getlist("_count"))
+    count = fhir_mapping.count(request.query_params.getlist("_count"))
     return FhirResponse(await fhir_deliveries.deliveries(rt, caller, row_id, count))
 
 
@@ -328,7 +328,7 @@ async def delete_subscription(rt: RuntimeDep, caller: FhirCallerDep, subscriptio
     await fhir_subscriptions.delete(rt, caller, row_id)
     message = _(Text("Subscription {id} is deleted.", id=row_id))
     return FhirResponse(
-        fhir.outcome([{"severity": "information", "code": "informational", "details": {"text": message}}])
+        fhir_mapping.outcome([{"severity": "information", "code": "informational", "details": {"text": message}}])
     )
 
 
@@ -436,7 +436,7 @@ async def read_binary(rt: RuntimeDep, caller: FhirCallerDep, request: Request, a
     client asks for ``application/fhir+json`` (then a Binary resource with the data in base64)."""
     resource, file = await fhir_chat.binary(rt, caller, _id(attachment_id, "Binary"))
     private = {"Cache-Control": "private, no-store", "X-Content-Type-Options": "nosniff"}
-    if fhir.MEDIA_TYPE in request.headers.get("accept", ""):
+    if fhir_mapping.MEDIA_TYPE in request.headers.get("accept", ""):
         return FhirResponse(resource, headers=private)
     headers = {**private, "Content-Disposition": content_disposition(file.filename)}
     return Response(file.data, media_type=file.mime, headers=headers)

@@ -24,18 +24,22 @@ router = APIRouter(prefix="/api", tags=["read API"])
 StatusFilter = Literal["requested", "approved", "pending-response", "declined", "canceled", "completed", "no-show"]
 
 
-def appointment_json(v: AppointmentView) -> dict[str, Any]:
+def appointment_json(appointment: AppointmentView) -> dict[str, Any]:
     return {
-        "id": v.id,
-        "status": {"code": int(v.status), "name": v.status.public_name},
-        "start": v.local_start.isoformat(),
-        "duration_minutes": v.duration_minutes,
-        "doctor": {"id": v.doctor.id, "name": v.doctor.name},
-        "location": {"id": v.location.id, "name": v.location.name, "timezone": v.location.timezone},
-        "patient": {"id": v.patient.id, "name": v.patient.name},
-        "service": v.service,
-        "chat_enabled": v.chat_enabled,
-        "version": v.version,
+        "id": appointment.id,
+        "status": {"code": int(appointment.status), "name": appointment.status.public_name},
+        "start": appointment.local_start.isoformat(),
+        "duration_minutes": appointment.duration_minutes,
+        "doctor": {"id": appointment.doctor.id, "name": appointment.doctor.name},
+        "location": {
+            "id": appointment.location.id,
+            "name": appointment.location.name,
+            "timezone": appointment.location.timezone,
+        },
+        "patient": {"id": appointment.patient.id, "name": appointment.patient.name},
+        "service": appointment.service,
+        "chat_enabled": appointment.chat_enabled,
+        "version": appointment.version,
     }
 
 

@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from email.message import EmailMessage
 from email.policy import SMTP
 from email.utils import format_datetime, formataddr
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from icalendar import Calendar, Event, vCalAddress, vText
@@ -24,6 +25,7 @@ from doctordesk import i18n
 from doctordesk.domain.mail import notices
 from doctordesk.domain.mail.notices import MailKind, Method
 from doctordesk.domain.texts import Moment, Text
+from doctordesk.store.tables import Appointment, Location
 
 PRODID = "-//doctordesk//patient mail//EN"
 
@@ -53,6 +55,37 @@ class MailFacts:
     about: str | None = None
     # The recipient's name when the mail is not the patient's own (a doctor's staff mail).
     recipient_name: str | None = None
+
+
+def appointment_facts(
+    appointment: Appointment,
+    location: Location,
+    *,
+    patient_name: str,
+    doctor_name: str,
+    recipient: str,
+    language: str | None,
+    **rest: Any,
+) -> MailFacts:
+    """The facts of a mail about ``appointment`` at its ``location``, to
+    ``recipient`` in ``language`` (the default language when unknown); ``rest``: the kind's own fields (a reason,
+    links, the recipient's name)."""
+    return MailFacts(
+        appointment_id=appointment.id,
+        patient_id=appointment.patient_id,
+        version=appointment.version,
+        patient_name=patient_name,
+        recipient=recipient,
+        language=language or i18n.DEFAULT,
+        doctor_name=doctor_name,
+        location_name=location.name,
+        location_address=location.address,
+        timezone=location.timezone,
+        start=appointment.start_at,
+        duration_minutes=appointment.duration_minutes,
+        service=appointment.service,
+        **rest,
+    )
 
 
 def sender_domain(sender: str) -> str:

@@ -26,7 +26,7 @@ from doctordesk.domain.scheduling.booking import VISIT_MINUTES
 from doctordesk.domain.texts import Text, to_json
 from doctordesk.i18n import DEFAULT
 from doctordesk.realtime.lease import lease_due
-from doctordesk.services.mail.compose import MailFacts, compose
+from doctordesk.services.mail.compose import MailFacts, appointment_facts, compose
 from doctordesk.services.mail.staff import staff_facts
 from doctordesk.services.uow import worker_transaction
 from doctordesk.store.db import Database
@@ -68,20 +68,13 @@ async def _facts(session: AsyncSession, event: DomainEvent) -> MailFacts | None:
         return None  # gone, or the patient has no address: no mail
     a, patient_name, email, language, doctor_name, location = row
     reason = a.decline_reason if event.kind == EventKind.APPOINTMENT_DECLINE else None
-    return MailFacts(
-        appointment_id=a.id,
-        patient_id=a.patient_id,
-        version=a.version,
+    return appointment_facts(
+        a,
+        location,
         patient_name=patient_name,
-        recipient=email,
-        language=language or DEFAULT,
         doctor_name=doctor_name,
-        location_name=location.name,
-        location_address=location.address,
-        timezone=location.timezone,
-        start=a.start_at,
-        duration_minutes=a.duration_minutes,
-        service=a.service,
+        recipient=email,
+        language=language,
         reason=reason,
         links=tuple((str(words), str(url)) for words, url in event.data.get("links", ())),
     )

@@ -9,8 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.events import DomainEvent
 from doctordesk.domain.mail.notices import STAFF_KINDS, MailKind
-from doctordesk.i18n import DEFAULT
-from doctordesk.services.mail.compose import MailFacts
+from doctordesk.services.mail.compose import MailFacts, appointment_facts
 from doctordesk.store.mail_tables import StaffMailSetting
 from doctordesk.store.tables import Appointment, Location, Patient, User
 
@@ -35,19 +34,12 @@ async def staff_facts(session: AsyncSession, event: DomainEvent, kind: MailKind)
     if row is None or not row[2]:
         return None
     a, patient_name, email, language, doctor_name, location = row
-    return MailFacts(
-        appointment_id=a.id,
-        patient_id=a.patient_id,
-        version=a.version,
+    return appointment_facts(
+        a,
+        location,
         patient_name=patient_name,
-        recipient=str(email),
-        language=language or DEFAULT,
         doctor_name=doctor_name,
-        location_name=location.name,
-        location_address=location.address,
-        timezone=location.timezone,
-        start=a.start_at,
-        duration_minutes=a.duration_minutes,
-        service=a.service,
+        recipient=str(email),
+        language=language,
         recipient_name=doctor_name,
     )

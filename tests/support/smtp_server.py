@@ -21,6 +21,7 @@ class Mailbox:
 
     def __init__(self) -> None:
         self.received: list[bytes] = []
+        self.greetings: list[str] = []  # the name each sender gave with EHLO or HELO, per message accepted
         self.rcpt_answers: list[str] = []  # answered in turn to RCPT TO, then "250 OK"
         self.data_answers: list[str] = []  # answered in turn to DATA, then "250 OK"
         self.hold_after: int | None = None  # content past this many is kept but never answered
@@ -38,6 +39,7 @@ class Mailbox:
             return self.data_answers.pop(0)
         with self._lock:
             self.received.append(envelope.original_content or envelope.content)
+            self.greetings.append(session.host_name)
             held = self.hold_after is not None and len(self.received) > self.hold_after
         if held:
             await asyncio.get_running_loop().run_in_executor(None, self.released.wait)
@@ -53,7 +55,9 @@ class SmtpServer:
     def __init__(self) -> None:
         self.mailbox = Mailbox()
         self.port = free_port()
-        self._controller = Controller(self.mailbox, hostname="127.0.0.1", port=self.port)
+        # A name of its own: without one, aiosmtpd asks the resolver for the machine's name (``socket.getfqdn``) on
+        # its loop for every connection, which took seconds here, past the sender's wait for the greeting.
+        self._controller = Controller(self.mailbox, hostname="127.0.0.1", port=self.port, server_hostname="relay.test")
 
     @property
     def url(self) -> str:

@@ -276,5 +276,5 @@ async def cancel(rt: Runtime, actor: Actor, appointment_id: int) -> UpdateSet:
         state="",
         timeout=rt.settings.poll_list_seconds,
         navigate=review_approve.LIST_ENDPOINT,
-        notice={"level": "info", "text": N_("Changes discarded.")},
+        notice={"level": "info", "text": _("Changes discarded.")},
     )

@@ -29,6 +29,11 @@ log = logging.getLogger(__name__)
 Callback = Callable[[Change], Awaitable[None] | None]
 Confirm = Callable[[str], bool]
 
+# A user's action answered 503 SERVICE_BUSY changed nothing: it is sent again after its Retry-After (at most
+# BUSY_WAIT_MAX seconds), this many times, before ``ServiceBusy`` reaches the caller (docs/protocol.md#busy).
+ACTION_BUSY_RETRIES = 2
+BUSY_WAIT_MAX = 5.0
+
 
 class ElementDisabled(ClientError):
     """The element is disabled (or has no action): the screen does not offer this now."""
@@ -90,7 +95,8 @@ class Screen(PageInputs):
         confirmation, ``confirm(question)`` decides (no callback: confirmed); a refusal sends nothing and returns
         None. Disabled elements raise ``ElementDisabled`` unless ``force``, and so does an element whose
         ``props.requires_one_of`` inputs are all empty (Send with no text and no file: no request is sent). Error
-        answers raise ``ApiError``.
+        answers raise ``ApiError``; a busy answer (503 SERVICE_BUSY) is first sent again after its Retry-After,
+        twice at most, as the web client does.
         """
         target = self.element(element_id)
         action = target.get("action")
@@ -108,10 +114,25 @@ class Screen(PageInputs):
         if method == "PUT":
             return await self.navigate(endpoint, trigger="action")
         data, files = forms.collect(self.elements, action.get("form"), self._files)
-        change = await self._exchange(method, endpoint, data=data, files=files, trigger="action")
+        change = await self._send_action(method, endpoint, data, files)
         for name in files:
             self._files.pop(name, None)
         return change
+
+    async def _send_action(
+        self, method: str, endpoint: str, data: dict[str, str], files: forms.FormFiles
+    ) -> Change | None:
+        retries_left = ACTION_BUSY_RETRIES
+        while True:
+            try:
+                return await self._exchange(method, endpoint, data=data, files=files, trigger="action")
+            except ServiceBusy as exc:
+                if retries_left == 0:
+                    raise
+                retries_left -= 1
+                wait = min(exc.retry_after or 1.0, BUSY_WAIT_MAX)
+                log.info("%s %s: service busy, sent again in %g s", method, endpoint, wait)
+                await asyncio.sleep(wait)
 
     async def patch(self, endpoint: str | None = None) -> Change | None:
         """PATCH ``endpoint`` (default: the poll endpoint) and apply the answer; the poll timer is left alone

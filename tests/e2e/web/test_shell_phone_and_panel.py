@@ -1,4 +1,4 @@
-"""The shell's details for daily use (issue 40): the phone's top bar says who is signed in and the connection
+"""The shell's details for daily use: the phone's top bar says who is signed in and the connection
 state in words; toasts on a phone come one at a time and never cover the list; the chat panel opens again after a
 reload where it was, with its draft; in English and in German."""
 

@@ -381,7 +381,7 @@ class Shell {
     toast.dataset.tone = notice.level || "info";
     toast.setAttribute("role", notice.level === "error" ? "alert" : "status");
     toast.textContent = notice.text;
-    // On a phone one toast at a time, in the top bar's own line: it never covers the list (issue 40).
+    // On a phone one toast at a time, in the top bar's own line: it never covers the list.
     if (api.layout() === "mobile") $("toasts").replaceChildren(toast);
     else $("toasts").append(toast);
     setTimeout(() => toast.remove(), 6000);

@@ -52,6 +52,13 @@ class JobStatus(StrEnum):
     CANCELLED = "cancelled"
 
 
+def transaction_time(kicked_off: datetime) -> datetime:
+    """A job's transaction time: the kick-off's time to the whole second, as the manifest states it
+    (``transactionTime``). The job writes what changed up to it and a next export asks ``_since=<it>`` (changed
+    after it), so a change in the kick-off's own second before the kick-off is in the next export, not in both."""
+    return kicked_off.replace(microsecond=0)
+
+
 @dataclass(frozen=True, slots=True)
 class ExportRequest:
     """A kick-off's parameters, checked: the types to write (in the level's order) and the ``_since`` instant."""

@@ -106,7 +106,7 @@ async def kick_off(
                 types=",".join(asked.types),
                 since=asked.since,
                 request=request_url[:2000],
-                transaction_time=transaction_time(now),
+                transaction_time=transaction_time(now, settle_seconds=rt.settings.bulk_settle_seconds),
                 created_at=now,
                 status=JobStatus.PENDING.value,
                 attempts=0,

@@ -172,10 +172,14 @@ def settle(page: Any) -> None:
     page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
 
 
-def axe_violations(page: Any) -> list[dict[str, Any]]:
-    """axe-core's violations on the page once it has settled. axe is put into a document once (the app changes
+def axe_violations(page: Any, *, while_busy: bool = False) -> list[dict[str, Any]]:
+    """axe-core's violations on the page once it has settled (``while_busy``: as it stands, a request still
+    running, e.g. behind a dialog that asks something first). axe is put into a document once (the app changes
     screens without loading another document): the script is 570 kB that chromium parsed again at every check."""
-    settle(page)
+    if while_busy:
+        page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+    else:
+        settle(page)
     if not page.evaluate("() => typeof window.axe === 'object'"):
         page.evaluate(AXE_SCRIPT)
     violations: list[dict[str, Any]] = page.evaluate(RUN_AXE)

@@ -287,6 +287,9 @@ class CheckedRow:
     line: int
     values: dict[str, Any] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
+    # Optional fields without a default that the row does not carry at all (no such column in the file, no such
+    # key in the object): a record already stored keeps its value (an empty cell clears it).
+    absent: set[str] = field(default_factory=set)
 
     @property
     def external_id(self) -> str:
@@ -322,6 +325,8 @@ def check_row(kind: Kind, line: int, raw: Mapping[str, RawValue | None]) -> Chec
                 row.problems.append(Problem(name, N_("required")))
             else:
                 row.values[name] = spec.default
+                if name not in raw and spec.default is None:
+                    row.absent.add(name)
             continue
         try:
             row.values[name] = spec.parse(value)

@@ -285,7 +285,9 @@ class _Run:
             stored = existing.get(row.external_id)
             if stored is None:
                 created.append({**want, **(on_create or {}), "external_id": row.external_id})
-            elif any(not _same(stored[column], value) for column, value in want.items()):
+                continue
+            want = {column: value for column, value in want.items() if column not in row.absent}  # kept as stored
+            if any(not _same(stored[column], value) for column, value in want.items()):
                 extra = on_update(stored) if on_update else {}
                 changed.append((stored, {**want, **extra, "id": stored["id"]}))
             else:

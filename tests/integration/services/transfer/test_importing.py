@@ -272,6 +272,29 @@ async def test_a_patients_email_address_is_imported_and_a_wrong_one_is_a_bad_row
     assert [tuple(r) for r in stored] == [("P-1", "maria@example.org")]
 
 
+async def test_a_file_without_a_column_keeps_what_is_stored_and_an_empty_cell_clears_it(db, tmp_path):
+    first = "external_id,name,birth_date,email\nP-1,Maria Schmidt,1980-04-02,maria@example.org\n"
+    first += "P-2,Jonas Weber,1975-01-20,jonas@example.org\n"
+    await run(db, write(tmp_path, "patients.csv", first))
+    # A list from another system, without addresses or birth dates: names change, the rest is kept.
+    renamed = write(tmp_path, "renamed.csv", "external_id,name\nP-1,Maria Schmidt-Braun\nP-2,Jonas Weber\n")
+    report = await run(db, renamed, kind=Kind.PATIENTS)
+    assert (report.counts[Kind.PATIENTS].updated, report.counts[Kind.PATIENTS].unchanged) == (1, 1)
+    # The column present with an empty cell: that patient's address is cleared on purpose.
+    cleared = write(tmp_path, "cleared.csv", "external_id,name,email\nP-2,Jonas Weber,\n")
+    await run(db, cleared, kind=Kind.PATIENTS)
+    async with db.read() as session:
+        stored = (
+            await session.execute(
+                select(Patient.external_id, Patient.name, Patient.birth_date, Patient.email).order_by(Patient.id)
+            )
+        ).all()
+    assert [tuple(r) for r in stored] == [
+        ("P-1", "Maria Schmidt-Braun", date(1980, 4, 2), "maria@example.org"),
+        ("P-2", "Jonas Weber", date(1975, 1, 20), None),
+    ]
+
+
 async def test_a_reference_to_a_bad_row_of_the_same_file_is_a_bad_row_too(db, tmp_path):
     clinic = json.loads(json.dumps(CLINIC))
     clinic["doctors"][0]["timezone"] = "Berlin"

@@ -123,9 +123,9 @@ _METHOD_PERMISSION = {"POST": "c", "PUT": "u", "PATCH": "u", "DELETE": "d"}
 
 def interaction(method: str, path: str) -> Interaction | None:
     """The interaction a request under ``/fhir`` is (``path`` after ``/fhir/``): reading one resource (its
-    versions, history and operations too) needs ``r``, a search ``s`` (a type-level GET operation too: ``$find``), a create ``c`` (a type's operations too:
-    ``$hold``, ``$book``), an update ``u`` (an operation posted to one resource too: ``$cancel``), a delete
-    ``d``. None for what needs no scope (``metadata``)."""
+    versions, history and operations too) needs ``r``, a search ``s`` (a type-level GET operation too: ``$find``),
+    a create ``c`` (a type's operations too: ``$hold``, ``$book``), an update ``u`` (an operation posted to one
+    resource too: ``$cancel``), a delete ``d``. None for what needs no scope (``metadata``)."""
     parts = [p for p in path.split("/") if p]
     if not parts or parts[0] == "metadata" or parts[0].startswith((".", "$")):
         return None

@@ -295,6 +295,21 @@ async def test_a_file_without_a_column_keeps_what_is_stored_and_an_empty_cell_cl
     ]
 
 
+async def test_a_doctors_time_zone_is_kept_by_a_file_without_the_column(db, tmp_path):
+    await run(db, write(tmp_path, "clinic.json", CLINIC))
+    renamed = {"external_id": "D-1", "username": "dr.berger", "name": "Dr. Anna Berger", "specialty": "GP"}
+    await run(db, write(tmp_path, "doctors.json", {"doctors": [renamed]}))
+    async with db.read() as session:
+        stored = (
+            await session.execute(
+                select(User.display_name, DoctorProfile.timezone)
+                .join(DoctorProfile, DoctorProfile.user_id == User.id)
+                .where(User.external_id == "D-1")
+            )
+        ).one()
+    assert tuple(stored) == ("Dr. Anna Berger", "Europe/Berlin")  # renamed, the zone kept
+
+
 async def test_a_reference_to_a_bad_row_of_the_same_file_is_a_bad_row_too(db, tmp_path):
     clinic = json.loads(json.dumps(CLINIC))
     clinic["doctors"][0]["timezone"] = "Berlin"

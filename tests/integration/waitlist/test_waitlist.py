@@ -52,6 +52,12 @@ async def test_a_patient_joins_and_sees_the_entry_then_leaves(client, login, dem
     page = (await client.put(WAITLIST, headers=patient.headers)).json()
     (entry,) = [e for e in ids(page).values() if e["id"].startswith("entry-") and e["type"] == "Card"]
     assert "Dr. Anna Berger" in entry["label"] and "Berlin Mitte Clinic" in entry["label"]
+    # The last day in the reader's words, as the form's Date shows it, not the wire's YYYY-MM-DD.
+    day = slot.start.astimezone(ZoneInfo("Europe/Berlin")).date()
+    number = entry["id"].removeprefix("entry-")
+    assert ids(page)[f"entry-when-{number}"]["value"].endswith(f"until {day:%d %b %Y}")
+    german = (await client.put(WAITLIST, headers={**patient.headers, "Accept-Language": "de"})).json()
+    assert ids(german)[f"entry-when-{number}"]["value"].endswith(f"bis {day.day}. Nov. {day.year}")
     entry_id = int(entry["id"].removeprefix("entry-"))
     left = await client.post(f"{WAITLIST}/{entry_id}/leave", headers=patient.headers)
     assert left.status_code == 200, left.text
@@ -284,8 +290,15 @@ async def test_admins_see_a_doctors_waitlist_in_order_and_others_do_not(client, 
     page = (await client.put(url, headers=admin.headers)).json()
     rows = [e["value"] for e in walk(page["elements"]) if e["id"].endswith("-who")]
     assert rows[0].startswith("1. Maria Schmidt") and rows[1].startswith("2. Emma Clarke")
+    # Moments in the clinic's zone and days in the reader's words, as everywhere in the administration.
+    day = slot.start.astimezone(ZoneInfo("Europe/Berlin")).date()
+    since = [e["value"] for e in walk(page["elements"]) if e["id"].endswith("-since")]
+    assert " CET, until " in since[0] and since[0].endswith(f"until {day:%d %b %Y}"), since
     german = (await client.put(url, headers={**admin.headers, "Accept-Language": "de"})).json()
     assert german["title"] == "Warteliste"
+    seit = [e["value"] for e in walk(german["elements"]) if e["id"].endswith("-since")]
+    assert seit[0].startswith("Wartet seit ") and " MEZ, bis " in seit[0], seit
+    assert seit[0].endswith(f"bis {day.day}. Nov. {day.year}"), seit
     assert (await client.put(url, headers=first.headers)).status_code in (403, 404)
 
 

@@ -59,3 +59,22 @@ def test_the_password_is_never_in_the_relays_text_nor_in_the_start_error(monkeyp
     with pytest.raises(SettingsError) as refused:
         load_settings()
     assert "DOCTORDESK_SMTP_URL" in str(refused.value) and "hunter2" not in str(refused.value)
+
+
+def test_a_relay_needs_a_sender_and_a_sender_must_be_an_address(monkeypatch):
+    monkeypatch.setenv("DOCTORDESK_SMTP_URL", "smtp+starttls://mail.example.org")
+    monkeypatch.delenv("DOCTORDESK_MAIL_FROM", raising=False)
+    with pytest.raises(SettingsError, match="DOCTORDESK_SMTP_URL needs DOCTORDESK_MAIL_FROM"):
+        load_settings()
+    monkeypatch.setenv("DOCTORDESK_MAIL_FROM", "not an address")
+    with pytest.raises(SettingsError, match="DOCTORDESK_MAIL_FROM"):
+        load_settings()
+    monkeypatch.setenv("DOCTORDESK_MAIL_FROM", "praxis@clinic.example")
+    loaded = load_settings()
+    assert (loaded.smtp_url, loaded.mail_from) == ("smtp+starttls://mail.example.org", "praxis@clinic.example")
+
+
+def test_no_relay_needs_no_sender(monkeypatch):
+    monkeypatch.delenv("DOCTORDESK_SMTP_URL", raising=False)
+    monkeypatch.delenv("DOCTORDESK_MAIL_FROM", raising=False)
+    assert load_settings().smtp_url == ""

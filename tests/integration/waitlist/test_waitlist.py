@@ -182,9 +182,14 @@ async def test_all_at_once_offers_everyone_and_the_first_to_accept_wins(client, 
     assert (await run_round(runtime)).offered == 2
     (late,) = await offer_ids(runtime, demo.patients["patient1"])
     (early,) = await offer_ids(runtime, demo.patients["patient5"])
+    events = Events(runtime)
     won = await client.post(f"{WAITLIST}/offers/{early}/accept", headers=second.headers)
     assert won.status_code == 200, won.text
     assert won.json()["navigate"] == "/profile/appointments"
+    # The other is told at once: live on their screens, a notice, and a push (the offer reached their phone too).
+    [gone] = [e for e in events.seen if e.kind == "waitlist.gone"]
+    assert gone.data["offer_id"] == late and gone.notify_user_ids == (first.user["id"],)
+    assert gone.notify_text is not None and "was taken by another patient" in gone.notify_text
     lost = await client.post(f"{WAITLIST}/offers/{late}/accept", headers=first.headers)
     assert_error(lost, 409, "APPOINTMENT_CHANGED")
     assert sorted((p, s) for p, s, _ in await offers(runtime)) == sorted(

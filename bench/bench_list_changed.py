@@ -1,6 +1,6 @@
 """The changed poll of the appointment list, server side: what one poll costs the service when an event on the
 doctor's topic came since the client's page, so the list is rendered again, diffed against the client's page and
-answered (issue 29's open loop: every change re-renders every open list of its doctor).
+answered (the open loop: every change re-renders every open list of its doctor).
 
 Two cases, demo data (doctor1), SQLite and PostgreSQL (``DOCTORDESK_BENCH_POSTGRES_URL``, a database of the
 benchmark's own):
@@ -26,7 +26,7 @@ the table's "hand-offs" column counts the calls handed to a thread per poll, and
 printed.
 
     python -m bench list_changed     (or: make bench BENCH=list_changed)
-Target (issue 29's open loop: ≤ 50 % of one core at 167 changed polls/s): p50 CPU ≤ 2.5 ms per changed poll.
+Target (the open loop: ≤ 50 % of one core at 167 changed polls/s): p50 CPU ≤ 2.5 ms per changed poll.
 """
 
 from __future__ import annotations

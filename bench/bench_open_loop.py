@@ -1,4 +1,4 @@
-"""Open lists at the real cadence, open loop (issue 29): ``LISTS`` appointment lists open at once, each with its own
+"""Open lists at the real cadence, open loop: ``LISTS`` appointment lists open at once, each with its own
 sign-in (token) and client id, each polling every ``INTERVAL`` seconds with the state it got back — on a fixed
 schedule, whether or not the server kept up (a late answer counts from when its poll was due) — while every doctor's
 list changes once a minute (the doctor sends a chat message on one of their appointments: an event on their topic).

@@ -14,7 +14,7 @@ so that no poll of the run outlives its page). Beside them, without a target, th
 pages are older than the screen max age (a second server with a 1 s max age): each is rendered again, as every
 second real poll is at the list's 30 s interval and the default 60 s age.
 
-A third part, "real cadence" (issue 29), runs the service as deployed: default settings (a page holds until an event
+A third part, "real cadence", runs the service as deployed: default settings (a page holds until an event
 or the moment time alone changes it, the max age only a safety net), ``CLIENTS`` distinct clients whose pages are
 older than the old 60 s max age when the load starts and unchanged, against a separate bare FastAPI app in the same
 run, on SQLite and on PostgreSQL. Targets: at least 50 % of the bare app's requests/s, p99 at most twice its p99.

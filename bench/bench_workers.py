@@ -28,7 +28,7 @@ same number of messages (``DOCTORDESK_BENCH_SENDS``) to each, so both servers se
 
     python -m bench workers            (needs DOCTORDESK_BENCH_POSTGRES_URL; SQLite otherwise)
     DOCTORDESK_BENCH_PROFILE=<dir> [DOCTORDESK_BENCH_PYSPY=<py-spy>]: py-spy profiles of extra rounds, not counted
-Targets (issue 29): two workers ≥ 1.6 × one worker's unchanged polls/s and ≥ 1.5 × its chat sends/s (``shared``,
+Targets: two workers ≥ 1.6 × one worker's unchanged polls/s and ≥ 1.5 × its chat sends/s (``shared``,
 10 and 50 in flight).
 """
 

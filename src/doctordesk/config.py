@@ -343,6 +343,9 @@ class Settings(BaseSettings):
     bulk_retention_seconds: Annotated[int, Field(ge=60, le=30 * 86400)] = 86400  # a finished job's files kept
     bulk_max_jobs_per_requester: Annotated[int, Field(ge=1, le=100)] = 2  # running at once; more is 429
     bulk_max_attempts: Annotated[int, Field(ge=1, le=100)] = 5  # claims of one job before it is an error
+    # How long a change may take from its time stamp to its commit: an export's transaction time is this much before
+    # its kick-off, so a write still open at the kick-off is in the next `_since` export (docs/fhir.md#bulk-export).
+    bulk_settle_seconds: Annotated[int, Field(ge=0, le=3600)] = 60
     metrics_token: str = ""  # when set, GET /metrics needs it as a bearer token; empty: loopback clients only
     # Prefix of the Redis channel and keys (several deployments on one Redis).
     redis_channel: str = Field("doctordesk", min_length=1, max_length=64)

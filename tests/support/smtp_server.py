@@ -28,6 +28,7 @@ class Mailbox:
         self.received: list[bytes] = []
         self.delivered_over: list[tuple[bool, str | None]] = []  # per message: over TLS, as which user (None: no AUTH)
         self.logins: list[tuple[bool, str]] = []  # every AUTH the server was given: over TLS, which user
+        self.greetings: list[str] = []  # the name each sender gave with EHLO or HELO, per message accepted
         self.rcpt_answers: list[str] = []  # answered in turn to RCPT TO, then "250 OK"
         self.data_answers: list[str] = []  # answered in turn to DATA, then "250 OK"
         self.hold_after: int | None = None  # content past this many is kept but never answered
@@ -47,6 +48,7 @@ class Mailbox:
             self.received.append(envelope.original_content or envelope.content)
             tls = server.transport.get_extra_info("ssl_object") is not None
             self.delivered_over.append((tls, session.auth_data if session.authenticated else None))
+            self.greetings.append(session.host_name)
             held = self.hold_after is not None and len(self.received) > self.hold_after
         if held:
             await asyncio.get_running_loop().run_in_executor(None, self.released.wait)
@@ -89,7 +91,11 @@ class SmtpServer:
                 auth_required=True,
                 auth_require_tls=tls == "starttls",
             )
-        self._controller = _Controller(self.mailbox, hostname="127.0.0.1", port=self.port, **options)
+        # A name of its own: without one, aiosmtpd asks the resolver for the machine's name (``socket.getfqdn``) on
+        # its loop for every connection, which took seconds here, past the sender's wait for the greeting.
+        self._controller = _Controller(
+            self.mailbox, hostname="127.0.0.1", port=self.port, server_hostname="relay.test", **options
+        )
 
     @property
     def url(self) -> str:

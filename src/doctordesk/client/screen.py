@@ -29,6 +29,26 @@ log = logging.getLogger(__name__)
 Callback = Callable[[Change], Awaitable[None] | None]
 Confirm = Callable[[str], bool]
 
+# A user's action answered 503 SERVICE_BUSY changed nothing: it is sent again after its Retry-After (at most
+# BUSY_WAIT_MAX seconds), this many times, before ``ServiceBusy`` reaches the caller (docs/protocol.md#busy).
+ACTION_BUSY_RETRIES = 2
+BUSY_WAIT_MAX = 5.0
+
+
+async def again_when_busy(send: Callable[[], Awaitable[Change | None]], what: str) -> Change | None:
+    """``send()``, sent again after a busy answer's Retry-After (``ACTION_BUSY_RETRIES`` times at most)."""
+    retries_left = ACTION_BUSY_RETRIES
+    while True:
+        try:
+            return await send()
+        except ServiceBusy as exc:
+            if retries_left == 0:
+                raise
+            retries_left -= 1
+            wait = min(exc.retry_after or 1.0, BUSY_WAIT_MAX)
+            log.info("%s: service busy, sent again in %g s", what, wait)
+            await asyncio.sleep(wait)
+
 
 class ElementDisabled(ClientError):
     """The element is disabled (or has no action): the screen does not offer this now."""
@@ -90,7 +110,7 @@ class Screen(PageInputs):
         confirmation, ``confirm(question)`` decides (no callback: confirmed); a refusal sends nothing and returns
         None. Disabled elements raise ``ElementDisabled`` unless ``force``, and so does an element whose
         ``props.requires_one_of`` inputs are all empty (Send with no text and no file: no request is sent). Error
-        answers raise ``ApiError``.
+        answers raise ``ApiError``; a busy one is first sent again (``again_when_busy``), as the web client does.
         """
         target = self.element(element_id)
         action = target.get("action")
@@ -108,7 +128,9 @@ class Screen(PageInputs):
         if method == "PUT":
             return await self.navigate(endpoint, trigger="action")
         data, files = forms.collect(self.elements, action.get("form"), self._files)
-        change = await self._exchange(method, endpoint, data=data, files=files, trigger="action")
+        change = await again_when_busy(
+            lambda: self._exchange(method, endpoint, data=data, files=files, trigger="action"), f"{method} {endpoint}"
+        )
         for name in files:
             self._files.pop(name, None)
         return change

@@ -213,7 +213,7 @@ def _notice_link(n: Notice, actor: Actor) -> list[Element]:
 
 def _notices(notices: Sequence[Notice], actor: Actor) -> Element:
     """What others changed on the viewer's appointments since they last looked (docs/booking.md), each naming the
-    appointment's date and time and linking to it (issue 30)."""
+    appointment's date and time and linking to it."""
     items = [
         el(
             f"notice-{n.id}",

@@ -254,7 +254,7 @@ def _confirm(s: BookingScreen) -> Element:
         ),
         label=_("Your request"),
         visible=c.start is not None,
-        # The next step once a time is picked: clients move focus and view here (issue 30, defect 12).
+        # The next step once a time is picked: clients move focus and view here.
         props={"focus": True} if picked is not None else None,
     )
 

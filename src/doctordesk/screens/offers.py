@@ -231,7 +231,7 @@ def _offer(s: OffersScreen, o: OfferView, actionable: bool) -> Element:
                     "POST",
                     f"{endpoint(a)}/{o.id}/accept",
                     form=f"offer-{n}",
-                    # Asked first (issue 40): the time being accepted, with whom and where.
+                    # Asked first: the time being accepted, with whom and where.
                     confirm=_(
                         "Accept {when} with {doctor} at {location}? It becomes your appointment and the other "
                         "offered times are withdrawn.",

@@ -397,7 +397,7 @@ def _actions(s: ReviewScreen, base: str) -> list[Element]:
             action=Action("POST", base),
             props={"tone": "primary"},
         ),
-        # The spec's Approve keeps its label; this line says what it will do (issue 30).
+        # The spec's Approve keeps its label; this line says what it will do.
         el("approve-effect", "Caption", value=_approve_effect(a), visible=a.decidable),
         el(
             "decline",

@@ -1,7 +1,7 @@
 """axe-core (bundled by axe-playwright-python, no network at test time) over every screen and layout: sign-in, the
 lists of each role, Review and Approve with cards, the decline dialog, chat, the support threads, booking, the
 week view, every administration screen, the patient's offers, on a desktop (1366×800) and a phone (390×844), in
-English and German. No violation of any impact (issue 30: moderate ones such as landmark-unique and
+English and German. No violation of any impact (moderate ones such as landmark-unique and
 page-has-heading-one count too). The flows find screens by ids, never by words, so both languages take them."""
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ class Findings:
         violations = axe_violations(page)  # once a load or a focus move has settled
         self.checked.append(screen)
         for v in violations:
-            if v.get("impact"):  # any impact, moderate and minor too (issue 30)
+            if v.get("impact"):  # any impact, moderate and minor too
                 self.found.append(f"{screen}: {v['id']} ({v['impact']}) {v['help']} at {v['targets']}")
 
 

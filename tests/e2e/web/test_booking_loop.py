@@ -75,7 +75,7 @@ def test_patient_books_doctor_suggests_patient_accepts_doctor_is_told(server, ne
 
 
 def test_on_a_phone_picking_a_time_moves_focus_and_view_to_the_request_and_warns_about_coverage(server, new_page):
-    """Issue 30, defect 12: after picking a time the page no longer stays at the top with focus on its heading:
+    """After picking a time the page no longer stays at the top with focus on its heading:
     "Your request" is focused and in view with its button, and the next Tab reaches the note. Defect 13: patient2's
     policy has expired, and the request says so before it is sent."""
     page = new_page(server.url, viewport=MOBILE)
@@ -98,7 +98,7 @@ def test_on_a_phone_picking_a_time_moves_focus_and_view_to_the_request_and_warns
     assert page.evaluate("scrollY") > 0
     warning = page.locator('[data-id="coverage-warning"]')
     assert warning.is_visible() and "does not cover this date" in (warning.text_content() or "")
-    # Issue 40: the doctor could not approve it, so it cannot be requested; the page says what the patient can do.
+    # The doctor could not approve it, so it cannot be requested; the page says what the patient can do.
     assert page.locator('[data-id="request"]').is_disabled()
     assert "contact support" in (page.locator('[data-id="coverage-period"]').text_content() or "")
     page.keyboard.press("Tab")
@@ -106,7 +106,7 @@ def test_on_a_phone_picking_a_time_moves_focus_and_view_to_the_request_and_warns
 
 
 def test_in_german_a_time_the_expired_policy_does_not_cover_cannot_be_requested(server, new_page):
-    """Issue 40: patient2's policy has expired; the warning says why and what to do, in German, and "Termin
+    """Patient2's policy has expired; the warning says why and what to do, in German, and "Termin
     anfragen" stays off."""
     page = new_page(server.url, locale="de-DE")
     german_sign_in(page, "patient2")

@@ -181,7 +181,7 @@ def test_send_stays_disabled_while_empty_and_a_message_sent_offline_goes_once_wh
     box.fill("")
     assert send_button.is_disabled()
 
-    # Offline (issue 30, defect 10): the indicator stops saying "Live" at once, not when a request fails.
+    # Offline: the indicator stops saying "Live" at once, not when a request fails.
     doctor.context.set_offline(True)
     doctor.locator('#connection[data-status="offline"]').wait_for(timeout=2_000)
     assert doctor.locator("#connection").text_content().strip() == "Offline"

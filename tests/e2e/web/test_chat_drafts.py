@@ -1,4 +1,4 @@
-"""Chat drafts and the message limit in the browser (issue 30, defects 5 and 9): an unsent message survives a
+"""Chat drafts and the message limit in the browser: an unsent message survives a
 reload and follows the user to another device, a send removes it; near the 4,000-character limit a counter shows,
 and a paste that does not fit says what was left out, in English and German."""
 

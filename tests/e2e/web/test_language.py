@@ -64,7 +64,7 @@ def test_a_german_browser_gets_the_app_in_german(server, new_page, problems):
     assert tag == '"geändert"'
     effect = page.locator('[data-id="approve-effect"]')
     assert effect.text_content() == "Sendet dem Patienten 1 Alternative, die er annimmt oder ablehnt."
-    # The shell's own words (issue 30, item 15): the connection state and the read mark, then both in English.
+    # The shell's own words: the connection state and the read mark, then both in English.
     connection = page.locator('#connection[data-status="live"] .connection-text')
     assert connection.text_content() == "Verbunden"
     page.evaluate(f"location.hash = '#/profile/messages/user-chat?appointment-id={READ_THREAD}'")

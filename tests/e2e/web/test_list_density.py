@@ -1,4 +1,4 @@
-"""The appointment list for a day's work (issues 30 and 40): one line per appointment on a desktop (time, patient,
+"""The appointment list for a day's work: one line per appointment on a desktop (time, patient,
 location, service, status, unread, actions); as the page opens, with the filter folded into the title's line, at
 least 10 whole rows in view at 1366×800 and at least 4 on a 390×844 phone, in English and in German; on a phone
 still one tap target of at least 44 px per action, nothing cut off or overlapping. With the chat panel beside it,

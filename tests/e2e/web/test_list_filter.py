@@ -103,7 +103,7 @@ def test_a_status_filter_applied_with_the_button_is_kept_by_real_time_updates(se
     ("locale", "words"),
     [
         ("en-GB", {"toggle": "Filter", "status": "Status: Requested", "q": "Patient: schm", "remove": "Remove"}),
-        ("de-DE", {"toggle": "Filtern", "status": "Status: Angefragt", "q": "Patient: schm", "remove": "entfernen"}),
+        ("de-DE", {"toggle": "Filter", "status": "Status: Angefragt", "q": "Patient: schm", "remove": "entfernen"}),
     ],
     ids=["en", "de"],
 )

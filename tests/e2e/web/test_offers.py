@@ -27,7 +27,7 @@ def test_a_patient_sees_the_offered_times_with_fees_and_accepts_one(server, new_
     assert cards.count() >= 1
     first = cards.first
     fee = first.locator('[data-ref^="offer-doctor-fee~"]')
-    # The label and the amount stay apart, in the text and on screen (issue 30: "Doctor fee€60.00").
+    # The label and the amount stay apart, in the text and on screen ("Doctor fee€60.00").
     assert (fee.text_content() or "").startswith("Doctor fee €")
     label, amount = fee.locator(".highlight-label").bounding_box(), fee.locator(".highlight-value").bounding_box()
     assert label and amount and (amount["x"] >= label["x"] + label["width"] + 4 or amount["y"] > label["y"])

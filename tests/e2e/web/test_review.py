@@ -71,7 +71,7 @@ def test_two_alternatives_show_fees_and_red_highlights_and_the_second_can_be_del
             "return [s.color, s.boxShadow, s.borderTopColor, s.backgroundColor]; }"
         )
         color, bar, border, fill = style
-        assert "rgb(200, 30, 30)" in bar  # changed: a red bar (issue 30: the value keeps its usual colour)
+        assert "rgb(200, 30, 30)" in bar  # changed: a red bar (the value keeps its usual colour)
         assert color != "rgb(200, 30, 30)"
         assert border != "rgb(200, 30, 30)" and fill != "rgb(255, 240, 240)"  # not the error's frame and fill
         label = card.locator(f'[data-id="date~{n}"] .field-label')

@@ -1,4 +1,4 @@
-"""The shell's details for daily use (issue 40): the phone's top bar says who is signed in and the connection
+"""The shell's details for daily use: the phone's top bar says who is signed in and the connection
 state in words; toasts on a phone come one at a time and never cover the list; the chat panel opens again after a
 reload where it was, with its draft; in English and in German."""
 
@@ -111,3 +111,23 @@ def test_the_chat_panel_opens_again_after_a_reload_with_its_draft(server, new_pa
     page.reload()
     page.locator('#main-screen [data-id="title"]').wait_for()
     assert page.locator("#panel").is_hidden()
+
+
+@pytest.mark.parametrize(("language", "width"), [("en", 1024), ("de", 1100)])
+def test_the_floating_chat_panel_covers_no_row_nor_action_on_a_narrower_desktop(server, new_page, language, width):
+    page = new_page(server.url, viewport={"width": width, "height": 800}, locale=LANGUAGES[language][0])
+    sign_in_as(page, "doctor1")
+    page.locator(f'[data-id="chat-{PANEL_CHAT[language]}"]').click()
+    page.locator(BOX).wait_for()
+    assert page.locator("body.has-floating-panel").count() == 1  # too narrow to sit beside the list
+    panel = _box(page, "#panel")
+    rows = '#main-screen [data-type="Row"][data-id^="appointment-"]'
+    assert page.locator(rows).count() >= 3
+    for selector in (rows, f"{rows} .link", f"{rows} button"):
+        for part in page.locator(selector).all():
+            box = part.bounding_box()
+            assert box is None or not _overlap(box, panel), (selector, box, panel)
+    assert page.evaluate("() => document.documentElement.scrollWidth <= innerWidth")  # nothing pushed sideways
+    page.locator("#panel-close").click()
+    page.locator("#panel").wait_for(state="hidden")
+    assert page.locator("body.has-floating-panel").count() == 0

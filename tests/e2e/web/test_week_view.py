@@ -1,4 +1,4 @@
-"""The doctor's week view (issue 30, item 17; docs/week-view.md) in chromium: the grid of days and hours with
+"""The doctor's week view (docs/week-view.md) in chromium: the grid of days and hours with
 approved appointments, requests, offers and free times; a patient's new request appearing live; a click opening
 Review and Approve; one day at a time on a phone; axe with no violation of any impact. One server for the module,
 one page load per layout."""

@@ -173,7 +173,7 @@ async def test_an_endpoint_is_edited_disabled_enabled_tested_and_replayed_on_its
     shown = by_id((await client.put(url, headers=admin.headers)).json()["elements"])
     assert shown["toggle-enabled"]["label"] == "Enable" and shown["url"]["value"] == "https://hooks.example.com/b"
     assert shown["type-appointment.canceled"]["value"] is True and shown["type-appointment.approved"]["value"] is False
-    # Event types read as words with their code (issue 30), in the reader's language.
+    # Event types read as words with their code, in the reader's language.
     assert shown["type-appointment.canceled"]["label"] == "Appointment canceled · appointment.canceled"
     german = by_id((await client.put(url, headers={**admin.headers, "Accept-Language": "de"})).json()["elements"])
     assert german["type-appointment.approved"]["label"] == "Termin zugesagt · appointment.approved"

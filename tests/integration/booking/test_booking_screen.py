@@ -201,7 +201,7 @@ def request_form(elements: dict[str, dict[str, Any]]) -> dict[str, str]:
 async def test_a_time_the_policy_does_not_cover_cannot_be_requested_by_the_rule_approval_applies(
     client, login, demo, runtime
 ):
-    """Issue 40: patient2's policy has expired. Picking a time says why the doctor could not approve it and what
+    """Patient2's policy has expired. Picking a time says why the doctor could not approve it and what
     the patient can do, in their language, and "Request this time" is off; a POST anyway is refused with the code
     Review and Approve would give (APPOINTMENT_DATE_NOT_COVERED) and nothing is written. A covered patient gets
     neither."""

@@ -1,4 +1,4 @@
-"""The booking screen opens on the first week with a free time (docs/booking.md, issue 38): a patient who opens it
+"""The booking screen opens on the first week with a free time (docs/booking.md): a patient who opens it
 on a Saturday, a Sunday night or a Friday evening sees next week's free times at once, told why, and may still go
 back to this week; a week asked for stays as asked; the page moves on by itself when the shown week's last free
 time passes. SQLite and PostgreSQL; the clock is set to each moment (Berlin is UTC+1 in November)."""

@@ -99,3 +99,13 @@ async def test_a_clinic_cancellation_reads_in_each_readers_language(client, logi
     assert german == "Die Praxis hat den Termin am Mi., 25. Nov. 2026, 09:00 MEZ storniert: Praxis geschlossen"
     (english,) = await notice_texts(client, {**doctor.headers, **ENGLISH})
     assert english == "The clinic canceled the appointment on Wed 25 Nov 2026, 09:00 CET: Praxis geschlossen"
+
+
+async def test_leaving_review_and_approve_says_changes_discarded_in_the_doctors_language(client, login, demo):
+    doctor = await login("doctor1")
+    a = aid(demo, REQUESTED)
+    german = {**doctor.headers, **GERMAN}
+    assert (await client.put(f"/profile/appointments/{a}/approve", headers=german)).status_code == 200
+    left = await client.patch(f"/profile/appointments/{a}/approve/cancel", headers=german)
+    assert left.status_code == 200, left.text
+    assert left.json()["notice"]["text"] == "Änderungen verworfen."

@@ -54,7 +54,7 @@ async def test_the_patient_sees_a_notice_when_the_doctor_decides(client, login, 
     assert (await client.post(approve_url(a), headers=doctor.headers, data={"version": "1"})).status_code == 200
     (notice,) = await notices(client, patient.headers)
     assert "approved" in notice["value"].lower()
-    # Which appointment: its date and time in its location's zone, and a link to it (issue 30).
+    # Which appointment: its date and time in its location's zone, and a link to it.
     assert re.fullmatch(r"Appointment on \w{3} \d\d \w{3} 2026, \d\d:\d\d CES?T", notice["label"])
     (link,) = notice["children"][:1]
     assert link["id"] == f"open-notice-{notice['id'].removeprefix('notice-')}" and link["type"] == "Link"

@@ -53,14 +53,15 @@ async def test_a_worker_killed_mid_export_leaves_a_job_the_next_exporter_complet
     rows = [
         appointment_row(
             patient_id=demo.patients["patient1"], doctor_id=demo.users["doctor1"], location_id=demo.locations["berlin"],
-            start=now - timedelta(days=400) + timedelta(minutes=30 * i), status=Status.COMPLETED, now=now,
+            start=now - timedelta(days=400) + timedelta(minutes=30 * i), status=Status.COMPLETED,
+            now=now - timedelta(days=1),  # settled well before the kick-off (docs/fhir.md, transaction time)
         )
         for i in range(MORE)
     ]  # fmt: skip
     async with runtime.db.transaction() as s:
         await s.execute(insert(Appointment), rows)
     admin = await login("admin")
-    await kick_off(client, admin.headers, _type="Patient,Appointment")
+    status_url = await kick_off(client, admin.headers, _type="Patient,Appointment")
     async with runtime.db.transaction() as s:
         # Due at the system clock's time: the worker runs on it.
         await s.execute(update(BulkJob).values(next_attempt_at=datetime.now(UTC) - timedelta(seconds=1)))
@@ -86,6 +87,12 @@ async def test_a_worker_killed_mid_export_leaves_a_job_the_next_exporter_complet
         worker.kill()  # SIGKILL: the lease and the half-written files stay as they were
         await worker.finished(30)
     assert attempts == 1
+    # The status URL tells the client how far the job got: the type being written and how many so far.
+    _, progress, _ = await _progress(runtime)
+    waiting = await client.get(status_url, headers=admin.headers)
+    assert waiting.status_code == 202 and int(waiting.headers["retry-after"]) > 0
+    assert progress is not None and progress.startswith("Appointment: ")
+    assert waiting.headers["x-progress"] == progress
     killed = jobs.job_dir(settings, (await _job_id(runtime))) / "1"
     assert (killed / "Appointment.ndjson").exists()
     # An exporter whose clock is past the lease takes the job over (no waiting).

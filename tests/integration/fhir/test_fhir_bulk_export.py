@@ -48,7 +48,9 @@ async def test_an_export_runs_in_the_background_and_its_manifest_lists_valid_ndj
     assert waiting.headers["x-progress"] == "queued" and int(waiting.headers["retry-after"]) > 0
     await run_exports(runtime)
     body = await manifest(client, admin.headers, status_url)
-    assert body["transactionTime"] == fhir.instant(clock.now())
+    settle = timedelta(seconds=runtime.settings.bulk_settle_seconds)
+    assert settle == timedelta(minutes=1)  # the default: a change is committed within a minute of its stamp
+    assert body["transactionTime"] == fhir.instant(clock.now() - settle)
     assert body["request"] == "http://testserver/fhir/$export"
     assert body["requiresAccessToken"] is True and body["error"] == []
     assert [o["type"] for o in body["output"]] == ["Patient", "Practitioner", "Location", "Appointment", "Group"]
@@ -94,6 +96,36 @@ async def test_type_chooses_the_files_and_since_the_appointments_changed_after_i
     every = await resources(client, admin.headers, everything)
     assert str(ids[2]) not in {a["id"] for a in every["Appointment"]}
     assert len(every["Appointment"]) == len(ids) - 1
+
+
+async def test_each_change_is_in_exactly_one_of_two_chained_exports(client, runtime, login, clock):
+    # The manifest states transactionTime to the second, settle_seconds before the kick-off, and the next export
+    # asks _since=<that>. A change stamped in that second just after it, one stamped before the kick-off whose
+    # transaction commits only after the first export has read (held up across the kick-off), and a later one: each
+    # change is in the second export, so none is lost between the two.
+    admin = await login("admin")
+    settle = timedelta(seconds=runtime.settings.bulk_settle_seconds)
+    stated = (clock.now() - settle).replace(microsecond=0)
+    async with runtime.db.transaction() as s:
+        ids = [str(i) for i in (await s.scalars(select(Appointment.id).order_by(Appointment.id))).all()]
+        await s.execute(update(Appointment).values(updated_at=stated - timedelta(days=2)))
+        in_its_second = stated + timedelta(milliseconds=300)
+        await s.execute(update(Appointment).where(Appointment.id == int(ids[0])).values(updated_at=in_its_second))
+    clock.advance(stated + settle + timedelta(milliseconds=700) - clock.now())  # the kick-off
+    first = await manifest(client, admin.headers, await _run(client, runtime, admin.headers, _type="Appointment"))
+    assert first["transactionTime"] == fhir.instant(stated)
+    async with runtime.db.transaction() as s:
+        held_up = clock.now() - timedelta(seconds=2)  # stamped before the kick-off, committed after the export read
+        await s.execute(update(Appointment).where(Appointment.id == int(ids[2])).values(updated_at=held_up))
+        after = clock.now() + timedelta(milliseconds=200)  # changed after the first kick-off
+        await s.execute(update(Appointment).where(Appointment.id == int(ids[1])).values(updated_at=after))
+    clock.advance(settle + timedelta(seconds=5))  # the next export, once these changes have settled
+    chained = await _run(client, runtime, admin.headers, _type="Appointment", _since=first["transactionTime"])
+    then = await manifest(client, admin.headers, chained)
+    before = [a["id"] for a in (await resources(client, admin.headers, first))["Appointment"]]
+    since = [a["id"] for a in (await resources(client, admin.headers, then))["Appointment"]]
+    assert before == ids[1:]  # every appointment but the one changed after the stated time, as it stood
+    assert since == ids[:3]  # the three changes, the held-up one included
 
 
 async def _run(client: Any, runtime: Any, headers: dict[str, str], path: str = "/fhir/$export", **params: str) -> str:

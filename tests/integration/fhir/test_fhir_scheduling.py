@@ -117,7 +117,7 @@ async def test_find_answers_the_free_slots_as_proposed_appointments(client, key,
 async def test_find_without_a_range_answers_the_next_free_times_so_a_saturday_call_finds_mondays(
     client, key, demo, clock
 ):
-    """Issue 38: with neither start nor end, ``$find`` looks from the first free time on (up to the horizon), not
+    """With neither start nor end, ``$find`` looks from the first free time on (up to the horizon), not
     in a window already over; the range it applied is in the self link. One end alone is still 400."""
     clock.at = datetime(2026, 11, 28, 9, 0, tzinfo=UTC)  # Saturday 10:00 in Berlin
     d1, berlin = demo.users["doctor1"], demo.locations["berlin"]

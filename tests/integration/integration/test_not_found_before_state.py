@@ -1,5 +1,5 @@
 """An appointment a service account may not see is 404 on every operation, exactly as an unknown id — before any
-status or version check could tell that it exists, or in which state (issue 25). A key with only
+status or version check could tell that it exists, or in which state. A key with only
 ``appointments:write`` sees the appointments its account created (SQLite and PostgreSQL)."""
 
 from __future__ import annotations

@@ -70,6 +70,7 @@ async def test_an_approval_mails_the_patient_once_with_text_html_and_a_calendar_
     address, _ = await patient_of(runtime, a)
     assert address.endswith("@example.org") and message["To"].addresses[0].addr_spec == address
     assert message["From"] == SENDER and message["Message-ID"] == row.message_id
+    assert smtp.mailbox.greetings == ["clinic.example"]  # EHLO with the sender's domain, no resolver lookup
     assert message.get_content_type() == "multipart/mixed"
     text = message.get_body(preferencelist=("plain",)).get_content()
     html = message.get_body(preferencelist=("html",)).get_content()
@@ -195,3 +196,22 @@ async def test_the_mail_screen_shows_admins_the_refused_mail_in_their_language(
     assert f"Termin bestätigt · {row.recipient} · nicht gesendet" in shown
     assert any("550 5.1.1 No such mailbox" in t for t in shown) and row.message_id in shown
     assert (await client.put("/profile/admin/mail", headers=doctor.headers)).status_code == 404
+
+
+async def test_the_sender_never_waits_for_the_resolver_to_name_this_machine(
+    client, login, demo, runtime, smtp: SmtpServer, monkeypatch
+):
+    """Where reverse lookups time out, asking the resolver for the machine's name (the SMTP library's default
+    greeting) takes seconds per round: the sender greets with the sender's domain and never asks."""
+    import socket
+
+    def no_lookup(name: str = "") -> str:
+        raise AssertionError("the mail sender asked the resolver for this machine's name")
+
+    monkeypatch.setattr(socket, "getfqdn", no_lookup)
+    doctor = await login("doctor1")
+    response = await client.post(approve_url(aid(demo, REQUESTED)), headers=doctor.headers, data={"version": "1"})
+    assert response.status_code == 200, response.text
+    await sender_for(runtime).drain()
+    [row] = await mails(runtime)
+    assert row.status == "sent" and len(smtp.mailbox.messages()) == 1

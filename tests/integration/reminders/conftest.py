@@ -22,6 +22,7 @@ from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.clock import FixedClock
 from doctordesk.runtime import Runtime
 from doctordesk.services.reminders.sender import send_due
+from doctordesk.store.mail_tables import MailAttempt, MailMessage, ReminderSent
 from doctordesk.store.tables import Appointment, Location, Patient
 from doctordesk.workers.mail_dispatcher import MailDispatcher
 from doctordesk.workers.push_dispatcher import Dispatcher
@@ -96,7 +97,42 @@ class Reminders:
         assert pusher is not None
         await pusher.drain()
         await pusher.close()
-        return self.smtp.mailbox.messages()[before:]
+        got = self.smtp.mailbox.messages()[before:]
+        print(f"round at {moment.isoformat()}: {len(got)} mail(s)\n{await self.state()}")  # shown when a test fails
+        return got
+
+    async def state(self) -> str:
+        """What the reminder and mail tables hold: when a round sent less than a test expects, its report says
+        whether the reminder was not found, not written, or its mail not handed to the relay."""
+        lines = []
+        async with self.runtime.db.read() as s:
+            for row in (
+                await s.execute(
+                    select(ReminderSent.appointment_id, ReminderSent.start_at, ReminderSent.hours, ReminderSent.sent_at)
+                )
+            ).all():
+                lines.append(f"  reminder sent: {tuple(row)}")
+            mails = select(
+                MailMessage.id,
+                MailMessage.kind,
+                MailMessage.status,
+                MailMessage.attempts,
+                MailMessage.next_attempt_at,
+                MailMessage.last_code,
+                MailMessage.last_error,
+            )
+            for row in (await s.execute(mails)).all():
+                lines.append(f"  mail: {tuple(row)}")
+            for row in (
+                await s.execute(select(MailAttempt.mail_id, MailAttempt.outcome, MailAttempt.code, MailAttempt.error))
+            ).all():
+                lines.append(f"  attempt: {tuple(row)}")
+            approved = select(Appointment.id, Appointment.start_at).where(
+                Appointment.status == int(Status.APPROVED), Appointment.start_at > START - timedelta(days=30)
+            )
+            for row in (await s.execute(approved)).all():
+                lines.append(f"  approved: {tuple(row)}")
+        return "\n".join(lines)
 
 
 @pytest.fixture

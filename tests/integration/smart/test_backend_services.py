@@ -1,8 +1,9 @@
 """SMART Backend Services: a system registered by the admin with its public keys gets a short-lived token for its
 ``system/`` scopes with Authlib's ``private_key_jwt`` client (RS384 and ES384), and reads the whole clinic within
-them; every bad client assertion (replayed, wrong audience, too long-lived, unknown kid, wrong key) is
-``invalid_client``, a scope beyond the registered ones ``invalid_scope``; a JWKS URL is read from a real loopback
-server only when the outbound address rule allows loopback; a system token cannot write nor read other types."""
+them; every bad client assertion (replayed, wrong audience, too long-lived, unknown kid, wrong key, a jku not
+registered) is ``invalid_client``, a scope beyond the registered ones ``invalid_scope``; a JWKS URL is read from a
+real loopback server only when the outbound address rule allows loopback; a system token cannot write nor read
+other types."""
 
 from __future__ import annotations
 
@@ -87,9 +88,11 @@ async def assertion_post(client: httpx.AsyncClient, assertion: str, scope: str =
 def signed(clock: FixedClock, client_id: str, key: RSAKey | ECKey, *, alg: str = "RS384", **claims: Any) -> str:
     now = int(clock.now().timestamp())
     claims = {"iat": now, "exp": now + 240, "jti": generate_token(24), **claims}
-    kid = claims.pop("kid", key.kid)
+    header = {"kid": claims.pop("kid", key.kid)}
+    if "jku" in claims:
+        header["jku"] = claims.pop("jku")
     aud = claims.pop("aud", TOKEN)
-    assertion: str = private_key_jwt_sign(key, client_id, aud, alg=alg, claims=claims, header={"kid": kid})
+    assertion: str = private_key_jwt_sign(key, client_id, aud, alg=alg, claims=claims, header=header)
     return assertion
 
 
@@ -173,6 +176,8 @@ async def test_bad_assertions_are_invalid_client(
     refused(await assertion_post(client, signed(clock, client_id, OTHER_RSA)))  # its kid, another key
     refused(await assertion_post(client, signed(clock, client_id, RSA, sub="someone-else")))
     refused(await assertion_post(client, signed(clock, client_id, RSA, alg="RS256")))
+    # A jku names where the keys are; none was registered here, so any is refused (SMART: never fetched).
+    refused(await assertion_post(client, signed(clock, client_id, RSA, jku="https://keys.example.org/jwks")))
     refused(await assertion_post(client, signed(clock, "smart_unknown", RSA)))
     refused(await assertion_post(client, "not.a.jwt"))
     missing = await client.post("/oauth/token", data={"grant_type": "client_credentials", "scope": "system/*.rs"})
@@ -273,6 +278,12 @@ async def test_a_jwks_url_on_loopback_is_read_only_where_the_address_rule_allows
         answer = await assertion_post(client, signed(clock, client_id, EC, alg="ES384"), scope="system/*.rs")
         assert answer.status_code == 200, answer.text
     assert keys_server.reads == 1  # the key set was kept
+    # A jku may name the registered key set URL, and nothing else.
+    with_jku = signed(clock, client_id, EC, alg="ES384", jku=keys_server.url)
+    assert (await assertion_post(client, with_jku, scope="system/*.rs")).status_code == 200
+    elsewhere = signed(clock, client_id, EC, alg="ES384", jku=keys_server.url + "?other")
+    refused(await assertion_post(client, elsewhere, scope="system/*.rs"))
+    assert keys_server.reads == 1
     bearer = {"Authorization": f"Bearer {answer.json()['access_token']}"}
     assert (await client.get("/fhir/Patient?_count=5", headers=bearer)).status_code == 200
     # What only admins or owners see stays theirs, whatever system/*.rs says.

@@ -122,3 +122,18 @@ async def test_a_cancel_needs_the_update_letter(
     # Past the scopes, the cancel's own rule answers: through FHIR only the clinic's systems cancel.
     assert passed_scopes.status_code == 403
     assert "scopes do not allow" not in passed_scopes.json()["issue"][0]["details"]["text"]
+
+
+async def test_finding_free_times_is_a_search_so_it_needs_s_not_r(
+    client: httpx.AsyncClient, register: Callable[..., Any], launch: Callable[..., Any]
+) -> None:
+    find = "/fhir/Appointment/$find?start=2026-11-30&end=2026-11-30"
+    searching = "launch/patient patient/Appointment.s"
+    app = await register(scopes=searching.split())
+    found = await client.get(find, headers=await _bearer(client, app, await launch(app, searching)))
+    assert found.status_code == 200, found.text
+    assert found.json()["resourceType"] == "Bundle"
+    reading = "launch/patient patient/Appointment.r"
+    other = await register(scopes=reading.split(), name="Reading app")
+    refused = await client.get(find, headers=await _bearer(client, other, await launch(other, reading)))
+    assert refused.status_code == 403, refused.text

@@ -16,7 +16,7 @@ from tests.support.fhir import FHIR_JSON, assert_outcome, resource_of
 from tests.support.integration import make_key, request_body
 from tests.support.review import REQUESTED, aid, approve_url, card, snapshot
 
-# The reproductions of issue 25, and more of the same class: the first instant Python cannot move to UTC, the
+# The reproductions of far-date failures, and more of the same class: the first instant Python cannot move to UTC, the
 # last it cannot add a visit to, leap-second-like and out-of-range offsets, the first and last accepted years.
 FAR_STARTS = [
     "9999-12-31T23:30:00-12:00",

@@ -105,7 +105,7 @@ async def test_the_audit_trail_reads_in_german(client, login, demo) -> None:
 
 
 async def test_a_fhir_operation_outcome_explains_itself_in_german(client, login, demo) -> None:
-    """Issue 30, item 15: the FHIR interface's refusals carry the service's text in the reader's language (the
+    """The FHIR interface's refusals carry the service's text in the reader's language (the
     issue's code stays the code); a user's token reading an appointment that is not theirs, and no credentials."""
     patient = await login("patient2")
     other = aid(demo, REQUESTED)  # patient1's

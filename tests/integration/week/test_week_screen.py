@@ -100,7 +100,7 @@ async def test_a_phone_gets_one_day_in_german(client, login):
     assert page["endpoint"] == f"{WEEK}?day=2026-11-25"
 
 
-# --- which week it opens on (issue 38) ----------------------------------------------------------------------------
+# --- which week it opens on ----------------------------------------------------------------------------
 
 
 def _by_id(page: dict[str, Any]) -> dict[str, dict[str, Any]]:

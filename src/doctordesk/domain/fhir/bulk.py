@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 
 from doctordesk.domain.errors import ValidationFailed
@@ -50,6 +50,15 @@ class JobStatus(StrEnum):
     COMPLETE = "complete"
     ERROR = "error"
     CANCELLED = "cancelled"
+
+
+def transaction_time(kicked_off: datetime, *, settle_seconds: int) -> datetime:
+    """A job's transaction time: ``settle_seconds`` before the kick-off, to the whole second, as the manifest
+    states it (``transactionTime``). The job writes what changed up to it and a next export asks ``_since=<it>``
+    (changed after it), so each change is in exactly one of two chained exports: one stamped in the same second
+    is not in both, and one stamped shortly before the kick-off whose transaction was still open then (its row not
+    yet visible to the job) is in the next one rather than in neither."""
+    return (kicked_off - timedelta(seconds=settle_seconds)).replace(microsecond=0)
 
 
 @dataclass(frozen=True, slots=True)

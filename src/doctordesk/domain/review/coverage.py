@@ -156,7 +156,7 @@ def evaluate(
     return Coverage()
 
 
-# The out-of-network warnings in the patient's own words (issue 30): the doctor reads about "the patient", the
+# The out-of-network warnings in the patient's own words: the doctor reads about "the patient", the
 # patient about themselves. Keyed by the doctor's wording, which is what an offer stores.
 FOR_PATIENT: dict[str, str] = {
     "Out of network: the doctor and the location may not be covered; the patient may pay more.": N_(

@@ -123,7 +123,7 @@ _METHOD_PERMISSION = {"POST": "c", "PUT": "u", "PATCH": "u", "DELETE": "d"}
 
 def interaction(method: str, path: str) -> Interaction | None:
     """The interaction a request under ``/fhir`` is (``path`` after ``/fhir/``): reading one resource (its
-    versions, history and operations too) needs ``r``, a search ``s``, a create ``c`` (a type's operations too:
+    versions, history and operations too) needs ``r``, a search ``s`` (a type-level GET operation too: ``$find``), a create ``c`` (a type's operations too:
     ``$hold``, ``$book``), an update ``u`` (an operation posted to one resource too: ``$cancel``), a delete
     ``d``. None for what needs no scope (``metadata``)."""
     parts = [p for p in path.split("/") if p]
@@ -132,7 +132,10 @@ def interaction(method: str, path: str) -> Interaction | None:
     resource = parts[0]
     method = method.upper()
     if method in ("GET", "HEAD"):
-        return Interaction(resource, "s" if len(parts) == 1 else "r")
+        # A type's own search or a type-level operation read with GET (``Appointment/$find``: the free times) is a
+        # search; one resource, its history and its operations are a read.
+        searching = len(parts) == 1 or (len(parts) == 2 and parts[1].startswith("$"))
+        return Interaction(resource, "s" if searching else "r")
     if method == "POST" and len(parts) >= 3 and parts[-1].startswith("$"):
         # An operation on one existing resource (``Appointment/7/$cancel``) changes it: an update.
         return Interaction(resource, "u")

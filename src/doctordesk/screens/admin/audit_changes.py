@@ -1,4 +1,4 @@
-"""An audit entry's details as a person reads them (issue 30): one line per changed field, "Name: before → after",
+"""An audit entry's details as a person reads them: one line per changed field, "Name: before → after",
 people and locations by name, instants in the reader's zone, money as money, yes and no in words. The raw JSON
 stays in the exports (CSV, JSON Lines), which are for machines."""
 

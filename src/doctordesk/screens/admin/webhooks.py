@@ -20,7 +20,7 @@ LOG_SIZE = 50
 # A delivery's status (``services/webhooks/outbox.py``) in words.
 DELIVERY_STATES = {"pending": N_("pending"), "delivered": N_("delivered"), "failed": N_("failed")}
 # The event types in words; the code (the receivers' name, docs/webhooks.md) follows, as the audit trail's actions
-# do, so an admin can match it with what a receiver logs (issue 30).
+# do, so an admin can match it with what a receiver logs.
 EVENT_WORDS = {
     "appointment.requested": N_("Appointment requested"),
     "appointment.approved": N_("Appointment approved"),

@@ -25,8 +25,8 @@ class AtBooking:
 async def coverage_at(
     rt: Runtime, patient_id: int, *, doctor_id: int, location_id: int, service: str, start: datetime, timezone: str
 ) -> AtBooking:
-    """The picked time against the patient's policies, by the rules Review and Approve applies (issue 30,
-    defect 13; ``domain/review/coverage.check``)."""
+    """The picked time against the patient's policies, by the rules Review and Approve applies
+    (``domain/review/coverage.check``)."""
     async with rt.db.read() as session:
         policies = await policies_of(session, patient_id)
     day = start.astimezone(ZoneInfo(timezone)).date()

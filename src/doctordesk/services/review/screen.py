@@ -81,7 +81,7 @@ async def _render(rt: Runtime, actor: Actor, appointment_id: int, layout: Any) -
 
 def _restored(draft: ReviewDraft) -> bool:
     """Whether the viewer finds changes kept from before: the draft holds some, and they were not made by this
-    very client (tab) — the changes a doctor is making right now are not "restored" (issue 30, defect 8). A
+    very client (tab) — the changes a doctor is making right now are not "restored". A
     client without an id (an SDK) always hears of them."""
     writer = draft.cards.get("client")
     return _holds_changes(draft) and not (writer is not None and writer == current_client.get())
@@ -276,5 +276,5 @@ async def cancel(rt: Runtime, actor: Actor, appointment_id: int) -> UpdateSet:
         state="",
         timeout=rt.settings.poll_list_seconds,
         navigate=review_approve.LIST_ENDPOINT,
-        notice={"level": "info", "text": N_("Changes discarded.")},
+        notice={"level": "info", "text": _("Changes discarded.")},
     )

@@ -55,8 +55,9 @@ def _refused(description: str) -> oauth.InvalidClientError:
     return oauth.InvalidClientError(description)
 
 
-def _unverified_claims(assertion: str) -> tuple[str, dict[str, Any]]:
-    """The header's ``kid`` and the claims, read before the signature is checked (to find the client's keys)."""
+def _unverified_claims(assertion: str) -> tuple[str, object, dict[str, Any]]:
+    """The header's ``kid`` and ``jku`` (None when absent) and the claims, read before the signature is checked (to
+    find the client's keys)."""
     try:
         compact = jws.extract_compact(assertion.encode())
         claims = json.loads(compact.payload)
@@ -67,7 +68,7 @@ def _unverified_claims(assertion: str) -> tuple[str, dict[str, Any]]:
         raise _refused("The client assertion needs a kid in its header.")
     if compact.headers().get("alg") not in ASSERTION_ALGORITHMS:
         raise _refused("Sign the client assertion with RS384 or ES384.")
-    return kid, claims
+    return kid, compact.headers().get("jku"), claims
 
 
 async def _backend_client(rt: Runtime, client_id: object) -> SmartClient:
@@ -106,10 +107,12 @@ async def authenticate(rt: Runtime, given: Assertion, *, token_endpoint: str) ->
         raise oauth.InvalidRequestError(f"Send client_assertion_type={ASSERTION_TYPE} and a client_assertion.")
     if len(given.assertion) > MAX_ASSERTION_CHARS:
         raise _refused("The client assertion is too long.")
-    kid, unverified = _unverified_claims(given.assertion)
+    kid, jku, unverified = _unverified_claims(given.assertion)
     if given.client_id is not None and given.client_id != unverified.get("iss"):
         raise _refused("client_id differs from the client assertion's iss.")
     client = await _backend_client(rt, unverified.get("iss"))
+    if jku is not None and jku != client.jwks_uri:  # SMART: a jku must be the registered key set URL
+        raise _refused("The client assertion's jku is not the key set URL registered for this client.")
     try:
         keys = await jwks.keys_for(rt, jwks=client.jwks, jwks_uri=client.jwks_uri, kid=kid)
     except jwks.KeysUnavailable as error:

@@ -5,7 +5,10 @@ not admit refused, state bound to the browser, hand-offs once, logout local (SQL
 from __future__ import annotations
 
 import ssl
+import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
@@ -144,3 +147,40 @@ async def test_the_client_secret_is_stored_encrypted_and_still_authenticates_us_
     ticket = fragment(await sso_sign_in(client, provider, "anna"))["sso"]
     signed_in = await client.post("/auth/sso/redeem", json={"ticket": ticket})
     assert signed_in.status_code == 200 and signed_in.json()["user"]["id"] == demo.users["doctor1"]
+
+
+async def test_an_endpoint_the_discovery_names_over_plain_http_is_never_dialled(
+    client, configured, provider, demo, monkeypatch
+):
+    """The issuer is https, but its discovery document names the token endpoint over plain http (here a listener
+    on loopback that records what reaches it): the code and the client secret would travel in clear, so the
+    exchange is never sent and the sign-in is refused."""
+    with recording_listener() as (clear, reached):
+        monkeypatch.setitem(provider.provider.configuration_information, "token_endpoint", clear + "/token")
+        refused = await sso_sign_in(client, provider, "anna")
+    assert "sso-error" in fragment(refused) and "sso" not in fragment(refused)
+    assert reached == []
+
+
+@contextmanager
+def recording_listener() -> Iterator[tuple[str, list[str]]]:
+    """A plain-http listener on loopback: its base URL, and the paths requested of it."""
+    reached: list[str] = []
+
+    class Record(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - quiet
+            pass
+
+        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            reached.append(self.path)
+            self.send_response(500)
+            self.end_headers()
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Record)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", reached
+    finally:
+        server.shutdown()
+        server.server_close()

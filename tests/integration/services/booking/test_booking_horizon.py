@@ -100,7 +100,7 @@ async def test_the_booking_screen_shows_no_week_beyond_the_horizon(client, login
 async def test_a_doctor_with_nothing_free_up_to_the_horizon_is_said_so_once_and_next_week_is_off(
     client, login, key, demo
 ):
-    """Issue 38: Dr. Berger is away every working day up to the horizon. The screen says so and what to do,
+    """Dr. Berger is away every working day up to the horizon. The screen says so and what to do,
     instead of a Next week to click through to the horizon; ``$find`` without a range finds nothing."""
     admin = await login("admin")
     doctor, berlin = demo.users["doctor1"], demo.locations["berlin"]

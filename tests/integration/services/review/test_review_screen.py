@@ -367,7 +367,7 @@ async def test_a_line_beside_approve_says_what_it_will_send(client, login, demo)
 
 
 async def test_an_alternative_on_an_open_offers_time_names_the_offer_not_another_patient(client, login, demo, runtime):
-    """Issue 30, item 16: the offer may be the same patient's, so the message speaks of another appointment; in
+    """The offer may be the same patient's, so the message speaks of another appointment; in
     English and German."""
     async with runtime.db.read() as session:
         offer = (

@@ -1,5 +1,5 @@
 """The booking screen's coverage warning comes from the same verdict Review and Approve applies
-(``coverage.check`` = ``terms`` + ``evaluate``), in the patient's words (issue 30, defect 13)."""
+(``coverage.check`` = ``terms`` + ``evaluate``), in the patient's words."""
 
 from __future__ import annotations
 

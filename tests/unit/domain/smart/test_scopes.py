@@ -39,6 +39,8 @@ def test_an_allowed_scope_covers_a_narrower_request_only() -> None:
     [
         ("GET", "/Appointment", scopes.Interaction("Appointment", "s")),
         ("GET", "/Appointment/7", scopes.Interaction("Appointment", "r")),
+        ("GET", "/Appointment/$find", scopes.Interaction("Appointment", "s")),  # free times: a search
+        ("GET", "/Patient/7/$everything", scopes.Interaction("Patient", "r")),
         ("HEAD", "/Appointment/7/_history/2", scopes.Interaction("Appointment", "r")),
         ("POST", "/Appointment", scopes.Interaction("Appointment", "c")),
         ("PUT", "/Subscription/3", scopes.Interaction("Subscription", "u")),

@@ -19,7 +19,7 @@ from doctordesk.config import Settings
 from doctordesk.domain.errors import NotFound, TooManyRequests
 from doctordesk.domain.events import DomainEvent
 from doctordesk.domain.fhir import mapping as fhir_mapping
-from doctordesk.domain.fhir.bulk import QUEUED_EVENT, JobStatus, Level, export_request, wants_async
+from doctordesk.domain.fhir.bulk import QUEUED_EVENT, JobStatus, Level, export_request, transaction_time, wants_async
 from doctordesk.domain.fhir.errors import NotSupported
 from doctordesk.domain.texts import N_, Text
 from doctordesk.runtime import Runtime
@@ -106,7 +106,7 @@ async def kick_off(
                 types=",".join(asked.types),
                 since=asked.since,
                 request=request_url[:2000],
-                transaction_time=now,
+                transaction_time=transaction_time(now, settle_seconds=rt.settings.bulk_settle_seconds),
                 created_at=now,
                 status=JobStatus.PENDING.value,
                 attempts=0,

@@ -324,7 +324,7 @@ class Shell {
     sessionStorage.removeItem(PANEL_KEY);
     panel.close();
     $("panel").hidden = true;
-    document.body.classList.remove("has-embedded-panel");
+    document.body.classList.remove("has-embedded-panel", "has-floating-panel");
     // Focus returns to the control that opened the panel (or the main heading when it is gone).
     const opener = this.panelOpener;
     this.panelOpener = null;
@@ -340,6 +340,8 @@ class Shell {
     panel.classList.toggle("panel--embedded", Boolean(embedded));
     panel.classList.toggle("panel--floating", !embedded);
     document.body.classList.toggle("has-embedded-panel", Boolean(embedded) && !panel.hidden);
+    // Floating, it keeps a column of its own at the right: the page's rows and their actions end left of it.
+    document.body.classList.toggle("has-floating-panel", !embedded && !panel.hidden);
   }
 
   // The switch changed the language: the shell's own words now, the screens rendered again by the server.
@@ -381,7 +383,7 @@ class Shell {
     toast.dataset.tone = notice.level || "info";
     toast.setAttribute("role", notice.level === "error" ? "alert" : "status");
     toast.textContent = notice.text;
-    // On a phone one toast at a time, in the top bar's own line: it never covers the list (issue 40).
+    // On a phone one toast at a time, in the top bar's own line: it never covers the list.
     if (api.layout() === "mobile") $("toasts").replaceChildren(toast);
     else $("toasts").append(toast);
     setTimeout(() => toast.remove(), 6000);

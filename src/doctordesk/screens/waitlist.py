@@ -12,7 +12,7 @@ from doctordesk.domain.scheduling.booking import SERVICES
 from doctordesk.domain.waitlist.rules import ALL_DAYS, DAY_KEYS, DEFAULT_FROM, DEFAULT_TO, MAX_DAYS_AHEAD
 from doctordesk.i18n import N_, _
 from doctordesk.i18n.day_entry import date_attrs
-from doctordesk.i18n.formats import format_local
+from doctordesk.i18n.formats import format_day, format_local
 from doctordesk.screens.protocol import Action, Element, Layout, Option, Page, el
 
 SCREEN = "waitlist"
@@ -118,7 +118,8 @@ def _entry(e: EntryView) -> Element:
     what = _(
         "{service} with {doctor} at {place}", service=_(SERVICES.get(e.service, e.service)), doctor=who, place=e.place
     )
-    when = _("{days}, {times}, until {until}", days=_days_text(e.days), times=_times_text(e), until=e.until.isoformat())
+    until = format_day(e.until, with_year=True)
+    when = _("{days}, {times}, until {until}", days=_days_text(e.days), times=_times_text(e), until=until)
     children = [
         el(f"entry-what-{e.id}", "Text", value=what),
         el(f"entry-when-{e.id}", "Caption", value=when),

@@ -21,7 +21,7 @@ TEXTS = {
     "en": {"title": "Requests per day", "table": "Table: Requests per day", "day": "Day", "clinic": "Whole clinic"},
     "de": {"title": "Anfragen pro Tag", "table": "Tabelle: Anfragen pro Tag", "day": "Tag", "clinic": "Ganze Praxis"},
 }
-KEYS = ("requests", "decision-time", "booked-share", "attendance")
+KEYS = ("requests", "decision-time", "booked-share", "attendance", "reminders", "waitlist")  # all six
 
 
 def signed_in(server: Any, new_page: Any, username: str, language: str, viewport: dict[str, int]) -> Any:

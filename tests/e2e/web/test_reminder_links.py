@@ -1,6 +1,6 @@
 """A reminder's links in the browser (docs/notifications.md#reminders): the page of "I will come" and of "I need
 to cancel", in English and German, on a phone and a desktop, axe clean, asking before it acts; and the doctor's open
-list showing the patient's confirmation without a reload.
+list showing the patient's confirmation without a reload, and their week view in the entry's details.
 
 The server sends real mail to an SMTP server on loopback; the clinic's reminder window is set to two weeks, so
 every approved appointment of the demo clinic gets its reminder at once, and the tests take the links from there.
@@ -130,6 +130,12 @@ def test_i_will_come_on_a_desktop_in_english_and_the_doctors_list_shows_it(serve
     badge = doctor.locator(f'[data-id="confirmed-{a}"]')
     badge.wait_for()
     assert "Patient confirmed" in (badge.text_content() or "")
+    # And the doctor's week view says so in the entry's details.
+    doctor.locator('[data-id="week-view"]').click()
+    entry = doctor.locator(f'[data-id^="slot-{a}-"]')
+    entry.wait_for()
+    assert "Patient confirmed" in (entry.locator(".event-details").text_content() or "")
+    assert "Patient confirmed" in (entry.get_attribute("title") or "")
     # The link was used: opening it again says so.
     page.goto(confirm)
     assert "already used" in (page.get_by_role("status").text_content() or "")

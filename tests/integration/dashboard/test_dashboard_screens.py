@@ -22,7 +22,7 @@ from tests.support.review import REQUESTED, aid
 
 ADMIN = "/profile/admin/dashboard"
 OWN = "/profile/dashboard"
-KEYS = ["requests", "decision-time", "booked-share", "attendance"]
+KEYS = ["requests", "decision-time", "booked-share", "attendance", "reminders", "waitlist"]  # all six
 
 
 def by_id(page: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -34,6 +34,7 @@ async def test_an_admin_sees_every_metric_as_a_chart_with_its_table_and_csv(clie
     r = await client.put(ADMIN, headers=admin.headers)
     assert r.status_code == 200, r.text
     elements = by_id(r.json())
+    assert [e["id"] for e in walk(r.json()["elements"]) if e["type"] == "Chart"] == [f"chart-{k}" for k in KEYS]
     for key in KEYS:
         chart = elements[f"chart-{key}"]
         assert chart["type"] == "Chart" and chart["label"]

@@ -85,6 +85,20 @@ async def test_approved_between_the_windows_gets_the_24_hour_reminder_at_once_th
     assert await sent_windows(runtime, a) == [24, 2]
 
 
+async def test_the_servers_reminder_hours_are_the_clinics_default(client, login, demo, runtime, reminders):
+    # DOCTORDESK_REMINDER_HOURS=48,1 (read as tests/unit/test_config.py shows), no choice saved on the Clinic screen.
+    runtime.settings = runtime.settings.model_copy(update={"reminder_hours": "48,1"})
+    admin = await login("admin")
+    assert (await client.get("/admin/clinic", headers=admin.headers)).json()["reminder_hours"] == [48, 1]
+    a = await place(runtime, demo, START)
+    assert await reminders.at(START - hours(48) - timedelta(minutes=1)) == []
+    assert len(await reminders.at(START - hours(48))) == 1
+    assert await reminders.at(START - hours(24)) == []
+    assert await reminders.at(START - hours(2)) == []
+    assert len(await reminders.at(START - hours(1))) == 1
+    assert await sent_windows(runtime, a) == [48, 1]
+
+
 async def test_a_reminder_due_in_quiet_hours_goes_at_their_end_when_that_is_before_the_start(
     client, login, demo, runtime, reminders
 ):

@@ -52,6 +52,12 @@ async def test_a_patient_joins_and_sees_the_entry_then_leaves(client, login, dem
     page = (await client.put(WAITLIST, headers=patient.headers)).json()
     (entry,) = [e for e in ids(page).values() if e["id"].startswith("entry-") and e["type"] == "Card"]
     assert "Dr. Anna Berger" in entry["label"] and "Berlin Mitte Clinic" in entry["label"]
+    # The last day in the reader's words, as the form's Date shows it, not the wire's YYYY-MM-DD.
+    day = slot.start.astimezone(ZoneInfo("Europe/Berlin")).date()
+    number = entry["id"].removeprefix("entry-")
+    assert ids(page)[f"entry-when-{number}"]["value"].endswith(f"until {day:%d %b %Y}")
+    german = (await client.put(WAITLIST, headers={**patient.headers, "Accept-Language": "de"})).json()
+    assert ids(german)[f"entry-when-{number}"]["value"].endswith(f"bis {day.day}. Nov. {day.year}")
     entry_id = int(entry["id"].removeprefix("entry-"))
     left = await client.post(f"{WAITLIST}/{entry_id}/leave", headers=patient.headers)
     assert left.status_code == 200, left.text
@@ -176,9 +182,14 @@ async def test_all_at_once_offers_everyone_and_the_first_to_accept_wins(client, 
     assert (await run_round(runtime)).offered == 2
     (late,) = await offer_ids(runtime, demo.patients["patient1"])
     (early,) = await offer_ids(runtime, demo.patients["patient5"])
+    events = Events(runtime)
     won = await client.post(f"{WAITLIST}/offers/{early}/accept", headers=second.headers)
     assert won.status_code == 200, won.text
     assert won.json()["navigate"] == "/profile/appointments"
+    # The other is told at once: live on their screens, a notice, and a push (the offer reached their phone too).
+    [gone] = [e for e in events.seen if e.kind == "waitlist.gone"]
+    assert gone.data["offer_id"] == late and gone.notify_user_ids == (first.user["id"],)
+    assert gone.notify_text is not None and "was taken by another patient" in gone.notify_text
     lost = await client.post(f"{WAITLIST}/offers/{late}/accept", headers=first.headers)
     assert_error(lost, 409, "APPOINTMENT_CHANGED")
     assert sorted((p, s) for p, s, _ in await offers(runtime)) == sorted(
@@ -284,8 +295,15 @@ async def test_admins_see_a_doctors_waitlist_in_order_and_others_do_not(client, 
     page = (await client.put(url, headers=admin.headers)).json()
     rows = [e["value"] for e in walk(page["elements"]) if e["id"].endswith("-who")]
     assert rows[0].startswith("1. Maria Schmidt") and rows[1].startswith("2. Emma Clarke")
+    # Moments in the clinic's zone and days in the reader's words, as everywhere in the administration.
+    day = slot.start.astimezone(ZoneInfo("Europe/Berlin")).date()
+    since = [e["value"] for e in walk(page["elements"]) if e["id"].endswith("-since")]
+    assert " CET, until " in since[0] and since[0].endswith(f"until {day:%d %b %Y}"), since
     german = (await client.put(url, headers={**admin.headers, "Accept-Language": "de"})).json()
     assert german["title"] == "Warteliste"
+    seit = [e["value"] for e in walk(german["elements"]) if e["id"].endswith("-since")]
+    assert seit[0].startswith("Wartet seit ") and " MEZ, bis " in seit[0], seit
+    assert seit[0].endswith(f"bis {day.day}. Nov. {day.year}"), seit
     assert (await client.put(url, headers=first.headers)).status_code in (403, 404)
 
 

@@ -147,10 +147,7 @@ WORDING: dict[MailKind, Wording] = {
     # No calendar part: nothing is agreed until the patient accepts (and the doctor approves).
     MailKind.WAITLIST_OFFER: Wording(
         N_("An earlier time with {doctor} is free"),
-        N_(
-            "Dear {patient}, an earlier time with {doctor} is free: {when}. "
-            "Accept it on your waitlist in the app; it is offered to you for a while, then to the next patient."
-        ),
+        N_("Dear {patient}, an earlier time with {doctor} is free: {when}. Accept it on your waitlist in the app."),
         None,
         "TENTATIVE",
     ),
@@ -173,5 +170,8 @@ REASON = N_("Reason: {reason}")
 LINK_CONFIRM = N_("Will you come? Tell the clinic: {url}")
 LINK_CANCEL = N_("You cannot come? Cancel the appointment: {url}")
 WHERE = N_("Where: {location}")
+# How long a waitlist offer lasts, by the clinic's mode (docs/waitlist.md#modes-the-clinics-policy).
+OFFER_UNTIL = N_("It is offered to you until {until}; then it goes to the next patient waiting.")
+OFFER_TO_ALL = N_("It is offered to the other patients waiting for it too: the first to accept it gets it.")
 SIGN_OFF = N_("This message was sent by your clinic's appointment service. Please do not reply to it.")
 CALENDAR_NOTE = N_("The attached calendar file adds the appointment to your calendar, or updates it there.")

@@ -6,7 +6,9 @@ Three schemes, so the URL alone says how the connection is protected:
     smtp+starttls://host[:587]  plain, then STARTTLS, required (the message is never sent without it)
     smtps://host[:465]          TLS from the first byte (implicit TLS, RFC 8314)
 
-A user and password in the URL's user-info (percent-encoded) are sent with AUTH after TLS is up.
+A user and password in the URL's user-info (percent-encoded) are sent with AUTH after TLS is up, never in clear:
+``smtp://`` with a user name means STARTTLS, required, as ``smtp+starttls://`` (the usual ``smtp://user:pass@host:587``
+of a provider's relay works, and a password never crosses the network unencrypted).
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ def parse_relay(url: str) -> Relay:
         host=parts.hostname,
         port=port or DEFAULT_PORTS[scheme],
         implicit_tls=scheme == "smtps",
-        starttls=scheme == "smtp+starttls",
+        starttls=scheme == "smtp+starttls" or (scheme == "smtp" and bool(parts.username)),
         username=unquote(parts.username) if parts.username else None,
         password=unquote(parts.password) if parts.password is not None else None,
     )

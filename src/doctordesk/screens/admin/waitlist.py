@@ -9,7 +9,7 @@ from datetime import date, datetime
 
 from doctordesk.domain.scheduling.booking import SERVICES
 from doctordesk.i18n import _
-from doctordesk.i18n.formats import format_local
+from doctordesk.i18n.formats import format_day, format_local
 from doctordesk.screens.admin.pages import BASE, page
 from doctordesk.screens.protocol import Action, Element, Layout, Option, Page, el
 
@@ -29,7 +29,7 @@ class Waiting:
     offered: str | None  # the time offered now, as text
 
 
-def _row(n: int, w: Waiting) -> Element:
+def _row(n: int, w: Waiting, zone: str) -> Element:
     who = _(
         "{n}. {patient} · {service} at {place}",
         n=n,
@@ -37,7 +37,11 @@ def _row(n: int, w: Waiting) -> Element:
         service=_(SERVICES.get(w.service, w.service)),
         place=w.place,
     )
-    since = _("Waiting since {when}, until {until}", when=format_local(w.joined_at, "UTC"), until=w.until.isoformat())
+    since = _(
+        "Waiting since {when}, until {until}",
+        when=format_local(w.joined_at, zone),
+        until=format_day(w.until, with_year=True),
+    )
     extra = [el(f"waiting-{w.entry_id}-any", "Caption", value=_("Any doctor"))] if w.any_doctor else []
     if w.offered:
         extra.append(el(f"waiting-{w.entry_id}-offer", "Caption", value=_("Offered now: {when}", when=w.offered)))
@@ -51,8 +55,15 @@ def _row(n: int, w: Waiting) -> Element:
 
 
 def render(
-    rows: Sequence[Waiting], *, doctor_id: int | None, doctors: Sequence[Option], layout: Layout, timeout: int
+    rows: Sequence[Waiting],
+    *,
+    doctor_id: int | None,
+    doctors: Sequence[Option],
+    zone: str,
+    layout: Layout,
+    timeout: int,
 ) -> Page:
+    """The page; ``zone`` is the clinic's, the administration's zone for moments (when each began waiting)."""
     choose = el(
         "choice",
         "Group",
@@ -67,7 +78,7 @@ def render(
         "waiting",
         "Section",
         el("waiting-empty", "Caption", value=_("Nobody is waiting."), visible=not rows),
-        *(_row(n, w) for n, w in enumerate(rows, start=1)),
+        *(_row(n, w, zone) for n, w in enumerate(rows, start=1)),
         label=_("In order of waiting"),
     )
     return page(

@@ -32,6 +32,7 @@ from doctordesk.services.dashboard import registry
 from doctordesk.services.scheduling.clinic_facts import Clinic, cached_clinic
 from doctordesk.services.scheduling.options_screen import doctor_options
 from doctordesk.services.screen_base import clinic_zone, navigation, require_admin
+from doctordesk.services.waitlist.entries import waitlist_topic
 
 HOLD_SECONDS = 10
 CACHE = "dashboard.figures"
@@ -39,9 +40,11 @@ Figures = list[tuple[Metric, Figure]]
 
 
 def topics(doctor_id: int | None) -> tuple[str, ...]:
-    """What the figures are made of: the appointments (every one, or the doctor's) and the clinic's reference data
-    (doctors' names, hours, exceptions, the locations' zones)."""
-    return (doctor_topic(doctor_id) if doctor_id is not None else ALL_APPOINTMENTS_TOPIC, CLINIC_TOPIC)
+    """What the figures are made of: the appointments (every one, or the doctor's), the clinic's reference data
+    (doctors' names, hours, exceptions, the locations' zones) and the waitlist (a freed time found and offered
+    counts when it is offered, before anything happens to an appointment)."""
+    appointments = doctor_topic(doctor_id) if doctor_id is not None else ALL_APPOINTMENTS_TOPIC
+    return (appointments, CLINIC_TOPIC, waitlist_topic())
 
 
 def _scope(rt: Runtime, c: Clinic, window: Window, doctor_id: int | None) -> Scope:

@@ -55,6 +55,8 @@ class MailFacts:
     about: str | None = None
     # The recipient's name when the mail is not the patient's own (a doctor's staff mail).
     recipient_name: str | None = None
+    # Further paragraphs after the place (a waitlist offer: how long it is theirs), translated as the rest.
+    notes: tuple[Text, ...] = ()
 
 
 def appointment_facts(
@@ -109,6 +111,7 @@ def compose(facts: MailFacts, kind: MailKind, *, sender: str, now: datetime) -> 
         lines.append(i18n.t(lang, Text(notices.WHERE, location=where)))
     if facts.reason:
         lines.append(i18n.t(lang, Text(notices.REASON, reason=facts.reason)))
+    lines.extend(i18n.t(lang, note) for note in facts.notes)
     link_lines = [(i18n.t(lang, Text(words, url="\x00")), url) for words, url in facts.links]
     lines.extend(words.replace("\x00", url) for words, url in link_lines)
     if wording.method is not None:

@@ -21,9 +21,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.event_kinds import EventKind
 from doctordesk.domain.events import ADMIN_TOPIC, DomainEvent
+from doctordesk.domain.mail import notices
 from doctordesk.domain.mail.notices import STAFF_KINDS, MailKind, kind_for, staff_kind_for
 from doctordesk.domain.scheduling.booking import VISIT_MINUTES
-from doctordesk.domain.texts import Text, to_json
+from doctordesk.domain.texts import Moment, Text, to_json
+from doctordesk.domain.waitlist.rules import Mode
 from doctordesk.i18n import DEFAULT
 from doctordesk.realtime.lease import lease_due
 from doctordesk.services.mail.compose import MailFacts, appointment_facts, compose
@@ -96,6 +98,10 @@ async def _offer_facts(session: AsyncSession, event: DomainEvent) -> MailFacts |
     if row is None or not row[1]:
         return None
     patient_name, email, language, doctor_name, location = row
+    if data.get("mode") == Mode.ALL_AT_ONCE:
+        lasts = Text(notices.OFFER_TO_ALL)
+    else:
+        lasts = Text(notices.OFFER_UNTIL, until=Moment(datetime.fromisoformat(data["expires_at"]), location.timezone))
     return MailFacts(
         appointment_id=0,
         patient_id=data["patient_id"],
@@ -111,6 +117,7 @@ async def _offer_facts(session: AsyncSession, event: DomainEvent) -> MailFacts |
         duration_minutes=VISIT_MINUTES,  # a freed time is one visit's length (services/waitlist/matching.py)
         service=data.get("service", ""),
         about=f"offer:{data['offer_id']}",
+        notes=(lasts,),
     )
 
 

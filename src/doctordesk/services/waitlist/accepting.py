@@ -241,7 +241,8 @@ async def _move(
 
 
 async def _tell_the_others(uow: UnitOfWork, c: Clinic, freed: WaitlistTime, *, winner: int, now: datetime) -> None:
-    """End every other open offer of the time and tell each of those patients it is gone (notice, live)."""
+    """End every other open offer of the time and tell each of those patients it is gone (notice, live, and a push:
+    the offer reached their phone, so does its end, before they open the app to take a time that is not there)."""
     session = uow.session
     rows = (
         await session.execute(
@@ -268,7 +269,8 @@ async def _tell_the_others(uow: UnitOfWork, c: Clinic, freed: WaitlistTime, *, w
         told = (user_id,) if user_id is not None else ()
         notices.leave(session, told, appointment_id=None, text=text, now=now)
         topics = (patient_topic(patient_id), *(user_topic(u) for u in told))
-        uow.emit(DomainEvent(GONE, topics, data={"offer_id": offer_id, "patient_id": patient_id, "why": "taken"}))
+        data = {"offer_id": offer_id, "patient_id": patient_id, "why": "taken"}
+        uow.emit(DomainEvent(GONE, topics, data=data, notify_user_ids=told, notify_text=text))
 
 
 async def _end_offer(rt: Runtime, offer_id: int, patient_id: int, *, now: datetime) -> None:

@@ -15,7 +15,7 @@ from doctordesk.screens.state import Shown, Viewer
 from doctordesk.screens.viewing import Viewing
 from doctordesk.services.scheduling.clinic_facts import cached_clinic
 from doctordesk.services.scheduling.options_screen import doctor_options
-from doctordesk.services.screen_base import require_admin
+from doctordesk.services.screen_base import clinic_zone, require_admin
 from doctordesk.services.waitlist.entries import waitlist_topic
 from doctordesk.store.tables import Patient
 from doctordesk.store.waitlist.tables import WaitlistEntry, WaitlistOffer, WaitlistTime
@@ -72,7 +72,12 @@ def waitlist_page(
             for e, name in rows
         ]
         return screen.render(
-            waiting, doctor_id=doctor, doctors=doctor_options(c), layout=layout, timeout=rt.settings.poll_list_seconds
+            waiting,
+            doctor_id=doctor,
+            doctors=doctor_options(c),
+            zone=clinic_zone(c.directory.locations),
+            layout=layout,
+            timeout=rt.settings.poll_list_seconds,
         )
 
     shown = Shown(screen.SCREEN, screen.ENDPOINT, (ADMIN_TOPIC, CLINIC_TOPIC, waitlist_topic()))

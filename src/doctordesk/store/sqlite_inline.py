@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import functools
 import sqlite3
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -34,9 +35,9 @@ from typing import Any
 
 import aiosqlite
 from sqlalchemy import Select
-from sqlalchemy.engine import Dialect
+from sqlalchemy.engine import Dialect, Engine
 from sqlalchemy.exc import DBAPIError
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 from sqlalchemy.sql.compiler import SQLCompiler
 
 
@@ -56,6 +57,10 @@ class InlineConnection(aiosqlite.Connection):
         return found
 
 
+# Engines whose connections are ``inline_connector``'s (``planned_rows`` runs its plans on them only).
+_INLINE_ENGINES: weakref.WeakSet[Engine] = weakref.WeakSet()
+
+
 def inline_connector(database: str) -> Any:
     """``async_creator`` for SQLAlchemy: a writer connection to ``database`` (a file path)."""
 
@@ -68,11 +73,16 @@ def inline_connector(database: str) -> Any:
     return connect
 
 
+def runs_inline(engine: AsyncEngine) -> None:
+    """Record that ``engine``'s connections are ``inline_connector``'s."""
+    _INLINE_ENGINES.add(engine.sync_engine)
+
+
 # --- screens' reads of statements built once ---------------------------------------------------------------------
 
 Processor = Callable[[Any], Any]
 Row = tuple[Any, ...]
-PLANS_PER_STATEMENT = 128  # lengths of its lists seen (each its own SQL text); forgotten all at once beyond
+PLANS_PER_STATEMENT = 128  # lengths of its lists (each its own SQL text) and names given; forgotten all at once beyond
 _DRIVER = "sqlite_inline.driver"  # in the session's info: its transaction, and that transaction's connection
 
 
@@ -103,15 +113,17 @@ class _Statement:
     dialect: Dialect
     lists: tuple[str, ...]  # its expanding parameters
     results: tuple[tuple[int, Processor], ...]  # the result columns that are converted, and how
-    plans: dict[tuple[int, ...], _Plan] = field(default_factory=dict)
+    plans: dict[tuple[tuple[int, ...], tuple[str, ...]], _Plan] = field(default_factory=dict)
 
     def plan(self, params: Mapping[str, Any]) -> _Plan:
-        lengths = tuple(len(params[name]) for name in self.lists)
-        plan = self.plans.get(lengths)
+        """The plan for the lengths of ``params``' lists and the parameters it names (a parameter the statement
+        holds a value of is taken from ``params`` only when named there)."""
+        key = (tuple(len(params[name]) for name in self.lists), tuple(params))
+        plan = self.plans.get(key)
         if plan is None:
             if len(self.plans) >= PLANS_PER_STATEMENT:
                 self.plans.clear()
-            plan = self.plans[lengths] = self._planned(params)
+            plan = self.plans[key] = self._planned(params)
         return plan
 
     def _planned(self, params: Mapping[str, Any]) -> _Plan:
@@ -157,6 +169,9 @@ async def planned_rows(
 ) -> list[Row]:
     """The rows of ``statement`` (built once and kept) with ``params``, as tuples in the order of its columns, read in
     the session's transaction."""
+    bind = session.bind
+    if not isinstance(bind, AsyncEngine) or bind.sync_engine not in _INLINE_ENGINES:
+        return [tuple(row) for row in await session.execute(statement, params)]
     transaction = session.sync_session.get_transaction()
     known = session.info.get(_DRIVER)
     if known is None or transaction is None or known[0] is not transaction:

@@ -10,7 +10,7 @@ from typing import Any
 
 import aiosqlite
 import pytest
-from sqlalchemy import event, select
+from sqlalchemy import Integer, bindparam, event, literal, select
 
 from doctordesk.domain.appointments.list_sections import Section
 from doctordesk.domain.events import doctor_topic
@@ -153,3 +153,14 @@ async def test_a_read_on_the_readers_threads_is_sqlalchemys(runtime, demo):
             tuple(row) for row in await session.execute(notices._open_notices(), {"user": demo.users["doctor1"]})
         ]
     assert len([s for s in seen if "user_notices" in s]) == 2
+
+
+_NUMBER = select(bindparam("n", 5, type_=Integer).label("n"), literal(2).label("two"))
+
+
+async def test_a_plan_takes_a_value_from_the_parameters_only_when_they_name_it(runtime, executed):
+    async with runtime.db.read(screen=True) as session:
+        assert await sqlite_inline.planned_rows(session, _NUMBER, {}) == [(5, 2)]
+        assert await sqlite_inline.planned_rows(session, _NUMBER, {"n": 7}) == [(7, 2)]
+        assert await sqlite_inline.planned_rows(session, _NUMBER, {}) == [(5, 2)]
+    assert not [s for s in executed if "AS two" in s]  # planned, not executed by SQLAlchemy

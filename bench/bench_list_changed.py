@@ -17,8 +17,8 @@ The app runs in this process and is called through ASGI directly (a minimal call
 uvicorn's own HTTP parsing, the same for every request, is left out; ``bench_poll`` measures it against a bare
 app). Measured per poll: CPU time of this process (``time.process_time``: every thread, so SQLite's reader thread
 too; PostgreSQL's server is another process and is not counted, as in the open loop's "server CPU") and wall time,
-p50/p99. ``BENCH_PROFILE=1`` profiles the polls of the first database's "event, same page" case with cProfile and
-prints where the time goes.
+p50/p99. ``BENCH_PROFILE=1`` profiles the polls of the "event, same page" case on SQLite with the list's reads on
+the loop's thread (the default) with cProfile and prints where the time goes.
 
 SQLite runs twice in one run, the list's reads on their connections' threads (``DOCTORDESK_DB_SQLITE_INLINE_SCREEN_
 READS=0``: each call a hand-off to the thread and a wake-up of the loop) and on the loop's own thread (the default);
@@ -198,7 +198,7 @@ async def _suite(label: str, urls: list[str], tmp: Path, inline: bool = False) -
                 .order_by(Appointment.start_at)
                 .limit(1)
             )
-        profiler = cProfile.Profile() if os.environ.get("BENCH_PROFILE") and label == "SQLite" else None
+        profiler = cProfile.Profile() if os.environ.get("BENCH_PROFILE") and label == "SQLite inline" else None
         for i in range(POLLS + WARMUP):
             for case in [result.cases[0], result.cases[2], result.cases[1], result.cases[3]]:
                 if case.name == CASES[1]:

@@ -21,6 +21,7 @@ from doctordesk.domain.chat.messages import AttachmentView, Cursor, MessageView
 from doctordesk.domain.files import attachments as attachment_rules
 from doctordesk.domain.keyset import COUNT_CAP
 from doctordesk.domain.roles import Role
+from doctordesk.store import sqlite_inline
 from doctordesk.store.chat_tables import Attachment, ChatMessage, ChatRead, ChatThread
 from doctordesk.store.tables import User
 
@@ -228,8 +229,8 @@ async def unread_counts(session: AsyncSession, reader_id: int, appointment_ids: 
     (as this was) cost more than running it."""
     if not appointment_ids:
         return {}
-    rows = await session.execute(_unread(), {"reader": reader_id, "ids": list(appointment_ids)})
-    return {int(appointment_id): int(unread) for appointment_id, unread in rows.all() if unread}
+    rows = await sqlite_inline.planned_rows(session, _unread(), {"reader": reader_id, "ids": list(appointment_ids)})
+    return {int(appointment_id): int(unread) for appointment_id, unread in rows if unread}
 
 
 # Before every message: the read position of a reader who never read a thread.

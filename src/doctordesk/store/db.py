@@ -39,7 +39,7 @@ from doctordesk.config import Settings
 from doctordesk.domain.errors import ServiceBusy
 from doctordesk.store import name_words, private_files
 from doctordesk.store.secrets.encryption import SecretBox, attach, box_from_settings
-from doctordesk.store.sqlite_inline import inline_connector
+from doctordesk.store.sqlite_inline import inline_connector, runs_inline
 
 DEFAULT_LOCK_TIMEOUT_MS = 10_000
 DEFAULT_POOL_WAIT_MS = 1000
@@ -116,6 +116,7 @@ def create_engine(
                 pool_timeout=wait,
             )
             event.listen(engine.sync_engine, "connect", _sqlite_pragmas(0, checkpoints=False))
+            runs_inline(engine)
         else:
             # Every connection of the readers' pool is kept (no overflow): opening one in a burst took up to 2 s.
             a_file = bool(parsed.database) and parsed.database != ":memory:"

@@ -5,10 +5,21 @@ hand off, so these tests run on SQLite only."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
 import aiosqlite
 import pytest
+from sqlalchemy import Integer, bindparam, event, literal, select
 
+from doctordesk.domain.appointments.list_sections import Section
 from doctordesk.domain.events import doctor_topic
+from doctordesk.domain.roles import Actor, Role
+from doctordesk.services.appointments import list_screen, notices, reading
+from doctordesk.services.appointments.reading import visibility, visibility_params
+from doctordesk.store import chat_repo, sqlite_inline
+from doctordesk.store.mail_tables import AppointmentConfirmation
+from doctordesk.store.tables import Appointment
 
 LIST = "/profile/appointments"
 # SQLite alone has reader threads to hand statements to.
@@ -71,3 +82,85 @@ async def test_with_the_setting_off_the_same_poll_reads_on_the_readers_threads(
     answer = await _changed_poll(client, runtime, demo.users["doctor1"], doctor.headers, page.json()["state"])
     assert handed_off[0] > before
     assert answer["kind"] == "update" and answer["patches"] == []
+
+
+@pytest.fixture
+def executed(runtime) -> list[str]:
+    """The statements SQLAlchemy executed on the screens' engine (a planned read runs none of its own)."""
+    seen: list[str] = []
+
+    def record(_conn, _cursor, statement, *_rest) -> None:  # type: ignore[no-untyped-def]
+        seen.append(statement)
+
+    engine = runtime.db.screen_read_engine.sync_engine
+    event.listen(engine, "before_cursor_execute", record)
+    yield seen
+    event.remove(engine, "before_cursor_execute", record)
+
+
+async def test_a_planned_read_answers_what_sqlalchemy_executes(runtime, demo, clock, executed):
+    """Each statement the list's render reads through ``sqlite_inline.planned_rows`` answers the same rows, converted
+    the same way (UTC times, booleans, counts, no rows), as SQLAlchemy's execution of it, with lists of every length
+    the plans are made for; and it runs none of SQLAlchemy's executions."""
+    actor = Actor(user_id=demo.users["doctor1"], username="doctor1", role=Role.DOCTOR, display_name="doctor1")
+    now = clock.now()
+    viewer = {**visibility_params(actor), "now": now}
+    shape = visibility(actor)
+    mine = select(Appointment.id, Appointment.start_at).where(Appointment.doctor_id == actor.user_id)
+    async with runtime.db.transaction() as session:  # a confirmation and a notice, so they have rows to convert
+        (first_id, first_start), *_ = (await session.execute(mine.order_by(Appointment.id))).all()
+        session.add(AppointmentConfirmation(appointment_id=first_id, start_at=first_start, confirmed_at=now))
+        notices.leave(session, [actor.user_id], appointment_id=first_id, text="A notice", now=now)
+    async with runtime.db.read(screen=True) as session:
+        ids = [a for a, _ in await session.execute(mine.order_by(Appointment.id))]
+        assert len(ids) > 3
+        _, plain = list_screen._first_pages_kept(shape, tuple(Section), False, None, 11)
+        _, under_way = list_screen._first_pages_kept(shape, tuple(Section), True, None, 11)
+        candidates = list_screen._under_way_statement(shape)
+        reads: list[tuple[Any, dict[str, Any]]] = [
+            (plain, viewer),
+            *((under_way, {**viewer, "under_way": ids[:n]}) for n in (1, 3)),
+            *(
+                (candidates, {**viewer, "now": at, "since": at - timedelta(days=400)})
+                for at in (now, now + timedelta(days=30))
+            ),
+            *((chat_repo._unread(), {"reader": actor.user_id, "ids": ids[:n]}) for n in (0, 1, len(ids))),
+            *((reading._confirmations(), {"ids": ids[:n]}) for n in (0, len(ids))),
+            (notices._open_notices(), {"user": actor.user_id}),
+        ]
+        await session.connection()
+        before = len(executed)
+        planned = [await sqlite_inline.planned_rows(session, statement, params) for statement, params in reads]
+        assert len(executed) == before  # not a comparison of SQLAlchemy with itself
+        executes = [[tuple(row) for row in await session.execute(s, params)] for s, params in reads]
+    assert planned == executes
+    first = planned[0]
+    assert first and all(type(row[2]) is datetime and row[2].tzinfo is UTC for row in first)
+    assert all(type(row[12]) is bool for row in first)  # chat_enabled: SQLite's 0 and 1 as booleans
+    assert all(planned[1:3]) and planned[4] and planned[5] == [] and planned[8] == [] and planned[9] and planned[10]
+    assert planned[9] == [(first_id, first_start)] and planned[10][0][3] == now
+
+
+async def test_a_read_on_the_readers_threads_is_sqlalchemys(runtime, demo):
+    """A session of the readers' engine (its statements on their connections' threads) is not planned: SQLAlchemy
+    executes the statement."""
+    seen: list[str] = []
+    engine = runtime.db.read_engine.sync_engine
+    event.listen(engine, "before_cursor_execute", lambda _c, _cur, statement, *_: seen.append(statement))
+    async with runtime.db.read() as session:
+        found = await sqlite_inline.planned_rows(session, notices._open_notices(), {"user": demo.users["doctor1"]})
+        assert found == [
+            tuple(row) for row in await session.execute(notices._open_notices(), {"user": demo.users["doctor1"]})
+        ]
+    assert len([s for s in seen if "user_notices" in s]) == 2
+
+
+_NUMBER = select(bindparam("n", 5, type_=Integer).label("n"), literal(2).label("two"))
+
+
+async def test_a_plan_takes_a_value_from_the_parameters_only_when_they_name_it(runtime, executed):
+    async with runtime.db.read(screen=True) as session:
+        assert await sqlite_inline.planned_rows(session, _NUMBER, {}) == [(5, 2)]
+        assert await sqlite_inline.planned_rows(session, _NUMBER, {"n": 7}) == [(7, 2)]
+        assert await sqlite_inline.planned_rows(session, _NUMBER, {}) == [(5, 2)]
+    assert not [s for s in executed if "AS two" in s]  # planned, not executed by SQLAlchemy

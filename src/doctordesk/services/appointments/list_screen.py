@@ -50,7 +50,7 @@ from doctordesk.services.appointments.reading import (
     with_viewer_marks,
 )
 from doctordesk.services.show_more_screen import Bound, PagedScreen, Take
-from doctordesk.store import keyset
+from doctordesk.store import keyset, sqlite_inline
 
 KEYS = tuple(s.value for s in Section)
 _CLOSED = (int(Status.DECLINED), int(Status.CANCELED), int(Status.COMPLETED), int(Status.NO_SHOW))
@@ -67,6 +67,7 @@ _A = APPOINTMENTS.c
 # under way (``under_way``, an expanding list) and the viewer (``visibility_params``).
 _NOW: BindParameter[datetime] = bindparam("now")
 _UNDER_WAY: BindParameter[list[int]] = bindparam("under_way", expanding=True)
+_STRAND = 19  # the first pages' column of the strand a row belongs to, after ``view_columns``
 
 
 @functools.lru_cache(maxsize=1024)
@@ -181,8 +182,13 @@ class _Reader:
         if statement is None or not keyed:
             return self
         first: dict[StrandKey, list[AppointmentView]] = {key: [] for key, _ in keyed}
-        for row in await self.session.execute(statement, self.params):
-            first[keyed[row.strand][0]].append(view_of_columns(row))
+        found = (
+            await self.session.execute(statement, self.params)
+            if self.narrowed  # built for this read: not worth a plan of its own
+            else await sqlite_inline.planned_rows(self.session, statement, self.params)
+        )
+        for row in found:
+            first[keyed[row[_STRAND]][0]].append(view_of_columns(row))
         for key, shown in first.items():
             shown.sort(key=position_of, reverse=key[0].newest_first)
         return replace(self, first=first, first_limit=limit)
@@ -243,8 +249,8 @@ class _Reader:
 async def _reader(session: AsyncSession, actor: Actor, now: datetime, f: ListFilter = NO_FILTER) -> _Reader:
     params: dict[str, Any] = {**visibility_params(actor), "now": now}
     candidates = _under_way_statement(visibility(actor))
-    rows = (await session.execute(candidates, {**params, "since": now - MAX_VISIT})).all()
-    ends = {r.id: r.start_at + timedelta(minutes=r.duration_minutes) for r in rows}
+    rows = await sqlite_inline.planned_rows(session, candidates, {**params, "since": now - MAX_VISIT})
+    ends = {id_: start + timedelta(minutes=minutes) for id_, start, minutes in rows}
     under_way = tuple(sorted(i for i, end in ends.items() if end > now))
     under_way_ends = tuple(ends[i] for i in under_way)
     params["under_way"] = list(under_way)

@@ -23,6 +23,7 @@ from doctordesk.domain.roles import Actor
 from doctordesk.domain.texts import N_, from_json, to_json
 from doctordesk.runtime import Runtime
 from doctordesk.services.uow import unit_of_work
+from doctordesk.store import sqlite_inline
 from doctordesk.store.notice_tables import UserNotice
 from doctordesk.store.tables import Appointment, Location
 
@@ -42,9 +43,9 @@ def leave(
 
 async def open_notices(session: AsyncSession, user_id: int) -> list[Notice]:
     """The user's newest undismissed notices (at most ``SHOWN``)."""
-    rows = await session.execute(_open_notices(), {"user": user_id})
-    return [Notice(r.id, from_json(r.message) or r.text, r.created_at, r.appointment_id, r.start_at, r.timezone)
-            for r in rows.all()]  # fmt: skip
+    rows = await sqlite_inline.planned_rows(session, _open_notices(), {"user": user_id})
+    return [Notice(notice_id, from_json(message) or text, created_at, appointment_id, start_at, timezone)
+            for notice_id, message, text, created_at, appointment_id, start_at, timezone in rows]  # fmt: skip
 
 
 @functools.cache

@@ -19,7 +19,7 @@ from doctordesk.domain.errors import NotFound
 from doctordesk.domain.keyset import Position
 from doctordesk.domain.roles import Actor, Role
 from doctordesk.domain.texts import N_
-from doctordesk.store import chat_repo, keyset
+from doctordesk.store import chat_repo, keyset, sqlite_inline
 from doctordesk.store.admin_tables import DoctorSettings
 from doctordesk.store.mail_tables import AppointmentConfirmation
 from doctordesk.store.tables import Appointment, Location, Patient, User
@@ -139,10 +139,17 @@ async def with_confirmations(session: AsyncSession, views: list[AppointmentView]
     approved = {v.id: v.start for v in views if v.status is Status.APPROVED}
     if not approved:
         return views
-    c = AppointmentConfirmation
-    rows = await session.execute(select(c.appointment_id, c.start_at).where(c.appointment_id.in_(sorted(approved))))
-    done = {i for i, start in rows.all() if approved.get(i) == start}
+    rows = await sqlite_inline.planned_rows(session, _confirmations(), {"ids": sorted(approved)})
+    done = {i for i, start in rows if approved.get(i) == start}
     return [replace(v, confirmed=True) if v.id in done else v for v in views]
+
+
+@functools.cache
+def _confirmations() -> Select[int, datetime]:
+    """``with_confirmations``'s statement, built once (every list render reads it: building and keying it cost more
+    than running it), the appointments an expanding parameter."""
+    c = cast(Table, AppointmentConfirmation.__table__).c
+    return select(c.appointment_id, c.start_at).where(c.appointment_id.in_(bindparam("ids", expanding=True)))
 
 
 async def get_appointment(session: AsyncSession, actor: Actor, appointment_id: int) -> AppointmentView:

@@ -299,6 +299,10 @@ class CheckedRow:
     def ok(self) -> bool:
         return not self.problems
 
+    def carried(self, values: Mapping[str, Any]) -> dict[str, Any]:
+        """The columns of a stored record this row sets: those of fields it does not carry keep their values."""
+        return {column: value for column, value in values.items() if column not in self.absent}
+
     def references(self) -> list[tuple[str, Kind, str]]:
         """(field, kind, external id) for every row this one names."""
         found: list[tuple[str, Kind, str]] = []

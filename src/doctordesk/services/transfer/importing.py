@@ -286,7 +286,7 @@ class _Run:
             if stored is None:
                 created.append({**want, **(on_create or {}), "external_id": row.external_id})
                 continue
-            want = _carried(want, row)
+            want = row.carried(want)
             if any(not _same(stored[column], value) for column, value in want.items()):
                 extra = on_update(stored) if on_update else {}
                 changed.append((stored, {**want, **extra, "id": stored["id"]}))
@@ -326,11 +326,6 @@ async def _locations(run: _Run, rows: list[CheckedRow], counts: Counts) -> None:
     )
 
 
-def _carried(values: dict[str, Any], row: CheckedRow) -> dict[str, Any]:
-    """The columns of a stored record that ``row`` sets: those of fields it does not carry keep their values."""
-    return {column: value for column, value in values.items() if column not in row.absent}
-
-
 async def _doctors(run: _Run, rows: list[CheckedRow], counts: Counts) -> None:
     """A doctor is an account and its profile, compared and counted as one row."""
     existing = run.existing[Kind.DOCTORS]
@@ -359,7 +354,7 @@ async def _doctors(run: _Run, rows: list[CheckedRow], counts: Counts) -> None:
         if user_changed:
             changed_users.append({"id": stored["id"], **user})
         profile_changed = True
-        kept = _carried(profile, row)
+        kept = row.carried(profile)
         if stored["profile_user_id"] is None:
             new_profiles.append({"external_id": row.external_id, **profile})
         elif any(stored[f"profile_{c}"] != value for c, value in kept.items()):

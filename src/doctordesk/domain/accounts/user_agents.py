@@ -2,9 +2,9 @@
 of the client that signed in, read from its ``User-Agent`` header with ``ua-parser`` ("Firefox on Windows",
 "Chrome Mobile on Android"). The header itself is never kept: only the description is stored with the token.
 
-The parser is ua-parser's built-in rules behind its Rust resolver, without the library's cache (which would keep
-the raw headers it saw in memory). Loading the rules takes about half a second: the first sign-in of a process pays
-it, or ``warm`` at start."""
+The parser is ua-parser's built-in rules behind the best resolver installed (the Rust one, with
+``ua-parser[regex]``), without the library's cache (which would keep the raw headers it saw in memory). Loading the
+rules takes about half a second: the first sign-in of a process pays it (in a worker thread, web/deps.py)."""
 
 from __future__ import annotations
 
@@ -29,11 +29,6 @@ def _loaded() -> Parser:
         if _parser is None:
             _parser = Parser(BestAvailableResolver(load_builtins()))
         return _parser
-
-
-def warm() -> None:
-    """Load the rules now rather than at the first sign-in."""
-    _loaded()
 
 
 def _clean(family: str | None) -> str | None:

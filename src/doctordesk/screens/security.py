@@ -40,6 +40,8 @@ def _session(s: SessionRow, zone: str) -> Element:
                       confirm=_("End this session? That browser or phone is signed out at once.")),
     )  # fmt: skip
     parts = [
+        # What signed in, as the sign-in's User-Agent named it (domain/accounts/user_agents.py).
+        el(f"session-{s.id}-device", "Regular", value=s.device or _("Unknown device")),
         el(f"session-{s.id}-when", "Regular", value=_(Text("Signed in {at}", at=_when(s.created_at, zone)))),
         el(f"session-{s.id}-until", "Caption", value=_(Text("Valid until {at}", at=_when(s.expires_at, zone)))),
     ]

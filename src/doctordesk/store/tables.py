@@ -99,6 +99,9 @@ class AccessToken(Base):
     # second factor: what a change of how the account signs in asks for (docs/accounts.md#recent-authentication).
     authenticated_at: Mapped[datetime | None]
     second_factor: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # What signed in, as the security page names it ("Firefox on Windows"), from the sign-in's User-Agent, which is
+    # never kept itself (domain/accounts/user_agents.py); None: not known.
+    device: Mapped[str | None] = mapped_column(String(120))
 
 
 class LoginThrottle(Base):

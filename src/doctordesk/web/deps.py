@@ -7,6 +7,7 @@ which cost the unchanged poll (the service's main load) more than all its own wo
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from starlette.datastructures import UploadFile
 
 from doctordesk import i18n
 from doctordesk.caches.devices import DeviceHeaders
+from doctordesk.domain.accounts import user_agents
 from doctordesk.domain.errors import Forbidden, Unauthorized, ValidationFailed
 from doctordesk.domain.integration import Integration, looks_like_key
 from doctordesk.domain.roles import Actor, Role
@@ -174,6 +176,19 @@ async def recent_actor(rt: RuntimeDep, actor: ActorDep) -> Actor:
 
 RecentEnrollingDep = Annotated[mfa.Enrolling, Depends(recent_enrolling)]
 RecentActorDep = Annotated[Actor, Depends(recent_actor)]
+
+
+async def signing_in_device(request: Request) -> str | None:
+    """What a sign-in comes from, as its session is named on the security page ("Firefox on Windows"), read from
+    the User-Agent header, which itself is kept nowhere (docs/accounts.md#security-page). Parsed in a worker thread:
+    the first parse of a process loads the rules (about half a second)."""
+    header = request.headers.get("user-agent")
+    if not header:
+        return None
+    return await asyncio.to_thread(user_agents.describe, header)
+
+
+DeviceDep = Annotated[str | None, Depends(signing_in_device)]
 
 # The integration API's credentials: an API key, as a bearer token or in X-Api-Key (docs/integration.md).
 api_key_bearer = HTTPBearer(

@@ -14,6 +14,7 @@ from urllib.parse import parse_qsl
 import httpx
 import pytest
 
+from doctordesk.domain.accounts.user_agents import describe
 from tests.e2e.web import confirm
 from tests.e2e.web.conftest import axe_violations
 from tests.support.live import LiveServer
@@ -67,6 +68,23 @@ def saved(page: Any, text: str) -> str:
     notice = page.locator('[data-id="saved"]')
     notice.get_by_text(text).wait_for()
     return str(notice.inner_text())
+
+
+@pytest.mark.parametrize(
+    ("language", "username", "unknown"), [("en", "patient3", "Unknown device"), ("de", "patient4", "Unbekanntes Gerät")]
+)
+def test_each_session_says_which_device_it_is(server, new_page, language, username, unknown):
+    elsewhere(server, username)  # a client the rules do not know (an HTTP library)
+    page = signed_in(new_page, server, username, language)
+    agent = page.evaluate("navigator.userAgent")
+    this = page.locator('[data-id^="session-"][data-id$="-current"]').get_attribute("data-id")
+    assert this is not None
+    row = this.removesuffix("-current")
+    # The browser's own header names this session ("HeadlessChrome on Linux" or so), on the row's first line.
+    device = page.locator(f'[data-id="{row}-device"]').inner_text().strip()
+    assert device == describe(agent) and device.endswith(" on Linux"), (device, agent)
+    rows = page.locator('[data-id="sessions"] [data-id$="-device"]').all_inner_texts()
+    assert sorted(text.strip() for text in rows) == sorted([device, unknown])
 
 
 @pytest.mark.parametrize(("language", "username"), [("en", "support2"), ("de", "doctor3")])

@@ -9,12 +9,14 @@ from datetime import datetime
 
 @dataclass(frozen=True, slots=True)
 class SessionRow:
-    """A live access token of the user (``current``: the one this request came with)."""
+    """A live access token of the user (``current``: the one this request came with; ``device``: what signed in,
+    "Firefox on Windows", None when not known)."""
 
     id: int
     created_at: datetime
     expires_at: datetime
     current: bool
+    device: str | None
 
 
 @dataclass(frozen=True, slots=True)

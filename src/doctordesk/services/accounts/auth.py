@@ -55,16 +55,18 @@ async def login(
     password: str,
     *,
     client_host: str | None,
+    device: str | None,
     otp: str | None = None,
 ) -> LoginResult:
     """Check the credentials and issue a new access token. Failures are throttled per username and client address
     (``client_host``: the peer, or the client a trusted proxy names) and per username (docs/accounts.md). A user
     with a second factor sends ``otp`` too (a TOTP or recovery code): without it MfaRequired, wrong it is a failed
-    login like a wrong password (docs/accounts.md#second-factor)."""
+    login like a wrong password (docs/accounts.md#second-factor). ``device``: what signs in, as the security page
+    names it (domain/accounts/user_agents.py)."""
     ttl = rt.settings.token_ttl_seconds
 
     async def issue(session: AsyncSession, user: User, now: datetime, factor_used: bool) -> tuple[str, Actor]:
-        return await issue_token(session, user, now=now, ttl_seconds=ttl, second_factor=factor_used)
+        return await issue_token(session, user, now=now, ttl_seconds=ttl, second_factor=factor_used, device=device)
 
     token, actor = await attempt(rt, passwords, username, password, client_host=client_host, otp=otp, succeed=issue)
     return LoginResult(access_token=token, expires_in=ttl, actor=actor)

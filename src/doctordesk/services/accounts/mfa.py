@@ -276,9 +276,10 @@ async def read_policy(rt: Runtime) -> list[str]:
         return sorted(r.value for r in (await policy(session)).required)
 
 
-async def finish_enrolment(rt: Runtime, who: Enrolling) -> tuple[str, Actor] | None:
+async def finish_enrolment(rt: Runtime, who: Enrolling, *, device: str | None) -> tuple[str, Actor] | None:
     """After a factor was set up with an enrolment token: the token is used up and the sign-in completes with a new
-    access token. None for a user who was signed in already."""
+    access token (``device``: what signs in, domain/accounts/user_agents.py). None for a user who was signed in
+    already."""
     if who.ticket is None:
         return None
     now = rt.clock.now()
@@ -289,7 +290,7 @@ async def finish_enrolment(rt: Runtime, who: Enrolling) -> tuple[str, Actor] | N
         if row is None or user is None or not user.active:
             raise Unauthorized()
         token, actor = await issue_token(
-            session, user, now=now, ttl_seconds=rt.settings.token_ttl_seconds, second_factor=True
+            session, user, now=now, ttl_seconds=rt.settings.token_ttl_seconds, second_factor=True, device=device
         )
         audit(session, at=now, actor_id=user.id, action="login", entity="user", entity_id=user.id,
               details={"enrolled": True})  # fmt: skip

@@ -195,9 +195,12 @@ async def _assertion(
     return key, user, verified
 
 
-async def sign_in(rt: Runtime, rp: RelyingParty, *, ticket: str, credential: object) -> tuple[str, Any]:
+async def sign_in(
+    rt: Runtime, rp: RelyingParty, *, ticket: str, credential: object, device: str | None
+) -> tuple[str, Any]:
     """A new access token for the passkey's user when the assertion answers the ticket's challenge (401 for an
-    unknown passkey, a wrong signature or a used challenge); audited as a login either way."""
+    unknown passkey, a wrong signature or a used challenge); audited as a login either way. ``device``: what signs
+    in (domain/accounts/user_agents.py)."""
     body = _credential(credential)
     now = rt.clock.now()
     async with unit_of_work(rt) as uow:
@@ -209,7 +212,7 @@ async def sign_in(rt: Runtime, rp: RelyingParty, *, ticket: str, credential: obj
                   details={"reason": "passkey"})  # fmt: skip
         else:
             token, actor = await issue_token(
-                session, user, now=now, ttl_seconds=rt.settings.token_ttl_seconds, second_factor=True
+                session, user, now=now, ttl_seconds=rt.settings.token_ttl_seconds, second_factor=True, device=device
             )
             audit(session, at=now, actor_id=user.id, action="login", entity="user", entity_id=user.id,
                   details={"passkey": key.id})  # fmt: skip

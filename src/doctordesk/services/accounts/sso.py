@@ -227,8 +227,9 @@ async def _create(session: AsyncSession, provider: SsoProvider, claims: dict[str
     return user
 
 
-async def redeem(rt: Runtime, ticket: str) -> tuple[str, Actor]:
-    """The access token for a hand-off (once; Unauthorized when unknown, used or expired)."""
+async def redeem(rt: Runtime, ticket: str, *, device: str | None) -> tuple[str, Actor]:
+    """The access token for a hand-off (once; Unauthorized when unknown, used or expired). ``device``: what
+    redeems it (domain/accounts/user_agents.py)."""
     now = rt.clock.now()
     async with unit_of_work(rt) as uow:
         session = uow.session
@@ -238,7 +239,7 @@ async def redeem(rt: Runtime, ticket: str) -> tuple[str, Actor]:
             raise Unauthorized()
         # The provider's sign-in is trusted as it is, its own factors included (docs/accounts.md#single-sign-on).
         token, actor = await issue_token(
-            session, user, now=now, ttl_seconds=rt.settings.token_ttl_seconds, second_factor=True
+            session, user, now=now, ttl_seconds=rt.settings.token_ttl_seconds, second_factor=True, device=device
         )
         audit(session, at=now, actor_id=user.id, action="login", entity="user", entity_id=user.id,
               details={"sso": True})  # fmt: skip

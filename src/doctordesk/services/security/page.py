@@ -34,11 +34,11 @@ async def overview(rt: Runtime, actor: Actor) -> Overview:
     async with rt.db.read() as session:
         live = AccessToken.user_id == uid, AccessToken.revoked_at.is_(None), AccessToken.expires_at > now
         tokens = await session.execute(
-            select(AccessToken.id, AccessToken.created_at, AccessToken.expires_at)
+            select(AccessToken.id, AccessToken.created_at, AccessToken.expires_at, AccessToken.device)
             .where(*live)
             .order_by(AccessToken.created_at.desc(), AccessToken.id.desc())
         )
-        sessions = [SessionRow(i, c, e, i == actor.token_id) for i, c, e in tokens.all()]
+        sessions = [SessionRow(i, c, e, i == actor.token_id, d) for i, c, e, d in tokens.all()]
         phones = await session.execute(
             select(Device.id, Device.platform, Device.last_active_at)
             .where(Device.user_id == uid)

@@ -10,7 +10,7 @@ from fastapi.responses import Response
 from doctordesk.domain.inputs import TEXT_PATTERN
 from doctordesk.services.accounts import auth, password_links, reauth
 from doctordesk.services.accounts.auth import MAX_PASSWORD, MIN_PASSWORD
-from doctordesk.web.deps import ActorDep, RuntimeDep
+from doctordesk.web.deps import ActorDep, DeviceDep, RuntimeDep
 from doctordesk.web.responses import INVALID, TOO_LARGE, UNAUTHORIZED, error_doc
 
 router = APIRouter(prefix="/auth", tags=["auth"])
@@ -60,6 +60,7 @@ def login_json(token: str, expires_in: int, actor: Any) -> dict[str, Any]:
 async def login(
     request: Request,
     rt: RuntimeDep,
+    device: DeviceDep,
     username: Annotated[str, text_form("No control characters", max_length=auth.MAX_USERNAME)],
     password: Annotated[str, text_form("No control characters", max_length=auth.MAX_PASSWORD)],
     otp: Annotated[
@@ -75,7 +76,7 @@ async def login(
     token."""
     client_host = request.client.host if request.client else None
     result = await auth.login(
-        rt, request.app.state.passwords, username, password, client_host=client_host, otp=otp or None
+        rt, request.app.state.passwords, username, password, client_host=client_host, device=device, otp=otp or None
     )
     return login_json(result.access_token, result.expires_in, result.actor)
 

@@ -12,7 +12,7 @@ from pydantic import BeforeValidator, Field, WithJsonSchema
 from doctordesk.screens.security import qr_data_url
 from doctordesk.services.accounts import mfa, passkeys
 from doctordesk.web.bodies import StrictBody
-from doctordesk.web.deps import ActorDep, RecentActorDep, RecentEnrollingDep, RuntimeDep
+from doctordesk.web.deps import ActorDep, DeviceDep, RecentActorDep, RecentEnrollingDep, RuntimeDep
 from doctordesk.web.responses import INVALID, TOO_LARGE, UNAUTHORIZED, error_doc
 from doctordesk.web.routers.auth import login_json
 
@@ -65,8 +65,8 @@ def relying_party(request: Request) -> passkeys.RelyingParty:
     return passkeys.RelyingParty(rp_id=host, origin=origin)
 
 
-async def _finish(rt: Any, who: mfa.Enrolling, answer: dict[str, Any]) -> dict[str, Any]:
-    done = await mfa.finish_enrolment(rt, who)
+async def _finish(rt: Any, who: mfa.Enrolling, answer: dict[str, Any], device: str | None) -> dict[str, Any]:
+    done = await mfa.finish_enrolment(rt, who, device=device)
     if done is not None:
         token, actor = done
         answer["login"] = login_json(token, rt.settings.token_ttl_seconds, actor)
@@ -91,11 +91,11 @@ async def start_totp(rt: RuntimeDep, who: RecentEnrollingDep) -> dict[str, Any]:
 
 
 @router.post("/mfa/totp/confirm", responses=FACTOR_RESPONSES)
-async def confirm_totp(rt: RuntimeDep, who: RecentEnrollingDep, body: CodeIn) -> dict[str, Any]:
+async def confirm_totp(rt: RuntimeDep, who: RecentEnrollingDep, device: DeviceDep, body: CodeIn) -> dict[str, Any]:
     """Turn the authenticator app on with a current code. ``recovery_codes``: ten one-time codes, shown only now
     (empty when unused ones exist); ``login``: the sign-in, when this completed an enrolment."""
     codes = await mfa.confirm_totp(rt, who, body.code)
-    return await _finish(rt, who, {"recovery_codes": codes})
+    return await _finish(rt, who, {"recovery_codes": codes}, device)
 
 
 @router.post(
@@ -115,13 +115,15 @@ async def passkey_registration_options(request: Request, rt: RuntimeDep, who: Re
 
 
 @router.post("/passkeys", responses=FACTOR_RESPONSES)
-async def add_passkey(request: Request, rt: RuntimeDep, who: RecentEnrollingDep, body: NewPasskeyIn) -> dict[str, Any]:
+async def add_passkey(
+    request: Request, rt: RuntimeDep, who: RecentEnrollingDep, device: DeviceDep, body: NewPasskeyIn
+) -> dict[str, Any]:
     """Keep the passkey the browser created. ``recovery_codes`` as for the authenticator app; ``login`` when
     this completed an enrolment."""
     key_id, codes = await passkeys.register(
         rt, who, relying_party(request), ticket=body.ticket, credential=body.credential, name=body.name
     )
-    return await _finish(rt, who, {"id": key_id, "recovery_codes": codes})
+    return await _finish(rt, who, {"id": key_id, "recovery_codes": codes}, device)
 
 
 @router.post("/passkey/options")
@@ -135,9 +137,10 @@ async def passkey_sign_in_options(request: Request, rt: RuntimeDep) -> dict[str,
     "/passkey/login",
     responses={**FACTOR_RESPONSES, 401: error_doc("UNAUTHORIZED: unknown passkey, bad signature, used ticket")},
 )
-async def passkey_login(request: Request, rt: RuntimeDep, body: PasskeyIn) -> dict[str, Any]:
+async def passkey_login(request: Request, rt: RuntimeDep, device: DeviceDep, body: PasskeyIn) -> dict[str, Any]:
     """Sign in with a passkey instead of the password and code: the same answer as ``POST /auth/login``."""
-    token, actor = await passkeys.sign_in(rt, relying_party(request), ticket=body.ticket, credential=body.credential)
+    rp = relying_party(request)
+    token, actor = await passkeys.sign_in(rt, rp, ticket=body.ticket, credential=body.credential, device=device)
     return login_json(token, rt.settings.token_ttl_seconds, actor)
 
 

@@ -13,7 +13,7 @@ from pydantic import Field
 from doctordesk.domain.errors import DomainError
 from doctordesk.services.accounts import sso
 from doctordesk.web.bodies import StrictBody
-from doctordesk.web.deps import RuntimeDep
+from doctordesk.web.deps import DeviceDep, RuntimeDep
 from doctordesk.web.responses import INVALID, NOT_FOUND, UNAUTHORIZED, error_doc
 from doctordesk.web.routers.auth import login_json
 
@@ -81,7 +81,7 @@ async def callback(
 
 
 @router.post("/redeem", responses={401: UNAUTHORIZED, 422: INVALID})
-async def redeem(rt: RuntimeDep, body: RedeemIn) -> dict[str, Any]:
+async def redeem(rt: RuntimeDep, device: DeviceDep, body: RedeemIn) -> dict[str, Any]:
     """The access token for a single sign-on (the same answer as ``POST /auth/login``); each ticket once."""
-    token, actor = await sso.redeem(rt, body.ticket)
+    token, actor = await sso.redeem(rt, body.ticket, device=device)
     return login_json(token, rt.settings.token_ttl_seconds, actor)

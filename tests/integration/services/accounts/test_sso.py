@@ -15,7 +15,7 @@ import httpx
 import pytest
 from sqlalchemy import select, text
 
-from doctordesk.store.tables import AuditLog, User
+from doctordesk.store.tables import AccessToken, AuditLog, User
 from tests.support.errors import assert_error
 from tests.support.openid_provider import OpenIDProvider, running_provider, sign_in_at_provider
 
@@ -93,6 +93,18 @@ async def test_an_existing_user_is_found_by_the_claim_and_signs_in(client, confi
     async with runtime.db.read() as session:
         logged = list(await session.scalars(select(AuditLog.action).where(AuditLog.actor_id == user["id"])))
     assert {"login-sso", "login", "logout"} <= set(logged)
+
+
+async def test_the_session_a_hand_off_opens_says_which_device_redeemed_it(client, configured, provider, demo, runtime):
+    ticket = fragment(await sso_sign_in(client, provider, "anna"))["sso"]
+    firefox = "Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:133.0) Gecko/20100101 Firefox/133.0"
+    signed_in = await client.post("/auth/sso/redeem", json={"ticket": ticket}, headers={"User-Agent": firefox})
+    assert signed_in.status_code == 200, signed_in.text
+    async with runtime.db.read() as session:
+        token = await session.scalar(
+            select(AccessToken).where(AccessToken.user_id == demo.users["doctor1"]).order_by(AccessToken.id.desc())
+        )
+    assert token is not None and token.device == "Firefox on Windows"
 
 
 async def test_new_users_get_the_role_their_groups_map_to(client, configured, provider, runtime):

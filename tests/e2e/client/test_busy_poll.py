@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
@@ -103,18 +104,24 @@ async def press_until_answered_busy(doctor: Client, review: Screen, monkeypatch)
     return pressing
 
 
+@asynccontextmanager
+async def appointments_locked() -> AsyncIterator[None]:
+    """Another connection holds the appointments table (even reads wait) while the block runs."""
+    holder = await databases._connect(databases.postgres_url())
+    try:
+        async with holder.transaction():
+            await holder.execute(f"LOCK TABLE {Appointment.__tablename__} IN ACCESS EXCLUSIVE MODE")
+            yield
+    finally:
+        await holder.close()
+
+
 async def test_a_users_action_answered_busy_is_sent_again_and_done(server, monkeypatch) -> None:
     appointment_id, doctor, review = await review_to_approve(server)
     async with doctor:
-        holder = await databases._connect(databases.postgres_url())
-        try:
-            transaction = holder.transaction()
-            await transaction.start()
-            await holder.execute(f"LOCK TABLE {Appointment.__tablename__} IN ACCESS EXCLUSIVE MODE")
+        async with appointments_locked():
             pressing = await press_until_answered_busy(doctor, review, monkeypatch)
-            await transaction.rollback()  # the burst is over before the press's Retry-After (1 s) ends
-        finally:
-            await holder.close()
+        # The burst is over before the press's Retry-After (1 s) ends.
         await pressing  # no ServiceBusy: the press was sent again and went through
         listing = await doctor.open("/profile/appointments")
         assert status_is(appointment_id, "approved")(listing)
@@ -124,16 +131,9 @@ async def test_a_press_still_busy_after_its_retries_reaches_the_caller_as_servic
     monkeypatch.setattr(screen_module, "ACTION_BUSY_RETRIES", 0)
     appointment_id, doctor, review = await review_to_approve(server)
     async with doctor:
-        holder = await databases._connect(databases.postgres_url())
-        try:
-            transaction = holder.transaction()
-            await transaction.start()
-            await holder.execute(f"LOCK TABLE {Appointment.__tablename__} IN ACCESS EXCLUSIVE MODE")
+        async with appointments_locked():
             pressing = await press_until_answered_busy(doctor, review, monkeypatch)
             with pytest.raises(ServiceBusy):
                 await pressing
-            await transaction.rollback()
-        finally:
-            await holder.close()
         listing = await doctor.open("/profile/appointments")
         assert not status_is(appointment_id, "approved")(listing)  # nothing was written

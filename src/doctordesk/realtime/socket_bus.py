@@ -19,8 +19,7 @@ from typing import Any
 
 from doctordesk.domain.events import DomainEvent
 from doctordesk.realtime.broker import LINE_LIMIT
-from doctordesk.realtime.bus import event_to_json
-from doctordesk.realtime.shared import SharedBus, batch_events
+from doctordesk.realtime.shared import SharedBus, batch_body
 
 log = logging.getLogger(__name__)
 
@@ -37,14 +36,16 @@ class SocketBus(SharedBus):
         self._ids = itertools.count(1)
 
     async def publish(self, events: Sequence[DomainEvent]) -> None:
-        body = {"op": "publish", "origin": self.instance, "events": [event_to_json(e) for e in events]}
+        body = {"op": "publish", **batch_body(self.instance, events)}
         if await self._ask(body) is None:
             log.warning("event bus: the broker did not take %d event(s); delivered on this worker only", len(events))
             await self._unnumbered(events)
             self._drop()
 
     async def remember(self, key: str, value: str, *, ttl_seconds: int) -> None:
-        self._send({"op": "set", "key": key, "value": value, "ttl": ttl_seconds})
+        """Keep a small value for every worker; returns once the broker has it (so a request answered after it
+        finds it on any worker, as with Redis), or gave up waiting (``publish_timeout``; never raises)."""
+        await self._ask({"op": "set", "key": key, "value": value, "ttl": ttl_seconds})
 
     async def recall(self, key: str) -> str | None:
         answer = await self._ask({"op": "get", "key": key})
@@ -118,6 +119,6 @@ class SocketBus(SharedBus):
         waiting = self._waiting.get(rid) if mine or "seq" not in body else None
         if "seq" in body:
             # Its own batch whose publish gave up waiting was delivered here already.
-            await self._from_bus(int(body["seq"]), batch_events(body), delivered_here=mine and waiting is None)
+            await self._from_bus(int(body["seq"]), body, delivered_here=mine and waiting is None, mine=mine)
         if waiting is not None and not waiting.done():
             waiting.set_result(body)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
 import secrets
@@ -25,6 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from doctordesk.realtime.bus import from_wire, to_wire
 from doctordesk.screens.state import Revisions
 from doctordesk.store.private_files import private_dir
 
@@ -70,7 +70,7 @@ class Broker:
         self.writers.add(writer)
         try:
             while line := await reader.readline():
-                self._handle(json.loads(line), writer, line)
+                self._handle(from_wire(line), writer, line)
                 await writer.drain()
         except (ValueError, KeyError, TypeError, AttributeError, ConnectionError, asyncio.LimitOverrunError) as exc:
             log.warning("event bus broker: dropped a worker's connection (%s)", exc)
@@ -122,7 +122,7 @@ def _numbered(seq: int, body: dict[str, Any], line: bytes) -> bytes:
 
 
 def _line(body: dict[str, Any]) -> bytes:
-    return json.dumps(body, separators=(",", ":"), default=str).encode() + b"\n"
+    return to_wire(body)
 
 
 def start_in_thread(path: Path) -> Path:

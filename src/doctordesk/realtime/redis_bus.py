@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import secrets
 import time
@@ -31,6 +30,7 @@ import redis.asyncio as redis
 from redis.asyncio.client import PubSub
 
 from doctordesk.domain.events import DomainEvent
+from doctordesk.realtime.bus import from_wire, to_wire
 from doctordesk.realtime.shared import SharedBus, batch_body
 from doctordesk.screens.state import KEEP_MARKS_SECONDS
 
@@ -92,7 +92,7 @@ class RedisBus(SharedBus):
 
     async def publish(self, events: Sequence[DomainEvent]) -> None:
         body = batch_body(self.instance, events)
-        payload, topics = json.dumps(body, default=str), body["topics"]
+        payload, topics = to_wire(body).rstrip(b"\n"), body["topics"]
         keys = [self._keys["seq"], self._keys["marks"], self.channel, self._keys["changed"]]
         now = self.clock()
         try:
@@ -199,7 +199,7 @@ class RedisBus(SharedBus):
             return
         try:
             seq, _, text = _text(data).partition(" ")
-            body = json.loads(text)
+            body = from_wire(text)
             number = int(seq)
             if not isinstance(body, dict):
                 raise TypeError("a batch is an object")

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import json
 import logging
 from collections.abc import Sequence
 from typing import Any
 
 from doctordesk.domain.events import DomainEvent
 from doctordesk.realtime.broker import LINE_LIMIT
+from doctordesk.realtime.bus import from_wire, to_wire
 from doctordesk.realtime.shared import SharedBus, batch_body
 
 log = logging.getLogger(__name__)
@@ -62,7 +62,7 @@ class SocketBus(SharedBus):
     def _send(self, body: dict[str, Any]) -> bool:
         if self._writer is None or self._writer.is_closing():
             return False
-        self._writer.write(json.dumps(body, separators=(",", ":"), default=str).encode() + b"\n")
+        self._writer.write(to_wire(body))
         return True
 
     async def _ask(self, body: dict[str, Any]) -> dict[str, Any] | None:
@@ -89,14 +89,14 @@ class SocketBus(SharedBus):
         while True:
             try:
                 reader, self._writer = await asyncio.open_unix_connection(self.path, limit=LINE_LIMIT)
-                hello = json.loads(await reader.readline())["hello"]
+                hello = from_wire(await reader.readline())["hello"]
                 self._joined(
                     epoch=hello["epoch"], key=bytes.fromhex(hello["key"]), marks=hello["marks"], seq=hello["seq"]
                 )
                 self._connected_after(lost)
                 delay, lost = 0.05, False
                 while line := await reader.readline():
-                    await self._receive(json.loads(line))
+                    await self._receive(from_wire(line))
                 raise ConnectionError("the broker closed the connection")
             except asyncio.CancelledError:
                 raise

@@ -34,10 +34,11 @@ class SocketBus(SharedBus):
         self._writer: asyncio.StreamWriter | None = None
         self._waiting: dict[int, asyncio.Future[Any]] = {}
         self._ids = itertools.count(1)
+        self._publishing: dict[int, Sequence[DomainEvent]] = {}  # the events of the publishes waiting, by request
 
     async def publish(self, events: Sequence[DomainEvent]) -> None:
         body = {"op": "publish", **batch_body(self.instance, events)}
-        if await self._ask(body) is None:
+        if await self._ask(body, events) is None:
             log.warning("event bus: the broker did not take %d event(s); delivered on this worker only", len(events))
             await self._unnumbered(events)
             self._drop()
@@ -65,11 +66,14 @@ class SocketBus(SharedBus):
         self._writer.write(to_wire(body))
         return True
 
-    async def _ask(self, body: dict[str, Any]) -> dict[str, Any] | None:
-        """Send ``body`` and wait for its answer (for a publish: its events, delivered here); None: no answer."""
+    async def _ask(self, body: dict[str, Any], events: Sequence[DomainEvent] = ()) -> dict[str, Any] | None:
+        """Send ``body`` and wait for its answer (for a publish: its ``events``, delivered here when the batch comes
+        back numbered: these objects, not the batch read back); None: no answer."""
         rid = next(self._ids)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._waiting[rid] = future
+        if events:
+            self._publishing[rid] = events
         try:
             if not self._send({**body, "rid": rid}):
                 return None
@@ -79,6 +83,7 @@ class SocketBus(SharedBus):
             return None
         finally:
             self._waiting.pop(rid, None)
+            self._publishing.pop(rid, None)
 
     def _drop(self) -> None:
         if self._writer is not None:
@@ -117,7 +122,10 @@ class SocketBus(SharedBus):
         rid = int(body.get("rid") or 0)
         mine = body.get("origin") == self.instance
         waiting = self._waiting.get(rid) if mine or "seq" not in body else None
-        if "seq" in body:
+        own = self._publishing.pop(rid, None) if mine and waiting is not None else None
+        if own is not None and "seq" in body:  # its own batch, back in the broker's order: delivered now
+            await self._numbered(own, int(body["seq"]))
+        elif "seq" in body:
             # Its own batch whose publish gave up waiting was delivered here already.
             await self._from_bus(int(body["seq"]), body, delivered_here=mine and waiting is None, mine=mine)
         if waiting is not None and not waiting.done():

@@ -329,6 +329,8 @@ class Database:
             await self.read_engine.dispose()
         if self.screen_read_engine is not self.read_engine:
             await self.screen_read_engine.dispose()
+        if self._host_turns is not None:
+            self._host_turns.close()
 
 
 def _is_busy(exc: OperationalError) -> bool:
@@ -376,18 +378,24 @@ class HostTurns:
         except OSError:  # the lock could not be taken: SQLite's lock alone, as before
             return
         except TimeoutError:
-            waiting.add_done_callback(partial(_let_go, fd))
+            waiting.add_done_callback(partial(self._let_go, fd))
             raise ServiceBusy(retry_after=BUSY_RETRY_SECONDS) from None
         except asyncio.CancelledError:
-            waiting.add_done_callback(partial(_let_go, fd))
+            waiting.add_done_callback(partial(self._let_go, fd))
             raise
 
     def release(self) -> None:
         if self._fd is not None:
             fcntl.flock(self._fd, fcntl.LOCK_UN)
 
+    def _let_go(self, fd: int, waited: asyncio.Future[None]) -> None:
+        """A wait for the turn that gave up: the lock its thread took after all is let go at once (unless the file
+        was closed meanwhile, which let go of it)."""
+        if fd == self._fd and not waited.cancelled() and waited.exception() is None:
+            fcntl.flock(fd, fcntl.LOCK_UN)
 
-def _let_go(fd: int, waited: asyncio.Future[None]) -> None:
-    """A wait for the host's turn that gave up: the lock its thread took after all is let go at once."""
-    if not waited.cancelled() and waited.exception() is None:
-        fcntl.flock(fd, fcntl.LOCK_UN)
+    def close(self) -> None:
+        """Close the lock file (the database is disposed of; a later write opens it again)."""
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None

@@ -15,7 +15,9 @@ request and PostgreSQL's (its backends serving the server's database), each work
 of the requests (each worker's /metrics, read before and after the round on a connection held to it), the
 connections each worker held, the supervisor's part (it runs the bus's broker), the chat sends answered by
 rendering the chat again instead of appending to the sender's page (the page was in the other worker's page
-cache), and the load generator's CPU (this process and its wrk). Two workers scale when the CPU per request stays
+cache), the events the workers handled and those a worker only marked (another worker's, which none of its
+streams, caches or tasks listens for: docs/realtime.md#scale-out), and the load generator's CPU (this process and
+its wrk). Two workers scale when the CPU per request stays
 that of one worker and each worker takes about half; the throughput then needs cores: the last table gives the
 cores the target rate needs at the CPU per request two workers measured.
 
@@ -95,6 +97,7 @@ class Measured:
     held: list[int]  # the load generator's connections each worker held, half a second into the round
     served_by: list[float]  # the requests each worker answered (its /metrics)
     rendered: int = 0  # chat sends answered with the chat rendered again, not appended to the sender's page
+    events: tuple[int, int] = (0, 0)  # the workers' events handled (their own and others' they listen for), marked only
     database_cpu: float = 0.0  # the PostgreSQL backends serving the server's database
 
     @property
@@ -144,12 +147,13 @@ def measured(target: Served, run: Callable[[], Outcome]) -> Measured:
     backends_after = named(f" {target.database} ") if target.database else {}
     count.join()
     now = answered(target)
-    served_by = [n - counted.get(instance, (0.0, 0.0))[0] for instance, (n, _) in now.items()]
-    rendered = sum(r - counted.get(instance, (0.0, 0.0))[1] for instance, (_, r) in now.items())
+    served_by = [n - counted.get(instance, _NONE)[0] for instance, (n, *_) in now.items()]
+    rendered, handled, marked = (sum(got[i] - counted.get(instance, _NONE)[i] for instance, got in now.items())
+                                 for i in (1, 2, 3))  # fmt: skip
     spent = {pid: after[pid] - before.get(pid, 0.0) for pid in after}
     workers = [spent.get(pid, 0.0) for pid in target.tree.workers]
     got = Measured(requests, seconds, p50, p99, errors, sum(spent.values()), workers, client, held, served_by)
-    got.rendered = int(rendered)
+    got.rendered, got.events = int(rendered), (int(handled), int(marked))
     got.database_cpu = sum(c - backends.get(pid, 0.0) for pid, c in backends_after.items())
     return got
 
@@ -157,30 +161,39 @@ def measured(target: Served, run: Callable[[], Outcome]) -> Measured:
 _COUNTED = re.compile(
     r"^doctordesk_request_seconds_count\{(?P<labels>[^}]*)\} (?P<n>\S+)$"
     r"|^doctordesk_polls_from_memory_total (?P<m>\S+)$"
-    r'|^doctordesk_chat_send_answers_total\{how="rendered"\} (?P<r>\S+)$',
+    r'|^doctordesk_chat_send_answers_total\{how="rendered"\} (?P<r>\S+)$'
+    r"|^doctordesk_events_received_total (?P<h>\S+)$"
+    r"|^doctordesk_events_marked_only_total (?P<o>\S+)$",
     re.M,
 )
+Answered = tuple[float, float, float, float]  # requests, sends rendered, events handled, events marked only
+_NONE: Answered = (0.0, 0.0, 0.0, 0.0)
 
 
-def _answered(exposition: str) -> tuple[float, float]:
+def _answered(exposition: str) -> Answered:
     """What a worker answered so far, by its /metrics: the requests (those the request timer saw, its own
-    ``/readyz`` aside, and the unchanged polls answered from memory ahead of it) and the chat sends whose answer
-    was the chat rendered again (the sender's page was not in this worker's page cache)."""
-    total = rendered = 0.0
+    ``/readyz`` aside, and the unchanged polls answered from memory ahead of it), the chat sends whose answer
+    was the chat rendered again (the sender's page was not in this worker's page cache), and the events it handled
+    and those of the other workers it only marked (none of its streams, caches or tasks listens for them)."""
+    total = rendered = handled = marked = 0.0
     for found in _COUNTED.finditer(exposition):
         if found["m"] is not None:
             total += float(found["m"])
         elif found["r"] is not None:
             rendered += float(found["r"])
+        elif found["h"] is not None:
+            handled += float(found["h"])
+        elif found["o"] is not None:
+            marked += float(found["o"])
         elif 'route="/readyz"' not in found["labels"]:
             total += float(found["n"])
-    return total, rendered
+    return total, rendered, handled, marked
 
 
-def answered(target: Served) -> dict[str, tuple[float, float]]:
+def answered(target: Served) -> dict[str, Answered]:
     """``_answered`` of each worker, by instance: connections are opened (and kept open meanwhile, so the next
     may reach another worker) until every worker answered ``/readyz`` and ``/metrics`` on one."""
-    found: dict[str, tuple[float, float]] = {}
+    found: dict[str, Answered] = {}
     opened: list[httpx.Client] = []
     deadline = time.monotonic() + 20
     try:
@@ -399,6 +412,7 @@ def _rows(results: dict[Key, Measured]) -> list[list[Any]]:
              f"{got.cpu_ms:.3f}", cost, f"{got.database_ms:.3f}", f"{got.server_cpu / got.seconds:.2f}",
              got.shares, got.spread,
              f"{100 * got.rendered / got.requests:.0f}" if what == "chat send" and got.requests else "",
+             "{} / {}".format(*got.events) if what == "chat send" else "",
              f"{got.client_cpu / got.seconds:.2f}"]
         )  # fmt: skip
     return rows
@@ -432,7 +446,7 @@ def main() -> int:
                "server CPU ms/request", "× one", "PostgreSQL CPU ms/request", "server cores",
                "CPU % per worker (+supervisor)",
                "requests % per worker (connections)", "sends rendered %",
-               "generator cores"]  # fmt: skip
+               "events handled / marked only", "generator cores"]  # fmt: skip
     print(table(columns, _rows(results)))
     if reused:
         print(f"(chats opened again for want of fresh ones, per server: {reused})")

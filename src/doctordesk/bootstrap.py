@@ -13,7 +13,7 @@ from __future__ import annotations
 import enum
 import logging
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 from sqlalchemy.engine import make_url
@@ -22,6 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from doctordesk.caches.auth import AuthCache, KeyCache
 from doctordesk.config import Settings
 from doctordesk.domain.clock import Clock
+from doctordesk.domain.event_kinds import EventKind
 from doctordesk.domain.events import DomainEvent
 from doctordesk.domain.fhir import bulk
 from doctordesk.domain.webhooks import rules as webhook_rules
@@ -281,9 +282,28 @@ class Assembly:
     runtime: Runtime
     role: Role
     tasks: Running
+    _hears: frozenset[str] = frozenset()  # ``hears``, as it stands once the tasks are built
+
+    def hears(self) -> frozenset[str]:
+        """The kinds this process listens for whatever their topics: the hub's (presence, revoked tokens), the
+        auth and key caches', and those that wake one of its tasks (a task's ``wakes`` goes by the kind)."""
+        woken = {kind for kind in EventKind if self.tasks.woken_by(DomainEvent(kind, topics=()))}
+        return frozenset({*Hub.HEARS, *auth.HEARS, *api_keys.HEARS, *woken})
+
+    def wants(self, kinds: Collection[str], topics: Collection[str]) -> bool:
+        """Whether this process listens for another's batch of ``kinds`` on ``topics`` (``SharedBus.wants``): a
+        kind it hears (``hears``), or a topic one of its open streams' screens shows. Any other batch is only
+        marked here: nothing of this process would do anything with its events."""
+        return not self._hears.isdisjoint(kinds) or self.runtime.hub.watches(topics)
+
+    def passing(self, topics: Collection[str]) -> None:
+        """A batch of another process that was only marked here (``wants`` said no)."""
+        self.runtime.hub.passing(topics)
+        self.runtime.metrics.events_marked_only.inc()
 
     async def on_event(self, event: DomainEvent) -> None:
-        """The event fan-out: every event of the bus (this process's and, on a shared bus, the others')."""
+        """The event fan-out: every event of the bus (this process's and, on a shared bus, the others' that it
+        listens for: ``wants``)."""
         rt = self.runtime
         rt.metrics.events_received.inc()
         if not isinstance(rt.bus, SharedBus):  # a shared bus marks the topics itself (realtime/shared.py)
@@ -327,6 +347,9 @@ class Assembly:
             return
         if self.role is Role.SERVE:
             bus.attach(rt.screens)
+        self._hears = self.hears()
+        bus.wants = self.wants
+        bus.passing = self.passing
 
         def on_reconnect() -> None:
             self.tasks.wake_all()

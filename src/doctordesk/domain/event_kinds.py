@@ -229,10 +229,15 @@ def checked_kind(raw: object) -> EventKind:
     raise BadEvent(f"unknown event kind {raw!r}")
 
 
+_HINTS: dict[EventKind, dict[str, Any]] = {}  # each payload schema's fields and types, by kind
+
+
 def payload_problems(kind: EventKind, data: Mapping[str, Any]) -> list[str]:
     """What is wrong with ``data`` as the payload of ``kind`` (empty: nothing)."""
     schema = PAYLOADS[kind]
-    hints = get_type_hints(schema)
+    hints = _HINTS.get(kind)
+    if hints is None:  # read once per kind: ``get_type_hints`` is slow, and every event from another process is checked
+        hints = _HINTS[kind] = get_type_hints(schema)
     problems = [f"{kind}: missing {key!r}" for key in sorted(schema.__required_keys__) if key not in data]
     for key, value in data.items():
         if key in hints and not _matches(value, hints[key]):

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
 import secrets
@@ -25,6 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from doctordesk.realtime.bus import from_wire, to_wire
 from doctordesk.screens.state import Revisions
 from doctordesk.store.private_files import private_dir
 
@@ -70,7 +70,7 @@ class Broker:
         self.writers.add(writer)
         try:
             while line := await reader.readline():
-                self._handle(json.loads(line), writer)
+                self._handle(from_wire(line), writer, line)
                 await writer.drain()
         except (ValueError, KeyError, TypeError, AttributeError, ConnectionError, asyncio.LimitOverrunError) as exc:
             log.warning("event bus broker: dropped a worker's connection (%s)", exc)
@@ -78,18 +78,23 @@ class Broker:
             self.writers.discard(writer)
             writer.close()
 
-    def _handle(self, body: dict[str, Any], writer: asyncio.StreamWriter) -> None:
+    def _handle(self, body: dict[str, Any], writer: asyncio.StreamWriter, line: bytes = b"") -> None:
         op = body.get("op")
         if op == "publish":
             self.seq += 1
-            self.revisions.bump([t for e in body.get("events", []) for t in e.get("topics", [])], self.seq)
-            out = _line({"seq": self.seq, "origin": body.get("origin"), "rid": body.get("rid"), **_events(body)})
+            topics = body.get("topics")
+            if not isinstance(topics, list):  # a batch that does not say its topics: they are in its events
+                topics = [t for e in body.get("events", []) for t in e.get("topics", [])]
+            self.revisions.bump(topics, self.seq)
+            out = _numbered(self.seq, body, line)
             for other in list(self.writers):
                 other.write(out)
                 if other.transport.get_write_buffer_size() > self.send_limit:
                     self._drop_lagging(other)
         elif op == "set":
             self.values[str(body["key"])] = (str(body["value"]), time.monotonic() + float(body["ttl"]))
+            if body.get("rid") is not None:  # the worker waits until the value is here (``SocketBus.remember``)
+                writer.write(_line({"rid": body["rid"]}))
         elif op == "get":
             value, until = self.values.get(str(body["key"]), (None, 0.0))
             writer.write(_line({"rid": body.get("rid"), "value": value if until > time.monotonic() else None}))
@@ -105,12 +110,19 @@ class Broker:
         writer.transport.abort()
 
 
-def _events(body: dict[str, Any]) -> dict[str, Any]:
-    return {"events": body.get("events", [])}
+def _numbered(seq: int, body: dict[str, Any], line: bytes) -> bytes:
+    """The batch of the publish ``body`` (read from ``line``) with its number, as sent to every worker: the line
+    as the worker wrote it with ``seq`` put in front (an object's keys are read by name; the worker's ``op`` is
+    ignored), not encoded again."""
+    stripped = line.strip()
+    if stripped.startswith(b"{") and stripped.endswith(b"}"):
+        return b'{"seq":%d,%s\n' % (seq, stripped[1:])
+    fields = ("origin", "rid", "kinds", "topics")
+    return _line({"seq": seq, **{k: body[k] for k in fields if k in body}, "events": body.get("events", [])})
 
 
 def _line(body: dict[str, Any]) -> bytes:
-    return json.dumps(body, separators=(",", ":"), default=str).encode() + b"\n"
+    return to_wire(body)
 
 
 def start_in_thread(path: Path) -> Path:

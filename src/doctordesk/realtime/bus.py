@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import asdict
 from typing import Any, Protocol
+
+import orjson
 
 from doctordesk.domain.event_kinds import check_payload, checked_kind
 from doctordesk.domain.events import DomainEvent
@@ -17,10 +18,30 @@ from doctordesk.domain.events import DomainEvent
 log = logging.getLogger(__name__)
 
 Handler = Callable[[DomainEvent], Awaitable[None]]
+_WIRE = orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_APPEND_NEWLINE
+
+
+def to_wire(body: Any) -> bytes:
+    """A value as the shared buses carry it: one line of JSON (orjson: several times faster than ``json`` at the
+    sizes a bus moves, a chat page among them). Datetimes and anything else JSON has no form for are written as
+    their ``str``, as ``json.dumps(..., default=str)`` writes them."""
+    return orjson.dumps(body, default=str, option=_WIRE)
+
+
+def from_wire(line: bytes | str) -> Any:
+    """The value of one line of ``to_wire`` (``ValueError`` for what is not JSON)."""
+    return orjson.loads(line)
 
 
 def event_to_json(event: DomainEvent) -> dict[str, Any]:
-    return asdict(event)
+    """The event's fields as a JSON object (its ``data`` as it is, not copied: it is written out at once)."""
+    return {
+        "kind": event.kind,
+        "topics": event.topics,
+        "data": event.data,
+        "notify_user_ids": event.notify_user_ids,
+        "notify_text": event.notify_text,
+    }
 
 
 def event_from_json(data: dict[str, Any]) -> DomainEvent:

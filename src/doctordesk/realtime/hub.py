@@ -16,7 +16,7 @@ import asyncio
 import itertools
 import time
 from collections import OrderedDict, deque
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from datetime import UTC, datetime
 from typing import Any
 
@@ -236,7 +236,17 @@ class Hub:
             return
         self.route(event.topics)
 
-    def route(self, topics: tuple[str, ...]) -> int:
+    # The kinds the hub hears whatever their topics (every other event only by its topics: ``watches``).
+    HEARS = frozenset({PRESENCE, TOKEN_REVOKED})
+
+    def watches(self, topics: Collection[str]) -> bool:
+        """Whether an event on ``topics`` may send a message here: an open stream's screen shows one of them."""
+        by_topic = self._by_topic
+        return bool(by_topic) and any(topic in by_topic for topic in routed(topics))
+
+    def passing(self, topics: Collection[str]) -> tuple[int, int]:
+        """Note an event on ``topics`` that sends nothing here (for ``missed``: a client reconnecting here with an
+        older event id may have missed it on another process). Its stamp."""
         stamp = self.stamp()
         if len(self._last_event) > LAST_EVENT_LIMIT:
             # Forget old topics; a reconnect from before now is then treated as missed (one extra Timeout).
@@ -244,6 +254,10 @@ class Hub:
             self.started_ms = stamp[0]
         for topic in topics:
             self._last_event[topic] = stamp
+        return stamp
+
+    def route(self, topics: tuple[str, ...]) -> int:
+        stamp = self.passing(topics)
         clients: set[str] = set()
         for topic in routed(topics):  # quiet topics send nothing: no lookup of their many clients
             found = self._by_topic.get(topic)

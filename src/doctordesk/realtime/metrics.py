@@ -16,6 +16,12 @@ class Metrics:
         self.events_received = Counter(
             "doctordesk_events_received", "Domain events received from the bus by this instance", registry=r
         )
+        self.events_marked_only = Counter(
+            "doctordesk_events_marked_only",
+            "Domain events of other instances only marked here: none of this instance's streams, caches or tasks "
+            "listens for them",
+            registry=r,
+        )
         self.messages_delivered = Counter(
             "doctordesk_messages_delivered", "Real-time messages queued to open streams", registry=r
         )

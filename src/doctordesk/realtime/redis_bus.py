@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import secrets
 import time
@@ -31,8 +30,8 @@ import redis.asyncio as redis
 from redis.asyncio.client import PubSub
 
 from doctordesk.domain.events import DomainEvent
-from doctordesk.realtime.bus import event_to_json
-from doctordesk.realtime.shared import SharedBus, batch_events
+from doctordesk.realtime.bus import from_wire, to_wire
+from doctordesk.realtime.shared import SharedBus, batch_body
 from doctordesk.screens.state import KEEP_MARKS_SECONDS
 
 log = logging.getLogger(__name__)
@@ -92,8 +91,8 @@ class RedisBus(SharedBus):
         self._publisher = redis.Redis.from_url(url, socket_connect_timeout=1.0, socket_timeout=1.0)
 
     async def publish(self, events: Sequence[DomainEvent]) -> None:
-        payload = json.dumps({"origin": self.instance, "events": [event_to_json(e) for e in events]}, default=str)
-        topics = sorted({t for e in events for t in e.topics})
+        body = batch_body(self.instance, events)
+        payload, topics = to_wire(body).rstrip(b"\n"), body["topics"]
         keys = [self._keys["seq"], self._keys["marks"], self.channel, self._keys["changed"]]
         now = self.clock()
         try:
@@ -200,13 +199,15 @@ class RedisBus(SharedBus):
             return
         try:
             seq, _, text = _text(data).partition(" ")
-            body = json.loads(text)
-            number, events = int(seq), batch_events(body)
+            body = from_wire(text)
+            number = int(seq)
+            if not isinstance(body, dict):
+                raise TypeError("a batch is an object")
         except (ValueError, KeyError, TypeError, AttributeError):
             log.warning("event bus: ignored a malformed message")
             return
         # This instance's own batches were delivered (and marked) when the script answered.
-        await self._from_bus(number, events, delivered_here=body.get("origin") == self.instance)
+        await self._from_bus(number, body, delivered_here=body.get("origin") == self.instance)
 
 
 def _text(value: object) -> str:

@@ -9,6 +9,13 @@ every other, and an unchanged poll is answered from memory whichever process it 
 An event that could not be numbered (the bus is away) is still delivered here, under an epoch of this process
 alone, and the bus is joined again: until then this process's tokens are strangers to the others (their polls
 render once), never wrongly current.
+
+An event of another process is handled here only when this process listens for it (``wants``: one of its streams
+shows one of the event's topics, or its kind is one this process hears whatever the topics: a revoked token, a
+presence change, a cache's or a background task's kind). Every batch says its kinds and topics beside its events
+(``batch_body``), so a batch nobody here listens for costs its marks only (and ``passing``: the hub notes when its
+topics last changed), not the decoding and the fan-out of its events. A batch without them (from a process that
+does not say) is handled in full.
 """
 
 from __future__ import annotations
@@ -16,15 +23,33 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from doctordesk.domain.event_kinds import BadEvent
 from doctordesk.domain.events import DomainEvent
-from doctordesk.realtime.bus import LocalHandlers, event_from_json
+from doctordesk.realtime.bus import LocalHandlers, event_from_json, event_to_json
 from doctordesk.screens.state import ScreenStates
 
 log = logging.getLogger(__name__)
+
+# Whether a process listens for a batch of these kinds on these topics (``SharedBus.wants``).
+Wants = Callable[[Collection[str], Collection[str]], bool]
+
+
+def batch_body(origin: str, events: Sequence[DomainEvent]) -> dict[str, Any]:
+    """A batch as both buses carry it: its origin, its kinds and topics (each once; what a receiver that does not
+    listen for them needs: ``SharedBus._from_bus``), and its events."""
+    return {
+        "origin": origin,
+        "kinds": sorted({str(e.kind) for e in events}),
+        "topics": sorted({t for e in events for t in e.topics}),
+        "events": [event_to_json(e) for e in events],
+    }
+
+
+def _listens(_kinds: Collection[str], _topics: Collection[str]) -> bool:
+    return True
 
 
 def batch_events(body: dict[str, Any]) -> list[DomainEvent]:
@@ -67,6 +92,12 @@ class SharedBus(LocalHandlers):
         self.screens: ScreenStates | None = None
         self._task: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()  # the first connection succeeded or failed
+        # Whether this process listens for another's batch (its kinds, its topics); by default every batch. A
+        # server's assembly says (``bootstrap.Assembly.wants``).
+        self.wants: Wants = _listens
+        # Told the topics of every batch of another process that was only marked here (nobody listens).
+        self.passing: Callable[[Sequence[str]], None] = lambda _topics: None
+        self.marked_only = 0  # batches of other processes only marked here
 
     def attach(self, screens: ScreenStates) -> None:
         """Keep ``screens``' marks, epoch and key in step with the bus (a server's; a ``worker`` has none)."""
@@ -138,15 +169,25 @@ class SharedBus(LocalHandlers):
         for event in events:
             await self.deliver(event)
 
-    async def _from_bus(self, seq: int, events: Sequence[DomainEvent], *, delivered_here: bool) -> None:
-        """A batch the bus numbered ``seq`` as it came back from the bus (``batch_events``). When this process
-        delivered it already (its own publish, delivered when the bus answered or when it gave up waiting) only
-        the marks are taken; otherwise it is delivered here as ``_numbered``."""
+    async def _from_bus(self, seq: int, body: dict[str, Any], *, delivered_here: bool, mine: bool = False) -> None:
+        """A batch the bus numbered ``seq`` as it came back from the bus. When this process delivered it already
+        (its own publish, delivered when the bus answered or when it gave up waiting) only the marks are taken. A
+        batch of another process that nobody here listens for (``wants``) is only marked; otherwise, and for this
+        process's own batch coming back, its events are delivered here as ``_numbered``."""
+        said_kinds, said_topics = body.get("kinds"), body.get("topics")
+        told = isinstance(said_kinds, list) and isinstance(said_topics, list)
+        kinds: list[str] = said_kinds if isinstance(said_kinds, list) else []
+        topics: list[str] = said_topics if isinstance(said_topics, list) else []
+        if not delivered_here and (mine or not told or self.wants(kinds, topics)):
+            await self._numbered(batch_events(body), seq)
+            return
+        if not told:  # this process's own batch of an older form: the topics are in its events
+            topics = sorted({t for e in batch_events(body) for t in e.topics})
+        if self.screens is not None:
+            self.screens.revisions.bump(topics, seq)
         if not delivered_here:
-            await self._numbered(events, seq)
-        elif self.screens is not None:
-            for event in events:
-                self.screens.revisions.bump(event.topics, seq)
+            self.marked_only += 1
+            self.passing(topics)
 
     async def _unnumbered(self, events: Sequence[DomainEvent]) -> None:
         """Events of this process the bus did not number: this process alone, under an epoch of its own."""

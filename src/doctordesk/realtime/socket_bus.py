@@ -12,15 +12,14 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import json
 import logging
 from collections.abc import Sequence
 from typing import Any
 
 from doctordesk.domain.events import DomainEvent
 from doctordesk.realtime.broker import LINE_LIMIT
-from doctordesk.realtime.bus import event_to_json
-from doctordesk.realtime.shared import SharedBus, batch_events
+from doctordesk.realtime.bus import from_wire, to_wire
+from doctordesk.realtime.shared import SharedBus, batch_body
 
 log = logging.getLogger(__name__)
 
@@ -35,16 +34,19 @@ class SocketBus(SharedBus):
         self._writer: asyncio.StreamWriter | None = None
         self._waiting: dict[int, asyncio.Future[Any]] = {}
         self._ids = itertools.count(1)
+        self._publishing: dict[int, Sequence[DomainEvent]] = {}  # the events of the publishes waiting, by request
 
     async def publish(self, events: Sequence[DomainEvent]) -> None:
-        body = {"op": "publish", "origin": self.instance, "events": [event_to_json(e) for e in events]}
-        if await self._ask(body) is None:
+        body = {"op": "publish", **batch_body(self.instance, events)}
+        if await self._ask(body, events) is None:
             log.warning("event bus: the broker did not take %d event(s); delivered on this worker only", len(events))
             await self._unnumbered(events)
             self._drop()
 
     async def remember(self, key: str, value: str, *, ttl_seconds: int) -> None:
-        self._send({"op": "set", "key": key, "value": value, "ttl": ttl_seconds})
+        """Keep a small value for every worker; returns once the broker has it (so a request answered after it
+        finds it on any worker, as with Redis), or gave up waiting (``publish_timeout``; never raises)."""
+        await self._ask({"op": "set", "key": key, "value": value, "ttl": ttl_seconds})
 
     async def recall(self, key: str) -> str | None:
         answer = await self._ask({"op": "get", "key": key})
@@ -61,14 +63,17 @@ class SocketBus(SharedBus):
     def _send(self, body: dict[str, Any]) -> bool:
         if self._writer is None or self._writer.is_closing():
             return False
-        self._writer.write(json.dumps(body, separators=(",", ":"), default=str).encode() + b"\n")
+        self._writer.write(to_wire(body))
         return True
 
-    async def _ask(self, body: dict[str, Any]) -> dict[str, Any] | None:
-        """Send ``body`` and wait for its answer (for a publish: its events, delivered here); None: no answer."""
+    async def _ask(self, body: dict[str, Any], events: Sequence[DomainEvent] = ()) -> dict[str, Any] | None:
+        """Send ``body`` and wait for its answer (for a publish: its ``events``, delivered here when the batch comes
+        back numbered: these objects, not the batch read back); None: no answer."""
         rid = next(self._ids)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._waiting[rid] = future
+        if events:
+            self._publishing[rid] = events
         try:
             if not self._send({**body, "rid": rid}):
                 return None
@@ -78,6 +83,7 @@ class SocketBus(SharedBus):
             return None
         finally:
             self._waiting.pop(rid, None)
+            self._publishing.pop(rid, None)
 
     def _drop(self) -> None:
         if self._writer is not None:
@@ -88,14 +94,14 @@ class SocketBus(SharedBus):
         while True:
             try:
                 reader, self._writer = await asyncio.open_unix_connection(self.path, limit=LINE_LIMIT)
-                hello = json.loads(await reader.readline())["hello"]
+                hello = from_wire(await reader.readline())["hello"]
                 self._joined(
                     epoch=hello["epoch"], key=bytes.fromhex(hello["key"]), marks=hello["marks"], seq=hello["seq"]
                 )
                 self._connected_after(lost)
                 delay, lost = 0.05, False
                 while line := await reader.readline():
-                    await self._receive(json.loads(line))
+                    await self._receive(from_wire(line))
                 raise ConnectionError("the broker closed the connection")
             except asyncio.CancelledError:
                 raise
@@ -116,8 +122,11 @@ class SocketBus(SharedBus):
         rid = int(body.get("rid") or 0)
         mine = body.get("origin") == self.instance
         waiting = self._waiting.get(rid) if mine or "seq" not in body else None
-        if "seq" in body:
+        own = self._publishing.pop(rid, None) if mine and waiting is not None else None
+        if own is not None and "seq" in body:  # its own batch, back in the broker's order: delivered now
+            await self._numbered(own, int(body["seq"]))
+        elif "seq" in body:
             # Its own batch whose publish gave up waiting was delivered here already.
-            await self._from_bus(int(body["seq"]), batch_events(body), delivered_here=mine and waiting is None)
+            await self._from_bus(int(body["seq"]), body, delivered_here=mine and waiting is None, mine=mine)
         if waiting is not None and not waiting.done():
             waiting.set_result(body)

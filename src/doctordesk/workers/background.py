@@ -104,6 +104,10 @@ class Running:
             if wakes(event):
                 task.wake()
 
+    def woken_by(self, event: DomainEvent) -> bool:
+        """Whether ``event`` wakes one of the tasks."""
+        return any(wakes(event) for _, wakes in self.tasks)
+
     def wake_all(self) -> None:
         """Wake every task (the bus reconnected: events may have been missed meanwhile)."""
         for task, _ in self.tasks:

@@ -4,8 +4,9 @@ worker answers the other's state tokens from memory."""
 
 from __future__ import annotations
 
+import asyncio
 import re
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import httpx
@@ -118,6 +119,43 @@ async def test_a_send_through_the_other_worker_builds_on_the_page_the_first_made
     fresh = await User(one, doctor.token).put(chat, "w-append-fresh")
     assert shown == fresh["elements"]
     assert "through the other worker" in str(shown)
+
+
+async def test_a_send_is_handled_on_the_other_worker_only_once_a_stream_there_shows_its_chat(
+    workers: list[list[httpx.AsyncClient]],
+) -> None:
+    (one, _), (two, two_streams) = workers
+    doctor = await login(one, "doctor2")
+    support = await login(one, "support1")
+    a = await open_a_chat(doctor, support, ("w-only-doc", "w-only-sup"))
+    before = await _events(two)
+    await send(support, a, "nobody on worker two shows this chat", "w-only-sup")
+    # Worker two marks the send (its screen state moves on) but has nothing to do with its events.
+    after = await _events(two, until=lambda got: got["marked_only"] > before["marked_only"])
+    assert after == {"received": before["received"], "marked_only": before["marked_only"] + 1}
+    async with open_stream(two_streams, headers=doctor.headers("w-only-doc")) as chat:
+        assert (await chat.next()).data == ""
+        await send(support, a, "the doctor's stream is on worker two now", "w-only-sup")
+        assert (await chat.next_message()).data.endswith("/profile/messages/load-more")
+    handled = await _events(two, until=lambda got: got["received"] > after["received"])
+    assert handled == {"received": after["received"] + 1, "marked_only": after["marked_only"]}
+
+
+async def _events(
+    client: httpx.AsyncClient, *, until: Callable[[dict[str, float]], bool] = lambda _got: True
+) -> dict[str, float]:
+    """The events of other workers a worker handled and those it only marked (its /metrics), once ``until`` holds
+    (the batch reaches it a moment after the sender's answer)."""
+    async with asyncio.timeout(10):
+        while True:
+            text = (await client.get("/metrics")).text
+            got = {
+                "received": metric(text, "doctordesk_events_received"),
+                "marked_only": metric(text, "doctordesk_events_marked_only"),
+            }
+            if until(got):
+                return got
+            await asyncio.sleep(0.05)
 
 
 def _counts(exposition: str) -> dict[str, float]:

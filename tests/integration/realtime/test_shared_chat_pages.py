@@ -11,7 +11,7 @@ from doctordesk.domain.roles import Actor, Role
 from doctordesk.realtime.metrics import Metrics
 from doctordesk.runtime import Runtime
 from doctordesk.screens.protocol import Page, el
-from doctordesk.screens.state import ScreenStates, Token
+from doctordesk.screens.state import ScreenStates, Token, current_client
 from doctordesk.services.chat import shared_pages_screen as shared_pages
 from tests.integration.realtime.test_shared_screen_state import NOW, TOPICS, VIEWER, broker, two  # noqa: F401
 
@@ -56,3 +56,17 @@ async def test_only_the_page_the_token_names_for_that_user_and_chat_is_taken(two
     assert states2.cache.entry(older.content) is None and states2.cache.entry(newer.content) is None
     await shared_pages.fetch(rt2, DOCTOR, CHAT, newer)
     assert states2.cache.get(newer.content) == states1.cache.get(newer.content)
+
+
+async def test_two_clients_of_one_user_on_one_chat_each_find_their_own_page(two) -> None:  # noqa: F811
+    (bus1, states1), (bus2, states2) = two
+    tab, phone = await handed(states1, "the tab's page"), await handed(states1, "the phone's page")
+    rt1, rt2 = runtime(bus1, states1), runtime(bus2, states2)
+    for client, token in (("tab", tab), ("phone", phone)):  # each answer keeps its client's page
+        current_client.set(client)
+        await shared_pages.keep(rt1, DOCTOR, CHAT, token)
+    for client, token in (("tab", tab), ("phone", phone)):  # the phone's page did not replace the tab's
+        current_client.set(client)
+        await shared_pages.fetch(rt2, DOCTOR, CHAT, token)
+        assert states2.cache.get(token.content) == states1.cache.get(token.content)
+    current_client.set(None)

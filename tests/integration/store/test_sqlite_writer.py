@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
-from sqlalchemy import Column, Integer, MetaData, String, Table, func, insert, select, text
+from sqlalchemy import Column, Integer, MetaData, String, Table, event, func, insert, select, text
 
 from doctordesk.domain.errors import ServiceBusy
 from doctordesk.store.db import Database, create_engine
@@ -127,3 +127,55 @@ async def test_the_writer_never_checkpoints_itself_and_checkpoints_run_every_so_
     assert _file_size(db) > before + 20 * 8 * 2000  # the log's pages reached the database file
     async with db.read() as s:
         assert (await s.execute(text("PRAGMA wal_autocheckpoint"))).scalar() == 1000  # readers keep the default
+
+
+def _refusals(db: Database) -> list[BaseException]:
+    """The statements SQLite refused on ``db``'s writer connection (a busy write lock among them)."""
+    refused: list[BaseException] = []
+    event.listen(db.engine.sync_engine, "handle_error", lambda context: refused.append(context.original_exception))
+    return refused
+
+
+async def test_writers_of_two_processes_take_turns_without_asking_sqlite_in_vain(db: Database) -> None:
+    other = Database(db.url, lock_timeout_ms=2_000)  # another process's handle on the same file: its own lock file
+    refused = _refusals(db)
+    stop = asyncio.Event()
+    ticks = asyncio.create_task(_loop_ticks(stop))
+    try:
+        async with other.transaction() as theirs:
+            await theirs.execute(insert(notes).values(body="theirs"))
+
+            async def write() -> None:
+                async with db.transaction() as s:
+                    await s.execute(insert(notes).values(body="ours"))
+
+            ours = asyncio.create_task(write())
+            await asyncio.sleep(0.3)
+            assert not ours.done()
+        await ours
+    finally:
+        stop.set()
+        await other.dispose()
+    assert refused == []  # it waited for its turn, not for SQLite's lock
+    assert max(await ticks) < 0.1  # in a thread: the loop went on
+    assert await _count(db) == 2
+
+
+async def test_a_turn_given_up_on_is_let_go_once_it_comes(tmp_path: Path) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'turns.db'}"
+    first, second = Database(url, lock_timeout_ms=2_000), Database(url, lock_timeout_ms=200)
+    async with first.engine.begin() as conn:
+        await conn.run_sync(notes.metadata.create_all)
+    try:
+        async with first.transaction() as s:
+            await s.execute(insert(notes).values(body="first"))
+            with pytest.raises(ServiceBusy):
+                async with second.transaction() as late:
+                    await late.execute(insert(notes).values(body="never"))
+        for db in (second, first, second):  # neither waits on a turn left behind
+            async with db.transaction() as s:
+                await s.execute(insert(notes).values(body="again"))
+        assert await _count(first) == 4
+    finally:
+        await first.dispose()
+        await second.dispose()

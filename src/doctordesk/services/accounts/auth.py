@@ -306,6 +306,10 @@ async def logout(rt: Runtime, actor: Actor) -> None:
     rt.auth_cache.drop_token(actor.token_id or -1)
 
 
+# The kinds ``on_event`` hears (whatever their topics).
+HEARS = frozenset({TOKEN_REVOKED, LANGUAGE_CHOSEN})
+
+
 async def on_event(rt: Runtime, event: DomainEvent) -> None:
     """Bus subscriber: forget revoked tokens, and the cached actors of a user who chose another language (events
     from other instances too)."""

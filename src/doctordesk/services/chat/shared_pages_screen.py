@@ -5,10 +5,13 @@ the client's page builds on that page (``screens/chat/append.py``) instead of re
 Each process keeps the pages it hands out in its own page cache, by content hash. The append path needs the page
 the client's state token names: without it the chat is rendered again and diffed (measured with two workers: 44-52 %
 of the sends when connections split between them; docs/benchmarks.md, Workers). So after every chat answer the
-page is also stored on the bus, one value per user and chat (``chat-page:<user>:<appointment>``: the latest page
-replaces the one before; a user's second client on the same chat makes the other's next answer render), with the
-page's content hash and an expiry of the screens' maximum age (an older page is not built on anyway). A process
-that misses the page in its cache takes it from the bus when the hash is the one the token names.
+page is also stored on the bus, one value per user, chat and client (``chat-page:<user>:<appointment>:<client>``,
+the client id of the request, ``X-Client-Id``: the latest page replaces the one before; without a client id one
+value per user and chat, so a user's second such client on the same chat makes the other's next answer render),
+with the page's content hash and an expiry of the screens' maximum age (an older page is not built on anyway). A
+process that misses the page in its cache takes it from the bus when the hash is the one the token names. The
+answer that handed the page out leaves once the bus holds it (``remember`` returns then), so the client's next
+request finds it whichever process it reaches.
 
 What a stored page can do is no more than what the state token already allows: the token is checked (sealed for
 this user and screen, young enough) before the page is looked up, the page is used only when its hash is the
@@ -18,18 +21,20 @@ store is the owner's (socket mode 0600) or Redis's, whose readers can already ma
 
 from __future__ import annotations
 
-import json
 from typing import Any
+
+import orjson
 
 from doctordesk.domain.roles import Actor
 from doctordesk.realtime.shared import SharedBus
 from doctordesk.runtime import Runtime
 from doctordesk.screens.hashing import canonical_with
-from doctordesk.screens.state import Token
+from doctordesk.screens.state import Token, current_client
 
 
 def _key(actor: Actor, appointment_id: int) -> str:
-    return f"chat-page:{actor.user_id}:{appointment_id}"
+    client = current_client.get()
+    return f"chat-page:{actor.user_id}:{appointment_id}" + (f":{client}" if client else "")
 
 
 async def keep(rt: Runtime, actor: Actor, appointment_id: int, token: Token | None) -> None:
@@ -56,7 +61,7 @@ async def fetch(rt: Runtime, actor: Actor, appointment_id: int, token: Token) ->
     if content != token.content:
         return
     try:
-        elements: list[dict[str, Any]] = json.loads(body)
+        elements: list[dict[str, Any]] = orjson.loads(body)
     except ValueError:
         return
     rt.screens.cache.put(content, elements)

@@ -95,6 +95,10 @@ async def valid_keys(rt: Runtime, key_ids: list[int]) -> set[int]:
     return valid
 
 
+# The kinds ``on_event`` hears (whatever their topics).
+HEARS = frozenset({API_KEY_CHANGED})
+
+
 def on_event(rt: Runtime, event: DomainEvent) -> None:
     """Bus subscriber: forget a revoked key, or every key of a deactivated account (events of other instances too)."""
     if event.kind != API_KEY_CHANGED:

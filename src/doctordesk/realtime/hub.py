@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
-from collections import OrderedDict, deque
+from collections import OrderedDict
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -47,7 +47,9 @@ def frame(event_id: str, message: RealtimeMessage | str) -> bytes:
 class Stream:
     """One open SSE stream: its client, user and token, and the encoded frames waiting to be written.
 
-    Lighter than an ``asyncio.Queue``: a deque and at most one waiting future, since thousands are open at once.
+    Lighter than an ``asyncio.Queue``: a list (an empty one is 56 bytes where a deque starts with a 64-slot block
+    of ≈ 0.7 KiB; it holds at most ``QUEUE_LIMIT`` frames) and at most one waiting future, since tens of thousands
+    are open at once.
     """
 
     __slots__ = ("client_id", "user_id", "token_id", "expires_at", "pending", "waiter", "overflowed", "last_sent")
@@ -57,7 +59,7 @@ class Stream:
         self.user_id = user_id
         self.token_id = token_id
         self.expires_at = expires_at
-        self.pending: deque[bytes | Close] = deque()
+        self.pending: list[bytes | Close] = []
         self.waiter: asyncio.Future[None] | None = None
         self.overflowed = False
         self.last_sent = time.monotonic()
@@ -88,7 +90,7 @@ class Stream:
                 await self.waiter
             finally:
                 self.waiter = None
-        return self.pending.popleft()
+        return self.pending.pop(0)
 
 
 def now_ms() -> int:

@@ -113,8 +113,9 @@ class Hub:
         self._seq = itertools.count(1)
         self._presence: OrderedDict[str, Screen] = OrderedDict()
         self._presence_size = presence_size
-        self._streams: dict[str, set[Stream]] = {}
-        self._by_token: dict[int, set[Stream]] = {}
+        # A client's (a token's) open streams: a tuple, mostly of one (48 bytes where a set is 216).
+        self._streams: dict[str, tuple[Stream, ...]] = {}
+        self._by_token: dict[int, tuple[Stream, ...]] = {}
         self._by_topic: dict[str, set[str]] = {}
         self._last_event: dict[str, tuple[int, int]] = {}
         # The service's clock (``Runtime.clock.now``), which the tokens' expiry was stamped by.
@@ -168,20 +169,21 @@ class Hub:
         stream = Stream(client_id, user_id, token_id, expires_at)
         streams = self._streams.get(client_id)
         if streams is None:
-            streams = self._streams[client_id] = set()
             screen = self._presence.get(client_id)
             if screen is not None:
                 self._index(client_id, screen.topics)
-        streams.add(stream)
+        self._streams[client_id] = (*(streams or ()), stream)
         if token_id is not None:
-            self._by_token.setdefault(token_id, set()).add(stream)
+            self._by_token[token_id] = (*self._by_token.get(token_id, ()), stream)
         return stream
 
     def close(self, stream: Stream) -> None:
         streams = self._streams.get(stream.client_id)
-        if streams is not None:
-            streams.discard(stream)
-            if not streams:
+        if streams is not None and stream in streams:
+            rest = tuple(s for s in streams if s is not stream)
+            if rest:
+                self._streams[stream.client_id] = rest
+            else:
                 del self._streams[stream.client_id]
                 screen = self._presence.get(stream.client_id)
                 if screen is not None:
@@ -189,8 +191,10 @@ class Hub:
         if stream.token_id is not None:
             tokens = self._by_token.get(stream.token_id)
             if tokens is not None:
-                tokens.discard(stream)
-                if not tokens:
+                rest = tuple(s for s in tokens if s is not stream)
+                if rest:
+                    self._by_token[stream.token_id] = rest
+                else:
                     del self._by_token[stream.token_id]
 
     def close_token(self, token_id: int) -> int:

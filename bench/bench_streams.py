@@ -254,7 +254,18 @@ class Held(asyncio.Protocol):
     """One idle stream as its client sees it: the head and first event, then the heartbeats (counted, with the
     longest silence between two frames) and the real-time messages (the arrival of each)."""
 
-    __slots__ = ("request", "opened", "transport", "buffer", "last", "longest", "heartbeats", "arrivals", "closed")
+    __slots__ = (
+        "request",
+        "opened",
+        "transport",
+        "buffer",
+        "last",
+        "longest",
+        "heartbeats",
+        "timeouts",
+        "arrivals",
+        "closed",
+    )
 
     def __init__(self, request: bytes, opened: asyncio.Future[None]) -> None:
         self.request = request
@@ -264,6 +275,7 @@ class Held(asyncio.Protocol):
         self.last = 0.0
         self.longest = 0.0
         self.heartbeats = 0
+        self.timeouts = 0  # bare ``Timeout`` messages: refresh every screen
         self.arrivals: list[float] = []
         self.closed = False
 
@@ -287,6 +299,7 @@ class Held(asyncio.Protocol):
         self.longest = max(self.longest, now - self.last)
         self.last = now
         self.heartbeats += data.count(b"data: \n\n")
+        self.timeouts += data.count(b"data: Timeout\n\n")
         if b"data: /" in data or b"data: T" in data:
             self.arrivals.append(now)
 

@@ -17,11 +17,12 @@ serves the service from a PostgreSQL database of its own on that server (dropped
   loopback source addresses (127.0.0.2 on; one address has ≈ 28,000 ephemeral ports), each its own token and
   client, held ``BENCH_STREAMS_HOLD`` seconds (300) with the server's heartbeats (``DOCTORDESK_HEARTBEAT_SECONDS``
   25), then a fan-out: one chat message in the doctor's thread reaches every stream's list. Reported: the
-  server's RSS per stream (growth over the opening), the heartbeats each stream heard and the longest silence of
-  any stream, the fan-out's delivery. Targets: RSS per stream ≤ 12 KiB, no stream silent longer than the
-  heartbeat interval, every stream reached. The file limit (``RLIMIT_NOFILE``) is raised to its hard limit; when
-  that hard limit is below the streams asked for (one descriptor each, in the server and in this client), the
-  streams are as many as it allows, and the table says so.
+  server's RSS per stream (growth over the opening, after a first 1,000 opened and closed), the heartbeats
+  each stream heard and the longest silence of any stream, the fan-out's delivery. Targets: RSS per stream
+  ≤ 12 KiB, no stream silent longer than the heartbeat interval, every stream reached. The file limit
+  (``RLIMIT_NOFILE``) is raised to its hard limit; when that hard limit is below the streams asked for (one
+  descriptor each, in the server and in this client), the streams are as many as it allows, and the table says
+  so.
 
 Environment: ``BENCH_STREAMS_OPEN`` (default 5000), ``BENCH_STREAMS_ROUNDS`` (3), ``BENCH_STREAMS_CHURN`` (100000),
 ``BENCH_STREAMS_BATCH`` (1000), ``BENCH_STREAMS_IDLE`` (50000), ``BENCH_STREAMS_SOURCES`` (4, at most 250),
@@ -61,6 +62,7 @@ PARTS = set(os.environ.get("BENCH_STREAMS_PARTS", "open,idle").split(","))
 PORTS_PER_SOURCE = 28_000  # the default ephemeral port range (32768-60999), a little less
 SPARE_FILES = 300  # descriptors a process keeps for its own files, database and listening sockets
 FANOUT_EVENTS = 5
+WARM_UP = 1000
 TARGET_KIB = 12.0
 TARGET_RATIO = 1.5
 RSS_TOLERANCE = 0.10
@@ -145,7 +147,7 @@ async def record_presence(url: str, tokens: list[str]) -> None:
                 )
                 r.raise_for_status()
 
-        await asyncio.gather(*(worker() for _ in range(8)))
+        await asyncio.gather(*(worker() for _ in range(16)))
 
 
 async def open_streams(port: int, tokens: list[str], count: int, offset: int = 0) -> list[Conn]:
@@ -344,6 +346,9 @@ async def hold_idle(service: Server, count: int, limited_by: str) -> int:
         doctor = await login(http, "doctor1")
         support = await login(http, "support1")
         appointment = await chat_appointment(http, doctor, support)
+        # A first batch opened and closed: what the first streams alone pay (pools, caches) is not per stream.
+        close_all(await open_streams(service.port, tokens, min(WARM_UP, count)))
+        await until_closed(http)
         await asyncio.sleep(1.0)
         before = rss_kib(pid)
         started = time.perf_counter()
@@ -402,7 +407,7 @@ async def hold_idle(service: Server, count: int, limited_by: str) -> int:
                 f"heartbeats per stream in {HOLD:.0f} s (interval {interval:g} s): min / median / max",
                 f"{beats[0]} / {beats[len(beats) // 2]} / {beats[-1]} (at least {expected} expected)",
             ],
-            [f"longest silence of any stream (target ≤ {interval:g} s)", f"{longest:.1f} s"],
+            [f"longest silence of any stream (target ≤ {interval:g} s + 1 s)", f"{longest:.1f} s"],
             ["streams closed during the hold", closed],
             [f"fan-out: streams that got all {FANOUT_EVENTS} messages", f"{reached:,} of {count:,}"],
             [

@@ -20,7 +20,7 @@ from doctordesk.realtime.hub import Close, Hub, Stream, frame
 from doctordesk.realtime.message import RealtimeMessage
 
 HEADERS: list[tuple[bytes, bytes]] = [
-    (b"content-type", b"text/event-stream"),
+    (b"content-type", b"text/event-stream; charset=utf-8"),
     (b"cache-control", b"no-store"),
     (b"x-accel-buffering", b"no"),
     (b"connection", b"keep-alive"),

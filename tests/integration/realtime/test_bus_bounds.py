@@ -1,6 +1,7 @@
 """What a shared bus keeps is bounded: the broker drops a worker that stops reading instead of buffering for it
-without end (the others go on at once), and the marks kept — in each process, in Redis — are those of the topics
-changed within ``KEEP_MARKS_SECONDS``, far longer than any token stays current."""
+without end (the others go on at once), and that worker, once it reads again, joins again and tells its open streams
+to refresh (one ``Timeout``); the marks kept — in each process, in Redis — are those of the topics changed within
+``KEEP_MARKS_SECONDS``, far longer than any token stays current."""
 
 from __future__ import annotations
 

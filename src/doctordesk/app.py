@@ -3,14 +3,18 @@ runtime and the background tasks of a serving process)."""
 
 from __future__ import annotations
 
+import asyncio
 import gc
-from collections.abc import AsyncIterator
+import inspect
+import sys
+from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 from fastapi import APIRouter, FastAPI
 from starlette.routing import BaseRoute
-from starlette.types import ASGIApp
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from doctordesk import __version__, bootstrap
 from doctordesk.config import Settings, load_settings
@@ -150,6 +154,15 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
     return app
 
 
+def _declare_coroutine_function(method: Callable[..., Any]) -> None:
+    """Servers tell an ASGI 3 app by its ``__call__`` being a coroutine function (uvicorn's ``--interface auto``);
+    ``Service.__call__`` returns the coroutine of whichever call serves the request, so it says so itself."""
+    if sys.version_info >= (3, 12):
+        inspect.markcoroutinefunction(method)
+    else:
+        method._is_coroutine = asyncio.coroutines._is_coroutine  # type: ignore[attr-defined]
+
+
 class Service(FastAPI):
     """The app: FastAPI with its routes behind one index (``web/route_table.py``), and the event stream and
     unchanged polls served ahead of its middleware stack (``stream.StreamFastPath``, ``web/unchanged_polls.py``), and
@@ -165,10 +178,23 @@ class Service(FastAPI):
         """Put every route of the app's router behind one index (again, when routes were added since)."""
         self.router.routes[:] = [route_table.RouteIndex(self.routes)]
 
+    _streams: stream.StreamFastPath | None = None
+
+    def __call__(self, scope: Scope, receive: Receive, send: Send) -> Coroutine[Any, Any, None]:
+        """A stream's request goes straight to ``StreamFastPath.serve``: not a coroutine itself, so an open stream
+        keeps no frame of this app's, FastAPI's or Starlette's call, nor of the layers in front (tens of thousands
+        are open at once). Every other request is the app's as usual."""
+        streams = self._streams
+        if streams is not None and streams.serves(scope):
+            return streams.serve(scope, receive, send)
+        return super().__call__(scope, receive, send)
+
+    _declare_coroutine_function(__call__)
+
     def build_middleware_stack(self) -> ASGIApp:
         runtime = self.state.runtime
-        served = HeadAsGet(stream.StreamFastPath(super().build_middleware_stack(), runtime=runtime))
-        return UnchangedPolls(served, runtime=runtime)
+        self._streams = stream.StreamFastPath(super().build_middleware_stack(), runtime=runtime)
+        return UnchangedPolls(HeadAsGet(self._streams), runtime=runtime)
 
 
 # The collector's full pass runs after this many passes over the middle generation (CPython's default: 10).

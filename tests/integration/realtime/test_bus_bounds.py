@@ -1,6 +1,7 @@
 """What a shared bus keeps is bounded: the broker drops a worker that stops reading instead of buffering for it
-without end (the others go on at once), and the marks kept — in each process, in Redis — are those of the topics
-changed within ``KEEP_MARKS_SECONDS``, far longer than any token stays current."""
+without end (the others go on at once), and that worker, once it reads again, joins again and tells its open streams
+to refresh (one ``Timeout``); the marks kept — in each process, in Redis — are those of the topics changed within
+``KEEP_MARKS_SECONDS``, far longer than any token stays current."""
 
 from __future__ import annotations
 
@@ -14,9 +15,12 @@ from pathlib import Path
 import pytest
 import redis.asyncio as redis
 
+from doctordesk.bootstrap import assemble
+from doctordesk.config import Settings
 from doctordesk.domain.event_kinds import EventKind
 from doctordesk.domain.events import DomainEvent
 from doctordesk.realtime.broker import Broker
+from doctordesk.realtime.hub import Stream
 from doctordesk.realtime.redis_bus import RedisBus
 from doctordesk.realtime.socket_bus import SocketBus
 from doctordesk.screens.state import Revisions, ScreenStates
@@ -122,3 +126,45 @@ async def test_redis_forgets_marks_older_than_kept_and_a_joining_process_adopts_
     finally:
         await first.stop()
         await second.stop()
+
+
+def stalled_reading(bus: SocketBus) -> asyncio.ReadTransport:
+    """The transport of ``bus``'s connection to the broker, its reading paused: the process stops reading what the
+    bus sends it (as when it is stuck, or stopped by a signal) while its event loop runs on."""
+    assert bus._writer is not None
+    transport = bus._writer.transport
+    assert isinstance(transport, asyncio.ReadTransport)
+    transport.pause_reading()
+    return transport
+
+
+def heard_timeout(stream: Stream) -> bool:
+    return any(isinstance(f, bytes) and f.endswith(b"data: Timeout\n\n") for f in stream.pending)
+
+
+async def test_a_worker_dropped_for_not_reading_joins_again_and_its_streams_refresh(small_broker, tmp_path) -> None:
+    path, broker = small_broker
+    settings = Settings(data_dir=tmp_path / "data", bus_socket=str(path))
+    stalled = assemble(settings, bus=SocketBus(str(path), instance="stalled"))  # a server process's wiring
+    bus, hub = stalled.runtime.bus, stalled.runtime.hub
+    assert isinstance(bus, SocketBus)
+    bus.subscribe(stalled.on_event)
+    await bus.start()
+    other = SocketBus(str(path), instance="other")
+    await other.start()
+    stream = hub.open("tab", user_id=1, token_id=None, expires_at=None)  # an open stream of the stalled worker
+    try:
+        transport = stalled_reading(bus)
+        big = "x" * 32 * 1024
+        async with asyncio.timeout(20):
+            while len(broker.writers) > 1:  # the broker buffers up to its limit for the stalled worker, no more
+                await other.publish([DomainEvent(EventKind.ADMIN_CHANGED, topics=("doctor:1",), data={"pad": big})])
+        assert not stream.pending  # nothing reached the stream while its worker read nothing
+        transport.resume_reading()  # it reads what reached it, the end of the connection, and joins again
+        async with asyncio.timeout(10):
+            while not (bus.connected and len(broker.writers) == 2 and heard_timeout(stream)):
+                await asyncio.sleep(0.01)
+        assert len(stream.pending) == 1  # one Timeout: the client polls its screen, no backlog
+    finally:
+        await other.stop()
+        await bus.stop()

@@ -15,7 +15,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from doctordesk.domain.errors import DomainError, ValidationFailed
 from doctordesk.domain.texts import N_
 from doctordesk.realtime.presence import recall_presence
-from doctordesk.realtime.sse import EventStreamResponse
+from doctordesk.realtime.sse import HEADERS, EventStreamResponse
 from doctordesk.runtime import Runtime
 from doctordesk.services import streams
 from doctordesk.web.deps import CLIENT_ID, CLIENT_ID_PATTERN, ActorDep, RuntimeDep, bearer
@@ -28,6 +28,8 @@ router = APIRouter(prefix="/profile", tags=["real-time"])
 # Public: what a client needs before it signs in to read real-time messages (like /openapi.json, which says as much).
 endpoints_router = APIRouter(prefix="/realtime", tags=["real-time"])
 STREAM_PATH = "/profile/stream"
+# Every open stream's response headers, security headers included: one list for all of them.
+STREAM_HEADERS = with_security_headers(STREAM_PATH, HEADERS)
 
 SSE_EXAMPLE = "retry: 3000\nid: 1795291947000-1\ndata: \n\nid: 1795291947000-2\ndata: Timeout /profile/appointments\n\n"
 
@@ -128,6 +130,7 @@ async def open_event_stream(
         retry_ms=rt.settings.sse_retry_ms,
         first=hub.recovery_message() if missed else None,
         on_close=rt.metrics.open_streams.dec,
+        raw_headers=STREAM_HEADERS,
     )
 
 
@@ -159,10 +162,18 @@ class StreamFastPath:
         self.app = app
         self.runtime = runtime
 
+    @staticmethod
+    def serves(scope: Scope) -> bool:
+        return bool(scope["type"] == "http" and scope["path"] == STREAM_PATH and scope["method"] == "GET")
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] != STREAM_PATH or scope["method"] != "GET":
+        if not self.serves(scope):
             await self.app(scope, receive, send)
             return
+        await self.serve(scope, receive, send)
+
+    async def serve(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Open the stream of a ``GET /profile/stream`` (``serves``), or answer why not."""
         headers = Headers(scope=scope)
         query = QueryParams(scope.get("query_string", b""))
         authorization = headers.get("authorization", "")
@@ -180,7 +191,8 @@ class StreamFastPath:
             response = error_response(exc)
         except Exception as exc:  # the skipped middleware's job: the error shape, never a traceback
             response = unexpected_response(exc)
-        response.raw_headers = with_security_headers(STREAM_PATH, response.raw_headers)
+        if not isinstance(response, EventStreamResponse):  # an open stream's headers have them already
+            response.raw_headers = with_security_headers(STREAM_PATH, response.raw_headers)
         await response(scope, receive, send)
 
 

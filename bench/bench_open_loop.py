@@ -244,11 +244,16 @@ async def _change_forever(
         await asyncio.sleep(max(0.0, due - time.monotonic()))
         n += 1
         sending = time.monotonic()
-        sent = await http.post(
-            "/profile/messages/send-message",
-            data={"content": f"Change {n}", "appointment-id": str(appointment)},
-            headers=headers,
-        )
+        try:
+            sent = await http.post(
+                "/profile/messages/send-message",
+                data={"content": f"Change {n}", "appointment-id": str(appointment)},
+                headers=headers,
+            )
+        except httpx.HTTPError as error:  # counted like a poll's (a kept-alive connection the server had closed)
+            run.failures[f"change {type(error).__name__}"] += 1
+            due += CHANGE_EVERY
+            continue
         if sent.status_code == 200:
             run.changes.setdefault(doctor, []).append((sending, time.monotonic()))
         else:

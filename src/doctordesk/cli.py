@@ -46,6 +46,9 @@ def serve(
 ) -> None:
     """Serve the API, the screens, the real-time stream and the web app."""
     import uvicorn
+    from uvicorn.config import LOGGING_CONFIG
+
+    from doctordesk.web.access_log import log_config
 
     # Checked here so a wrong value stops `serve` with its message; the app warns about unknown variables as it
     # starts (in every worker process).
@@ -58,6 +61,7 @@ def serve(
         "port": port or config.port,
         "log_level": "info",
         "access_log": config.access_log,
+        "log_config": log_config(LOGGING_CONFIG),
         "proxy_headers": True,
         "forwarded_allow_ips": config.forwarded_allow_ips,
         # Open streams never end by themselves: without a limit, SIGTERM waited for them until the supervisor

@@ -21,6 +21,9 @@ dials only those (TLS still checks the certificate against the name); a refusal 
 A refusal is an ``OSError`` (``EACCES``) that aiohttp reports as a connection error: the delivery fails like any
 unreachable endpoint, with the reason in its log. Redirects are never followed (``allow_redirects=False``), and the
 session does not read proxy settings from the environment, so the address checked is the peer.
+
+``HttpsOnlyTransport`` holds what an httpx client dials to https as well (single sign-on: every endpoint the
+issuer's discovery names, not only the issuer).
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from aiohappyeyeballs import AddrInfoType
 from aiohttp.abc import AbstractResolver, ResolveResult
 from aiohttp.resolver import DefaultResolver
 
+from doctordesk.domain.accounts.sso_issuer import issuer_problem
 from doctordesk.domain.webhooks.addresses import address_of, is_public
 
 
@@ -142,3 +146,22 @@ class PublicOnlyTransport(httpx.AsyncHTTPTransport):
         self._pool = httpcore.AsyncConnectionPool(
             ssl_context=verify, network_backend=backend or PublicOnlyBackend(), max_connections=10
         )
+
+
+class HttpsOnlyTransport(httpx.AsyncBaseTransport):
+    """The scheme rule at dial time, beside the address rule: every URL a request dials is https (or http to
+    loopback on a developer's machine, when allowed). For single sign-on, whose issuer's discovery names the keys,
+    token and userinfo endpoints: a provider's document that names one of them over http must not make us send the
+    code, the client secret or a token in clear."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport, *, allow_http_loopback: bool) -> None:
+        self.inner = inner
+        self.allow_http_loopback = allow_http_loopback
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if issuer_problem(str(request.url), allow_http_loopback=self.allow_http_loopback) is not None:
+            raise httpx.UnsupportedProtocol(f"not dialled in clear: {request.url.copy_with(query=None)}")
+        return await self.inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()

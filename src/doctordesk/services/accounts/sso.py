@@ -64,31 +64,13 @@ def _verify(rt: Runtime) -> ssl.SSLContext:
     return ssl.create_default_context(cafile=str(ca)) if ca else ssl.create_default_context()
 
 
-class HttpsOnlyTransport(httpx.AsyncBaseTransport):
-    """Every URL the sign-in dials is held to the issuer's rule (https, or http to loopback on a developer's
-    machine): the issuer's discovery names the keys, token and userinfo endpoints, and a provider's document that
-    names one of them over http must not make us send the code, the client secret or a token in clear."""
-
-    def __init__(self, inner: httpx.AsyncBaseTransport, *, allow_http_loopback: bool) -> None:
-        self.inner = inner
-        self.allow_http_loopback = allow_http_loopback
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        if issuer_problem(str(request.url), allow_http_loopback=self.allow_http_loopback) is not None:
-            raise httpx.UnsupportedProtocol(f"not dialled in clear: {request.url.copy_with(query=None)}")
-        return await self.inner.handle_async_request(request)
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
-
-
 def _client(rt: Runtime, provider: SsoProvider) -> Any:
     verify = _verify(rt)
     inner: httpx.AsyncBaseTransport = httpx.AsyncHTTPTransport(verify=verify)
     if not rt.settings.sso_allow_private_addresses:
         # Every address dialled (the issuer's, and whatever its discovery names) is checked (realtime/outbound.py).
         inner = outbound.PublicOnlyTransport(verify=verify)
-    transport = HttpsOnlyTransport(inner, allow_http_loopback=rt.settings.sso_allow_http_loopback)
+    transport = outbound.HttpsOnlyTransport(inner, allow_http_loopback=rt.settings.sso_allow_http_loopback)
     connection: dict[str, Any] = {"transport": transport}
     oauth = OAuth()
     return oauth.register(

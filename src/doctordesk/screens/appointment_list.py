@@ -4,8 +4,9 @@ Approve and to Chat."""
 from __future__ import annotations
 
 import threading
+import time
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 
 from doctordesk import i18n
@@ -98,26 +99,47 @@ class _Rows:
     """Rows as built, by all a row reads: the appointment's view (its unread count included), the viewer's role,
     the language and whether it is today. A row is a pure function of these, so a list rendered again after a
     change rebuilds only the rows that changed (the rest are most of a list, and building them was a fifth of a
-    render's CPU). Rows are never shared across what they show: another view, role or language is another key."""
+    render's CPU). Rows are never shared across what they show: another view, role or language is another key.
 
-    def __init__(self, size: int = 8192) -> None:
-        self._size = size
-        self._rows: OrderedDict[tuple[AppointmentView, Role, str, bool], Element] = OrderedDict()
+    Sized to what the open lists show: the rows used in the last ``idle_seconds`` are kept (lists poll every 30 s
+    and render about once a minute), up to ``most`` rows (about 4 KiB each); rows beyond ``least`` that nobody
+    used for that long are let go. A fixed size below the working set (a clinic of a thousand doctors shows
+    12,000 rows) would drop every row shortly before its next use and rebuild them all."""
+
+    def __init__(
+        self,
+        least: int = 8192,
+        most: int = 65536,
+        idle_seconds: float = 600.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._least, self._most, self._idle = least, most, idle_seconds
+        self._clock = clock
+        self._rows: OrderedDict[tuple[AppointmentView, Role, str, bool], tuple[Element, float]] = OrderedDict()
         self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._rows)
 
     def get(self, view: AppointmentView, role: Role, *, today: bool) -> Element:
         key = (view, role, i18n.current(), today)
+        now = self._clock()
         with self._lock:
             found = self._rows.get(key)
             if found is not None:
+                self._rows[key] = (found[0], now)
                 self._rows.move_to_end(key)
-                return found
+                return found[0]
         built = _row(view, role, today=today)
         with self._lock:
-            self._rows[key] = built
-            while len(self._rows) > self._size:
-                self._rows.popitem(last=False)
+            self._rows[key] = (built, now)
+            self._let_go(now)
         return built
+
+    def _let_go(self, now: float) -> None:
+        rows, idle_since = self._rows, now - self._idle
+        while len(rows) > self._most or (len(rows) > self._least and next(iter(rows.values()))[1] < idle_since):
+            rows.popitem(last=False)
 
 
 _ROWS = _Rows()

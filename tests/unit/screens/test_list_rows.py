@@ -11,7 +11,7 @@ from doctordesk import i18n
 from doctordesk.domain.appointments.status import Status
 from doctordesk.domain.appointments.views import AppointmentView, Party, Place
 from doctordesk.domain.roles import Actor, Role
-from doctordesk.screens.appointment_list import _row, row
+from doctordesk.screens.appointment_list import _row, _Rows, row
 
 NOW = datetime(2026, 11, 23, 7, 0, tzinfo=UTC)
 VIEW = AppointmentView(
@@ -76,3 +76,51 @@ def _row_in(language: str) -> object:
         return _row(VIEW, Role.DOCTOR, today=True)
     finally:
         i18n.use("en")
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def views(count: int, first: int = 1) -> list[AppointmentView]:
+    return [replace(VIEW, id=n) for n in range(first, first + count)]
+
+
+def test_rows_in_use_are_kept_beyond_the_least_size_while_lists_come_back_for_them() -> None:
+    clock = Clock()
+    rows = _Rows(least=10, most=100, idle_seconds=600, clock=clock)
+    shown = views(40)
+    first = {v.id: rows.get(v, Role.DOCTOR, today=False) for v in shown}
+    for _minute in range(5):  # every list renders again once a minute: every row is reused, none rebuilt
+        clock.now += 60
+        assert all(rows.get(v, Role.DOCTOR, today=False) is first[v.id] for v in shown)
+    assert len(rows) == 40
+
+
+def test_rows_nobody_used_for_a_while_are_let_go_down_to_the_least_size() -> None:
+    clock = Clock()
+    rows = _Rows(least=10, most=100, idle_seconds=600, clock=clock)
+    old = views(40)
+    for v in old:
+        rows.get(v, Role.DOCTOR, today=False)
+    clock.now += 601
+    fresh = views(5, first=1000)
+    for v in fresh:
+        rows.get(v, Role.DOCTOR, today=False)
+    assert len(rows) == 10  # the five in use and the five most recent of the idle ones (the least kept)
+    kept = rows.get(fresh[0], Role.DOCTOR, today=False)
+    assert rows.get(fresh[0], Role.DOCTOR, today=False) is kept
+
+
+def test_never_more_rows_than_the_most() -> None:
+    clock = Clock()
+    rows = _Rows(least=10, most=50, idle_seconds=600, clock=clock)
+    shown = views(80)
+    built = [rows.get(v, Role.DOCTOR, today=False) for v in shown]
+    assert len(rows) == 50
+    assert rows.get(shown[-1], Role.DOCTOR, today=False) is built[-1]  # the most recent are kept
+    assert rows.get(shown[0], Role.DOCTOR, today=False) is not built[0]  # the oldest was let go and built again

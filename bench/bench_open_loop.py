@@ -11,8 +11,8 @@ list held when the change was sent (the old page from memory would be a miss). A
 has two polls in flight: a poll that falls due while the previous one is unanswered is skipped (and counted).
 Targets: p99 ≤ 50 ms, CPU ≤ 50 % of one core, no change missed, and the changes' chat sends answered within 100 ms
 at the p99 (their latency counts from when each send was due, as a poll's does; p50, p99, max and errors per shape
-in the table). The load generator also prints how late its polls left it (sent minus due): a tail there is the
-generator's or the machine's, not the server's.
+in the table). The load generator also prints how late its polls left it (sent minus due: a tail there is the
+generator's or the machine's, not the server's) and the polls' round trips (answered minus sent).
 
 Baseline (same machine, same run): the same open-loop schedule against a separate bare FastAPI app
 (``bench/bare_app.py``) for ``BASELINE_SECONDS``: what the load generator and the machine cost by themselves.
@@ -105,6 +105,7 @@ class OpenList:
 class Run:
     latencies: list[float] = field(default_factory=list)
     late: list[float] = field(default_factory=list)  # ms each poll left the load generator after it was due
+    round_trips: list[float] = field(default_factory=list)  # ms from sending each poll to its answer
     sends: list[float] = field(default_factory=list)  # ms each change (chat send) took, from when it was due
     busy: int = 0  # polls answered 503 SERVICE_BUSY (back-pressure: the database's pool was in use)
     failures: Counter[str] = field(default_factory=Counter)  # what went wrong, counted
@@ -254,6 +255,7 @@ async def _poll_connection(
                 open_list.state = state
             run.latencies.append((done - due) * 1000)
             run.late.append((sent - due) * 1000)
+            run.round_trips.append((done - sent) * 1000)
         except httpx.HTTPError as error:
             run.failures[f"poll {type(error).__name__}"] += 1
         finally:
@@ -385,7 +387,8 @@ async def _open_loop(
         print(
             f"  load generator: {(cpu_seconds(os.getpid()) - own_before) / elapsed * 100:.0f} % of one core; polls "
             f"left it after they were due by p50 {percentile(run.late, 50):.2f} ms, p99 {percentile(run.late, 99):.2f}"
-            f" ms, max {max(run.late, default=0.0):.2f} ms"
+            f" ms, max {max(run.late, default=0.0):.2f} ms; answered after sent by p50 "
+            f"{percentile(run.round_trips, 50):.2f} ms, p99 {percentile(run.round_trips, 99):.2f} ms"
         )
     return run, lists, cpu
 

@@ -21,6 +21,7 @@ from doctordesk.config import Settings, load_settings
 from doctordesk.domain.accounts.passwords import Passwords
 from doctordesk.domain.clock import Clock
 from doctordesk.realtime.bus import EventBus
+from doctordesk.realtime.metrics import CollectorPauses
 from doctordesk.web import errors, responses, route_table
 from doctordesk.web.head_requests import HeadAsGet
 from doctordesk.web.language import Language
@@ -126,9 +127,12 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None, 
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         await assembly.start()
         _tune_collector()
+        pauses = CollectorPauses(runtime.metrics)
+        gc.callbacks.append(pauses)
         try:
             yield
         finally:
+            gc.callbacks.remove(pauses)
             await assembly.stop()
 
     app = Service(

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import time
+from typing import Any
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 
@@ -58,3 +61,26 @@ class Metrics:
             buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0),
             registry=r,
         )
+        self.collector_pauses = Histogram(
+            "doctordesk_gc_pause_seconds",
+            "Passes of Python's cyclic garbage collector in this process, by generation (2: a full pass over every "
+            "object not frozen at start); every request and stream waits meanwhile",
+            ["generation"],
+            buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0),
+            registry=r,
+        )
+
+
+class CollectorPauses:
+    """A ``gc.callbacks`` entry timing each pass of the collector into ``Metrics.collector_pauses``: two clock reads
+    a pass. A pass runs on whichever thread allocated last, holding the interpreter, so passes never overlap."""
+
+    def __init__(self, metrics: Metrics) -> None:
+        self._by_generation = [metrics.collector_pauses.labels(str(g)) for g in range(3)]
+        self._started = 0.0
+
+    def __call__(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+        else:
+            self._by_generation[info["generation"]].observe(time.perf_counter() - self._started)

@@ -200,6 +200,13 @@ class Page:
     def content_hash(self) -> str:
         return content_hash(self.screen, self.title, self.poll, self.elements_json())
 
+    def json_only(self) -> Page:
+        """The same page held as its elements' JSON alone, without the element objects it was built from: what a
+        page kept in memory for long is. Its JSON, hash and answers are the page's; the collector's full passes
+        then walk a kept page's JSON containers only, not its element objects as well (docs/operations.md, One
+        process)."""
+        return replace(self, elements=(), _json=self.elements_json())
+
     def to_json(self) -> dict[str, Any]:
         return {
             "kind": "page",

@@ -315,7 +315,7 @@ class ScreenStates:
         done, result = self.shared.begin(key, (epoch, stamp)), None
         try:
             token, page = await self._render(render, epoch, stamp, now)
-            result = (token, replace(page))
+            result = (token, page.json_only())  # kept until the next render: its JSON is all a shared answer reads
             self.shared.put(key, *result)
         finally:
             self.shared.end(key, done, result)

@@ -6,12 +6,14 @@ an action's answer never do; each client's token stays sealed for its own viewer
 from __future__ import annotations
 
 import asyncio
+import gc
+import types
 from datetime import UTC, datetime
 
 import pytest
 
 from doctordesk import i18n
-from doctordesk.screens.protocol import Page, apply, el
+from doctordesk.screens.protocol import Element, Page, apply, el
 from doctordesk.screens.state import Revisions, ScreenStates, Shown, Viewer, lasting
 from doctordesk.screens.viewing import Viewing
 
@@ -202,3 +204,48 @@ async def test_when_the_render_under_way_fails_or_is_cancelled_the_waiting_poll_
         fresh = await viewing(states, counter, TAB_2).page()
         assert apply(second.elements_json(), update.patches) == fresh.elements_json(), ending
         assert counter.renders == 3, ending  # the doomed one, the waiting poll's own, the PUT
+
+
+def _reachable(root: object) -> list[object]:
+    """Every object ``root`` holds, however deep, as the collector follows them (classes are not followed: they
+    lead to whole modules)."""
+    seen: dict[int, object] = {}
+    stack = [root]
+    while stack:
+        item = stack.pop()
+        if id(item) in seen:
+            continue
+        seen[id(item)] = item
+        stack.extend(r for r in gc.get_referents(item) if not isinstance(r, type | types.ModuleType))
+    return list(seen.values())
+
+
+async def test_a_kept_render_holds_its_pages_json_but_not_its_element_objects() -> None:
+    states, counter = ScreenStates(Revisions()), Counter()
+    first, second = await opened_then_changed(states, counter, TAB_1, TAB_2)
+    await viewing(states, counter, TAB_1, now=NOW + 1).poll(first.state)
+    kept = list(states.shared._pages.values())
+    assert len(kept) == 1
+    held = _reachable(kept)
+    assert not [item for item in held if isinstance(item, Element)]
+    # What the other client is answered from it is the rendered page's, patches and all.
+    shared = await viewing(states, counter, TAB_2, now=NOW + 2).poll(second.state)
+    fresh = await viewing(states, counter, TAB_2, now=NOW + 2).page()
+    assert counter.renders == 2
+    assert apply(second.elements_json(), shared.patches) == fresh.elements_json()
+
+
+def test_a_page_as_its_json_alone_answers_as_the_page_does() -> None:
+    page = Page(
+        screen="counter",
+        title="Counter",
+        endpoint="/counter",
+        poll="/counter",
+        timeout=30,
+        elements=(el("group", "Group", el("value", "Text", value=3)),),
+        state="s",
+    )
+    kept = page.json_only()
+    assert kept.elements == ()
+    assert kept.to_json() == page.to_json()
+    assert kept.content_hash() == page.content_hash()

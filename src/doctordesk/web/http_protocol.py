@@ -7,16 +7,17 @@ a stream cost (docs/realtime.md#the-stream). This class keeps uvicorn's HTTP beh
 flow control, disconnect detection, HEAD, the access log, proxy headers) and changes only what a resting
 connection holds:
 
-- the parser lets go of its httptools parser once a keep-alive request has been read to its end and nothing of a
-  next one has arrived; the next bytes get a new parser, which starts where the old one stood (at the start of a
+- it lets go of its httptools parser once a keep-alive request has been read to its end and nothing of a next
+  one has arrived; the next bytes get a new parser, which starts where the old one stood (at the start of a
   message);
-- requests that arrive while a response is under way (pipelining) wait in a list, made only when one does;
+- requests that arrive while a response is under way (pipelining) wait in a list rather than a deque;
 - flow control makes its event only while writing is paused (the transport's buffer is full);
-- the request's event (body arrived, client left) keeps its waiters in a list instead of a deque.
+- the request's event (body arrived, client left) keeps its waiters in a list made when one waits;
+- connections to one listening address share one server address tuple.
 
 What it relies on in uvicorn (``HttpToolsProtocol`` and ``RequestResponseCycle``: the attributes ``parser``,
 ``pipeline``, ``flow``, ``cycle``, ``transport``, the cycle's ``message_event`` and ``keep_alive``) is pinned by
-``tests/unit/web/test_http_protocol.py``.
+``tests/e2e/server/test_http_protocol.py``.
 """
 
 from __future__ import annotations

@@ -27,6 +27,8 @@ from typing import Any
 
 import httpx
 
+from doctordesk.web.http_protocol import PROTOCOL as SERVE_PROTOCOL
+
 FAST_HASHING = {"DOCTORDESK_ARGON2_TIME_COST": "1", "DOCTORDESK_ARGON2_MEMORY_KIB": "1024"}
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -70,6 +72,11 @@ class Server:
     env: dict[str, str] = field(default_factory=dict)
     postgres: bool = False
     port: int = field(default_factory=free_port)
+    # uvicorn's HTTP protocol: `serve`'s own (web/http_protocol.py), so that a benchmark measures what production
+    # runs; "httptools" for uvicorn's.
+    http: str = SERVE_PROTOCOL
+    # The module run as ``python -m``: uvicorn, or a wrapper taking its arguments (bench/traced_uvicorn.py).
+    runner: str = "uvicorn"
     process: subprocess.Popen[bytes] | None = None
     database_url: str = ""  # the database it serves (set on start)
     _tmp: tempfile.TemporaryDirectory[str] | None = None
@@ -108,8 +115,10 @@ class Server:
             [
                 sys.executable,
                 "-m",
-                "uvicorn",
+                self.runner,
                 self.app,
+                "--http",
+                self.http,
                 "--factory",
                 "--host",
                 "127.0.0.1",

@@ -46,28 +46,13 @@ def serve(
 ) -> None:
     """Serve the API, the screens, the real-time stream and the web app."""
     import uvicorn
-    from uvicorn.config import LOGGING_CONFIG
-
-    from doctordesk.web.access_log import log_config
 
     # Checked here so a wrong value stops `serve` with its message; the app warns about unknown variables as it
     # starts (in every worker process).
     config = checked_settings(warn=False)
     if workers > 1 and not config.redis_url and not config.bus_socket:
         _start_shared_bus(config)
-    options: dict[str, Any] = {
-        "factory": True,
-        "host": host or config.host,
-        "port": port or config.port,
-        "log_level": "info",
-        "access_log": config.access_log,
-        "log_config": log_config(LOGGING_CONFIG),
-        "proxy_headers": True,
-        "forwarded_allow_ips": config.forwarded_allow_ips,
-        # Open streams never end by themselves: without a limit, SIGTERM waited for them until the supervisor
-        # killed the process. Clients reconnect (to another worker or instance) and poll meanwhile.
-        "timeout_graceful_shutdown": SHUTDOWN_GRACE_SECONDS,
-    }
+    options = server_options(config, host=host, port=port)
     if workers == 1:
         uvicorn.run("doctordesk.app:create_app", **options)
         return
@@ -78,6 +63,31 @@ def serve(
     status = Supervisor(served, workers=workers).run()
     if status:
         raise typer.Exit(status)
+
+
+def server_options(config: Settings, *, host: str | None = None, port: int | None = None) -> dict[str, Any]:
+    """uvicorn's options for `serve` (one worker or each of several)."""
+    from uvicorn.config import LOGGING_CONFIG
+
+    from doctordesk.web.access_log import log_config
+    from doctordesk.web.http_protocol import PROTOCOL
+
+    return {
+        "factory": True,
+        "host": host or config.host,
+        "port": port or config.port,
+        # uvicorn's httptools protocol, holding less per open stream (web/http_protocol.py).
+        "http": PROTOCOL,
+        "log_level": "info",
+        "access_log": config.access_log,
+        # The access log without the secrets some addresses carry (web/access_log.py).
+        "log_config": log_config(LOGGING_CONFIG),
+        "proxy_headers": True,
+        "forwarded_allow_ips": config.forwarded_allow_ips,
+        # Open streams never end by themselves: without a limit, SIGTERM waited for them until the supervisor
+        # killed the process. Clients reconnect (to another worker or instance) and poll meanwhile.
+        "timeout_graceful_shutdown": SHUTDOWN_GRACE_SECONDS,
+    }
 
 
 def _start_shared_bus(config: Settings) -> None:

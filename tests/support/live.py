@@ -28,6 +28,7 @@ import httpx
 
 from doctordesk.domain.accounts.passwords import Passwords
 from doctordesk.domain.clock import Clock, ShiftedClock, SystemClock, clock_setting
+from doctordesk.web.http_protocol import PROTOCOL
 from tests.support import databases
 from tests.support.processes import Launched, launch
 
@@ -126,6 +127,7 @@ class LiveServer:
         else:
             command = ["uvicorn", "doctordesk.app:create_app", "--factory", "--host", "127.0.0.1"]
             command += ["--port", str(self.port), "--log-level", "warning"]
+            command += ["--http", PROTOCOL]  # `serve`'s HTTP protocol (web/http_protocol.py)
             # A stop (or restart) with an SDK stream open otherwise waited for ``stop``'s 10 s and a kill.
             command += ["--timeout-graceful-shutdown", str(GRACEFUL_SHUTDOWN_SECONDS)]
         self.process = launch(command, self.env, self.data_dir / f"server-{self.port}.log")

@@ -174,7 +174,13 @@ class StreamFastPath:
 
     async def serve(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Open the stream of a ``GET /profile/stream`` (``serves``), or answer why not."""
-        headers = Headers(scope=scope)
+        # The request is read in a call of its own: what reading it made (headers, query, the credentials) is
+        # gone before the stream's long wait, rather than kept in this frame for as long as the stream is open.
+        response = await self._response(scope)
+        await response(scope, receive, send)
+
+    async def _response(self, scope: Scope) -> Response:
+        headers = Headers(raw=scope["headers"])  # not ``scope=``: that copies the list into the scope
         query = QueryParams(scope.get("query_string", b""))
         authorization = headers.get("authorization", "")
         scheme, _, credentials = authorization.partition(" ")
@@ -193,7 +199,7 @@ class StreamFastPath:
             response = unexpected_response(exc)
         if not isinstance(response, EventStreamResponse):  # an open stream's headers have them already
             response.raw_headers = with_security_headers(STREAM_PATH, response.raw_headers)
-        await response(scope, receive, send)
+        return response
 
 
 @router.post("/stream/ticket", responses={401: ERROR})

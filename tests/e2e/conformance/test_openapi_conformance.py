@@ -26,6 +26,7 @@ from tests.support.live import LiveServer, serving
 HERE = Path(__file__).parent
 ROOT = HERE.parents[2]
 CONFIG = HERE / "schemathesis.toml"
+HYPOTHESIS_STORAGE = ROOT / ".hypothesis"
 
 
 @pytest.fixture(scope="module")
@@ -99,6 +100,16 @@ def run_schemathesis(
     if only:
         command += ["--include-path-regex", only]
     env = {**os.environ, "PYTHONPATH": str(ROOT), "CONFORMANCE_SERVER": server.url, "CONFORMANCE_USERNAME": username}
+    # Hypothesis keeps its Unicode tables (each character's category, and which characters UTF-8 and ASCII encode),
+    # and the constants it reads from the source of the modules it finds loaded, in its storage directory. In a run's
+    # own working directory they were computed again by every run: about three seconds of CPU each, a walk over every
+    # code point. The repository's directory (the property tests' as well) keeps them from one run to the next; the
+    # runs keep no example database (`database = "none"`), so no run's cases depend on another's.
+    env["HYPOTHESIS_STORAGE_DIRECTORY"] = str(HYPOTHESIS_STORAGE)
+    # The server is on loopback, never behind a proxy: saying so spares each request the HTTP client's two walks over
+    # the environment looking for proxy settings, a third of its own work for a request (the lower-case name is the
+    # one read first).
+    env["no_proxy"] = ",".join(filter(None, [os.environ.get("no_proxy") or os.environ.get("NO_PROXY"), "127.0.0.1"]))
     # Run outside the repository: Schemathesis keeps a cache in its working directory.
     result = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout[-20000:] + result.stderr[-5000:]

@@ -164,8 +164,8 @@ class Job:
         return self.in_process is None or bool(getattr(settings, self.in_process))
 
 
-# In the order they start (they stop in reverse). The reminders and the waitlist's rounds come first: what they
-# queue is sent by the dispatchers after them in the same pass of ``doctordesk worker --once``.
+# In the order they start (they are told to stop together). The reminders and the waitlist's rounds come first: what
+# they queue is sent by the dispatchers after them in the same pass of ``doctordesk worker --once``.
 REGISTRY: tuple[Job, ...] = (
     Job("reminder-sender", build_reminder_sender, "reminder_in_process"),
     Job("waitlist-rounds", build_waitlist_rounds, "waitlist_in_process", wakes=waitlist.wakes),
@@ -277,7 +277,7 @@ def install_hooks(rt: Runtime) -> None:
 @dataclass
 class Assembly:
     """One process's runtime and background tasks: ``start`` checks the data, joins the bus and starts the tasks;
-    ``stop`` stops them in reverse order, leaves the bus and closes the database."""
+    ``stop`` stops them (together), leaves the bus and closes the database."""
 
     runtime: Runtime
     role: Role

@@ -100,8 +100,25 @@ def _for_app(route: APIRoute, app: FastAPI, router: APIRouter) -> APIRoute:
     added.dependency_overrides_provider = app
     added.form_limits = {**router.form_limits, **route.form_limits}  # the router's limits are the defaults
     added.strict_content_type = get_value_or_default(route.strict_content_type, app.router.strict_content_type)
-    added.app = wrap_app_with_body_limit(request_response(added.get_route_handler()), added.max_body_size)
+    added.app = _BuiltAtFirstRequest(added)
     return added
+
+
+class _BuiltAtFirstRequest:
+    """A route's request handler, built (as ``APIRoute`` builds it) when the route first serves a request, then in
+    its place: a process serves a few of its hundreds of routes often and many never, and an app built for a test
+    serves one or two."""
+
+    __slots__ = ("route",)
+
+    def __init__(self, route: APIRoute) -> None:
+        self.route = route
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        route = self.route
+        if route.app is self:
+            route.app = wrap_app_with_body_limit(request_response(route.get_route_handler()), route.max_body_size)
+        await route.app(scope, receive, send)
 
 
 def listed(routes: Iterable[BaseRoute]) -> list[BaseRoute]:

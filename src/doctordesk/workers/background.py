@@ -1,5 +1,5 @@
 """What every background task of a process looks like to the process that runs it (``bootstrap.py``): a name, a
-start, a stop and a wake-up; and the tasks one process runs, started in order and stopped in reverse."""
+start, a stop and a wake-up; and the tasks one process runs, started in order and stopped together."""
 
 from __future__ import annotations
 
@@ -93,10 +93,20 @@ class Running:
             self.started.append(task.name)
 
     async def stop(self) -> None:
-        """Stop every task, the last started first (each after the work in hand)."""
-        for task, _ in reversed(self.tasks):
+        """Stop every task, all told at once, each ending after the work in hand: one task finishing a round does
+        not keep the others running (and starting rounds of their own) meanwhile. No task's stop needs another
+        still running: what a task queues while it stops waits in its outbox for the next start, as it would
+        have in any order (``doctordesk worker --once`` drains in the registry's order before it stops).
+        ``stopped`` lists them as they ended; the first error, if any, is raised once every task has ended."""
+
+        async def stop(task: Task) -> None:
             await task.stop()
             self.stopped.append(task.name)
+
+        ended = await asyncio.gather(*(stop(task) for task, _ in reversed(self.tasks)), return_exceptions=True)
+        for error in ended:
+            if isinstance(error, BaseException):
+                raise error
 
     def on_event(self, event: DomainEvent) -> None:
         """Wake the tasks ``event`` may have given work (they poll as well)."""

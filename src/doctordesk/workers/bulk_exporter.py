@@ -25,7 +25,10 @@ class BulkExporter(DrainLoop):
         self.clock = clock
 
     async def round(self) -> bool:
-        """Delete what has expired, then write one due job; True when a job was found (there may be more)."""
+        """Delete what has expired, then write one due job; True when a job was found (there may be more). A round
+        with neither is one read."""
+        if not await writer.anything_to_do(self.db, now=self.clock.now()):
+            return False
         await writer.sweep(self.db, now=self.clock.now(), settings=self.settings)
         claimed = await writer.claim(self.db, now=self.clock.now(), settings=self.settings)
         if claimed is None:

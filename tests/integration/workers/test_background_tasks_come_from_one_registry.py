@@ -1,6 +1,6 @@
 """Every background task a process runs comes from one registry (``bootstrap.REGISTRY``): the app starts no task
 of its own beside it; ``serve`` with every ``*_in_process`` setting off and ``doctordesk worker`` together run each
-task exactly once; a process stops its tasks in the reverse order of their start."""
+task exactly once; a process tells its tasks to stop together and stops every one it started."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import pytest
 from doctordesk.app import create_app
 from doctordesk.bootstrap import REGISTRY, Assembly, Role, assemble, jobs_for
 from doctordesk.config import Settings
+from doctordesk.workers.background import Running
 
 NAMES = [job.name for job in REGISTRY]
 MOVABLE = [job.in_process for job in REGISTRY if job.in_process is not None]
@@ -70,7 +71,7 @@ async def test_serve_with_every_in_process_setting_off_and_a_worker_run_each_tas
     assert "waitlist-rounds" in worker.tasks.started and "reminder-sender" in worker.tasks.started
 
 
-async def test_a_process_stops_its_tasks_in_the_reverse_order_of_their_start(reachable):
+async def test_a_process_stops_every_task_it_started(reachable):
     app = create_app(reachable())
     worker = assemble(reachable(), role=Role.WORKER)
     async with app.router.lifespan_context(app):
@@ -78,4 +79,38 @@ async def test_a_process_stops_its_tasks_in_the_reverse_order_of_their_start(rea
         await worker.stop()
     served: Assembly = app.state.assembly
     for process in (served, worker):
-        assert process.tasks.started and process.tasks.stopped == process.tasks.started[::-1]
+        assert process.tasks.started and Counter(process.tasks.stopped) == Counter(process.tasks.started)
+
+
+class _Held:
+    """A task whose work in hand ends when the test says so."""
+
+    def __init__(self, name: str, release: asyncio.Event, told: list[str]) -> None:
+        self.name, self.release, self.told = name, release, told
+
+    def start(self) -> None:
+        return None
+
+    async def stop(self) -> None:
+        self.told.append(self.name)
+        await self.release.wait()
+
+    def wake(self) -> None:
+        return None
+
+
+async def test_every_task_is_told_to_stop_while_another_still_ends_its_work():
+    """One task finishing a round does not keep the others running: all are told at once, and the stop returns
+    once each has ended."""
+    release, told = asyncio.Event(), []
+    running = Running([(_Held(name, release, told), lambda _e: False) for name in ("first", "second", "third")])
+    running.start()
+    stopping = asyncio.create_task(running.stop())
+    for _ in range(100):  # turns of the loop, not time: each stop runs up to its wait at the first
+        if len(told) == 3:
+            break
+        await asyncio.sleep(0)
+    assert sorted(told) == ["first", "second", "third"] and not stopping.done() and running.stopped == []
+    release.set()
+    await stopping
+    assert sorted(running.stopped) == ["first", "second", "third"]

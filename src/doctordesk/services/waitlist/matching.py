@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import select, update
+from sqlalchemy import exists, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -57,8 +57,11 @@ class Round:
 
 
 async def run_round(rt: Runtime) -> Round:
-    """Expire the lapsed offers, then offer every free time that suits someone waiting (docs/waitlist.md)."""
+    """Expire the lapsed offers, then offer every free time that suits someone waiting (docs/waitlist.md). A round
+    with nothing to look after (``_idle``) is that one read."""
     now = rt.clock.now()
+    if await _idle(rt, now):
+        return Round()
     await end_past_last_day(rt, now=now)
     await give_back(rt, now=now)
     result = Round(expired=await expire_lapsed(rt, now=now))
@@ -92,6 +95,19 @@ async def run_round(rt: Runtime) -> Round:
                 open_times.add(slot)
             break
     return result
+
+
+async def _idle(rt: Runtime, now: datetime) -> bool:
+    """Nothing for a round to do, in one statement: no entry waits (nothing to end at its last day, no one to offer
+    a time to), no offer is open (none to expire) and no coming time was taken through the waitlist (none to give
+    back). Most rounds of most clinics find this."""
+    anything = or_(
+        exists(select(WaitlistEntry.id).where(WaitlistEntry.state == EntryState.WAITING)),
+        exists(select(WaitlistOffer.id).where(WaitlistOffer.state == OfferState.OPEN)),
+        exists(select(WaitlistTime.id).where(WaitlistTime.taken_offer_id.is_not(None), WaitlistTime.start_at > now)),
+    )
+    async with rt.db.read() as session:
+        return not await session.scalar(select(anything))
 
 
 async def _state(

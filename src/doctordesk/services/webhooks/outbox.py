@@ -179,7 +179,8 @@ async def claim(
     """Lease up to ``limit`` due deliveries of enabled endpoints (but those of ``skip_endpoints``) for
     ``lease_seconds``, oldest due first: one ``UPDATE … WHERE id IN (SELECT … LIMIT n) RETURNING`` takes them
     (``FOR UPDATE SKIP LOCKED`` on PostgreSQL, so concurrent claims never take one row twice; SQLite has one
-    writer at a time anyway), a second statement reads their endpoints. Each comes with what sending it needs."""
+    writer at a time anyway), a second statement reads their endpoints. Each comes with what sending it needs.
+    A read first: a claim that finds nothing due writes nothing (no transaction holding SQLite's write lock)."""
     table = cast(Table, WebhookDelivery.__table__)
     enabled = select(WebhookEndpoint.id).where(WebhookEndpoint.enabled.is_(True))
     due = (
@@ -190,6 +191,9 @@ async def claim(
     )
     if skip_endpoints:
         due = due.where(table.c.endpoint_id.not_in(sorted(skip_endpoints)))
+    async with db.read() as session:  # nothing due (most claims of most clinics): no write transaction
+        if await session.scalar(due.limit(1)) is None:
+            return []
     if not db.is_sqlite:
         due = due.with_for_update(of=table, skip_locked=True)
     lease = (

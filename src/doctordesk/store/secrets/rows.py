@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from typing import Any
 
-from sqlalchemy import Column, Table, Text, select, type_coerce, update
+from sqlalchemy import Column, Row, Select, Table, Text, select, type_coerce, update
 from sqlalchemy.exc import DBAPIError
 
 from doctordesk.store.db import Database
@@ -37,21 +38,37 @@ def _box(db: Database) -> SecretBox:
     return db.secret_box
 
 
+def _first_sealed(table: Table, column: Column[str]) -> Select[Any, str]:
+    raw = type_coerce(column, Text)
+    (key,) = table.primary_key.columns
+    return select(key, raw).where(raw.startswith(PREFIX, autoescape=True)).order_by(key).limit(1)
+
+
+async def _first_sealed_values(db: Database) -> list[tuple[Table, Column[str], Row[Any, str] | None]]:
+    """The first encrypted value of every column (None: none yet), read in one session; a column whose table is
+    missing (a database not migrated yet) is left out, logged."""
+    columns = encrypted_columns()
+    try:
+        async with db.read() as session:
+            return [(t, c, (await session.execute(_first_sealed(t, c))).first()) for t, c in columns]
+    except DBAPIError:
+        pass  # a table is missing: each column on its own (a failed statement ends PostgreSQL's transaction)
+    found: list[tuple[Table, Column[str], Row[Any, str] | None]] = []
+    for table, column in columns:
+        try:
+            async with db.read() as session:
+                found.append((table, column, (await session.execute(_first_sealed(table, column))).first()))
+        except DBAPIError as exc:
+            log.debug("secrets of %s not checked: %s", _name(table, column), exc)
+    return found
+
+
 async def check_keys(db: Database) -> None:
     """SecretKeyError when the first encrypted value of any column does not open with the keys: the usual mistake
     (another installation's key, a lost key file, a new key listed without the old one) shows when a process starts,
     not at a user's sign-in. A database without the tables yet (not migrated) is left to the migration."""
     box = _box(db)
-    for table, column in encrypted_columns():
-        raw = type_coerce(column, Text)
-        (key,) = table.primary_key.columns
-        query = select(key, raw).where(raw.startswith(PREFIX, autoescape=True)).order_by(key).limit(1)
-        try:
-            async with db.read() as session:
-                row = (await session.execute(query)).first()
-        except DBAPIError as exc:
-            log.debug("secrets of %s not checked: %s", _name(table, column), exc)
-            continue
+    for table, column, row in await _first_sealed_values(db):
         if row is None:
             continue
         try:

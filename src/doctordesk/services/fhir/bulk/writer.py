@@ -23,7 +23,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import Select, delete, exists, or_, select, update
 
 from doctordesk.config import Settings
 from doctordesk.domain.clock import Clock
@@ -50,9 +50,24 @@ class Claimed:
     scope: Scope
 
 
+def _due(now: datetime) -> Select[int]:
+    return select(BulkJob.id).where(BulkJob.status == JobStatus.PENDING.value, BulkJob.next_attempt_at <= now)
+
+
+def _expired(now: datetime) -> Select[int]:
+    return select(BulkJob.id).where(BulkJob.expires_at <= now)
+
+
+async def anything_to_do(db: Database, *, now: datetime) -> bool:
+    """Whether a job is due (``claim``) or has expired (``sweep``): one statement, for the exporter's rounds that
+    find neither (most of them)."""
+    async with db.read() as session:
+        return bool(await session.scalar(select(or_(exists(_due(now)), exists(_expired(now))))))
+
+
 async def claim(db: Database, *, now: datetime, settings: Settings) -> Claimed | None:
     """Lease the oldest due job, if any; one claimed too often already is marked ``error`` instead."""
-    due = select(BulkJob.id).where(BulkJob.status == JobStatus.PENDING.value, BulkJob.next_attempt_at <= now)
+    due = _due(now)
     async with db.read() as session:  # nothing due (most rounds): no write transaction
         if await session.scalar(due.limit(1)) is None:
             return None
@@ -206,7 +221,7 @@ def _keep_only(own: Path) -> None:
 async def sweep(db: Database, *, now: datetime, settings: Settings, limit: int = 100) -> int:
     """Delete the jobs past their expiry (finished ones after ``bulk_retention_seconds``, cancelled ones at once)
     and their files; how many."""
-    query = select(BulkJob.id).where(BulkJob.expires_at <= now).order_by(BulkJob.expires_at).limit(limit)
+    query = _expired(now).order_by(BulkJob.expires_at).limit(limit)
     async with db.read() as session:  # nothing expired (most rounds): no write transaction
         ids = list((await session.scalars(query)).all())
     if ids:

@@ -59,11 +59,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
-from sqlalchemy import func, select, update
+from sqlalchemy import func, select, text, update
 
 from bench.app import BARE_PATH
 from bench.common import Server, database_label, machine, percentile, table
 from bench.probed_app import PROBE_PATH
+from bench.procs import cpu_seconds, postgres_cpu_seconds
 from doctordesk.store.db import Database
 from doctordesk.store.tables import Appointment, User
 
@@ -118,11 +119,17 @@ class Run:
     changes: dict[str, list[tuple[float, float]]] = field(default_factory=dict)  # doctor → (sent, answered) each
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of process ``pid`` so far (``/proc/<pid>/stat``, fields 14 and 15)."""
-    with open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+async def _postgres_sessions(server: Server) -> int | None:
+    """How many connections PostgreSQL has accepted to the run's database so far (None on SQLite)."""
+    if "postgresql" not in server.database_url:
+        return None
+    db = Database(server.database_url)
+    try:
+        async with db.read() as session:
+            query = text("SELECT sessions FROM pg_stat_database WHERE datname = current_database()")
+            return int((await session.execute(query)).scalar_one())
+    finally:
+        await db.dispose()
 
 
 async def _again(send: Callable[[], Awaitable[httpx.Response]]) -> httpx.Response:
@@ -372,13 +379,15 @@ async def _open_loop(
             ]
         if PROBE and doctors:
             (await http.get(PROBE_PATH, params={"reset": "true"})).raise_for_status()
-        before, own_before = cpu_seconds(pid), cpu_seconds(os.getpid())
+        sessions_before = await _postgres_sessions(server) if doctors else None
+        before, own_before, database_before = cpu_seconds(pid), cpu_seconds(os.getpid()), postgres_cpu_seconds()
         try:
             await asyncio.gather(*tasks)
         finally:
             gc.enable()
         elapsed = time.monotonic() - start + 1.0
         cpu = (cpu_seconds(pid) - before) / elapsed * 100
+        database_cpu = (postgres_cpu_seconds() - database_before) / elapsed * 100
         if PROBE and doctors:  # after the CPU is taken: the probe's report ends with a full pass of the collector
             report = (await http.get(PROBE_PATH, params={"full": "true"}, timeout=120)).text
             print(f"  server's probe ({shape}): {report}", flush=True)
@@ -390,6 +399,9 @@ async def _open_loop(
             f" ms, max {max(run.late, default=0.0):.2f} ms; answered after sent by p50 "
             f"{percentile(run.round_trips, 50):.2f} ms, p99 {percentile(run.round_trips, 99):.2f} ms"
         )
+        if sessions_before is not None:  # the database shares the machine's cores with the server and the generator
+            opened = (await _postgres_sessions(server) or 0) - sessions_before - 1  # less the count's own
+            print(f"  PostgreSQL: {database_cpu:.0f} % of one core; {opened} connections opened during the run")
     return run, lists, cpu
 
 

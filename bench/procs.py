@@ -27,6 +27,25 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / TICKS  # utime, stime: fields 14 and 15 of stat(5)
 
 
+def postgres_cpu_seconds() -> float:
+    """CPU seconds so far of this machine's PostgreSQL: its live processes' own, and the postmaster's waited-for
+    children's (backends that ended: a connection a pool closed after a burst took its CPU with it)."""
+    total = 0.0
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/comm") as f:
+                if f.read().strip() != "postgres":
+                    continue
+            fields = _stat(int(name))
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+        total += int(fields[13]) + int(fields[14])  # cutime, cstime: ended children (the postmaster's backends)
+    return total / TICKS
+
+
 def family(root: int) -> list[int]:
     """``root`` and every process descended from it."""
     parents: dict[int, int] = {}

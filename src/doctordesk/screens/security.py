@@ -13,8 +13,9 @@ from datetime import datetime
 import segno
 
 from doctordesk.domain.accounts.security import ConnectedApp, DeviceRow, Overview, PasskeyRow, PendingTotp, SessionRow
+from doctordesk.domain.accounts.user_agents import MAX_DEVICE_CHARS, SessionDevice, in_words
 from doctordesk.domain.texts import Moment, Text
-from doctordesk.i18n import _
+from doctordesk.i18n import _, stored
 from doctordesk.screens.protocol import Action, Element, Layout, Page, el
 
 SCREEN = "security"
@@ -33,6 +34,14 @@ def _when(at: datetime, zone: str) -> Moment:
     return Moment(at, zone)
 
 
+def device_text(device: SessionDevice | None) -> str:
+    """What signed in, in the reader's language: "Firefox on Windows" / "Firefox unter Windows", one name alone,
+    a description stored whole as it is, or "Unknown device"; at most ``MAX_DEVICE_CHARS`` in any language. Every
+    place that shows a session's device writes it so (docs/accounts.md#which-device-a-session-is)."""
+    text = stored(in_words(device)) or _("Unknown device")
+    return text[:MAX_DEVICE_CHARS].rstrip()
+
+
 def _session(s: SessionRow, zone: str) -> Element:
     end = el(
         f"end-session-{s.id}", "Button", label=_("End this session"),
@@ -40,8 +49,7 @@ def _session(s: SessionRow, zone: str) -> Element:
                       confirm=_("End this session? That browser or phone is signed out at once.")),
     )  # fmt: skip
     parts = [
-        # What signed in, as the sign-in's User-Agent named it (domain/accounts/user_agents.py).
-        el(f"session-{s.id}-device", "Regular", value=s.device or _("Unknown device")),
+        el(f"session-{s.id}-device", "Regular", value=device_text(s.device)),
         el(f"session-{s.id}-when", "Regular", value=_(Text("Signed in {at}", at=_when(s.created_at, zone)))),
         el(f"session-{s.id}-until", "Caption", value=_(Text("Valid until {at}", at=_when(s.expires_at, zone)))),
     ]

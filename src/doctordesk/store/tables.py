@@ -99,8 +99,13 @@ class AccessToken(Base):
     # second factor: what a change of how the account signs in asks for (docs/accounts.md#recent-authentication).
     authenticated_at: Mapped[datetime | None]
     second_factor: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
-    # What signed in, as the security page names it ("Firefox on Windows"), from the sign-in's User-Agent, which is
-    # never kept itself (domain/accounts/user_agents.py); None: not known.
+    # What signed in: the client's and the system's names ("Firefox", "Windows"), from the sign-in's User-Agent,
+    # which is never kept itself (domain/accounts/user_agents.py), put into words in the reader's language where
+    # they are shown; None: not known.
+    device_client: Mapped[str | None] = mapped_column(String(120))
+    device_system: Mapped[str | None] = mapped_column(String(120))
+    # A description in one piece ("Firefox on Windows"), written only before the two names were kept apart (and
+    # left by migration accounts_0004 where it could not split it): shown as it is.
     device: Mapped[str | None] = mapped_column(String(120))
 
 

@@ -178,8 +178,8 @@ RecentEnrollingDep = Annotated[mfa.Enrolling, Depends(recent_enrolling)]
 RecentActorDep = Annotated[Actor, Depends(recent_actor)]
 
 
-async def signing_in_device(request: Request) -> str | None:
-    """What a sign-in comes from, as its session is named on the security page ("Firefox on Windows"), read from
+async def signing_in_device(request: Request) -> user_agents.SessionDevice | None:
+    """What a sign-in comes from, as its session is named on the security page (Firefox, Windows), read from
     the User-Agent header, which itself is kept nowhere (docs/accounts.md#security-page). Parsed in a worker thread:
     the first parse of a process loads the rules (about half a second)."""
     header = request.headers.get("user-agent")
@@ -188,7 +188,7 @@ async def signing_in_device(request: Request) -> str | None:
     return await asyncio.to_thread(user_agents.describe, header)
 
 
-DeviceDep = Annotated[str | None, Depends(signing_in_device)]
+DeviceDep = Annotated[user_agents.SessionDevice | None, Depends(signing_in_device)]
 
 # The integration API's credentials: an API key, as a bearer token or in X-Api-Key (docs/integration.md).
 api_key_bearer = HTTPBearer(

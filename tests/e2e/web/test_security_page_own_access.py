@@ -71,18 +71,22 @@ def saved(page: Any, text: str) -> str:
 
 
 @pytest.mark.parametrize(
-    ("language", "username", "unknown"), [("en", "patient3", "Unknown device"), ("de", "patient4", "Unbekanntes Gerät")]
+    ("language", "username", "on", "unknown"),
+    [("en", "patient3", "on", "Unknown device"), ("de", "patient4", "unter", "Unbekanntes Gerät")],
 )
-def test_each_session_says_which_device_it_is(server, new_page, language, username, unknown):
+def test_each_session_says_which_device_it_is(server, new_page, language, username, on, unknown):
     elsewhere(server, username)  # a client the rules do not know (an HTTP library)
     page = signed_in(new_page, server, username, language)
     agent = page.evaluate("navigator.userAgent")
     this = page.locator('[data-id^="session-"][data-id$="-current"]').get_attribute("data-id")
     assert this is not None
     row = this.removesuffix("-current")
-    # The browser's own header names this session ("HeadlessChrome on Linux" or so), on the row's first line.
+    # The browser's own header names this session ("HeadlessChrome on Linux" or so, "HeadlessChrome unter Linux"
+    # in German), on the row's first line.
     device = page.locator(f'[data-id="{row}-device"]').inner_text().strip()
-    assert device == describe(agent) and device.endswith(" on Linux"), (device, agent)
+    known = describe(agent)
+    assert known is not None and known.system == "Linux", agent
+    assert device == f"{known.client} {on} Linux", (device, agent)
     rows = page.locator('[data-id="sessions"] [data-id$="-device"]').all_inner_texts()
     assert sorted(text.strip() for text in rows) == sorted([device, unknown])
 

@@ -149,3 +149,59 @@ async def test_secrets_stored_before_encryption_keep_their_rows_and_those_referr
             assert (await conn.execute(text("PRAGMA integrity_check"))).scalar_one() == "ok"
             assert (await conn.execute(text("PRAGMA foreign_key_check"))).all() == []
     assert await _drift(empty_engine) == []
+
+
+async def test_session_devices_stored_whole_are_split_where_certain_and_joined_again_on_the_way_down(empty_engine):
+    # accounts_0004 keeps a session's client and system apart, to be put into words in the reader's language.
+    await upgrade(empty_engine, "accounts_0003")
+    at = datetime(2026, 11, 29, 9, 0, tzinfo=UTC)
+    long = "A" * 110 + " on Mac OS"  # 120 characters: may have been cut, stays whole
+    before = {
+        1: "Firefox on Windows",
+        2: "curl",  # one name alone: the same in every language
+        3: "Windows",
+        4: "Foo on Bar on Baz",  # which " on " joins the two is not certain
+        5: long,
+        6: None,
+    }
+    async with empty_engine.begin() as conn:
+        await conn.execute(
+            text("INSERT INTO users (id, username, password_hash, role, display_name, active, created_at) "
+                 "VALUES (1, 'd', 'x', 'doctor', 'D', true, :at)"),
+            {"at": at},
+        )  # fmt: skip
+        for token_id, device in before.items():
+            await conn.execute(
+                text("INSERT INTO access_tokens (id, token_hash, user_id, created_at, expires_at, device) "
+                     "VALUES (:id, :hash, 1, :at, :at, :device)"),
+                {"id": token_id, "hash": f"{token_id:064d}", "at": at, "device": device},
+            )  # fmt: skip
+    await upgrade(empty_engine)
+    query = text("SELECT id, device_client, device_system, device FROM access_tokens ORDER BY id")
+    async with empty_engine.connect() as conn:
+        after = {row[0]: tuple(row[1:]) for row in (await conn.execute(query)).all()}
+    assert after == {
+        1: ("Firefox", "Windows", None),
+        2: (None, None, "curl"),
+        3: (None, None, "Windows"),
+        4: (None, None, "Foo on Bar on Baz"),
+        5: (None, None, long),
+        6: (None, None, None),
+    }
+    assert await _drift(empty_engine) == []
+
+    async with empty_engine.begin() as conn:  # written after the upgrade: the names only
+        await conn.execute(
+            text("INSERT INTO access_tokens (id, token_hash, user_id, created_at, expires_at, device_client, "
+                 "device_system) VALUES (7, :hash, 1, :at, :at, 'Mobile Safari', 'iOS'), "
+                 "(8, :other, 1, :at, :at, NULL, 'Android')"),
+            {"hash": "7" * 64, "other": "8" * 64, "at": at},
+        )  # fmt: skip
+    await downgrade(empty_engine, "accounts_0004@-1")
+    async with empty_engine.connect() as conn:
+        columns = await conn.run_sync(lambda c: {col["name"] for col in inspect(c).get_columns("access_tokens")})
+        assert not {"device_client", "device_system"} & columns
+        down = dict((await conn.execute(text("SELECT id, device FROM access_tokens ORDER BY id"))).all())
+    assert down == {**before, 7: "Mobile Safari on iOS", 8: "Android"}
+    await upgrade(empty_engine)
+    assert await current_heads(empty_engine) == _heads()

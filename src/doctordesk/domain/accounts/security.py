@@ -6,17 +6,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from doctordesk.domain.accounts.user_agents import SessionDevice
+
 
 @dataclass(frozen=True, slots=True)
 class SessionRow:
     """A live access token of the user (``current``: the one this request came with; ``device``: what signed in,
-    "Firefox on Windows", None when not known)."""
+    None when not known)."""
 
     id: int
     created_at: datetime
     expires_at: datetime
     current: bool
-    device: str | None
+    device: SessionDevice | None
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.accounts.login_throttle import address_key
 from doctordesk.domain.accounts.passwords import Passwords
+from doctordesk.domain.accounts.user_agents import SessionDevice
 from doctordesk.domain.errors import TooManyRequests, Unauthorized, ValidationFailed
 from doctordesk.domain.event_kinds import EventKind
 from doctordesk.domain.events import DomainEvent, user_topic
@@ -55,7 +56,7 @@ async def login(
     password: str,
     *,
     client_host: str | None,
-    device: str | None,
+    device: SessionDevice | None,
     otp: str | None = None,
 ) -> LoginResult:
     """Check the credentials and issue a new access token. Failures are throttled per username and client address

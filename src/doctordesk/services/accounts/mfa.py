@@ -10,6 +10,7 @@ from sqlalchemy import delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.accounts import factors as f
+from doctordesk.domain.accounts.user_agents import SessionDevice
 from doctordesk.domain.errors import (
     Forbidden,
     MfaEnrolmentRequired,
@@ -276,7 +277,7 @@ async def read_policy(rt: Runtime) -> list[str]:
         return sorted(r.value for r in (await policy(session)).required)
 
 
-async def finish_enrolment(rt: Runtime, who: Enrolling, *, device: str | None) -> tuple[str, Actor] | None:
+async def finish_enrolment(rt: Runtime, who: Enrolling, *, device: SessionDevice | None) -> tuple[str, Actor] | None:
     """After a factor was set up with an enrolment token: the token is used up and the sign-in completes with a new
     access token (``device``: what signs in, domain/accounts/user_agents.py). None for a user who was signed in
     already."""

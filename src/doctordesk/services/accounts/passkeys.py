@@ -30,6 +30,7 @@ from webauthn.helpers.structs import (
     UserVerificationRequirement,
 )
 
+from doctordesk.domain.accounts.user_agents import SessionDevice
 from doctordesk.domain.errors import Unauthorized, ValidationFailed
 from doctordesk.domain.names import name_problem
 from doctordesk.domain.roles import Actor
@@ -196,7 +197,7 @@ async def _assertion(
 
 
 async def sign_in(
-    rt: Runtime, rp: RelyingParty, *, ticket: str, credential: object, device: str | None
+    rt: Runtime, rp: RelyingParty, *, ticket: str, credential: object, device: SessionDevice | None
 ) -> tuple[str, Any]:
     """A new access token for the passkey's user when the assertion answers the ticket's challenge (401 for an
     unknown passkey, a wrong signature or a used challenge); audited as a login either way. ``device``: what signs

@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from doctordesk.domain.accounts.user_agents import MAX_DEVICE_CHARS
+from doctordesk.domain.accounts.user_agents import MAX_DEVICE_CHARS, SessionDevice
 from doctordesk.domain.errors import Unauthorized
 from doctordesk.domain.event_kinds import EventKind
 from doctordesk.domain.roles import Actor, Role
@@ -47,11 +47,11 @@ async def issue_token(
     now: datetime,
     ttl_seconds: int,
     second_factor: bool,
-    device: str | None,
+    device: SessionDevice | None,
 ) -> tuple[str, Actor]:
     """A new bearer token for ``user`` (its SHA-256 stored) and the actor behind it. The sign-in is its holder's
     proof of who they are (``second_factor``: the proof included one), until ``DOCTORDESK_REAUTH_SECONDS`` pass.
-    ``device``: what signed in, as ``user_agents.describe`` named it (None: not known)."""
+    ``device``: what signed in, as ``user_agents.describe`` found it (None: not known)."""
     token = secrets.token_urlsafe(32)
     expires_at = now + timedelta(seconds=ttl_seconds)
     row = AccessToken(
@@ -61,7 +61,8 @@ async def issue_token(
         expires_at=expires_at,
         authenticated_at=now,
         second_factor=second_factor,
-        device=device[:MAX_DEVICE_CHARS] if device else None,
+        device_client=device.client[:MAX_DEVICE_CHARS] if device and device.client else None,
+        device_system=device.system[:MAX_DEVICE_CHARS] if device and device.system else None,
     )
     session.add(row)
     await session.flush()

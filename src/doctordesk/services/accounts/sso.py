@@ -29,6 +29,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from doctordesk.domain.accounts import sso_claims
 from doctordesk.domain.accounts.sso_issuer import issuer_problem
+from doctordesk.domain.accounts.user_agents import SessionDevice
 from doctordesk.domain.errors import Forbidden, NotFound, Unauthorized
 from doctordesk.domain.roles import Actor
 from doctordesk.domain.texts import N_
@@ -209,7 +210,7 @@ async def _create(session: AsyncSession, provider: SsoProvider, claims: dict[str
     return user
 
 
-async def redeem(rt: Runtime, ticket: str, *, device: str | None) -> tuple[str, Actor]:
+async def redeem(rt: Runtime, ticket: str, *, device: SessionDevice | None) -> tuple[str, Actor]:
     """The access token for a hand-off (once; Unauthorized when unknown, used or expired). ``device``: what
     redeems it (domain/accounts/user_agents.py)."""
     now = rt.clock.now()

@@ -11,6 +11,7 @@ from datetime import timedelta
 from sqlalchemy import delete, select, update
 
 from doctordesk.domain.accounts import factors as f
+from doctordesk.domain.accounts import user_agents
 from doctordesk.domain.accounts.security import DeviceRow, Overview, PasskeyRow, PendingTotp, SessionRow
 from doctordesk.domain.errors import Forbidden, NotFound
 from doctordesk.domain.events import DomainEvent, user_topic
@@ -27,6 +28,10 @@ from doctordesk.store.realtime_tables import Device, PushOutbox
 from doctordesk.store.tables import AccessToken, User
 
 
+def _device(client: str | None, system: str | None, whole: str | None) -> user_agents.SessionDevice | None:
+    return user_agents.SessionDevice(client, system, whole) if client or system or whole else None
+
+
 async def overview(rt: Runtime, actor: Actor) -> Overview:
     """Everything the security page shows, read in one transaction."""
     now = rt.clock.now()
@@ -34,11 +39,21 @@ async def overview(rt: Runtime, actor: Actor) -> Overview:
     async with rt.db.read() as session:
         live = AccessToken.user_id == uid, AccessToken.revoked_at.is_(None), AccessToken.expires_at > now
         tokens = await session.execute(
-            select(AccessToken.id, AccessToken.created_at, AccessToken.expires_at, AccessToken.device)
+            select(
+                AccessToken.id,
+                AccessToken.created_at,
+                AccessToken.expires_at,
+                AccessToken.device_client,
+                AccessToken.device_system,
+                AccessToken.device,
+            )
             .where(*live)
             .order_by(AccessToken.created_at.desc(), AccessToken.id.desc())
         )
-        sessions = [SessionRow(i, c, e, i == actor.token_id, d) for i, c, e, d in tokens.all()]
+        sessions = [
+            SessionRow(i, c, e, i == actor.token_id, _device(client, system, whole))
+            for i, c, e, client, system, whole in tokens.all()
+        ]
         phones = await session.execute(
             select(Device.id, Device.platform, Device.last_active_at)
             .where(Device.user_id == uid)

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from pydantic import BeforeValidator, Field, WithJsonSchema
 
+from doctordesk.domain.accounts.user_agents import SessionDevice
 from doctordesk.screens.security import qr_data_url
 from doctordesk.services.accounts import mfa, passkeys
 from doctordesk.web.bodies import StrictBody
@@ -65,7 +66,7 @@ def relying_party(request: Request) -> passkeys.RelyingParty:
     return passkeys.RelyingParty(rp_id=host, origin=origin)
 
 
-async def _finish(rt: Any, who: mfa.Enrolling, answer: dict[str, Any], device: str | None) -> dict[str, Any]:
+async def _finish(rt: Any, who: mfa.Enrolling, answer: dict[str, Any], device: SessionDevice | None) -> dict[str, Any]:
     done = await mfa.finish_enrolment(rt, who, device=device)
     if done is not None:
         token, actor = done

@@ -1,13 +1,14 @@
 """Each session on the security page says which device it is (docs/accounts.md#security-page): named at sign-in from
-the User-Agent header ("Firefox on Windows"), whichever way one signs in (password, passkey, the completion of an
-enrolment); the header itself is stored nowhere; no known client is "Unknown device" (SQLite and PostgreSQL)."""
+the User-Agent header (the client and the system, stored apart), whichever way one signs in (password, passkey, the
+completion of an enrolment), and put into words in the reader's language ("Firefox on Windows", "Firefox unter
+Windows"); the header itself is stored nowhere; no known client is "Unknown device" (SQLite and PostgreSQL)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pyotp
-from sqlalchemy import select
+from sqlalchemy import select, update
 
 from doctordesk.store.tables import AccessToken
 from tests.integration.services.accounts.test_recent_authentication import ORIGIN, add_passkey, passkey_answer
@@ -72,7 +73,8 @@ async def test_two_sign_ins_show_two_devices_and_the_header_is_stored_nowhere(cl
     assert devices(await sessions(client, phone)) == devices(rows)
 
     tokens = await stored(runtime, demo.users["doctor1"])
-    assert sorted(t["device"] for t in tokens) == ["Chrome Mobile on Android", "Firefox on Windows"]
+    names = sorted((t["device_client"], t["device_system"], t["device"]) for t in tokens)
+    assert names == [("Chrome Mobile", "Android", None), ("Firefox", "Windows", None)]
     values = [str(v) for t in tokens for v in t.values() if v is not None]
     for header in (FIREFOX_WINDOWS, CHROME_ANDROID):
         for piece in (header, header[:40], "Mozilla/5.0", "Gecko", "Pixel 8", "rv:133.0"):
@@ -92,7 +94,7 @@ async def test_a_long_header_is_cut_and_still_names_the_device(client, runtime, 
     headers = await sign_in(client, padded)
     assert devices(await sessions(client, headers)) == ["Firefox on Windows"]
     (token,) = await stored(runtime, demo.users["doctor1"])
-    assert token["device"] == "Firefox on Windows"
+    assert (token["device_client"], token["device_system"]) == ("Firefox", "Windows")
 
 
 async def test_a_passkey_sign_in_records_its_device(client, login):
@@ -121,3 +123,24 @@ async def test_the_sign_in_an_enrolment_completes_records_its_device(client, log
     assert done.status_code == 200, done.text
     headers = {"Authorization": f"Bearer {done.json()['login']['access_token']}"}
     assert devices(await sessions(client, headers)) == ["Firefox on Windows"]
+
+
+async def test_a_german_users_page_names_the_device_in_german(client, demo):
+    desk = await sign_in(client, FIREFOX_WINDOWS)
+    await sign_in(client, "curl/8.5.0")  # one name alone reads the same in both languages
+    chosen = await client.put("/profile/language", data={"language": "de"}, headers=desk)
+    assert chosen.status_code == 200, chosen.text
+    # The user's stored choice decides, whatever the browser asks for.
+    rows = await sessions(client, desk, "en")
+    assert devices(rows) == ["Firefox unter Windows", "curl"]
+    (current,) = [row for row in rows.values() if "current" in row]
+    assert current["device"]["value"] == "Firefox unter Windows"
+
+
+async def test_a_session_whose_device_was_stored_whole_shows_it_as_it_is(client, runtime, demo):
+    headers = await sign_in(client, None)
+    async with runtime.db.transaction() as session:
+        await session.execute(
+            update(AccessToken).where(AccessToken.user_id == demo.users["doctor1"]).values(device="Opera on Linux")
+        )
+    assert devices(await sessions(client, headers, "de")) == ["Opera on Linux"]

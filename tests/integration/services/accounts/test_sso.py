@@ -104,7 +104,7 @@ async def test_the_session_a_hand_off_opens_says_which_device_redeemed_it(client
         token = await session.scalar(
             select(AccessToken).where(AccessToken.user_id == demo.users["doctor1"]).order_by(AccessToken.id.desc())
         )
-    assert token is not None and token.device == "Firefox on Windows"
+    assert token is not None and (token.device_client, token.device_system) == ("Firefox", "Windows")
 
 
 async def test_new_users_get_the_role_their_groups_map_to(client, configured, provider, runtime):

@@ -178,8 +178,8 @@ class Settings(BaseSettings):
     # How long a write waits for a lock another transaction holds (SQLite busy timeout, PostgreSQL lock_timeout)
     # before the request is answered 503 SERVICE_BUSY with nothing written.
     db_lock_timeout_ms: int = Field(10_000, ge=1, le=600_000)
-    # Database connections one process holds at most (SQLite: its readers' pool; PostgreSQL: the pool, 10 kept
-    # open and the rest opened for a burst). 0: derived from the cores (store/db.default_pool_size).
+    # Database connections one process holds at most (SQLite: its readers' pool; PostgreSQL: the pool), each opened
+    # when first needed and kept. 0: derived from the cores (store/db.default_pool_size).
     db_pool_size: int = Field(0, ge=0, le=500)
     # How long a request waits for a connection when all are in use before it is answered 503 SERVICE_BUSY with
     # Retry-After (nothing written) rather than queueing behind a burst (docs/operations.md#database-pools).

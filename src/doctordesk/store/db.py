@@ -17,7 +17,9 @@ replaces it (``_replace_closed``). One dropped while a transaction used it fails
 answers "busy, nothing changed, try again" (``ServiceBusy``, 503) rather than an internal error; the pool replaces
 every connection older than the failure.
 
-The pools are bounded and do not make a request wait long for a connection: when every connection is in use
+A pool opens a connection when a checkout finds none free and keeps it (no overflow opened for a burst and closed
+after it): a process holds as many as its busiest moment needed, at most the pool's size. The pools are bounded and
+do not make a request wait long for a connection: when every connection is in use
 longer than ``pool_wait_ms`` (``DOCTORDESK_DB_POOL_WAIT_MS``), the request is answered "busy, nothing changed, try
 again" (``ServiceBusy``, 503 with ``Retry-After``) instead of queueing behind a burst for seconds. The size
 (``DOCTORDESK_DB_POOL_SIZE``) defaults to ``default_pool_size``: what the machine's cores can keep busy
@@ -50,8 +52,6 @@ from doctordesk.store.sqlite_inline import inline_connector, runs_inline
 DEFAULT_LOCK_TIMEOUT_MS = 10_000
 DEFAULT_POOL_WAIT_MS = 1000
 BUSY_RETRY_SECONDS = 1  # what a busy answer's Retry-After says (whole seconds)
-# PostgreSQL: connections kept open; the rest of the pool's size is opened in a burst and closed after it.
-POSTGRES_KEPT = 10
 
 
 def default_pool_size(*, sqlite: bool, cpus: int | None = None) -> int:
@@ -135,11 +135,13 @@ def create_engine(
         event.listen(engine.sync_engine, "connect", lambda c, _r: setattr(c, "isolation_level", None))
         event.listen(engine.sync_engine, "begin", _sqlite_begin_immediate if writer else _sqlite_begin_deferred)
         return engine
+    # Every connection is kept once opened, as SQLite's readers are: with 10 kept and the rest opened for a burst and
+    # closed after it, the spread load opened ~6 connections a second and they were its tail (docs/benchmarks.md).
     engine = create_async_engine(
         url,
         echo=echo,
-        pool_size=min(POSTGRES_KEPT, size),
-        max_overflow=max(0, size - POSTGRES_KEPT),
+        pool_size=size,
+        max_overflow=0,
         pool_timeout=wait,
         connect_args={"server_settings": {"lock_timeout": str(int(lock_timeout_ms))}},
     )

@@ -61,6 +61,7 @@ from pathlib import Path
 import httpx
 from sqlalchemy import func, select, text, update
 
+from bench import served_histograms
 from bench.app import BARE_PATH
 from bench.common import Server, database_label, machine, percentile, table
 from bench.probed_app import PROBE_PATH
@@ -83,6 +84,7 @@ TARGET_P99_MS, TARGET_CPU, TARGET_SEND_P99_MS = 50.0, 50.0, 100.0
 SHAPES = tuple(os.environ.get("BENCH_OPEN_SHAPES", "spread,monday").split(","))
 BURST = float(os.environ.get("BENCH_OPEN_BURST", "2"))  # Monday 08:00: every list's poll due within these seconds
 LIST = "/profile/appointments"
+SEND = "/profile/messages/send-message"
 # ``BENCH_OPEN_PROBE=1``: the service runs as ``bench/probed_app.py`` and each shape prints what its collector and
 # event loop did (passes and their pauses, the loop's lag, the stacks of its stalls). Off by default: the probe's
 # watchdog thread takes the interpreter every few milliseconds.
@@ -279,7 +281,7 @@ async def _change_forever(
         sending = time.monotonic()
         try:
             sent = await http.post(
-                "/profile/messages/send-message",
+                SEND,
                 data={"content": f"Change {n}", "appointment-id": str(appointment)},
                 headers=headers,
             )
@@ -380,6 +382,7 @@ async def _open_loop(
         if PROBE and doctors:
             (await http.get(PROBE_PATH, params={"reset": "true"})).raise_for_status()
         sessions_before = await _postgres_sessions(server) if doctors else None
+        histograms_before = await served_histograms.read(http) if doctors else None
         before, own_before, database_before = cpu_seconds(pid), cpu_seconds(os.getpid()), postgres_cpu_seconds()
         try:
             await asyncio.gather(*tasks)
@@ -399,10 +402,32 @@ async def _open_loop(
             f" ms, max {max(run.late, default=0.0):.2f} ms; answered after sent by p50 "
             f"{percentile(run.round_trips, 50):.2f} ms, p99 {percentile(run.round_trips, 99):.2f} ms"
         )
+        if histograms_before is not None:
+            _print_inside(histograms_before, await served_histograms.read(http))
         if sessions_before is not None:  # the database shares the machine's cores with the server and the generator
             opened = (await _postgres_sessions(server) or 0) - sessions_before - 1  # less the count's own
             print(f"  PostgreSQL: {database_cpu:.0f} % of one core; {opened} connections opened during the run")
     return run, lists, cpu
+
+
+def _print_inside(before: served_histograms.Buckets, after: served_histograms.Buckets) -> None:
+    """The server's own share of the polls' and sends' latencies (its request histogram: bucket bounds, so "≤"), and
+    how often its collector stopped it, by generation."""
+
+    def ms(labels: dict[str, str], p: float) -> str:
+        bound = served_histograms.upper_percentile(before, after, "doctordesk_request_seconds", labels, p)
+        return "-" if bound is None else f"≤ {bound * 1000:g}"
+
+    poll, send = {"method": "PATCH", "route": LIST}, {"method": "POST", "route": SEND}
+    pauses = [
+        f"gen {g} {served_histograms.observed(before, after, 'doctordesk_gc_pause_seconds', {'generation': g})} "
+        f"({served_histograms.over(before, after, 'doctordesk_gc_pause_seconds', {'generation': g}, 0.01)} > 10 ms)"
+        for g in ("0", "1", "2")
+    ]
+    print(
+        f"  inside the server: polls p50 {ms(poll, 50)} ms, p99 {ms(poll, 99)} ms; sends p50 {ms(send, 50)} ms, p99 "
+        f"{ms(send, 99)} ms; collector passes {', '.join(pauses)}"
+    )
 
 
 def _row(label: str, shape: str, run: Run, cpu: float, seen: str, bare_p99: float | None) -> list[object]:

@@ -5,7 +5,9 @@ hand off, so these tests run on SQLite only."""
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -21,6 +23,7 @@ from doctordesk.services.appointments.reading import visibility, visibility_para
 from doctordesk.store import chat_repo, sqlite_inline
 from doctordesk.store.mail_tables import AppointmentConfirmation
 from doctordesk.store.tables import Appointment
+from tests.support.chat import LOAD_MORE, open_chat, send
 
 LIST = "/profile/appointments"
 # SQLite alone has reader threads to hand statements to.
@@ -47,13 +50,20 @@ def handed_off(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return count
 
 
-async def _changed_poll(client, runtime, doctor, headers: dict[str, str], state: str) -> dict:
-    runtime.screens.revisions.bump([doctor_topic(doctor)])
+@contextlib.contextmanager
+def _counted() -> Iterator[None]:
+    """The block's calls are the ones ``handed_off`` counts."""
     ours = _OURS.set(True)
     try:
-        answer = await client.patch(LIST, headers={**headers, "X-Screen-State": state})
+        yield
     finally:
         _OURS.reset(ours)
+
+
+async def _changed_poll(client, runtime, doctor, headers: dict[str, str], state: str) -> dict:
+    runtime.screens.revisions.bump([doctor_topic(doctor)])
+    with _counted():
+        answer = await client.patch(LIST, headers={**headers, "X-Screen-State": state})
     assert answer.status_code == 200, answer.text
     assert answer.json()["state"] != state  # rendered again, not answered from memory
     return answer.json()
@@ -67,6 +77,24 @@ async def test_the_lists_changed_poll_hands_no_statement_to_a_thread(client, log
     answer = await _changed_poll(client, runtime, demo.users["doctor1"], doctor.headers, page.json()["state"])
     assert handed_off[0] == before
     assert answer["kind"] == "update" and answer["patches"] == []  # nothing the list shows changed
+
+
+async def test_a_chat_sends_answer_and_the_chats_poll_hand_no_statement_to_a_thread(client, login, demo, handed_off):
+    """The send is written on the loop's thread (the writer) and its answer, the chat rendered again, read there
+    too; so is the poll of a chat that misses the new message. A hand-off per statement waited behind every ready
+    callback of a busy loop: the sends' tail at 10,000 open lists."""
+    doctor = await login("doctor1")
+    a = demo.appointments[0]
+    page = await open_chat(client, doctor, a)
+    with _counted():
+        sent = await send(client, doctor, a, "Hello")  # no state: the answer is the chat rendered again
+        polled = await client.patch(
+            LOAD_MORE, headers={**doctor.headers, "X-Screen-State": page["state"]}, params={"appointment-id": str(a)}
+        )
+    assert sent.status_code == 200, sent.text
+    assert polled.status_code == 200, polled.text
+    assert "Hello" in str(sent.json()["patches"]) and "Hello" in str(polled.json()["patches"])
+    assert handed_off[0] == 0
 
 
 @pytest.fixture

@@ -155,7 +155,7 @@ class _ChatRender:
         self.rendered = _Rendered()
 
     async def __call__(self) -> Page:
-        async with self.rt.db.read() as session:
+        async with self.rt.db.read(screen=True) as session:
             appointment = await access.chat_appointment(session, self.actor, self.appointment_id)
             state, self.rendered = await _state(
                 self.rt, session, self.actor, appointment, self.window, before=self.before
@@ -280,7 +280,7 @@ async def _appended(
     if shown is None or shown.first is None or shown.newest is None:
         return None
     revision = states.revision(topics)  # before anything the answer shows is read
-    async with rt.db.read() as session:
+    async with rt.db.read(screen=True) as session:
         appointment = await access.chat_appointment(session, actor, window.appointment_id)
         thread_id = await chat_repo.thread_id_for(session, appointment.id)
         if thread_id is None or await chat_repo.count_between(session, thread_id, shown.first, shown.newest) != len(

@@ -318,8 +318,8 @@ class Database:
 
     @asynccontextmanager
     async def read(self, *, screen: bool = False) -> AsyncIterator[AsyncSession]:
-        """A read-only session (no write lock on SQLite). ``screen``: a screen's render, a few small statements
-        (on SQLite they run on the loop's thread, ``screen_read_engine``)."""
+        """A read-only session (no write lock on SQLite). ``screen``: a few small statements on a request's path (a
+        screen's render, a token's check; on SQLite they run on the loop's thread, ``screen_read_engine``)."""
         sessions = self.screen_read_sessions if screen else self.read_sessions
         async with _dropped_is_busy(), sessions() as session:
             yield session

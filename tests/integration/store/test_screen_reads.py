@@ -97,6 +97,22 @@ async def test_a_chat_sends_answer_and_the_chats_poll_hand_no_statement_to_a_thr
     assert handed_off[0] == 0
 
 
+async def test_a_tokens_check_on_the_request_path_hands_no_statement_to_a_thread(
+    client, login, demo, runtime, handed_off
+):
+    """A token the process has not verified lately (a sign-in's first request, every cached token again after
+    ``DOCTORDESK_AUTH_CACHE_SECONDS``) is read on the loop's thread: one small statement, not a hand-off on the
+    request's path."""
+    doctor = await login("doctor1")
+    page = await client.put(LIST, headers=doctor.headers)
+    runtime.auth_cache.drop_user(demo.users["doctor1"])  # as when its time in the cache ended
+    with _counted():
+        again = await client.patch(LIST, headers={**doctor.headers, "X-Screen-State": page.json()["state"]})
+    assert again.status_code == 200, again.text
+    assert runtime.auth_cache.token_ids()  # it was read again, and kept
+    assert handed_off[0] == 0
+
+
 @pytest.fixture
 def inline_reads() -> bool:
     return True  # the default; a test parametrizes it off

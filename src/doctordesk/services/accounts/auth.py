@@ -216,7 +216,7 @@ _TOKEN_AND_USER = (
 
 async def _read_token(rt: Runtime, condition: ColumnElement[bool]) -> tuple[Actor, datetime]:
     """The actor and expiry of the token matching ``condition``; Unauthorized when unknown, expired or revoked."""
-    async with rt.db.read() as session:
+    async with rt.db.read(screen=True) as session:
         row = (await session.execute(_TOKEN_AND_USER.where(condition))).first()
     return _valid_actor(rt, row)
 
@@ -231,7 +231,7 @@ async def _rows_by_hash(rt: Runtime, hashes: Sequence[str]) -> dict[str, Sequenc
         wanted: ColumnElement[bool] = AccessToken.token_hash.in_(select(each.c.value))
     else:
         wanted = AccessToken.token_hash == any_(bindparam("hashes", list(hashes), type_=ARRAY(String)))
-    async with rt.db.read() as session:
+    async with rt.db.read(screen=True) as session:
         rows = (await session.execute(_TOKEN_AND_USER.add_columns(AccessToken.token_hash).where(wanted))).all()
     return {row[-1]: row for row in rows}
 

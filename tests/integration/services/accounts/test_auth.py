@@ -195,11 +195,11 @@ async def test_concurrent_requests_of_one_uncached_token_read_it_from_the_databa
         if "access_tokens.token_hash" in statement.partition("WHERE")[2]:  # = , IN or = ANY: a token read
             reads.append(statement)
 
-    event.listen(runtime.db.read_engine.sync_engine, "before_cursor_execute", count)
+    event.listen(runtime.db.screen_read_engine.sync_engine, "before_cursor_execute", count)
     try:
         answers = await asyncio.gather(*(client.get("/auth/me", headers=doctor.headers) for _ in range(20)))
     finally:
-        event.remove(runtime.db.read_engine.sync_engine, "before_cursor_execute", count)
+        event.remove(runtime.db.screen_read_engine.sync_engine, "before_cursor_execute", count)
     assert [a.status_code for a in answers] == [200] * 20
     assert len(reads) == 1
 

@@ -1,7 +1,8 @@
 """Open lists at the real cadence, open loop: ``LISTS`` appointment lists open at once, each with its own
 sign-in (token) and client id, each polling every ``INTERVAL`` seconds with the state it got back — on a fixed
 schedule, whether or not the server kept up (a late answer counts from when its poll was due) — while every doctor's
-list changes once a minute (the doctor sends a chat message on one of their appointments: an event on their topic).
+list changes once a minute (the doctor sends a chat message on one of their appointments, from that chat open, with its
+state, as the web app does: an event on their topic).
 One server process, default settings, for ``SECONDS``.
 
 Measured: the poll latency (p50, p99, max; from the moment the poll was due), the server process's CPU (its user +
@@ -85,6 +86,7 @@ SHAPES = tuple(os.environ.get("BENCH_OPEN_SHAPES", "spread,monday").split(","))
 BURST = float(os.environ.get("BENCH_OPEN_BURST", "2"))  # Monday 08:00: every list's poll due within these seconds
 LIST = "/profile/appointments"
 SEND = "/profile/messages/send-message"
+CHAT = "/profile/messages/user-chat"
 # ``BENCH_OPEN_PROBE=1``: the service runs as ``bench/probed_app.py`` and each shape prints what its collector and
 # event loop did (passes and their pauses, the loop's lag, the stacks of its stalls). Off by default: the probe's
 # watchdog thread takes the interpreter every few milliseconds.
@@ -158,12 +160,14 @@ async def _open(http: httpx.AsyncClient, n: int, doctors: list[str], gate: async
 
 async def _chat_of(
     http: httpx.AsyncClient, doctor: str, appointment: int, gate: asyncio.Semaphore
-) -> tuple[dict[str, str], int]:
-    """The doctor's headers for their chat on ``appointment`` (one that takes messages)."""
+) -> tuple[dict[str, str], int, str]:
+    """The doctor's headers for their chat on ``appointment`` (one that takes messages), and the state of that chat
+    opened: a doctor sends from the open chat, as the web app does, with its state, replaced by each answer."""
     async with gate:  # a thousand sign-ins at once would only queue in the client's pool
         login = await _again(lambda: http.post("/auth/login", data={"username": doctor, "password": "demo"}))
-    headers = {"Authorization": f"Bearer {login.json()['access_token']}", "X-Client-Id": f"changer-{doctor}"}
-    return headers, appointment
+        headers = {"Authorization": f"Bearer {login.json()['access_token']}", "X-Client-Id": f"changer-{doctor}"}
+        opened = await _again(lambda: http.put(f"{CHAT}?appointment-id={appointment}", headers=headers))
+    return headers, appointment, opened.json()["state"]
 
 
 def _clinic_file(count: int, now: datetime) -> dict[str, list[dict[str, object]]]:
@@ -272,9 +276,9 @@ async def _poll_connection(
 
 
 async def _change_forever(
-    http: httpx.AsyncClient, doctor: str, chat: tuple[dict[str, str], int], first: float, run: Run, end: float
+    http: httpx.AsyncClient, doctor: str, chat: tuple[dict[str, str], int, str], first: float, run: Run, end: float
 ) -> None:
-    (headers, appointment), due, n = chat, first, 0
+    (headers, appointment, state), due, n = chat, first, 0
     while due < end:
         await asyncio.sleep(max(0.0, due - time.monotonic()))
         n += 1
@@ -283,7 +287,7 @@ async def _change_forever(
             sent = await http.post(
                 SEND,
                 data={"content": f"Change {n}", "appointment-id": str(appointment)},
-                headers=headers,
+                headers={**headers, "X-Screen-State": state},
             )
         except httpx.HTTPError as error:  # counted like a poll's (a kept-alive connection the server had closed)
             run.failures[f"change {type(error).__name__}"] += 1
@@ -291,6 +295,7 @@ async def _change_forever(
             continue
         if sent.status_code == 200:
             answered = time.monotonic()
+            state = sent.json()["state"]
             run.changes.setdefault(doctor, []).append((sending, answered))
             run.sends.append((answered - due) * 1000)
         else:

@@ -109,8 +109,7 @@ async def test_a_connection_opened_for_a_burst_is_kept_after_it(runtime):
         await engine.dispose()
 
 
-def test_the_default_pool_size_follows_the_cores():
-    assert default_pool_size(sqlite=True, cpus=2) == 8
-    assert default_pool_size(sqlite=True, cpus=8) == 32
-    assert default_pool_size(sqlite=False, cpus=2) == 30
-    assert default_pool_size(sqlite=False, cpus=4) == 60
+def test_the_default_pool_size_follows_the_cores_on_both_databases():
+    assert default_pool_size(cpus=1) == 8
+    assert default_pool_size(cpus=2) == 8
+    assert default_pool_size(cpus=8) == 32

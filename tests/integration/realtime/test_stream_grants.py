@@ -71,7 +71,7 @@ async def test_a_batch_of_any_size_runs_the_same_statement_so_prepared_statement
         if "access_tokens.token_hash" in statement.partition("WHERE")[2]:
             statements.append(statement)
 
-    engine = uncached.db.read_engine.sync_engine
+    engine = uncached.db.screen_read_engine.sync_engine
     event.listen(engine, "before_cursor_execute", record)
     try:
         await streams.grant_for_token(uncached, users[0].token)

@@ -204,11 +204,15 @@ class Database:
         # SQLite: a screen's reads (a few small statements, each a hand-off to a thread and a wake-up of the loop
         # on the readers' engine) run on the loop's own thread instead: 27–35 % less CPU per changed list poll
         # (docs/benchmarks.md); long reads (reports, exports) stay on the readers' threads.
-        self.screen_read_engine = (
-            make(writer=False, inline=True, inline_reads=True)
-            if self.is_sqlite and inline_screen_reads and _a_file(url)
-            else self.read_engine
-        )
+        # PostgreSQL: a screen's reads run without BEGIN and ROLLBACK (autocommit, the same pool): under READ
+        # COMMITTED each statement takes its own snapshot inside a transaction too, so the transaction only cost
+        # two more round trips through the loop per render (docs/operations.md#database-pools).
+        if not self.is_sqlite:
+            self.screen_read_engine = self.engine.execution_options(isolation_level="AUTOCOMMIT")
+        elif inline_screen_reads and _a_file(url):
+            self.screen_read_engine = make(writer=False, inline=True, inline_reads=True)
+        else:
+            self.screen_read_engine = self.read_engine
         self.screen_read_sessions = async_sessionmaker(self.screen_read_engine, expire_on_commit=False)
         if secret_box is not None:
             for engine in {self.engine, self.read_engine, self.screen_read_engine}:
@@ -329,11 +333,12 @@ class Database:
     async def dispose(self) -> None:
         if self._checkpoint is not None and not self._checkpoint.done():
             await asyncio.gather(self._checkpoint, return_exceptions=True)
+        pools = {id(self.engine.sync_engine.pool)}
         await self.engine.dispose()
-        if self.read_engine is not self.engine:
-            await self.read_engine.dispose()
-        if self.screen_read_engine is not self.read_engine:
-            await self.screen_read_engine.dispose()
+        for engine in (self.read_engine, self.screen_read_engine):  # each pool once (PostgreSQL's screens share it)
+            if id(engine.sync_engine.pool) not in pools:
+                pools.add(id(engine.sync_engine.pool))
+                await engine.dispose()
         if self._host_turns is not None:
             self._host_turns.close()
 

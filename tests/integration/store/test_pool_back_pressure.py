@@ -29,13 +29,12 @@ def settings(database_url, settings_factory):
 @asynccontextmanager
 async def every_connection_held(runtime) -> AsyncIterator[None]:
     """Check out every connection of the service's pools (SQLite: the writer's, the readers' and the screens'
-    readers' engine) and hold them until the block ends."""
-    engines: list[AsyncEngine] = []
+    readers' engine; PostgreSQL: the one pool all three share) and hold them until the block ends."""
+    engines: dict[int, AsyncEngine] = {}
     for engine in (runtime.db.engine, runtime.db.read_engine, runtime.db.screen_read_engine):
-        if engine not in engines:
-            engines.append(engine)
+        engines.setdefault(id(engine.sync_engine.pool), engine)
     async with AsyncExitStack() as held:
-        for engine in engines:
+        for engine in engines.values():
             for _ in range(POOL_SIZE):
                 await held.enter_async_context(engine.connect())
         yield

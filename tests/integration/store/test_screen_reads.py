@@ -1,7 +1,7 @@
 """A screen's reads on SQLite: the appointment list's changed poll (an event on the doctor's topic, so it renders
 again) runs its statements on the event loop's thread, none handed to a reader thread, and answers the same as with
-the readers' threads (``DOCTORDESK_DB_SQLITE_INLINE_SCREEN_READS``). On PostgreSQL there is one engine, nothing to
-hand off, so these tests run on SQLite only."""
+the readers' threads (``DOCTORDESK_DB_SQLITE_INLINE_SCREEN_READS``). On PostgreSQL there is nothing to hand off, so
+these tests run on SQLite only (PostgreSQL's screens' reads: ``test_screen_reads_postgres.py``)."""
 
 from __future__ import annotations
 

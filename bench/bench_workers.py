@@ -16,8 +16,9 @@ of the requests (each worker's /metrics, read before and after the round on a co
 connections each worker held, the supervisor's part (it runs the bus's broker), the chat sends answered by
 rendering the chat again instead of appending to the sender's page (the page was in the other worker's page
 cache), the events the workers handled and those a worker only marked (another worker's, which none of its
-streams, caches or tasks listens for: docs/realtime.md#scale-out), and the load generator's CPU (this process and
-its wrk). Two workers scale when the CPU per request stays
+streams, caches or tasks listens for: docs/realtime.md#scale-out), the server processes' context switches per
+request (each time a request's work stopped for a socket and resumed), and the load generator's CPU (this process
+and its wrk). Two workers scale when the CPU per request stays
 that of one worker and each worker takes about half; the throughput then needs cores: the last table gives the
 cores the target rate needs at the CPU per request two workers measured.
 
@@ -60,7 +61,7 @@ from bench.common import (
     percentile,
     table,
 )
-from bench.procs import client_cpu_seconds, connections, named, pin
+from bench.procs import client_cpu_seconds, connections, family, named, pin, switches
 from bench.workers_served import Served, served
 
 LEVELS = (1, 10, 50)
@@ -99,6 +100,7 @@ class Measured:
     rendered: int = 0  # chat sends answered with the chat rendered again, not appended to the sender's page
     events: tuple[int, int] = (0, 0)  # the workers' events handled (their own and others' they listen for), marked only
     database_cpu: float = 0.0  # the PostgreSQL backends serving the server's database
+    switches: int = 0  # context switches of every server process (workers, supervisor and its broker)
 
     @property
     def rps(self) -> float:
@@ -108,6 +110,10 @@ class Measured:
     def database_ms(self) -> float:
         """PostgreSQL's CPU per request, in ms."""
         return 1000 * self.database_cpu / self.requests if self.requests else 0.0
+
+    @property
+    def switches_per_request(self) -> float:
+        return self.switches / self.requests if self.requests else 0.0
 
     @property
     def cpu_ms(self) -> float:
@@ -139,11 +145,12 @@ def measured(target: Served, run: Callable[[], Outcome]) -> Measured:
     held: list[int] = []
     count = threading.Timer(0.5, lambda: held.extend(connections(target.tree.workers, target.port)))
     counted = answered(target)
-    before, client = target.tree.snapshot(), client_cpu_seconds()
+    pids = family(target.tree.root)
+    before, client, switched = target.tree.snapshot(), client_cpu_seconds(), switches(pids)
     backends = named(f" {target.database} ") if target.database else {}
     count.start()
     requests, seconds, p50, p99, errors = run()
-    after, client = target.tree.snapshot(), client_cpu_seconds() - client
+    after, client, switched = target.tree.snapshot(), client_cpu_seconds() - client, switches(pids) - switched
     backends_after = named(f" {target.database} ") if target.database else {}
     count.join()
     now = answered(target)
@@ -153,7 +160,7 @@ def measured(target: Served, run: Callable[[], Outcome]) -> Measured:
     spent = {pid: after[pid] - before.get(pid, 0.0) for pid in after}
     workers = [spent.get(pid, 0.0) for pid in target.tree.workers]
     got = Measured(requests, seconds, p50, p99, errors, sum(spent.values()), workers, client, held, served_by)
-    got.rendered, got.events = int(rendered), (int(handled), int(marked))
+    got.rendered, got.events, got.switches = int(rendered), (int(handled), int(marked)), switched
     got.database_cpu = sum(c - backends.get(pid, 0.0) for pid, c in backends_after.items())
     return got
 
@@ -409,7 +416,8 @@ def _rows(results: dict[Key, Measured]) -> list[list[Any]]:
         cost = f"{got.cpu_ms / one.cpu_ms:.2f}" if workers == 2 and one.cpu_ms else ""
         rows.append(
             [placement, what, level, workers, round(got.rps), gain, got.p50_ms, got.p99_ms, got.errors,
-             f"{got.cpu_ms:.3f}", cost, f"{got.database_ms:.3f}", f"{got.server_cpu / got.seconds:.2f}",
+             f"{got.cpu_ms:.3f}", cost, f"{got.switches_per_request:.1f}", f"{got.database_ms:.3f}",
+             f"{got.server_cpu / got.seconds:.2f}",
              got.shares, got.spread,
              f"{100 * got.rendered / got.requests:.0f}" if what == "chat send" and got.requests else "",
              "{} / {}".format(*got.events) if what == "chat send" else "",
@@ -443,7 +451,8 @@ def main() -> int:
         results, reused = _measure({1: one, 2: two})
     print(f"\nserve --workers 2 vs one worker, {database_label()} without Redis ({machine()}); {SENDS} sends a round")
     columns = ["placement", "what", "in flight", "workers", "per s", "× one", "p50 ms", "p99 ms", "errors",
-               "server CPU ms/request", "× one", "PostgreSQL CPU ms/request", "server cores",
+               "server CPU ms/request", "× one", "server switches/request", "PostgreSQL CPU ms/request",
+               "server cores",
                "CPU % per worker (+supervisor)",
                "requests % per worker (connections)", "sends rendered %",
                "events handled / marked only", "generator cores"]  # fmt: skip

@@ -83,6 +83,24 @@ def pin(pids: Iterable[int], cpus: set[int]) -> None:
                 continue
 
 
+def switches(pids: Iterable[int]) -> int:
+    """Context switches so far (voluntary and not) of every thread of ``pids``: each wait of an event loop for its
+    sockets is one, so their count per request is how often a request's work stopped and resumed."""
+    total = 0
+    for pid in pids:
+        try:
+            threads = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in threads:
+            try:
+                with open(f"/proc/{pid}/task/{tid}/status") as status:
+                    total += sum(int(line.split()[1]) for line in status if "ctxt_switches:" in line)
+            except OSError:  # the thread ended meanwhile
+                continue
+    return total
+
+
 def client_cpu_seconds() -> float:
     """CPU seconds of this process and of its waited-for children (wrk runs): the load generator's."""
     own = resource.getrusage(resource.RUSAGE_SELF)

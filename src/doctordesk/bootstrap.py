@@ -42,7 +42,7 @@ from doctordesk.services.integration import api_keys
 from doctordesk.services.mail import outbox as mail_outbox
 from doctordesk.services.webhooks import outbox as webhook_outbox
 from doctordesk.store import private_files
-from doctordesk.store.db import Database
+from doctordesk.store.db import Database, default_pool_size
 from doctordesk.store.secrets import rows as secret_rows
 from doctordesk.store.secrets.encryption import SecretKeyError
 from doctordesk.workers import waitlist
@@ -199,6 +199,12 @@ def build_tasks(rt: Runtime, jobs: list[Job]) -> Running:
 # --- the runtime ----------------------------------------------------------------------------------------------
 
 
+def poll_renders(settings: Settings) -> int:
+    """How many polls of one process render at once: the setting, else half the database pool (at least 2), so the
+    requests a person waits for (a page, a send, an action) find connections and the loop free in a burst of polls."""
+    return settings.poll_renders or max(2, (settings.db_pool_size or default_pool_size()) // 2)
+
+
 def build_bus(settings: Settings, hub: Hub, *, role: Role = Role.SERVE) -> EventBus:
     """The Redis bus when ``DOCTORDESK_REDIS_URL`` is set, else the Unix-socket bus of ``serve --workers N``
     (``DOCTORDESK_BUS_SOCKET``; servers only), else the in-process bus. A worker without Redis shares no bus with
@@ -221,13 +227,14 @@ def build_runtime(
         db=Database.from_settings(settings),
         bus=bus or build_bus(settings, hub, role=role),
         clock=clock or settings.clock(),
-        screens=ScreenStates(revisions, max_age=settings.screen_max_age_seconds),
+        screens=ScreenStates(revisions, max_age=settings.screen_max_age_seconds, poll_renders=poll_renders(settings)),
         auth_cache=AuthCache(ttl=settings.auth_cache_seconds),
         key_cache=KeyCache(ttl=settings.auth_cache_seconds),
         hub=hub,
     )
     hub.clock = runtime.clock.now
     hub.on_delivered = runtime.metrics.messages_delivered.inc
+    runtime.screens.on_lane_wait = runtime.metrics.poll_renders_waited.inc
     install_hooks(runtime)
     presence.follow_screens(runtime.screens, hub=hub, bus=runtime.bus)
     return runtime

@@ -184,6 +184,9 @@ class Settings(BaseSettings):
     # How long a request waits for a connection when all are in use before it is answered 503 SERVICE_BUSY with
     # Retry-After (nothing written) rather than queueing behind a burst (docs/operations.md#database-pools).
     db_pool_wait_ms: int = Field(1000, ge=1, le=30_000)
+    # At most this many polls of one process render at once; the others wait their turn before reading (a page or
+    # an action's answer never waits). 0: half the database pool, at least 2 (docs/operations.md#poll-renders).
+    poll_renders: int = Field(0, ge=0, le=500)
     # SQLite: a screen's reads (the appointment list's render) run on the event loop's thread, as the writer's
     # statements do, instead of a hand-off to a thread per call (docs/operations.md#database-pools). Off: threads.
     db_sqlite_inline_screen_reads: bool = True

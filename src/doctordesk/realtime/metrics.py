@@ -54,6 +54,12 @@ class Metrics:
             "Unchanged polls answered again from memory, ahead of the framework (web/unchanged_polls.py)",
             registry=r,
         )
+        self.poll_renders_waited = Counter(
+            "doctordesk_poll_renders_waited",
+            "Polls that had to render and waited for one of the process's poll renders to end first "
+            "(DOCTORDESK_POLL_RENDERS)",
+            registry=r,
+        )
         self.request_seconds = Histogram(
             "doctordesk_request_seconds",
             "HTTP request latency (streams excluded)",

@@ -248,8 +248,14 @@ class ScreenStates:
     next poll render again instead of being missed.
     """
 
-    def __init__(self, revisions: Revisions, *, max_age: int = 60, cache_size: int = 4096) -> None:
+    def __init__(
+        self, revisions: Revisions, *, max_age: int = 60, cache_size: int = 4096, poll_renders: int = 0
+    ) -> None:
         self.revisions = revisions
+        # At most this many polls of this process render at once (0: no bound); a page (PUT) and the answer to an
+        # action never wait for it (``page``'s ``lane``; docs/operations.md#poll-renders).
+        self.poll_lane = asyncio.Semaphore(poll_renders) if poll_renders else None
+        self.on_lane_wait: Callable[[], None] = lambda: None  # told of each poll that found the lane full
         self.cache = PageCache(cache_size)
         self.max_age = max_age
         self.listeners: list[ShownListener] = []
@@ -291,7 +297,14 @@ class ScreenStates:
             listener(viewer, shown, opened=opened)
 
     async def page(
-        self, topics: Iterable[str], now: float, render: Render, *, viewer: Viewer, shares: Hashable | None = None
+        self,
+        topics: Iterable[str],
+        now: float,
+        render: Render,
+        *,
+        viewer: Viewer,
+        shares: Hashable | None = None,
+        lane: bool = False,
     ) -> Page:
         """Render a page and give it its state token, bound to ``viewer``.
 
@@ -303,26 +316,36 @@ class ScreenStates:
         token keeps that render's issue time and is sealed for this ``viewer`` (each client's token stays bound to
         its viewer; another user or role never shares, as the viewer is part of the key). A poll that finds such a
         render under way waits for it rather than rendering beside it (a real-time message sends all the viewer's
-        clients to poll at once)."""
+        clients to poll at once).
+
+        ``lane``: a poll's render, which waits its turn in ``poll_lane`` (a shared render is waited for outside it)."""
         topics = tuple(topics)
         epoch, stamp = self.revisions.epoch, self.revisions.stamp(topics)
         key = (shares, viewer.bound_to, topics, i18n.current()) if shares is not None else None
         if key is None:
-            return self._sealed(await self._render(render, epoch, stamp, now), viewer, topics)
+            return self._sealed(await self._render(render, epoch, stamp, now, lane=lane), viewer, topics)
         known = await self._shared(key, epoch, stamp, now)
         if known is not None:
             return self._sealed((known[0], replace(known[1])), viewer, topics)
         done, result = self.shared.begin(key, (epoch, stamp)), None
         try:
-            token, page = await self._render(render, epoch, stamp, now)
+            token, page = await self._render(render, epoch, stamp, now, lane=lane)
             result = (token, page.json_only())  # kept until the next render: its JSON is all a shared answer reads
             self.shared.put(key, *result)
         finally:
             self.shared.end(key, done, result)
         return self._sealed((token, page), viewer, topics)
 
-    async def _render(self, render: Render, epoch: str, stamp: int, now: float) -> tuple[Token, Page]:
-        page = await render()
+    async def _render(
+        self, render: Render, epoch: str, stamp: int, now: float, *, lane: bool = False
+    ) -> tuple[Token, Page]:
+        if lane and self.poll_lane is not None:
+            if self.poll_lane.locked():
+                self.on_lane_wait()
+            async with self.poll_lane:
+                page = await render()
+        else:
+            page = await render()
         content_hash = page.content_hash()
         self.cache.put(content_hash, page.elements_json())
         return Token(epoch, stamp, int(now), i18n.current(), content_hash, until_of(page, now)), page

@@ -43,7 +43,7 @@ class Viewing:
             if self.shown.repeatable:
                 unchanged_answer.set(Unchanged(self.viewer, self.shown, token))
         else:
-            update = await self._rendered(token, shares=self.shares)
+            update = await self._rendered(token, shares=self.shares, lane=True)
         self.states.shown_to(self.viewer, self.shown, opened=False)
         return update
 
@@ -52,8 +52,10 @@ class Viewing:
         answer to an action on the screen."""
         return await self._rendered(token, shares=None)
 
-    async def _rendered(self, token: str | None, *, shares: Hashable | None) -> UpdateSet:
-        page = await self.states.page(self.shown.topics, self.now, self.render, viewer=self.viewer, shares=shares)
+    async def _rendered(self, token: str | None, *, shares: Hashable | None, lane: bool = False) -> UpdateSet:
+        page = await self.states.page(
+            self.shown.topics, self.now, self.render, viewer=self.viewer, shares=shares, lane=lane
+        )
         return UpdateSet(
             screen=page.screen,
             state=page.state,

@@ -41,7 +41,13 @@ from sqlalchemy import event
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError, DisconnectionError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+from sqlalchemy.ext.asyncio import (
+    AsyncConnection,
+    AsyncEngine,
+    AsyncSession,
+    async_sessionmaker,
+    create_async_engine,
+)
 
 from doctordesk.config import Settings
 from doctordesk.domain.errors import ServiceBusy
@@ -241,15 +247,33 @@ class Database:
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[AsyncSession]:
         """One unit of work: commits when the block ends, rolls back on any exception. On SQLite it first waits
-        its turn among this process's writers, then for the database's write lock (together at most the lock
-        timeout, then ``ServiceBusy``: nothing written)."""
-        if not self.is_sqlite:
-            async with _dropped_is_busy(), self.sessions() as session, session.begin():
-                yield session
-            return
+        its turn among this process's writers, then for the database's write lock; on PostgreSQL for a connection
+        of the pool (either together at most the lock timeout, then ``ServiceBusy``: nothing written)."""
         async with _dropped_is_busy():
+            if not self.is_sqlite:
+                connection = await self._connection_for_writing()
+                try:
+                    async with self.sessions(bind=connection) as session, session.begin():
+                        yield session
+                finally:
+                    await connection.close()
+                return
             async with self._sqlite_transaction() as session:
                 yield session
+
+    async def _connection_for_writing(self) -> AsyncConnection:
+        """A connection of the pool for a write (PostgreSQL): it waits for one up to the lock timeout, in steps of
+        the pool's wait bound (after which a read is answered busy), as SQLite's writers wait for their turn: in a
+        burst of sends a refused write would come back a second later and wait again (docs/operations.md#database-
+        pools). The pool's ``TimeoutError`` past the deadline."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.lock_timeout
+        while True:
+            try:
+                return await self.engine.connect()
+            except PoolTimeout:
+                if loop.time() >= deadline:
+                    raise
 
     @asynccontextmanager
     async def _sqlite_transaction(self) -> AsyncIterator[AsyncSession]:

@@ -1,7 +1,8 @@
 """Back-pressure instead of a queue: while every connection of the service's pools is in use past the pool's wait
-bound (``DOCTORDESK_DB_POOL_WAIT_MS``), a screen's PUT, its poll and a decision are answered 503 SERVICE_BUSY with
-``Retry-After``, in the error shape, and write nothing; once a connection is free the same requests succeed. On
-SQLite (the readers' pool and the writer's) and PostgreSQL (its one pool)."""
+bound (``DOCTORDESK_DB_POOL_WAIT_MS``; a write: past the lock timeout, test_write_waits_for_a_connection.py), a
+screen's PUT, its poll and a decision are answered 503 SERVICE_BUSY with ``Retry-After``, in the error shape, and
+write nothing; once a connection is free the same requests succeed. On SQLite (the readers' pool and the writer's)
+and PostgreSQL (its one pool)."""
 
 from __future__ import annotations
 
@@ -19,11 +20,15 @@ from tests.support.review import REQUESTED, aid
 POOL_SIZE = 3
 BURST = 12  # more than a few connections at once
 POOL_WAIT_MS = 300  # background work (the event relay) may hold a connection for a moment after the held ones return
+# A write waits for its turn (SQLite) or a connection (PostgreSQL) up to the lock timeout: here a few pool waits.
+LOCK_TIMEOUT_MS = 900
 
 
 @pytest.fixture
 def settings(database_url, settings_factory):
-    return settings_factory(database_url, db_pool_size=POOL_SIZE, db_pool_wait_ms=POOL_WAIT_MS)
+    return settings_factory(
+        database_url, db_pool_size=POOL_SIZE, db_pool_wait_ms=POOL_WAIT_MS, db_lock_timeout_ms=LOCK_TIMEOUT_MS
+    )
 
 
 @asynccontextmanager

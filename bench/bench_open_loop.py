@@ -373,9 +373,8 @@ async def _open_loop(
             await stack.enter_async_context(httpx.AsyncClient(base_url=base, timeout=60, limits=own))
             for _ in range(CONNECTIONS)
         ]
-        # Each doctor sends on a connection of their own, as from their own browser: a send does not wait for one
-        # of the others' (a thousand sends due at once in one client's pool queued there, in the generator). Plain
-        # HTTP: no TLS context is made for each client.
+        # Each doctor sends on a connection of their own, as from their own browser (a thousand sends due at once
+        # in one client's pool queued there, in the generator); plain HTTP: no TLS context made for each.
         senders = [
             await stack.enter_async_context(httpx.AsyncClient(base_url=base, timeout=60, limits=own, verify=False))
             for _ in doctors or ()
@@ -411,44 +410,22 @@ async def _open_loop(
             print(f"  server's probe ({shape}): {report}", flush=True)
         # The load generator's own CPU: near 100 % it, not the server, sets the pace (the latencies then say
         # nothing about the server).
+        sends = f"; sends answered after they left it by {_p50_p99(run.send_trips)}" if run.send_trips else ""
         print(
             f"  load generator: {(cpu_seconds(os.getpid()) - own_before) / elapsed * 100:.0f} % of one core; polls "
-            f"left it after they were due by p50 {percentile(run.late, 50):.2f} ms, p99 {percentile(run.late, 99):.2f}"
-            f" ms, max {max(run.late, default=0.0):.2f} ms; answered after sent by p50 "
-            f"{percentile(run.round_trips, 50):.2f} ms, p99 {percentile(run.round_trips, 99):.2f} ms"
-            + (
-                f"; sends answered after they left it by p50 {percentile(run.send_trips, 50):.2f} ms, p99 "
-                f"{percentile(run.send_trips, 99):.2f} ms"
-                if run.send_trips
-                else ""
-            )
+            f"left it after they were due by {_p50_p99(run.late)}, max {max(run.late, default=0.0):.2f} ms; "
+            f"answered after sent by {_p50_p99(run.round_trips)}{sends}"
         )
         if histograms_before is not None:
-            _print_inside(histograms_before, await served_histograms.read(http))
+            print(served_histograms.inside(histograms_before, await served_histograms.read(http), LIST, SEND))
         if sessions_before is not None:  # the database shares the machine's cores with the server and the generator
             opened = (await _postgres_sessions(server) or 0) - sessions_before - 1  # less the count's own
             print(f"  PostgreSQL: {database_cpu:.0f} % of one core; {opened} connections opened during the run")
     return run, lists, cpu
 
 
-def _print_inside(before: served_histograms.Buckets, after: served_histograms.Buckets) -> None:
-    """The server's own share of the polls' and sends' latencies (its request histogram: bucket bounds, so "≤"), and
-    how often its collector stopped it, by generation."""
-
-    def ms(labels: dict[str, str], p: float) -> str:
-        bound = served_histograms.upper_percentile(before, after, "doctordesk_request_seconds", labels, p)
-        return "-" if bound is None else f"≤ {bound * 1000:g}"
-
-    poll, send = {"method": "PATCH", "route": LIST}, {"method": "POST", "route": SEND}
-    pauses = [
-        f"gen {g} {served_histograms.observed(before, after, 'doctordesk_gc_pause_seconds', {'generation': g})} "
-        f"({served_histograms.over(before, after, 'doctordesk_gc_pause_seconds', {'generation': g}, 0.01)} > 10 ms)"
-        for g in ("0", "1", "2")
-    ]
-    print(
-        f"  inside the server: polls p50 {ms(poll, 50)} ms, p99 {ms(poll, 99)} ms; sends p50 {ms(send, 50)} ms, p99 "
-        f"{ms(send, 99)} ms; collector passes {', '.join(pauses)}"
-    )
+def _p50_p99(values: list[float]) -> str:
+    return f"p50 {percentile(values, 50):.2f} ms, p99 {percentile(values, 99):.2f} ms"
 
 
 def _row(label: str, shape: str, run: Run, cpu: float, seen: str, bare_p99: float | None) -> list[object]:

@@ -54,3 +54,24 @@ def over(before: Buckets, after: Buckets, metric: str, labels: dict[str, str], b
     key = (metric, tuple(sorted(labels.items())))
     within = after.get(key, {}).get(bound, 0.0) - before.get(key, {}).get(bound, 0.0)
     return observed(before, after, metric, labels) - int(within)
+
+
+def inside(before: Buckets, after: Buckets, poll_route: str, send_route: str) -> str:
+    """The server's own share of the polls' (PATCH ``poll_route``) and sends' (POST ``send_route``) latencies (its
+    request histogram: bucket bounds, so "≤"), and how often its collector stopped it, by generation."""
+
+    def ms(labels: dict[str, str], p: float) -> str:
+        bound = upper_percentile(before, after, "doctordesk_request_seconds", labels, p)
+        return "-" if bound is None else f"≤ {bound * 1000:g}"
+
+    poll, send = {"method": "PATCH", "route": poll_route}, {"method": "POST", "route": send_route}
+    gc = "doctordesk_gc_pause_seconds"
+    pauses = [
+        f"gen {g} {observed(before, after, gc, {'generation': g})} "
+        f"({over(before, after, gc, {'generation': g}, 0.01)} > 10 ms)"
+        for g in ("0", "1", "2")
+    ]
+    return (
+        f"  inside the server: polls p50 {ms(poll, 50)} ms, p99 {ms(poll, 99)} ms; sends p50 {ms(send, 50)} ms, p99 "
+        f"{ms(send, 99)} ms; collector passes {', '.join(pauses)}"
+    )

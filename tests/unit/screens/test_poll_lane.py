@@ -8,7 +8,7 @@ import asyncio
 
 from doctordesk.bootstrap import poll_renders
 from doctordesk.config import Settings
-from doctordesk.screens.protocol import Page, el
+from doctordesk.screens.protocol import Page, UpdateSet, el
 from doctordesk.screens.state import Revisions, ScreenStates, Shown, Viewer
 from doctordesk.screens.viewing import Viewing
 from doctordesk.store.db import default_pool_size
@@ -58,17 +58,23 @@ async def _changed(states: ScreenStates, screens: list[Gated], viewers: list[Vie
     return tokens
 
 
-async def test_polls_past_the_lanes_width_wait_their_turn_and_all_are_answered() -> None:
-    waited: list[int] = []
-    states = ScreenStates(Revisions(), poll_renders=2)
-    states.on_lane_wait = lambda: waited.append(1)
-    screens = [Gated(f"s{i}") for i in range(4)]
-    viewers = [Viewer(f"c{i}", i, "doctor") for i in range(4)]
+async def _polling(states: ScreenStates, count: int) -> tuple[list[Gated], list[asyncio.Task[UpdateSet]]]:
+    """``count`` screens of as many viewers, each changed since its page, and each viewer's poll started."""
+    screens = [Gated(f"s{i}") for i in range(count)]
+    viewers = [Viewer(f"c{i}", i, "doctor") for i in range(count)]
     tokens = await _changed(states, screens, viewers)
     polls = [
         asyncio.create_task(s.viewing(states, v).poll(t)) for s, v, t in zip(screens, viewers, tokens, strict=True)
     ]
     await _settle()
+    return screens, polls
+
+
+async def test_polls_past_the_lanes_width_wait_their_turn_and_all_are_answered() -> None:
+    waited: list[int] = []
+    states = ScreenStates(Revisions(), poll_renders=2)
+    states.on_lane_wait = lambda: waited.append(1)
+    screens, polls = await _polling(states, 4)
     assert [s.begun for s in screens] == [1, 1, 0, 0]  # two render, two wait before reading anything
     assert len(waited) == 2
     screens[0].gate.set()
@@ -118,13 +124,7 @@ async def test_an_unchanged_poll_and_a_shared_render_take_no_turn() -> None:
 
 async def test_without_a_width_polls_render_side_by_side() -> None:
     states = ScreenStates(Revisions())
-    screens = [Gated(f"s{i}") for i in range(3)]
-    viewers = [Viewer(f"c{i}", i, "doctor") for i in range(3)]
-    tokens = await _changed(states, screens, viewers)
-    polls = [
-        asyncio.create_task(s.viewing(states, v).poll(t)) for s, v, t in zip(screens, viewers, tokens, strict=True)
-    ]
-    await _settle()
+    screens, polls = await _polling(states, 3)
     assert [s.begun for s in screens] == [1, 1, 1]
     for screen in screens:
         screen.gate.set()

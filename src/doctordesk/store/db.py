@@ -354,15 +354,20 @@ class Database:
         async with _dropped_is_busy(), sessions() as session:
             yield session
 
+    @property
+    def pooled_engines(self) -> list[AsyncEngine]:
+        """One engine for each pool of connections (SQLite: the writer's, the readers', the screens' readers';
+        PostgreSQL: one, which the screens' autocommit engine shares)."""
+        by_pool: dict[int, AsyncEngine] = {}
+        for engine in (self.engine, self.read_engine, self.screen_read_engine):
+            by_pool.setdefault(id(engine.sync_engine.pool), engine)
+        return list(by_pool.values())
+
     async def dispose(self) -> None:
         if self._checkpoint is not None and not self._checkpoint.done():
             await asyncio.gather(self._checkpoint, return_exceptions=True)
-        pools = {id(self.engine.sync_engine.pool)}
-        await self.engine.dispose()
-        for engine in (self.read_engine, self.screen_read_engine):  # each pool once (PostgreSQL's screens share it)
-            if id(engine.sync_engine.pool) not in pools:
-                pools.add(id(engine.sync_engine.pool))
-                await engine.dispose()
+        for engine in self.pooled_engines:
+            await engine.dispose()
         if self._host_turns is not None:
             self._host_turns.close()
 

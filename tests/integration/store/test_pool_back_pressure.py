@@ -11,7 +11,6 @@ from contextlib import AsyncExitStack, asynccontextmanager
 
 import pytest
 from sqlalchemy import event, func, select
-from sqlalchemy.ext.asyncio import AsyncEngine
 
 from doctordesk.store.db import create_engine, default_pool_size
 from doctordesk.store.tables import Appointment, AppointmentHistory, AuditLog
@@ -35,11 +34,8 @@ def settings(database_url, settings_factory):
 async def every_connection_held(runtime) -> AsyncIterator[None]:
     """Check out every connection of the service's pools (SQLite: the writer's, the readers' and the screens'
     readers' engine; PostgreSQL: the one pool all three share) and hold them until the block ends."""
-    engines: dict[int, AsyncEngine] = {}
-    for engine in (runtime.db.engine, runtime.db.read_engine, runtime.db.screen_read_engine):
-        engines.setdefault(id(engine.sync_engine.pool), engine)
     async with AsyncExitStack() as held:
-        for engine in engines.values():
+        for engine in runtime.db.pooled_engines:
             for _ in range(POOL_SIZE):
                 await held.enter_async_context(engine.connect())
         yield

@@ -44,9 +44,7 @@ def executed(runtime: Runtime) -> Iterator[list[str]]:
 
     db = runtime.db
     # One listener a pool: PostgreSQL's screens' engine shares the main one's, whose listeners hear it too.
-    engines: dict[int, Any] = {}
-    for e in (db.engine, db.read_engine, db.screen_read_engine):
-        engines.setdefault(id(e.sync_engine.pool), e.sync_engine)
+    engines = {id(e): e.sync_engine for e in db.pooled_engines}
     for engine in engines.values():
         event.listen(engine, "before_cursor_execute", record)
     yield seen
